@@ -1,0 +1,257 @@
+"""Attention masks as predicates over absolute positions, and three interchangeable attention
+paths: eager (can return probabilities), SDPA (fast), and tiled online softmax (the
+FlashAttention algorithm, readable, able to record its schedule).
+
+Masks are built from *absolute* positions of queries and keys, never from cache slot indices,
+so the same predicate serves a full cache, a sliding ring buffer and a sinks+window cache, and
+the UI draws exactly the function the model used."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import torch
+import torch.nn.functional as F
+
+Predicate = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+# --- predicates: (q_pos (T,1), kv_pos (1,S)) -> bool (T,S) ------------------------------------
+
+
+def causal() -> Predicate:
+    return lambda q, k: k <= q
+
+
+def in_window(window: int) -> Predicate:
+    """Key visible when q - k < window: the query itself plus the window-1 keys before it."""
+    return lambda q, k: (q - k) < window
+
+
+def is_sink(n_sinks: int) -> Predicate:
+    return lambda q, k: k < n_sinks
+
+
+def filled() -> Predicate:
+    """Empty cache slots carry position -1 and are never visible."""
+    return lambda q, k: k >= 0
+
+
+def and_(*preds: Predicate) -> Predicate:
+    def both(q, k):
+        out = preds[0](q, k)
+        for p in preds[1:]:
+            out = out & p(q, k)
+        return out
+    return both
+
+
+def or_(*preds: Predicate) -> Predicate:
+    def either(q, k):
+        out = preds[0](q, k)
+        for p in preds[1:]:
+            out = out | p(q, k)
+        return out
+    return either
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """causal ∧ (in_window(w) ∨ is_sink(s)), over filled slots. window=None: unlimited."""
+    causal: bool = True
+    window: Optional[int] = None
+    sinks: int = 0
+
+    def __post_init__(self):
+        if self.window is not None and self.window < 1:
+            raise ValueError(f"window must be >= 1, got {self.window}")
+        if self.sinks < 0:
+            raise ValueError(f"sinks must be >= 0, got {self.sinks}")
+        if self.sinks and self.window is None:
+            raise ValueError("sinks only make sense together with a window")
+        if self.sinks and self.sinks >= self.window:
+            raise ValueError(f"sinks ({self.sinks}) must be fewer than the window ({self.window})")
+
+    def predicate(self) -> Predicate:
+        parts = [filled()]
+        if self.causal:
+            parts.append(causal())
+        if self.window is not None:
+            local = in_window(self.window)
+            parts.append(or_(local, is_sink(self.sinks)) if self.sinks else local)
+        return and_(*parts)
+
+    def visible(self, q_pos: torch.Tensor, kv_pos: torch.Tensor) -> torch.Tensor:
+        """Boolean (T, S) matrix: may query at q_pos[i] see the key at kv_pos[j]?"""
+        return self.predicate()(q_pos[:, None], kv_pos[None, :])
+
+    def restrict(self, other: Optional["MaskSpec"]) -> "MaskSpec":
+        """This layer's own mask further restricted by a user override (narrower window wins;
+        the override's sinks apply)."""
+        if other is None:
+            return self
+        windows = [w for w in (self.window, other.window) if w is not None]
+        window = min(windows) if windows else None
+        return MaskSpec(causal=self.causal and other.causal, window=window,
+                        sinks=other.sinks if window is not None and other.sinks < window else 0)
+
+    def describe(self) -> str:
+        if self.window is None:
+            return "causal" if self.causal else "bidirectional"
+        if self.sinks:
+            return f"{self.sinks} sinks + window {self.window}"
+        return f"sliding window {self.window}"
+
+
+# --- the attention paths ------------------------------------------------------------------------
+
+
+@dataclass
+class TileTrace:
+    """What the tiled path did, in order: which (query block, key block) tiles it computed or
+    skipped because the mask hid them entirely, and each row's running max and normalizer
+    after every key block (the online-softmax state)."""
+    block_q: int
+    block_k: int
+    tiles: list = field(default_factory=list)      # (q_block, k_block, "computed"|"skipped")
+    row_max: list = field(default_factory=list)    # per q block: (n_k_blocks, B, H, bq) tensors
+    row_norm: list = field(default_factory=list)
+
+
+def _expand_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """(B, Hkv, S, D) -> (B, Hkv*n_rep, S, D): query head h reads KV head h // n_rep."""
+    if n_rep == 1:
+        return x
+    b, hkv, s, d = x.shape
+    return x[:, :, None].expand(b, hkv, n_rep, s, d).reshape(b, hkv * n_rep, s, d)
+
+
+def _sink_column(sink_logit, n_heads: int, like: torch.Tensor) -> torch.Tensor:
+    """The sink logit as a (1, H, 1, 1) tensor: a per-head learned vector or one scalar."""
+    b = torch.as_tensor(sink_logit, dtype=torch.float32, device=like.device)
+    return b.reshape(-1)[None, :, None, None].expand(1, n_heads, 1, 1) if b.numel() > 1 \
+        else b.reshape(1, 1, 1, 1).expand(1, n_heads, 1, 1)
+
+
+def eager_attention(q, k, v, visible, scale, sink_logit=None, softcap=None):
+    """Textbook attention. q (B,H,T,D), k/v (B,Hkv,S,D), visible (T,S) bool.
+    Returns out (B,H,T,D) and probs (B,H,T,S) in fp32; probs rows sum to 1 - sink mass."""
+    n_heads = q.shape[1]
+    k, v = _expand_kv(k, n_heads // k.shape[1]), _expand_kv(v, n_heads // v.shape[1])
+    scores = (q @ k.transpose(-2, -1)).float() * scale                 # (B, H, T, S)
+    if softcap is not None:
+        scores = softcap * torch.tanh(scores / softcap)
+    scores = scores.masked_fill(~visible, float("-inf"))
+    if sink_logit is not None:
+        # gpt-oss: an extra logit per head joins the softmax denominator and attends to nothing
+        sink = _sink_column(sink_logit, n_heads, scores).expand(*scores.shape[:-1], 1)
+        probs = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]
+    else:
+        probs = torch.softmax(scores, dim=-1)
+    out = probs.to(v.dtype) @ v                                         # (B, H, T, D)
+    return out, probs
+
+
+def sdpa_attention(q, k, v, visible, scale, sink_logit=None):
+    """torch's fused scaled_dot_product_attention; visible (T,S) bool, or None when every key
+    is visible. No probabilities come back.
+    The sink logit is a zero key whose additive mask entry is the logit and whose value is
+    zero: exp(b) joins the denominator, nothing joins the numerator."""
+    n_heads = q.shape[1]
+    gqa = k.shape[1] != n_heads
+    if sink_logit is None:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=visible, scale=scale, enable_gqa=gqa)
+    b, hkv, s, d = k.shape
+    t = q.shape[2]
+    zeros = k.new_zeros(b, hkv, 1, d)
+    k, v = torch.cat([k, zeros], dim=2), torch.cat([v, zeros], dim=2)   # (B, Hkv, S+1, D)
+    additive = torch.zeros(t, s, dtype=q.dtype, device=q.device)
+    if visible is not None:
+        additive = additive.masked_fill(~visible, float("-inf"))
+    additive = additive[None, None].expand(1, n_heads, t, s)
+    sink = _sink_column(sink_logit, n_heads, q).to(q.dtype).expand(1, n_heads, t, 1)
+    mask = torch.cat([additive, sink], dim=-1)                          # (1, H, T, S+1)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale, enable_gqa=gqa)
+
+
+def tiled_attention(q, k, v, visible, scale, sink_logit=None, softcap=None,
+                    block_q: int = 64, block_k: int = 64, trace: Optional[TileTrace] = None,
+                    need_probs: bool = False):
+    """Online-softmax attention over (block_q x block_k) tiles, as FlashAttention computes it.
+
+    Per query row it keeps a running max m and normalizer l; each key block updates both and
+    rescales the accumulated output by exp(m_old - m_new). The full (T, S) score matrix never
+    exists. A sink logit b starts every row at m = b, l = 1 (exp(b - b)), acc = 0.
+    With need_probs, a second pass recomputes exp(s - m) / l per tile (as FlashAttention's
+    backward does) to return exact probabilities."""
+    bsz, n_heads, t, d = q.shape
+    k, v = _expand_kv(k, n_heads // k.shape[1]), _expand_kv(v, n_heads // v.shape[1])
+    s_len = k.shape[2]
+    out = torch.empty(bsz, n_heads, t, d, dtype=torch.float32, device=q.device)
+    probs = torch.zeros(bsz, n_heads, t, s_len, dtype=torch.float32, device=q.device) if need_probs else None
+    init_m = _sink_column(sink_logit, n_heads, q) if sink_logit is not None else None
+    for qi, q0 in enumerate(range(0, t, block_q)):
+        q1 = min(q0 + block_q, t)
+        qb = q[:, :, q0:q1].float()                                      # (B, H, bq, D)
+        if init_m is None:
+            m = torch.full((bsz, n_heads, q1 - q0), float("-inf"), device=q.device)
+            l = torch.zeros(bsz, n_heads, q1 - q0, device=q.device)
+        else:
+            m = init_m[..., 0].expand(bsz, n_heads, q1 - q0).clone()
+            l = torch.ones(bsz, n_heads, q1 - q0, device=q.device)
+        acc = torch.zeros(bsz, n_heads, q1 - q0, d, device=q.device)
+        maxes, norms, live = [], [], []
+        for kj, k0 in enumerate(range(0, s_len, block_k)):
+            k1 = min(k0 + block_k, s_len)
+            tile_mask = visible[q0:q1, k0:k1]                            # (bq, bk)
+            if not bool(tile_mask.any()):
+                if trace is not None:
+                    trace.tiles.append((qi, kj, "skipped"))
+                    maxes.append(m.clone()), norms.append(l.clone())
+                continue
+            live.append((k0, k1, tile_mask))
+            s = (qb @ k[:, :, k0:k1].float().transpose(-2, -1)) * scale  # (B, H, bq, bk)
+            if softcap is not None:
+                s = softcap * torch.tanh(s / softcap)
+            s = s.masked_fill(~tile_mask, float("-inf"))
+            m_new = torch.maximum(m, s.amax(dim=-1))
+            # rows with nothing visible yet keep m = -inf; exp(-inf - -inf) would be NaN
+            safe_m = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
+            p = torch.exp(s - safe_m[..., None])                        # (B, H, bq, bk)
+            rescale = torch.exp(m - safe_m)                              # (B, H, bq)
+            l = l * rescale + p.sum(dim=-1)
+            acc = acc * rescale[..., None] + p @ v[:, :, k0:k1].float()
+            m = m_new
+            if trace is not None:
+                trace.tiles.append((qi, kj, "computed"))
+                maxes.append(m.clone()), norms.append(l.clone())
+        out[:, :, q0:q1] = acc / l[..., None]
+        if trace is not None:
+            trace.row_max.append(torch.stack(maxes)), trace.row_norm.append(torch.stack(norms))
+        if need_probs:
+            for k0, k1, tile_mask in live:
+                s = (qb @ k[:, :, k0:k1].float().transpose(-2, -1)) * scale
+                if softcap is not None:
+                    s = softcap * torch.tanh(s / softcap)
+                s = s.masked_fill(~tile_mask, float("-inf"))
+                probs[:, :, q0:q1, k0:k1] = torch.exp(s - m[..., None]) / l[..., None]
+    return out.to(q.dtype), probs
+
+
+IMPLEMENTATIONS = ("eager", "sdpa", "tiled")
+
+
+def attend(q, k, v, q_pos, kv_pos, mask: MaskSpec, scale: float, *, impl: str = "sdpa",
+           sink_logit=None, softcap=None, need_probs: bool = False, visible=None,
+           block_q: int = 64, block_k: int = 64, trace: Optional[TileTrace] = None):
+    """Dispatch to one path. Returns (out (B,H,T,D), probs (B,H,T,S) or None).
+    `visible` may be passed in precomputed (layers of one type share it within a forward)."""
+    if impl not in IMPLEMENTATIONS:
+        raise ValueError(f"unknown attention implementation {impl!r}; choose from {IMPLEMENTATIONS}")
+    if visible is None:
+        visible = mask.visible(q_pos, kv_pos)
+    if impl == "tiled" or trace is not None:
+        return tiled_attention(q, k, v, visible, scale, sink_logit, softcap, block_q, block_k,
+                               trace, need_probs)
+    if impl == "eager" or need_probs or softcap is not None:
+        return eager_attention(q, k, v, visible, scale, sink_logit, softcap)
+    return sdpa_attention(q, k, v, None if bool(visible.all()) else visible, scale, sink_logit), None

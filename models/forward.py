@@ -1,0 +1,198 @@
+"""What every model family shares around its blocks: run options, named recording points, the
+per-forward context (positions, RoPE tables and masks derived once), the attention core that
+sits between a family's projections, and the causal-LM skeleton (embed -> blocks -> norm -> head).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .attention import MaskSpec, TileTrace, attend, sdpa_attention
+from .config import ModelConfig, SLIDING
+from .kv_cache import KVCache
+from .layers import apply_rope, rope_cos_sin, rope_inv_freq
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a forward. The defaults reproduce the checkpoint exactly."""
+    attn_impl: str = "sdpa"               # "sdpa" | "eager" | "tiled"
+    mask: Optional[MaskSpec] = None       # extra restriction on every layer (window, sinks)
+    sink_logit: Optional[float] = None    # gpt-oss style logit added to every softmax denominator
+    rope_theta: Optional[float] = None    # override RoPE base of full-attention layers
+    rope_local_theta: Optional[float] = None  # override RoPE base of sliding layers (Gemma 3)
+    block_q: int = 64                     # tile sizes of the tiled path
+    block_k: int = 64
+    last_logits_only: bool = False        # generation needs only the last row of logits
+
+
+POINTS = ("embed", "q_pre_rope", "k_pre_rope", "q", "k", "v", "attn_probs", "attn_out",
+          "mlp_out", "resid", "tile_trace")
+
+
+class Recorder:
+    """Opt-in named captures, TransformerLens style. A forward without a recorder pays nothing;
+    with one, only the requested points on the requested layers are kept (detached, on CPU).
+
+    Points: embed, q_pre_rope/k_pre_rope (B,H,T,D) before RoPE, q/k/v after RoPE, attn_probs
+    (B,H,T,S) with "kv_pos" (S,) alongside, attn_out, mlp_out, resid (output of each block),
+    tile_trace (a TileTrace, forces the tiled path). Asking for attn_probs makes that layer use
+    the eager path (or tiled, if selected), since SDPA cannot return probabilities."""
+
+    def __init__(self, points: Iterable[str], layers: Optional[Iterable[int]] = None):
+        self.points = set(points)
+        unknown = self.points - set(POINTS)
+        if unknown:
+            raise ValueError(f"unknown recording points {sorted(unknown)}; known: {POINTS}")
+        self.layers = None if layers is None else set(layers)
+        self.records: dict = {}
+
+    def wants(self, point: str, layer: int) -> bool:
+        return point in self.points and (self.layers is None or layer in self.layers)
+
+    def save(self, point: str, layer: int, value):
+        self.records[(point, layer)] = value.detach().cpu() if torch.is_tensor(value) else value
+
+    def get(self, point: str, layer: int):
+        return self.records[(point, layer)]
+
+
+class ForwardContext:
+    """Everything derived from positions for one forward: RoPE cos/sin and the visibility mask
+    per layer type, computed once and shared by all layers of that type."""
+
+    def __init__(self, model: "CausalLM", positions: torch.Tensor, cache: Optional[KVCache],
+                 options: RunOptions, recorder: Optional[Recorder], dtype: torch.dtype):
+        self.model, self.positions, self.cache = model, positions, cache
+        self.options, self.recorder = options, recorder
+        self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
+        config = model.config
+        self.layer_masks = model.layer_masks(options.mask)
+        thetas = {"full": options.rope_theta or config.rope_theta,
+                  "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
+        if options.rope_theta and config.rope_local_theta is None:
+            thetas["sliding"] = options.rope_theta  # one base for all layers (Llama family)
+        self._rope = {}
+        for kind, theta in thetas.items():
+            scaling = config.rope_scaling if kind == "full" else None
+            inv_freq = rope_inv_freq(config.head_dim, theta, scaling)
+            self._rope[kind] = rope_cos_sin(positions, inv_freq, dtype)
+        self._visible: dict = {}
+
+    def rope(self, layer: int):
+        kind = "sliding" if self.model.config.layer_types[layer] == SLIDING else "full"
+        return self._rope[kind]
+
+    def visible(self, layer: int, kv_pos: torch.Tensor):
+        """(visible (T,S) bool, sdpa_mask) for this layer; cached per (mask, key layout).
+        sdpa_mask is None when everything is visible (decode with a full cache)."""
+        mask = self.layer_masks[layer]
+        key = (mask, kv_pos.shape[0], kv_pos.data_ptr())
+        if key not in self._visible:
+            vis = mask.visible(self.positions, kv_pos)
+            self._visible[key] = (vis, None if bool(vis.all()) else vis)
+        return self._visible[key]
+
+
+def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Tensor,
+                   v: torch.Tensor, sink_logit=None) -> torch.Tensor:
+    """The part of self-attention every family shares: q (B,H,T,D), k/v (B,Hkv,T,D) before RoPE
+    -> rotate at absolute positions -> cache -> mask -> attend. Returns (B,H,T,D)."""
+    rec, opts = ctx.recorder, ctx.options
+    if rec is not None:
+        if rec.wants("q_pre_rope", layer):
+            rec.save("q_pre_rope", layer, q)
+        if rec.wants("k_pre_rope", layer):
+            rec.save("k_pre_rope", layer, k)
+    cos, sin = ctx.rope(layer)
+    q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    if ctx.cache is not None:
+        k, v, kv_pos = ctx.cache[layer].update(k, v, ctx.positions)
+    else:
+        kv_pos = ctx.positions
+    visible, sdpa_mask = ctx.visible(layer, kv_pos)
+    need_probs = rec is not None and rec.wants("attn_probs", layer)
+    trace = None
+    if rec is not None and rec.wants("tile_trace", layer):
+        trace = TileTrace(opts.block_q, opts.block_k)
+    if sink_logit is None:
+        sink_logit = opts.sink_logit
+    softcap = ctx.model.config.attn_logit_softcapping
+    b, h, t, _ = q.shape
+    ctx.score_entries += b * h * t * kv_pos.shape[0]
+    if opts.attn_impl == "sdpa" and not need_probs and trace is None and softcap is None:
+        out, probs = sdpa_attention(q, k, v, sdpa_mask, ctx.model.config.attn_scale, sink_logit), None
+    else:
+        out, probs = attend(q, k, v, ctx.positions, kv_pos, ctx.layer_masks[layer],
+                            ctx.model.config.attn_scale, impl=opts.attn_impl,
+                            sink_logit=sink_logit, softcap=softcap, need_probs=need_probs,
+                            visible=visible, block_q=opts.block_q, block_k=opts.block_k,
+                            trace=trace)
+    if rec is not None:
+        for name, value in (("q", q), ("k", k), ("v", v)):
+            if rec.wants(name, layer):
+                rec.save(name, layer, value)
+        if need_probs:
+            rec.save("attn_probs", layer, probs)
+            rec.save("kv_pos", layer, kv_pos)
+        if trace is not None:
+            rec.save("tile_trace", layer, trace)
+    return out
+
+
+class CausalLM(nn.Module):
+    """embed -> blocks -> final norm -> LM head. Families subclass it and provide `blocks`,
+    `norm`, and optionally `embed_scale`."""
+    config: ModelConfig
+    embed_scale: Optional[float] = None
+
+    def layer_masks(self, override: Optional[MaskSpec] = None) -> list[MaskSpec]:
+        """Each layer's own mask (causal, or causal + its sliding window), restricted by an
+        optional user override. The cache layout is built from the same list."""
+        return [MaskSpec(window=self.config.layer_window(i)).restrict(override)
+                for i in range(self.config.n_layers)]
+
+    def new_cache(self, max_len: int, batch: int = 1, options: Optional[RunOptions] = None) -> KVCache:
+        param = self.embed.weight
+        mask = options.mask if options is not None else None
+        return KVCache.for_model(self.config, self.layer_masks(mask), max_len, batch,
+                                 param.dtype, param.device)
+
+    def forward(self, input_ids: torch.Tensor, positions: Optional[torch.Tensor] = None,
+                cache: Optional[KVCache] = None, options: Optional[RunOptions] = None,
+                recorder: Optional[Recorder] = None, return_context: bool = False):
+        """input_ids (B, T) -> logits (B, T, V) (or (B, 1, V) with last_logits_only).
+        positions (T,) default to cache.pos + arange(T): the one place positions are made."""
+        options = options or RunOptions()
+        bsz, t = input_ids.shape
+        if positions is None:
+            start = cache.pos if cache is not None else 0
+            positions = torch.arange(start, start + t, device=input_ids.device)
+        x = self.embed(input_ids)                                         # (B, T, d)
+        if self.embed_scale is not None:
+            # Gemma: the scale is cast to the activation dtype first, as upstream does
+            x = x * torch.tensor(self.embed_scale, dtype=x.dtype)
+        ctx = ForwardContext(self, positions, cache, options, recorder, x.dtype)
+        if recorder is not None and recorder.wants("embed", 0):
+            recorder.save("embed", 0, x)
+        for i, block in enumerate(self.blocks):
+            x = block(x, ctx, i)
+            if recorder is not None and recorder.wants("resid", i):
+                recorder.save("resid", i, x)
+        if cache is not None:
+            cache.pos = int(positions[-1]) + 1
+        if options.last_logits_only:
+            x = x[:, -1:]
+        x = self.norm(x)
+        logits = F.linear(x, self.lm_head_weight())
+        if self.config.final_logit_softcapping is not None:
+            cap = self.config.final_logit_softcapping
+            logits = cap * torch.tanh(logits / cap)
+        return (logits, ctx) if return_context else logits
+
+    def lm_head_weight(self) -> torch.Tensor:
+        return self.embed.weight if self.config.tie_embeddings else self.lm_head.weight

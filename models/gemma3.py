@@ -1,0 +1,86 @@
+"""Gemma 3 (text). Differences from Llama, each where it happens:
+- embeddings scaled by sqrt(d_model) (cast to the activation dtype first);
+- RMSNorm with a (1 + w) scale computed in fp32;
+- four norms per block: before and after attention, before and after the MLP;
+- QK-norm: RMSNorm over head_dim on q and k before RoPE;
+- scores scaled by query_pre_attn_scalar^-0.5, not head_dim^-0.5;
+- layer types: 5 sliding-window (local, RoPE base 10k) : 1 global (RoPE base 1M);
+- GeGLU with tanh-approximated GELU."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from .config import ModelConfig
+from .forward import CausalLM, ForwardContext, attention_core
+from .layers import GatedMLP, RMSNorm
+
+
+class Gemma3Attention(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
+        q_dim, kv_dim = self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
+        self.wqkv = nn.Linear(config.d_model, q_dim + 2 * kv_dim, bias=False)
+        self.wo = nn.Linear(q_dim, config.d_model, bias=False)
+        self.q_norm = RMSNorm(self.head_dim, config.norm_eps, unit_offset=True)
+        self.k_norm = RMSNorm(self.head_dim, config.norm_eps, unit_offset=True)
+        self.split = (q_dim, kv_dim, kv_dim)
+
+    def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.wqkv(x).split(self.split, dim=-1)
+        q = self.q_norm(q.view(b, t, self.n_heads, self.head_dim)).transpose(1, 2)     # (B, H, T, D)
+        k = self.k_norm(k.view(b, t, self.n_kv_heads, self.head_dim)).transpose(1, 2)  # (B, Hkv, T, D)
+        v = v.view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)               # (B, Hkv, T, D)
+        out = attention_core(ctx, layer, q, k, v)                                      # (B, H, T, D)
+        return self.wo(out.transpose(1, 2).reshape(b, t, -1))                          # (B, T, d)
+
+
+class Gemma3Block(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        norm = lambda: RMSNorm(config.d_model, config.norm_eps, unit_offset=True)  # noqa: E731
+        self.attn_norm, self.attn_post_norm = norm(), norm()
+        self.mlp_norm, self.mlp_post_norm = norm(), norm()
+        self.attn = Gemma3Attention(config)
+        self.mlp = GatedMLP(config.d_model, config.d_ff, config.hidden_act)
+
+    def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
+        x = x + self.attn_post_norm(self.attn(self.attn_norm(x), ctx, layer))
+        mlp_out = self.mlp_post_norm(self.mlp(self.mlp_norm(x)))
+        if ctx.recorder is not None and ctx.recorder.wants("mlp_out", layer):
+            ctx.recorder.save("mlp_out", layer, mlp_out)
+        return x + mlp_out
+
+
+class Gemma3ForCausalLM(CausalLM):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.embed_scale = config.d_model ** 0.5
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(Gemma3Block(config) for _ in range(config.n_layers))
+        self.norm = RMSNorm(config.d_model, config.norm_eps, unit_offset=True)
+        if not config.tie_embeddings:
+            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+
+def key_map(config: ModelConfig) -> dict[str, list[str]]:
+    """Our parameter name -> Hugging Face tensor names (concatenated on dim 0 when several)."""
+    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
+    if not config.tie_embeddings:
+        m["lm_head.weight"] = ["lm_head.weight"]
+    for i in range(config.n_layers):
+        hf, ours = f"model.layers.{i}", f"blocks.{i}"
+        m[f"{ours}.attn_norm.weight"] = [f"{hf}.input_layernorm.weight"]
+        m[f"{ours}.attn_post_norm.weight"] = [f"{hf}.post_attention_layernorm.weight"]
+        m[f"{ours}.mlp_norm.weight"] = [f"{hf}.pre_feedforward_layernorm.weight"]
+        m[f"{ours}.mlp_post_norm.weight"] = [f"{hf}.post_feedforward_layernorm.weight"]
+        m[f"{ours}.attn.wqkv.weight"] = [f"{hf}.self_attn.{p}_proj.weight" for p in "qkv"]
+        m[f"{ours}.attn.wo.weight"] = [f"{hf}.self_attn.o_proj.weight"]
+        m[f"{ours}.attn.q_norm.weight"] = [f"{hf}.self_attn.q_norm.weight"]
+        m[f"{ours}.attn.k_norm.weight"] = [f"{hf}.self_attn.k_norm.weight"]
+        m[f"{ours}.mlp.w_gate_up.weight"] = [f"{hf}.mlp.gate_proj.weight", f"{hf}.mlp.up_proj.weight"]
+        m[f"{ours}.mlp.w_down.weight"] = [f"{hf}.mlp.down_proj.weight"]
+    return m

@@ -1,0 +1,103 @@
+"""Shared primitives: RMSNorm, rotary position embedding (RoPE), gated MLP.
+Every model family imports these; none re-implements them."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RMSNorm(nn.Module):
+    """x / rms(x) * w, computed in fp32 whatever the activation dtype (as Llama and Gemma do).
+
+    unit_offset=True is Gemma's variant: the stored weight is a delta around 1, the scale is
+    (1 + w), and the multiply happens in fp32 before casting back (Gemma3RMSNorm)."""
+
+    def __init__(self, dim: int, eps: float = 1e-6, unit_offset: bool = False):
+        super().__init__()
+        self.eps = eps
+        self.unit_offset = unit_offset
+        self.weight = nn.Parameter(torch.zeros(dim) if unit_offset else torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype == torch.float32 and not self.unit_offset:
+            # one fused kernel on the fp32 path: decode speed on CPU is dominated by op count
+            return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+        normed = F.rms_norm(x.float(), (x.shape[-1],), None, self.eps)
+        if self.unit_offset:
+            return (normed * (1.0 + self.weight.float())).to(x.dtype)
+        return self.weight * normed.to(x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# RoPE, in the Hugging Face "rotate_half" layout: dimension i is paired with i + head_dim/2
+# (not the interleaved (2i, 2i+1) layout of the original paper / Meta's reference code).
+
+def rope_inv_freq(head_dim: int, base: float, scaling: Optional[dict] = None) -> torch.Tensor:
+    """theta_i = base^(-2i/d) for i = 0 .. d/2-1, in fp32, with optional context scaling.
+    Computed exactly as transformers does so logits match to the last bits."""
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim
+    inv_freq = 1.0 / (base ** exponents)
+    if scaling is None:
+        return inv_freq
+    kind = scaling.get("rope_type")
+    if kind == "linear":  # position interpolation: every frequency slowed by `factor`
+        return inv_freq / scaling["factor"]
+    if kind == "llama3":  # Llama 3.1: slow only the low frequencies, blend in between
+        factor = scaling["factor"]
+        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+        old_ctx = scaling["original_max_position_embeddings"]
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > old_ctx / low, inv_freq / factor, inv_freq)
+        smooth = (old_ctx / wavelen - low) / (high - low)
+        blended = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = (wavelen >= old_ctx / high) & (wavelen <= old_ctx / low)
+        return torch.where(medium, blended, scaled)
+    raise ValueError(f"unknown RoPE scaling {kind!r}")
+
+
+def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, dtype: torch.dtype):
+    """cos, sin of shape (T, head_dim) for absolute integer positions (T,)."""
+    freqs = positions.to(torch.float32)[:, None] * inv_freq[None, :].to(positions.device)  # (T, d/2)
+    emb = torch.cat((freqs, freqs), dim=-1)                                   # (T, d)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (i, i+d/2) of x (..., T, d) by angle position * theta_i."""
+    return x * cos + rotate_half(x) * sin
+
+
+# ---------------------------------------------------------------------------------------------
+
+ACTIVATIONS = {
+    "silu": F.silu,  # SwiGLU (Llama, Mistral, Qwen2)
+    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),  # GeGLU-tanh (Gemma)
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+}
+
+
+class GatedMLP(nn.Module):
+    """down(act(gate(x)) * up(x)). gate and up are stored as one fused matrix (one matmul per
+    token instead of two); the loader concatenates the checkpoint's gate_proj and up_proj."""
+
+    def __init__(self, d_model: int, d_ff: int, act: str):
+        super().__init__()
+        if act not in ACTIVATIONS:
+            raise ValueError(f"unsupported activation {act!r}")
+        self.act = ACTIVATIONS[act]
+        self.d_ff = d_ff
+        self.w_gate_up = nn.Linear(d_model, 2 * d_ff, bias=False)
+        self.w_down = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.w_gate_up(x).split(self.d_ff, dim=-1)
+        return self.w_down(self.act(gate) * up)

@@ -1,0 +1,80 @@
+"""The Llama family: Llama, Mistral (sliding window on every layer), Qwen2 (biases on q/k/v).
+
+Block: x + attn(norm(x)), then x + mlp(norm(x)) -- pre-norm RMSNorm, RoPE, SwiGLU, GQA,
+no biases (except Qwen2's q/k/v)."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from .config import ModelConfig
+from .forward import CausalLM, ForwardContext, attention_core
+from .layers import GatedMLP, RMSNorm
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
+        q_dim, kv_dim = self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
+        # q, k and v in one matrix: one matmul per token (the loader concatenates the three)
+        self.wqkv = nn.Linear(config.d_model, q_dim + 2 * kv_dim, bias=config.qkv_bias)
+        self.wo = nn.Linear(q_dim, config.d_model, bias=config.o_bias)
+        self.split = (q_dim, kv_dim, kv_dim)
+
+    def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.wqkv(x).split(self.split, dim=-1)
+        q = q.view(b, t, self.n_heads, self.head_dim).transpose(1, 2)     # (B, H, T, D)
+        k = k.view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        v = v.view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        out = attention_core(ctx, layer, q, k, v)                         # (B, H, T, D)
+        return self.wo(out.transpose(1, 2).reshape(b, t, -1))             # (B, T, d)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.attn_norm = RMSNorm(config.d_model, config.norm_eps)
+        self.attn = LlamaAttention(config)
+        self.mlp_norm = RMSNorm(config.d_model, config.norm_eps)
+        self.mlp = GatedMLP(config.d_model, config.d_ff, config.hidden_act)
+
+    def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
+        x = x + self.attn(self.attn_norm(x), ctx, layer)
+        mlp_out = self.mlp(self.mlp_norm(x))
+        if ctx.recorder is not None and ctx.recorder.wants("mlp_out", layer):
+            ctx.recorder.save("mlp_out", layer, mlp_out)
+        return x + mlp_out
+
+
+class LlamaForCausalLM(CausalLM):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(LlamaBlock(config) for _ in range(config.n_layers))
+        self.norm = RMSNorm(config.d_model, config.norm_eps)
+        if not config.tie_embeddings:
+            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+
+def key_map(config: ModelConfig) -> dict[str, list[str]]:
+    """Our parameter name -> the Hugging Face tensor names it is made of (concatenated on dim 0
+    when several). Explicit, so an unexpected checkpoint fails loudly instead of half-loading."""
+    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
+    if not config.tie_embeddings:
+        m["lm_head.weight"] = ["lm_head.weight"]
+    for i in range(config.n_layers):
+        hf, ours = f"model.layers.{i}", f"blocks.{i}"
+        m[f"{ours}.attn_norm.weight"] = [f"{hf}.input_layernorm.weight"]
+        m[f"{ours}.attn.wqkv.weight"] = [f"{hf}.self_attn.{p}_proj.weight" for p in "qkv"]
+        if config.qkv_bias:
+            m[f"{ours}.attn.wqkv.bias"] = [f"{hf}.self_attn.{p}_proj.bias" for p in "qkv"]
+        m[f"{ours}.attn.wo.weight"] = [f"{hf}.self_attn.o_proj.weight"]
+        if config.o_bias:
+            m[f"{ours}.attn.wo.bias"] = [f"{hf}.self_attn.o_proj.bias"]
+        m[f"{ours}.mlp_norm.weight"] = [f"{hf}.post_attention_layernorm.weight"]
+        m[f"{ours}.mlp.w_gate_up.weight"] = [f"{hf}.mlp.gate_proj.weight", f"{hf}.mlp.up_proj.weight"]
+        m[f"{ours}.mlp.w_down.weight"] = [f"{hf}.mlp.down_proj.weight"]
+    return m

@@ -1,0 +1,128 @@
+"""Checkpoint folder (Hugging Face layout, safetensors only) -> our modules, through each
+family's explicit key map. A tensor the map does not name, or a name the map expects but the
+checkpoint lacks, or a shape mismatch, raises before any model is returned."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import torch
+from safetensors import safe_open
+
+from . import gemma3, llama
+from .config import ModelConfig, config_from_hf
+from .device import default_device, default_dtype
+from .forward import CausalLM
+
+FAMILIES = {"llama": (llama.LlamaForCausalLM, llama.key_map),
+            "gemma3": (gemma3.Gemma3ForCausalLM, gemma3.key_map)}
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+# Tensors some exporters write that carry no weights of the model.
+IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
+
+
+class CheckpointLoadError(ValueError):
+    """The folder cannot be loaded; the message names the file or tensor at fault."""
+
+
+def read_config(folder: Path) -> ModelConfig:
+    path = folder / "config.json"
+    if not path.is_file():
+        raise CheckpointLoadError(f"{path}: config.json is missing")
+    try:
+        hf = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointLoadError(f"{path}: not valid JSON ({e})") from None
+    return config_from_hf(hf)
+
+
+def safetensors_files(folder: Path) -> list[Path]:
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        missing = [s for s in shards if not (folder / s).is_file()]
+        if missing:
+            raise CheckpointLoadError(f"{folder}: shard {missing[0]} named in the index is missing")
+        return [folder / s for s in shards]
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        pickles = [p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES]
+        if pickles:
+            raise CheckpointLoadError(
+                f"{folder}: only pickle weights ({', '.join(pickles)}); pickle files can run code "
+                "when loaded, so only safetensors are accepted. Convert them to safetensors first.")
+        raise CheckpointLoadError(f"{folder}: no model.safetensors found")
+    return files
+
+
+def read_tensors(files: list[Path]) -> dict[str, torch.Tensor]:
+    tensors = {}
+    for path in files:
+        try:
+            with safe_open(str(path), framework="pt") as f:  # memory-mapped
+                for name in f.keys():
+                    tensors[name] = f.get_tensor(name)
+        except Exception as e:  # safetensors raises its own error types for truncation/corruption
+            raise CheckpointLoadError(f"{path}: unreadable or truncated safetensors file ({e})") from None
+    return tensors
+
+
+def build_state_dict(model: CausalLM, tensors: dict[str, torch.Tensor], key_map: dict) -> dict:
+    expected = {name: p.shape for name, p in model.named_parameters()}
+    if set(key_map) != set(expected):
+        raise CheckpointLoadError(f"key map and model disagree: {sorted(set(key_map) ^ set(expected))[:5]}")
+    used, state = set(), {}
+    for ours, sources in key_map.items():
+        missing = [s for s in sources if s not in tensors]
+        if missing:
+            raise CheckpointLoadError(f"checkpoint lacks tensor {missing[0]!r} (needed for {ours})")
+        parts = [tensors[s] for s in sources]
+        value = parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+        if value.shape != expected[ours]:
+            raise CheckpointLoadError(
+                f"tensor {sources[0]!r}: shape {tuple(value.shape)} does not fit {ours} {tuple(expected[ours])}")
+        state[ours] = value
+        used.update(sources)
+    unmapped = [n for n in tensors if n not in used and not n.endswith(IGNORED_SUFFIXES)]
+    if unmapped:
+        # A tied lm_head saved anyway is the same matrix as the embedding: accept only that.
+        if unmapped == ["lm_head.weight"] and model.config.tie_embeddings and \
+                torch.equal(tensors["lm_head.weight"], tensors["model.embed_tokens.weight"]):
+            unmapped = []
+    if unmapped:
+        raise CheckpointLoadError(f"checkpoint has tensors our {model.config.family} modules do not "
+                                  f"map: {unmapped[:5]}{' ...' if len(unmapped) > 5 else ''}")
+    return state
+
+
+def model_from_config(config: ModelConfig) -> CausalLM:
+    cls, _ = FAMILIES[config.family]
+    return cls(config)
+
+
+def load_state(model: CausalLM, tensors: dict[str, torch.Tensor]) -> None:
+    _, key_map = FAMILIES[model.config.family]
+    state = build_state_dict(model, tensors, key_map(model.config))
+    model.load_state_dict(state, strict=True, assign=True)
+
+
+def load_model(folder, device: Optional[torch.device] = None,
+               dtype: Optional[torch.dtype] = None) -> CausalLM:
+    """Load a checkpoint folder (config.json + *.safetensors) into our modules, in eval mode."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointLoadError(f"{folder}: no such checkpoint folder")
+    config = read_config(folder)
+    files = safetensors_files(folder)
+    device = torch.device(device) if device is not None else default_device()
+    dtype = dtype or default_dtype(device)
+    tensors = read_tensors(files)
+    with torch.device("meta"):
+        model = model_from_config(config)
+    load_state(model, tensors)
+    # to() copies out of the mmap into owned memory in the target dtype and device
+    model = model.to(device=device, dtype=dtype)
+    model.eval()
+    model.requires_grad_(False)
+    return model

@@ -1,0 +1,56 @@
+"""Shared test helpers: tiny random transformers models and our twin of them."""
+from __future__ import annotations
+
+import torch
+
+from models.config import config_from_hf
+from models.loading import load_state, model_from_config
+
+
+def tiny_hf(kind: str, seed: int = 0, **overrides):
+    """A tiny random-init transformers causal LM of the given family (fp32, eval)."""
+    import transformers as tf
+    common = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                  rms_norm_eps=1e-6)
+    if kind == "llama":
+        cfg = tf.LlamaConfig(**common, tie_word_embeddings=False)
+        cls = tf.LlamaForCausalLM
+    elif kind == "llama_tied":
+        cfg = tf.LlamaConfig(**common, tie_word_embeddings=True)
+        cls = tf.LlamaForCausalLM
+    elif kind == "mistral":
+        cfg = tf.MistralConfig(**common, sliding_window=7)
+        cls = tf.MistralForCausalLM
+    elif kind == "qwen2":
+        cfg = tf.Qwen2Config(**common)
+        cls = tf.Qwen2ForCausalLM
+    elif kind == "gemma3":
+        cfg = tf.Gemma3TextConfig(**{**common, "num_hidden_layers": 6, "num_key_value_heads": 1},
+                                  head_dim=32, sliding_window=5, query_pre_attn_scalar=24,
+                                  rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                                   "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}})
+        cls = tf.Gemma3ForCausalLM
+    else:
+        raise ValueError(kind)
+    for k, v in overrides.items():
+        setattr(cfg, k, v)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = cls(cfg).eval()
+    # random norms: zero/one init would hide a wrong (1 + w) or a missing norm
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith("bias"):
+                p.normal_(0.0, 0.3 if "norm" in name else 0.1)
+                if "norm" in name and kind != "gemma3":
+                    p.add_(1.0)
+    return model
+
+
+def ours_from_hf(hf_model):
+    config = config_from_hf(hf_model.config.to_dict())
+    with torch.device("meta"):
+        model = model_from_config(config)
+    load_state(model, {k: v.detach().clone() for k, v in hf_model.state_dict().items()})
+    return model.eval().requires_grad_(False)

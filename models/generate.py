@@ -1,0 +1,138 @@
+"""Token-by-token generation as an iterator: each step yields the token with its telemetry
+(absolute position, latency, attention scores computed, real KV-cache bytes per layer), so a UI
+can stream text and charts while decoding, and stop between any two steps."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional, Sequence
+
+import torch
+
+from .forward import CausalLM, RunOptions
+
+MAX_NEW_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    max_new_tokens: int = 64
+    temperature: float = 0.0   # 0 -> greedy (argmax)
+    top_k: int = 0             # 0 -> no top-k cut
+    top_p: float = 1.0         # 1 -> no nucleus cut
+    seed: Optional[int] = None
+
+    def __post_init__(self):
+        for name in ("temperature", "top_p"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if not isinstance(self.max_new_tokens, int) or not 1 <= self.max_new_tokens <= MAX_NEW_TOKENS:
+            raise ValueError(f"max_new_tokens must be an integer in 1..{MAX_NEW_TOKENS}, got {self.max_new_tokens!r}")
+        if not 0.0 <= self.temperature <= 100.0:
+            raise ValueError(f"temperature must be in [0, 100], got {self.temperature}")
+        if not isinstance(self.top_k, int) or self.top_k < 0:
+            raise ValueError(f"top_k must be a non-negative integer, got {self.top_k!r}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+
+@dataclass
+class Step:
+    index: int                 # 0 for the first generated token
+    token_id: int
+    position: int              # absolute position the token will occupy
+    phase: str                 # "prefill" (first token: the prompt's forward) or "decode"
+    latency_s: float           # wall time of this step's forward + sampling
+    tokens_processed: int      # tokens fed to the model in this step (T of the forward)
+    score_entries: int         # query-key scores computed this step, all layers and heads
+    cache_bytes: list = field(default_factory=list)    # per layer, filled slots of K and V
+    cache_lengths: list = field(default_factory=list)  # per layer, tokens held
+    logits: Optional[torch.Tensor] = None              # (V,) fp32 on CPU, when keep_logits
+    finished: Optional[str] = None                     # "eos" | "length" on the last step
+
+
+def sample_next(logits: torch.Tensor, params: SamplingParams,
+                generator: Optional[torch.Generator]) -> int:
+    """logits (V,) -> token id: greedy, or temperature / top-k / top-p sampling."""
+    if params.greedy:
+        return int(torch.argmax(logits))
+    logits = logits.float() / params.temperature
+    if params.top_k:
+        kth = torch.topk(logits, min(params.top_k, logits.numel())).values[-1]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if params.top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, descending=True)
+        # keep the smallest prefix whose mass reaches top_p (the first token always stays)
+        drop = (sorted_probs.cumsum(-1) - sorted_probs) >= params.top_p
+        sorted_probs[drop] = 0.0
+        probs = torch.zeros_like(probs).scatter(0, order, sorted_probs)
+        probs = probs / probs.sum()
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def check_prompt(model: CausalLM, n_prompt: int, max_new_tokens: int) -> None:
+    if n_prompt == 0:
+        raise ValueError("the prompt is empty: give the model at least one token")
+    limit = model.config.max_position_embeddings
+    if n_prompt + max_new_tokens > limit:
+        raise ValueError(f"prompt ({n_prompt} tokens) + max_new_tokens ({max_new_tokens}) exceeds "
+                         f"the model's context of {limit} tokens")
+
+
+@torch.inference_mode()
+def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams = SamplingParams(), *,
+             options: Optional[RunOptions] = None, use_cache: bool = True,
+             eos_ids: Optional[Sequence[int]] = None, keep_logits: bool = False,
+             should_stop: Optional[Callable[[], bool]] = None) -> Iterator[Step]:
+    """Yield one Step per generated token. With use_cache=False every step recomputes the whole
+    sequence (the baseline of claim C1). `should_stop` is polled between steps."""
+    ids = [int(i) for i in prompt_ids]
+    check_prompt(model, len(ids), params.max_new_tokens)
+    options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
+    device = model.embed.weight.device
+    eos = set(model.config.eos_token_ids if eos_ids is None else eos_ids)
+    generator = None
+    if not params.greedy:
+        generator = torch.Generator().manual_seed(params.seed if params.seed is not None
+                                                  else int(torch.seed() % 2**31))
+    cache = model.new_cache(len(ids) + params.max_new_tokens, options=options) if use_cache else None
+    pending = ids  # tokens not yet fed to the model
+    for index in range(params.max_new_tokens):
+        if should_stop is not None and should_stop():
+            return
+        t0 = time.perf_counter()
+        feed = pending if use_cache else ids
+        n_fed = len(feed)
+        x = torch.tensor([feed], dtype=torch.long, device=device)
+        logits, ctx = model(x, cache=cache, options=options, return_context=True)
+        last = logits[0, -1].float().cpu()
+        token = sample_next(last, params, generator)
+        latency = time.perf_counter() - t0
+        ids.append(token)
+        pending = [token]
+        finished = "eos" if token in eos else ("length" if index == params.max_new_tokens - 1 else None)
+        yield Step(index=index, token_id=token, position=len(ids) - 1,
+                   phase="prefill" if index == 0 else "decode", latency_s=latency,
+                   tokens_processed=n_fed, score_entries=ctx.score_entries,
+                   cache_bytes=cache.used_bytes() if cache is not None else [],
+                   cache_lengths=cache.lengths() if cache is not None else [],
+                   logits=last if keep_logits else None, finished=finished)
+        if finished:
+            return
+
+
+def full_forward_logits(model: CausalLM, ids: Sequence[int], options: Optional[RunOptions] = None) -> torch.Tensor:
+    """Logits (T, V) of one forward over the whole sequence, no cache: the reference that
+    cached decoding must reproduce (claim C4)."""
+    with torch.inference_mode():
+        x = torch.tensor([list(ids)], dtype=torch.long, device=model.embed.weight.device)
+        options = dataclasses.replace(options or RunOptions(), last_logits_only=False)
+        return model(x, options=options)[0].float().cpu()

@@ -1,0 +1,80 @@
+"""The KV cache: cached logits == full forward (C4) for full, sliding (ring wraps) and
+sinks+window layouts; bytes held == the formula (C3); the sliding cache is capped (C9)."""
+import pytest
+import torch
+
+from models.attention import MaskSpec
+from models.forward import RunOptions
+from models.generate import SamplingParams, full_forward_logits, generate
+from tests.helpers import ours_from_hf, tiny_hf
+
+
+@pytest.fixture(scope="module")
+def gemma():
+    return ours_from_hf(tiny_hf("gemma3"))  # window 5 on 5 of 6 layers
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return ours_from_hf(tiny_hf("llama"))
+
+
+def decode(model, ids, chunks, options=None):
+    """Feed ids in the given chunk sizes through one cache; return logits of every position."""
+    cache = model.new_cache(max_len=len(ids[0]), options=options)
+    rows, start = [], 0
+    with torch.no_grad():
+        for n in chunks:
+            rows.append(model(ids[:, start:start + n], cache=cache, options=options)[0])
+            start += n
+    return torch.cat(rows), cache
+
+
+@pytest.mark.parametrize("chunks", [[1] * 30, [12] + [1] * 18, [7, 9, 1, 13], [30]])
+@pytest.mark.parametrize("mask", [None, MaskSpec(window=6), MaskSpec(window=8, sinks=3)])
+def test_cached_equals_full_forward(gemma, llama, chunks, mask):
+    ids = torch.randint(0, 97, (1, 30), generator=torch.Generator().manual_seed(4))
+    opts = RunOptions(mask=mask)
+    for model in (gemma, llama):
+        ref = full_forward_logits(model, ids[0].tolist(), opts)
+        out, cache = decode(model, ids, chunks, opts)
+        assert (out - ref).abs().max().item() <= 1e-4
+        assert cache.pos == 30
+
+
+def test_ring_buffer_holds_the_window_at_absolute_positions(gemma):
+    ids = torch.randint(0, 97, (1, 23), generator=torch.Generator().manual_seed(5))
+    _, cache = decode(gemma, ids, [1] * 23)
+    for i, layer in enumerate(cache.layers):
+        if gemma.config.layer_types[i] == "sliding_attention":
+            assert layer.kind == "window" and layer.capacity == 5
+            assert layer.positions().tolist() == [18, 19, 20, 21, 22]
+        else:
+            assert layer.kind == "full" and layer.positions().tolist() == list(range(23))
+
+
+def test_streaming_cache_keeps_sinks_and_recent(llama):
+    ids = torch.randint(0, 97, (1, 25), generator=torch.Generator().manual_seed(6))
+    _, cache = decode(llama, ids, [10] + [1] * 15, RunOptions(mask=MaskSpec(window=6, sinks=2)))
+    for layer in cache.layers:
+        assert layer.kind == "sinks+window"
+        assert layer.positions().tolist() == [0, 1, 19, 20, 21, 22, 23, 24]
+
+
+def test_cache_bytes_equal_formula_every_step(gemma, llama):
+    for model in (gemma, llama):
+        c = model.config
+        for step in generate(model, [1, 2, 3, 4], SamplingParams(max_new_tokens=12)):
+            tokens = step.position  # tokens held in the cache after this step's forward
+            per_layer = [min(tokens, c.sliding_window) if t == "sliding_attention" else tokens
+                         for t in c.layer_types]
+            formula = [2 * c.n_kv_heads * c.head_dim * n * 4 for n in per_layer]
+            assert step.cache_bytes == formula
+        if "sliding_attention" not in c.layer_types:
+            assert sum(step.cache_bytes) == c.kv_bytes_per_token(4) * tokens
+
+
+def test_cache_full_raises(llama):
+    cache = llama.new_cache(max_len=4)
+    with torch.no_grad(), pytest.raises(ValueError, match="KV cache full"):
+        llama(torch.zeros(1, 5, dtype=torch.long), cache=cache)

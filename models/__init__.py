@@ -1,0 +1,40 @@
+"""In-house transformer modules. Nothing below this package imports Gradio or plotting code.
+
+Public API, in the order data flows:
+
+    from models.loading import load_model            # folder (config.json + safetensors) -> CausalLM
+    model = load_model(folder, device=None, dtype=None)   # CPU fp32 / CUDA bf16 by default
+    model.config                                     # models.config.ModelConfig dataclass:
+        # family, n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
+        # rope_theta, rope_local_theta (Gemma sliding layers), layer_types ("full_attention" /
+        # "sliding_attention" per layer), sliding_window, layer_window(i), layer_rope_theta(i),
+        # attn_scale, n_rep, kv_bytes_per_token(bytes), max_position_embeddings, eos_token_ids
+
+    from models.forward import RunOptions, Recorder
+    logits = model(input_ids)                        # (B, T) long -> (B, T, V)
+    logits = model(ids, options=RunOptions(
+        attn_impl="eager" | "sdpa" | "tiled",        # all three agree (tests)
+        mask=MaskSpec(window=64, sinks=4),           # restrict every layer (narrower window wins)
+        sink_logit=1.5,                              # gpt-oss style extra softmax logit (or tensor (H,))
+        rope_theta=..., rope_local_theta=...,        # change the RoPE base (full / sliding layers)
+        block_q=64, block_k=64,                      # tiled path tile sizes
+    ))
+    rec = Recorder(["attn_probs", "q_pre_rope", "k_pre_rope", "q", "k", "resid", "tile_trace"],
+                   layers=[3])                       # capture only what is shown
+    model(ids, recorder=rec); rec.get("attn_probs", 3)  # (B, H, T, S) fp32, rows sum to 1 - sink mass
+    rec.get("kv_pos", 3)                             # (S,) absolute key positions of those columns
+    logits, ctx = model(ids, return_context=True); ctx.score_entries  # scores computed, all layers
+
+    from models.attention import MaskSpec            # causal ∧ (window ∨ sinks) predicates
+    MaskSpec(window=8, sinks=2).visible(q_pos, kv_pos)  # (T, S) bool: what the model uses
+
+    cache = model.new_cache(max_len, options=RunOptions(mask=...))   # models.kv_cache.KVCache
+    model(ids_chunk, cache=cache)                    # positions = cache.pos + arange(T)
+    cache.used_bytes(), cache.lengths(), cache[i].kind, cache[i].positions()
+
+    from models.generate import generate, SamplingParams, full_forward_logits
+    for step in generate(model, prompt_ids, SamplingParams(max_new_tokens=64, temperature=0.7,
+                         top_k=50, top_p=0.9, seed=0), options=RunOptions(...), use_cache=True,
+                         keep_logits=False, should_stop=lambda: False):
+        step.token_id, step.position, step.latency_s, step.score_entries, step.cache_bytes, ...
+"""

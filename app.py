@@ -12,12 +12,13 @@ import os
 import sys
 import threading
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
 
 from explorer.runtime import Runtime
-from explorer.ui import TabContext, available_tabs, build_translator, shell, tab_id
+from explorer.ui import TAB_MODULES, TabContext, available_tabs, build_translator, shell, tab_id
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -26,8 +27,8 @@ QUEUE_MAX_SIZE = 64          # waiting events beyond this are refused with "queu
 DEFAULT_CONCURRENCY = 4      # events outside the "model" group (cheap text updates)
 
 
-def build_app(runtime: Runtime) -> gr.Blocks:
-    tabs = available_tabs()
+def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.Blocks:
+    tabs = available_tabs(tab_modules)
     t = build_translator(tabs)
     with gr.Blocks(title="Transformer Explorer", analytics_enabled=False) as demo:
         header = shell.build_header(runtime, t)
@@ -41,13 +42,14 @@ def build_app(runtime: Runtime) -> gr.Blocks:
     return demo
 
 
-def launch_options() -> dict[str, Any]:
-    """Keyword arguments for demo.launch() besides host and port."""
+def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
+    """Keyword arguments for demo.launch() besides host and port (same tab_modules as
+    build_app: the translations sent to the browser are those of these tabs)."""
     return {
         "theme": gr.themes.Default(primary_hue="indigo"),
         "css_paths": [STATIC / "style.css"],
         "head": shell.head_html(),
-        "i18n": build_translator(available_tabs()).gradio_i18n(),
+        "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         "ssr_mode": False,
         "share": False,

@@ -78,6 +78,8 @@ class Runtime:
         self._load_tokenizer = load_tokenizer
         self._locks = {name: threading.Lock() for name in self._registry}
         self._loaded: dict[str, LoadedModel] = {}
+        # Latest progress of a load under way, per name, so that callers waiting for it see it.
+        self._progress: dict[str, tuple[float, str]] = {}
 
     # ----- registry -------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -114,37 +116,52 @@ class Runtime:
     # ----- loading --------------------------------------------------------------------------
     def get(self, name: str, progress: Progress | None = None) -> LoadedModel:
         """The loaded model `name`, loading (and converting, the first time) if needed.
-        `progress(fraction, message)` hears about slow steps; it is not called when cached."""
+        `progress(fraction, message)` hears about slow steps, also while this call waits for a
+        load that another thread started; it is not called when the model is already loaded."""
         name = self.check_name(name)
         loaded = self._loaded.get(name)
         if loaded is not None:
             return loaded
         progress = progress or _no_progress
-        with self._locks[name]:
+        lock = self._locks[name]
+        # Wait for a load in progress elsewhere, relaying its latest progress to this caller.
+        while not lock.acquire(timeout=0.5):
+            fraction, message = self._progress.get(name, (0.0, f"Waiting for {name}"))
+            progress(fraction, message)
+        try:
             loaded = self._loaded.get(name)  # someone else may have loaded it while we waited
             if loaded is not None:
                 return loaded
-            start = time.perf_counter()
-            spec = self._registry[name]
+            return self._load(name, progress)
+        finally:
+            self._progress.pop(name, None)
+            lock.release()
 
-            def prepare_progress(fraction: float, message: str) -> None:
-                progress(0.8 * max(0.0, min(1.0, float(fraction))), message)
+    def _load(self, name: str, caller_progress: Progress) -> LoadedModel:
+        start = time.perf_counter()
 
-            progress(0.0, f"Preparing {name}")
-            folder = Path(self._prepare(name, progress=prepare_progress))
-            progress(0.8, f"Loading {name} onto {self.device_label}")
-            model = self._load_model(folder, device=self.device, dtype=self.dtype)
-            model.eval()
-            progress(0.95, "Loading tokenizer")
-            tokenizer = self._load_tokenizer(folder)
-            loaded = LoadedModel(
-                name=name, spec=spec, folder=folder, model=model, tokenizer=tokenizer,
-                config=model.config, device=self.device, dtype=self.dtype,
-                load_seconds=time.perf_counter() - start,
-            )
-            self._loaded[name] = loaded
-            progress(1.0, f"{name} ready")
-            return loaded
+        def progress(fraction: float, message: str) -> None:
+            self._progress[name] = (fraction, message)
+            caller_progress(fraction, message)
+
+        def prepare_progress(fraction: float, message: str) -> None:
+            progress(0.8 * max(0.0, min(1.0, float(fraction))), message)
+
+        progress(0.0, f"Preparing {name}")
+        folder = Path(self._prepare(name, progress=prepare_progress))
+        progress(0.8, f"Loading {name} onto {self.device_label}")
+        model = self._load_model(folder, device=self.device, dtype=self.dtype)
+        model.eval()
+        progress(0.95, f"Loading the tokenizer of {name}")
+        tokenizer = self._load_tokenizer(folder)
+        loaded = LoadedModel(
+            name=name, spec=self._registry[name], folder=folder, model=model,
+            tokenizer=tokenizer, config=model.config, device=self.device, dtype=self.dtype,
+            load_seconds=time.perf_counter() - start,
+        )
+        self._loaded[name] = loaded
+        progress(1.0, f"{name} ready")
+        return loaded
 
 
 def _load_tokenizer(folder: Path) -> Any:

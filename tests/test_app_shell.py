@@ -6,6 +6,7 @@ import threading
 import time
 from pathlib import Path
 
+import gradio as gr
 import pytest
 import torch
 
@@ -120,6 +121,17 @@ def test_runtime_loads_each_model_once_under_concurrent_requests():
     assert runtime.is_loaded("a") and not runtime.is_loaded("b")
 
 
+def test_runtime_relays_progress_to_callers_waiting_for_a_load():
+    runtime = _fake_runtime([], delay=1.5)
+    first = threading.Thread(target=runtime.get, args=("a",))
+    first.start()
+    time.sleep(0.2)
+    seen = []
+    runtime.get("a", progress=lambda f, m: seen.append((f, m)))
+    first.join()
+    assert any(message.startswith("Loading a onto") for _, message in seen), seen
+
+
 def test_runtime_reports_progress_and_refuses_unknown_names():
     runtime = _fake_runtime([])
     seen = []
@@ -174,3 +186,31 @@ def test_header_status_follows_the_language(client):
     assert "Apache" in str(notice)
     with pytest.raises(Exception, match="not in the list of choices"):
         client.predict("smollm2-135m-instruct", "xx", api_name="/header_status")
+
+
+def test_a_tab_written_to_the_contract_works_end_to_end(runtime):
+    import app
+    from gradio_client import Client
+
+    from conftest import free_port
+
+    modules = ("explorer.ui.not_written_yet", "example_tab", "explorer.ui.about")
+    demo = app.build_app(runtime, modules)
+    tabs = [b for b in demo.blocks.values() if isinstance(b, gr.Tab)]
+    assert [tab.id for tab in tabs] == ["example_tab", "about"]  # missing module left out
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
+                quiet=True, **app.launch_options(modules))
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        english = client.predict("smollm2-135m-instruct", "en", "Hello world",
+                                 api_name="/example_count")
+        chinese = client.predict("smollm2-135m-instruct", "zh", "Hello world",
+                                 api_name="/example_count")
+        assert english == "2 tokens for 30" and chinese == "30 切出 2 个词元"
+        with pytest.raises(Exception, match="Type a prompt first"):
+            client.predict("smollm2-135m-instruct", "en", "  ", api_name="/example_count")
+        event = next(f for f in demo.fns.values() if f.api_name == "example_count")
+        assert (event.concurrency_id, event.concurrency_limit) == ("model", 1)
+    finally:
+        demo.close()

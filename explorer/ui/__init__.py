@@ -34,7 +34,8 @@ Contract for a tab module `explorer/ui/<topic>.py`:
         run.click(generate, [ctx.model, ctx.lang, prompt], speed,
                   api_name="generate", **ctx.model_event)
 
-and one line in TAB_MODULES below. Rules:
+and one line in TAB_MODULES below (tests/example_tab.py is this example, run end to end by
+tests/test_app_shell.py). Rules:
 - Keys are prefixed with the module's topic ("generate.") and unique across the app; every key
   has non-empty "en" and "zh" text (checked at start-up).
 - `ctx.t("key")` is for static text (labels, titles, Markdown written once): the browser

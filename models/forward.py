@@ -91,7 +91,9 @@ class ForwardContext:
         """(visible (T,S) bool, sdpa_mask) for this layer; cached per (mask, key layout).
         sdpa_mask is None when everything is visible (decode with a full cache)."""
         mask = self.layer_masks[layer]
-        key = (mask, kv_pos.shape[0], kv_pos.data_ptr())
+        # Layers with the same mask hold the same positions in the same slots (their caches
+        # are built alike and receive identical updates), so (mask, S) identifies the layout.
+        key = (mask, kv_pos.shape[0])
         if key not in self._visible:
             vis = mask.visible(self.positions, kv_pos)
             self._visible[key] = (vis, None if bool(vis.all()) else vis)

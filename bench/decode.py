@@ -1,0 +1,186 @@
+"""Prefill and decode speed of our modules vs transformers on the same checkpoint, dtype and
+thread count, and the share of the memory-bandwidth roofline.
+
+    python -m bench.decode                      # both embedded models, CPU fp32, writes docs/BENCH_DECODE.md
+    python -m bench.decode --models smollm2-135m-instruct --lengths 16 --new-tokens 32
+
+Each (model, implementation, prompt length) runs in a fresh subprocess so its peak memory is its
+own; ours and transformers' alternate, and each pair is repeated (best of --repeats) so the
+ratio compares runs made minutes apart at most. Absolute tokens/s drift with machine load:
+read the ratio and the roofline share, both measured in this one run.
+
+Roofline: decode must read every weight once per token plus the whole KV cache, so
+tokens/s <= bandwidth / (weight bytes + cache bytes); bandwidth is measured here with a
+512 MB fp32 GEMV (the same access pattern as decode)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LENGTHS = {"smollm2-135m-instruct": [16, 512, 2048], "gemma-3-270m": [16, 512, 1024, 2048]}
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure_bandwidth(threads: int) -> float:
+    """GB/s streamed by an fp32 GEMV over a 512 MB matrix (best of 5)."""
+    import torch
+    torch.set_num_threads(threads)
+    a = torch.randn(8192, 16384)
+    x = torch.randn(16384)
+    best = float("inf")
+    for _ in range(6):
+        t0 = time.perf_counter()
+        a @ x
+        best = min(best, time.perf_counter() - t0)
+    return a.nbytes / best / 1e9
+
+
+def prompt_ids(tokenizer, n: int) -> list[int]:
+    from explorer.texts import long_text
+    ids = tokenizer(long_text()).input_ids
+    while len(ids) < n:
+        ids = ids + ids
+    return ids[:n]
+
+
+def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: int) -> dict:
+    """In a subprocess: load one implementation, prefill `length` tokens, decode greedily."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from explorer.checkpoints import prepare_embedded
+    torch.set_num_threads(threads)
+    folder = prepare_embedded(model_name)
+    tok = AutoTokenizer.from_pretrained(folder)
+    ids = prompt_ids(tok, length)
+    if impl == "ours":
+        from models.forward import RunOptions
+        from models.loading import load_model
+        model = load_model(folder, device="cpu", dtype=torch.float32)
+        n_params = sum(p.numel() for p in model.parameters())
+        opts = RunOptions(last_logits_only=True)
+
+        def prefill(x):
+            cache = model.new_cache(length + new_tokens)
+            return model(x, cache=cache, options=opts)[0, -1], cache
+
+        def step(x, cache):
+            return model(x, cache=cache, options=opts)[0, -1], cache
+    else:
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+        n_params = sum(p.numel() for p in model.parameters())
+
+        def prefill(x):
+            out = model(x, use_cache=True, logits_to_keep=1)
+            return out.logits[0, -1], out.past_key_values
+
+        def step(x, cache):
+            out = model(x, past_key_values=cache, use_cache=True)
+            return out.logits[0, -1], out.past_key_values
+    rss_loaded = rss_mb()
+    with torch.inference_mode():
+        # warm-up at a short length so allocator and kernels are primed
+        logits, cache = prefill(torch.tensor([ids[:8]]))
+        step(torch.tensor([[int(logits.argmax())]]), cache)
+        t0 = time.perf_counter()
+        logits, cache = prefill(torch.tensor([ids]))
+        t_prefill = time.perf_counter() - t0
+        tokens, t1 = [], time.perf_counter()
+        for _ in range(new_tokens):
+            token = int(logits.argmax())
+            tokens.append(token)
+            logits, cache = step(torch.tensor([[token]]), cache)
+        t_decode = time.perf_counter() - t1
+    return {"model": model_name, "impl": impl, "length": length, "prefill_tok_s": length / t_prefill,
+            "decode_tok_s": new_tokens / t_decode, "peak_rss_mb": rss_mb(), "rss_loaded_mb": rss_loaded,
+            "n_params": n_params, "tokens": tokens}
+
+
+def subprocess_run(model_name, impl, length, new_tokens, threads) -> dict:
+    code = ("import json,sys; from bench.decode import run_one; "
+            f"print('RESULT'+json.dumps(run_one({model_name!r},{impl!r},{length},{new_tokens},{threads})))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    line = [l for l in out.stdout.splitlines() if l.startswith("RESULT")][-1]
+    return json.loads(line[len("RESULT"):])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="*", default=list(LENGTHS))
+    parser.add_argument("--lengths", nargs="*", type=int)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "BENCH_DECODE.md"))
+    args = parser.parse_args(argv)
+    import torch
+    bandwidth = measure_bandwidth(args.threads)
+    print(f"measured bandwidth: {bandwidth:.1f} GB/s (fp32 GEMV, {args.threads} threads)", flush=True)
+    rows = []
+    for name in args.models:
+        for length in args.lengths or LENGTHS[name]:
+            runs = {"ours": [], "transformers": []}
+            for _ in range(args.repeats):
+                for impl in runs:  # alternate, so both see the same machine conditions
+                    runs[impl].append(subprocess_run(name, impl, length, args.new_tokens, args.threads))
+            best = {impl: dict(rs[0], prefill_tok_s=max(r["prefill_tok_s"] for r in rs),
+                               decode_tok_s=max(r["decode_tok_s"] for r in rs),
+                               peak_rss_mb=max(r["peak_rss_mb"] for r in rs))
+                    for impl, rs in runs.items()}
+            ours, theirs = best["ours"], best["transformers"]
+            same = ours["tokens"] == theirs["tokens"]
+            from models.loading import read_config
+            from explorer.checkpoints import prepare_embedded
+            config = read_config(prepare_embedded(name))
+            weight_bytes = ours["n_params"] * 4
+            cache_bytes = sum(
+                2 * config.n_kv_heads * config.head_dim * 4 *
+                (min(length, config.sliding_window) if t == "sliding_attention" else length)
+                for t in config.layer_types)
+            roofline = bandwidth * 1e9 / (weight_bytes + cache_bytes)
+            row = dict(model=name, length=length,
+                       prefill_ours=ours["prefill_tok_s"], prefill_theirs=theirs["prefill_tok_s"],
+                       decode_ours=ours["decode_tok_s"], decode_theirs=theirs["decode_tok_s"],
+                       ratio_prefill=ours["prefill_tok_s"] / theirs["prefill_tok_s"],
+                       ratio_decode=ours["decode_tok_s"] / theirs["decode_tok_s"],
+                       roofline=roofline, share_ours=ours["decode_tok_s"] / roofline,
+                       share_theirs=theirs["decode_tok_s"] / roofline,
+                       rss_ours=ours["peak_rss_mb"], rss_theirs=theirs["peak_rss_mb"], same_tokens=same)
+            rows.append(row)
+            print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+    header = ("| model | prompt | prefill tok/s ours / theirs (ratio) | decode tok/s ours / theirs (ratio) "
+              "| roofline tok/s | share of roofline ours / theirs | peak RSS MB ours / theirs | same greedy tokens |\n"
+              "|---|---|---|---|---|---|---|---|\n")
+    lines = [f"| {r['model']} | {r['length']} | {r['prefill_ours']:.0f} / {r['prefill_theirs']:.0f} "
+             f"({r['ratio_prefill']:.2f}x) | {r['decode_ours']:.1f} / {r['decode_theirs']:.1f} ({r['ratio_decode']:.2f}x) "
+             f"| {r['roofline']:.1f} | {r['share_ours']:.0%} / {r['share_theirs']:.0%} "
+             f"| {r['rss_ours']:.0f} / {r['rss_theirs']:.0f} | {'yes' if r['same_tokens'] else 'no'} |"
+             for r in rows]
+    table = header + "\n".join(lines) + "\n"
+    print(table)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(
+            "# Decode benchmark: our modules vs transformers\n\n"
+            f"Command: `python -m bench.decode {' '.join(argv or sys.argv[1:])}`\n\n"
+            f"Machine: {os.cpu_count()} CPU cores, torch {torch.__version__}, {args.threads} threads, fp32, "
+            f"{args.new_tokens} greedy tokens after the prompt, best of {args.repeats}. "
+            f"Measured bandwidth {bandwidth:.1f} GB/s (512 MB fp32 GEMV). "
+            "Roofline = bandwidth / (weight bytes + KV-cache bytes at that length).\n\n" + table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

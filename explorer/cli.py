@@ -1,0 +1,82 @@
+"""Stream a completion from an embedded checkpoint to stdout, run by our own modules.
+
+    python -m explorer.cli "Explain the KV cache in one sentence."
+    python -m explorer.cli --model gemma-3-270m --max-new-tokens 40 --temperature 0.8 --seed 1 "Once upon a time"
+    python -m explorer.cli --stats ...     # per-token position, latency and KV-cache bytes on stderr
+
+The instruct model gets the prompt as a user turn of its chat template (use --raw to skip it);
+the base model continues the text as is. Ctrl-C stops between two tokens."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from explorer.checkpoints import DEFAULT_EMBEDDED, EMBEDDED, CheckpointError, prepare_embedded
+
+
+def encode_prompt(tokenizer, text: str, raw: bool = False) -> list[int]:
+    """Chat-formatted ids when the tokenizer has a chat template (instruct models), else plain."""
+    if not raw and getattr(tokenizer, "chat_template", None):
+        return list(tokenizer.apply_chat_template([{"role": "user", "content": text}],
+                                                  add_generation_prompt=True, tokenize=True,
+                                                  return_dict=False))
+    return list(tokenizer(text).input_ids)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m explorer.cli", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("prompt")
+    parser.add_argument("--model", default=DEFAULT_EMBEDDED, choices=sorted(EMBEDDED))
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--top-k", type=int, default=0)
+    parser.add_argument("--top-p", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--raw", action="store_true", help="no chat template")
+    parser.add_argument("--stats", action="store_true", help="per-token telemetry on stderr")
+    args = parser.parse_args(argv)
+
+    import torch  # noqa: F401  (imported late so --help is instant)
+    from transformers import AutoTokenizer
+
+    from models.generate import SamplingParams, generate
+    from models.loading import load_model
+    try:
+        params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
+                                top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+        folder = prepare_embedded(args.model)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = load_model(folder)
+        ids = encode_prompt(tokenizer, args.prompt, args.raw)
+        out: list[int] = []
+        printed = ""
+        start = time.perf_counter()
+        for step in generate(model, ids, params):
+            if step.finished == "eos":
+                break
+            out.append(step.token_id)
+            # decode the whole continuation each time: multi-byte characters span tokens
+            text = tokenizer.decode(out, skip_special_tokens=True)
+            sys.stdout.write(text[len(printed):])
+            sys.stdout.flush()
+            printed = text
+            if args.stats:
+                print(f"[pos {step.position} {step.phase} {step.latency_s * 1000:.1f} ms "
+                      f"cache {sum(step.cache_bytes) / 2**20:.2f} MiB]", file=sys.stderr)
+        sys.stdout.write("\n")
+        if args.stats and out:
+            rate = len(out) / (time.perf_counter() - start)
+            print(f"{len(out)} tokens, {rate:.1f} tokens/s overall", file=sys.stderr)
+    except (ValueError, CheckpointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""The streaming CLI prints what the engine generates, and refuses bad parameters."""
+import torch
+from transformers import AutoTokenizer
+
+from explorer import cli
+from explorer.checkpoints import prepare_embedded
+from models.generate import SamplingParams, generate
+from models.loading import load_model
+
+
+def test_cli_streams_the_engine_greedy_completion(capsys):
+    assert cli.main(["--max-new-tokens", "6", "Name a colour."]) == 0
+    printed = capsys.readouterr().out
+    folder = prepare_embedded("smollm2-135m-instruct")
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = load_model(folder, device="cpu", dtype=torch.float32)
+    ids = cli.encode_prompt(tok, "Name a colour.")
+    assert tok.decode(ids).startswith("<|im_start|>")  # chat template applied
+    out = []
+    for s in generate(model, ids, SamplingParams(max_new_tokens=6)):
+        if s.finished == "eos":
+            break
+        out.append(s.token_id)
+    assert printed == tok.decode(out, skip_special_tokens=True) + "\n"
+    assert printed.strip()
+
+
+def test_cli_rejects_non_finite_temperature(capsys):
+    assert cli.main(["--temperature", "nan", "hi"]) == 2
+    assert "temperature must be a finite number" in capsys.readouterr().err

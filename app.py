@@ -33,11 +33,14 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     with gr.Blocks(title="Transformer Explorer", analytics_enabled=False) as demo:
         header = shell.build_header(runtime, t)
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t)
+        tab_blocks = []
         with gr.Tabs(elem_id="explorer-tabs"):
             for module in tabs:
-                with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}"):
+                with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}") as tab:
                     module.build(ctx)
+                tab_blocks.append((tab, module.TITLE))
         shell.wire_header(demo, header, runtime, t)
+        shell.wire_tab_titles(header, tab_blocks, t)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
     return demo
 

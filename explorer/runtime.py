@@ -122,7 +122,8 @@ class Runtime:
         loaded = self._loaded.get(name)
         if loaded is not None:
             return loaded
-        progress = progress or _no_progress
+        if progress is None:  # not `or`: a gr.Progress with nothing tracked yet is falsy
+            progress = _no_progress
         lock = self._locks[name]
         # Wait for a load in progress elsewhere, relaying its latest progress to this caller.
         while not lock.acquire(timeout=0.5):

@@ -133,9 +133,13 @@ def test_runtime_relays_progress_to_callers_waiting_for_a_load():
 
 
 def test_runtime_reports_progress_and_refuses_unknown_names():
+    class FalsyProgress(list):  # like gr.Progress: empty (falsy) until something is tracked
+        def __call__(self, fraction, message):
+            self.append(fraction)
+
     runtime = _fake_runtime([])
-    seen = []
-    runtime.get("b", progress=lambda f, m: seen.append(f))
+    seen = FalsyProgress()
+    runtime.get("b", progress=seen)
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
     for bad in ["nope", "", None, 3, "../a"]:
         with pytest.raises(UnknownModelError, match="Available models: a, b"):

@@ -25,6 +25,24 @@ def _heading(page) -> str:
     return page.locator("#explorer-heading h1").inner_text()
 
 
+def _expected_tab_titles(lang: str) -> list[str]:
+    from explorer.ui import available_tabs, build_translator
+
+    tabs = available_tabs()
+    t = build_translator(tabs)
+    return [t.text(m.TITLE, lang) for m in tabs]
+
+
+def _wait_tab_titles(page, lang: str) -> None:
+    expected = _expected_tab_titles(lang)
+    tabs = page.locator("#explorer-tabs [role=tab]")
+    for _ in range(50):
+        if tabs.all_inner_texts() == expected:
+            return
+        page.wait_for_timeout(200)
+    assert tabs.all_inner_texts() == expected
+
+
 def test_header_and_model_picker(page, app_url, screenshot):
     _open(page, app_url)
     assert _heading(page) == "Transformer Explorer"
@@ -34,8 +52,7 @@ def test_header_and_model_picker(page, app_url, screenshot):
     assert "Runs on" in status and "30 layers" in status
     assert "dequantized to fp32" in page.locator("#weights-note").inner_text()
     assert "Apache" in page.locator("#model-notice").inner_text()
-    tabs = page.locator("#explorer-tabs [role=tab]").all_inner_texts()
-    assert "About" in tabs
+    _wait_tab_titles(page, "en")
     screenshot(page, "shell-en")
 
 
@@ -50,14 +67,15 @@ def test_language_switch_changes_visible_text_and_back(page, app_url, screenshot
     assert page.locator("#model-picker").get_by_text("模型").is_visible()
     page.locator("#model-status", has_text="运行于").wait_for()
     assert "已加载" in page.locator("#model-status").inner_text()
-    assert "关于" in page.locator("#explorer-tabs [role=tab]").all_inner_texts()
+    _wait_tab_titles(page, "zh")  # every tab, not only the selected one
+    page.locator("#explorer-tabs [role=tab]", has_text="关于").click()
     page.locator("#claims-table", has_text="演示位置").wait_for()
     screenshot(page, "shell-zh")
 
     switch.get_by_text("English").click()
     page.locator("#explorer-heading h1", has_text="Transformer Explorer").wait_for()
     page.locator("#model-status", has_text="Runs on").wait_for()
-    assert "About" in page.locator("#explorer-tabs [role=tab]").all_inner_texts()
+    _wait_tab_titles(page, "en")
 
 
 def test_chinese_browser_opens_in_chinese_and_remembers_the_switch(new_page, app_url, screenshot):

@@ -131,7 +131,8 @@ def build_header(runtime: Runtime, t: Translator) -> Header:
             value=runtime.default_name, label=t("shell.model"), elem_id="model-picker",
             filterable=False, scale=1, min_width=260,
         )
-        status = gr.Markdown(elem_id="model-status")
+        # Tall enough from the start: Gradio draws the first load's progress bar over it.
+        status = gr.Markdown("\u00a0", elem_id="model-status", min_height=80)
     gr.Markdown(t("shell.weights_note"), elem_id="weights-note")
     notice = gr.Markdown(visible=False, elem_id="model-notice")
     return Header(model=model, lang=lang, status=status, notice=notice)
@@ -165,3 +166,15 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
     header.lang.input(None, [header.lang], None,
                       js="(lang) => { window.explorerSetLanguage(lang, true); }")
     header.lang.change(status, [header.model, header.lang], outputs, api_name="header_status")
+
+
+def wire_tab_titles(header: Header, tabs: list[tuple[gr.Tab, str]], t: Translator) -> None:
+    """Tab titles follow the language switch from the server: Gradio 6.31 re-translates only
+    the selected tab's title when the browser's locale changes at run time (the others keep
+    the language the page was first drawn in)."""
+    def titles(lang):
+        lang = normalize_language(lang)
+        return [gr.Tab(label=t.text(key, lang)) for _, key in tabs]
+
+    header.lang.change(titles, [header.lang], [tab for tab, _ in tabs], api_visibility="private",
+                       queue=False)

@@ -1,0 +1,102 @@
+"""Streaming cost of the Generate tab: time to first token and streamed tokens/s through the
+real app (in-process server + gradio_client), against the engine's own decode rate measured
+in the same process, alternating so that machine load hits both alike.
+
+    .venv/bin/python bench/app_stream.py [--model smollm2-135m-instruct] [--tokens 48] [--rounds 3]
+
+Prints one line per round and the ratios (app / engine). The app run has the C1 replay and the
+C4 check switched off, so only streaming is measured."""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# ≈ 32 tokens with SmolLM2's chat template (its system turn alone is ~30); the exact count is printed.
+PROMPT = "Hi."
+
+
+def engine_run(loaded, ids, n_tokens):
+    """(time to first token, decode tokens/s) of models.generate.generate called directly."""
+    from models.generate import SamplingParams, generate
+
+    start = time.perf_counter()
+    first = last = None
+    count = 0
+    for step in generate(loaded.model, ids, SamplingParams(max_new_tokens=n_tokens), eos_ids=[]):
+        now = time.perf_counter()
+        first = first or now
+        last = now
+        count += 1
+    return first - start, (count - 1) / (last - first)
+
+
+def app_run(client, model, n_tokens):
+    """(time to first token, streamed tokens/s, tokens) as a gradio_client sees them."""
+    start = time.perf_counter()
+    job = client.submit(model, "en", PROMPT, n_tokens, 0.0, 0, 1.0, 0, "full", 64, 4, False, False,
+                        api_name="/generate")
+    arrivals, text = [], ""
+    for output in job:
+        if output[0] and output[0] != text:
+            text = output[0]
+            arrivals.append(time.perf_counter())
+    final = job.result()
+    tokens = int(final[1].split("**")[1])  # "Done (...): **N** tokens ..."
+    ttft = arrivals[0] - start
+    # text updates can merge two tokens into one message; count tokens, not messages
+    rate = (tokens - 1) / (arrivals[-1] - arrivals[0])
+    return ttft, rate, tokens
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--tokens", type=int, default=48)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    import app
+    from gradio_client import Client
+
+    from explorer import kvcache
+    from explorer.runtime import Runtime
+
+    runtime = Runtime()
+    loaded = runtime.get(args.model)
+    ids, chat = kvcache.prompt_ids(loaded.tokenizer, PROMPT)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    demo = app.build_app(runtime)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                **app.launch_options())
+    client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+    print(f"{args.model} on {runtime.device_label}; prompt {len(ids)} tokens "
+          f"({'chat template' if chat else 'plain'}), {args.tokens} new tokens, greedy")
+    engine_run(loaded, ids, 4)  # warm-up
+    app_run(client, args.model, 4)
+    e_ttft, e_rate, a_ttft, a_rate = [], [], [], []
+    for r in range(args.rounds):
+        t1, r1 = engine_run(loaded, ids, args.tokens)
+        t2, r2, n = app_run(client, args.model, args.tokens)
+        e_ttft.append(t1), e_rate.append(r1), a_ttft.append(t2), a_rate.append(r2)
+        print(f"round {r + 1}: engine ttft {t1:.3f} s, {r1:.1f} tok/s | app ttft {t2:.3f} s, "
+              f"{r2:.1f} tok/s ({n} tokens) | app/engine rate {r2 / r1:.2f}")
+    demo.close()
+    med = statistics.median
+    print(f"median: engine ttft {med(e_ttft):.3f} s, {med(e_rate):.1f} tok/s; app ttft "
+          f"{med(a_ttft):.3f} s, {med(a_rate):.1f} tok/s; streamed/engine rate "
+          f"{med([a / e for a, e in zip(a_rate, e_rate)]):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The Generate & KV-cache tab through its API (gradio_client on the in-process app, real
+SmolLM2 checkpoint): /generate streams step by step and equals the engine, /stop cancels it,
+/kv_calculator reproduces the published figures, /long_prompt fills a prompt past Gemma's
+window, and bad inputs come back as plain errors while the server keeps serving."""
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from explorer import kvcache
+
+MODEL = "smollm2-135m-instruct"
+PROMPT = "Name a colour."
+
+
+def args(**overrides):
+    values = dict(model=MODEL, lang="en", prompt=PROMPT, max_new=5, temperature=0.0, top_k=0,
+                  top_p=1.0, seed=0, policy="full", window=64, sinks=4, compare=True, check=True)
+    values.update(overrides)
+    return list(values.values())
+
+
+def plot_data(value) -> dict:
+    """A gr.Plot output as the client receives it -> the Plotly figure dict."""
+    assert value is not None, "plot output is empty"
+    plot = value["plot"] if isinstance(value, dict) and "plot" in value else value
+    return json.loads(plot) if isinstance(plot, str) else plot
+
+
+def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime):
+    from models.generate import SamplingParams, generate
+
+    job = client.submit(*args(), api_name="/generate")
+    final = job.result(timeout=300)
+    outputs = job.outputs()
+    texts = [out[0] for out in outputs]
+    # The text grows one token at a time: each streamed text extends the one before.
+    growing = [t for i, t in enumerate(texts) if i == 0 or t != texts[i - 1]]
+    assert len(growing) >= 5
+    for before, after in zip(growing, growing[1:]):
+        assert after.startswith(before.rstrip()) or len(after) >= len(before)
+
+    loaded = runtime.get(MODEL)
+    ids, chat = kvcache.prompt_ids(loaded.tokenizer, PROMPT)
+    assert chat
+    direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=5))]
+    assert final[0] == loaded.tokenizer.decode(direct, skip_special_tokens=True)
+
+    status, evidence = final[1], final[6]
+    assert status.startswith("Done") and f"prompt {len(ids)} tokens (chat template)" in status
+    # C3: bytes == formula at every step; C4: within tolerance; C1: the replay ran
+    assert "(equal, checked at all 5 steps)" in evidence
+    c4 = float(re.search(r"over 5 generated tokens = \*\*([0-9.e+-]+)\*\*", evidence).group(1))
+    assert c4 <= kvcache.C4_TOLERANCE
+    assert "**C1**" in evidence and "same next token at 4 of 4" in evidence
+
+    bars = plot_data(final[2])
+    t_end = len(ids) + 4
+    measured = [y * 1024 for trace in bars["data"] if trace["type"] == "bar" for y in trace["y"]]
+    assert measured == [2 * 3 * 64 * 4 * t_end] * 30
+    growth = plot_data(final[3])
+    assert growth["data"][0]["x"] == list(range(len(ids), t_end + 1))
+    latency = plot_data(final[4])
+    names = {trace.get("name") for trace in latency["data"]}
+    assert {"with KV cache", "no cache (recompute all)"} <= names
+    diff = plot_data(final[5])
+    assert len(diff["data"][0]["y"]) == 5 and max(diff["data"][0]["y"]) <= kvcache.C4_TOLERANCE
+
+    history = final[7]
+    assert history["data"][-1][4] == 5 and history["data"][-1][6] == "✓"
+
+
+def test_cache_policy_sinks_window_on_the_real_model(client, runtime):
+    final = client.predict(*args(policy="sinks", window=16, sinks=4, max_new=3, compare=False),
+                           api_name="/generate")
+    evidence = final[6]
+    assert "**C9**: 30 windowed layers hold 20 tokens each (capped at 20)" in evidence
+    assert "(equal, checked at all 3 steps)" in evidence
+    c4 = float(re.search(r"= \*\*([0-9.e+-]+)\*\*", evidence.split("**C4**")[1]).group(1))
+    assert c4 <= kvcache.C4_TOLERANCE
+    bars = plot_data(final[2])
+    assert [t["name"] for t in bars["data"] if t["type"] == "bar"] == ["30 layers: 4 sinks + window 16"]
+
+
+# Out-of-range slider values are refused by Gradio itself (its own message); the rest by the
+# tab's server-side checks (explorer/kvcache.py parse_request), in plain words. NaN and inf
+# cannot travel through the JSON API; tests/test_kvcache_explorer.py checks them.
+@pytest.mark.parametrize("overrides, message", [
+    (dict(prompt="   "), "Type a prompt first"),
+    (dict(top_p=0), "less than minimum value 0.05"),
+    (dict(max_new=5000), "greater than maximum value 256"),
+    (dict(policy="sinks", window=4, sinks=4), "Sinks (4) must be fewer than the window (4)"),
+    (dict(policy="sinks", window=8, sinks=0), "at least one sink"),
+    (dict(policy="lru"), "lru"),
+    (dict(model="gpt-5"), "not in the list of choices"),
+    (dict(prompt="word " * 1100), "the limit here is 1024"),
+])
+def test_bad_inputs_come_back_as_plain_errors(client, overrides, message):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError) as error:
+        client.predict(*args(**overrides), api_name="/generate")
+    assert message in str(error.value)
+
+
+def test_server_keeps_serving_after_errors(client):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError):
+        client.predict(*args(window=5000), api_name="/generate")
+    final = client.predict(*args(max_new=2, compare=False, check=False), api_name="/generate")
+    assert final[1].startswith("Done")
+
+
+def test_stop_cancels_within_a_step(client):
+    """The Stop button's `cancels=` makes the browser call /cancel for the running event; the
+    client's job.cancel() is that same call. /stop itself only writes the status line."""
+    job = client.submit(*args(max_new=200, compare=False, check=False), api_name="/generate")
+    deadline = time.time() + 120
+    while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 3:
+        time.sleep(0.1)
+    assert len({o[0] for o in job.outputs() if o[0]}) >= 3, "no tokens streamed"
+    assert client.predict("en", api_name="/stop") == "Stopped."
+    job.cancel()
+    cancelled_at = time.time()
+    # the model's concurrency slot is free again at once: a 200-token run would hold it for
+    # minutes on this CPU, a 1-token request now takes one prefill
+    final = client.predict(*args(max_new=1, compare=False, check=False), api_name="/generate")
+    assert final[1].startswith("Done")
+    assert time.time() - cancelled_at < 60
+    texts = [o[0] for o in job.outputs() if o[0]]
+    assert len(texts) < 100
+
+
+def test_calculator_reproduces_published_figures(client):
+    client.predict(MODEL, "en", api_name="/load_model")  # what the page does on load
+    table, variants, roofline, note = client.predict(MODEL, "en", 32768, 2, api_name="/kv_calculator")
+    rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
+    assert rows["Llama-2-7B"]["per token"] == "0.500 MiB"
+    assert rows["Llama-2-7B"]["at 32,768 tokens"] == "16.00 GiB"
+    assert rows["Llama 3 8B"]["q heads : kv heads"] == "32 : 8"
+    assert rows["DeepSeek-V3"]["elements / token / layer"] == "576"
+    assert rows["Mistral 7B"]["at 32,768 tokens"] == "512.00 MiB"  # capped at 4096 tokens
+    assert "SmolLM2-135M-Instruct (loaded)" in rows
+    assert [r[0] for r in variants["data"]] == ["MHA", "GQA", "MQA"]
+    assert plot_data(roofline)["layout"]["xaxis"]["type"] == "log" and note == ""
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="Context length must be between 1 and 10000000"):
+        client.predict(MODEL, "en", 20_000_000, 2, api_name="/kv_calculator")
+    with pytest.raises(AppError, match="less than minimum value 1"):
+        client.predict(MODEL, "en", 0, 2, api_name="/kv_calculator")
+
+
+def test_long_prompt_passes_gemmas_window(client, runtime):
+    text = client.predict(api_name="/long_prompt")
+    loaded = runtime.get(MODEL)
+    n = len(loaded.tokenizer(text)["input_ids"])
+    assert 520 <= n <= kvcache.MAX_PROMPT_TOKENS

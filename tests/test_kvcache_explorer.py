@@ -1,0 +1,324 @@
+"""explorer/kvcache.py: the evidence behind the Generate & KV-cache tab.
+
+Tiny random models (tests/helpers.py) drive the engine for the per-step checks (cheap); one short
+real SmolLM2 run and one real Gemma-3 run past its 512-token window check the same on the
+checkpoints. The calculator reproduces the published figures exactly.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import torch
+
+from explorer import kvcache
+from explorer.kvcache import InputError, parse_request
+from models.attention import MaskSpec
+from models.forward import RunOptions
+from tests.helpers import ours_from_hf, tiny_hf
+
+
+class DigitTokenizer:
+    """Just what stream_generation needs from a tokenizer: decode."""
+
+    def decode(self, ids, skip_special_tokens=False):
+        return " ".join(f"<{i}>" for i in ids)
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    return ours_from_hf(tiny_hf("llama"))
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma():
+    return ours_from_hf(tiny_hf("gemma3"))  # 6 layers: 5 sliding (window 5) : 1 global
+
+
+def run(model, ids, **fields):
+    """(snapshots, final session); the stream yields one mutable Session, so each yield is
+    recorded as (phase, tokens so far, replay points so far)."""
+    request = kvcache.Request(prompt="x", **fields)
+    snapshots, session = [], None
+    for session in kvcache.stream_generation(model, DigitTokenizer(), ids, request):
+        snapshots.append((session.phase, len(session.records), len(session.replay)))
+    return snapshots, session
+
+
+# ----- bytes == formula, every step (C3) and the window cap (C9) ----------------------------
+def test_bytes_equal_formula_per_layer_at_every_step(tiny_llama):
+    snapshots, session = run(tiny_llama, [3, 4, 5], max_new_tokens=12, compare_no_cache=False,
+                             check_full_forward=False)
+    c = tiny_llama.config
+    assert len(session.records) == 12 and session.stopped == "length"
+    for record in session.records:
+        per_layer = 2 * c.n_kv_heads * c.head_dim * 4 * record.context
+        assert record.cache_bytes == [per_layer] * c.n_layers
+        assert sum(record.cache_bytes) == kvcache.formula_bytes_per_token(
+            c.n_layers, c.n_kv_heads, c.head_dim, 4) * record.context
+    assert session.bytes_match_formula()
+    # the stream yields once per token while decoding: the visitor sees every step
+    assert [n for phase, n, _ in snapshots if phase == "decode"] == list(range(1, 13))
+
+
+def test_bars_show_measured_bytes_and_formula_ticks(tiny_gemma):
+    _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=6, compare_no_cache=False,
+                     check_full_forward=False)
+    last = session.records[-1]
+    fig = kvcache.layer_bytes_figure(session)
+    bars = [trace for trace in fig.data if trace.type == "bar"]
+    measured = {}
+    for trace in bars:
+        measured.update({x: y * 1024 for x, y in zip(trace.x, trace.y)})
+    assert [measured[i] for i in range(6)] == last.cache_bytes
+    ticks = next(trace for trace in fig.data if trace.type == "scatter")
+    formula = kvcache.formula_layer_bytes(session.config, session.layouts, last.context, 4)
+    assert [y * 1024 for y in ticks.y] == formula == last.cache_bytes
+    names = sorted(trace.name for trace in bars)
+    assert names == ["1 layers: full (global)", "5 layers: sliding window 5"]
+    assert "layer %{x}" in bars[0].hovertemplate
+
+
+def test_windowed_layers_cap_while_global_layers_grow(tiny_gemma):
+    _, session = run(tiny_gemma, [1, 2, 3], max_new_tokens=10, compare_no_cache=False,
+                     check_full_forward=False)
+    kinds = [lay.kind for lay in session.layouts]
+    assert kinds == ["window"] * 5 + ["full"]
+    for record in session.records:
+        assert record.cache_lengths[:5] == [min(record.context, 5)] * 5
+        assert record.cache_lengths[5] == record.context
+    assert session.bytes_match_formula()
+    fig = kvcache.growth_figure(session)
+    local = next(tr for tr in fig.data if "sliding" in tr.name)
+    glob = next(tr for tr in fig.data if "full" in tr.name)
+    late = [y for x, y in zip(local.x, local.y) if x >= 5]
+    assert len(set(late)) == 1 and glob.y[-1] > glob.y[0]
+
+
+def test_cache_policy_changes_layout_and_bytes(tiny_llama):
+    _, full = run(tiny_llama, [2, 3, 4, 5], max_new_tokens=10, compare_no_cache=False,
+                  check_full_forward=False)
+    _, sinks = run(tiny_llama, [2, 3, 4, 5], max_new_tokens=10, policy="sinks", window=4, sinks=2,
+                   compare_no_cache=False, check_full_forward=True)
+    assert {lay.kind for lay in sinks.layouts} == {"sinks+window"}
+    assert all(n == 6 for n in sinks.records[-1].cache_lengths)
+    assert sum(sinks.records[-1].cache_bytes) < sum(full.records[-1].cache_bytes)
+    assert sinks.bytes_match_formula()
+    # the ring buffer + sinks reproduce a full forward under the same mask (C4)
+    assert sinks.max_logit_diff() <= kvcache.C4_TOLERANCE
+
+
+# ----- C1 replay and C4 check ---------------------------------------------------------------
+def test_replay_without_cache_counts_quadratic_scores(tiny_llama):
+    snapshots, session = run(tiny_llama, [7, 8, 9], max_new_tokens=8)
+    c = tiny_llama.config
+    heads = c.n_layers * c.n_heads
+    decode = [r for r in session.records if r.phase == "decode"]
+    assert [p.context for p in session.replay] == [r.context for r in decode]
+    for record, point in zip(decode, session.replay):
+        assert record.score_entries == heads * record.context           # one row of scores
+        assert point.score_entries == heads * point.context ** 2          # the whole square
+        assert point.same_token
+    phases = [phase for phase, _, _ in snapshots]
+    assert phases.index("checking") < phases.index("replay") and phases[-1] == "done"
+    assert [m for phase, _, m in snapshots if phase == "replay"] == list(range(1, 8))
+    fig = kvcache.latency_figure(session)
+    assert len(fig.data) == 4 and fig.data[2].y[-1] > 0
+
+
+def test_replay_targets_are_bounded_and_spread():
+    records = [kvcache.StepRecord(i, 0, "", 10 + i, "prefill" if i == 0 else "decode", 0.0, 1, 0,
+                                  [], []) for i in range(200)]
+    picks = kvcache.replay_targets(records, max_points=24)
+    assert len(picks) == 24 and picks[0].index == 1 and picks[-1].index == 199
+
+
+def test_replay_respects_its_budget(tiny_llama):
+    _, session = run(tiny_llama, [1, 2], max_new_tokens=5, check_full_forward=False)
+    records = session.records
+    points = list(kvcache.replay_without_cache(tiny_llama, [1, 2] + session.generated_ids, records,
+                                               RunOptions(), budget_end=time.perf_counter() - 1))
+    assert points == []
+
+
+def test_logit_check_per_position_on_tiny_models(tiny_llama, tiny_gemma):
+    for model in (tiny_llama, tiny_gemma):
+        _, session = run(model, [4, 5, 6, 7, 8, 9, 10], max_new_tokens=8, compare_no_cache=False)
+        assert len(session.logit_diffs) == 8
+        assert max(session.logit_diffs) <= kvcache.C4_TOLERANCE
+        fig = kvcache.logit_diff_figure(session)
+        assert list(fig.data[0].x) == [r.position for r in session.records]
+
+
+def test_stop_and_deadline_end_within_one_step(tiny_llama):
+    calls = {"n": 0}
+
+    def stop_after_three():
+        calls["n"] += 1
+        return calls["n"] > 3
+
+    request = kvcache.Request(prompt="x", max_new_tokens=50)
+    *_, stopped = kvcache.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+                                            should_stop=stop_after_three)
+    assert len(stopped.records) == 3 and stopped.stopped == "stop"
+    assert stopped.replay == [] and stopped.logit_diffs is None
+    late = list(kvcache.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+                                          deadline=time.perf_counter() - 1))
+    assert late[-1].stopped == "deadline" and late[-1].records == []
+
+
+# ----- validation ---------------------------------------------------------------------------
+@pytest.mark.parametrize("fields, message", [
+    (dict(prompt="   "), "Type a prompt"),
+    (dict(prompt=None), "Type a prompt"),
+    (dict(max_new_tokens=0), "between 1 and 256"),
+    (dict(max_new_tokens=2.5), "whole number"),
+    (dict(max_new_tokens=float("nan")), "finite"),
+    (dict(temperature=float("inf")), "finite"),
+    (dict(temperature=-0.1), "Temperature must be between"),
+    (dict(temperature="hot"), "must be a number"),
+    (dict(top_k=-1), "Top-k"),
+    (dict(top_p=0.0), "Top-p"),
+    (dict(top_p=1.5), "Top-p"),
+    (dict(seed=-3), "Seed"),
+    (dict(policy="lru"), "Cache policy"),
+    (dict(policy="window", window=0), "Window"),
+    (dict(policy="sinks", window=4, sinks=4), "fewer than the window"),
+    (dict(policy="sinks", window=8, sinks=0), "at least one sink"),
+    (dict(compare_no_cache="yes"), "true or false"),
+])
+def test_bad_inputs_are_refused_in_plain_words(fields, message):
+    values = dict(prompt="hello", max_new_tokens=8, temperature=0.0, top_k=0, top_p=1.0, seed=0,
+                  policy="full", window=64, sinks=4, compare_no_cache=True, check_full_forward=True)
+    values.update(fields)
+    with pytest.raises(InputError, match=message):
+        parse_request(**values)
+
+
+def test_good_inputs_parse_and_map_to_engine_objects():
+    request = parse_request("hi", 16.0, 0.7, 40.0, 0.9, 7.0, "sinks", 64.0, 4.0, False, True)
+    assert request.max_new_tokens == 16 and request.seed == 7 and request.top_k == 40
+    assert request.mask() == MaskSpec(window=64, sinks=4)
+    assert request.sampling().temperature == 0.7
+    assert parse_request("hi", seed=None).seed is None
+    assert parse_request("hi", policy="window", window=32).mask() == MaskSpec(window=32)
+    with pytest.raises(InputError, match="limit here is 1024"):
+        kvcache.check_prompt_length(1025, request, 8192)
+    with pytest.raises(InputError, match="exceeds the model's context"):
+        kvcache.check_prompt_length(100, request, 110)
+
+
+# ----- the calculator (C3, C5, C6, C9) ------------------------------------------------------
+def shape(name):
+    return next(s for s in kvcache.SHAPES if s.name == name)
+
+
+def test_llama2_7b_is_half_a_mib_per_token_and_16_gib_at_32k():
+    llama2 = shape("Llama-2-7B")
+    assert llama2.bytes_per_token(2) == 0.5 * kvcache.MIB == 524_288
+    assert llama2.bytes_at(32 * 1024, 2) == 16 * kvcache.GIB
+    row = next(r for r in kvcache.calculator_rows(32768, 2) if r["model"] == "Llama-2-7B")
+    assert row["per token"] == "0.500 MiB" and row["at 32,768 tokens"] == "16.00 GiB"
+    assert row["attention"] == "MHA"
+
+
+def test_gqa_mqa_and_windows_in_the_calculator():
+    assert shape("Llama 3 8B").bytes_per_token(2) == 128 * 1024  # 8 of 32 heads: a quarter
+    variants = {r["variant"]: r["total_bytes"] for r in kvcache.head_variants(shape("Llama 3 8B"), 1000)}
+    assert variants["MHA"] == 4 * variants["GQA"] == 32 * variants["MQA"]
+    mistral = shape("Mistral 7B")
+    assert mistral.bytes_at(32768, 2) == mistral.bytes_at(4096, 2) == 4096 * mistral.bytes_per_token(2)
+    gemma27 = shape("Gemma 3 27B")
+    per_layer = 2 * 16 * 128 * 2
+    assert gemma27.bytes_at(32768, 2) == per_layer * (52 * 1024 + 10 * 32768)
+
+
+def test_deepseek_mla_is_gqa_with_2_25_kv_heads():
+    deepseek = shape("DeepSeek-V3")
+    assert deepseek.elements_per_token_layer() == 576 == 4.5 * deepseek.head_dim
+    gqa = kvcache.CacheShape("equivalent GQA", 61, 128, 2.25, 128)
+    assert deepseek.bytes_per_token(2) == gqa.bytes_per_token(2) == 61 * 576 * 2
+    assert deepseek.attention() == "MLA"
+
+
+def test_loaded_model_rows_from_the_real_configs():
+    from explorer.checkpoints import prepare_embedded
+    from models.config import config_from_hf
+
+    gemma = config_from_hf(json.loads((prepare_embedded("gemma-3-270m") / "config.json").read_text()))
+    row = kvcache.shape_from_config("Gemma 3 270M (loaded)", gemma)
+    published = shape("Gemma 3 270M")
+    assert (row.n_layers, row.n_kv_heads, row.head_dim, row.window, row.n_global) == \
+        (published.n_layers, published.n_kv_heads, published.head_dim, published.window, published.n_global)
+    assert row.bytes_at(2000, 4) == published.bytes_at(2000, 4)
+    smol = config_from_hf(json.loads((prepare_embedded("smollm2-135m-instruct") / "config.json").read_text()))
+    row = kvcache.shape_from_config("SmolLM2", smol)
+    assert row.window is None and row.bytes_per_token(4) == 2 * 30 * 3 * 64 * 4
+
+
+def test_roofline_moves_toward_compute_bound_with_batch(tiny_llama):
+    c = tiny_llama.config
+    n = sum(p.numel() for p in tiny_llama.parameters())
+    intensities = [f / b for b, f in (kvcache.decode_step_cost(c, n, 2, 100, bs) for bs in (1, 8, 64))]
+    assert intensities[0] < intensities[1] < intensities[2]
+    fig = kvcache.roofline_figure(c, n, 2, 100)
+    assert fig.layout.xaxis.type == "log" and "FLOP/byte" in fig.layout.xaxis.title.text
+
+
+def test_figures_translate(tiny_gemma):
+    _, session = run(tiny_gemma, [1, 2], max_new_tokens=3, compare_no_cache=False,
+                     check_full_forward=False)
+    fig = kvcache.layer_bytes_figure(session, "zh")
+    assert fig.layout.xaxis.title.text == "层" and "滑动窗口" in "".join(t.name for t in fig.data)
+
+
+# ----- the real checkpoints -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def runtime():
+    from explorer.runtime import Runtime
+
+    return Runtime(device="cpu", dtype=torch.float32)
+
+
+def test_real_smollm2_stream_matches_engine_and_full_forward(runtime):
+    from models.generate import SamplingParams, generate
+
+    loaded = runtime.get("smollm2-135m-instruct")
+    ids, chat = kvcache.prompt_ids(loaded.tokenizer, "Name a colour.")
+    assert chat and loaded.tokenizer.decode(ids).endswith("<|im_start|>assistant\n")
+    request = kvcache.Request(prompt="Name a colour.", max_new_tokens=4, compare_no_cache=False)
+    _, session = run_real(loaded, ids, request)
+    direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=4))]
+    assert session.generated_ids == direct
+    assert session.bytes_match_formula()
+    assert session.records[-1].cache_bytes[0] == 2 * 3 * 64 * 4 * (len(ids) + 3)
+    assert max(session.logit_diffs) <= kvcache.C4_TOLERANCE
+
+
+def run_real(loaded, ids, request):
+    *_, session = kvcache.stream_generation(loaded.model, loaded.tokenizer, ids, request)
+    return None, session
+
+
+def test_real_gemma_local_layers_cap_at_512(runtime):
+    """C9 on the checkpoint: a 520-token prompt, two tokens: 15 local layers hold 512, 3 global
+    layers hold everything."""
+    from explorer.texts import long_text
+
+    loaded = runtime.get("gemma-3-270m")
+    ids, chat = kvcache.prompt_ids(loaded.tokenizer, long_text()[:4000])
+    assert not chat and ids[0] == loaded.config.bos_token_id
+    ids = ids[:520]
+    request = kvcache.Request(prompt="x", max_new_tokens=2, compare_no_cache=False,
+                              check_full_forward=False)
+    _, session = run_real(loaded, ids, request)
+    last = session.records[-1]
+    local = [i for i, lay in enumerate(session.layouts) if lay.kind == "window"]
+    glob = [i for i, lay in enumerate(session.layouts) if lay.kind == "full"]
+    assert len(local) == 15 and len(glob) == 3
+    assert {last.cache_lengths[i] for i in local} == {512}
+    assert {last.cache_lengths[i] for i in glob} == {521}
+    assert session.bytes_match_formula()
+    assert last.cache_bytes[glob[0]] == 2 * 1 * 256 * 4 * 521
+    assert last.cache_bytes[local[0]] == 2 * 1 * 256 * 4 * 512

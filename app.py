@@ -32,7 +32,8 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     t = build_translator(tabs)
     with gr.Blocks(title="Transformer Explorer", analytics_enabled=False) as demo:
         header = shell.build_header(runtime, t)
-        ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t)
+        ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
+                         tabs=tuple(tabs))
         tab_blocks = []
         with gr.Tabs(elem_id="explorer-tabs"):
             for module in tabs:

@@ -85,6 +85,7 @@ class TabContext:
     model: gr.Dropdown        # the header's model picker; its value is a registry name
     lang: gr.Radio            # the header's language switch; its value is "en" or "zh"
     t: Translator             # t("key") static text; t.text("key", lang, **fields) server text
+    tabs: tuple[ModuleType, ...] = ()  # the tab modules of this app, in display order
     concurrency_id: str = MODEL_CONCURRENCY_ID
 
     @property

@@ -2,7 +2,6 @@
 of the selected model (numbers read from the loaded config and weights)."""
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections import Counter
 from pathlib import Path
@@ -12,17 +11,20 @@ import gradio as gr
 
 from explorer.i18n import normalize_language
 from explorer.runtime import LoadedModel
-from explorer.ui import TabContext
+from explorer.ui import TabContext, tab_id
 
 CLAIMS_FILE = Path(__file__).resolve().parents[2] / "docs" / "CLAIMS.md"
 
-# Where each claim is (or will be) shown: a tab module's id, or a planned topic.
+# Where each claim is (or will be) shown: tab module ids, or topics of tabs not written yet.
+# A claim may need several places (C6: the calculator row exists, the MLA module is planned).
 CLAIM_PLACES = {
-    "C1": "generate", "C2": "generate", "C3": "generate", "C4": "generate",
-    "C5": "attention", "C6": "mla", "C7": "mla", "C8": "attention", "C9": "generate",
-    "C10": "attention", "C11": "rope", "C12": "rope", "C13": "rope", "C14": "moe",
-    "C15": "moe", "C16": "flash", "C17": "flash", "C18": "architecture", "C19": "architecture",
+    "C1": ("generate",), "C2": ("generate",), "C3": ("generate",), "C4": ("generate",),
+    "C5": ("generate", "attention"), "C6": ("generate", "mla"), "C7": ("mla",),
+    "C8": ("attention",), "C9": ("generate", "attention"), "C10": ("attention",),
+    "C11": ("rope",), "C12": ("rope",), "C13": ("rope",), "C14": ("moe",), "C15": ("moe",),
+    "C16": ("flash",), "C17": ("flash",), "C18": ("architecture",), "C19": ("architecture",),
 }
+# Names of planned tabs (a tab that exists is named by its own title).
 PLACE_KEYS = {
     "generate": "about.place.generate", "attention": "about.place.attention",
     "rope": "about.place.rope", "mla": "about.place.mla", "moe": "about.place.moe",
@@ -60,6 +62,8 @@ STRINGS = {
     "about.col.quantity": {"en": "quantity", "zh": "项目"},
     "about.col.value": {"en": "value in the loaded model", "zh": "已加载模型中的值"},
     "about.planned": {"en": "{place} (planned)", "zh": "{place}（计划中）"},
+    "about.tab_named": {"en": "{title} tab", "zh": "“{title}”标签页"},
+    "about.list_separator": {"en": "; ", "zh": "；"},
     "about.place.generate": {"en": "Generate tab", "zh": "“生成”标签页"},
     "about.place.attention": {"en": "Attention tab", "zh": "“注意力”标签页"},
     "about.place.rope": {"en": "RoPE tab", "zh": "“RoPE”标签页"},
@@ -148,15 +152,20 @@ def claim_ids() -> list[str]:
     return re.findall(r"^\|\s*(C\d+)\s*\|", text, flags=re.MULTILINE)
 
 
-def claims_table(t, lang: str, built_tabs: set[str]) -> str:
+def claims_table(t, lang: str, built_tabs: dict[str, str]) -> str:
+    """Markdown table of the claims; `built_tabs` maps the ids of existing tabs to the
+    STRINGS key of their title."""
     header = (f"| {t.text('about.col.id', lang)} | {t.text('about.col.claim', lang)} | "
               f"{t.text('about.col.where', lang)} |\n|---|---|---|")
     rows = []
     for cid in claim_ids():
-        place = CLAIM_PLACES.get(cid, "")
-        where = t.text(PLACE_KEYS[place], lang) if place in PLACE_KEYS else "—"
-        if place not in built_tabs:
-            where = t.text("about.planned", lang, place=where)
+        places = []
+        for place in CLAIM_PLACES.get(cid, ()):
+            if place in built_tabs:
+                places.append(t.text("about.tab_named", lang, title=t.text(built_tabs[place], lang)))
+            else:
+                places.append(t.text("about.planned", lang, place=t.text(PLACE_KEYS[place], lang)))
+        where = t.text("about.list_separator", lang).join(places) or "—"
         rows.append(f"| {cid} | {t.text('about.c.' + cid, lang)} | {where} |")
     return "\n".join([header, *rows])
 
@@ -243,11 +252,8 @@ def model_card(t, lang: str, info: dict[str, Any], runs_on: str, description: st
 
 
 def build(ctx: TabContext) -> None:
-    from explorer.ui import TAB_MODULES
-
     t = ctx.t
-    built_tabs = {name.rsplit(".", 1)[-1] for name in TAB_MODULES
-                  if importlib.util.find_spec(name) is not None}
+    built_tabs = {tab_id(m): m.TITLE for m in ctx.tabs}
     gr.Markdown(t("about.intro"))
     gr.Markdown(t("about.claims_heading"))
     claims = gr.Markdown(claims_table(t, "en", built_tabs), elem_id="claims-table")

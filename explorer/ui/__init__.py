@@ -43,7 +43,9 @@ tests/test_app_shell.py). Rules:
   written: braces and LaTeX are safe).
 - Text a handler computes uses `ctx.t.text("key", lang, **fields)` with `ctx.lang` among the
   event's inputs. To re-render it when the visitor switches language, also wire
-  `ctx.lang.change(...)`; to follow the model picker, wire `ctx.model.change(...)`.
+  `ctx.lang.change(...)`; to follow the model picker, wire `ctx.model.change(...)`; for a
+  first render when the page opens, `ctx.demo.load(...)`. Components a handler updates get
+  plain strings (`ctx.t.text`), not `ctx.t(...)` markers.
 - Every event that runs a forward pass passes `**ctx.model_event` (one shared concurrency
   group, so the machine runs one forward pass at a time, whoever asked). Merely loading a
   model (`ctx.load`) is thread-safe by itself and needs no group.

@@ -1,0 +1,174 @@
+"""Receptive field through depth (claim C8), probed on the real model.
+
+Replace the token at distance d before the last position by another token and compare, layer by
+layer, the last position's hidden state (Recorder "resid", the output of each block) with the
+unperturbed run. With window w (a key is visible when q - k < w) one layer moves information at
+most w - 1 positions, so the perturbation can reach the last position at layer l (1-based) only
+when d <= l (w - 1): after L layers the reach is L (w - 1) + 1 tokens. Out of reach, the hidden
+state is bit-for-bit unchanged (masked probabilities are exactly 0), so "changed" is an exact
+test, not a threshold.
+
+All distances run as one batch: row 0 is the original text, row i the text perturbed at one
+distance.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from models.attention import MaskSpec
+from models.config import SLIDING
+from models.forward import Recorder, RunOptions
+
+
+class LastPositionRecorder(Recorder):
+    """Keeps only the last position of each block's output: (B, d) per layer."""
+
+    def __init__(self):
+        super().__init__(["resid"])
+
+    def save(self, point, layer, value):
+        self.records[(point, layer)] = value.detach()[:, -1].float().cpu()
+
+
+def theoretical_reach(n_layers: int, window: int) -> int:
+    """Tokens that can influence a position after n_layers windowed layers: L (w - 1) + 1."""
+    return n_layers * (window - 1) + 1
+
+
+def first_layer_reached(distance: int, window: Optional[int], layer_types: Sequence[str] = (),
+                        layer_windows: Optional[Sequence[Optional[int]]] = None) -> Optional[int]:
+    """0-based index of the first block whose output at the last position can depend on the
+    token `distance` positions earlier, walking the layers with their own windows (None: global,
+    reaches everything at once). None if no layer reaches it."""
+    if distance == 0:
+        return 0
+    reach = 0
+    n = len(layer_windows) if layer_windows is not None else len(layer_types)
+    for i in range(n):
+        w = layer_windows[i] if layer_windows is not None else window
+        if w is None:
+            return i
+        reach += w - 1
+        if distance <= reach:
+            return i
+    return None
+
+
+@dataclass
+class ReceptiveFieldResult:
+    distances: list            # d values probed
+    delta: np.ndarray          # (len(d), L) max |Δ resid| at the last position, per block
+    changed: np.ndarray        # (len(d), L) bool: delta > 0 exactly
+    predicted: list            # first block index the rule predicts, per d (None: never)
+    measured: list             # first block index that changed, per d (None: never)
+    layer_windows: list        # window per layer in this run (None: global)
+    n_tokens: int
+    seed: int
+    replacement: list          # the token id put at each perturbed position
+
+    @property
+    def agrees(self) -> bool:
+        return self.predicted == self.measured
+
+
+def layer_windows(model, mask: Optional[MaskSpec]) -> list:
+    return [m.window for m in model.layer_masks(mask)]
+
+
+@torch.inference_mode()
+def probe(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[MaskSpec] = None,
+          seed: int = 0) -> ReceptiveFieldResult:
+    """One batched forward: the original and one perturbed copy per distance."""
+    ids = list(ids)
+    n = len(ids)
+    distances = sorted({int(d) for d in distances})
+    if not distances or distances[0] < 0 or distances[-1] > n - 1:
+        raise ValueError(f"distances must lie in 0..{n - 1}")
+    generator = torch.Generator().manual_seed(seed)
+    vocab = model.config.vocab_size
+    batch = torch.tensor([ids] * (len(distances) + 1), dtype=torch.long)
+    replacement = []
+    for row, d in enumerate(distances, start=1):
+        pos = n - 1 - d
+        new = int(torch.randint(0, vocab, (1,), generator=generator))
+        while new == ids[pos]:
+            new = int(torch.randint(0, vocab, (1,), generator=generator))
+        batch[row, pos] = new
+        replacement.append(new)
+    recorder = LastPositionRecorder()
+    options = RunOptions(mask=mask, last_logits_only=True)
+    model(batch.to(model.embed.weight.device), recorder=recorder, options=options)
+    n_layers = model.config.n_layers
+    resid = torch.stack([recorder.get("resid", i) for i in range(n_layers)], dim=1)  # (B, L, d)
+    delta = (resid[1:] - resid[:1]).abs().amax(-1).double().numpy()                  # (D, L)
+    changed = delta > 0
+    windows = layer_windows(model, mask)
+    predicted = [first_layer_reached(d, None, layer_windows=windows) for d in distances]
+    measured = [int(np.argmax(row)) if row.any() else None for row in changed]
+    return ReceptiveFieldResult(distances=distances, delta=delta, changed=changed,
+                                predicted=predicted, measured=measured, layer_windows=windows,
+                                n_tokens=n, seed=seed, replacement=replacement)
+
+
+def default_distances(n_tokens: int, window: int, count: int = 12) -> list[int]:
+    """Distances on both sides of the multiples of (w - 1), where the rule says the first
+    reached layer steps up, within the text (at most `count`, evenly spread)."""
+    step = max(1, window - 1)
+    multiples = list(range(step, n_tokens, step))
+    pairs = max(1, (count - 1) // 2)
+    if len(multiples) > pairs:
+        idx = np.linspace(0, len(multiples) - 1, pairs).round().astype(int)
+        multiples = [multiples[i] for i in sorted(set(idx))]
+    picks = {1}
+    for m in multiples:
+        picks.update(d for d in (m, m + 1) if d <= n_tokens - 1)
+    return sorted(picks)
+
+
+REFERENCE_MODELS = (
+    # name, layers, window (public configs)
+    ("Mistral 7B v0.1", 32, 4096),
+    ("Gemma 3 270M: its 5 local layers before the first global one", 5, 512),
+)
+
+
+def reach_table(extra: Sequence[tuple] = ()) -> list[dict]:
+    rows = []
+    for name, layers, window in list(REFERENCE_MODELS) + list(extra):
+        rows.append({"model": name, "layers L": layers, "window w": window,
+                     "reach L(w-1)+1 (tokens)": theoretical_reach(layers, window)})
+    return rows
+
+
+def receptive_figure(result: ReceptiveFieldResult, title: str = ""):
+    """Distance x layer: log10 of the change at the last position; rule boundary on top."""
+    import plotly.graph_objects as go
+
+    with np.errstate(divide="ignore"):
+        z = np.where(result.delta > 0, np.log10(np.maximum(result.delta, 1e-30)), np.nan)
+    n_layers = result.delta.shape[1]
+    ys = [str(d) for d in result.distances]
+    text = np.where(result.changed, "changed", "bit-for-bit unchanged")
+    fig = go.Figure(go.Heatmap(
+        z=np.round(z, 3), x=list(range(n_layers)), y=ys, colorscale="Viridis",
+        colorbar=dict(title="log10 max|Δh|"), customdata=text,
+        hovertemplate=("distance d = %{y}, layer %{x}<br>%{customdata}"
+                       "<br>log10 max|Δh| = %{z:.2f}<extra></extra>")))
+    px = [p if p is not None else n_layers - 0.5 for p in result.predicted]
+    fig.add_trace(go.Scatter(x=[p - 0.5 for p in px], y=ys, mode="markers+lines",
+                             line=dict(color="#D55E00", width=2, shape="hv"),
+                             marker=dict(symbol="line-ns-open", size=14, color="#D55E00"),
+                             name="rule: first layer l with d ≤ Σ(w−1)",
+                             hovertemplate="rule: reached from layer %{x:.0f}+0.5<extra></extra>"))
+    fig.update_layout(title=title + " change of the last position's hidden state (grey: none)",
+                      height=max(360, 26 * len(ys) + 160), margin=dict(l=10, r=10, t=50, b=10),
+                      plot_bgcolor="#d9d9d9", legend=dict(orientation="h", y=-0.2))
+    fig.update_xaxes(title="layer (block output)", dtick=1 if n_layers <= 32 else 2,
+                     range=[-0.5, n_layers - 0.5])
+    fig.update_yaxes(title="distance d of the perturbed token", type="category")
+    return fig

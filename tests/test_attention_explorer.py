@@ -1,0 +1,286 @@
+"""The Attention tab's analysis functions on the real checkpoints (short inputs, SmolLM2 where
+possible): maps, masks, sink logit, sink grid, StreamingLLM NLL, receptive field."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorer import attention_maps as am
+from explorer import receptive_field as rf
+from explorer import sinks
+from explorer.texts import long_text
+from models.attention import MaskSpec
+from models.forward import Recorder, RunOptions
+
+SMOL = "smollm2-135m-instruct"
+GEMMA = "gemma-3-270m"
+
+
+@pytest.fixture(scope="module")
+def smol(runtime):
+    return runtime.get(SMOL)
+
+
+@pytest.fixture(scope="module")
+def text_ids(smol):
+    return [int(i) for i in smol.tokenizer(long_text()).input_ids]
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+@pytest.mark.parametrize("kind, w, s, b, message", [
+    ("window", 0, 0, None, "window w must be at least 1"),
+    ("window", float("nan"), 0, None, "finite"),
+    ("window", 2.5, 0, None, "whole number"),
+    ("sinks", 4, 4, None, "smaller than the window"),
+    ("sinks", 4, 0, None, "at least one sink"),
+    ("sink_logit", None, 0, float("nan"), "finite"),
+    ("sink_logit", None, 0, "x", "must be a number"),
+    ("sink_logit", None, 0, 1e9, "between -50 and 50"),
+    ("bogus", None, 0, None, "Unknown mask"),
+])
+def test_bad_mask_inputs_raise_plain_messages(kind, w, s, b, message):
+    with pytest.raises(am.AttentionInputError, match=message):
+        am.mask_choice(kind, w, s, b)
+
+
+def test_mask_choice_builds_the_engine_objects():
+    assert am.mask_choice("causal").spec is None
+    assert am.mask_choice("window", 8).spec == MaskSpec(window=8)
+    assert am.mask_choice("sinks", 8, 2).spec == MaskSpec(window=8, sinks=2)
+    choice = am.mask_choice("sink_logit", sink_logit=1.5)
+    assert choice.options("eager").sink_logit == 1.5 and choice.spec is None
+
+
+def test_prompt_limits(smol):
+    with pytest.raises(am.AttentionInputError, match="Type a prompt"):
+        am.encode_prompt(smol.tokenizer, "   ", 512)
+    with pytest.raises(am.AttentionInputError, match="limit here is 4"):
+        am.encode_prompt(smol.tokenizer, "one two three four five six", 4)
+
+
+# ----------------------------------------------------------------------------- maps
+
+
+@pytest.mark.parametrize("kind, w, s", [("causal", None, 0), ("window", 5, 0), ("sinks", 6, 2)])
+@pytest.mark.parametrize("impl", ["eager", "tiled"])
+def test_map_rows_sum_to_one_masked_entries_zero_and_mask_is_the_models(smol, text_ids, kind, w, s, impl):
+    ids = text_ids[:24]
+    choice = am.mask_choice(kind, w, s)
+    layer_map = am.layer_attention(smol.model, ids, 4, choice, impl)
+    probs = layer_map.probs
+    assert probs.shape == (9, 24, 24)
+    torch.testing.assert_close(probs.sum(-1), torch.ones(9, 24), atol=1e-5, rtol=0)
+    assert float(probs[:, ~layer_map.visible].abs().max()) == 0.0           # exactly zero
+    assert bool((probs[:, layer_map.visible] > 0).all())                      # and only there
+    # The drawn mask is the predicate of the spec the model used: recompute it independently.
+    expected = (choice.spec or MaskSpec()).visible(torch.arange(24), torch.arange(24))
+    assert torch.equal(layer_map.visible, expected)
+    assert layer_map.layer_mask == (choice.spec or MaskSpec())
+
+
+def test_gemma_local_layer_mask_is_its_own_window_restricted(runtime):
+    gemma = runtime.get(GEMMA)
+    ids = gemma.tokenizer("The quick brown fox jumps over the lazy dog again and again").input_ids
+    layer_map = am.layer_attention(gemma.model, ids, 0, am.mask_choice("window", 4))
+    assert layer_map.layer_mask == MaskSpec(window=4)          # min(512, 4)
+    global_layer = [i for i, k in enumerate(gemma.config.layer_types) if k == "full_attention"][0]
+    own = am.layer_attention(gemma.model, ids, global_layer)
+    assert own.layer_mask == MaskSpec() and own.probs.shape[0] == gemma.config.n_heads
+
+
+def test_sink_logit_equals_an_extra_zero_value_key_on_the_real_model(smol, text_ids):
+    """Recompute layer 2's probabilities by hand from the recorded q, k with an extra column
+    holding b, and compare with what the forward recorded; rows sum to 1 - absorbed."""
+    ids, layer, b = text_ids[:16], 2, 1.5
+    rec = Recorder(["q", "k", "attn_probs"], layers=[layer])
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        smol.model(x, recorder=rec, options=RunOptions(attn_impl="eager", sink_logit=b))
+    q, k = rec.get("q", layer)[0], rec.get("k", layer)[0]                # (H,T,D), (Hkv,T,D)
+    k = k.repeat_interleave(smol.config.n_rep, dim=0)
+    scores = (q @ k.transpose(-1, -2)) * smol.config.attn_scale
+    scores = scores.masked_fill(~MaskSpec().visible(torch.arange(16), torch.arange(16)), float("-inf"))
+    extra = torch.full((*scores.shape[:-1], 1), b)
+    by_hand = torch.softmax(torch.cat([scores, extra], -1), -1)[..., :-1]
+    recorded = rec.get("attn_probs", layer)[0]
+    torch.testing.assert_close(recorded, by_hand, atol=1e-5, rtol=1e-4)
+    absorbed = 1 - recorded.sum(-1)
+    assert float(absorbed.min()) > 0 and float(absorbed.max()) < 1
+    # and the explorer's map reports the same absorbed mass
+    layer_map = am.layer_attention(smol.model, ids, layer, am.mask_choice("sink_logit", sink_logit=b))
+    torch.testing.assert_close(layer_map.sink_mass, absorbed, atol=1e-5, rtol=1e-4)
+
+
+def test_next_token_table_and_kl(smol, text_ids):
+    ids = text_ids[:32]
+    base = am.last_logits(smol.model, ids)
+    same = am.layer_attention(smol.model, ids, 0).last_logits
+    assert am.kl_divergence(base, same) < 1e-6                               # eager == sdpa
+    windowed = am.layer_attention(smol.model, ids, 0, am.mask_choice("window", 2)).last_logits
+    frame, kl = am.next_token_table(smol.tokenizer, base, windowed)
+    assert kl > 0.01 and list(frame.columns) == ["token", "p unmodified", "p with this mask"]
+    assert math.isclose(kl, am.kl_divergence(base, windowed))
+
+
+def test_head_groups_match_the_recorded_tensors(smol, runtime):
+    assert am.head_groups(smol.config) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    shapes = am.recorded_head_shapes(smol.model)
+    assert shapes["q"][1] == 9 and shapes["k"][1] == 3 and shapes["v"][1] == 3
+    gemma = runtime.get(GEMMA)
+    assert am.head_groups(gemma.config) == [[0, 1, 2, 3]]
+
+
+def test_local_global_costs_count_from_the_real_masks(runtime):
+    gemma = runtime.get(GEMMA)
+    rows = am.local_global_costs(gemma.model, [256, 1024, 2048])
+    h, w = gemma.config.n_heads, gemma.config.sliding_window
+    assert [r["local layers"] for r in rows] == [15] * 3 and rows[0]["global layers"] == 3
+    for r in rows:
+        n = r["n"]
+        assert r["scores per global layer"] == h * n * (n + 1) // 2
+        # local: w(w+1)/2 for the first w rows, then w per row
+        local = min(n, w) * (min(n, w) + 1) // 2 + max(0, n - w) * w
+        assert r["scores per local layer"] == h * local
+    # the local cache is capped at w slots, the global one grows with n
+    assert rows[1]["cache bytes per local layer"] == rows[2]["cache bytes per local layer"]
+    assert rows[2]["cache bytes per global layer"] == 2 * rows[1]["cache bytes per global layer"]
+
+
+# ----------------------------------------------------------------------------- sinks
+
+
+def test_sink_grid_matches_full_probabilities_and_sink_logit_mass(smol, text_ids):
+    ids = text_ids[:48]
+    grid = sinks.sink_grid(smol.model, ids, n_sinks=3)
+    assert grid.first.shape == (30, 9)
+    assert np.all(grid.first <= grid.first_s + 1e-7) and np.abs(grid.absorbed).max() < 1e-5
+    for layer in (0, 17):
+        probs = am.layer_attention(smol.model, ids, layer).probs[:, grid.first_query:]
+        np.testing.assert_allclose(grid.first[layer], probs[..., 0].mean(-1).numpy(), atol=1e-5)
+        np.testing.assert_allclose(grid.first_s[layer], probs[..., :3].sum(-1).mean(-1).numpy(), atol=1e-5)
+    with_b = sinks.sink_grid(smol.model, ids, n_sinks=3, sink_logit=3.0)
+    assert with_b.absorbed.min() > 0 and with_b.absorbed.max() < 1
+    # the sink logit takes mass from the real tokens: row sums are 1 - absorbed
+    lm = am.layer_attention(smol.model, ids, 5, am.mask_choice("sink_logit", sink_logit=3.0))
+    np.testing.assert_allclose(with_b.absorbed[5], lm.sink_mass[:, grid.first_query:].mean(-1).numpy(), atol=1e-5)
+
+
+def test_streaming_nll_chunked_cache_equals_one_masked_forward(smol, text_ids):
+    """The chunked pass through the eviction cache gives the NLL of one teacher-forced forward
+    under the same mask (and the full policy that of the plain forward)."""
+    ids = text_ids[:80]
+    x = torch.tensor([ids])
+    for policy in sinks.POLICIES:
+        mask = sinks.policy_mask(policy, 16, 2)
+        with torch.inference_mode():
+            logits = smol.model(x, options=RunOptions(mask=mask))[0]
+        reference = torch.nn.functional.cross_entropy(logits[:-1], x[0, 1:], reduction="none")
+        curve = sinks.streaming_nll(smol.model, ids, policy, window=16, sinks=2, chunk=24)
+        np.testing.assert_allclose(curve, reference.double().numpy(), atol=2e-4, rtol=1e-4)
+
+
+def test_per_layer_mask_forward_reproduces_the_model_and_the_cache(smol, text_ids, runtime):
+    ids = text_ids[:40]
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        logits = smol.model(x)[0]
+    reference = torch.nn.functional.cross_entropy(logits[:-1], x[0, 1:], reduction="none")
+    mine = sinks.per_layer_mask_nll(smol.model, ids, smol.model.layer_masks(), chunk=16)
+    # same blocks, same masks; only the LM head's GEMM is split differently
+    np.testing.assert_allclose(mine, reference.double().numpy(), atol=5e-5, rtol=1e-5)
+    gemma = runtime.get(GEMMA)
+    gids = [int(i) for i in gemma.tokenizer(long_text()).input_ids[:40]]
+    assert sinks.policies_for(gemma.config)[-1] == sinks.SINKS_GLOBAL
+    assert sinks.policies_for(smol.config) == sinks.POLICIES
+    masks = sinks.policy_layer_masks(gemma.model, sinks.SINKS_GLOBAL, 12, 2)
+    for kind, mask in zip(gemma.config.layer_types, masks):
+        assert mask == (MaskSpec(window=12) if kind == "sliding_attention" else MaskSpec(window=12, sinks=2))
+    # same masks on every layer: the per-layer forward equals the chunked eviction cache
+    same = sinks.per_layer_mask_nll(gemma.model, gids, sinks.policy_layer_masks(gemma.model, "sinks", 12, 2))
+    cached = sinks.streaming_nll(gemma.model, gids, "sinks", 12, 2, chunk=16)
+    np.testing.assert_allclose(same, cached, atol=2e-4, rtol=1e-4)
+
+
+def test_streaming_cache_reuses_and_summarises(smol, text_ids):
+    cache = sinks.StreamingCache()
+    calls = []
+    ids = text_ids[:64]
+    first = sinks.run_streaming("smol", smol.model, ids, 16, 2, chunk=32, cache=cache,
+                                progress=lambda f, m: calls.append(f))
+    assert calls and calls[-1] == pytest.approx(1.0)
+    calls.clear()
+    again = sinks.run_streaming("smol", smol.model, ids, 16, 2, chunk=32, cache=cache,
+                                progress=lambda f, m: calls.append(f))
+    assert not calls and all(np.array_equal(first.nll[p], again.nll[p]) for p in sinks.POLICIES)
+    summary = sinks.streaming_summary(first)
+    assert summary["ratio"]["full"] == pytest.approx(1.0)
+    verdict = sinks.streaming_verdict(summary)
+    expected = ("collapses" if summary["ratio"]["window"] >= 5 else
+                "degrades" if summary["ratio"]["window"] >= 1.25 else "unchanged")
+    assert verdict["window_effect"] == expected
+
+
+def test_streaming_verdict_comes_from_the_numbers():
+    def verdict(window, sinks_):
+        return sinks.streaming_verdict({"ratio": {"full": 1.0, "window": window, "sinks": sinks_}})
+
+    assert verdict(40.0, 1.1)["window_effect"] == "collapses"
+    v = verdict(1.86, 1.14)
+    assert v["window_effect"] == "degrades" and v["gap_closed"] == pytest.approx(0.72 / 0.86)
+    assert verdict(1.05, 1.0)["window_effect"] == "unchanged"
+
+
+def test_rolling_mean():
+    np.testing.assert_allclose(sinks.rolling_mean(np.array([1.0, 3.0, 5.0, 7.0]), 2), [1, 2, 4, 6])
+
+
+# ----------------------------------------------------------------------------- receptive field
+
+
+def test_reach_formula_reproduces_mistral():
+    assert rf.theoretical_reach(32, 4096) == 131_041
+    rows = rf.reach_table()
+    assert rows[0]["reach L(w-1)+1 (tokens)"] == 131_041
+    assert rf.first_layer_reached(7, 8, ["s"] * 3, [8, 8, 8]) == 0
+    assert rf.first_layer_reached(8, 8, layer_windows=[8, 8, 8]) == 1
+    assert rf.first_layer_reached(22, 8, layer_windows=[8, 8, 8]) is None
+    assert rf.first_layer_reached(500, None, layer_windows=[8, None, 8]) == 1
+
+
+def test_receptive_field_follows_the_rule_exactly_and_is_reproducible(smol, text_ids):
+    ids = text_ids[:40]
+    distances = rf.default_distances(40, 4)
+    result = rf.probe(smol.model, ids, distances, MaskSpec(window=4), seed=3)
+    assert result.agrees, (result.predicted, result.measured)
+    # once reached, it stays changed; before, bit-for-bit equal
+    for row, first in zip(result.changed, result.measured):
+        assert not row[:first].any() and row[first:].all()
+    again = rf.probe(smol.model, ids, distances, MaskSpec(window=4), seed=3)
+    assert again.replacement == result.replacement and np.array_equal(again.delta, result.delta)
+    other = rf.probe(smol.model, ids, distances, MaskSpec(window=4), seed=4)
+    assert other.replacement != result.replacement
+
+
+def test_figures_build(smol, text_ids):
+    ids = text_ids[:20]
+    labels = am.token_labels(smol.tokenizer, ids)
+    assert len(set(labels)) == len(labels)
+    lm = am.layer_attention(smol.model, ids, 1, am.mask_choice("sinks", 6, 1))
+    one = am.attention_figure(lm, labels, 2, n_prompt=15)
+    grid = am.attention_figure(lm, labels, None)
+    assert "head 2" in one.data[0].hovertemplate and "layer 1" in one.data[0].hovertemplate
+    assert len(grid.data) == 9
+    mask = am.mask_figure(lm, labels)
+    assert np.array_equal(np.array(mask.data[0].z, dtype=bool), lm.visible.numpy())
+    am.head_groups_figure(smol.config)
+    am.layer_strip_figure(smol.config)
+
+
+def test_pooling_for_large_grids():
+    pooled, factor = am._pool(np.ones((300, 300)), 128)
+    assert factor == 3 and pooled.shape == (100, 100) and np.allclose(pooled, 1)

@@ -1,0 +1,130 @@
+"""The Attention tab's endpoints through gradio_client on the in-process app (real SmolLM2,
+short inputs): each endpoint answers with real numbers; bad inputs give a clear gr.Error and the
+server keeps serving."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from gradio_client.exceptions import AppError
+
+SMOL = "smollm2-135m-instruct"
+PROMPT = "The cat sat on the mat. The dog"
+
+
+def _map(client, **overrides):
+    args = dict(model_name=SMOL, lang="en", text=PROMPT, layer_value=2, head_value="all",
+                kind="causal", w=8, s=2, b=1.0, path="eager", n_new=0)
+    args.update(overrides)
+    return client.predict(*args.values(), api_name="/attention_map")
+
+
+def test_attention_map_endpoint_reports_real_numbers(client):
+    fig, mask_fig, summary, table, data = _map(client, kind="sinks", w=4, s=1, head_value="3")
+    assert data["model"] == SMOL and data["layer"] == 2 and data["head"] == 3
+    assert data["mask"] == "1 sinks + window 4" and data["layer_mask"] == "1 sinks + window 4"
+    assert abs(data["row_sum_min"] - 1) < 1e-5 and abs(data["row_sum_max"] - 1) < 1e-5
+    assert data["masked_max"] == 0.0 and data["mask_matches_nonzero"] is True
+    assert data["kl_nats"] > 0
+    assert "Layer 2" in summary and "KL" in summary
+    assert fig is not None and mask_fig is not None
+    assert table["headers"] == ["token", "p unmodified", "p with this mask"]
+
+
+def test_sink_logit_and_generated_tokens(client):
+    *_, summary, _, data = _map(client, kind="sink_logit", b=2.0, n_new=3, path="tiled")
+    assert data["n_generated"] == 3 and data["n_tokens"] == data["n_prompt"] + 3
+    assert 0 < data["sink_mass_mean"] < 1
+    assert abs(data["row_sum_min"] - (1 - data["sink_mass_max"])) < 1e-4
+    assert "absorbed" in summary
+
+
+def test_chinese_summary(client):
+    *_, summary, _, data = _map(client, lang="zh")
+    assert "第 2 层" in summary and data["kl_nats"] == 0.0
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(kind="window", w=0), "window w must be at least 1"),
+    (dict(kind="sinks", w=4, s=4), "must be smaller than the window"),
+    (dict(layer_value=30), "greater than maximum value 29"),      # the slider's own check
+    (dict(layer_value=20, model_name="gemma-3-270m"), "layer must be between 0 and 17"),
+    # JSON has no NaN, so a client can only send it as text: Gradio's own type check refuses it
+    # before the handler runs (NaN numbers are covered at the function level below).
+    (dict(layer_value="nan"), ""),
+    (dict(kind="sink_logit", b="NaN"), ""),
+    (dict(kind="window", w="nan"), ""),
+    (dict(head_value="9"), "not in the list of choices"),
+    (dict(text="word " * 600), "limit here is 512"),
+    (dict(text=""), "Type a prompt"),
+    (dict(model_name="gpt-5"), "not in the list of choices"),
+    (dict(path="flash"), "not in the list of choices"),
+])
+def test_bad_inputs_give_clear_errors_and_the_server_keeps_serving(client, overrides, message):
+    with pytest.raises(AppError, match=message):
+        _map(client, **overrides)
+    *_, data = _map(client, layer_value=0)
+    assert data["layer"] == 0
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(window=float("nan"), mask_kind="window"), "window w must be a finite number"),
+    (dict(sink_logit=float("nan"), mask_kind="sink_logit"), "sink logit b must be a finite number"),
+    (dict(layer=float("nan")), "layer must be a finite number"),
+    (dict(head="9"), "head must be between 0 and 8"),
+    (dict(impl="flash"), "eager or tiled"),
+    (dict(n_generate=-1), "generated tokens must be between 0 and 32"),
+])
+def test_handler_messages_for_values_the_components_cannot_send(runtime, overrides, message):
+    from explorer.attention_maps import AttentionInputError
+    from explorer.ui.attention import compute_map
+
+    args = dict(prompt=PROMPT, layer=1, head="all", mask_kind="causal", window=8, sinks_n=2,
+                sink_logit=1.0, impl="eager", n_generate=0)
+    args.update(overrides)
+    with pytest.raises(AttentionInputError, match=message):
+        compute_map(runtime.get(SMOL), **args)
+
+
+def test_head_groups_endpoint(client):
+    _, summary, data = client.predict(SMOL, "en", api_name="/head_groups")
+    assert data["groups"] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert data["shapes"]["q"][1] == 9 and data["shapes"]["k"][1] == 3
+    assert "9 query heads, 3 KV head" in summary
+
+
+def test_local_global_endpoint(client):
+    _, summary, _, table, data = client.predict(SMOL, "en", api_name="/local_global")
+    assert data["n_local"] == 0 and data["n_global"] == 30 and "no sliding-window" in summary
+    n = data["rows"][0]["n"]
+    assert data["rows"][0]["scores per global layer"] == 9 * n * (n + 1) // 2
+
+
+def test_sink_grid_endpoint(client):
+    first, first_s, absorbed, summary, data = client.predict(
+        SMOL, "en", 32, 2, True, 2.0, api_name="/sink_grid")
+    assert len(data["first"]) == 30 and len(data["first"][0]) == 9
+    assert all(0 <= v <= 1 for row in data["first"] for v in row)
+    assert all(0 < v < 1 for row in data["absorbed"] for v in row)
+    assert "sink logit b = 2" in summary
+    with pytest.raises(AppError, match="sinks s must be between 1 and 64"):
+        client.predict(SMOL, "en", 32, 0, False, 2.0, api_name="/sink_grid")
+
+
+def test_streaming_endpoint_small(client):
+    _, summary, data = client.predict(SMOL, "en", 128, 32, 2, api_name="/streaming_ppl")
+    assert set(data["perplexity"]) == {"full", "window", "sinks"}
+    assert all(math.isfinite(v) and v > 1 for v in data["perplexity"].values())
+    assert data["ratio"]["full"] == pytest.approx(1.0)
+    assert "Measured" in summary
+    with pytest.raises(AppError, match="smaller than the window"):
+        client.predict(SMOL, "en", 128, 4, 4, api_name="/streaming_ppl")
+
+
+def test_receptive_field_endpoint_agrees_with_the_rule(client):
+    _, summary, table, data = client.predict(SMOL, "en", "forced", 4, 32, 0, api_name="/receptive_field")
+    assert data["agree"] == len(data["distances"])
+    assert data["predicted_first_layer"] == data["measured_first_layer"]
+    assert 131041 in table["data"][0]
+    with pytest.raises(AppError, match="window w must be between 2"):
+        client.predict(SMOL, "en", "forced", 1, 32, 0, api_name="/receptive_field")

@@ -1,0 +1,104 @@
+"""The Attention tab in a real browser (Debian Chromium): run a map, change the mask, pick a head,
+measure sinks, probe the receptive field, a short StreamingLLM run, Chinese. Screenshots go to
+artifacts/screenshots/attention-*.png; look at them after a layout change."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LOAD_TIMEOUT = 180_000   # ms; the first load may convert the checkpoint
+RUN_TIMEOUT = 240_000    # ms; a forward on a busy 2-core machine
+
+
+def _open_tab(page, app_url):
+    page.goto(app_url)
+    page.locator("#model-status").get_by_text(re.compile("is loaded|已加载")).wait_for(timeout=LOAD_TIMEOUT)
+    page.locator("#explorer-tabs [role=tab]", has_text=re.compile("^(Attention|注意力)$")).click()
+    page.locator("#attention-run").wait_for()
+    # the model's controls (head groups, local/global) are filled on load
+    page.locator("#attention-groups-summary", has_text=re.compile("query heads|查询头")).wait_for(
+        timeout=RUN_TIMEOUT)
+
+
+def _set_number(page, elem_id, value):
+    box = page.locator(f"#{elem_id} input[type=number]").first
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def test_attention_tab_end_to_end(page, app_url, screenshot):
+    _open_tab(page, app_url)
+    page.locator("#attention-run").click()
+    summary = page.locator("#attention-summary")
+    summary.get_by_text("Row sums").wait_for(timeout=RUN_TIMEOUT)
+    text = summary.inner_text()
+    assert "Layer 3" in text and "outside the mask: 0" in text
+    page.locator("#attention-map .js-plotly-plot").wait_for()
+    page.locator("#attention-mask-plot .js-plotly-plot").wait_for()
+    screenshot(page, "attention-causal-all-heads")
+
+    # one head, sinks + window: the mask radio reruns the model by itself
+    page.locator("#attention-head input").click()
+    page.get_by_role("option", name="0", exact=True).click()
+    _set_number(page, "attention-window", 6)
+    _set_number(page, "attention-sinks", 1)
+    page.locator("#attention-mask").get_by_text("sinks s + window w").click()
+    summary.get_by_text("1 sinks + window 6").first.wait_for(timeout=RUN_TIMEOUT)
+    text = summary.inner_text()
+    assert "outside the mask: 0" in text and "non-zero: yes" in text
+    assert float(re.search(r"KL\(unmodified ‖ masked\) = ([0-9.]+)", text).group(1)) > 0
+    page.locator("#attention-next-tokens").get_by_text("p with this mask").wait_for()
+    page.locator("#attention-map").scroll_into_view_if_needed()
+    screenshot(page, "attention-sinks-window-head0")
+
+    # sinks grid with a sink logit
+    _set_number(page, "sink-tokens", 64)
+    page.locator("#sink-use-logit input").check()
+    page.locator("#sink-run").click()
+    page.locator("#sink-summary").get_by_text("absorbs").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#sink-absorbed .js-plotly-plot").wait_for()
+    page.locator("#sink-first").scroll_into_view_if_needed()
+    screenshot(page, "attention-sinks-grid")
+
+    # receptive field with a forced window
+    _set_number(page, "rf-tokens", 48)
+    _set_number(page, "rf-window", 4)
+    page.locator("#rf-run").click()
+    page.locator("#rf-summary").get_by_text("distances agree").wait_for(timeout=RUN_TIMEOUT)
+    rf_text = page.locator("#rf-summary").inner_text()
+    agree = re.search(r"(\d+) of (\d+) distances agree", rf_text)
+    assert agree and agree.group(1) == agree.group(2)
+    assert "131041" in page.locator("#rf-reach").inner_text().replace(",", "")
+    page.locator("#rf-plot").scroll_into_view_if_needed()
+    screenshot(page, "attention-receptive-field")
+
+    # a short StreamingLLM run (the full one takes minutes)
+    _set_number(page, "stream-tokens", 192)
+    _set_number(page, "stream-window", 48)
+    _set_number(page, "stream-sinks", 2)
+    page.locator("#stream-run").click()
+    page.locator("#stream-summary").get_by_text("Measured:").wait_for(timeout=RUN_TIMEOUT)
+    assert "Python Software Foundation" in page.locator("#stream-source").inner_text()
+    page.locator("#stream-plot").scroll_into_view_if_needed()
+    screenshot(page, "attention-streaming-short")
+
+    # the measured text follows the language switch
+    page.locator("#language-switch").get_by_text("中文").click()
+    page.locator("#attention-summary", has_text="行和").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#stream-summary", has_text="实测").wait_for()
+    page.locator("#explorer-tabs").scroll_into_view_if_needed()
+    screenshot(page, "attention-zh")
+
+
+def test_gemma_local_global_and_groups(page, app_url, screenshot):
+    _open_tab(page, app_url)
+    page.locator("#model-picker input").click()
+    page.get_by_role("option", name=re.compile("Gemma")).click()
+    page.locator("#attention-groups-summary", has_text="4 query heads, 1 KV head").wait_for(
+        timeout=LOAD_TIMEOUT)
+    page.locator("#lg-summary", has_text="15 local layers").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#attention-groups").scroll_into_view_if_needed()
+    screenshot(page, "attention-gemma-groups-local-global")

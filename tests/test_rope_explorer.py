@@ -1,0 +1,282 @@
+"""explorer/rope.py: our RoPE against transformers' for both real checkpoints' settings, the
+frequency table against the formula, the Toeplitz property (C11) and its failure with one-sided
+rotation (C12) on the real models' q and k, the unmodified base reproducing the model's logits,
+and the perplexity sweep (C13)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from explorer import rope
+from models.forward import RunOptions
+from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
+
+SMOL = "smollm2-135m-instruct"
+GEMMA = "gemma-3-270m"
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    """name -> (model, tokenizer, hf_config); loaded once per module, on the CPU in fp32."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from explorer.checkpoints import prepare_embedded
+    from models.loading import load_model
+
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            folder = prepare_embedded(name)
+            cache[name] = (load_model(folder, device=torch.device("cpu"), dtype=torch.float32),
+                           AutoTokenizer.from_pretrained(str(folder)),
+                           AutoConfig.from_pretrained(str(folder)))
+        return cache[name]
+
+    return get
+
+
+def text() -> str:
+    from explorer.texts import long_text
+
+    return long_text()
+
+
+# ----------------------------------------------------------------------------- parity with transformers
+
+def test_rope_equals_transformers_llama_rotary_for_smollm2(loaded):
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    model, _, hf_config = loaded(SMOL)
+    config = model.config
+    assert config.rope_theta == 100_000.0 and config.head_dim == 64
+    positions = torch.arange(0, 8192)
+    torch.manual_seed(0)
+    q = torch.randn(1, config.n_heads, len(positions), config.head_dim)
+    k = torch.randn(1, config.n_kv_heads, len(positions), config.head_dim)
+    hf_cos, hf_sin = LlamaRotaryEmbedding(hf_config)(q, positions[None])        # (1, T, D)
+    cos, sin = rope_cos_sin(positions, rope_inv_freq(config.head_dim, config.rope_theta), torch.float32)
+    torch.testing.assert_close(cos, hf_cos[0], rtol=0, atol=0)
+    torch.testing.assert_close(sin, hf_sin[0], rtol=0, atol=0)
+    hf_q, hf_k = apply_rotary_pos_emb(q, k, hf_cos, hf_sin)
+    torch.testing.assert_close(apply_rope(q, cos, sin), hf_q, rtol=0, atol=0)
+    torch.testing.assert_close(apply_rope(k, cos, sin), hf_k, rtol=0, atol=0)
+
+
+def test_rope_equals_transformers_gemma3_rotary_for_both_layer_types(loaded):
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding, apply_rotary_pos_emb
+
+    model, _, hf_config = loaded(GEMMA)
+    config = model.config
+    rotary = Gemma3RotaryEmbedding(hf_config)
+    positions = torch.arange(0, 4096)
+    torch.manual_seed(1)
+    q = torch.randn(1, config.n_heads, len(positions), config.head_dim)
+    k = torch.randn(1, config.n_kv_heads, len(positions), config.head_dim)
+    seen = set()
+    for layer in (0, 5):  # sliding (10k) and global (1M)
+        kind = config.layer_types[layer]
+        seen.add((kind, config.layer_rope_theta(layer)))
+        hf_cos, hf_sin = rotary(q, positions[None], kind)
+        cos, sin = rope_cos_sin(positions, rope_inv_freq(config.head_dim, config.layer_rope_theta(layer)),
+                                torch.float32)
+        torch.testing.assert_close(cos, hf_cos[0], rtol=0, atol=0)
+        torch.testing.assert_close(sin, hf_sin[0], rtol=0, atol=0)
+        hf_q, hf_k = apply_rotary_pos_emb(q, k, hf_cos, hf_sin)
+        torch.testing.assert_close(apply_rope(q, cos, sin), hf_q, rtol=0, atol=0)
+        torch.testing.assert_close(apply_rope(k, cos, sin), hf_k, rtol=0, atol=0)
+    assert seen == {("sliding_attention", 10_000.0), ("full_attention", 1_000_000.0)}
+
+
+def test_yarn_and_linear_frequencies_equal_transformers():
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    for factor, context in ((4.0, 8192), (16.0, 2048)):
+        cfg = LlamaConfig(hidden_size=576, num_attention_heads=9, head_dim=64,
+                          max_position_embeddings=int(context * factor),
+                          rope_parameters={"rope_type": "yarn", "rope_theta": 100000.0, "factor": factor,
+                                           "original_max_position_embeddings": context})
+        expected, _ = ROPE_INIT_FUNCTIONS["yarn"](cfg, "cpu")
+        torch.testing.assert_close(rope.yarn_inv_freq(64, 100000.0, factor, context), expected,
+                                   rtol=1e-6, atol=0)
+    table = rope.scaling_table(64, 100000.0, 4.0, 8192)
+    linear = table[table["method"] == "linear interpolation (PI)"]["ratio"]
+    assert linear.sub(0.25).abs().max() < 1e-6
+    ntk = table[table["method"] == "NTK-aware"]["ratio"].to_numpy()
+    assert ntk[0] == pytest.approx(1.0) and ntk[-1] == pytest.approx(0.25, rel=1e-5)
+
+
+# ----------------------------------------------------------------------------- C13: the frequency table
+
+def test_frequency_table_matches_the_formula():
+    bases = [10_000.0, 100_000.0, 500_000.0, 1_000_000.0, 12_345.0]
+    d, context = 64, 8192
+    table = rope.frequency_table(d, bases, context)
+    assert len(table) == len(bases) * d // 2
+    for row in table.itertuples():
+        theta = row.base ** (-2 * row.pair / d)
+        assert row.theta == pytest.approx(theta, rel=1e-6)
+        assert row.wavelength == pytest.approx(2 * math.pi / theta, rel=1e-6)
+        assert row.full_turn == ((context - 1) * theta >= 2 * math.pi)
+    # pair 0 turns at 1 rad/token whatever the base; a larger base slows every other pair
+    firsts = table[table["pair"] == 0]["theta"]
+    assert (firsts == 1.0).all()
+    by_base = {b: table[table["base"] == b]["theta"].to_numpy() for b in bases}
+    ordered = sorted(bases)
+    for low, high in zip(ordered, ordered[1:]):
+        assert (by_base[high][1:] < by_base[low][1:]).all()
+    summary = rope.frequency_summary(table, context).set_index("base")
+    # hand-counted for d=64: with base 10k, pairs 0..24 wrap inside 8192 tokens (λ_24 ≈ 5,000)
+    assert summary.loc["10k", "full turn inside context"] == 25
+    assert summary.loc["1M", "full turn inside context"] == 17
+    assert (summary["θ of pair 0 (rad/token)"] == 1.0).all()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("1", "greater than 1"), ("0.5", "greater than 1"), ("-3", "greater than 1"), ("nan", "finite"),
+    ("inf", "finite"), ("ten", "not a number"), ("", "at least one"),
+])
+def test_bad_bases_are_refused_in_plain_words(bad, message):
+    with pytest.raises(rope.RopeInputError, match=message):
+        rope.parse_bases(bad)
+
+
+def test_parse_bases_suffixes_and_bad_dimensions():
+    assert rope.parse_bases("10000, 1e5 500k;1M, 100k") == [1e4, 1e5, 5e5, 1e6]
+    with pytest.raises(rope.RopeInputError, match="even"):
+        rope.frequency_table(63, [1e4], 100)
+    with pytest.raises(rope.RopeInputError, match="whole number"):
+        rope.frequency_table(float("nan"), [1e4], 100)
+    with pytest.raises(rope.RopeInputError, match="context length"):
+        rope.frequency_table(64, [1e4], 0)
+
+
+# ----------------------------------------------------------------------------- C11, C12 on the real models
+
+@pytest.mark.parametrize("name, layer", [(SMOL, 3), (SMOL, 17), (GEMMA, 3), (GEMMA, 5)])
+def test_toeplitz_on_real_q_and_k(loaded, name, layer):
+    model, tokenizer, _ = loaded(name)
+    capture = rope.capture_qk(model, tokenizer, text(), layer, max_tokens=160)
+    assert capture.q_pre.shape == (model.config.n_heads, 160, model.config.head_dim)
+    assert capture.theta_base == model.config.layer_rope_theta(layer)
+    # our rotation of the captured pre-RoPE vectors is exactly what the model applied
+    assert rope.rope_reproduction_error(capture) < 1e-5
+    head = model.config.n_heads - 1
+    result = rope.toeplitz(capture, head, q_token=120, k_token=40, n_positions=128)
+    # both rotated: constant along every diagonal up to float32 rounding of the angles
+    assert result.spread_both["relative"] < 1e-4, result.spread_both
+    assert result.identity_error < 1e-4
+    # only q rotated: the absolute position is back, diagonals clearly not constant
+    assert result.spread_query["relative"] > 1e-2, result.spread_query
+    assert result.spread_query["spread"] > 1000 * result.spread_both["spread"]
+
+
+def test_capture_stops_early_and_matches_a_full_forward(loaded):
+    from models.forward import Recorder
+
+    model, tokenizer, _ = loaded(SMOL)
+    capture = rope.capture_qk(model, tokenizer, text(), 2, max_tokens=48)
+    ids = rope.tokenize(tokenizer, text(), 48)
+    rec = Recorder(["q_pre_rope", "k"], layers=[2])
+    with torch.inference_mode():
+        model(torch.tensor([ids]), recorder=rec)
+    torch.testing.assert_close(capture.q_pre, rec.get("q_pre_rope", 2)[0], rtol=0, atol=0)
+    torch.testing.assert_close(capture.k, rec.get("k", 2)[0], rtol=0, atol=0)
+
+
+def test_pair_rotation_keeps_its_length_and_hits_the_models_own_q(loaded):
+    model, tokenizer, _ = loaded(GEMMA)
+    capture = rope.capture_qk(model, tokenizer, text(), 5, max_tokens=64)
+    fig, facts = rope.pair_figure(capture, head=2, token=50, pair=1, position=300)
+    assert facts["own_position_error"] < 1e-5
+    points = rope.pair_trajectory(capture.q_pre[2, 50], 1, capture.inv_freq(), torch.arange(301))
+    radii = (points ** 2).sum(-1) ** 0.5
+    assert radii.max() - radii.min() < 1e-4 * max(radii.max(), 1e-6)
+    assert facts["angle"] == pytest.approx(300 * facts["theta"])
+    assert len(fig.data) == 5
+
+
+def test_real_scores_follow_the_models_mask(loaded):
+    model, tokenizer, _ = loaded(GEMMA)
+    capture = rope.capture_qk(model, tokenizer, text(), 0, max_tokens=32)
+    scores = rope.real_scores(capture, 1)
+    assert torch.isnan(scores.triu(1)[scores.triu(1) != 0]).all()     # future keys hidden
+    assert torch.isfinite(torch.diagonal(scores)).all()
+
+
+def test_capture_input_errors(loaded):
+    model, tokenizer, _ = loaded(SMOL)
+    with pytest.raises(rope.RopeInputError, match="layer must be between 0 and 29"):
+        rope.capture_qk(model, tokenizer, "hello", 30)
+    with pytest.raises(rope.RopeInputError, match="empty"):
+        rope.capture_qk(model, tokenizer, "   ", 0)
+    capture = rope.capture_qk(model, tokenizer, "One two three four five six.", 0)
+    with pytest.raises(rope.RopeInputError, match="head must be between 0 and 8"):
+        rope.toeplitz(capture, 9, 0, 0, 16)
+
+
+def test_distance_profile_accounts_for_every_attention_weight(loaded):
+    model, tokenizer, _ = loaded(GEMMA)
+    t = 96
+    profile, tokens, _ = rope.distance_profile(model, tokenizer, text(), t)
+    assert profile.shape == (model.config.n_layers, t) and len(tokens) == t
+    # each query's weights sum to 1 and are spread over distances 0..m; mean × count = T
+    counts = torch.arange(t, 0, -1).double().numpy()
+    totals = (profile * counts).sum(axis=1)
+    assert abs(totals - t).max() < 1e-3
+
+
+# ----------------------------------------------------------------------------- the base on the real model
+
+@pytest.mark.parametrize("name", [SMOL, GEMMA])
+def test_unmodified_base_reproduces_the_models_logits(loaded, name):
+    model, tokenizer, _ = loaded(name)
+    config = model.config
+    ids = torch.tensor([rope.tokenize(tokenizer, text(), 40)])
+    with torch.inference_mode():
+        default = model(ids)
+        same = model(ids, options=RunOptions(rope_theta=config.rope_theta,
+                                             rope_local_theta=config.rope_local_theta))
+        via_helper = model(ids, options=rope.base_options(config, rope.trained_base(config, "full"), "full"))
+        changed = model(ids, options=rope.base_options(config, 10 * config.rope_theta, "all"))
+    torch.testing.assert_close(same, default, rtol=0, atol=0)
+    torch.testing.assert_close(via_helper, default, rtol=0, atol=0)
+    assert (changed - default).abs().max() > 1e-2
+
+
+def test_perplexity_sweep_includes_the_trained_base_and_matches_a_plain_forward(loaded):
+    import torch.nn.functional as F
+
+    model, tokenizer, _ = loaded(SMOL)
+    steps = []
+    sweep = rope.perplexity_sweep(model, tokenizer, text(), [1e4, 1e6], "full", 64,
+                                  progress=lambda f, m: steps.append(f))
+    assert sweep.bases == [1e5, 1e4, 1e6] and sweep.trained == 1e5
+    assert steps[0] == 0.0 and steps[-1] == 1.0 and len(steps) == 4
+    ids = torch.tensor([rope.tokenize(tokenizer, text(), 64)])
+    with torch.inference_mode():
+        logits = model(ids)[0]
+    expected = F.cross_entropy(logits[:-1], ids[0, 1:], reduction="none")
+    torch.testing.assert_close(sweep.nll[1e5], expected, rtol=1e-5, atol=1e-5)
+    summary = sweep.summary()
+    assert summary["base"].iloc[0] == "100k (trained)"
+    assert summary["mean NLL − trained (nats)"].iloc[0] == 0.0
+    with pytest.raises(rope.RopeInputError, match="no sliding-window layers"):
+        rope.perplexity_sweep(model, tokenizer, text(), [1e4], "sliding", 64)
+
+
+def test_gemma_all_layers_compares_against_the_model_as_trained(loaded):
+    model, tokenizer, _ = loaded(GEMMA)
+    config = model.config
+    assert rope.trained_base(config, "all") is None          # 10k sliding, 1M full: no single base
+    assert rope.trained_options(config, "all") == RunOptions()
+    assert rope.trained_base(config, "sliding") == 10_000.0 and rope.trained_base(config, "full") == 1e6
+    sweep = rope.perplexity_sweep(model, tokenizer, text(), [1e6], "all", 24)
+    assert sweep.bases == [rope.UNMODIFIED, 1e6]
+    summary = sweep.summary()
+    assert summary["base"].tolist() == ["as trained (10k sliding / 1M full)", "1M"]
+    # 1M on every layer is *not* the trained model: its sliding layers were trained with 10k
+    assert (sweep.nll[1e6] - sweep.nll[rope.UNMODIFIED]).abs().max() > 1e-3

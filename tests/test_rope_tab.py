@@ -1,0 +1,134 @@
+"""The RoPE tab's API through gradio_client on the in-process app: every endpoint answers with
+real numbers, bad inputs come back as clear gr.Error messages, and the server keeps serving."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+SMOL = "smollm2-135m-instruct"
+GEMMA = "gemma-3-270m"
+TEXT = ("The import system. Python code in one module gains access to the code in another module "
+        "by the process of importing it. The import statement is the most common way of invoking "
+        "the import machinery, but it is not the only way. ") * 3
+
+
+def figure(value) -> dict:
+    """gr.Plot's output through the client -> the Plotly figure dict."""
+    plot = value["plot"] if isinstance(value, dict) and "plot" in value else value
+    return json.loads(plot) if isinstance(plot, str) else plot
+
+
+def rows_of(array) -> int:
+    """Row count of a Plotly array, plain list or Plotly 6's typed {"bdata", "shape"} form."""
+    if isinstance(array, dict):
+        return int(str(array["shape"]).split(",")[0])
+    return len(array)
+
+
+def numbers_after(label: str, text: str) -> list[float]:
+    row = next(line for line in text.splitlines() if line.startswith(f"| {label}"))
+    return [float(x) for x in re.findall(r"\*\*([-+0-9.e]+)\*\*", row)]
+
+
+def expect_error(client, match: str, *args, api_name: str):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match=match):
+        client.predict(*args, api_name=api_name)
+
+
+def test_frequencies_endpoint(client):
+    plot, text, table = client.predict("en", "10000, 100k, 500k, 1M", 64, 8192,
+                                       api_name="/rope_frequencies")
+    fig = figure(plot)
+    assert len(fig["data"]) == 9                   # 4 bases × (θ, wavelength) + the context line
+    assert "base **10k**: 25 of 32 pairs complete a full turn" in text
+    assert "pair 0 keeps θ₀ = 1 and all 31 other pairs slow down" in text
+    rows = table["data"]
+    assert [r[0] for r in rows] == ["10k", "100k", "500k", "1M"]
+    zh_plot, zh_text, _ = client.predict("zh", "10000, 1M", 256, 32768, api_name="/rope_frequencies")
+    assert "一圈也转不完" in zh_text
+
+
+@pytest.mark.parametrize("args, match", [
+    (("en", "1", 64, 8192), "greater than 1"),
+    (("en", "nan", 64, 8192), "finite"),
+    (("en", "10000", 63, 8192), "even"),
+    (("en", "10000", 64, 0), "context length"),
+    (("en", "", 64, 8192), "at least one"),
+])
+def test_frequencies_bad_inputs(client, args, match):
+    expect_error(client, match, *args, api_name="/rope_frequencies")
+
+
+def test_real_q_k_toeplitz_then_pair_rotation(client):
+    both, one, real, text = client.predict(SMOL, "en", TEXT, 3, 2, 40, 10, 64, 64, api_name="/rope_qk")
+    both_spread = numbers_after("both rotated", text)
+    one_spread = numbers_after("only q rotated", text)
+    assert both_spread[1] < 1e-4 < 1e-2 < one_spread[1]
+    assert "Layer 3 (full attention, base 100k), head 2 (KV head 0)" in text
+    assert rows_of(figure(both)["data"][0]["z"]) == 64
+    assert rows_of(figure(real)["data"][0]["z"]) == 64
+    # the pair endpoint reads the capture kept in this session's state
+    plot, pair_text = client.predict("en", 5, 100, api_name="/rope_pair")
+    assert "Pair 5 (dims 5 and 37)" in pair_text and "At position 100" in pair_text
+    assert len(figure(plot)["data"]) == 5
+
+
+def test_real_q_k_on_gemma_global_layer(client):
+    _, _, _, text = client.predict(GEMMA, "en", TEXT, 5, 3, 30, 5, 32, 48, api_name="/rope_qk")
+    assert "Layer 5 (full attention, base 1M), head 3 (KV head 0)" in text
+    assert numbers_after("both rotated", text)[1] < 1e-4
+    _, _, _, text = client.predict(GEMMA, "zh", TEXT, 0, 0, 30, 5, 32, 48, api_name="/rope_qk")
+    assert "滑动窗口 512" in text and "base 10k" in text
+
+
+@pytest.mark.parametrize("args, match", [
+    ((SMOL, "en", TEXT, 30, 0, 10, 5, 32, 32), "greater than maximum value 29"),   # the slider's own check
+    ((GEMMA, "en", TEXT, 18, 0, 10, 5, 32, 32), "layer must be between 0 and 17"),
+    ((GEMMA, "en", TEXT, 3, 4, 10, 5, 32, 32), "head must be between 0 and 3"),
+    ((SMOL, "en", TEXT, 3, 0, -1, 5, 32, 32), "query token must be between 0"),
+    ((SMOL, "en", "   ", 3, 0, 10, 5, 32, 32), "empty"),
+    ((SMOL, "en", TEXT, 3, 0, 10, 5, 1024, 32), "greater than maximum value 256"),
+    (("no-such-model", "en", TEXT, 3, 0, 10, 5, 32, 32), "not in the list of choices"),
+])
+def test_real_q_k_bad_inputs(client, args, match):
+    expect_error(client, match, *args, api_name="/rope_qk")
+
+
+def test_distance_endpoint(client):
+    plot, text = client.predict(SMOL, "en", TEXT, 48, api_name="/rope_distance")
+    assert text.startswith("30 layers, 48 tokens")
+    assert rows_of(figure(plot)["data"][0]["z"]) == 30
+
+
+def test_perplexity_and_continuation_endpoints(client):
+    plot, text, table = client.predict(SMOL, "en", "10000, 10M", "full", 128,
+                                       api_name="/rope_perplexity")
+    bases = [row[0] for row in table["data"]]
+    assert bases == ["100k (trained)", "10k", "10M"]
+    assert "Base 100k (trained): perplexity" in text
+    assert len(figure(plot)["data"]) == 3
+    cont = client.predict(SMOL, "en", 7, "full", 128, 4, api_name="/rope_continue")
+    assert "| 100k (trained) |" in cont and "| 10M |" in cont
+    expect_error(client, "no sliding-window layers", SMOL, "en", "10000", "sliding", 128,
+                 api_name="/rope_perplexity")
+    expect_error(client, "greater than 1", SMOL, "en", "0.5, 10000", "full", 128,
+                 api_name="/rope_perplexity")
+    expect_error(client, "no sliding-window layers", SMOL, "en", 5, "sliding", 128, 4,
+                 api_name="/rope_continue")
+
+
+def test_scaling_endpoint_and_server_still_serves(client):
+    plot = client.predict(64, 100000, 4, 8192, api_name="/rope_scaling")
+    names = {trace["name"] for trace in figure(plot)["data"]}
+    assert {"original", "linear interpolation (PI)", "NTK-aware", "YaRN"} <= names
+    assert "extended context 32,768 tokens" in names
+    expect_error(client, "less than minimum value 1", 64, 100000, 0.5, 8192,   # the slider's check
+                 api_name="/rope_scaling")
+    expect_error(client, "greater than 1", 64, 1, 2, 8192, api_name="/rope_scaling")
+    expect_error(client, "even", 7, 100000, 2, 8192, api_name="/rope_scaling")
+    _, text, _ = client.predict("en", "10000", 64, 100, api_name="/rope_frequencies")
+    assert "base **10k**" in text

@@ -3,6 +3,7 @@ real app (in-process server + gradio_client), against the engine's own decode ra
 in the same process, alternating so that machine load hits both alike.
 
     .venv/bin/python bench/app_stream.py [--model smollm2-135m-instruct] [--tokens 48] [--rounds 3]
+                                         [--subprocess]
 
 Prints one line per round and the ratios (app / engine). The app run has the C1 replay and the
 C4 check switched off, so only streaming is measured."""
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import socket
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,7 +43,8 @@ def engine_run(loaded, ids, n_tokens):
 
 
 def app_run(client, model, n_tokens):
-    """(time to first token, streamed tokens/s, tokens) as a gradio_client sees them."""
+    """(time to first token, streamed tokens/s, tokens) as a gradio_client sees them, and the
+    rate the server's own status line reports (generator yields, client cost excluded)."""
     start = time.perf_counter()
     job = client.submit(model, "en", PROMPT, n_tokens, 0.0, 0, 1.0, 0, "full", 64, 4, False, False,
                         api_name="/generate")
@@ -50,11 +54,12 @@ def app_run(client, model, n_tokens):
             text = output[0]
             arrivals.append(time.perf_counter())
     final = job.result()
-    tokens = int(final[1].split("**")[1])  # "Done (...): **N** tokens ..."
+    tokens = int(final[1].split("**")[1])  # "Done (...): **N** tokens ... · R tokens/s"
+    server_rate = float(re.search(r"([0-9.]+) tokens/s", final[1]).group(1))
     ttft = arrivals[0] - start
     # text updates can merge two tokens into one message; count tokens, not messages
     rate = (tokens - 1) / (arrivals[-1] - arrivals[0])
-    return ttft, rate, tokens
+    return ttft, rate, tokens, server_rate
 
 
 def main():
@@ -62,9 +67,9 @@ def main():
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--subprocess", action="store_true", help="serve the app from a second process")
     args = parser.parse_args()
 
-    import app
     from gradio_client import Client
 
     from explorer import kvcache
@@ -76,22 +81,49 @@ def main():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    demo = app.build_app(runtime)
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options())
-    client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+    if args.subprocess:
+        # The app in its own process: the client's work does not share the server's interpreter.
+        server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT,
+                                  env={**os.environ, "PORT": str(port), "HOST": "127.0.0.1"},
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        close = lambda: (server.terminate(), server.wait(timeout=30))
+    else:
+        # Default: one process, engine and app alternating on the same threads and model, so
+        # the ratio is not skewed by a second process's threads competing for the 2 cores.
+        import app
+
+        demo = app.build_app(runtime)
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    **app.launch_options())
+        close = demo.close
+    try:
+        client = None
+        for _ in range(600):
+            try:
+                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+                break
+            except Exception:
+                time.sleep(0.5)
+        if client is None:
+            raise SystemExit("the app did not start")
+        run_rounds(args, loaded, ids, chat, client, runtime)
+    finally:
+        close()
+
+
+def run_rounds(args, loaded, ids, chat, client, runtime):
     print(f"{args.model} on {runtime.device_label}; prompt {len(ids)} tokens "
           f"({'chat template' if chat else 'plain'}), {args.tokens} new tokens, greedy")
     engine_run(loaded, ids, 4)  # warm-up
-    app_run(client, args.model, 4)
+    app_run(client, args.model, 4)  # also loads the model in the server process
     e_ttft, e_rate, a_ttft, a_rate = [], [], [], []
     for r in range(args.rounds):
         t1, r1 = engine_run(loaded, ids, args.tokens)
-        t2, r2, n = app_run(client, args.model, args.tokens)
+        t2, r2, n, r3 = app_run(client, args.model, args.tokens)
         e_ttft.append(t1), e_rate.append(r1), a_ttft.append(t2), a_rate.append(r2)
         print(f"round {r + 1}: engine ttft {t1:.3f} s, {r1:.1f} tok/s | app ttft {t2:.3f} s, "
-              f"{r2:.1f} tok/s ({n} tokens) | app/engine rate {r2 / r1:.2f}")
-    demo.close()
+              f"{r2:.1f} tok/s at the client, {r3:.1f} in the server's status ({n} tokens) | "
+              f"app/engine rate {r2 / r1:.2f}")
     med = statistics.median
     print(f"median: engine ttft {med(e_ttft):.3f} s, {med(e_rate):.1f} tok/s; app ttft "
           f"{med(a_ttft):.3f} s, {med(a_rate):.1f} tok/s; streamed/engine rate "

@@ -13,10 +13,10 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 # ----- limits (CPU-sized; every one is checked server-side) ---------------------------------
 MAX_PROMPT_TOKENS = 1024        # prompt after the chat template
@@ -30,6 +30,7 @@ DEADLINE_S = 120.0              # wall-clock budget of one request, generation +
 REPLAY_BUDGET_S = 20.0          # the no-cache replay stops after this (points measured so far stay)
 REPLAY_MAX_POINTS = 24          # no-cache steps replayed, spread evenly over the generated ones
 C4_TOLERANCE = 1e-4             # fp32; the engine's tests hold the same bound
+C4_PLOT_FLOOR = 1e-9            # bottom of the C4 chart's log axis
 POLICIES = ("full", "window", "sinks")
 
 # Colour-blind-safe, from viridis: one colour per kind of layer cache.
@@ -68,6 +69,9 @@ FIGURE_STRINGS = {
     "generate.fig.token": {"en": "token", "zh": "词元"},
     "generate.fig.step": {"en": "step", "zh": "步"},
     "generate.fig.empty": {"en": "Press Start to generate", "zh": "按“开始”生成"},
+    "generate.fig.c4_pending": {"en": "Checked once generation ends", "zh": "生成结束后核对"},
+    "generate.fig.c4_off": {"en": "The full-forward check (C4) was off for this run",
+                            "zh": "本次运行未开启完整前向核对（C4）"},
     "generate.fig.intensity": {"en": "arithmetic intensity (FLOP/byte)",
                                "zh": "算术强度（FLOP/字节）"},
     "generate.fig.gflops": {"en": "attainable GFLOP/s", "zh": "可达 GFLOP/s"},
@@ -452,17 +456,81 @@ def replay_without_cache(model, ids: Sequence[int], records: Sequence[StepRecord
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
 
 
-def _layout(fig: go.Figure, title: str, height: int = 340) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=15)), height=height,
-                      margin=dict(l=60, r=20, t=50, b=50), template="plotly_white", font=FONT,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"),
-                      hoverlabel=dict(font_size=12))
-    return fig
+class _Fig:
+    """Collects traces and layout as plain dicts; `_layout` turns them into a go.Figure built
+    with _validate=False. Plotly's per-property validation costs ~20-300 ms a figure on this
+    CPU (more than a decode step); this path costs ~1 ms, which matters while tokens stream.
+    Every key set here is a documented Plotly attribute; the tests read the figures back."""
+
+    def __init__(self):
+        self.data: list[dict] = []
+        self.layout: dict = {}
+
+    def add_scatter(self, **trace):
+        self.data.append({"type": "scatter", **trace})
+
+    def add_bar(self, **trace):
+        self.data.append({"type": "bar", **trace})
+
+    def add_annotation(self, **annotation):
+        self.layout.setdefault("annotations", []).append(annotation)
+
+    def _axis(self, name: str, props: dict):
+        props = dict(props)
+        if "title_text" in props:
+            props["title"] = {"text": props.pop("title_text")}
+        self.layout.setdefault(name, {}).update(props)
+
+    def update_xaxes(self, **props):
+        self._axis("xaxis", props)
+
+    def update_yaxes(self, **props):
+        self._axis("yaxis", props)
+
+    def update_layout(self, **props):
+        for key, value in props.items():
+            if isinstance(value, dict) and isinstance(self.layout.get(key), dict):
+                self.layout[key].update(value)
+            else:
+                self.layout[key] = value
 
 
-def empty_figure(title: str = "", lang: str = "en", height: int = 340) -> go.Figure:
-    fig = go.Figure()
-    fig.add_annotation(text=label("generate.fig.empty", lang), showarrow=False,
+def _figure() -> _Fig:
+    return _Fig()
+
+
+@lru_cache(maxsize=1)
+def _template() -> dict:
+    # Unvalidated figures keep a template *name* as a plain string, which plotly.js cannot
+    # resolve; embed the template itself (resolved once per process).
+    import plotly.io as pio
+
+    return pio.templates["plotly_white"].to_plotly_json()
+
+
+def _layout(fig: _Fig, title: str, height: int = 360) -> go.Figure:
+    # Title on top, legend in its own band under it (never over the title or the data).
+    fig.update_layout(title=dict(text=title, x=0.01, y=0.98, yanchor="top", yref="container",
+                                 font=dict(size=15)),
+                      height=height, margin=dict(l=60, r=20, t=88, b=50), template=_template(),
+                      font=FONT, hoverlabel=dict(font_size=12),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left",
+                                  font=dict(size=12)))
+    return go.Figure({"data": fig.data, "layout": fig.layout}, _validate=False)
+
+
+def _integer_axis(fig: _Fig, values: Sequence[int], **where) -> None:
+    """Token counts and positions are integers: no 590.5 ticks on a short run."""
+    if values:
+        span = max(values) - min(values)
+        if span <= 8:
+            fig.update_xaxes(dtick=1, **where)
+
+
+def empty_figure(title: str = "", lang: str = "en", height: int = 360,
+                 message: str = "generate.fig.empty") -> go.Figure:
+    fig = _figure()
+    fig.add_annotation(text=label(message, lang), showarrow=False,
                        font=dict(size=14, color="#666"), xref="paper", yref="paper", x=0.5, y=0.5)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
@@ -481,7 +549,7 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
     record = session.records[-1]
     formula = formula_layer_bytes(session.config, session.layouts, record.context,
                                   session.element_bytes)
-    fig = go.Figure()
+    fig = _figure()
     kinds = []
     for lay in session.layouts:
         if lay.describe(lang) not in kinds:
@@ -510,92 +578,117 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
 
 
 def growth_figure(session: Session, lang: str = "en") -> go.Figure:
-    """C3/C9: measured bytes summed per kind of layer (stacked) against tokens in context, with
-    the uncapped formula 2·L·H_kv·d·t·b as a dashed line: windowed layers flatten, full ones grow."""
+    """C3/C9: measured bytes summed per kind of layer against tokens in context (solid, one
+    point per step), the formula for those layers from t = 0 (dotted: windowed layers bend flat
+    at their capacity), and the uncapped 2·L·H_kv·d·t·b for all layers (dashed)."""
     title = label("generate.fig.growth_title", lang)
     if not session.records:
         return empty_figure(title, lang)
     t = [r.context for r in session.records]
+    t_end = t[-1]
     pieces = [r.piece for r in session.records]
-    fig = go.Figure()
+    fig = _figure()
     kinds = []
     for lay in session.layouts:
         if lay.describe(lang) not in kinds:
             kinds.append(lay.describe(lang))
-    for name in kinds:
-        members = [lay.layer for lay in session.layouts if lay.describe(lang) == name]
-        kind = session.layouts[members[0]].kind
-        y = [_kib(sum(r.cache_bytes[i] for i in members)) for r in session.records]
+    for n, name in enumerate(kinds):
+        members = [lay for lay in session.layouts if lay.describe(lang) == name]
+        idx = [lay.layer for lay in members]
+        colour = KIND_COLOURS[members[0].kind]
+        caps = sorted({lay.capacity for lay in members if lay.capacity is not None and lay.capacity < t_end})
+        knots = [0] + caps + [t_end]
+        formula = [sum(formula_layer_bytes(session.config, members, x, session.element_bytes))
+                   for x in knots]
+        fig.add_scatter(x=knots, y=[_kib(b) for b in formula], mode="lines",
+                        line=dict(color=colour, dash="dot", width=2),
+                        name=label("generate.fig.formula", lang), legendgroup="formula",
+                        showlegend=n == 0,
+                        hovertemplate=f"t = %{{x}}<br>%{{y:,.1f}} KiB<extra>{label('generate.fig.formula', lang)}: {name}</extra>")
         fig.add_scatter(
-            x=t, y=y, mode="lines", stackgroup="kv", line=dict(width=1.5, color=KIND_COLOURS[kind]),
-            name=label("generate.fig.layers_of_kind", lang, n=len(members), kind=name),
+            x=t, y=[_kib(sum(r.cache_bytes[i] for i in idx)) for r in session.records],
+            mode="lines+markers", line=dict(width=2.5, color=colour), marker=dict(size=5),
+            name=label("generate.fig.layers_of_kind", lang, n=len(idx), kind=name),
             customdata=[[p, r.index] for p, r in zip(pieces, session.records)],
             hovertemplate=(f"t = %{{x}}<br>{label('generate.fig.step', lang)} %{{customdata[1]}}: "
                            f"%{{customdata[0]}}<br>%{{y:,.1f}} KiB<extra>{name}</extra>"))
     per_token = formula_bytes_per_token(session.config.n_layers, session.config.n_kv_heads,
                                         session.config.head_dim, session.element_bytes)
-    fig.add_scatter(x=t, y=[_kib(per_token * x) for x in t], mode="lines",
+    fig.add_scatter(x=[0, t_end], y=[0, _kib(per_token * t_end)], mode="lines",
                     line=dict(color="#000", dash="dash", width=1.5),
                     name=label("generate.fig.formula_full", lang),
                     hovertemplate="t = %{x}<br>%{y:,.1f} KiB<extra></extra>")
-    fig.update_xaxes(title_text=label("generate.fig.tokens_in_cache", lang))
+    fig.update_xaxes(title_text=label("generate.fig.tokens_in_cache", lang), rangemode="tozero")
     fig.update_yaxes(title_text=label("generate.fig.kib", lang), rangemode="tozero")
     return _layout(fig, title)
 
 
 def latency_figure(session: Session, lang: str = "en") -> go.Figure:
-    """C1: per decode step, wall time and counted scores, with the cache (the live run) and
-    without (teacher-forced replay at the same t)."""
+    """C1: per decode step, wall time (top) and counted scores (bottom), with the cache (the
+    live run) and without (teacher-forced replay at the same t)."""
     title = label("generate.fig.latency_title", lang)
     decode = [r for r in session.records if r.phase == "decode"]
     if not decode:
-        return empty_figure(title, lang, height=420)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+        return empty_figure(title, lang, height=440)
+    fig = _figure()
     with_cache, without = label("generate.fig.with_cache", lang), label("generate.fig.without_cache", lang)
     t = [r.context for r in decode]
     custom = [[r.piece] for r in decode]
-    fig.add_scatter(x=t, y=[r.latency_s * 1e3 for r in decode], mode="lines+markers", row=1, col=1,
+    top, bottom = dict(xaxis="x", yaxis="y"), dict(xaxis="x2", yaxis="y2")
+    fig.add_scatter(x=t, y=[r.latency_s * 1e3 for r in decode], mode="lines+markers", **top,
                     name=with_cache, legendgroup="c", line=dict(color=CACHED_COLOUR),
                     marker=dict(size=4), customdata=custom,
                     hovertemplate="t = %{x} (%{customdata[0]})<br>%{y:.1f} ms<extra>" + with_cache + "</extra>")
-    fig.add_scatter(x=t, y=[r.score_entries for r in decode], mode="lines+markers", row=2, col=1,
+    fig.add_scatter(x=t, y=[r.score_entries for r in decode], mode="lines+markers", **bottom,
                     name=with_cache, legendgroup="c", showlegend=False, line=dict(color=CACHED_COLOUR),
                     marker=dict(size=4), customdata=custom,
                     hovertemplate="t = %{x} (%{customdata[0]})<br>%{y:,}<extra>" + with_cache + "</extra>")
     if session.replay:
         rt = [p.context for p in session.replay]
+        style = dict(line=dict(color=UNCACHED_COLOUR, dash="dot"), marker=dict(size=6, symbol="square"))
         fig.add_scatter(x=rt, y=[p.latency_s * 1e3 for p in session.replay], mode="lines+markers",
-                        row=1, col=1, name=without, legendgroup="u",
-                        line=dict(color=UNCACHED_COLOUR, dash="dot"), marker=dict(size=6, symbol="square"),
+                        **top, name=without, legendgroup="u", **style,
                         hovertemplate="t = %{x}<br>%{y:.1f} ms<extra>" + without + "</extra>")
         fig.add_scatter(x=rt, y=[p.score_entries for p in session.replay], mode="lines+markers",
-                        row=2, col=1, name=without, legendgroup="u", showlegend=False,
-                        line=dict(color=UNCACHED_COLOUR, dash="dot"), marker=dict(size=6, symbol="square"),
+                        **bottom, name=without, legendgroup="u", showlegend=False, **style,
                         hovertemplate="t = %{x}<br>%{y:,}<extra>" + without + "</extra>")
-    fig.update_yaxes(title_text=label("generate.fig.latency", lang), rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text=label("generate.fig.scores", lang), rangemode="tozero", row=2, col=1)
-    fig.update_xaxes(title_text=label("generate.fig.tokens_in_cache", lang), row=2, col=1)
-    return _layout(fig, title, height=420)
+    dtick = dict(dtick=1) if max(t) - min(t) <= 8 else {}
+    fig.update_layout(
+        xaxis=dict(anchor="y", matches="x2", showticklabels=False, **dtick),
+        xaxis2=dict(anchor="y2", title=dict(text=label("generate.fig.tokens_in_cache", lang)), **dtick),
+        yaxis=dict(domain=[0.54, 1.0], rangemode="tozero",
+                   title=dict(text=label("generate.fig.latency", lang))),
+        yaxis2=dict(domain=[0.0, 0.46], rangemode="tozero",
+                    title=dict(text=label("generate.fig.scores", lang))))
+    return _layout(fig, title, height=440)
 
 
 def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
     """C4: max |Δ logit| of every generated token, cached path vs one full forward."""
     title = label("generate.fig.diff_title", lang)
     if not session.logit_diffs:
-        return empty_figure(title, lang)
+        message = "generate.fig.empty"
+        if session.records:
+            message = "generate.fig.c4_pending" if session.request.check_full_forward else "generate.fig.c4_off"
+        return empty_figure(title, lang, message=message)
     positions = [r.position for r in session.records[:len(session.logit_diffs)]]
-    fig = go.Figure()
-    fig.add_scatter(x=positions, y=session.logit_diffs, mode="markers+lines",
+    fig = _figure()
+    # An exact 0 has no place on a log axis: drawn at the floor, the hover shows the real value.
+    fig.add_scatter(x=positions, y=[max(d, C4_PLOT_FLOOR) for d in session.logit_diffs],
+                    mode="markers+lines",
                     line=dict(color=CACHED_COLOUR, width=1), marker=dict(size=6),
                     name=label("generate.fig.diff", lang),
-                    customdata=[[r.piece] for r in session.records],
+                    customdata=[[r.piece, d] for r, d in zip(session.records, session.logit_diffs)],
                     hovertemplate=(f"{label('generate.fig.position', lang)} %{{x}}: %{{customdata[0]}}"
-                                   "<br>%{y:.2e}<extra></extra>"))
-    fig.add_hline(y=C4_TOLERANCE, line=dict(color="#e5a000", dash="dash"),
-                  annotation_text=label("generate.fig.tolerance", lang, tol=C4_TOLERANCE),
-                  annotation_position="top left")
+                                   "<br>%{customdata[1]:.2e}<extra></extra>"))
+    fig.add_scatter(x=[min(positions), max(positions)], y=[C4_TOLERANCE, C4_TOLERANCE], mode="lines",
+                    line=dict(color=UNCACHED_COLOUR, dash="dash"),
+                    name=label("generate.fig.tolerance", lang, tol=C4_TOLERANCE), hoverinfo="skip")
     fig.update_xaxes(title_text=label("generate.fig.position", lang))
-    fig.update_yaxes(title_text=label("generate.fig.diff", lang), type="log",
+    _integer_axis(fig, positions)
+    top = max(-3.0, math.ceil(math.log10(max(max(session.logit_diffs), C4_PLOT_FLOOR))))
+    fig.update_yaxes(title_text=label("generate.fig.diff", lang), type="log", dtick=1,
+                     range=[math.log10(C4_PLOT_FLOOR), top],
                      exponentformat="power")
     return _layout(fig, title)
 
@@ -740,18 +833,19 @@ def roofline_figure(config, n_params: int, element_bytes: int, context: int,
     intensity = [f / by for by, f in points]
     ridge = peak / bandwidth
     xs = [min(intensity + [ridge]) / 2, ridge, max(intensity + [ridge]) * 4]
-    fig = go.Figure()
+    fig = _figure()
     fig.add_scatter(x=xs, y=[min(peak, x * bandwidth) / 1e9 for x in xs], mode="lines",
                     line=dict(color="#000", width=2), name=label("generate.fig.roof", lang),
                     hovertemplate="%{x:.2f} FLOP/B → %{y:.0f} GFLOP/s<extra></extra>")
     fig.add_scatter(x=intensity, y=[min(peak, x * bandwidth) / 1e9 for x in intensity],
-                    mode="markers+text", text=[f"B={b}" for b in batches], textposition="top left",
+                    mode="markers+text", textposition="top left",
+                    text=[f"B={b}" if i % 3 == 0 or i == len(batches) - 1 else "" for i, b in enumerate(batches)],
                     marker=dict(size=10, color=list(range(len(batches))), colorscale="Viridis"),
                     name=label("generate.fig.batch", lang, b="1…64"),
                     customdata=[[b, by / 1e6, f / 1e9] for b, (by, f) in zip(batches, points)],
                     hovertemplate=("B = %{customdata[0]}: %{customdata[1]:,.1f} MB read, "
                                    "%{customdata[2]:,.2f} GFLOP<br>%{x:.2f} FLOP/B → %{y:.1f} GFLOP/s"
                                    "<extra></extra>"))
-    fig.update_xaxes(type="log", title_text=label("generate.fig.intensity", lang))
-    fig.update_yaxes(type="log", title_text=label("generate.fig.gflops", lang))
+    fig.update_xaxes(type="log", dtick="D2", title_text=label("generate.fig.intensity", lang))
+    fig.update_yaxes(type="log", dtick="D2", title_text=label("generate.fig.gflops", lang))
     return _layout(fig, label("generate.fig.roofline_title", lang, t=context))

@@ -90,6 +90,16 @@ def test_short_run_shows_replay_and_logit_check(page, app_url, screenshot):
     page.locator("#gen-roofline .scatterlayer .point").first.wait_for(timeout=30_000)
     screenshot(page, "generate-done")
 
+    # The language switch re-draws the run's computed text and charts (no new run).
+    page.locator("#language-switch").get_by_text("中文").click()
+    page.locator("#gen-evidence", has_text="缓存张量").wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => (document.querySelector('#gen-bars .gtitle') || {}).textContent?.includes('每层的 KV 缓存')",
+        timeout=30_000)
+    assert "完成" in page.locator("#gen-status").inner_text()
+    page.locator("#gen-calc-table", has_text="每 token").wait_for(timeout=30_000)
+    screenshot(page, "generate-zh")
+
 
 def test_gemma_local_layers_flatten_past_512(page, app_url, screenshot):
     _open(page, app_url)

@@ -62,7 +62,9 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime):
     measured = [y * 1024 for trace in bars["data"] if trace["type"] == "bar" for y in trace["y"]]
     assert measured == [2 * 3 * 64 * 4 * t_end] * 30
     growth = plot_data(final[3])
-    assert growth["data"][0]["x"] == list(range(len(ids), t_end + 1))
+    measured_line = next(tr for tr in growth["data"] if tr["name"] == "30 layers: full (global)")
+    assert measured_line["x"] == list(range(len(ids), t_end + 1))
+    assert measured_line["y"][-1] * 1024 == 2 * 30 * 3 * 64 * 4 * t_end
     latency = plot_data(final[4])
     names = {trace.get("name") for trace in latency["data"]}
     assert {"with KV cache", "no cache (recompute all)"} <= names
@@ -137,7 +139,7 @@ def test_stop_cancels_within_a_step(client):
 
 def test_calculator_reproduces_published_figures(client):
     client.predict(MODEL, "en", api_name="/load_model")  # what the page does on load
-    table, variants, roofline, note = client.predict(MODEL, "en", 32768, 2, api_name="/kv_calculator")
+    table, variants, roofline, note = client.predict(MODEL, "en", 32768, 2, 512, api_name="/kv_calculator")
     rows = {row[0]: dict(zip(table["headers"], row)) for row in table["data"]}
     assert rows["Llama-2-7B"]["per token"] == "0.500 MiB"
     assert rows["Llama-2-7B"]["at 32,768 tokens"] == "16.00 GiB"
@@ -150,9 +152,9 @@ def test_calculator_reproduces_published_figures(client):
     from gradio_client.exceptions import AppError
 
     with pytest.raises(AppError, match="Context length must be between 1 and 10000000"):
-        client.predict(MODEL, "en", 20_000_000, 2, api_name="/kv_calculator")
+        client.predict(MODEL, "en", 20_000_000, 2, 512, api_name="/kv_calculator")
     with pytest.raises(AppError, match="less than minimum value 1"):
-        client.predict(MODEL, "en", 0, 2, api_name="/kv_calculator")
+        client.predict(MODEL, "en", 0, 2, 512, api_name="/kv_calculator")
 
 
 def test_long_prompt_passes_gemmas_window(client, runtime):

@@ -90,10 +90,14 @@ def test_windowed_layers_cap_while_global_layers_grow(tiny_gemma):
         assert record.cache_lengths[5] == record.context
     assert session.bytes_match_formula()
     fig = kvcache.growth_figure(session)
-    local = next(tr for tr in fig.data if "sliding" in tr.name)
-    glob = next(tr for tr in fig.data if "full" in tr.name)
+    local = next(tr for tr in fig.data if tr.name == "5 layers: sliding window 5")
+    glob = next(tr for tr in fig.data if tr.name == "1 layers: full (global)")
     late = [y for x, y in zip(local.x, local.y) if x >= 5]
     assert len(set(late)) == 1 and glob.y[-1] > glob.y[0]
+    # the formula for the windowed layers, drawn from t = 0, bends flat at the window
+    formula = [tr for tr in fig.data if tr.line.dash == "dot"]
+    per_token_kib = 5 * 2 * 1 * 32 * 4 / 1024
+    assert list(formula[0].x) == [0, 5, 12] and list(formula[0].y) == [0, 5 * per_token_kib, 5 * per_token_kib]
 
 
 def test_cache_policy_changes_layout_and_bytes(tiny_llama):

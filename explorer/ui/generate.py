@@ -113,6 +113,20 @@ STRINGS = {
               "屋顶：本机在空闲时测得的数据（docs/DESIGN.md）：约 30 GB/s、约 146 GFLOP/s fp32；"
               "这是设计文档中的数字，并非此刻实测。",
     },
+    "generate.roof_context": {"en": "Roofline at context t (tokens per sequence)",
+                              "zh": "屋顶线对应的上下文长度 t（每个序列的 token 数）"},
+    "generate.calc.col.model": {"en": "model", "zh": "模型"},
+    "generate.calc.col.attention": {"en": "attention", "zh": "注意力"},
+    "generate.calc.col.layers": {"en": "layers", "zh": "层数"},
+    "generate.calc.col.heads": {"en": "q heads : kv heads", "zh": "查询头 : KV 头"},
+    "generate.calc.col.d_head": {"en": "d_head", "zh": "头维度 d_head"},
+    "generate.calc.col.elements": {"en": "elements / token / layer", "zh": "元素数 / token / 层"},
+    "generate.calc.col.per_token": {"en": "per token", "zh": "每 token"},
+    "generate.calc.col.at": {"en": "at {n} tokens", "zh": "{n} 个 token 时"},
+    "generate.calc.col.source": {"en": "source", "zh": "来源"},
+    "generate.calc.col.variant": {"en": "variant", "zh": "变体"},
+    "generate.calc.col.q_heads": {"en": "q heads", "zh": "查询头"},
+    "generate.calc.col.kv_heads": {"en": "kv heads", "zh": "KV 头"},
     "generate.roofline_none": {"en": "The roofline appears once the model is loaded.",
                                "zh": "模型加载后显示屋顶线。"},
     # computed text
@@ -286,12 +300,14 @@ def _plain_errors(stream, t, lang: str):
         raise gr.Error(t.text("generate.error.stopped_model", lang, error=error)) from None
 
 
-def calculator(t, runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: Any):
+def calculator(t, runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: Any,
+               roof_context: Any = 512):
     """Calculator tables and the roofline. The loaded model's row appears once it is loaded."""
     lang = normalize_language(lang)
     try:
         n = kvcache._integer("Context length", tokens, 1, 10_000_000)
         b = kvcache._integer("Bytes per element", element_bytes, 1, 8)
+        roof_t = kvcache._integer("Roofline context", roof_context, 1, 10_000_000)
     except kvcache.InputError as error:
         raise gr.Error(str(error)) from None
     loaded_shape, roofline, note = None, None, t.text("generate.roofline_none", lang)
@@ -300,12 +316,19 @@ def calculator(t, runtime, model_name: Any, lang: Any, tokens: Any, element_byte
         loaded_shape = kvcache.shape_from_config(f"{getattr(loaded.spec, 'title', model_name)} (loaded)",
                                                  loaded.config)
         n_params = sum(p.numel() for p in loaded.model.parameters())
-        context = min(n, loaded.config.max_position_embeddings)
+        context = min(roof_t, loaded.config.max_position_embeddings)
         roofline = kvcache.roofline_figure(loaded.config, n_params, b, context, lang=lang)
         note = ""
+    at = f"at {n:,} tokens"
+    headers = {key: t.text(f"generate.calc.col.{slug}", lang, n=f"{n:,}") for key, slug in (
+        ("model", "model"), ("attention", "attention"), ("layers", "layers"),
+        ("q heads : kv heads", "heads"), ("d_head", "d_head"), ("elements / token / layer", "elements"),
+        ("per token", "per_token"), (at, "at"), ("source", "source"), ("variant", "variant"),
+        ("q heads", "q_heads"), ("kv heads", "kv_heads"))}
     rows = kvcache.calculator_rows(n, b, loaded_shape)
-    table = pd.DataFrame(rows).drop(columns=["per_token_bytes", "total_bytes"])
-    variants = pd.DataFrame(kvcache.head_variants(kvcache.SHAPES[1], n, b)).drop(columns=["total_bytes"])
+    table = pd.DataFrame(rows).drop(columns=["per_token_bytes", "total_bytes"]).rename(columns=headers)
+    variants = pd.DataFrame(kvcache.head_variants(kvcache.SHAPES[1], n, b)).drop(
+        columns=["total_bytes"]).rename(columns=headers)
     return table, variants, roofline, note
 
 
@@ -349,26 +372,30 @@ def build(ctx: TabContext) -> None:
         bars = gr.Plot(kvcache.empty_figure(), show_label=False, elem_id="gen-bars")
         growth = gr.Plot(kvcache.empty_figure(), show_label=False, elem_id="gen-growth")
     with gr.Row(equal_height=True):
-        latency = gr.Plot(kvcache.empty_figure(height=420), show_label=False, elem_id="gen-latency")
+        latency = gr.Plot(kvcache.empty_figure(height=440), show_label=False, elem_id="gen-latency")
         diff = gr.Plot(kvcache.empty_figure(), show_label=False, elem_id="gen-diff")
     evidence = gr.Markdown(elem_id="gen-evidence")
     history_state = gr.State([])
-    history = gr.Dataframe(history_frame(t, "en", []), label=t("generate.history"), interactive=False, wrap=True,
-                           elem_id="gen-history")
+    history = gr.Dataframe(history_frame(t, "en", []), label=t("generate.history"), interactive=False,
+                           wrap=True, elem_id="gen-history",
+                           column_widths=["5%", "15%", "17%", "8%", "7%", "9%", "8%", "8%", "23%"])
     with gr.Accordion(t("generate.calculator"), open=False, elem_id="gen-calculator"):
         gr.Markdown(t("generate.calc_formulas"), latex_delimiters=latex)
         with gr.Row():
             calc_tokens = gr.Number(value=32768, precision=0, minimum=1, label=t("generate.calc_tokens"))
             calc_bytes = gr.Dropdown([("fp16 / bf16 (2)", 2), ("fp32 (4)", 4), ("fp8 / int8 (1)", 1)],
                                      value=2, label=t("generate.calc_bytes"))
-        calc_table = gr.Dataframe(interactive=False, wrap=True, elem_id="gen-calc-table")
+        calc_table = gr.Dataframe(interactive=False, wrap=True, elem_id="gen-calc-table",
+                                  column_widths=["12%", "8%", "14%", "9%", "6%", "9%", "9%", "10%", "23%"])
         gr.Markdown(t("generate.calc_variants"))
         variants_table = gr.Dataframe(interactive=False, elem_id="gen-variants")
         gr.Markdown(t("generate.roofline"), latex_delimiters=latex)
+        roof_context = gr.Slider(1, 8192, value=512, step=1, label=t("generate.roof_context"))
         roofline_note = gr.Markdown()
         roofline = gr.Plot(show_label=False, elem_id="gen-roofline")
 
-    outputs = [output, status, bars, growth, latency, diff, evidence, history, history_state]
+    last_session = gr.State(None)  # the visitor's last finished run, re-drawn on a language switch
+    outputs = [output, status, bars, growth, latency, diff, evidence, history, history_state, last_session]
 
     def run(model_name, lang, text, n_new, temp, k, p, seed_value, policy_value, w, s,
             compare_value, check_value, runs):
@@ -386,7 +413,9 @@ def build(ctx: TabContext) -> None:
         except kvcache.InputError as error:
             raise gr.Error(str(error)) from None
         runs = list(runs or [])[-(HISTORY_ROWS - 1):]
-        last_charts = 0.0
+        # The first token goes out alone (text and status): charts follow CHART_INTERVAL_S later.
+        last_charts = time.perf_counter()
+        diff_cleared = False
         session = None
         stream = kvcache.stream_generation(loaded.model, loaded.tokenizer, ids, request,
                                            model_name=getattr(loaded.spec, "title", loaded.name),
@@ -395,27 +424,33 @@ def build(ctx: TabContext) -> None:
         for session in _plain_errors(stream, t, lang):
             now = time.perf_counter()
             streaming = session.phase == "decode" and session.stopped is None
-            if streaming and now - last_charts < CHART_INTERVAL_S and len(session.records) > 1:
-                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 7))
+            if streaming and now - last_charts < CHART_INTERVAL_S:
+                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 8))
                 continue
             last_charts = now
+            # C4 is computed after decoding: while decoding, its chart is cleared once (of the
+            # previous run's points) and then left alone.
+            diff = gr.skip()
+            if session.phase != "decode" or not diff_cleared:
+                diff, diff_cleared = kvcache.logit_diff_figure(session, lang), True
             charts = (kvcache.layer_bytes_figure(session, lang), kvcache.growth_figure(session, lang),
-                      kvcache.latency_figure(session, lang), kvcache.logit_diff_figure(session, lang))
+                      kvcache.latency_figure(session, lang), diff)
             table = gr.skip()
             if session.phase == "done":
                 runs = runs + [history_row(t, lang, session, (runs[-1]["run"] + 1) if runs else 1)]
                 table = history_frame(t, lang, runs)
+            done = session.phase == "done"
             yield (session.text, status_text(t, lang, session), *charts, evidence_text(t, lang, session),
-                   table, runs if session.phase == "done" else gr.skip())
+                   table, runs if done else gr.skip(), session if done else gr.skip())
 
     inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
               sinks, compare, check, history_state]
     event = start.click(run, inputs, outputs, api_name="generate", show_progress="minimal",
                         time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
-    prompt.submit(run, inputs, outputs, api_visibility="private", show_progress="minimal",
-                  time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
+    submitted = prompt.submit(run, inputs, outputs, api_visibility="private", show_progress="minimal",
+                              time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
     stop.click(lambda lang: t.text("generate.stopped", normalize_language(lang)), [ctx.lang], [status],
-               cancels=[event], api_name="stop")
+               cancels=[event, submitted], api_name="stop")
 
     def fill_long_prompt():
         from explorer.texts import long_text
@@ -425,22 +460,33 @@ def build(ctx: TabContext) -> None:
 
     long_prompt.click(fill_long_prompt, None, [prompt], api_name="long_prompt")
 
-    def calc(model_name, lang, tokens, element_bytes):
-        return calculator(t, ctx.runtime, model_name, lang, tokens, element_bytes)
+    def calc(model_name, lang, tokens, element_bytes, context):
+        return calculator(t, ctx.runtime, model_name, lang, tokens, element_bytes, context)
 
-    calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes]
+    calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes, roof_context]
     calc_outputs = [calc_table, variants_table, roofline, roofline_note]
     calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator")
     calc_bytes.change(calc, calc_inputs, calc_outputs, api_visibility="private")
+    roof_context.change(calc, calc_inputs, calc_outputs, api_visibility="private")
 
-    def calc_after_load(model_name, lang, tokens, element_bytes):
+    def calc_after_load(model_name, lang, tokens, element_bytes, context):
         # The loaded model's row and roofline need it loaded (the header loads it on page load).
         ctx.load(model_name)
-        return calc(model_name, lang, tokens, element_bytes)
+        return calc(model_name, lang, tokens, element_bytes, context)
 
     ctx.demo.load(calc_after_load, calc_inputs, calc_outputs, api_visibility="private", **ctx.model_event)
     ctx.model.change(calc_after_load, calc_inputs, calc_outputs, api_visibility="private",
                      **ctx.model_event)
     ctx.lang.change(calc, calc_inputs, calc_outputs, api_visibility="private")
-    ctx.lang.change(lambda lang, runs: history_frame(t, normalize_language(lang), runs or []),
-                    [ctx.lang, history_state], [history], api_visibility="private")
+    def redraw(lang, session, runs):
+        """The last run's computed text and charts in the newly chosen language (no model run)."""
+        lang = normalize_language(lang)
+        table = history_frame(t, lang, runs or [])
+        if session is None:
+            return (*([gr.skip()] * 6), table)
+        return (status_text(t, lang, session), kvcache.layer_bytes_figure(session, lang),
+                kvcache.growth_figure(session, lang), kvcache.latency_figure(session, lang),
+                kvcache.logit_diff_figure(session, lang), evidence_text(t, lang, session), table)
+
+    ctx.lang.change(redraw, [ctx.lang, last_session, history_state],
+                    [status, bars, growth, latency, diff, evidence, history], api_visibility="private")

@@ -12,6 +12,7 @@ explorer/receptive_field.py.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
@@ -23,6 +24,7 @@ import torch.nn.functional as F
 from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
+from models.kv_cache import KVCache
 
 MAX_TOKENS_CPU = 512        # prompt + generated tokens on a CPU (one map stays ~1 s)
 MAX_TOKENS_GPU = 2048
@@ -190,8 +192,7 @@ def layer_attention(model, ids: Sequence[int], layer: int, choice: MaskChoice = 
 @torch.inference_mode()
 def last_logits(model, ids: Sequence[int], options: Optional[RunOptions] = None) -> torch.Tensor:
     x = torch.tensor([list(ids)], dtype=torch.long, device=model.embed.weight.device)
-    options = options or RunOptions()
-    options = RunOptions(**{**options.__dict__, "last_logits_only": True})
+    options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
     return model(x, options=options)[0, -1].float().cpu()
 
 
@@ -274,9 +275,9 @@ def local_global_costs(model, lengths: Sequence[int]) -> list[dict]:
             if mask not in counted:
                 counted[mask] = int(mask.visible(pos, pos).sum())
             per_layer.append(counted[mask])
-        cache = model.new_cache(n)
+        # the engine's own cache layout for n tokens, on the meta device: sizes without memory
+        cache = KVCache.for_model(config, masks, n, 1, model.embed.weight.dtype, "meta")
         cache_bytes = cache.allocated_bytes()
-        del cache
         row = {"n": n}
         for kind in ("local", "global"):
             idx = [i for i, k in enumerate(kinds) if k == kind]
@@ -365,8 +366,8 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
     for r in range(1, rows + 1):
         fig.update_yaxes(title_text="← query", row=r, col=1)
     pooled_note = ""
-    if max(probs.shape[1:]) > GRID_CELLS:
-        pooled_note = f" (shown as means of {_pool(probs[0], GRID_CELLS)[1]}×{_pool(probs[0], GRID_CELLS)[1]} blocks)"
+    if factor > 1:
+        pooled_note = f" (shown as means of {factor}×{factor} blocks)"
     fig.update_layout(title=f"{model_title} layer {layer}, all {n_heads} heads{pooled_note}",
                       height=300 * rows + 60, margin=dict(l=10, r=10, t=70, b=10))
     return fig
@@ -379,12 +380,10 @@ def mask_figure(layer_map: LayerMap, labels: Sequence[str]):
     visible = layer_map.visible.numpy().astype(np.int8)
     q_labels = [labels[int(p)] for p in layer_map.q_pos]
     k_labels = [labels[int(p)] for p in layer_map.kv_pos]
-    text = np.where(visible == 1, "visible", "masked")
     fig = go.Figure(go.Heatmap(
-        z=visible, x=k_labels, y=q_labels, colorscale=MASK_COLORS, zmin=0, zmax=1,
-        customdata=text, showscale=False,
-        hovertemplate=(f"layer {layer_map.layer}<br>query %{{y}}<br>key %{{x}}<br>%{{customdata}}"
-                       "<extra></extra>")))
+        z=visible, x=k_labels, y=q_labels, colorscale=MASK_COLORS, zmin=0, zmax=1, showscale=False,
+        hovertemplate=(f"layer {layer_map.layer}<br>query %{{y}}<br>key %{{x}}"
+                       "<br>visible: %{z} (1 yes, 0 masked)<extra></extra>")))
     fig.update_layout(title=f"mask of layer {layer_map.layer}: {layer_map.layer_mask.describe()} "
                             f"(yellow = visible)",
                       height=640, margin=dict(l=10, r=10, t=50, b=10))

@@ -43,6 +43,8 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     # one head, sinks + window: the mask radio reruns the model by itself
     page.locator("#attention-head input").click()
     page.get_by_role("option", name="0", exact=True).click()
+    # redrawn from the stored probabilities, no forward pass
+    page.locator("#attention-map .gtitle", has_text="head 0: attention probabilities").wait_for(timeout=30_000)
     _set_number(page, "attention-window", 6)
     _set_number(page, "attention-sinks", 1)
     page.locator("#attention-mask").get_by_text("sinks s + window w").click()

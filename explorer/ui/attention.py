@@ -48,6 +48,12 @@ STRINGS = {
     "attention.head": {"en": "Head", "zh": "注意力头"},
     "attention.all_heads": {"en": "all heads", "zh": "全部头"},
     "attention.impl": {"en": "Attention path", "zh": "注意力计算路径"},
+    "attention.impl_info": {
+        "en": "tiled = the FlashAttention-style online softmax in readable PyTorch, run in every "
+              "layer: same numbers, about 10× slower here",
+        "zh": "tiled = 用易读的 PyTorch 写的 FlashAttention 式在线 softmax，每一层都用它：数值相同，"
+              "在这里大约慢 10 倍",
+    },
     "attention.generate": {"en": "Generated tokens to include", "zh": "包含的生成 token 数"},
     "attention.mask": {"en": "Mask", "zh": "掩码"},
     "attention.mask.causal": {"en": "causal (the checkpoint's own)", "zh": "因果（检查点自带）"},
@@ -126,14 +132,19 @@ STRINGS = {
               "Per-token negative log-likelihood along the long text, fed in chunks through the "
               "engine's own KV cache with three eviction policies: the full cache; a window of "
               "the last $w$ tokens only (the first tokens are evicted); and $s$ sink tokens kept "
-              "forever plus the window. One pass per policy gives exactly the NLL a cache with "
-              "that policy gives token by token. Each pass takes tens of seconds on a CPU (the "
-              "measured time is shown); a result, once measured, is kept in memory.",
+              "forever plus the window. On a model with sliding-window layers (Gemma 3) the full "
+              "cache keeps their own window of 512, and a fourth policy keeps the sinks in the "
+              "global layers only. One pass per policy gives exactly the NLL a cache with that "
+              "policy gives token by token. On a 2-core CPU one pass over 2,048 tokens takes "
+              "about one to two minutes (the measured time of each pass is shown); a result, "
+              "once measured, is kept in memory and comes back at once.",
         "zh": "## StreamingLLM：驱逐最前面的 token，模型就崩了吗？\n"
               "沿长文本逐 token 计算负对数似然：文本分块送入引擎自己的 KV 缓存，使用三种驱逐策略："
               "完整缓存；只保留最近 $w$ 个 token 的窗口（最前面的 token 被驱逐）；"
-              "永久保留 $s$ 个汇 token 再加窗口。每种策略跑一遍，得到的 NLL 与该策略的缓存逐 token "
-              "解码得到的完全相同。在 CPU 上每一遍需要几十秒（下方显示实测时间）；测过的结果会保存在内存中。",
+              "永久保留 $s$ 个汇 token 再加窗口。对带滑动窗口层的模型（Gemma 3），完整缓存中这些层仍保留自己的 "
+              "512 窗口，并增加第四种策略：只在全局层保留汇 token。每种策略跑一遍，得到的 NLL 与该策略的缓存逐 token "
+              "解码得到的完全相同。在双核 CPU 上，对 2,048 个 token 跑一遍大约需要一到两分钟（下方显示每一遍的实测时间）；"
+              "测过的结果会保存在内存中，再次请求时立即返回。",
     },
     "attention.source": {"en": f"Text: {LONG_TEXT_SOURCE}", "zh": f"文本：{LONG_TEXT_SOURCE}"},
     "attention.stream_tokens": {"en": "tokens of the text", "zh": "文本 token 数"},
@@ -270,8 +281,9 @@ def _long_ids(loaded, n_tokens: int) -> list[int]:
 
 
 def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_logit, impl,
-                n_generate) -> tuple[Any, Any, dict]:
-    """(attention figure, mask figure, data) for the tab; raises AttentionInputError."""
+                n_generate) -> tuple[Any, Any, dict, dict]:
+    """(attention figure, mask figure, data, view) for the tab; raises AttentionInputError.
+    `view` holds what redrawing another head needs (kept per visitor in gr.State)."""
     import time
 
     config = loaded.config
@@ -321,7 +333,18 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
         "seconds": seconds, "next_tokens": table.to_dict(orient="list"),
         "sink_logit": choice.sink_logit,
     }
-    return fig, mask_fig, data
+    view = {"layer_map": layer_map, "labels": labels, "n_prompt": n_prompt,
+            "title": _title(loaded), "n_kv_heads": config.n_kv_heads, "n_heads": config.n_heads}
+    return fig, mask_fig, data, view
+
+
+def redraw_head(view, head):
+    """The stored map drawn for another head (or all heads): no forward pass."""
+    if not view:
+        return None
+    head = None if head in (None, "", "all") else whole_number(head, "The head", 0, view["n_heads"] - 1)
+    return am.attention_figure(view["layer_map"], view["labels"], head, view["n_prompt"],
+                               view["title"], view["n_kv_heads"])
 
 
 def render_map(t, lang, data) -> str:
@@ -510,8 +533,14 @@ def reach_frame(loaded=None, window=None):
 LG_LENGTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
 
 
+# Counts depend only on the checkpoint's config: computed once per model per process.
+_LG_ROWS: dict[str, list] = {}
+
+
 def compute_local_global(loaded):
-    rows = am.local_global_costs(loaded.model, LG_LENGTHS)
+    rows = _LG_ROWS.get(loaded.name)
+    if rows is None:
+        rows = _LG_ROWS.setdefault(loaded.name, am.local_global_costs(loaded.model, LG_LENGTHS))
     config = loaded.config
     kinds = am.layer_kinds(config)
     data = {"model": loaded.name, "title": _title(loaded), "rows": rows,
@@ -567,7 +596,7 @@ def build(ctx: TabContext) -> None:
                            value="all", label=t("attention.head"), elem_id="attention-head",
                            filterable=False)
         impl = gr.Radio(list(am.IMPLS), value="eager", label=t("attention.impl"),
-                        elem_id="attention-impl")
+                        info=t("attention.impl_info"), elem_id="attention-impl")
     with gr.Row():
         mask_kind = gr.Radio([(t("attention.mask.causal"), "causal"), (t("attention.mask.window"), "window"),
                               (t("attention.mask.sinks"), "sinks"),
@@ -655,14 +684,21 @@ def build(ctx: TabContext) -> None:
         """Attention probabilities of one layer (one head or all) under the chosen mask."""
         loaded = ctx.load(model_name, progress)
         try:
-            fig, mask_fig, data = compute_map(loaded, text, layer_value, head_value, kind, w, s, b,
-                                              path, n_new)
+            fig, mask_fig, data, view = compute_map(loaded, text, layer_value, head_value, kind, w,
+                                                    s, b, path, n_new)
         except (AttentionInputError, ValueError) as error:
             raise _as_error(error) from None
         import pandas as pd
 
         return (fig, mask_fig, render_map(t, _check_lang(lang), data),
-                pd.DataFrame(data["next_tokens"]), data)
+                pd.DataFrame(data["next_tokens"]), data, view)
+
+    def show_head(view, head_value):
+        try:
+            fig = redraw_head(view, head_value)
+        except AttentionInputError as error:
+            raise _as_error(error) from None
+        return gr.skip() if fig is None else fig
 
     def model_controls(model_name, lang, progress=gr.Progress()):
         """Layer / head ranges, head groups and local/global costs of the selected model."""
@@ -726,12 +762,17 @@ def build(ctx: TabContext) -> None:
 
     map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
                   impl, n_generate]
-    map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data]
+    map_view = gr.State()
+    map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data, map_view]
     run.click(attention_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
     mask_kind.change(attention_map, map_inputs, map_outputs, api_visibility="private",
                      **ctx.model_event)
     sink_logit.release(attention_map, map_inputs, map_outputs, api_visibility="private",
                        **ctx.model_event)
+    layer.release(attention_map, map_inputs, map_outputs, api_visibility="private",
+                  **ctx.model_event)
+    # another head of the same map: redrawn from the probabilities already computed
+    head.input(show_head, [map_view, head], [map_plot], api_visibility="private")
 
     control_outputs = [layer, head, groups_plot, groups_summary, groups_data, lg_strip, lg_summary,
                        lg_plot, lg_table, lg_data, reach]

@@ -56,10 +56,11 @@ def app_run(client, model, n_tokens):
     final = job.result()
     tokens = int(final[1].split("**")[1])  # "Done (...): **N** tokens ... · R tokens/s"
     server_rate = float(re.search(r"([0-9.]+) tokens/s", final[1]).group(1))
+    server_ttft = float(re.search(r"first token after ([0-9.]+) s", final[1]).group(1))
     ttft = arrivals[0] - start
     # text updates can merge two tokens into one message; count tokens, not messages
     rate = (tokens - 1) / (arrivals[-1] - arrivals[0])
-    return ttft, rate, tokens, server_rate
+    return ttft, rate, tokens, server_rate, server_ttft
 
 
 def main():
@@ -119,9 +120,10 @@ def run_rounds(args, loaded, ids, chat, client, runtime):
     e_ttft, e_rate, a_ttft, a_rate = [], [], [], []
     for r in range(args.rounds):
         t1, r1 = engine_run(loaded, ids, args.tokens)
-        t2, r2, n, r3 = app_run(client, args.model, args.tokens)
+        t2, r2, n, r3, t3 = app_run(client, args.model, args.tokens)
         e_ttft.append(t1), e_rate.append(r1), a_ttft.append(t2), a_rate.append(r2)
-        print(f"round {r + 1}: engine ttft {t1:.3f} s, {r1:.1f} tok/s | app ttft {t2:.3f} s, "
+        print(f"round {r + 1}: engine ttft {t1:.3f} s, {r1:.1f} tok/s | app ttft {t2:.3f} s "
+              f"(handler start to first token {t3:.2f} s), "
               f"{r2:.1f} tok/s at the client, {r3:.1f} in the server's status ({n} tokens) | "
               f"app/engine rate {r2 / r1:.2f}")
     med = statistics.median

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import plotly.graph_objects as go
@@ -325,6 +326,11 @@ class Session:
     def max_logit_diff(self) -> Optional[float]:
         return max(self.logit_diffs) if self.logit_diffs else None
 
+    def snapshot(self) -> "Session":
+        """A copy whose lists no longer grow (for a reader in another thread)."""
+        return dataclasses.replace(self, records=list(self.records), replay=list(self.replay),
+                                   logit_diffs=None if self.logit_diffs is None else list(self.logit_diffs))
+
 
 def element_size(model) -> int:
     return model.embed.weight.element_size()
@@ -404,6 +410,58 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             session.replay_note = "budget"
     session.phase = "done"
     yield session
+
+
+_DONE = object()
+
+
+def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]], *,
+                  idle_timeout_s: float = 5.0) -> Iterator[Session]:
+    """Run `make_stream(should_stop)` in a worker thread and yield snapshots of its Session.
+
+    Why: a web framework's work between two yields (Gradio: postprocess, diff, send: ~2-4 ms
+    here) would otherwise add to every decode step; on a fast device it would dominate. Here
+    the worker decodes without waiting, and when the consumer is slower than decoding the
+    steps it missed are merged into the next snapshot (the final one is always delivered).
+    Stopping: closing this generator (Gradio does on Stop, on a closed tab and at the end of
+    every event) sets the flag the engine polls between two steps; a consumer that stops
+    asking for idle_timeout_s also stops the worker."""
+    updates: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    polled = [time.monotonic()]
+
+    def should_stop() -> bool:
+        return stop.is_set() or time.monotonic() - polled[0] > idle_timeout_s
+
+    def work():
+        try:
+            for session in make_stream(should_stop):
+                updates.put(session.snapshot())
+        except BaseException as error:  # handed to the consumer, raised there
+            updates.put(error)
+        finally:
+            updates.put(_DONE)
+
+    threading.Thread(target=work, name="kv-generate", daemon=True).start()
+    try:
+        while True:
+            items = [updates.get()]
+            while True:
+                try:
+                    items.append(updates.get_nowait())
+                except queue.Empty:
+                    break
+            polled[0] = time.monotonic()
+            for item in items:
+                if isinstance(item, BaseException):
+                    raise item
+            sessions = [item for item in items if isinstance(item, Session)]
+            if sessions:
+                yield sessions[-1]
+            if items[-1] is _DONE:
+                return
+    finally:
+        stop.set()
 
 
 def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: Sequence,
@@ -499,23 +557,25 @@ def _figure() -> _Fig:
     return _Fig()
 
 
-@lru_cache(maxsize=1)
-def _template() -> dict:
-    # Unvalidated figures keep a template *name* as a plain string, which plotly.js cannot
-    # resolve; embed the template itself (resolved once per process).
-    import plotly.io as pio
-
-    return pio.templates["plotly_white"].to_plotly_json()
+# A light look written out (plotly_white's essentials): embedding the full template would add
+# ~7 KB and ~5 ms of JSON to every figure sent while tokens stream.
+_GRID = "#e5ecf6"
+_AXIS = dict(gridcolor=_GRID, zerolinecolor=_GRID, linecolor=_GRID, automargin=True,
+             title=dict(standoff=8))
+_STYLE = dict(paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f", **FONT),
+              hovermode="closest")
 
 
 def _layout(fig: _Fig, title: str, height: int = 360) -> go.Figure:
     # Title on top, legend in its own band under it (never over the title or the data).
     fig.update_layout(title=dict(text=title, x=0.01, y=0.98, yanchor="top", yref="container",
                                  font=dict(size=15)),
-                      height=height, margin=dict(l=60, r=20, t=88, b=50), template=_template(),
-                      font=FONT, hoverlabel=dict(font_size=12),
+                      height=height, margin=dict(l=60, r=20, t=88, b=50), hoverlabel=dict(font_size=12),
+                      **_STYLE,
                       legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left",
                                   font=dict(size=12)))
+    for name in [key for key in fig.layout if key.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
+        fig.layout[name] = {**_AXIS, **fig.layout.get(name, {})}
     return go.Figure({"data": fig.data, "layout": fig.layout}, _validate=False)
 
 

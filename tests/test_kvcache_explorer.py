@@ -326,3 +326,64 @@ def test_real_gemma_local_layers_cap_at_512(runtime):
     assert session.bytes_match_formula()
     assert last.cache_bytes[glob[0]] == 2 * 1 * 256 * 4 * 521
     assert last.cache_bytes[local[0]] == 2 * 1 * 256 * 4 * 512
+
+
+# ----- the worker thread behind the UI ------------------------------------------------------
+def _background(model, request, idle_timeout_s=5.0):
+    seen = []
+
+    def make(should_stop):
+        for session in kvcache.stream_generation(model, DigitTokenizer(), [1, 2], request,
+                                                 should_stop=should_stop):
+            seen.append(session)
+            yield session
+
+    return kvcache.in_background(make, idle_timeout_s=idle_timeout_s), seen
+
+
+def _wait_for_end(seen, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not (seen and seen[-1].phase == "done"):
+        time.sleep(0.02)
+    return seen[-1]
+
+
+def test_background_stream_delivers_the_same_run(tiny_llama):
+    request = kvcache.Request(prompt="x", max_new_tokens=12)
+    stream, _ = _background(tiny_llama, request)
+    snapshots = list(stream)
+    _, direct = run(tiny_llama, [1, 2], max_new_tokens=12)
+    final = snapshots[-1]
+    assert final.phase == "done" and final.generated_ids == direct.generated_ids
+    assert max(final.logit_diffs) <= kvcache.C4_TOLERANCE and len(final.replay) == 11
+    # snapshots are copies: what the consumer holds does not grow under it
+    counts = [len(s.records) for s in snapshots]
+    assert counts == sorted(counts) and counts[0] < 12
+
+
+def test_closing_the_background_stream_stops_the_worker(tiny_llama):
+    request = kvcache.Request(prompt="x", max_new_tokens=4000 // 16, compare_no_cache=False)
+    stream, seen = _background(tiny_llama, request)
+    for _, snapshot in zip(range(3), stream):
+        pass
+    stream.close()   # what Gradio does on Stop, on a closed tab and at the end of an event
+    final = _wait_for_end(seen)
+    assert final.stopped == "stop" and len(final.records) < request.max_new_tokens
+
+
+def test_an_abandoned_background_stream_stops_after_the_idle_timeout(tiny_llama):
+    request = kvcache.Request(prompt="x", max_new_tokens=250, compare_no_cache=False)
+    stream, seen = _background(tiny_llama, request, idle_timeout_s=0.2)
+    next(stream)    # then never asked again, never closed
+    final = _wait_for_end(seen)
+    assert final.stopped == "stop" and len(final.records) < 250
+    stream.close()
+
+
+def test_background_stream_raises_the_workers_error():
+    def make(should_stop):
+        raise ValueError("prompt too long")
+        yield
+
+    with pytest.raises(ValueError, match="prompt too long"):
+        list(kvcache.in_background(make))

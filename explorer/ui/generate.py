@@ -417,10 +417,12 @@ def build(ctx: TabContext) -> None:
         last_charts = time.perf_counter()
         diff_cleared = False
         session = None
-        stream = kvcache.stream_generation(loaded.model, loaded.tokenizer, ids, request,
-                                           model_name=getattr(loaded.spec, "title", loaded.name),
-                                           chat=chat, started=started,
-                                           deadline=started + kvcache.DEADLINE_S)
+        # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
+        # adding to every step; closing this generator (Stop, closed tab) stops the worker.
+        stream = kvcache.in_background(lambda should_stop: kvcache.stream_generation(
+            loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
+            model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
+            deadline=started + kvcache.DEADLINE_S))
         for session in _plain_errors(stream, t, lang):
             now = time.perf_counter()
             streaming = session.phase == "decode" and session.stopped is None

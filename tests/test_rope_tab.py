@@ -48,8 +48,9 @@ def test_frequencies_endpoint(client):
     assert "pair 0 keeps θ₀ = 1 and all 31 other pairs slow down" in text
     rows = table["data"]
     assert [r[0] for r in rows] == ["10k", "100k", "500k", "1M"]
-    zh_plot, zh_text, _ = client.predict("zh", "10000, 1M", 256, 32768, api_name="/rope_frequencies")
+    zh_plot, zh_text, zh_table = client.predict("zh", "10000, 1M", 256, 32768, api_name="/rope_frequencies")
     assert "一圈也转不完" in zh_text
+    assert "谁在用" in zh_table["headers"] and "who uses it" in table["headers"]
 
 
 @pytest.mark.parametrize("args, match", [

@@ -247,6 +247,18 @@ STRINGS = {
               "**YaRN** 保留在 $L$ 内转很多圈的维度对，对转不满一圈的维度对做插值，中间线性过渡（它还会缩放注意力，此处未画出）。"
               "这里只画频率，没有任何一种方法被应用到模型上。",
     },
+    "rope.col.base": {"en": "base", "zh": "base"},
+    "rope.col.who": {"en": "who uses it", "zh": "谁在用"},
+    "rope.col.pairs": {"en": "pairs", "zh": "维度对数"},
+    "rope.col.full_turn": {"en": "full turn inside context", "zh": "上下文内转满一圈"},
+    "rope.col.never": {"en": "never a full turn", "zh": "一圈也转不完"},
+    "rope.col.theta0": {"en": "θ of pair 0 (rad/token)", "zh": "第 0 对的 θ（弧度/token）"},
+    "rope.col.theta1": {"en": "θ of pair 1 (rad/token)", "zh": "第 1 对的 θ（弧度/token）"},
+    "rope.col.longest": {"en": "longest wavelength (tokens)", "zh": "最长波长（token）"},
+    "rope.col.ppl": {"en": "perplexity", "zh": "困惑度"},
+    "rope.col.ppl_range": {"en": "ppl, tokens {lo}–{hi}", "zh": "困惑度，第 {lo}–{hi} 个 token"},
+    "rope.col.delta": {"en": "mean NLL − trained (nats)", "zh": "平均 NLL − 训练值（nats）"},
+    "rope.col.seconds": {"en": "seconds", "zh": "秒"},
     "rope.scale.title": {"en": "Optional: context-extension recipes (PI, NTK-aware, YaRN)",
                          "zh": "可选：上下文扩展方法（PI、NTK-aware、YaRN）"},
     "rope.scale.base": {"en": "Base", "zh": "base"},
@@ -254,6 +266,29 @@ STRINGS = {
     "rope.scale.context": {"en": "Trained context L (tokens)", "zh": "训练上下文 L（token）"},
     "rope.scale.run": {"en": "Plot the recipes", "zh": "绘制各方法"},
 }
+
+
+# Column names of the tables explorer/rope.py returns (English there), per language here.
+COLUMNS = {
+    "base": "rope.col.base", "who uses it": "rope.col.who", "pairs": "rope.col.pairs",
+    "full turn inside context": "rope.col.full_turn", "never a full turn": "rope.col.never",
+    "θ of pair 0 (rad/token)": "rope.col.theta0", "θ of pair 1 (rad/token)": "rope.col.theta1",
+    "longest wavelength (tokens)": "rope.col.longest", "perplexity": "rope.col.ppl",
+    "mean NLL − trained (nats)": "rope.col.delta", "seconds": "rope.col.seconds",
+}
+
+
+def localize_columns(t, lang: str, frame):
+    """The table with its column names in `lang` ("ppl, tokens a–b" included)."""
+    import re
+
+    names = {}
+    for column in frame.columns:
+        if column in COLUMNS:
+            names[column] = t.text(COLUMNS[column], lang)
+        elif match := re.fullmatch(r"ppl, tokens (\d+)–(\d+)", column):
+            names[column] = t.text("rope.col.ppl_range", lang, lo=match[1], hi=match[2])
+    return frame.rename(columns=names)
 
 
 def _error(func):
@@ -311,7 +346,7 @@ def build(ctx: TabContext) -> None:
                                        min_ratio=ratio.max(), max_ratio=ratio.min(), last=len(ratio)))
         shown = summary.copy()
         shown["longest wavelength (tokens)"] = shown["longest wavelength (tokens)"].round(0)
-        return fig, "\n".join(lines), shown.round(6)
+        return fig, "\n".join(lines), localize_columns(t, lang, shown.round(6))
 
     freq_inputs = [ctx.lang, freq_bases, freq_dim, freq_context]
     freq_outputs = [freq_plot, freq_text, freq_table]
@@ -409,7 +444,7 @@ def build(ctx: TabContext) -> None:
         return fig, text
 
     pair_inputs = [ctx.lang, capture_state, pair_index, pair_position]
-    qk_event.then(rotate_pair, pair_inputs, [pair_plot, pair_text], api_visibility="private")
+    qk_event.success(rotate_pair, pair_inputs, [pair_plot, pair_text], api_visibility="private")
     pair_index.release(rotate_pair, pair_inputs, [pair_plot, pair_text], api_name="rope_pair")
     pair_position.change(rotate_pair, pair_inputs, [pair_plot, pair_text], api_visibility="private",
                          show_progress="hidden", trigger_mode="always_last")
@@ -486,7 +521,7 @@ def build(ctx: TabContext) -> None:
                           apply=t.text(f"rope.base.apply.{apply}", lang), tokens=result.n_tokens,
                           trained=result.label(reference), trained_ppl=ppl[reference],
                           best=result.label(best), best_ppl=ppl[best], larger=larger_text)
-        return rope.sweep_figure(result), text_out, summary.round(4)
+        return rope.sweep_figure(result), text_out, localize_columns(t, lang, summary.round(4))
 
     sweep_run.click(sweep, [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
                     [sweep_plot, sweep_text, sweep_table], api_name="rope_perplexity", **ctx.model_event)

@@ -108,8 +108,10 @@ def bench_streaming(loaded, n_tokens, window, n_sinks):
               f"{summary['seconds'][policy]:.0f} s |")
     tail = {p: result.perplexity(p, n_tokens - 512) for p in result.nll}
     print(f"|  | last 512 tokens: " + ", ".join(f"{p} {v:.2f}" for p, v in tail.items())
-          + f" | | window-only {verdict['window_effect']}, "
-            f"sinks close {verdict['gap_closed']:.0%} of the gap | | |")
+          + f" | | window-only {verdict['window_effect']}; sinks in every layer close "
+            f"{verdict['gap_closed']:.0%} of the gap"
+          + (f", sinks in global layers only {verdict['sinks_global_closed']:.0%}"
+             if "sinks_global_closed" in verdict else "") + " | | |")
 
 
 def main():

@@ -246,6 +246,18 @@ class StreamingCache:
             names = {k[0] for k in self._data if k[1] == n and k[3] == window and k[4] == sinks}
         return sorted(names)
 
+    def results(self, n: int, window: int, sinks: int) -> list["StreamingResult"]:
+        """Every model's curves already measured for this (n, w, s), as StreamingResults."""
+        with self._lock:
+            items = [(k, v) for k, v in self._data.items()
+                     if k[1] == n and k[3] == window and k[4] == sinks]
+        out: dict[str, StreamingResult] = {}
+        for (model, _, policy, _, _), (curve, seconds) in items:
+            result = out.setdefault(model, StreamingResult(model=model, n_tokens=n, window=window,
+                                                           sinks=sinks))
+            result.nll[policy], result.seconds[policy] = curve, seconds
+        return [out[m] for m in sorted(out)]
+
 
 STREAMING_CACHE = StreamingCache()
 

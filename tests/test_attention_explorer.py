@@ -217,6 +217,9 @@ def test_streaming_cache_reuses_and_summarises(smol, text_ids):
     again = sinks.run_streaming("smol", smol.model, ids, 16, 2, chunk=32, cache=cache,
                                 progress=lambda f, m: calls.append(f))
     assert not calls and all(np.array_equal(first.nll[p], again.nll[p]) for p in sinks.POLICIES)
+    (stored,) = cache.results(64, 16, 2)
+    assert stored.model == "smol" and set(stored.nll) == set(sinks.POLICIES)
+    assert cache.results(64, 17, 2) == []
     summary = sinks.streaming_summary(first)
     assert summary["ratio"]["full"] == pytest.approx(1.0)
     verdict = sinks.streaming_verdict(summary)

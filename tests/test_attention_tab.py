@@ -128,3 +128,29 @@ def test_receptive_field_endpoint_agrees_with_the_rule(client):
     assert 131041 in table["data"][0]
     with pytest.raises(AppError, match="window w must be between 2"):
         client.predict(SMOL, "en", "forced", 1, 32, 0, api_name="/receptive_field")
+
+
+def test_streaming_text_is_chosen_from_the_measured_numbers():
+    """The sentences under the StreamingLLM chart follow the numbers (Gemma-like and
+    SmolLM2-like cases, measured in bench/attention.py), in both languages."""
+    from explorer import sinks
+    from explorer.ui import available_tabs, build_translator
+    from explorer.ui.attention import render_streaming
+
+    t = build_translator(available_tabs())
+
+    def data(ratios):
+        summary = {"past_window_from": 260, "perplexity": {p: 10 * r for p, r in ratios.items()},
+                   "ratio": ratios, "seconds": {p: 60.0 for p in ratios}}
+        return {"title": "M", "n_tokens": 2048, "window": 256, "sinks": 4, "own_window": 512,
+                **summary, **sinks.streaming_verdict(summary)}
+
+    gemma_like = data({"full": 1.0, "window": 1.77, "sinks": 9.16, "sinks_global": 1.19})
+    text = render_streaming(t, "en", gemma_like)
+    assert "does not make this model fall apart" in text and "**worse**" in text
+    assert "global layers" in text and "harm comes from the sliding-window layers" in text
+    assert "弊大于利" in render_streaming(t, "zh", gemma_like)
+    smol_like = render_streaming(t, "en", data({"full": 1.0, "window": 1.86, "sinks": 1.14}))
+    assert "closes 84% of the gap" in smol_like and "worse" not in smol_like
+    collapse = render_streaming(t, "en", data({"full": 1.0, "window": 30.0, "sinks": 1.05}))
+    assert "fall apart: perplexity past the window is **30.0×**" in collapse

@@ -442,7 +442,10 @@ def compute_streaming(loaded, n_tokens, window, n_sinks, progress=None):
             "sinks": n_sinks, **summary, **verdict, "own_window": loaded.config.sliding_window,
             "other_models": [m for m in sinks.STREAMING_CACHE.models_with(n_tokens, window, n_sinks)
                              if m != loaded.name]}
-    return sinks.streaming_figure([result]), data
+    # every model measured with the same settings in this server goes on the same chart
+    others = [r for r in sinks.STREAMING_CACHE.results(n_tokens, window, n_sinks)
+              if r.model != loaded.name and len(r.nll) >= len(sinks.POLICIES)]
+    return sinks.streaming_figure([result] + others), data
 
 
 def render_streaming(t, lang, data) -> str:
@@ -701,17 +704,17 @@ def build(ctx: TabContext) -> None:
         return gr.skip() if fig is None else fig
 
     def model_controls(model_name, lang, progress=gr.Progress()):
-        """Layer / head ranges, head groups and local/global costs of the selected model."""
+        """Layer / head ranges and local/global costs of the selected model. No forward pass
+        (masks and the cache layout only), so it stays out of the model's queue and the page
+        fills in even while someone else's long experiment runs."""
         loaded = ctx.load(model_name, progress)
         config = loaded.config
         lang = _check_lang(lang)
-        groups_fig, gdata = compute_groups(loaded)
         strip, cost_fig, ldata = compute_local_global(loaded)
         return (gr.update(maximum=config.n_layers - 1,
                           value=min(3, config.n_layers - 1)),
                 gr.update(choices=[("all", "all")] + [(str(h), str(h)) for h in range(config.n_heads)],
                           value="all"),
-                groups_fig, render_groups(t, lang, gdata), gdata,
                 strip, render_local_global(t, lang, ldata), cost_fig, lg_frame(ldata), ldata,
                 reach_frame())
 
@@ -774,20 +777,22 @@ def build(ctx: TabContext) -> None:
     # another head of the same map: redrawn from the probabilities already computed
     head.input(show_head, [map_view, head], [map_plot], api_visibility="private")
 
-    control_outputs = [layer, head, groups_plot, groups_summary, groups_data, lg_strip, lg_summary,
-                       lg_plot, lg_table, lg_data, reach]
-    ctx.demo.load(model_controls, [ctx.model, ctx.lang], control_outputs, api_visibility="private",
-                  **ctx.model_event)
-    ctx.model.change(model_controls, [ctx.model, ctx.lang], control_outputs,
-                     api_visibility="private", **ctx.model_event)
-
-    # API-only endpoints (the page refreshes both on load and on a model change, above).
+    # API-only endpoints (the page refreshes both on load and on a model change, below);
+    # wired first so they keep their names.
     groups_api = gr.Button(visible=False)
     groups_api.click(head_groups, [ctx.model, ctx.lang], [groups_plot, groups_summary, groups_data],
                      api_name="head_groups", **ctx.model_event)
     lg_api = gr.Button(visible=False)
     lg_api.click(local_global, [ctx.model, ctx.lang], [lg_strip, lg_summary, lg_plot, lg_table, lg_data],
-                 api_name="local_global", **ctx.model_event)
+                 api_name="local_global")  # masks and cache layout only, no forward
+
+    control_outputs = [layer, head, lg_strip, lg_summary, lg_plot, lg_table, lg_data, reach]
+    group_outputs = [groups_plot, groups_summary, groups_data]
+    for trigger in (ctx.demo.load, ctx.model.change):
+        # the head groups read the shapes of real q/k/v tensors: a (tiny) forward, so queued
+        trigger(model_controls, [ctx.model, ctx.lang], control_outputs, api_visibility="private").then(
+            head_groups, [ctx.model, ctx.lang], group_outputs, api_visibility="private",
+            **ctx.model_event)
 
     sink_run.click(sink_grid, [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
                    [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data],

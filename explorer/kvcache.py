@@ -105,7 +105,7 @@ def _number(name: str, value: Any) -> float:
     return number
 
 
-def _integer(name: str, value: Any, low: int, high: int) -> int:
+def whole_number(name: str, value: Any, low: int, high: int) -> int:
     number = _number(name, value)
     if number != int(number):
         raise InputError(f"{name} must be a whole number, got {value!r}.")
@@ -161,21 +161,21 @@ def parse_request(prompt: Any, max_new_tokens: Any = 32, temperature: Any = 0.0,
         raise InputError("Type a prompt first.")
     if len(prompt) > 40 * MAX_PROMPT_TOKENS:
         raise InputError(f"The prompt is too long: keep it under {MAX_PROMPT_TOKENS} tokens.")
-    n_new = _integer("Max new tokens", max_new_tokens, 1, MAX_NEW_TOKENS)
+    n_new = whole_number("Max new tokens", max_new_tokens, 1, MAX_NEW_TOKENS)
     temp = _number("Temperature", temperature)
     if not 0.0 <= temp <= MAX_TEMPERATURE:
         raise InputError(f"Temperature must be between 0 and {MAX_TEMPERATURE:g}, got {temp:g}.")
-    k = _integer("Top-k", top_k, 0, MAX_TOP_K)
+    k = whole_number("Top-k", top_k, 0, MAX_TOP_K)
     p = _number("Top-p", top_p)
     if not 0.0 < p <= 1.0:
         raise InputError(f"Top-p must be greater than 0 and at most 1, got {p:g}.")
     seed_value = None
     if seed is not None and not (isinstance(seed, str) and not seed.strip()):
-        seed_value = _integer("Seed", seed, 0, MAX_SEED)
+        seed_value = whole_number("Seed", seed, 0, MAX_SEED)
     if policy not in POLICIES:
         raise InputError(f"Cache policy must be one of {', '.join(POLICIES)}, got {policy!r}.")
-    w = _integer("Window", window, 1, MAX_WINDOW)
-    s = _integer("Sinks", sinks, 0, MAX_SINKS)
+    w = whole_number("Window", window, 1, MAX_WINDOW)
+    s = whole_number("Sinks", sinks, 0, MAX_SINKS)
     if policy == "sinks":
         if s < 1:
             raise InputError("Sinks + window needs at least one sink token.")

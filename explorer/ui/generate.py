@@ -305,9 +305,9 @@ def calculator(t, runtime, model_name: Any, lang: Any, tokens: Any, element_byte
     """Calculator tables and the roofline. The loaded model's row appears once it is loaded."""
     lang = normalize_language(lang)
     try:
-        n = kvcache._integer("Context length", tokens, 1, 10_000_000)
-        b = kvcache._integer("Bytes per element", element_bytes, 1, 8)
-        roof_t = kvcache._integer("Roofline context", roof_context, 1, 10_000_000)
+        n = kvcache.whole_number("Context length", tokens, 1, 10_000_000)
+        b = kvcache.whole_number("Bytes per element", element_bytes, 1, 8)
+        roof_t = kvcache.whole_number("Roofline context", roof_context, 1, 10_000_000)
     except kvcache.InputError as error:
         raise gr.Error(str(error)) from None
     loaded_shape, roofline, note = None, None, t.text("generate.roofline_none", lang)

@@ -55,10 +55,11 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     assert "both rotated" in result.inner_text()
     page.locator("#rope-qk-both .js-plotly-plot").wait_for()
     page.locator("#rope-qk-real .js-plotly-plot").wait_for()
-    page.locator("#rope-pair-text").get_by_text("Pair 0").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
     _set_slider(page, "rope-pair-index", 6)
     _set_slider(page, "rope-pair-position", 40)
     page.locator("#rope-pair-text").get_by_text("At position 40").wait_for(timeout=RUN_TIMEOUT)
+    assert "Pair 6 (dims 6 and 38)" in page.locator("#rope-pair-text").inner_text()
     page.locator("#rope-qk-result").scroll_into_view_if_needed()
     screenshot(page, "rope-tab-en")
     _shot(page, "rope-qk-both", "rope-toeplitz-both")
@@ -107,3 +108,25 @@ def test_rope_tab_in_chinese(page, app_url, screenshot):
     screenshot(page, "rope-tab-zh")
     page.locator("#language-switch").get_by_text("English").click()
     page.locator("#tab-rope").get_by_text("Rotary position embedding, measured").wait_for()
+
+
+def test_rope_tab_on_gemma_follows_the_model(page, app_url):
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    _open_rope_tab(page, app_url)
+    page.locator("#model-picker input").click()
+    page.get_by_role("option", name="Gemma 3 270M (base)").click()
+    page.locator("#model-status", has_text="18 layers").wait_for(timeout=LOAD_TIMEOUT)
+    # the layer slider follows the model (18 layers: 0..17), head dim 256 in the frequency form
+    page.locator("#rope-qk-layer").get_by_text("17").first.wait_for(timeout=RUN_TIMEOUT)
+    assert page.locator("#rope-freq-dim input").input_value() == "256"
+    _set_slider(page, "rope-qk-layer", 5)
+    page.locator("#rope-qk-run").click()
+    result = page.locator("#rope-qk-result")
+    result.get_by_text("Layer 5 (full attention, base 1M)").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
+    _shot(page, "rope-qk-both", "rope-gemma-toeplitz-both")
+    _shot(page, "rope-pair-plot", "rope-gemma-pair")
+    _set_slider(page, "rope-qk-layer", 0)
+    page.locator("#rope-qk-run").click()
+    result.get_by_text("Layer 0 (sliding window 512, base 10k)").wait_for(timeout=RUN_TIMEOUT)
+    _shot(page, "rope-qk-real", "rope-gemma-real-scores")

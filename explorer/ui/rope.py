@@ -444,7 +444,24 @@ def build(ctx: TabContext) -> None:
         return fig, text
 
     pair_inputs = [ctx.lang, capture_state, pair_index, pair_position]
-    qk_event.success(rotate_pair, pair_inputs, [pair_plot, pair_text], api_visibility="private")
+    def visible_pair(state, pair):
+        """Keep the chosen pair unless it is (nearly) zero in this q (Gemma's q-norm zeroes some
+        dimensions): then show the fastest pair whose radius is at least a fifth of the largest,
+        so the rotation is both visible and large."""
+        if not state:
+            return pair
+        capture, head, token = state["capture"], state["head"], state["q_token"]
+        half = capture.head_dim // 2
+        vector = capture.q_pre[head, token]
+        radii = (vector[:half] ** 2 + vector[half:] ** 2).sqrt()
+        pair = min(max(int(pair or 0), 0), half - 1)
+        if radii[pair] >= 0.05 * radii.max():
+            return pair
+        return int((radii >= 0.2 * radii.max()).nonzero()[0, 0])  # pairs run fast to slow
+
+    qk_event.success(visible_pair, [capture_state, pair_index], [pair_index],
+                     api_visibility="private").then(
+        rotate_pair, pair_inputs, [pair_plot, pair_text], api_visibility="private")
     pair_index.release(rotate_pair, pair_inputs, [pair_plot, pair_text], api_name="rope_pair")
     pair_position.change(rotate_pair, pair_inputs, [pair_plot, pair_text], api_visibility="private",
                          show_progress="hidden", trigger_mode="always_last")

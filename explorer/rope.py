@@ -418,17 +418,19 @@ def pair_figure(capture: QKCapture, head: int, token: int, pair: int, position: 
 def placed_scores(q_vec: torch.Tensor, k_vec: torch.Tensor, inv_freq: torch.Tensor,
                   n_positions: int, rotate: str = "both") -> torch.Tensor:
     """S[m, n] = <R_m q, R_n k> (rotate="both") or <R_m q, k> (rotate="query"): one fixed q and
-    one fixed k placed at every position 0..n_positions-1. (N, N) fp32."""
+    one fixed k placed at every position 0..n_positions-1. (N, N), computed in float64: in
+    fp32 the angles m·θ alone round to ~1e-5 rad, which at scores of ~100 hides the exact
+    Toeplitz structure behind ~1e-4 noise. The vectors are the model's own."""
     if rotate not in ("both", "query"):
         raise ValueError(rotate)
     n_positions = check_int(n_positions, "The number of positions", 2, MAX_TOEPLITZ_POSITIONS)
     d = q_vec.shape[-1]
-    cos, sin = rope_cos_sin(torch.arange(n_positions), inv_freq, torch.float32)
-    q_rot = apply_rope(q_vec.float().expand(n_positions, d), cos, sin)         # (N, D) R_m q
+    cos, sin = rope_cos_sin(torch.arange(n_positions), inv_freq.double(), torch.float64)
+    q_rot = apply_rope(q_vec.double().expand(n_positions, d), cos, sin)        # (N, D) R_m q
     if rotate == "both":
-        k_side = apply_rope(k_vec.float().expand(n_positions, d), cos, sin)    # (N, D) R_n k
+        k_side = apply_rope(k_vec.double().expand(n_positions, d), cos, sin)   # (N, D) R_n k
     else:
-        k_side = k_vec.float().expand(n_positions, d)                          # (N, D) k, unrotated
+        k_side = k_vec.double().expand(n_positions, d)                         # (N, D) k, unrotated
     return q_rot @ k_side.T                                                    # (N, N)
 
 
@@ -449,9 +451,9 @@ def relative_identity_error(q_vec, k_vec, inv_freq, n_positions: int) -> float:
     with the rotations the model uses (negative offsets included)."""
     both = placed_scores(q_vec, k_vec, inv_freq, n_positions, "both")
     offsets = torch.arange(-(n_positions - 1), n_positions)
-    cos, sin = rope_cos_sin(offsets, inv_freq, torch.float32)
+    cos, sin = rope_cos_sin(offsets, inv_freq.double(), torch.float64)
     d = k_vec.shape[-1]
-    by_offset = apply_rope(k_vec.float().expand(len(offsets), d), cos, sin) @ q_vec.float()  # (2N-1,)
+    by_offset = apply_rope(k_vec.double().expand(len(offsets), d), cos, sin) @ q_vec.double()  # (2N-1,)
     m = torch.arange(n_positions)[:, None]
     n = torch.arange(n_positions)[None, :]
     expected = by_offset[(n - m) + n_positions - 1]

@@ -60,8 +60,10 @@ def rope_inv_freq(head_dim: int, base: float, scaling: Optional[dict] = None) ->
 
 
 def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, dtype: torch.dtype):
-    """cos, sin of shape (T, head_dim) for absolute integer positions (T,)."""
-    freqs = positions.to(torch.float32)[:, None] * inv_freq[None, :].to(positions.device)  # (T, d/2)
+    """cos, sin of shape (T, head_dim) for absolute integer positions (T,). The angles are
+    computed in inv_freq's dtype: fp32 for the model (as transformers does), fp64 when an
+    analysis wants the rotation free of rounding."""
+    freqs = positions.to(inv_freq.dtype)[:, None] * inv_freq[None, :].to(positions.device)  # (T, d/2)
     emb = torch.cat((freqs, freqs), dim=-1)                                   # (T, d)
     return emb.cos().to(dtype), emb.sin().to(dtype)
 

@@ -113,8 +113,9 @@ STRINGS = {
               "| | largest spread along a diagonal | relative to the largest score |\n|---|---|---|\n"
               "| both rotated ⟨R_m q, R_n k⟩ | **{both:.3g}** | **{both_rel:.2g}** |\n"
               "| only q rotated ⟨R_m q, k⟩ | **{one:.3g}** | **{one_rel:.2g}** |\n\n"
-              "Both rotated: constant along every diagonal up to float32 rounding of the angles "
-              "m·θ (largest score {scale:.3g}). The identity ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ holds "
+              "Both rotated: constant along every diagonal up to float64 rounding (largest score "
+              "{scale:.3g}; computed in double precision, since in float32 the angles m·θ alone "
+              "round to ~1e-5 rad). The identity ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ holds "
               "to a relative {identity:.1g}. Our rotation of the captured pre-RoPE vectors "
               "reproduces the q and k the model used (largest difference {repro:.2g}).",
         "zh": "第 {layer} 层（{kind}，base {base}），第 {head} 个头（KV 头 {kv_head}）；捕获 {tokens} 个 "
@@ -123,7 +124,7 @@ STRINGS = {
               "| | 对角线上的最大离散度 | 相对于最大分数 |\n|---|---|---|\n"
               "| 两侧都旋转 ⟨R_m q, R_n k⟩ | **{both:.3g}** | **{both_rel:.2g}** |\n"
               "| 只旋转 q ⟨R_m q, k⟩ | **{one:.3g}** | **{one_rel:.2g}** |\n\n"
-              "两侧都旋转时，每条对角线都是常数，误差只来自角度 m·θ 的 float32 舍入（最大分数 {scale:.3g}）。"
+              "两侧都旋转时，每条对角线都是常数，误差只来自 float64 舍入（最大分数 {scale:.3g}；这里用双精度计算，因为在 float32 下仅角度 m·θ 的舍入就约为 1e-5 弧度）。"
               "恒等式 ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ 的相对误差为 {identity:.1g}。我们对捕获的 RoPE 前向量所做的"
               "旋转复现了模型实际使用的 q、k（最大差异 {repro:.2g}）。",
     },

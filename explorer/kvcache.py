@@ -73,6 +73,14 @@ FIGURE_STRINGS = {
     "generate.fig.c4_pending": {"en": "Checked once generation ends", "zh": "生成结束后核对"},
     "generate.fig.c4_off": {"en": "The full-forward check (C4) was off for this run",
                             "zh": "本次运行未开启完整前向核对（C4）"},
+    "generate.fig.mask_title": {"en": "The (T, S) mask of the last tokens: dark = visible",
+                                "zh": "最后几个 token 的 (T, S) 掩码：深色 = 可见"},
+    "generate.fig.query": {"en": "query", "zh": "查询"},
+    "generate.fig.key": {"en": "key position", "zh": "键位置"},
+    "generate.fig.visible": {"en": "visible (1) / masked (0)", "zh": "可见 (1) / 被遮蔽 (0)"},
+    "generate.fig.key_axis": {"en": "key position (S = {s} columns); queries at cache.pos + i, cache.pos = {pos}",
+                              "zh": "键的位置（S = {s} 列）；查询位于 cache.pos + i，cache.pos = {pos}"},
+    "generate.fig.query_axis": {"en": "T = {t} queries", "zh": "T = {t} 个查询"},
     "generate.fig.intensity": {"en": "arithmetic intensity (FLOP/byte)",
                                "zh": "算术强度（FLOP/字节）"},
     "generate.fig.gflops": {"en": "attainable GFLOP/s", "zh": "可达 GFLOP/s"},
@@ -751,6 +759,59 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
                      range=[math.log10(C4_PLOT_FLOOR), top],
                      exponentformat="power")
     return _layout(fig, title)
+
+
+def mask_rows(session: Session, n_queries: int = 8) -> list[dict]:
+    """C4's non-square mask: for the last `n_queries` tokens fed, the (T, S) visibility over
+    absolute key positions 0..t-1, computed by the engine's own MaskSpec predicate, once per
+    kind of layer. Row i is query position cache.pos + i with cache.pos = t - T: what a chunk of
+    T tokens sees, and, one row at a time, what each decode step computed."""
+    import torch
+
+    from models.attention import MaskSpec
+
+    if not session.records:
+        return []
+    t_end = session.records[-1].context
+    n = min(n_queries, t_end)
+    q_pos = torch.arange(t_end - n, t_end)
+    kv_pos = torch.arange(t_end)
+    rows, seen = [], set()
+    for lay in session.layouts:  # one block per distinct mask (Gemma: local and global)
+        if (lay.window, lay.sinks) in seen:
+            continue
+        seen.add((lay.window, lay.sinks))
+        visible = MaskSpec(window=lay.window, sinks=lay.sinks).visible(q_pos, kv_pos)  # (T, S)
+        rows.append({"kind": lay.describe(), "layer": lay.layer, "cache_pos": t_end - n,
+                     "q_pos": q_pos.tolist(), "visible": visible.tolist()})
+    return rows
+
+
+def mask_figure(session: Session, lang: str = "en", n_queries: int = 8) -> go.Figure:
+    title = label("generate.fig.mask_title", lang)
+    rows = mask_rows(session, n_queries)
+    if not rows:
+        return empty_figure(title, lang)
+    fig = _figure()
+    y_labels, z, hover = [], [], []
+    for block in rows:
+        kind = session.layouts[block["layer"]].describe(lang)
+        for q, line in zip(block["q_pos"], block["visible"]):
+            y_labels.append(f"{kind} · q {q}")
+            z.append([1 if v else 0 for v in line])
+    s = len(z[0])
+    fig.data.append(dict(
+        type="heatmap", z=z, x=list(range(s)), y=y_labels, zmin=0, zmax=1, showscale=False,
+        colorscale=[[0.0, "#f3f1ea"], [0.5, "#f3f1ea"], [0.5, "#00204c"], [1.0, "#00204c"]],
+        xgap=1 if s <= 128 else 0, ygap=1,
+        hovertemplate=(f"{label('generate.fig.query', lang)} %{{y}}<br>"
+                       f"{label('generate.fig.key', lang)} %{{x}}<br>%{{z}} = "
+                       f"{label('generate.fig.visible', lang)}<extra></extra>")))
+    t_rows = rows[0]
+    fig.update_xaxes(title_text=label("generate.fig.key_axis", lang, s=s, pos=t_rows["cache_pos"]))
+    fig.update_yaxes(autorange="reversed", title_text=label("generate.fig.query_axis", lang,
+                                                            t=len(t_rows["q_pos"])))
+    return _layout(fig, title, height=max(260, 120 + 18 * len(z)))
 
 
 # ----- the calculator of published shapes (C3, C5, C6, C9) -----------------------------------

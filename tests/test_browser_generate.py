@@ -84,6 +84,7 @@ def test_short_run_shows_replay_and_logit_check(page, app_url, screenshot):
     legend = page.locator("#gen-latency .legendtext").all_text_contents()
     assert "with KV cache" in legend and "no cache (recompute all)" in legend
     assert page.locator("#gen-diff .scatterlayer .point").count() == 12
+    assert page.locator("#gen-mask .heatmaplayer image, #gen-mask .hm image").count() >= 1
     assert page.locator("#gen-history tbody tr").count() >= 1
     page.locator("#gen-calculator").get_by_text("Cache calculator").click()
     page.locator("#gen-calc-table", has_text="16.00 GiB").wait_for(timeout=30_000)

@@ -50,7 +50,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime):
     direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=5))]
     assert final[0] == loaded.tokenizer.decode(direct, skip_special_tokens=True)
 
-    status, evidence = final[1], final[6]
+    status, evidence = final[1], final[7]
     assert status.startswith("Done") and f"prompt {len(ids)} tokens (chat template)" in status
     # C3: bytes == formula at every step; C4: within tolerance; C1: the replay ran
     assert "(equal, checked at all 5 steps)" in evidence
@@ -71,15 +71,19 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime):
     assert {"with KV cache", "no cache (recompute all)"} <= names
     diff = plot_data(final[5])
     assert len(diff["data"][0]["y"]) == 5 and max(diff["data"][0]["y"]) <= kvcache.C4_TOLERANCE
+    # C4's (T, S) mask: the last 8 tokens as queries at cache.pos + i over all t_end keys, causal
+    mask = plot_data(final[6])["data"][0]
+    assert len(mask["z"]) == 8 and len(mask["z"][0]) == t_end
+    assert [sum(row) for row in mask["z"]] == list(range(t_end - 7, t_end + 1))
 
-    history = final[7]
+    history = final[8]
     assert history["data"][-1][4] == 5 and history["data"][-1][6] == "✓"
 
 
 def test_cache_policy_sinks_window_on_the_real_model(client, runtime):
     final = client.predict(*args(policy="sinks", window=16, sinks=4, max_new=3, compare=False),
                            api_name="/generate")
-    evidence = final[6]
+    evidence = final[7]
     assert "**C9**: 30 windowed layers hold 20 tokens each (capped at 20)" in evidence
     assert "(equal, checked at all 3 steps)" in evidence
     c4 = float(re.search(r"= \*\*([0-9.e+-]+)\*\*", evidence.split("**C4**")[1]).group(1))

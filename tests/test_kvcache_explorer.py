@@ -387,3 +387,26 @@ def test_background_stream_raises_the_workers_error():
 
     with pytest.raises(ValueError, match="prompt too long"):
         list(kvcache.in_background(make))
+
+
+def test_mask_rows_are_the_engines_non_square_mask(tiny_gemma, tiny_llama):
+    _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=7, compare_no_cache=False,
+                     check_full_forward=False)
+    t_end = session.records[-1].context          # 10 tokens fed
+    blocks = kvcache.mask_rows(session, n_queries=4)
+    assert [b["kind"] for b in blocks] == ["sliding window 5", "full (global)"]
+    for block in blocks:
+        assert block["cache_pos"] == t_end - 4 and block["q_pos"] == list(range(t_end - 4, t_end))
+        assert all(len(row) == t_end for row in block["visible"])        # (T, S), S != T
+    window, full = blocks
+    for q, row in zip(window["q_pos"], window["visible"]):
+        assert [k for k, v in enumerate(row) if v] == list(range(q - 4, q + 1))
+    for q, row in zip(full["q_pos"], full["visible"]):
+        assert [k for k, v in enumerate(row) if v] == list(range(q + 1))
+    _, sinks = run(tiny_llama, [1, 2, 3, 4, 5, 6], max_new_tokens=6, policy="sinks", window=3, sinks=2,
+                   compare_no_cache=False, check_full_forward=False)
+    (block,) = kvcache.mask_rows(sinks, n_queries=2)
+    q, row = block["q_pos"][-1], block["visible"][-1]
+    assert [k for k, v in enumerate(row) if v] == [0, 1, q - 2, q - 1, q]
+    fig = kvcache.mask_figure(sinks)
+    assert fig.data[0].type == "heatmap" and len(fig.data[0].z) == 8  # default: the last 8 tokens

@@ -71,6 +71,19 @@ STRINGS = {
               "$w$（加 $s$ 个汇 token）的层只保存 $\\min(t, w + s)$ 个 token，字节数不再增长（C9）。"
               "柱子直接读自缓存张量，黑色短线是公式值。",
     },
+    "generate.mask_note": {
+        "en": "**Cached = full forward (C4).** With a cache, the $T$ new tokens are queries at "
+              "absolute positions $\\text{cache.pos} + i$ against $S = \\text{cache.pos} + T$ "
+              "keys: the mask is $(T, S)$, not square, and RoPE's cos/sin start at cache.pos. "
+              "Below: that mask for the last tokens, drawn by the engine's own mask predicate "
+              "(one row = one decode step). The chart above compares every cached step's logits "
+              "with one forward pass over the whole text without a cache.",
+        "zh": "**缓存 = 完整前向（C4）。** 使用缓存时，$T$ 个新 token 作为查询，位于绝对位置 "
+              "$\\text{cache.pos} + i$，面对 $S = \\text{cache.pos} + T$ 个键：掩码是 $(T, S)$，"
+              "不是方阵；RoPE 的 cos/sin 从 cache.pos 开始。下图是最后几个 token 的掩码，"
+              "由引擎自己的掩码谓词绘制（每一行就是一个解码步）。上面的图把每一步缓存计算的 "
+              "logits 与不带缓存、对整段文本的一次前向计算进行比较。",
+    },
     "generate.history": {"en": "Your runs (compare cache policies)", "zh": "你的运行记录（比较缓存策略）"},
     "generate.calculator": {"en": "Cache calculator: published model shapes (C3, C5, C6)",
                             "zh": "缓存计算器：已发布模型的结构（C3、C5、C6）"},
@@ -374,6 +387,8 @@ def build(ctx: TabContext) -> None:
     with gr.Row(equal_height=True):
         latency = gr.Plot(kvcache.empty_figure(height=440), show_label=False, elem_id="gen-latency")
         diff = gr.Plot(kvcache.empty_figure(), show_label=False, elem_id="gen-diff")
+    gr.Markdown(t("generate.mask_note"), latex_delimiters=latex)
+    mask = gr.Plot(kvcache.empty_figure(height=260), show_label=False, elem_id="gen-mask")
     evidence = gr.Markdown(elem_id="gen-evidence")
     history_state = gr.State([])
     history = gr.Dataframe(history_frame(t, "en", []), label=t("generate.history"), interactive=False,
@@ -395,7 +410,8 @@ def build(ctx: TabContext) -> None:
         roofline = gr.Plot(show_label=False, elem_id="gen-roofline")
 
     last_session = gr.State(None)  # the visitor's last finished run, re-drawn on a language switch
-    outputs = [output, status, bars, growth, latency, diff, evidence, history, history_state, last_session]
+    outputs = [output, status, bars, growth, latency, diff, mask, evidence, history, history_state,
+               last_session]
 
     def run(model_name, lang, text, n_new, temp, k, p, seed_value, policy_value, w, s,
             compare_value, check_value, runs):
@@ -427,7 +443,7 @@ def build(ctx: TabContext) -> None:
             now = time.perf_counter()
             streaming = session.phase == "decode" and session.stopped is None
             if streaming and now - last_charts < CHART_INTERVAL_S:
-                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 8))
+                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 9))
                 continue
             last_charts = now
             # C4 is computed after decoding: while decoding, its chart is cleared once (of the
@@ -436,7 +452,8 @@ def build(ctx: TabContext) -> None:
             if session.phase != "decode" or not diff_cleared:
                 diff, diff_cleared = kvcache.logit_diff_figure(session, lang), True
             charts = (kvcache.layer_bytes_figure(session, lang), kvcache.growth_figure(session, lang),
-                      kvcache.latency_figure(session, lang), diff)
+                      kvcache.latency_figure(session, lang), diff,
+                      kvcache.mask_figure(session, lang) if session.phase != "decode" else gr.skip())
             table = gr.skip()
             if session.phase == "done":
                 runs = runs + [history_row(t, lang, session, (runs[-1]["run"] + 1) if runs else 1)]
@@ -485,10 +502,11 @@ def build(ctx: TabContext) -> None:
         lang = normalize_language(lang)
         table = history_frame(t, lang, runs or [])
         if session is None:
-            return (*([gr.skip()] * 6), table)
+            return (*([gr.skip()] * 7), table)
         return (status_text(t, lang, session), kvcache.layer_bytes_figure(session, lang),
                 kvcache.growth_figure(session, lang), kvcache.latency_figure(session, lang),
-                kvcache.logit_diff_figure(session, lang), evidence_text(t, lang, session), table)
+                kvcache.logit_diff_figure(session, lang), kvcache.mask_figure(session, lang),
+                evidence_text(t, lang, session), table)
 
     ctx.lang.change(redraw, [ctx.lang, last_session, history_state],
-                    [status, bars, growth, latency, diff, evidence, history], api_visibility="private")
+                    [status, bars, growth, latency, diff, mask, evidence, history], api_visibility="private")

@@ -130,7 +130,7 @@ def main():
     loaded = {name: runtime.get(name) for name in names}
     if not args.only_streaming:
         print("\n## One layer, all heads (map = one forward with a Recorder on that layer)")
-        print("| model | tokens | what | sdpa forward | map (eager) | map (tiled) | probs held | figures |")
+        print("| model | tokens | what | sdpa forward | map (eager at that layer) | map (tiled everywhere) | probs held | figures |")
         print("|---|---|---|---|---|---|---|---|")
         for name in names:
             bench_map(loaded[name], 512)

@@ -179,8 +179,11 @@ def layer_attention(model, ids: Sequence[int], layer: int, choice: MaskChoice = 
         raise AttentionInputError(f"Unknown attention path {impl!r}; choose eager or tiled.")
     x = torch.tensor([list(ids)], dtype=torch.long, device=model.embed.weight.device)
     recorder = Recorder(["attn_probs"], layers=[layer])
-    logits, ctx = model(x, options=choice.options(impl, last_logits_only=True), recorder=recorder,
-                        return_context=True)
+    # "eager": the recorded layer runs the eager path (a Recorder asking for attn_probs makes
+    # it), the other layers the fused SDPA path; "tiled" runs the tiled path in every layer.
+    run_impl = "sdpa" if impl == "eager" else impl
+    logits, ctx = model(x, options=choice.options(run_impl, last_logits_only=True),
+                        recorder=recorder, return_context=True)
     kv_pos = recorder.get("kv_pos", layer).cpu()
     q_pos = ctx.positions.cpu()
     layer_mask = ctx.layer_masks[layer]

@@ -675,9 +675,8 @@ def build(ctx: TabContext) -> None:
     gr.Markdown(t("attention.lg_heading"), latex_delimiters=LATEX)
     lg_strip = gr.Plot(elem_id="lg-strip", show_label=False)
     lg_summary = gr.Markdown(elem_id="lg-summary")
-    with gr.Row():
-        lg_plot = gr.Plot(elem_id="lg-plot", show_label=False)
-        lg_table = gr.Dataframe(elem_id="lg-table", interactive=False)
+    lg_plot = gr.Plot(elem_id="lg-plot", show_label=False)
+    lg_table = gr.Dataframe(elem_id="lg-table", interactive=False)
     lg_data = gr.JSON(visible=False)
 
     # ---- handlers -------------------------------------------------------------------------

@@ -64,6 +64,7 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url, screenshot):
 
     page.locator("#gen-stop").click()
     page.locator("#gen-status", has_text="Stopped.").wait_for(timeout=30_000)
+    time.sleep(1.0)  # a message already on its way when Stop was pressed may still land
     stopped = _output(page)
     time.sleep(2.0)
     assert _output(page) == stopped, "tokens kept coming after Stop"

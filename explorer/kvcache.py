@@ -968,5 +968,7 @@ def roofline_figure(config, n_params: int, element_bytes: int, context: int,
                                    "%{customdata[2]:,.2f} GFLOP<br>%{x:.2f} FLOP/B → %{y:.1f} GFLOP/s"
                                    "<extra></extra>"))
     fig.update_xaxes(type="log", dtick="D2", title_text=label("generate.fig.intensity", lang))
-    fig.update_yaxes(type="log", dtick="D2", title_text=label("generate.fig.gflops", lang))
+    lowest = min(min(peak, x * bandwidth) for x in xs) / 1e9
+    fig.update_yaxes(type="log", dtick="D2", title_text=label("generate.fig.gflops", lang),
+                     range=[math.log10(lowest) - 0.1, math.log10(peak / 1e9) + 0.35])  # room for labels
     return _layout(fig, label("generate.fig.roofline_title", lang, t=context))

@@ -138,6 +138,14 @@ def token_text(tokenizer, token_id: int) -> str:
     return text.replace("\n", "↵").replace("\t", "⇥") or "∅"
 
 
+def visible_token(tokenizer, token_id: int) -> str:
+    """A token with its whitespace made visible and its id, for tables (HTML collapses runs of
+    spaces, so "  " and " " would look the same)."""
+    text = tokenizer.decode([int(token_id)])
+    shown = text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅"
+    return f"{shown} (id {int(token_id)})"
+
+
 def token_labels(tokenizer, ids: Sequence[int]) -> list[str]:
     """Axis labels "position: token", unique so a categorical axis keeps every token."""
     return [f"{i}: {token_text(tokenizer, t)}" for i, t in enumerate(ids)]
@@ -228,7 +236,7 @@ def next_token_table(tokenizer, base_logits: torch.Tensor, new_logits: torch.Ten
     top = list(dict.fromkeys(torch.topk(p, k).indices.tolist() + torch.topk(q, k).indices.tolist()))
     top.sort(key=lambda i: -float(p[i] + q[i]))
     frame = pd.DataFrame({
-        "token": [repr(tokenizer.decode([i])) for i in top],
+        "token": [visible_token(tokenizer, i) for i in top],
         "p unmodified": [round(float(p[i]), 4) for i in top],
         "p with this mask": [round(float(q[i]), 4) for i in top],
     })
@@ -345,8 +353,12 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
     fig = make_subplots(rows=rows, cols=cols,
                         subplot_titles=[f"head {h} (KV head {h // n_rep})" for h in range(n_heads)],
                         horizontal_spacing=0.04, vertical_spacing=0.06)
+    pooled_heads = [_pool(probs[h], GRID_CELLS) for h in range(n_heads)]
+    factor = pooled_heads[0][1]
+    # block means are small: one shared scale up to the largest mean keeps heads comparable
+    zmax = 1.0 if factor == 1 else float(max(np.nanmax(p) for p, _ in pooled_heads))
     for h in range(n_heads):
-        pooled, factor = _pool(probs[h], GRID_CELLS)
+        pooled, factor = pooled_heads[h]
         t_idx = np.arange(pooled.shape[0]) * factor
         s_idx = np.arange(pooled.shape[1]) * factor
         if factor == 1:
@@ -359,7 +371,8 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
             hover = (f"layer {layer}, head {h}<br>queries %{{y}}<br>keys %{{x}}"
                      f"<br>mean p over {factor}×{factor} block = %{{z:.4f}}<extra></extra>")
         fig.add_trace(go.Heatmap(z=np.round(pooled, 5), x=xs, y=ys, colorscale=COLORSCALE, zmin=0,
-                                 zmax=1, showscale=h == 0, colorbar=dict(title="probability"),
+                                 zmax=zmax, showscale=h == 0,
+                                 colorbar=dict(title="probability" if factor == 1 else "block mean p"),
                                  hovertemplate=hover),
                       row=h // cols + 1, col=h % cols + 1)
     fig.update_xaxes(showticklabels=False, type="category")

@@ -11,6 +11,7 @@ pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000   # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 240_000    # ms; a forward on a busy 2-core machine
+GRID_CELLS = 128         # explorer.attention_maps.GRID_CELLS
 
 
 def _open_tab(page, app_url):
@@ -104,3 +105,16 @@ def test_gemma_local_global_and_groups(page, app_url, screenshot):
     page.locator("#lg-summary", has_text="15 local layers").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#attention-groups").scroll_into_view_if_needed()
     screenshot(page, "attention-gemma-groups-local-global")
+
+    # a long prompt: the all-heads grid is pooled for display, the summary checks the full map
+    from explorer.texts import long_text
+
+    page.locator("#attention-prompt textarea").fill(long_text()[:1400])
+    page.locator("#attention-run").click()
+    summary = page.locator("#attention-summary")
+    summary.get_by_text("Row sums").wait_for(timeout=RUN_TIMEOUT)
+    n_tokens = int(re.search(r"(\d+) tokens", summary.inner_text()).group(1))
+    assert n_tokens > GRID_CELLS and "non-zero: yes" in summary.inner_text()
+    page.locator("#attention-map .gtitle", has_text="shown as means of").wait_for()
+    page.locator("#attention-map").scroll_into_view_if_needed()
+    screenshot(page, "attention-gemma-long-prompt")

@@ -71,14 +71,14 @@ STRINGS = {
               "Row sums: min {row_min:.6f}, max {row_max:.6f}{absorbed}. "
               "Largest probability outside the mask: **{masked_max:g}**. "
               "Drawn mask == where the probabilities are non-zero: **{mask_matches}**.  \n"
-              "Next token: unmodified model **{base_top}**, with this mask **{new_top}**; "
+              "Next token: unmodified model `{base_top}`, with this mask `{new_top}`; "
               "KL(unmodified ‖ masked) = **{kl:.4f}** nats.",
         "zh": "**第 {layer} 层**，{n_tokens} 个 token（其中 {n_generated} 个为生成），掩码："
               "**{mask}**（该层实际使用：{layer_mask}），{impl} 路径，耗时 {seconds:.1f} 秒。  \n"
               "行和：最小 {row_min:.6f}，最大 {row_max:.6f}{absorbed}。"
               "掩码之外的最大概率：**{masked_max:g}**。"
               "画出的掩码 == 概率非零的位置：**{mask_matches}**。  \n"
-              "下一个 token：原模型 **{base_top}**，此掩码下 **{new_top}**；"
+              "下一个 token：原模型 `{base_top}`，此掩码下 `{new_top}`；"
               "KL(原模型 ‖ 加掩码) = **{kl:.4f}** nats。",
     },
     "attention.absorbed": {"en": " (the sink logit absorbed {mean:.3f} on average, up to {max:.3f})",
@@ -328,8 +328,8 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
         "sink_mass_mean": float(absorbed.mean()), "sink_mass_max": float(absorbed.max()),
         "visible_entries": int(layer_map.visible.sum()),
         "kl_nats": kl,
-        "base_top": am.token_text(loaded.tokenizer, int(base_logits.argmax())),
-        "new_top": am.token_text(loaded.tokenizer, int(layer_map.last_logits.argmax())),
+        "base_top": am.visible_token(loaded.tokenizer, int(base_logits.argmax())),
+        "new_top": am.visible_token(loaded.tokenizer, int(layer_map.last_logits.argmax())),
         "seconds": seconds, "next_tokens": table.to_dict(orient="list"),
         "sink_logit": choice.sink_logit,
     }
@@ -359,8 +359,8 @@ def render_map(t, lang, data) -> str:
                   n_generated=data["n_generated"], mask=data["mask"], layer_mask=data["layer_mask"],
                   impl=data["impl"], seconds=data["seconds"], row_min=data["row_sum_min"],
                   row_max=data["row_sum_max"], absorbed=absorbed, masked_max=data["masked_max"],
-                  mask_matches=yes_no, base_top=repr(data["base_top"]),
-                  new_top=repr(data["new_top"]), kl=data["kl_nats"])
+                  mask_matches=yes_no, base_top=data["base_top"],
+                  new_top=data["new_top"], kl=data["kl_nats"])
 
 
 def compute_groups(loaded) -> tuple[Any, dict]:

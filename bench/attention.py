@@ -24,7 +24,7 @@ from explorer import sinks  # noqa: E402
 from explorer.runtime import Runtime  # noqa: E402
 from explorer.texts import long_text  # noqa: E402
 from models.attention import MaskSpec  # noqa: E402
-from models.forward import Recorder, RunOptions  # noqa: E402
+from models.forward import RunOptions  # noqa: E402
 
 SMOL, GEMMA = "smollm2-135m-instruct", "gemma-3-270m"
 

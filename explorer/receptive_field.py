@@ -13,7 +13,6 @@ distance.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -21,7 +20,6 @@ import numpy as np
 import torch
 
 from models.attention import MaskSpec
-from models.config import SLIDING
 from models.forward import Recorder, RunOptions
 
 
@@ -40,20 +38,17 @@ def theoretical_reach(n_layers: int, window: int) -> int:
     return n_layers * (window - 1) + 1
 
 
-def first_layer_reached(distance: int, window: Optional[int], layer_types: Sequence[str] = (),
-                        layer_windows: Optional[Sequence[Optional[int]]] = None) -> Optional[int]:
+def first_layer_reached(distance: int, layer_windows: Sequence[Optional[int]]) -> Optional[int]:
     """0-based index of the first block whose output at the last position can depend on the
-    token `distance` positions earlier, walking the layers with their own windows (None: global,
-    reaches everything at once). None if no layer reaches it."""
+    token `distance` positions earlier, walking the layers with their own windows (None: a
+    global layer, which reaches everything at once). None if no layer reaches it."""
     if distance == 0:
         return 0
     reach = 0
-    n = len(layer_windows) if layer_windows is not None else len(layer_types)
-    for i in range(n):
-        w = layer_windows[i] if layer_windows is not None else window
-        if w is None:
+    for i, window in enumerate(layer_windows):
+        if window is None:
             return i
-        reach += w - 1
+        reach += window - 1
         if distance <= reach:
             return i
     return None
@@ -108,7 +103,7 @@ def probe(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[Ma
     delta = (resid[1:] - resid[:1]).abs().amax(-1).double().numpy()                  # (D, L)
     changed = delta > 0
     windows = layer_windows(model, mask)
-    predicted = [first_layer_reached(d, None, layer_windows=windows) for d in distances]
+    predicted = [first_layer_reached(d, windows) for d in distances]
     measured = [int(np.argmax(row)) if row.any() else None for row in changed]
     return ReceptiveFieldResult(distances=distances, delta=delta, changed=changed,
                                 predicted=predicted, measured=measured, layer_windows=windows,

@@ -249,10 +249,11 @@ def test_reach_formula_reproduces_mistral():
     assert rf.theoretical_reach(32, 4096) == 131_041
     rows = rf.reach_table()
     assert rows[0]["reach L(w-1)+1 (tokens)"] == 131_041
-    assert rf.first_layer_reached(7, 8, ["s"] * 3, [8, 8, 8]) == 0
-    assert rf.first_layer_reached(8, 8, layer_windows=[8, 8, 8]) == 1
-    assert rf.first_layer_reached(22, 8, layer_windows=[8, 8, 8]) is None
-    assert rf.first_layer_reached(500, None, layer_windows=[8, None, 8]) == 1
+    assert rf.first_layer_reached(7, [8, 8, 8]) == 0
+    assert rf.first_layer_reached(8, [8, 8, 8]) == 1
+    assert rf.first_layer_reached(21, [8, 8, 8]) == 2
+    assert rf.first_layer_reached(22, [8, 8, 8]) is None       # 3 (w-1) + 1 = 22 tokens incl. itself
+    assert rf.first_layer_reached(500, [8, None, 8]) == 1
 
 
 def test_receptive_field_follows_the_rule_exactly_and_is_reproducible(smol, text_ids):

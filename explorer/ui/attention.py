@@ -8,7 +8,6 @@ import math
 from typing import Any
 
 import gradio as gr
-import torch
 
 from explorer import attention_maps as am
 from explorer import receptive_field as rf

@@ -57,6 +57,9 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "allowed_paths": [str(STATIC)],
         "ssr_mode": False,
         "share": False,
+        # Gradio's own input checks (e.g. a NaN sent to a number field) raise plain exceptions:
+        # show their message instead of a generic "the upstream app raised an exception"
+        "show_error": True,
     }
 
 

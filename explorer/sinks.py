@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from models.attention import MaskSpec
 from models.config import SLIDING
-from models.forward import ForwardContext, Recorder, RunOptions
+from models.forward import Recorder, RunOptions
 
 FIRST_QUERY = 8   # rows averaged in the sink grid start here (row 0 can only look at token 0)
 
@@ -129,51 +129,18 @@ def policy_label(policy: str, window: int, sinks: int) -> str:
             SINKS_GLOBAL: f"{sinks} sinks in global layers only + window (w = {window})"}[policy]
 
 
-def policy_layer_masks(model, policy: str, window: int, sinks: int) -> list[MaskSpec]:
-    """Per-layer masks of a policy: each layer's own mask restricted as model.layer_masks does;
-    for SINKS_GLOBAL, sinks only where the layer is global."""
+def policy_mask_option(model, policy: str, window: int, sinks: int):
+    """RunOptions.mask for a policy: one MaskSpec for all layers, or, for SINKS_GLOBAL, one per
+    layer (sinks only where the layer is global; sliding layers get the window alone)."""
     if policy != SINKS_GLOBAL:
-        return model.layer_masks(policy_mask(policy, window, sinks))
-    with_sinks = model.layer_masks(MaskSpec(window=window, sinks=sinks))
-    window_only = model.layer_masks(MaskSpec(window=window))
-    return [window_only[i] if kind == SLIDING else with_sinks[i]
-            for i, kind in enumerate(model.config.layer_types)]
+        return policy_mask(policy, window, sinks)
+    return tuple(MaskSpec(window=window) if kind == SLIDING else MaskSpec(window=window, sinks=sinks)
+                 for kind in model.config.layer_types)
 
 
-@torch.inference_mode()
-def per_layer_mask_nll(model, ids: Sequence[int], layer_masks: Sequence[MaskSpec], chunk: int = 256,
-                       progress: Optional[Callable[[float], None]] = None) -> np.ndarray:
-    """NLL under a different mask per layer, which RunOptions cannot express: one teacher-forced
-    forward through the model's own blocks with a ForwardContext whose per-layer masks are
-    replaced (the same steps as CausalLM.forward; a test checks it reproduces model(ids) exactly
-    with the model's own masks). The LM head runs in chunks to bound memory."""
-    device = model.embed.weight.device
-    x = torch.tensor([list(ids)], dtype=torch.long, device=device)
-    n = x.shape[1]
-    h = model.embed(x)
-    if model.embed_scale is not None:
-        h = h * torch.tensor(model.embed_scale, dtype=h.dtype)
-    ctx = ForwardContext(model, torch.arange(n, device=device), None, RunOptions(), None, h.dtype)
-    ctx.layer_masks = list(layer_masks)
-    n_layers = len(model.blocks)
-    for i, block in enumerate(model.blocks):
-        h = block(h, ctx, i)
-        if progress is not None:
-            progress(0.9 * (i + 1) / n_layers)
-    h = model.norm(h)[0]
-    weight = model.lm_head_weight()
-    cap = model.config.final_logit_softcapping
-    nll = torch.empty(n - 1, dtype=torch.float64)
-    for start in range(0, n - 1, chunk):
-        stop = min(start + chunk, n - 1)
-        logits = F.linear(h[start:stop], weight)
-        if cap is not None:
-            logits = cap * torch.tanh(logits / cap)
-        nll[start:stop] = F.cross_entropy(logits.float(), x[0, start + 1:stop + 1],
-                                          reduction="none").double().cpu()
-    if progress is not None:
-        progress(1.0)
-    return nll.numpy()
+def policy_layer_masks(model, policy: str, window: int, sinks: int) -> list[MaskSpec]:
+    """The per-layer masks the engine uses for a policy (each layer's own mask, restricted)."""
+    return model.layer_masks(policy_mask_option(model, policy, window, sinks))
 
 
 @torch.inference_mode()
@@ -181,13 +148,8 @@ def streaming_nll(model, ids: Sequence[int], policy: str, window: int = 256, sin
                   chunk: int = 256, progress: Optional[Callable[[float], None]] = None) -> np.ndarray:
     """NLL (nats) of token t+1 given tokens <= t, for t = 0 .. n-2, under the eviction policy.
     Chunked prefill through the engine's cache for that mask keeps memory bounded by
-    chunk x (window or n) scores per layer and chunk x vocab logits.
-    SINKS_GLOBAL (different masks per layer) runs as one forward with those masks instead."""
-    if policy == SINKS_GLOBAL:
-        return per_layer_mask_nll(model, ids, policy_layer_masks(model, policy, window, sinks),
-                                  chunk, progress)
-    mask = policy_mask(policy, window, sinks)
-    options = RunOptions(mask=mask)
+    chunk x (window or n) scores per layer and chunk x vocab logits."""
+    options = RunOptions(mask=policy_mask_option(model, policy, window, sinks))
     device = model.embed.weight.device
     x = torch.tensor(list(ids), dtype=torch.long, device=device)
     n = x.shape[0]

@@ -98,7 +98,7 @@ class MaskSpec:
         if self.window is None:
             return "causal" if self.causal else "bidirectional"
         if self.sinks:
-            return f"{self.sinks} sinks + window {self.window}"
+            return f"{self.sinks} sink{'s' if self.sinks > 1 else ''} + window {self.window}"
         return f"sliding window {self.window}"
 
 

@@ -5,7 +5,7 @@ sits between a family's projections, and the causal-LM skeleton (embed -> blocks
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -21,7 +21,9 @@ from .layers import apply_rope, rope_cos_sin, rope_inv_freq
 class RunOptions:
     """How to run a forward. The defaults reproduce the checkpoint exactly."""
     attn_impl: str = "sdpa"               # "sdpa" | "eager" | "tiled"
-    mask: Optional[MaskSpec] = None       # extra restriction on every layer (window, sinks)
+    # extra restriction (window, sinks) on every layer, or a tuple with one MaskSpec-or-None
+    # per layer (e.g. sinks only in Gemma's global layers)
+    mask: Union[MaskSpec, tuple, None] = None
     sink_logit: Optional[float] = None    # gpt-oss style logit added to every softmax denominator
     rope_theta: Optional[float] = None    # override RoPE base of full-attention layers
     rope_local_theta: Optional[float] = None  # override RoPE base of sliding layers (Gemma 3)
@@ -152,11 +154,15 @@ class CausalLM(nn.Module):
     config: ModelConfig
     embed_scale: Optional[float] = None
 
-    def layer_masks(self, override: Optional[MaskSpec] = None) -> list[MaskSpec]:
+    def layer_masks(self, override: Union[MaskSpec, Sequence, None] = None) -> list[MaskSpec]:
         """Each layer's own mask (causal, or causal + its sliding window), restricted by an
-        optional user override. The cache layout is built from the same list."""
-        return [MaskSpec(window=self.config.layer_window(i)).restrict(override)
-                for i in range(self.config.n_layers)]
+        optional override: one MaskSpec for every layer, or one MaskSpec-or-None per layer.
+        The cache layout is built from the same list, so cache and mask always agree."""
+        n = self.config.n_layers
+        per_layer = [override] * n if override is None or isinstance(override, MaskSpec) else list(override)
+        if len(per_layer) != n:
+            raise ValueError(f"{len(per_layer)} per-layer masks given for {n} layers")
+        return [MaskSpec(window=self.config.layer_window(i)).restrict(per_layer[i]) for i in range(n)]
 
     def new_cache(self, max_len: int, batch: int = 1, options: Optional[RunOptions] = None) -> KVCache:
         param = self.embed.weight

@@ -78,3 +78,21 @@ def test_cache_full_raises(llama):
     cache = llama.new_cache(max_len=4)
     with torch.no_grad(), pytest.raises(ValueError, match="KV cache full"):
         llama(torch.zeros(1, 5, dtype=torch.long), cache=cache)
+
+
+def test_per_layer_mask_restrictions(gemma):
+    """A tuple of per-layer restrictions: cache layouts and logits follow each layer's own."""
+    n = gemma.config.n_layers
+    per_layer = tuple(MaskSpec(window=4, sinks=1) if i % 2 else None for i in range(n))
+    opts = RunOptions(mask=per_layer)
+    masks = gemma.layer_masks(per_layer)
+    for i, m in enumerate(masks):
+        native = gemma.config.layer_window(i)
+        assert m == (MaskSpec(window=4, sinks=1) if i % 2 else MaskSpec(window=native))
+    ids = torch.randint(0, 97, (1, 20), generator=torch.Generator().manual_seed(7))
+    ref = full_forward_logits(gemma, ids[0].tolist(), opts)
+    out, cache = decode(gemma, ids, [6] + [1] * 14, opts)
+    assert (out - ref).abs().max().item() <= 1e-4
+    assert [layer.kind for layer in cache.layers][:2] == ["window", "sinks+window"]
+    with pytest.raises(ValueError, match="per-layer masks given"):
+        gemma.layer_masks((None,))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.browser
 
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"  # as tests/conftest.py
 LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 240_000
 
@@ -28,6 +30,13 @@ def _set_number(page, elem_id: str, value: int):
     box.press("Enter")
 
 
+def _shot(page, name: str) -> None:
+    """Full-page screenshot with a long timeout: while tokens stream, Chromium on a loaded
+    2-core machine can take more than the default 30 s to settle a frame."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
+
+
 def _output(page) -> str:
     return page.locator("#gen-output textarea").input_value()
 
@@ -36,7 +45,7 @@ def _bars(page, elem_id: str) -> int:
     return page.locator(f"#{elem_id} .trace.bars .point").count()
 
 
-def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url, screenshot):
+def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
     _open(page, app_url)
     page.locator("#gen-prompt textarea").fill("Write a short story about a robot who learns to paint.")
     _set_number(page, "gen-max-new", 200)
@@ -60,19 +69,19 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url, screenshot):
         arg=t_before, timeout=RUN_TIMEOUT)
     assert page.locator("#gen-growth .scatterlayer .trace").count() >= 2
     assert "Generating" in page.locator("#gen-status").inner_text()
-    screenshot(page, "generate-streaming")
+    _shot(page, "generate-streaming")
 
     page.locator("#gen-stop").click()
-    page.locator("#gen-status", has_text="Stopped.").wait_for(timeout=30_000)
+    page.locator("#gen-stopped", has_text="Stopped.").wait_for(timeout=30_000)
     time.sleep(1.0)  # a message already on its way when Stop was pressed may still land
     stopped = _output(page)
     time.sleep(2.0)
     assert _output(page) == stopped, "tokens kept coming after Stop"
     assert len(stopped) < 200 * 4
-    screenshot(page, "generate-stopped")
+    _shot(page, "generate-stopped")
 
 
-def test_short_run_shows_replay_and_logit_check(page, app_url, screenshot):
+def test_short_run_shows_replay_and_logit_check(page, app_url):
     _open(page, app_url)
     page.locator("#gen-prompt textarea").fill("What is a KV cache?")
     _set_number(page, "gen-max-new", 12)
@@ -90,7 +99,7 @@ def test_short_run_shows_replay_and_logit_check(page, app_url, screenshot):
     page.locator("#gen-calculator").get_by_text("Cache calculator").click()
     page.locator("#gen-calc-table", has_text="16.00 GiB").wait_for(timeout=30_000)
     page.locator("#gen-roofline .scatterlayer .point").first.wait_for(timeout=30_000)
-    screenshot(page, "generate-done")
+    _shot(page, "generate-done")
 
     # The language switch re-draws the run's computed text and charts (no new run).
     page.locator("#language-switch").get_by_text("中文").click()
@@ -100,10 +109,10 @@ def test_short_run_shows_replay_and_logit_check(page, app_url, screenshot):
         timeout=30_000)
     assert "完成" in page.locator("#gen-status").inner_text()
     page.locator("#gen-calc-table", has_text="每 token").wait_for(timeout=30_000)
-    screenshot(page, "generate-zh")
+    _shot(page, "generate-zh")
 
 
-def test_gemma_local_layers_flatten_past_512(page, app_url, screenshot):
+def test_gemma_local_layers_flatten_past_512(page, app_url):
     _open(page, app_url)
     page.locator("#model-picker input").click()
     page.get_by_role("option", name="Gemma 3 270M (base)").click()
@@ -121,7 +130,7 @@ def test_gemma_local_layers_flatten_past_512(page, app_url, screenshot):
     names = page.locator("#gen-bars .legendtext").all_text_contents()
     assert any("15 layers: sliding window 512" in n for n in names)
     assert any("3 layers: full (global)" in n for n in names)
-    screenshot(page, "generate-gemma-c9")
+    _shot(page, "generate-gemma-c9")
 
 
 def test_closing_the_tab_ends_the_generation(new_page, app_url, client):

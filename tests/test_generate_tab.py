@@ -130,7 +130,7 @@ def test_stop_cancels_within_a_step(client):
     while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 3:
         time.sleep(0.1)
     assert len({o[0] for o in job.outputs() if o[0]}) >= 3, "no tokens streamed"
-    assert client.predict("en", api_name="/stop") == "Stopped."
+    assert client.predict("en", api_name="/stop") == "**Stopped.**"
     job.cancel()
     cancelled_at = time.time()
     # the model's concurrency slot is free again at once: a 200-token run would hold it for

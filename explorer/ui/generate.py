@@ -165,7 +165,7 @@ STRINGS = {
     "generate.reason.length": {"en": "max new tokens reached", "zh": "达到最大 token 数"},
     "generate.reason.stop": {"en": "stopped", "zh": "已停止"},
     "generate.reason.deadline": {"en": "time limit of {s:.0f} s reached", "zh": "达到 {s:.0f} 秒的时间上限"},
-    "generate.stopped": {"en": "Stopped.", "zh": "已停止。"},
+    "generate.stopped": {"en": "**Stopped.**", "zh": "**已停止。**"},
     "generate.ev.c3": {
         "en": "**C3** at t = {t} tokens: the cache tensors hold **{measured:,} B**; the formula "
               "per layer gives **{formula:,} B** ({match}, checked at all {steps} steps). "
@@ -360,6 +360,9 @@ def build(ctx: TabContext) -> None:
             output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
                                 autoscroll=True, elem_id="gen-output")
             status = gr.Markdown(elem_id="gen-status")
+            # Written by Stop, cleared by the next run's first message: a component of its own,
+            # so that a token message already in flight when Stop is pressed cannot overwrite it.
+            stopped_note = gr.Markdown(elem_id="gen-stopped")
         with gr.Column(scale=2, min_width=300):
             with gr.Accordion(t("generate.sampling"), open=True):
                 max_new = gr.Slider(1, kvcache.MAX_NEW_TOKENS, value=48, step=1,
@@ -411,7 +414,7 @@ def build(ctx: TabContext) -> None:
 
     last_session = gr.State(None)  # the visitor's last finished run, re-drawn on a language switch
     outputs = [output, status, bars, growth, latency, diff, mask, evidence, history, history_state,
-               last_session]
+               last_session, stopped_note]
 
     def run(model_name, lang, text, n_new, temp, k, p, seed_value, policy_value, w, s,
             compare_value, check_value, runs):
@@ -432,6 +435,7 @@ def build(ctx: TabContext) -> None:
         # The first token goes out alone (text and status): charts follow CHART_INTERVAL_S later.
         last_charts = time.perf_counter()
         diff_cleared = False
+        first = True  # the first message also clears the previous run's "Stopped."
         session = None
         # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
         # adding to every step; closing this generator (Stop, closed tab) stops the worker.
@@ -443,7 +447,9 @@ def build(ctx: TabContext) -> None:
             now = time.perf_counter()
             streaming = session.phase == "decode" and session.stopped is None
             if streaming and now - last_charts < CHART_INTERVAL_S:
-                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 9))
+                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 9),
+                       "" if first else gr.skip())
+                first = False
                 continue
             last_charts = now
             # C4 is computed after decoding: while decoding, its chart is cleared once (of the
@@ -460,7 +466,9 @@ def build(ctx: TabContext) -> None:
                 table = history_frame(t, lang, runs)
             done = session.phase == "done"
             yield (session.text, status_text(t, lang, session), *charts, evidence_text(t, lang, session),
-                   table, runs if done else gr.skip(), session if done else gr.skip())
+                   table, runs if done else gr.skip(), session if done else gr.skip(),
+                   "" if first else gr.skip())
+            first = False
 
     inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
               sinks, compare, check, history_state]
@@ -468,8 +476,8 @@ def build(ctx: TabContext) -> None:
                         time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
     submitted = prompt.submit(run, inputs, outputs, api_visibility="private", show_progress="minimal",
                               time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
-    stop.click(lambda lang: t.text("generate.stopped", normalize_language(lang)), [ctx.lang], [status],
-               cancels=[event, submitted], api_name="stop")
+    stop.click(lambda lang: t.text("generate.stopped", normalize_language(lang)), [ctx.lang],
+               [stopped_note], cancels=[event, submitted], api_name="stop")
 
     def fill_long_prompt():
         from explorer.texts import long_text

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from explorer.inputs import InputError, finite_number, whole_number
 from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
@@ -32,35 +33,6 @@ MAX_GENERATED = 32
 GRID_CELLS = 128            # all-heads grid: maps larger than this are pooled for display
 MASK_KINDS = ("causal", "window", "sinks", "sink_logit")
 IMPLS = ("eager", "tiled")
-
-
-class AttentionInputError(ValueError):
-    """A bad user input (the UI turns it into a gr.Error with this message)."""
-
-
-# ----------------------------------------------------------------------------- inputs
-
-
-def _finite_number(value: Any, name: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise AttentionInputError(f"{name} must be a number, got {value!r}.") from None
-    if not math.isfinite(number):
-        raise AttentionInputError(f"{name} must be a finite number, got {value!r}.")
-    return number
-
-
-def whole_number(value: Any, name: str, low: int, high: Optional[int] = None) -> int:
-    """An integer in [low, high]; NaN, fractions and out-of-range values raise in plain words."""
-    number = _finite_number(value, name)
-    if number != int(number):
-        raise AttentionInputError(f"{name} must be a whole number, got {value!r}.")
-    number = int(number)
-    if number < low or (high is not None and number > high):
-        span = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise AttentionInputError(f"{name} must be {span}, got {number}.")
-    return number
 
 
 @dataclass(frozen=True)
@@ -95,24 +67,24 @@ class MaskChoice:
 
 
 def mask_choice(kind: Any, window: Any = None, sinks: Any = 0, sink_logit: Any = None) -> MaskChoice:
-    """Validate the mask controls. Raises AttentionInputError (w < 1, s >= w, NaN, ...)."""
+    """Validate the mask controls. Raises InputError (w < 1, s >= w, NaN, ...)."""
     if kind not in MASK_KINDS:
-        raise AttentionInputError(f"Unknown mask {kind!r}; choose one of {', '.join(MASK_KINDS)}.")
+        raise InputError(f"Unknown mask {kind!r}; choose one of {', '.join(MASK_KINDS)}.")
     if kind == "causal":
         return MaskChoice()
     if kind == "sink_logit":
-        b = _finite_number(sink_logit, "The sink logit b")
+        b = finite_number(sink_logit, "The sink logit b")
         if abs(b) > 50:
-            raise AttentionInputError(f"The sink logit b must be between -50 and 50, got {b:g}.")
+            raise InputError(f"The sink logit b must be between -50 and 50, got {b:g}.")
         return MaskChoice(kind="sink_logit", sink_logit=b)
     w = whole_number(window, "The window w", 1)
     if kind == "window":
         return MaskChoice(kind="window", window=w)
     s = whole_number(sinks, "The number of sinks s", 0)
     if s >= w:
-        raise AttentionInputError(f"The number of sinks s ({s}) must be smaller than the window w ({w}).")
+        raise InputError(f"The number of sinks s ({s}) must be smaller than the window w ({w}).")
     if s == 0:
-        raise AttentionInputError("Sinks + window needs at least one sink (s ≥ 1); "
+        raise InputError("Sinks + window needs at least one sink (s ≥ 1); "
                                   "for none, choose the sliding window.")
     return MaskChoice(kind="sinks", window=w, sinks=s)
 
@@ -125,10 +97,10 @@ def encode_prompt(tokenizer, text: Any, limit: int) -> list[int]:
     """Token ids of the prompt (with the tokenizer's BOS, if it adds one). Raises on an empty
     or too long prompt."""
     if not isinstance(text, str) or not text.strip():
-        raise AttentionInputError("Type a prompt first.")
+        raise InputError("Type a prompt first.")
     ids = tokenizer(text).input_ids
     if len(ids) > limit:
-        raise AttentionInputError(f"The prompt is {len(ids)} tokens; the limit here is {limit}. "
+        raise InputError(f"The prompt is {len(ids)} tokens; the limit here is {limit}. "
                                   "Shorten it.")
     return [int(i) for i in ids]
 
@@ -184,7 +156,7 @@ def layer_attention(model, ids: Sequence[int], layer: int, choice: MaskChoice = 
     n_layers = model.config.n_layers
     layer = whole_number(layer, "The layer", 0, n_layers - 1)
     if impl not in IMPLS:
-        raise AttentionInputError(f"Unknown attention path {impl!r}; choose eager or tiled.")
+        raise InputError(f"Unknown attention path {impl!r}; choose eager or tiled.")
     x = torch.tensor([list(ids)], dtype=torch.long, device=model.embed.weight.device)
     recorder = Recorder(["attn_probs"], layers=[layer])
     # "eager": the recorded layer runs the eager path (a Recorder asking for attn_probs makes

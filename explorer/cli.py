@@ -38,7 +38,6 @@ def main(argv=None) -> int:
     parser.add_argument("--stats", action="store_true", help="per-token telemetry on stderr")
     args = parser.parse_args(argv)
 
-    import torch  # noqa: F401  (imported late so --help is instant)
     from transformers import AutoTokenizer
 
     from models.generate import SamplingParams, generate

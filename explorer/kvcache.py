@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from explorer.inputs import InputError, finite_number, whole_number
+
 # ----- limits (CPU-sized; every one is checked server-side) ---------------------------------
 MAX_PROMPT_TOKENS = 1024        # prompt after the chat template
 MAX_NEW_TOKENS = 256
@@ -97,31 +99,6 @@ def label(key: str, lang: Optional[str] = "en", **fields) -> str:
 
 
 # ----- validation ---------------------------------------------------------------------------
-class InputError(ValueError):
-    """A visitor's input that cannot be used; the message is shown as written."""
-
-
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or value is None:
-        raise InputError(f"{name} must be a number.")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}.") from None
-    if not math.isfinite(number):
-        raise InputError(f"{name} must be a finite number, got {value!r}.")
-    return number
-
-
-def whole_number(name: str, value: Any, low: int, high: int) -> int:
-    number = _number(name, value)
-    if number != int(number):
-        raise InputError(f"{name} must be a whole number, got {value!r}.")
-    if not low <= number <= high:
-        raise InputError(f"{name} must be between {low} and {high}, got {int(number)}.")
-    return int(number)
-
-
 def _flag(name: str, value: Any) -> bool:
     if value is None:
         return False
@@ -169,21 +146,21 @@ def parse_request(prompt: Any, max_new_tokens: Any = 32, temperature: Any = 0.0,
         raise InputError("Type a prompt first.")
     if len(prompt) > 40 * MAX_PROMPT_TOKENS:
         raise InputError(f"The prompt is too long: keep it under {MAX_PROMPT_TOKENS} tokens.")
-    n_new = whole_number("Max new tokens", max_new_tokens, 1, MAX_NEW_TOKENS)
-    temp = _number("Temperature", temperature)
+    n_new = whole_number(max_new_tokens, "Max new tokens", 1, MAX_NEW_TOKENS)
+    temp = finite_number(temperature, "Temperature")
     if not 0.0 <= temp <= MAX_TEMPERATURE:
         raise InputError(f"Temperature must be between 0 and {MAX_TEMPERATURE:g}, got {temp:g}.")
-    k = whole_number("Top-k", top_k, 0, MAX_TOP_K)
-    p = _number("Top-p", top_p)
+    k = whole_number(top_k, "Top-k", 0, MAX_TOP_K)
+    p = finite_number(top_p, "Top-p")
     if not 0.0 < p <= 1.0:
         raise InputError(f"Top-p must be greater than 0 and at most 1, got {p:g}.")
     seed_value = None
     if seed is not None and not (isinstance(seed, str) and not seed.strip()):
-        seed_value = whole_number("Seed", seed, 0, MAX_SEED)
+        seed_value = whole_number(seed, "Seed", 0, MAX_SEED)
     if policy not in POLICIES:
         raise InputError(f"Cache policy must be one of {', '.join(POLICIES)}, got {policy!r}.")
-    w = whole_number("Window", window, 1, MAX_WINDOW)
-    s = whole_number("Sinks", sinks, 0, MAX_SINKS)
+    w = whole_number(window, "Window", 1, MAX_WINDOW)
+    s = whole_number(sinks, "Sinks", 0, MAX_SINKS)
     if policy == "sinks":
         if s < 1:
             raise InputError("Sinks + window needs at least one sink token.")
@@ -793,7 +770,7 @@ def mask_figure(session: Session, lang: str = "en", n_queries: int = 8) -> go.Fi
     if not rows:
         return empty_figure(title, lang)
     fig = _figure()
-    y_labels, z, hover = [], [], []
+    y_labels, z = [], []
     for block in rows:
         kind = session.layouts[block["layer"]].describe(lang)
         for q, line in zip(block["q_pos"], block["visible"]):

@@ -4,7 +4,7 @@ distance, and perplexity when the trained base is changed (claims C11, C12, C13)
 
 Plain functions returning data (tensors, DataFrames) plus Plotly figure builders; no Gradio.
 Every rotation goes through models.layers (rope_inv_freq, rope_cos_sin, apply_rope): the same
-code the model runs, never a second RoPE. Bad inputs raise RopeInputError (a ValueError) with a
+code the model runs, never a second RoPE. Bad inputs raise InputError (a ValueError) with a
 sentence a visitor can act on; the tab turns it into gr.Error.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from plotly.colors import sample_colorscale
 
+from explorer.inputs import InputError, finite_number, whole_number
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
@@ -44,54 +45,24 @@ APPLY_TO = ("full", "sliding", "all")  # which layers a changed base applies to
 Progress = Callable[[float, str], None]
 
 
-class RopeInputError(ValueError):
-    """An input the visitor can fix (base <= 1, odd head_dim, layer out of range, empty text)."""
-
-
 # ============================================================================ input checks
 
 def check_base(base) -> float:
-    try:
-        value = float(base)
-    except (TypeError, ValueError):
-        raise RopeInputError(f"The RoPE base must be a number, got {base!r}.") from None
-    if not math.isfinite(value):
-        raise RopeInputError(f"The RoPE base must be a finite number, got {value}.")
+    value = finite_number(base, "The RoPE base")
     if value <= 1.0:
-        raise RopeInputError(f"The RoPE base must be greater than 1 (got {value:g}): with base ≤ 1 "
+        raise InputError(f"The RoPE base must be greater than 1 (got {value:g}): with base ≤ 1 "
                              "the frequencies do not decrease from pair to pair.")
     if value > 1e12:
-        raise RopeInputError(f"The RoPE base {value:g} is beyond 1e12; nothing changes past that.")
+        raise InputError(f"The RoPE base {value:g} is beyond 1e12; nothing changes past that.")
     return value
 
 
 def check_head_dim(head_dim) -> int:
-    try:
-        value = float(head_dim)
-    except (TypeError, ValueError):
-        raise RopeInputError(f"The head dimension must be a whole number, got {head_dim!r}.") from None
-    if not math.isfinite(value) or value != int(value):
-        raise RopeInputError(f"The head dimension must be a whole number, got {head_dim!r}.")
-    value = int(value)
-    if value < 2 or value > MAX_HEAD_DIM:
-        raise RopeInputError(f"The head dimension must be between 2 and {MAX_HEAD_DIM}, got {value}.")
+    value = whole_number(head_dim, "The head dimension", 2, MAX_HEAD_DIM)
     if value % 2:
-        raise RopeInputError(f"The head dimension must be even (RoPE rotates pairs of dimensions), "
+        raise InputError(f"The head dimension must be even (RoPE rotates pairs of dimensions), "
                              f"got {value}.")
     return value
-
-
-def check_int(value, name: str, low: int, high: int) -> int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise RopeInputError(f"{name} must be a whole number, got {value!r}.") from None
-    if not math.isfinite(number) or number != int(number):
-        raise RopeInputError(f"{name} must be a whole number, got {value!r}.")
-    number = int(number)
-    if not low <= number <= high:
-        raise RopeInputError(f"{name} must be between {low} and {high}, got {number}.")
-    return number
 
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
@@ -100,7 +71,7 @@ _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
 def parse_bases(text) -> list[float]:
     """"10000, 1e5, 500k, 1M" -> [10000.0, 100000.0, 500000.0, 1000000.0] (order kept, no repeats)."""
     if not isinstance(text, str) or not text.strip():
-        raise RopeInputError("Give at least one RoPE base, e.g. 10000, 100k, 500k, 1M.")
+        raise InputError("Give at least one RoPE base, e.g. 10000, 100k, 500k, 1M.")
     bases: list[float] = []
     for item in re.split(r"[,;\s]+", text.strip()):
         if not item:
@@ -112,12 +83,12 @@ def parse_bases(text) -> list[float]:
         try:
             number = float(raw) * scale
         except ValueError:
-            raise RopeInputError(f"{item!r} is not a number (write e.g. 10000, 1e5, 500k or 1M).") from None
+            raise InputError(f"{item!r} is not a number (write e.g. 10000, 1e5, 500k or 1M).") from None
         base = check_base(number)
         if base not in bases:
             bases.append(base)
     if len(bases) > MAX_BASES:
-        raise RopeInputError(f"At most {MAX_BASES} bases at once, got {len(bases)}.")
+        raise InputError(f"At most {MAX_BASES} bases at once, got {len(bases)}.")
     return bases
 
 
@@ -130,7 +101,7 @@ def base_label(base: float) -> str:
 
 def check_text(text) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise RopeInputError("The text is empty: type a sentence or two.")
+        raise InputError("The text is empty: type a sentence or two.")
     return text
 
 
@@ -140,7 +111,7 @@ def frequency_table(head_dim, bases: Sequence[float], context_len) -> pd.DataFra
     """One row per (base, pair i): θ_i = base^(−2i/d) rad/token, wavelength 2π/θ_i tokens, the
     turns pair i makes over `context_len` positions, and whether it completes a full turn."""
     head_dim = check_head_dim(head_dim)
-    context_len = check_int(context_len, "The context length", 1, MAX_CONTEXT)
+    context_len = whole_number(context_len, "The context length", 1, MAX_CONTEXT)
     rows = []
     for base in bases:
         base = check_base(base)
@@ -297,7 +268,7 @@ class _StopAfter(Recorder):
 def tokenize(tokenizer, text: str, max_tokens: int) -> list[int]:
     ids = tokenizer(text)["input_ids"][:max_tokens]
     if not ids:
-        raise RopeInputError("The text gives no tokens: type a sentence or two.")
+        raise InputError("The text gives no tokens: type a sentence or two.")
     return [int(i) for i in ids]
 
 
@@ -306,7 +277,7 @@ def token_strings(tokenizer, ids: Sequence[int]) -> list[str]:
 
 
 def _check_layer(config, layer) -> int:
-    return check_int(layer, "The layer", 0, config.n_layers - 1)
+    return whole_number(layer, "The layer", 0, config.n_layers - 1)
 
 
 @torch.inference_mode()
@@ -318,7 +289,7 @@ def capture_qk(model, tokenizer, text, layer, max_tokens: int = 256) -> QKCaptur
     config = model.config
     text = check_text(text)
     layer = _check_layer(config, layer)
-    max_tokens = check_int(max_tokens, "The number of tokens", 2, MAX_CAPTURE_TOKENS)
+    max_tokens = whole_number(max_tokens, "The number of tokens", 2, MAX_CAPTURE_TOKENS)
     ids = tokenize(tokenizer, text, max_tokens)
     device = model.embed.weight.device
     rec = _StopAfter(["q_pre_rope", "k_pre_rope", "q", "k"], layer, last_point="k")
@@ -364,10 +335,10 @@ def pair_figure(capture: QKCapture, head: int, token: int, pair: int, position: 
     """Pair `pair` of the real q of `token` (head `head`) at positions 0..position, the point at
     `position` highlighted, and the model's own post-RoPE q at the token's real position."""
     d = capture.head_dim
-    head = check_int(head, "The head", 0, capture.n_heads - 1)
-    token = check_int(token, "The query token", 0, len(capture.tokens) - 1)
-    pair = check_int(pair, "The pair", 0, d // 2 - 1)
-    position = check_int(position, "The position", 0, MAX_CONTEXT)
+    head = whole_number(head, "The head", 0, capture.n_heads - 1)
+    token = whole_number(token, "The query token", 0, len(capture.tokens) - 1)
+    pair = whole_number(pair, "The pair", 0, d // 2 - 1)
+    position = whole_number(position, "The position", 0, MAX_CONTEXT)
     inv_freq = capture.inv_freq()
     vector = capture.q_pre[head, token]
     steps = torch.arange(position + 1) if position <= 2000 else torch.linspace(0, position, 2001).round().long()
@@ -423,7 +394,7 @@ def placed_scores(q_vec: torch.Tensor, k_vec: torch.Tensor, inv_freq: torch.Tens
     Toeplitz structure behind ~1e-4 noise. The vectors are the model's own."""
     if rotate not in ("both", "query"):
         raise ValueError(rotate)
-    n_positions = check_int(n_positions, "The number of positions", 2, MAX_TOEPLITZ_POSITIONS)
+    n_positions = whole_number(n_positions, "The number of positions", 2, MAX_TOEPLITZ_POSITIONS)
     d = q_vec.shape[-1]
     cos, sin = rope_cos_sin(torch.arange(n_positions), inv_freq.double(), torch.float64)
     q_rot = apply_rope(q_vec.double().expand(n_positions, d), cos, sin)        # (N, D) R_m q
@@ -487,11 +458,11 @@ class ToeplitzResult:
 
 
 def toeplitz(capture: QKCapture, head: int, q_token: int, k_token: int, n_positions: int) -> ToeplitzResult:
-    head = check_int(head, "The head", 0, capture.n_heads - 1)
+    head = whole_number(head, "The head", 0, capture.n_heads - 1)
     t = len(capture.tokens)
-    q_token = check_int(q_token, "The query token", 0, t - 1)
-    k_token = check_int(k_token, "The key token", 0, t - 1)
-    n_positions = check_int(n_positions, "The number of positions", 2, MAX_TOEPLITZ_POSITIONS)
+    q_token = whole_number(q_token, "The query token", 0, t - 1)
+    k_token = whole_number(k_token, "The key token", 0, t - 1)
+    n_positions = whole_number(n_positions, "The number of positions", 2, MAX_TOEPLITZ_POSITIONS)
     q_vec = capture.q_pre[head, q_token]
     k_vec = capture.k_pre[capture.kv_head(head), k_token]
     inv_freq = capture.inv_freq()
@@ -517,7 +488,7 @@ def toeplitz_figures(capture: QKCapture, result: ToeplitzResult, head: int, q_to
 def real_scores(capture: QKCapture, head: int) -> torch.Tensor:
     """The layer's actual pre-softmax scores for the real sequence: q_m · k_n × scale with the
     model's rotations, −inf where the mask hides the key (causal, and the sliding window)."""
-    head = check_int(head, "The head", 0, capture.n_heads - 1)
+    head = whole_number(head, "The head", 0, capture.n_heads - 1)
     q, k = capture.q[head], capture.k[capture.kv_head(head)]            # (T, D), (T, D)
     scores = (q @ k.T) * capture.attn_scale                             # (T, T)
     t = scores.shape[0]
@@ -547,7 +518,7 @@ def distance_profile(model, tokenizer, text, max_tokens: int = 256) -> tuple[np.
     import time
 
     text = check_text(text)
-    max_tokens = check_int(max_tokens, "The number of tokens", 2, MAX_CAPTURE_TOKENS)
+    max_tokens = whole_number(max_tokens, "The number of tokens", 2, MAX_CAPTURE_TOKENS)
     ids = tokenize(tokenizer, text, max_tokens)
     config = model.config
     rec = _StopAfter(["attn_probs"], config.n_layers - 1, last_point="kv_pos")
@@ -591,10 +562,10 @@ def base_options(config, base: float, apply_to: str) -> RunOptions:
     """RunOptions that change the RoPE base of the chosen layers and leave the rest as trained."""
     base = check_base(base)
     if apply_to not in APPLY_TO:
-        raise RopeInputError(f"Apply the base to one of {', '.join(APPLY_TO)}, got {apply_to!r}.")
+        raise InputError(f"Apply the base to one of {', '.join(APPLY_TO)}, got {apply_to!r}.")
     has_sliding = SLIDING in config.layer_types
     if apply_to == "sliding" and not has_sliding:
-        raise RopeInputError("This model has no sliding-window layers: apply the base to all "
+        raise InputError("This model has no sliding-window layers: apply the base to all "
                              "(full-attention) layers instead.")
     if apply_to == "full":
         return RunOptions(rope_theta=base)
@@ -688,10 +659,10 @@ def perplexity_sweep(model, tokenizer, text, bases: Sequence[float], apply_to: s
 
     config = model.config
     text = check_text(text)
-    n_tokens = check_int(n_tokens, "The number of tokens", 16, MAX_SWEEP_TOKENS)
+    n_tokens = whole_number(n_tokens, "The number of tokens", 16, MAX_SWEEP_TOKENS)
     bases = [check_base(b) for b in bases]
     if not bases:
-        raise RopeInputError("Give at least one RoPE base.")
+        raise InputError("Give at least one RoPE base.")
     for base in bases:
         base_options(config, base, apply_to)  # validate before the slow part
     trained = trained_base(config, apply_to)
@@ -699,7 +670,7 @@ def perplexity_sweep(model, tokenizer, text, bases: Sequence[float], apply_to: s
     keys = [reference] + [b for b in bases if b != reference]
     ids = tokenize(tokenizer, text, n_tokens)
     if len(ids) < 16:
-        raise RopeInputError(f"The text has only {len(ids)} tokens; perplexity needs at least 16.")
+        raise InputError(f"The text has only {len(ids)} tokens; perplexity needs at least 16.")
     sweep = Sweep(bases=keys, trained=trained, apply_to=apply_to, nll={}, seconds={},
                   n_tokens=len(ids), trained_text=trained_label(config, apply_to))
     for index, key in enumerate(keys):
@@ -748,7 +719,7 @@ def sweep_figure(sweep: Sweep, window: int = 64) -> go.Figure:
 def greedy_continuation(model, tokenizer, ids: Sequence[int], options: RunOptions, n_new: int) -> str:
     from models.generate import SamplingParams, generate
 
-    n_new = check_int(n_new, "The number of new tokens", 1, 128)
+    n_new = whole_number(n_new, "The number of new tokens", 1, 128)
     new = [step.token_id for step in generate(model, list(ids), SamplingParams(max_new_tokens=n_new),
                                               options=options)]
     return tokenizer.decode(new)
@@ -784,10 +755,10 @@ def scaling_table(head_dim, base, factor, original_context) -> pd.DataFrame:
     try:
         factor = float(factor)
     except (TypeError, ValueError):
-        raise RopeInputError(f"The extension factor must be a number, got {factor!r}.") from None
+        raise InputError(f"The extension factor must be a number, got {factor!r}.") from None
     if not math.isfinite(factor) or not 1.0 <= factor <= 1000.0:
-        raise RopeInputError(f"The extension factor must be between 1 and 1000, got {factor}.")
-    original_context = check_int(original_context, "The original context", 16, MAX_CONTEXT)
+        raise InputError(f"The extension factor must be between 1 and 1000, got {factor}.")
+    original_context = whole_number(original_context, "The original context", 16, MAX_CONTEXT)
     curves = {
         "original": rope_inv_freq(head_dim, base),
         "linear interpolation (PI)": rope_inv_freq(head_dim, base, {"rope_type": "linear", "factor": factor}),

@@ -4,7 +4,7 @@ sits between a family's projections, and the causal-LM skeleton (embed -> blocks
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
 import torch

@@ -17,8 +17,6 @@ Every slot carries the absolute position it holds (-1 when empty); masks are com
 those positions, never from slot indices."""
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 
 from .attention import MaskSpec

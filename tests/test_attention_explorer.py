@@ -44,7 +44,7 @@ def text_ids(smol):
     ("bogus", None, 0, None, "Unknown mask"),
 ])
 def test_bad_mask_inputs_raise_plain_messages(kind, w, s, b, message):
-    with pytest.raises(am.AttentionInputError, match=message):
+    with pytest.raises(am.InputError, match=message):
         am.mask_choice(kind, w, s, b)
 
 
@@ -57,9 +57,9 @@ def test_mask_choice_builds_the_engine_objects():
 
 
 def test_prompt_limits(smol):
-    with pytest.raises(am.AttentionInputError, match="Type a prompt"):
+    with pytest.raises(am.InputError, match="Type a prompt"):
         am.encode_prompt(smol.tokenizer, "   ", 512)
-    with pytest.raises(am.AttentionInputError, match="limit here is 4"):
+    with pytest.raises(am.InputError, match="limit here is 4"):
         am.encode_prompt(smol.tokenizer, "one two three four five six", 4)
 
 

@@ -76,13 +76,13 @@ def test_bad_inputs_give_clear_errors_and_the_server_keeps_serving(client, overr
     (dict(n_generate=-1), "generated tokens must be between 0 and 32"),
 ])
 def test_handler_messages_for_values_the_components_cannot_send(runtime, overrides, message):
-    from explorer.attention_maps import AttentionInputError
+    from explorer.attention_maps import InputError
     from explorer.ui.attention import compute_map
 
     args = dict(prompt=PROMPT, layer=1, head="all", mask_kind="causal", window=8, sinks_n=2,
                 sink_logit=1.0, impl="eager", n_generate=0)
     args.update(overrides)
-    with pytest.raises(AttentionInputError, match=message):
+    with pytest.raises(InputError, match=message):
         compute_map(runtime.get(SMOL), **args)
 
 

@@ -5,7 +5,6 @@ import pytest
 import torch
 
 from explorer.checkpoints import prepare_embedded
-from models.forward import RunOptions
 from models.generate import SamplingParams, full_forward_logits, generate
 from models.loading import load_model
 

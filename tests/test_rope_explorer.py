@@ -140,17 +140,17 @@ def test_frequency_table_matches_the_formula():
     ("inf", "finite"), ("ten", "not a number"), ("", "at least one"),
 ])
 def test_bad_bases_are_refused_in_plain_words(bad, message):
-    with pytest.raises(rope.RopeInputError, match=message):
+    with pytest.raises(rope.InputError, match=message):
         rope.parse_bases(bad)
 
 
 def test_parse_bases_suffixes_and_bad_dimensions():
     assert rope.parse_bases("10000, 1e5 500k;1M, 100k") == [1e4, 1e5, 5e5, 1e6]
-    with pytest.raises(rope.RopeInputError, match="even"):
+    with pytest.raises(rope.InputError, match="even"):
         rope.frequency_table(63, [1e4], 100)
-    with pytest.raises(rope.RopeInputError, match="whole number"):
+    with pytest.raises(rope.InputError, match="whole number"):
         rope.frequency_table(float("nan"), [1e4], 100)
-    with pytest.raises(rope.RopeInputError, match="context length"):
+    with pytest.raises(rope.InputError, match="context length"):
         rope.frequency_table(64, [1e4], 0)
 
 
@@ -210,12 +210,12 @@ def test_real_scores_follow_the_models_mask(loaded):
 
 def test_capture_input_errors(loaded):
     model, tokenizer, _ = loaded(SMOL)
-    with pytest.raises(rope.RopeInputError, match="layer must be between 0 and 29"):
+    with pytest.raises(rope.InputError, match="layer must be between 0 and 29"):
         rope.capture_qk(model, tokenizer, "hello", 30)
-    with pytest.raises(rope.RopeInputError, match="empty"):
+    with pytest.raises(rope.InputError, match="empty"):
         rope.capture_qk(model, tokenizer, "   ", 0)
     capture = rope.capture_qk(model, tokenizer, "One two three four five six.", 0)
-    with pytest.raises(rope.RopeInputError, match="head must be between 0 and 8"):
+    with pytest.raises(rope.InputError, match="head must be between 0 and 8"):
         rope.toeplitz(capture, 9, 0, 0, 16)
 
 
@@ -265,7 +265,7 @@ def test_perplexity_sweep_includes_the_trained_base_and_matches_a_plain_forward(
     summary = sweep.summary()
     assert summary["base"].iloc[0] == "100k (trained)"
     assert summary["mean NLL − trained (nats)"].iloc[0] == 0.0
-    with pytest.raises(rope.RopeInputError, match="no sliding-window layers"):
+    with pytest.raises(rope.InputError, match="no sliding-window layers"):
         rope.perplexity_sweep(model, tokenizer, text(), [1e4], "sliding", 64)
 
 

@@ -12,7 +12,7 @@ import gradio as gr
 from explorer import attention_maps as am
 from explorer import receptive_field as rf
 from explorer import sinks
-from explorer.attention_maps import AttentionInputError, whole_number
+from explorer.inputs import InputError, whole_number
 from explorer.i18n import normalize_language
 from explorer.texts import LONG_TEXT_SOURCE, long_text
 from explorer.ui import TabContext
@@ -271,7 +271,7 @@ def _title(loaded) -> str:
 def _long_ids(loaded, n_tokens: int) -> list[int]:
     ids = loaded.tokenizer(long_text()).input_ids
     if n_tokens > len(ids):
-        raise AttentionInputError(f"The long text has {len(ids)} tokens with this tokenizer; "
+        raise InputError(f"The long text has {len(ids)} tokens with this tokenizer; "
                                   f"asked for {n_tokens}.")
     return [int(i) for i in ids[:n_tokens]]
 
@@ -281,7 +281,7 @@ def _long_ids(loaded, n_tokens: int) -> list[int]:
 
 def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_logit, impl,
                 n_generate) -> tuple[Any, Any, dict, dict]:
-    """(attention figure, mask figure, data, view) for the tab; raises AttentionInputError.
+    """(attention figure, mask figure, data, view) for the tab; raises InputError.
     `view` holds what redrawing another head needs (kept per visitor in gr.State)."""
     import time
 
@@ -293,12 +293,12 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
     else:
         head = whole_number(head, "The head", 0, config.n_heads - 1)
     if impl not in am.IMPLS:
-        raise AttentionInputError(f"Unknown attention path {impl!r}; choose eager or tiled.")
+        raise InputError(f"Unknown attention path {impl!r}; choose eager or tiled.")
     n_generate = whole_number(n_generate, "The number of generated tokens", 0, am.MAX_GENERATED)
     limit = am.max_tokens(loaded.device)
     ids = am.encode_prompt(loaded.tokenizer, prompt, limit)
     if len(ids) + n_generate > limit:
-        raise AttentionInputError(f"Prompt ({len(ids)} tokens) + {n_generate} generated tokens "
+        raise InputError(f"Prompt ({len(ids)} tokens) + {n_generate} generated tokens "
                                   f"exceeds the limit of {limit} tokens here.")
     start = time.perf_counter()
     model = loaded.model
@@ -431,7 +431,7 @@ def compute_streaming(loaded, n_tokens, window, n_sinks, progress=None):
     window = whole_number(window, "The window w", 1, n_tokens - 1)
     n_sinks = whole_number(n_sinks, "The number of sinks s", 1)
     if n_sinks >= window:
-        raise AttentionInputError(f"The number of sinks s ({n_sinks}) must be smaller than the "
+        raise InputError(f"The number of sinks s ({n_sinks}) must be smaller than the "
                                   f"window w ({window}).")
     ids = _long_ids(loaded, n_tokens)
     result = sinks.run_streaming(loaded.name, loaded.model, ids, window, n_sinks, progress=progress)
@@ -490,7 +490,7 @@ def compute_receptive(loaded, mode, window, n_tokens, seed):
         if step_window is None:
             step_window = n_tokens  # all global: every distance reaches at layer 0
     else:
-        raise AttentionInputError(f"Unknown mode {mode!r}; choose forced or own.")
+        raise InputError(f"Unknown mode {mode!r}; choose forced or own.")
     ids = _long_ids(loaded, n_tokens)
     distances = rf.default_distances(n_tokens, step_window)
     start = time.perf_counter()
@@ -687,7 +687,7 @@ def build(ctx: TabContext) -> None:
         try:
             fig, mask_fig, data, view = compute_map(loaded, text, layer_value, head_value, kind, w,
                                                     s, b, path, n_new)
-        except (AttentionInputError, ValueError) as error:
+        except (InputError, ValueError) as error:
             raise _as_error(error) from None
         import pandas as pd
 
@@ -697,7 +697,7 @@ def build(ctx: TabContext) -> None:
     def show_head(view, head_value):
         try:
             fig = redraw_head(view, head_value)
-        except AttentionInputError as error:
+        except InputError as error:
             raise _as_error(error) from None
         return gr.skip() if fig is None else fig
 
@@ -733,7 +733,7 @@ def build(ctx: TabContext) -> None:
         loaded = ctx.load(model_name, progress)
         try:
             first, first_s, absorbed, data = compute_sinks(loaded, n_tokens, n_sinks, with_logit, b)
-        except (AttentionInputError, ValueError) as error:
+        except (InputError, ValueError) as error:
             raise _as_error(error) from None
         absorbed_update = gr.update(value=absorbed, visible=absorbed is not None)
         return first, first_s, absorbed_update, render_sinks(t, _check_lang(lang), data), data
@@ -747,7 +747,7 @@ def build(ctx: TabContext) -> None:
 
         try:
             fig, data = compute_streaming(loaded, n_tokens, w, s, report)
-        except (AttentionInputError, ValueError) as error:
+        except (InputError, ValueError) as error:
             raise _as_error(error) from None
         return fig, render_streaming(t, _check_lang(lang), data), data
 
@@ -756,7 +756,7 @@ def build(ctx: TabContext) -> None:
         loaded = ctx.load(model_name, progress)
         try:
             fig, data = compute_receptive(loaded, mode, w, n_tokens, seed)
-        except (AttentionInputError, ValueError) as error:
+        except (InputError, ValueError) as error:
             raise _as_error(error) from None
         table = reach_frame(loaded, data["window"])
         return fig, render_receptive(t, _check_lang(lang), data), table, data

@@ -11,6 +11,7 @@ import gradio as gr
 
 from explorer import rope
 from explorer.i18n import normalize_language
+from explorer.inputs import whole_number
 from explorer.texts import LONG_TEXT_SOURCE, long_text
 from explorer.ui import TabContext
 
@@ -293,12 +294,12 @@ def localize_columns(t, lang: str, frame):
 
 
 def _error(func):
-    """RopeInputError (and ValueError from the engine on bad input) -> gr.Error in plain words."""
+    """InputError (and ValueError from the engine on bad input) -> gr.Error in plain words."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except rope.RopeInputError as error:
+        except rope.InputError as error:
             raise gr.Error(str(error)) from None
     return wrapper
 
@@ -390,10 +391,10 @@ def build(ctx: TabContext) -> None:
         rope.check_text(text)
         loaded = ctx.load(model_name, progress)
         capture = rope.capture_qk(loaded.model, loaded.tokenizer, text, layer, max_tokens)
-        head = rope.check_int(head, "The head", 0, capture.n_heads - 1)
+        head = whole_number(head, "The head", 0, capture.n_heads - 1)
         last = len(capture.tokens) - 1
-        q_index = min(rope.check_int(q_token, "The query token", 0, rope.MAX_CAPTURE_TOKENS), last)
-        k_index = min(rope.check_int(k_token, "The key token", 0, rope.MAX_CAPTURE_TOKENS), last)
+        q_index = min(whole_number(q_token, "The query token", 0, rope.MAX_CAPTURE_TOKENS), last)
+        k_index = min(whole_number(k_token, "The key token", 0, rope.MAX_CAPTURE_TOKENS), last)
         result = rope.toeplitz(capture, head, q_index, k_index, n_positions)
         both, one = rope.toeplitz_figures(capture, result, head, q_index, k_index)
         text_out = t.text(
@@ -433,7 +434,7 @@ def build(ctx: TabContext) -> None:
             raise gr.Error(t.text("rope.need_capture", lang))
         capture, head, token = state["capture"], state["head"], state["q_token"]
         half = capture.head_dim // 2
-        pair = rope.check_int(pair, "The pair", 0, half - 1)
+        pair = whole_number(pair, "The pair", 0, half - 1)
         fig, facts = rope.pair_figure(capture, head, token, pair, position)
         vector = capture.q_pre[head, token]
         radii = (vector[:half] ** 2 + vector[half:] ** 2).sqrt()
@@ -565,7 +566,7 @@ def build(ctx: TabContext) -> None:
         loaded = ctx.load(model_name, progress)
         config = loaded.config
         options = rope.base_options(config, base, apply)
-        n_tokens = rope.check_int(n_tokens, "The number of tokens", 16, rope.MAX_SWEEP_TOKENS)
+        n_tokens = whole_number(n_tokens, "The number of tokens", 16, rope.MAX_SWEEP_TOKENS)
         ids = rope.tokenize(loaded.tokenizer, long_text(), n_tokens)
         trained = rope.trained_label(config, apply)
         progress(0.1, desc=f"base {trained}")

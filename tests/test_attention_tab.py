@@ -22,7 +22,7 @@ def _map(client, **overrides):
 def test_attention_map_endpoint_reports_real_numbers(client):
     fig, mask_fig, summary, table, data = _map(client, kind="sinks", w=4, s=1, head_value="3")
     assert data["model"] == SMOL and data["layer"] == 2 and data["head"] == 3
-    assert data["mask"] == "1 sinks + window 4" and data["layer_mask"] == "1 sinks + window 4"
+    assert data["mask"] == "1 sink + window 4" and data["layer_mask"] == "1 sink + window 4"
     assert abs(data["row_sum_min"] - 1) < 1e-5 and abs(data["row_sum_max"] - 1) < 1e-5
     assert data["masked_max"] == 0.0 and data["mask_matches_nonzero"] is True
     assert data["kl_nats"] > 0

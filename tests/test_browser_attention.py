@@ -49,7 +49,7 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     _set_number(page, "attention-window", 6)
     _set_number(page, "attention-sinks", 1)
     page.locator("#attention-mask").get_by_text("sinks s + window w").click()
-    summary.get_by_text("1 sinks + window 6").first.wait_for(timeout=RUN_TIMEOUT)
+    summary.get_by_text("1 sink + window 6").first.wait_for(timeout=RUN_TIMEOUT)
     text = summary.inner_text()
     assert "outside the mask: 0" in text and "non-zero: yes" in text
     assert float(re.search(r"KL\(unmodified ‖ masked\) = ([0-9.]+)", text).group(1)) > 0

@@ -98,7 +98,7 @@ def bench_streaming(loaded, n_tokens, window, n_sinks):
     def report(fraction, message):
         print(f"\r  {loaded.name}: {message:60s}", end="", file=sys.stderr, flush=True)
 
-    result = sinks.run_streaming(loaded.name, loaded.model, ids, window, n_sinks, progress=report)
+    result = sinks.run_streaming(loaded.name, loaded.model, ids, window, n_sinks, sinks.StreamingCache(), progress=report)
     print(file=sys.stderr)
     summary = sinks.streaming_summary(result)
     verdict = sinks.streaming_verdict(summary)

@@ -221,14 +221,12 @@ class StreamingCache:
         return [out[m] for m in sorted(out)]
 
 
-STREAMING_CACHE = StreamingCache()
-
-
 def run_streaming(model_name: str, model, ids: Sequence[int], window: int, sinks: int,
-                  policies: Optional[Sequence[str]] = None, chunk: int = 256,
-                  progress: Optional[Callable[[float, str], None]] = None,
-                  cache: StreamingCache = STREAMING_CACHE) -> StreamingResult:
-    """All policies for one model; each curve measured once per key and then reused."""
+                  cache: StreamingCache, policies: Optional[Sequence[str]] = None, chunk: int = 256,
+                  progress: Optional[Callable[[float, str], None]] = None) -> StreamingResult:
+    """All policies for one model; each curve measured once per key and then reused. The cache
+    belongs to the app instance (made in the tab's build): the curves are deterministic for their
+    key, so every visitor may share them, but no module-level state holds them."""
     result = StreamingResult(model=model_name, n_tokens=len(ids), window=window, sinks=sinks)
     if policies is None:
         policies = policies_for(model.config)

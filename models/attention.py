@@ -151,17 +151,25 @@ def eager_attention(q, k, v, visible, scale, sink_logit=None, softcap=None):
     return out, probs
 
 
+CAUSAL = "causal"  # sdpa hint: `visible` is exactly the square lower triangle
+
+
 def sdpa_attention(q, k, v, visible, scale, sink_logit=None):
-    """torch's fused scaled_dot_product_attention; visible (T,S) bool, or None when every key
-    is visible. No probabilities come back.
+    """torch's fused scaled_dot_product_attention; visible (T,S) bool, None when every key is
+    visible, or CAUSAL for the plain square causal pattern (the kernel's is_causal path skips
+    the masked half instead of reading a mask). No probabilities come back.
     The sink logit is a zero key whose additive mask entry is the logit and whose value is
     zero: exp(b) joins the denominator, nothing joins the numerator."""
     n_heads = q.shape[1]
     gqa = k.shape[1] != n_heads
     if sink_logit is None:
+        if isinstance(visible, str):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale, enable_gqa=gqa)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=visible, scale=scale, enable_gqa=gqa)
     b, hkv, s, d = k.shape
     t = q.shape[2]
+    if isinstance(visible, str):
+        visible = torch.ones(t, s, dtype=torch.bool, device=q.device).tril()
     zeros = k.new_zeros(b, hkv, 1, d)
     k, v = torch.cat([k, zeros], dim=2), torch.cat([v, zeros], dim=2)   # (B, Hkv, S+1, D)
     additive = torch.zeros(t, s, dtype=q.dtype, device=q.device)

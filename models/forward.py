@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MaskSpec, TileTrace, attend, sdpa_attention
+from .attention import CAUSAL, MaskSpec, TileTrace, attend, sdpa_attention
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
 from .layers import apply_rope, rope_cos_sin, rope_inv_freq
@@ -91,14 +91,22 @@ class ForwardContext:
 
     def visible(self, layer: int, kv_pos: torch.Tensor):
         """(visible (T,S) bool, sdpa_mask) for this layer; cached per (mask, key layout).
-        sdpa_mask is None when everything is visible (decode with a full cache)."""
+        sdpa_mask is None when everything is visible (decode with a full cache), CAUSAL for
+        the plain causal square (prefill from an empty cache), else the boolean matrix."""
         mask = self.layer_masks[layer]
         # Layers with the same mask hold the same positions in the same slots (their caches
         # are built alike and receive identical updates), so (mask, S) identifies the layout.
         key = (mask, kv_pos.shape[0])
         if key not in self._visible:
             vis = mask.visible(self.positions, kv_pos)
-            self._visible[key] = (vis, None if bool(vis.all()) else vis)
+            if bool(vis.all()):
+                sdpa_mask = None
+            elif vis.shape[0] == vis.shape[1] and torch.equal(kv_pos, self.positions) and \
+                    torch.equal(vis, torch.ones_like(vis).tril()):
+                sdpa_mask = CAUSAL
+            else:
+                sdpa_mask = vis
+            self._visible[key] = (vis, sdpa_mask)
         return self._visible[key]
 
 

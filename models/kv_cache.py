@@ -71,10 +71,14 @@ class LayerKV:
             self.length = min(self.length + 1, self.capacity)
             return self.k, self.v, self.slot_pos
         # A chunk: its early queries need keys that its own later tokens will evict, so attend
-        # over (old buffer ++ chunk) and keep only the survivors afterwards.
-        k_all = torch.cat([self.k, k_new], dim=2)
-        v_all = torch.cat([self.v, v_new], dim=2)
-        pos_all = torch.cat([self.slot_pos, positions])
+        # over (old buffer ++ chunk) and keep only the survivors afterwards. An empty buffer
+        # (a prompt's prefill) adds nothing but empty slots: attend over the chunk alone.
+        if self.length == 0:
+            k_all, v_all, pos_all = k_new, v_new, positions
+        else:
+            k_all = torch.cat([self.k, k_new], dim=2)
+            v_all = torch.cat([self.v, v_new], dim=2)
+            pos_all = torch.cat([self.slot_pos, positions])
         last = int(positions[-1])
         keep = (positions < self.sinks) | (positions > last - self.window)
         kept_pos = positions[keep]

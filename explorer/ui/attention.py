@@ -426,7 +426,7 @@ def render_sinks(t, lang, data) -> str:
                   first_s_mean=float(np.mean(data["first_s"])), absorbed=absorbed)
 
 
-def compute_streaming(loaded, n_tokens, window, n_sinks, progress=None):
+def compute_streaming(loaded, n_tokens, window, n_sinks, cache: sinks.StreamingCache, progress=None):
     n_tokens = whole_number(n_tokens, "The number of tokens", 64, LONG_TEXT_MAX)
     window = whole_number(window, "The window w", 1, n_tokens - 1)
     n_sinks = whole_number(n_sinks, "The number of sinks s", 1)
@@ -434,15 +434,15 @@ def compute_streaming(loaded, n_tokens, window, n_sinks, progress=None):
         raise InputError(f"The number of sinks s ({n_sinks}) must be smaller than the "
                                   f"window w ({window}).")
     ids = _long_ids(loaded, n_tokens)
-    result = sinks.run_streaming(loaded.name, loaded.model, ids, window, n_sinks, progress=progress)
+    result = sinks.run_streaming(loaded.name, loaded.model, ids, window, n_sinks, cache, progress=progress)
     summary = sinks.streaming_summary(result)
     verdict = sinks.streaming_verdict(summary)
     data = {"model": loaded.name, "title": _title(loaded), "n_tokens": n_tokens, "window": window,
             "sinks": n_sinks, **summary, **verdict, "own_window": loaded.config.sliding_window,
-            "other_models": [m for m in sinks.STREAMING_CACHE.models_with(n_tokens, window, n_sinks)
+            "other_models": [m for m in cache.models_with(n_tokens, window, n_sinks)
                              if m != loaded.name]}
     # every model measured with the same settings in this server goes on the same chart
-    others = [r for r in sinks.STREAMING_CACHE.results(n_tokens, window, n_sinks)
+    others = [r for r in cache.results(n_tokens, window, n_sinks)
               if r.model != loaded.name and len(r.nll) >= len(sinks.POLICIES)]
     return sinks.streaming_figure([result] + others), data
 
@@ -586,6 +586,8 @@ def lg_frame(data):
 
 def build(ctx: TabContext) -> None:
     t = ctx.t
+    # measured StreamingLLM curves of this app instance, shared by its visitors (deterministic)
+    streaming_cache = sinks.StreamingCache()
     gr.Markdown(t("attention.intro"), latex_delimiters=LATEX)
     with gr.Row():
         prompt = gr.Textbox(DEFAULT_PROMPT, label=t("attention.prompt"), lines=2, scale=4,
@@ -746,7 +748,7 @@ def build(ctx: TabContext) -> None:
             progress(fraction, desc=message)
 
         try:
-            fig, data = compute_streaming(loaded, n_tokens, w, s, report)
+            fig, data = compute_streaming(loaded, n_tokens, w, s, streaming_cache, report)
         except (InputError, ValueError) as error:
             raise _as_error(error) from None
         return fig, render_streaming(t, _check_lang(lang), data), data

@@ -1,7 +1,8 @@
 """Prefill and decode speed of our modules vs transformers on the same checkpoint, dtype and
 thread count, and the share of the memory-bandwidth roofline.
 
-    python -m bench.decode                      # both embedded models, CPU fp32, writes docs/BENCH_DECODE.md
+    python -m bench.decode                      # both embedded models, CPU fp32; table on stdout
+    python -m bench.decode --out /tmp/bench.md  # also write the table to a file (docs/BENCHMARKS.md quotes it)
     python -m bench.decode --models smollm2-135m-instruct --lengths 16 --new-tokens 32
 
 Each (model, implementation, prompt length) runs in a fresh subprocess so its peak memory is its
@@ -123,7 +124,7 @@ def main(argv=None) -> int:
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--out", default=str(ROOT / "docs" / "BENCH_DECODE.md"))
+    parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
     import torch
     bandwidth = measure_bandwidth(args.threads)

@@ -85,6 +85,12 @@ class ForwardContext:
             self._rope[kind] = rope_cos_sin(positions, inv_freq, dtype)
         self._visible: dict = {}
 
+    def record(self, point: str, layer: int, value: torch.Tensor) -> torch.Tensor:
+        """Save `value` at a named point if the recorder asks for it; returns it unchanged."""
+        if self.recorder is not None and self.recorder.wants(point, layer):
+            self.recorder.save(point, layer, value)
+        return value
+
     def rope(self, layer: int):
         kind = "sliding" if self.model.config.layer_types[layer] == SLIDING else "full"
         return self._rope[kind]

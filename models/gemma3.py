@@ -47,11 +47,8 @@ class Gemma3Block(nn.Module):
         self.mlp = GatedMLP(config.d_model, config.d_ff, config.hidden_act)
 
     def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
-        x = x + self.attn_post_norm(self.attn(self.attn_norm(x), ctx, layer))
-        mlp_out = self.mlp_post_norm(self.mlp(self.mlp_norm(x)))
-        if ctx.recorder is not None and ctx.recorder.wants("mlp_out", layer):
-            ctx.recorder.save("mlp_out", layer, mlp_out)
-        return x + mlp_out
+        x = x + ctx.record("attn_out", layer, self.attn_post_norm(self.attn(self.attn_norm(x), ctx, layer)))
+        return x + ctx.record("mlp_out", layer, self.mlp_post_norm(self.mlp(self.mlp_norm(x))))
 
 
 class Gemma3ForCausalLM(CausalLM):

@@ -80,3 +80,19 @@ def test_unsupported_architecture_is_refused():
     from models.config import UnsupportedModelError, config_from_hf
     with pytest.raises(UnsupportedModelError, match="unsupported architecture 'GPT2LMHeadModel'"):
         config_from_hf({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2"})
+
+
+def test_recording_points_reassemble_the_residual_stream(pair):
+    """attn_out + mlp_out added to the previous residual give the next one: the named points
+    are the real intermediate tensors, and every declared point is recorded."""
+    from models.forward import POINTS, Recorder
+    kind, hf, ours = pair
+    ids = torch.randint(0, 97, (1, 9), generator=torch.Generator().manual_seed(8))
+    rec = Recorder([p for p in POINTS if p != "tile_trace"])
+    with torch.no_grad():
+        ours(ids, recorder=rec)
+    for point in POINTS:
+        if point != "tile_trace":
+            assert (point, 1) in rec.records or point == "embed", point
+    rebuilt = rec.get("resid", 0) + rec.get("attn_out", 1) + rec.get("mlp_out", 1)
+    assert (rebuilt - rec.get("resid", 1)).abs().max() <= 1e-5

@@ -15,6 +15,7 @@ import pandas as pd
 
 from explorer import kvcache
 from explorer.i18n import normalize_language
+from explorer.inputs import InputError, whole_number
 from explorer.ui import TabContext
 
 TITLE = "generate.tab"
@@ -318,10 +319,10 @@ def calculator(t, runtime, model_name: Any, lang: Any, tokens: Any, element_byte
     """Calculator tables and the roofline. The loaded model's row appears once it is loaded."""
     lang = normalize_language(lang)
     try:
-        n = kvcache.whole_number("Context length", tokens, 1, 10_000_000)
-        b = kvcache.whole_number("Bytes per element", element_bytes, 1, 8)
-        roof_t = kvcache.whole_number("Roofline context", roof_context, 1, 10_000_000)
-    except kvcache.InputError as error:
+        n = whole_number(tokens, "Context length", 1, 10_000_000)
+        b = whole_number(element_bytes, "Bytes per element", 1, 8)
+        roof_t = whole_number(roof_context, "Roofline context", 1, 10_000_000)
+    except InputError as error:
         raise gr.Error(str(error)) from None
     loaded_shape, roofline, note = None, None, t.text("generate.roofline_none", lang)
     if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
@@ -423,13 +424,13 @@ def build(ctx: TabContext) -> None:
         try:
             request = kvcache.parse_request(text, n_new, temp, k, p, seed_value, policy_value, w, s,
                                             compare_value, check_value)
-        except kvcache.InputError as error:
+        except InputError as error:
             raise gr.Error(str(error)) from None
         loaded = ctx.load(model_name)
         ids, chat = kvcache.prompt_ids(loaded.tokenizer, request.prompt)
         try:
             kvcache.check_prompt_length(len(ids), request, loaded.config.max_position_embeddings)
-        except kvcache.InputError as error:
+        except InputError as error:
             raise gr.Error(str(error)) from None
         runs = list(runs or [])[-(HISTORY_ROWS - 1):]
         # The first token goes out alone (text and status): charts follow CHART_INTERVAL_S later.

@@ -246,20 +246,37 @@ def tiled_attention(q, k, v, visible, scale, sink_logit=None, softcap=None,
 
 
 IMPLEMENTATIONS = ("eager", "sdpa", "tiled")
+_DERIVE = object()  # attend(): compute sdpa_mask from `visible` (None is a meaningful value)
+
+
+def sdpa_mask_for(visible: torch.Tensor, q_pos: torch.Tensor, kv_pos: torch.Tensor):
+    """What SDPA should get for this visibility matrix: None when every key is visible (decode
+    over a full cache), CAUSAL for the plain causal square (prefill from an empty cache: the
+    kernel then skips the masked half without reading a mask), else the boolean matrix."""
+    if bool(visible.all()):
+        return None
+    if visible.shape[0] == visible.shape[1] and torch.equal(kv_pos, q_pos) and \
+            torch.equal(visible, torch.ones_like(visible).tril()):
+        return CAUSAL
+    return visible
 
 
 def attend(q, k, v, q_pos, kv_pos, mask: MaskSpec, scale: float, *, impl: str = "sdpa",
-           sink_logit=None, softcap=None, need_probs: bool = False, visible=None,
+           sink_logit=None, softcap=None, need_probs: bool = False, visible=None, sdpa_mask=_DERIVE,
            block_q: int = 64, block_k: int = 64, trace: Optional[TileTrace] = None):
     """Dispatch to one path. Returns (out (B,H,T,D), probs (B,H,T,S) or None).
-    `visible` may be passed in precomputed (layers of one type share it within a forward)."""
+    `visible` and its `sdpa_mask_for` may be passed in precomputed (layers of one type share
+    them within a forward). SDPA returns no probabilities, so asking for them, for a tile
+    trace or for a logit softcap takes the eager or tiled path instead."""
     if impl not in IMPLEMENTATIONS:
         raise ValueError(f"unknown attention implementation {impl!r}; choose from {IMPLEMENTATIONS}")
     if visible is None:
         visible = mask.visible(q_pos, kv_pos)
+    if sdpa_mask is _DERIVE:
+        sdpa_mask = sdpa_mask_for(visible, q_pos, kv_pos)
     if impl == "tiled" or trace is not None:
         return tiled_attention(q, k, v, visible, scale, sink_logit, softcap, block_q, block_k,
                                trace, need_probs)
     if impl == "eager" or need_probs or softcap is not None:
         return eager_attention(q, k, v, visible, scale, sink_logit, softcap)
-    return sdpa_attention(q, k, v, None if bool(visible.all()) else visible, scale, sink_logit), None
+    return sdpa_attention(q, k, v, sdpa_mask, scale, sink_logit), None

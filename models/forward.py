@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import CAUSAL, MaskSpec, TileTrace, attend, sdpa_attention
+from .attention import MaskSpec, TileTrace, attend, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
 from .layers import apply_rope, rope_cos_sin, rope_inv_freq
@@ -96,23 +96,15 @@ class ForwardContext:
         return self._rope[kind]
 
     def visible(self, layer: int, kv_pos: torch.Tensor):
-        """(visible (T,S) bool, sdpa_mask) for this layer; cached per (mask, key layout).
-        sdpa_mask is None when everything is visible (decode with a full cache), CAUSAL for
-        the plain causal square (prefill from an empty cache), else the boolean matrix."""
+        """(visible (T,S) bool, sdpa_mask_for(visible)) for this layer; cached per (mask, key
+        layout)."""
         mask = self.layer_masks[layer]
         # Layers with the same mask hold the same positions in the same slots (their caches
         # are built alike and receive identical updates), so (mask, S) identifies the layout.
         key = (mask, kv_pos.shape[0])
         if key not in self._visible:
             vis = mask.visible(self.positions, kv_pos)
-            if bool(vis.all()):
-                sdpa_mask = None
-            elif vis.shape[0] == vis.shape[1] and torch.equal(kv_pos, self.positions) and \
-                    torch.equal(vis, torch.ones_like(vis).tril()):
-                sdpa_mask = CAUSAL
-            else:
-                sdpa_mask = vis
-            self._visible[key] = (vis, sdpa_mask)
+            self._visible[key] = (vis, sdpa_mask_for(vis, self.positions, kv_pos))
         return self._visible[key]
 
 
@@ -121,11 +113,8 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     """The part of self-attention every family shares: q (B,H,T,D), k/v (B,Hkv,T,D) before RoPE
     -> rotate at absolute positions -> cache -> mask -> attend. Returns (B,H,T,D)."""
     rec, opts = ctx.recorder, ctx.options
-    if rec is not None:
-        if rec.wants("q_pre_rope", layer):
-            rec.save("q_pre_rope", layer, q)
-        if rec.wants("k_pre_rope", layer):
-            rec.save("k_pre_rope", layer, k)
+    ctx.record("q_pre_rope", layer, q)
+    ctx.record("k_pre_rope", layer, k)
     cos, sin = ctx.rope(layer)
     q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
     if ctx.cache is not None:
@@ -142,18 +131,14 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     softcap = ctx.model.config.attn_logit_softcapping
     b, h, t, _ = q.shape
     ctx.score_entries += b * h * t * kv_pos.shape[0]
-    if opts.attn_impl == "sdpa" and not need_probs and trace is None and softcap is None:
-        out, probs = sdpa_attention(q, k, v, sdpa_mask, ctx.model.config.attn_scale, sink_logit), None
-    else:
-        out, probs = attend(q, k, v, ctx.positions, kv_pos, ctx.layer_masks[layer],
-                            ctx.model.config.attn_scale, impl=opts.attn_impl,
-                            sink_logit=sink_logit, softcap=softcap, need_probs=need_probs,
-                            visible=visible, block_q=opts.block_q, block_k=opts.block_k,
-                            trace=trace)
+    out, probs = attend(q, k, v, ctx.positions, kv_pos, ctx.layer_masks[layer],
+                        ctx.model.config.attn_scale, impl=opts.attn_impl, sink_logit=sink_logit,
+                        softcap=softcap, need_probs=need_probs, visible=visible,
+                        sdpa_mask=sdpa_mask, block_q=opts.block_q, block_k=opts.block_k,
+                        trace=trace)
+    for name, value in (("q", q), ("k", k), ("v", v)):
+        ctx.record(name, layer, value)
     if rec is not None:
-        for name, value in (("q", q), ("k", k), ("v", v)):
-            if rec.wants(name, layer):
-                rec.save(name, layer, value)
         if need_probs:
             rec.save("attn_probs", layer, probs)
             rec.save("kv_pos", layer, kv_pos)

@@ -361,6 +361,31 @@ def test_background_stream_delivers_the_same_run(tiny_llama):
     assert counts == sorted(counts) and counts[0] < 12
 
 
+def test_background_stream_merges_decode_steps_within_the_interval(tiny_llama):
+    """min_interval_s: the first step goes out at once, decode steps that arrive within the
+    interval are merged into one snapshot, and the end of the run is never held back."""
+    request = kvcache.Request(prompt="x", max_new_tokens=16, compare_no_cache=False,
+                              check_full_forward=False)
+
+    def make(should_stop):
+        for session in kvcache.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+                                                 should_stop=should_stop):
+            time.sleep(0.02)   # ~50 steps a second
+            yield session
+
+    arrivals = []
+    for snapshot in kvcache.in_background(make, min_interval_s=0.1):
+        arrivals.append((time.monotonic(), snapshot))
+    counts = [len(s.records) for _, s in arrivals]
+    assert counts[0] == 1                                  # the first token alone
+    assert arrivals[-1][1].phase == "done" and counts[-1] == 16
+    decode = [(at, s) for at, s in arrivals if s.phase == "decode" and s.stopped is None]
+    assert len(decode) < 10                                # 16 steps, merged
+    gaps = [b[0] - a[0] for a, b in zip(decode, decode[1:])]
+    assert all(gap >= 0.09 for gap in gaps)
+    assert counts == sorted(counts)
+
+
 def test_closing_the_background_stream_stops_the_worker(tiny_llama):
     request = kvcache.Request(prompt="x", max_new_tokens=4000 // 16, compare_no_cache=False)
     stream, seen = _background(tiny_llama, request)

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import gradio as gr
+from gradio.components.plot import PlotData
 import pandas as pd
 
 from explorer import kvcache
@@ -20,6 +21,7 @@ from explorer.ui import TabContext
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
+TEXT_INTERVAL_S = 0.1    # streamed text: at most ~10 messages a second (kvcache.in_background)
 HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
@@ -219,6 +221,12 @@ STRINGS = {
 }
 
 HISTORY_COLUMNS = ("run", "model", "policy", "prompt", "new", "cache", "c3", "c4", "text")
+
+
+def _plot_data(figure) -> PlotData:
+    """A Plotly figure as gr.Plot sends it (what Plot.postprocess returns), built once so that
+    re-sending an unchanged chart costs nothing."""
+    return PlotData(type="plotly", plot=figure.to_json())
 
 
 def _policy_text(t, lang: str, request: kvcache.Request) -> str:
@@ -432,42 +440,50 @@ def build(ctx: TabContext) -> None:
             kvcache.check_prompt_length(len(ids), request, loaded.config.max_position_embeddings)
         except InputError as error:
             raise gr.Error(str(error)) from None
+        table = history_frame(t, lang, list(runs or []))   # as shown now, re-sent unchanged
         runs = list(runs or [])[-(HISTORY_ROWS - 1):]
-        # The first token goes out alone (text and status): charts follow CHART_INTERVAL_S later.
-        last_charts = time.perf_counter()
-        diff_cleared = False
+        # The first token goes out alone (text and status); the charts follow with the next one
+        # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
+        # last charts as PlotData (serialized once; Gradio passes it through) and the same
+        # table, not gr.skip(): Gradio 6 answers each skip by building a fresh component and its
+        # config (~1 ms of Python each), work that takes the GIL and a core from the decode.
+        held = None   # outputs 3..9 of the last chart message, re-sent while only text changes
+        diff = mask = gr.skip()
         first = True  # the first message also clears the previous run's "Stopped."
+        last_charts = 0.0
         session = None
         # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
         # adding to every step; closing this generator (Stop, closed tab) stops the worker.
         stream = kvcache.in_background(lambda should_stop: kvcache.stream_generation(
             loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
             model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
-            deadline=started + kvcache.DEADLINE_S))
+            deadline=started + kvcache.DEADLINE_S), min_interval_s=TEXT_INTERVAL_S)
         for session in _plain_errors(stream, t, lang):
             now = time.perf_counter()
             streaming = session.phase == "decode" and session.stopped is None
-            if streaming and now - last_charts < CHART_INTERVAL_S:
-                yield (session.text, status_text(t, lang, session), *([gr.skip()] * 9),
+            if streaming and (first or now - last_charts < CHART_INTERVAL_S):
+                rest = held if held is not None else (gr.skip(),) * 7
+                yield (session.text, status_text(t, lang, session), *rest, gr.skip(), gr.skip(),
                        "" if first else gr.skip())
                 first = False
                 continue
             last_charts = now
             # C4 is computed after decoding: while decoding, its chart is cleared once (of the
-            # previous run's points) and then left alone.
-            diff = gr.skip()
-            if session.phase != "decode" or not diff_cleared:
-                diff, diff_cleared = kvcache.logit_diff_figure(session, lang), True
-            charts = (kvcache.layer_bytes_figure(session, lang), kvcache.growth_figure(session, lang),
-                      kvcache.latency_figure(session, lang), diff,
-                      kvcache.mask_figure(session, lang) if session.phase != "decode" else gr.skip())
-            table = gr.skip()
-            if session.phase == "done":
+            # previous run's points) and then left alone; the mask is drawn once decoding ends.
+            if session.phase != "decode" or held is None:
+                diff = _plot_data(kvcache.logit_diff_figure(session, lang))
+            if session.phase != "decode":
+                mask = _plot_data(kvcache.mask_figure(session, lang))
+            done = session.phase == "done"
+            if done:
                 runs = runs + [history_row(t, lang, session, (runs[-1]["run"] + 1) if runs else 1)]
                 table = history_frame(t, lang, runs)
-            done = session.phase == "done"
-            yield (session.text, status_text(t, lang, session), *charts, evidence_text(t, lang, session),
-                   table, runs if done else gr.skip(), session if done else gr.skip(),
+            held = (_plot_data(kvcache.layer_bytes_figure(session, lang)),
+                    _plot_data(kvcache.growth_figure(session, lang)),
+                    _plot_data(kvcache.latency_figure(session, lang)), diff, mask,
+                    evidence_text(t, lang, session), table)
+            yield (session.text, status_text(t, lang, session), *held,
+                   runs if done else gr.skip(), session if done else gr.skip(),
                    "" if first else gr.skip())
             first = False
 

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from .attention import MaskSpec, TileTrace, attend, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
-from .layers import apply_rope, rope_cos_sin, rope_inv_freq
+from .layers import rope_cos_sin, rope_inv_freq, rotate, signed_sin
 
 
 @dataclass(frozen=True)
@@ -70,19 +70,17 @@ class ForwardContext:
     def __init__(self, model: "CausalLM", positions: torch.Tensor, cache: Optional[KVCache],
                  options: RunOptions, recorder: Optional[Recorder], dtype: torch.dtype):
         self.model, self.positions, self.cache = model, positions, cache
+        self.start = int(positions[0]) if positions.numel() else 0  # first position as a Python int, read once per forward
         self.options, self.recorder = options, recorder
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
         config = model.config
         self.layer_masks = model.layer_masks(options.mask)
-        thetas = {"full": options.rope_theta or config.rope_theta,
-                  "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
+        self._thetas = {"full": options.rope_theta or config.rope_theta,
+                        "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
         if options.rope_theta and config.rope_local_theta is None:
-            thetas["sliding"] = options.rope_theta  # one base for all layers (Llama family)
-        self._rope = {}
-        for kind, theta in thetas.items():
-            scaling = config.rope_scaling if kind == "full" else None
-            inv_freq = rope_inv_freq(config.head_dim, theta, scaling)
-            self._rope[kind] = rope_cos_sin(positions, inv_freq, dtype)
+            self._thetas["sliding"] = options.rope_theta  # one base for all layers (Llama family)
+        self._dtype = dtype
+        self._rope: dict = {}     # layer kind -> (cos, signed sin), made when first needed
         self._visible: dict = {}
 
     def record(self, point: str, layer: int, value: torch.Tensor) -> torch.Tensor:
@@ -92,7 +90,14 @@ class ForwardContext:
         return value
 
     def rope(self, layer: int):
-        kind = "sliding" if self.model.config.layer_types[layer] == SLIDING else "full"
+        """(cos, signed_sin) (T, head_dim) at this forward's positions for the layer's RoPE base."""
+        config = self.model.config
+        kind = "sliding" if config.layer_types[layer] == SLIDING else "full"
+        if kind not in self._rope:
+            scaling = config.rope_scaling if kind == "full" else None
+            inv_freq = rope_inv_freq(config.head_dim, self._thetas[kind], scaling)
+            cos, sin = rope_cos_sin(self.positions, inv_freq, self._dtype)
+            self._rope[kind] = (cos, signed_sin(sin))
         return self._rope[kind]
 
     def visible(self, layer: int, kv_pos: torch.Tensor):
@@ -115,10 +120,10 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     rec, opts = ctx.recorder, ctx.options
     ctx.record("q_pre_rope", layer, q)
     ctx.record("k_pre_rope", layer, k)
-    cos, sin = ctx.rope(layer)
-    q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    cos, sin_signed = ctx.rope(layer)
+    q, k = rotate(q, cos, sin_signed), rotate(k, cos, sin_signed)
     if ctx.cache is not None:
-        k, v, kv_pos = ctx.cache[layer].update(k, v, ctx.positions)
+        k, v, kv_pos = ctx.cache[layer].update(k, v, ctx.positions, start=ctx.start)
     else:
         kv_pos = ctx.positions
     visible, sdpa_mask = ctx.visible(layer, kv_pos)

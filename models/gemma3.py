@@ -25,15 +25,14 @@ class Gemma3Attention(nn.Module):
         self.wo = nn.Linear(q_dim, config.d_model, bias=False)
         self.q_norm = RMSNorm(self.head_dim, config.norm_eps, unit_offset=True)
         self.k_norm = RMSNorm(self.head_dim, config.norm_eps, unit_offset=True)
-        self.split = (q_dim, kv_dim, kv_dim)
+        self.heads = (self.n_heads, self.n_kv_heads, self.n_kv_heads)
 
     def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
         b, t, _ = x.shape
-        q, k, v = self.wqkv(x).split(self.split, dim=-1)
-        q = self.q_norm(q.view(b, t, self.n_heads, self.head_dim)).transpose(1, 2)     # (B, H, T, D)
-        k = self.k_norm(k.view(b, t, self.n_kv_heads, self.head_dim)).transpose(1, 2)  # (B, Hkv, T, D)
-        v = v.view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)               # (B, Hkv, T, D)
-        out = attention_core(ctx, layer, q, k, v)                                      # (B, H, T, D)
+        qkv = self.wqkv(x).view(b, t, -1, self.head_dim).transpose(1, 2)  # (B, H+2Hkv, T, D)
+        q, k, v = qkv.split(self.heads, dim=1)                            # (B, H|Hkv|Hkv, T, D)
+        q, k = self.q_norm(q), self.k_norm(k)                             # QK-norm over D
+        out = attention_core(ctx, layer, q, k, v)                         # (B, H, T, D)
         return self.wo(out.transpose(1, 2).reshape(b, t, -1))                          # (B, T, d)
 
 

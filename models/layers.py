@@ -23,9 +23,10 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.zeros(dim) if unit_offset else torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dtype == torch.float32 and not self.unit_offset:
+        if x.dtype == torch.float32:
             # one fused kernel on the fp32 path: decode speed on CPU is dominated by op count
-            return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+            weight = 1.0 + self.weight if self.unit_offset else self.weight
+            return F.rms_norm(x, (x.shape[-1],), weight, self.eps)
         normed = F.rms_norm(x.float(), (x.shape[-1],), None, self.eps)
         if self.unit_offset:
             return (normed * (1.0 + self.weight.float())).to(x.dtype)
@@ -68,14 +69,23 @@ def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, dtype: torch.d
     return emb.cos().to(dtype), emb.sin().to(dtype)
 
 
-def rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+def signed_sin(sin: torch.Tensor) -> torch.Tensor:
+    """sin with its first half negated: rotate_half(x) * sin == roll(x, d/2) * signed_sin(sin)."""
+    half = sin.shape[-1] // 2
+    return torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (i, i+d/2) of x (..., T, d) by angle position * theta_i, given cos and
+    signed_sin(sin) of shape (T, d). Same numbers as transformers' x*cos + rotate_half(x)*sin
+    to the last bit (moving the minus sign from x onto the table is exact), in 4 ops instead of
+    7: a forward builds the signed table once and rotates q and k of every layer with it."""
+    return x * cos + torch.roll(x, x.shape[-1] // 2, dims=-1) * sin_signed
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair (i, i+d/2) of x (..., T, d) by angle position * theta_i."""
-    return x * cos + rotate_half(x) * sin
+    """Rotate x (..., T, d) at the positions cos, sin = rope_cos_sin(...) were made for."""
+    return rotate(x, cos, signed_sin(sin))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,14 +20,12 @@ class LlamaAttention(nn.Module):
         # q, k and v in one matrix: one matmul per token (the loader concatenates the three)
         self.wqkv = nn.Linear(config.d_model, q_dim + 2 * kv_dim, bias=config.qkv_bias)
         self.wo = nn.Linear(q_dim, config.d_model, bias=config.o_bias)
-        self.split = (q_dim, kv_dim, kv_dim)
+        self.heads = (self.n_heads, self.n_kv_heads, self.n_kv_heads)
 
     def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
         b, t, _ = x.shape
-        q, k, v = self.wqkv(x).split(self.split, dim=-1)
-        q = q.view(b, t, self.n_heads, self.head_dim).transpose(1, 2)     # (B, H, T, D)
-        k = k.view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
-        v = v.view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        qkv = self.wqkv(x).view(b, t, -1, self.head_dim).transpose(1, 2)  # (B, H+2Hkv, T, D)
+        q, k, v = qkv.split(self.heads, dim=1)                            # (B, H|Hkv|Hkv, T, D)
         out = attention_core(ctx, layer, q, k, v)                         # (B, H, T, D)
         return self.wo(out.transpose(1, 2).reshape(b, t, -1))             # (B, T, d)
 

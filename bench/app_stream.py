@@ -1,11 +1,13 @@
 """Streaming cost of the Generate tab: time to first token and streamed tokens/s through the
-real app (in-process server + gradio_client), against the engine's own decode rate measured
-in the same process, alternating so that machine load hits both alike.
+real app (app.py served from a second process, gradio_client here), against the engine's own
+decode rate measured in this process, alternating so that machine load hits both alike. The
+client shares the 2 cores with the server, which a visitor's browser would not.
 
-    .venv/bin/python bench/app_stream.py [--model smollm2-135m-instruct] [--tokens 48] [--rounds 3]
-                                         [--subprocess]
+    .venv/bin/python bench/app_stream.py [--model smollm2-135m-instruct] [--tokens 64] [--rounds 7]
+                                         [--in-process]
 
-Prints one line per round and the ratios (app / engine). The app run has the C1 replay and the
+Prints one line per round and the median ratio (app / engine); on this shared host single
+rounds swing by ±20%, so read the median of several. The app run has the C1 replay and the
 C4 check switched off, so only streaming is measured."""
 from __future__ import annotations
 
@@ -80,8 +82,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--subprocess", action="store_true", help="serve the app from a second process")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--in-process", action="store_true",
+                        help="serve the app from this process (default: a second process, as in use)")
     args = parser.parse_args()
 
     from gradio_client import Client
@@ -95,15 +98,16 @@ def main():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    if args.subprocess:
-        # The app in its own process: the client's work does not share the server's interpreter.
+    if not args.in_process:
+        # Default: the app in its own process, as it runs for visitors; the client's work does
+        # not share the server's interpreter (its GIL).
         server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT,
                                   env={**os.environ, "PORT": str(port), "HOST": "127.0.0.1"},
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         close = lambda: (server.terminate(), server.wait(timeout=30))
     else:
-        # Default: one process, engine and app alternating on the same threads and model, so
-        # the ratio is not skewed by a second process's threads competing for the 2 cores.
+        # One process: engine and app alternate on the same model, and client and server share
+        # one interpreter (a pessimistic setting: every client message takes the server's GIL).
         import app
 
         demo = app.build_app(runtime)

@@ -21,7 +21,7 @@ from explorer.ui import TabContext
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
-TEXT_INTERVAL_S = 0.1    # streamed text: at most ~10 messages a second (kvcache.in_background)
+TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (kvcache.in_background)
 HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window

@@ -78,6 +78,8 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
     time.sleep(2.0)
     assert _output(page) == stopped, "tokens kept coming after Stop"
     assert len(stopped) < 200 * 4
+    # the stopped run keeps its row in the visitor's table of runs
+    page.locator("#gen-history", has_text="(stopped)").wait_for(timeout=30_000)
     _shot(page, "generate-stopped")
 
 

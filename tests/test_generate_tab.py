@@ -76,7 +76,8 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime):
     assert len(mask["z"]) == 8 and len(mask["z"][0]) == t_end
     assert [sum(row) for row in mask["z"]] == list(range(t_end - 7, t_end + 1))
 
-    history = final[8]
+    # the visitor's table of runs, drawn after the run from their session state
+    history = client.predict("en", api_name="/runs")
     assert history["data"][-1][4] == 5 and history["data"][-1][6] == "✓"
 
 
@@ -124,14 +125,20 @@ def test_server_keeps_serving_after_errors(client):
 
 def test_stop_cancels_within_a_step(client):
     """The Stop button's `cancels=` makes the browser call /cancel for the running event; the
-    client's job.cancel() is that same call. /stop itself only writes the status line."""
+    client's job.cancel() is that same call. /stop itself writes the status line and keeps the
+    stopped run in the visitor's table of runs."""
     job = client.submit(*args(max_new=200, compare=False, check=False), api_name="/generate")
     deadline = time.time() + 120
     while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 3:
         time.sleep(0.1)
     assert len({o[0] for o in job.outputs() if o[0]}) >= 3, "no tokens streamed"
-    assert client.predict("en", api_name="/stop") == "**Stopped.**"
+    note, table = client.predict("en", api_name="/stop")
     job.cancel()
+    assert note == "**Stopped.**"
+    row = dict(zip(table["headers"], table["data"][-1]))
+    streamed = len({o[0] for o in job.outputs() if o[0]})
+    assert row["new tokens"].endswith(" (stopped)") and 1 <= int(row["new tokens"].split()[0]) < 200
+    assert row["max |Δ logit|"] == "—" and row["bytes = formula"] == "✓" and streamed >= 3
     cancelled_at = time.time()
     # the model's concurrency slot is free again at once: a 200-token run would hold it for
     # minutes on this CPU, a 1-token request now takes one prefill

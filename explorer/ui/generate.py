@@ -167,6 +167,7 @@ STRINGS = {
     "generate.reason.eos": {"en": "end of sequence", "zh": "遇到结束符"},
     "generate.reason.length": {"en": "max new tokens reached", "zh": "达到最大 token 数"},
     "generate.reason.stop": {"en": "stopped", "zh": "已停止"},
+    "generate.row.stopped": {"en": "{n} (stopped)", "zh": "{n}（已停止）"},
     "generate.reason.deadline": {"en": "time limit of {s:.0f} s reached", "zh": "达到 {s:.0f} 秒的时间上限"},
     "generate.stopped": {"en": "**Stopped.**", "zh": "**已停止。**"},
     "generate.ev.c3": {
@@ -314,6 +315,18 @@ def history_row(t, lang: str, session: kvcache.Session, run: int) -> dict:
             "text": text if len(text) <= 90 else text[:87] + "…"}
 
 
+def settle_runs(t, lang: str, runs) -> list[dict]:
+    """The visitor's runs with a run still marked in progress shown as stopped: Stop cancels
+    the generator before it can write its last row, so the row written with the last chart
+    (partial=True) is the stopped run's record."""
+    settled = []
+    for row in runs or []:
+        if row.get("partial"):
+            row = {**row, "partial": False, "new": t.text("generate.row.stopped", lang, n=row["new"])}
+        settled.append(row)
+    return settled
+
+
 def _plain_errors(stream, t, lang: str):
     """The engine refuses impossible requests with ValueError: show it as a plain gr.Error."""
     try:
@@ -405,7 +418,7 @@ def build(ctx: TabContext) -> None:
     history_state = gr.State([])
     history = gr.Dataframe(history_frame(t, "en", []), label=t("generate.history"), interactive=False,
                            wrap=True, elem_id="gen-history",
-                           column_widths=["5%", "15%", "17%", "8%", "7%", "9%", "8%", "8%", "23%"])
+                           column_widths=["5%", "14%", "16%", "8%", "11%", "9%", "8%", "8%", "21%"])
     with gr.Accordion(t("generate.calculator"), open=False, elem_id="gen-calculator"):
         gr.Markdown(t("generate.calc_formulas"), latex_delimiters=latex)
         with gr.Row():
@@ -422,7 +435,9 @@ def build(ctx: TabContext) -> None:
         roofline = gr.Plot(show_label=False, elem_id="gen-roofline")
 
     last_session = gr.State(None)  # the visitor's last finished run, re-drawn on a language switch
-    outputs = [output, status, bars, growth, latency, diff, mask, evidence, history, history_state,
+    # The table of runs is not an output of the streaming run: it is drawn after the run (and by
+    # Stop) from history_state, so no message still in flight after Stop can overwrite it.
+    outputs = [output, status, bars, growth, latency, diff, mask, evidence, history_state,
                last_session, stopped_note]
 
     def run(model_name, lang, text, n_new, temp, k, p, seed_value, policy_value, w, s,
@@ -440,14 +455,14 @@ def build(ctx: TabContext) -> None:
             kvcache.check_prompt_length(len(ids), request, loaded.config.max_position_embeddings)
         except InputError as error:
             raise gr.Error(str(error)) from None
-        table = history_frame(t, lang, list(runs or []))   # as shown now, re-sent unchanged
-        runs = list(runs or [])[-(HISTORY_ROWS - 1):]
+        runs = settle_runs(t, lang, runs)[-(HISTORY_ROWS - 1):]
+        run_number = (runs[-1]["run"] + 1) if runs else 1
         # The first token goes out alone (text and status); the charts follow with the next one
         # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
-        # last charts as PlotData (serialized once; Gradio passes it through) and the same
-        # table, not gr.skip(): Gradio 6 answers each skip by building a fresh component and its
-        # config (~1 ms of Python each), work that takes the GIL and a core from the decode.
-        held = None   # outputs 3..9 of the last chart message, re-sent while only text changes
+        # last charts as PlotData (serialized once; Gradio passes it through), not gr.skip():
+        # Gradio 6 answers each skip by building a fresh component and its config (~1 ms of
+        # Python each), work that takes the GIL and a core from the decode.
+        held = None   # outputs 3..8 of the last chart message, re-sent while only text changes
         diff = mask = gr.skip()
         first = True  # the first message also clears the previous run's "Stopped."
         last_charts = 0.0
@@ -462,7 +477,7 @@ def build(ctx: TabContext) -> None:
             now = time.perf_counter()
             streaming = session.phase == "decode" and session.stopped is None
             if streaming and (first or now - last_charts < CHART_INTERVAL_S):
-                rest = held if held is not None else (gr.skip(),) * 7
+                rest = held if held is not None else (gr.skip(),) * 6
                 yield (session.text, status_text(t, lang, session), *rest, gr.skip(), gr.skip(),
                        "" if first else gr.skip())
                 first = False
@@ -475,15 +490,15 @@ def build(ctx: TabContext) -> None:
             if session.phase != "decode":
                 mask = _plot_data(kvcache.mask_figure(session, lang))
             done = session.phase == "done"
-            if done:
-                runs = runs + [history_row(t, lang, session, (runs[-1]["run"] + 1) if runs else 1)]
-                table = history_frame(t, lang, runs)
+            row = history_row(t, lang, session, run_number)
             held = (_plot_data(kvcache.layer_bytes_figure(session, lang)),
                     _plot_data(kvcache.growth_figure(session, lang)),
                     _plot_data(kvcache.latency_figure(session, lang)), diff, mask,
-                    evidence_text(t, lang, session), table)
+                    evidence_text(t, lang, session))
+            # the runs so far, this one included: marked partial until it is done, so that a
+            # Stop (which cancels this generator) still leaves its row
             yield (session.text, status_text(t, lang, session), *held,
-                   runs if done else gr.skip(), session if done else gr.skip(),
+                   runs + [{**row, "partial": not done}], session if done else gr.skip(),
                    "" if first else gr.skip())
             first = False
 
@@ -493,8 +508,21 @@ def build(ctx: TabContext) -> None:
                         time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
     submitted = prompt.submit(run, inputs, outputs, api_visibility="private", show_progress="minimal",
                               time_limit=int(kvcache.DEADLINE_S) + 30, **ctx.model_event)
-    stop.click(lambda lang: t.text("generate.stopped", normalize_language(lang)), [ctx.lang],
-               [stopped_note], cancels=[event, submitted], api_name="stop")
+    def show_runs(lang, runs):
+        """The visitor's table of runs, a stopped run included."""
+        lang = normalize_language(lang)
+        return history_frame(t, lang, settle_runs(t, lang, runs))
+
+    event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
+    submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
+
+    def on_stop(lang, runs):
+        lang = normalize_language(lang)
+        runs = settle_runs(t, lang, runs)
+        return t.text("generate.stopped", lang), history_frame(t, lang, runs), runs
+
+    stop.click(on_stop, [ctx.lang, history_state], [stopped_note, history, history_state],
+               cancels=[event, submitted], api_name="stop")
 
     def fill_long_prompt():
         from explorer.texts import long_text

@@ -46,13 +46,29 @@ def _bars(page, elem_id: str) -> int:
 
 
 def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
+    try:
+        _stream_and_stop(page, app_url)
+    except Exception:
+        # what the page showed when it failed, for CI logs: a screenshot and the status lines
+        state = {sel: page.locator(sel).inner_text(timeout=5_000)[:300]
+                 for sel in ("#gen-status", "#gen-stopped", "#gen-history")}
+        print("page at failure:", state)
+        _shot(page, "generate-stop-FAILED")
+        raise
+
+
+def _stream_and_stop(page, app_url):
     _open(page, app_url)
-    page.locator("#gen-prompt textarea").fill("Write a short story about a robot who learns to paint.")
-    _set_number(page, "gen-max-new", 200)
+    # the ≈600-token prompt and 256 new tokens: a run of ~20 s here, long enough that a slow
+    # browser (its first Plotly render can take seconds) still sees it running and stops it
+    page.locator("#gen-long").click()
+    page.wait_for_function("() => document.querySelector('#gen-prompt textarea').value.length > 1000")
+    _set_number(page, "gen-max-new", 256)
     page.locator("#gen-start").click()
 
     page.wait_for_function("() => document.querySelector('#gen-output textarea').value.length > 0",
                            timeout=RUN_TIMEOUT)
+    assert "Generating" in page.locator("#gen-status").inner_text()
     first = _output(page)
     page.wait_for_function(
         "(n) => document.querySelector('#gen-output textarea').value.length > n + 10",
@@ -77,7 +93,7 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
     stopped = _output(page)
     time.sleep(2.0)
     assert _output(page) == stopped, "tokens kept coming after Stop"
-    assert len(stopped) < 200 * 4
+    assert len(stopped) < 256 * 4
     # the stopped run keeps its row in the visitor's table of runs
     page.locator("#gen-history", has_text="(stopped)").wait_for(timeout=30_000)
     _shot(page, "generate-stopped")

@@ -70,7 +70,8 @@ class ForwardContext:
     def __init__(self, model: "CausalLM", positions: torch.Tensor, cache: Optional[KVCache],
                  options: RunOptions, recorder: Optional[Recorder], dtype: torch.dtype):
         self.model, self.positions, self.cache = model, positions, cache
-        self.start = int(positions[0]) if positions.numel() else 0  # first position as a Python int, read once per forward
+        # the first position as a Python int, read once per forward (not once per layer)
+        self.start = int(positions[0]) if positions.numel() else 0
         self.options, self.recorder = options, recorder
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
         config = model.config

@@ -33,7 +33,7 @@ class Gemma3Attention(nn.Module):
         q, k, v = qkv.split(self.heads, dim=1)                            # (B, H|Hkv|Hkv, T, D)
         q, k = self.q_norm(q), self.k_norm(k)                             # QK-norm over D
         out = attention_core(ctx, layer, q, k, v)                         # (B, H, T, D)
-        return self.wo(out.transpose(1, 2).reshape(b, t, -1))                          # (B, T, d)
+        return self.wo(out.transpose(1, 2).reshape(b, t, -1))             # (B, T, d)
 
 
 class Gemma3Block(nn.Module):

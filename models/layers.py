@@ -70,7 +70,8 @@ def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, dtype: torch.d
 
 
 def signed_sin(sin: torch.Tensor) -> torch.Tensor:
-    """sin with its first half negated: rotate_half(x) * sin == roll(x, d/2) * signed_sin(sin)."""
+    """sin with its first half negated, so that transformers' rotate_half(x) * sin equals
+    roll(x, d/2) * signed_sin(sin)."""
     half = sin.shape[-1] // 2
     return torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
 

@@ -59,8 +59,8 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
 
 def _stream_and_stop(page, app_url):
     _open(page, app_url)
-    # the ≈600-token prompt and 256 new tokens: a run of ~20 s here, long enough that a slow
-    # browser (its first Plotly render can take seconds) still sees it running and stops it
+    # the ≈600-token prompt and 256 new tokens: a run of ~20 s here, so that a slow browser
+    # (its first Plotly render can take seconds) still sees it running
     page.locator("#gen-long").click()
     page.wait_for_function("() => document.querySelector('#gen-prompt textarea').value.length > 1000")
     _set_number(page, "gen-max-new", 256)
@@ -84,18 +84,25 @@ def _stream_and_stop(page, app_url):
         " const m = g && g.textContent.match(/after (\\d+) tokens/); return m && +m[1] > t; }",
         arg=t_before, timeout=RUN_TIMEOUT)
     assert page.locator("#gen-growth .scatterlayer .trace").count() >= 2
-    assert "Generating" in page.locator("#gen-status").inner_text()
     _shot(page, "generate-streaming")
 
+    if "Generating" not in page.locator("#gen-status").inner_text():
+        # A full-page screenshot of a streaming page can take Chromium tens of seconds on a
+        # loaded 2-core machine: if the run ended meanwhile, run again and stop that one.
+        page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
+        page.locator("#gen-start").click()
+        page.locator("#gen-status", has_text="Generating").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#gen-stop").click()
     page.locator("#gen-stopped", has_text="Stopped.").wait_for(timeout=30_000)
     time.sleep(1.0)  # a message already on its way when Stop was pressed may still land
     stopped = _output(page)
     time.sleep(2.0)
     assert _output(page) == stopped, "tokens kept coming after Stop"
-    assert len(stopped) < 256 * 4
-    # the stopped run keeps its row in the visitor's table of runs
-    page.locator("#gen-history", has_text="(stopped)").wait_for(timeout=30_000)
+    # the stopped run keeps its row in the visitor's table of runs, with the tokens it made
+    history = page.locator("#gen-history", has_text="(stopped)")
+    history.wait_for(timeout=30_000)
+    made = [int(n) for n in re.findall(r"(\d+) \(stopped\)", history.inner_text())]
+    assert made and made[-1] < 256
     _shot(page, "generate-stopped")
 
 

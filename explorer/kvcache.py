@@ -289,6 +289,11 @@ class Session:
     replay_note: str = ""
 
     @property
+    def streaming(self) -> bool:
+        """Still decoding: more tokens may follow (a UI may merge this step with the next)."""
+        return self.phase == "decode" and self.stopped is None
+
+    @property
     def n_prompt(self) -> int:
         return len(self.prompt_ids)
 
@@ -434,14 +439,11 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
 
     threading.Thread(target=work, name="kv-generate", daemon=True).start()
 
-    def streaming(item) -> bool:  # a decode step that may be merged with the next ones
-        return isinstance(item, Session) and item.phase == "decode" and item.stopped is None
-
     hold_until = None  # monotonic time before which a decode step is held back
     try:
         while True:
             items = [updates.get()]
-            while hold_until is not None and streaming(items[-1]):
+            while hold_until is not None and isinstance(items[-1], Session) and items[-1].streaming:
                 try:
                     items.append(updates.get(timeout=max(0.0, hold_until - time.monotonic())))
                 except queue.Empty:

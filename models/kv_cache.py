@@ -17,8 +17,6 @@ Every slot carries the absolute position it holds (-1 when empty); masks are com
 those positions, never from slot indices."""
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 
 from .attention import MaskSpec
@@ -49,14 +47,13 @@ class LayerKV:
         ring = self.sinks + (positions - self.sinks) % self.window
         return torch.where(positions < self.sinks, positions, ring)
 
-    def update(self, k_new: torch.Tensor, v_new: torch.Tensor, positions: torch.Tensor,
-               start: Optional[int] = None):
-        """Store keys/values (B, Hkv, T, D) at absolute `positions` (T,) (consecutive, starting
-        at `start` when the caller already has it as an int). Returns the keys, values and
-        their absolute positions that the new queries attend over."""
+    def update(self, k_new: torch.Tensor, v_new: torch.Tensor, positions: torch.Tensor, start: int):
+        """Store keys/values (B, Hkv, T, D) at absolute `positions` (T,), the consecutive
+        positions start, start + 1, ... (`start` as a Python int, read once per forward by the
+        caller). Returns the keys, values and their absolute positions that the new queries
+        attend over."""
         t = positions.shape[0]
         if self.window is None:
-            start = int(positions[0]) if start is None else start
             if start + t > self.capacity:
                 raise ValueError(f"KV cache full: {start + t} tokens > capacity {self.capacity}")
             self.k[:, :, start:start + t] = k_new

@@ -475,8 +475,7 @@ def build(ctx: TabContext) -> None:
             deadline=started + kvcache.DEADLINE_S), min_interval_s=TEXT_INTERVAL_S)
         for session in _plain_errors(stream, t, lang):
             now = time.perf_counter()
-            streaming = session.phase == "decode" and session.stopped is None
-            if streaming and (first or now - last_charts < CHART_INTERVAL_S):
+            if session.streaming and (first or now - last_charts < CHART_INTERVAL_S):
                 rest = held if held is not None else (gr.skip(),) * 6
                 yield (session.text, status_text(t, lang, session), *rest, gr.skip(), gr.skip(),
                        "" if first else gr.skip())

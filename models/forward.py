@@ -68,14 +68,14 @@ class ForwardContext:
     per layer type, computed once and shared by all layers of that type."""
 
     def __init__(self, model: "CausalLM", positions: torch.Tensor, cache: Optional[KVCache],
-                 options: RunOptions, recorder: Optional[Recorder], dtype: torch.dtype):
+                 options: RunOptions, recorder: Optional[Recorder], dtype: torch.dtype,
+                 layer_masks: Optional[list] = None):
         self.model, self.positions, self.cache = model, positions, cache
-        # the first position as a Python int, read once per forward (not once per layer)
-        self.start = int(positions[0]) if positions.numel() else 0
+        self.start: Optional[int] = None  # the first position as a Python int, read once (store)
         self.options, self.recorder = options, recorder
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
         config = model.config
-        self.layer_masks = model.layer_masks(options.mask)
+        self.layer_masks = layer_masks if layer_masks is not None else model.layer_masks(options.mask)
         self._thetas = {"full": options.rope_theta or config.rope_theta,
                         "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
         if options.rope_theta and config.rope_local_theta is None:
@@ -101,6 +101,15 @@ class ForwardContext:
             self._rope[kind] = (cos, signed_sin(sin))
         return self._rope[kind]
 
+    def store(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        """Put this forward's keys/values (B,Hkv,T,D), already rotated, in the layer's cache.
+        Returns the keys, values and absolute key positions (S,) the queries attend over."""
+        if self.cache is None:
+            return k, v, self.positions
+        if self.start is None:  # read once per forward, not once per layer
+            self.start = int(self.positions[0]) if self.positions.numel() else 0
+        return self.cache[layer].update(k, v, self.positions, start=self.start)
+
     def visible(self, layer: int, kv_pos: torch.Tensor):
         """(visible (T,S) bool, sdpa_mask_for(visible)) for this layer; cached per (mask, key
         layout)."""
@@ -123,10 +132,7 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     ctx.record("k_pre_rope", layer, k)
     cos, sin_signed = ctx.rope(layer)
     q, k = rotate(q, cos, sin_signed), rotate(k, cos, sin_signed)
-    if ctx.cache is not None:
-        k, v, kv_pos = ctx.cache[layer].update(k, v, ctx.positions, start=ctx.start)
-    else:
-        kv_pos = ctx.positions
+    k, v, kv_pos = ctx.store(layer, k, v)
     visible, sdpa_mask = ctx.visible(layer, kv_pos)
     need_probs = rec is not None and rec.wants("attn_probs", layer)
     trace = None
@@ -185,10 +191,7 @@ class CausalLM(nn.Module):
         if positions is None:
             start = cache.pos if cache is not None else 0
             positions = torch.arange(start, start + t, device=input_ids.device)
-        x = self.embed(input_ids)                                         # (B, T, d)
-        if self.embed_scale is not None:
-            # Gemma: the scale is cast to the activation dtype first, as upstream does
-            x = x * torch.tensor(self.embed_scale, dtype=x.dtype)
+        x = self.embed_tokens(input_ids)                                  # (B, T, d)
         ctx = ForwardContext(self, positions, cache, options, recorder, x.dtype)
         if recorder is not None and recorder.wants("embed", 0):
             recorder.save("embed", 0, x)
@@ -200,12 +203,24 @@ class CausalLM(nn.Module):
             cache.pos = int(positions[-1]) + 1
         if options.last_logits_only:
             x = x[:, -1:]
-        x = self.norm(x)
-        logits = F.linear(x, self.lm_head_weight())
+        logits = self.head(x)
+        return (logits, ctx) if return_context else logits
+
+    def embed_tokens(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) ids -> (B, T, d) input of the first block."""
+        x = self.embed(input_ids)
+        if self.embed_scale is not None:
+            # Gemma: the scale is cast to the activation dtype first, as upstream does
+            x = x * torch.tensor(self.embed_scale, dtype=x.dtype)
+        return x
+
+    def head(self, x: torch.Tensor) -> torch.Tensor:
+        """Final norm and LM head (with Gemma's optional final softcap): (B, T, d) -> (B, T, V)."""
+        logits = F.linear(self.norm(x), self.lm_head_weight())
         if self.config.final_logit_softcapping is not None:
             cap = self.config.final_logit_softcapping
             logits = cap * torch.tanh(logits / cap)
-        return (logits, ctx) if return_context else logits
+        return logits
 
     def lm_head_weight(self) -> torch.Tensor:
         return self.embed.weight if self.config.tie_embeddings else self.lm_head.weight

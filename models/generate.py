@@ -11,6 +11,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import torch
 
+from .compiled import StaticDecoder
 from .forward import CausalLM, RunOptions
 
 MAX_NEW_TOKENS = 4096
@@ -91,11 +92,21 @@ def check_prompt(model: CausalLM, n_prompt: int, max_new_tokens: int) -> None:
 def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams = SamplingParams(), *,
              options: Optional[RunOptions] = None, use_cache: bool = True,
              eos_ids: Optional[Sequence[int]] = None, keep_logits: bool = False,
-             should_stop: Optional[Callable[[], bool]] = None) -> Iterator[Step]:
+             should_stop: Optional[Callable[[], bool]] = None,
+             decoder: Optional[StaticDecoder] = None) -> Iterator[Step]:
     """Yield one Step per generated token. With use_cache=False every step recomputes the whole
-    sequence (the baseline of claim C1). `should_stop` is polled between steps."""
+    sequence (the baseline of claim C1). `should_stop` is polled between steps.
+    With a `decoder` (models.compiled.StaticDecoder of this model), the prompt is prefilled
+    eagerly and every later token goes through its static, compiled step; the run options
+    are then the decoder's."""
     ids = [int(i) for i in prompt_ids]
     check_prompt(model, len(ids), params.max_new_tokens)
+    if decoder is not None:
+        if decoder.model is not model or not use_cache:
+            raise ValueError("a StaticDecoder decodes with the KV cache of its own model")
+        if options is not None and dataclasses.replace(options, last_logits_only=True) != decoder.options:
+            raise ValueError("pass the run options to the StaticDecoder, not to generate()")
+        options = decoder.options
     options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
     device = model.embed.weight.device
     eos = set(model.config.eos_token_ids if eos_ids is None else eos_ids)
@@ -103,7 +114,10 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
     if not params.greedy:
         generator = torch.Generator().manual_seed(params.seed if params.seed is not None
                                                   else int(torch.seed() % 2**31))
-    cache = model.new_cache(len(ids) + params.max_new_tokens, options=options) if use_cache else None
+    if decoder is not None:
+        cache = decoder.new_cache(len(ids) + params.max_new_tokens)
+    else:
+        cache = model.new_cache(len(ids) + params.max_new_tokens, options=options) if use_cache else None
     pending = ids  # tokens not yet fed to the model
     for index in range(params.max_new_tokens):
         if should_stop is not None and should_stop():
@@ -111,8 +125,13 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
         t0 = time.perf_counter()
         feed = pending if use_cache else ids
         n_fed = len(feed)
-        x = torch.tensor([feed], dtype=torch.long, device=device)
-        logits, ctx = model(x, cache=cache, options=options, return_context=True)
+        if decoder is not None and index > 0:
+            logits = decoder.step(feed[0], cache)
+            scores = decoder.scores_per_step(cache)
+        else:
+            x = torch.tensor([feed], dtype=torch.long, device=device)
+            logits, ctx = model(x, cache=cache, options=options, return_context=True)
+            scores = ctx.score_entries
         last = logits[0, -1].float().cpu()
         token = sample_next(last, params, generator)
         latency = time.perf_counter() - t0
@@ -121,7 +140,7 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
         finished = "eos" if token in eos else ("length" if index == params.max_new_tokens - 1 else None)
         yield Step(index=index, token_id=token, position=len(ids) - 1,
                    phase="prefill" if index == 0 else "decode", latency_s=latency,
-                   tokens_processed=n_fed, score_entries=ctx.score_entries,
+                   tokens_processed=n_fed, score_entries=scores,
                    cache_bytes=cache.used_bytes() if cache is not None else [],
                    cache_lengths=cache.lengths() if cache is not None else [],
                    logits=last if keep_logits else None, finished=finished)

@@ -63,14 +63,8 @@ class LayerKV:
             n = self.length
             return self.k[:, :, :n], self.v[:, :, :n], self.slot_pos[:n]
         if t == 1:
-            # One new token: write first, then attend over the whole buffer. The entry it
-            # overwrites is exactly one window behind, already invisible to this query.
-            slot = self.slot_of(positions)
-            self.k.index_copy_(2, slot, k_new)
-            self.v.index_copy_(2, slot, v_new)
-            self.slot_pos.index_copy_(0, slot, positions)
             self.length = min(self.length + 1, self.capacity)
-            return self.k, self.v, self.slot_pos
+            return self.write_one(k_new, v_new, positions)
         # A chunk: its early queries need keys that its own later tokens will evict, so attend
         # over (old buffer ++ chunk) and keep only the survivors afterwards. An empty buffer
         # (a prompt's prefill) adds nothing but empty slots: attend over the chunk alone.
@@ -89,6 +83,20 @@ class LayerKV:
         self.slot_pos.index_copy_(0, slot, kept_pos)
         self.length = int((self.slot_pos >= 0).sum())
         return k_all, v_all, pos_all
+
+    def write_one(self, k_new: torch.Tensor, v_new: torch.Tensor, position: torch.Tensor):
+        """Store one token's keys/values (B, Hkv, 1, D) at absolute `position` (1,) and return
+        the whole buffers with every slot's position: shapes that never change, so a compiled
+        decode step needs no Python int and no recompilation. In a ring, the entry it overwrites
+        is exactly one window behind, already invisible to this query. Does not touch `length`
+        (the caller, outside any compiled graph, keeps that count)."""
+        slot = self.slot_of(position)
+        # index_put_ (not index_copy_): the compiler writes it in place into the buffer, where
+        # index_copy_ costs a clone and a copy back of every buffer at every step
+        self.k[:, :, slot] = k_new
+        self.v[:, :, slot] = v_new
+        self.slot_pos[slot] = position
+        return self.k, self.v, self.slot_pos
 
     def used_bytes(self) -> int:
         """Bytes of the cache tensors' filled slots (K and V)."""

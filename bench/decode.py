@@ -4,6 +4,7 @@ thread count, and the share of the memory-bandwidth roofline.
     python -m bench.decode                      # both embedded models, CPU fp32; table on stdout
     python -m bench.decode --out /tmp/bench.md  # also write the table to a file (docs/BENCHMARKS.md quotes it)
     python -m bench.decode --models smollm2-135m-instruct --lengths 16 --new-tokens 32
+    python -m bench.decode --impls ours transformers --autotune-lengths   # the eager engine only
 
 Each (model, implementation, prompt length) runs in a fresh subprocess so its peak memory is its
 own; ours and transformers' alternate, and each pair is repeated (best of --repeats) so the
@@ -27,6 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LENGTHS = {"smollm2-135m-instruct": [16, 512, 2048], "gemma-3-270m": [16, 512, 1024, 2048]}
+# ours: the eager engine; ours-compiled: eager prefill, then models.compiled.StaticDecoder
+# (torch.compile); ours-autotuned: the same with autotune (frozen weights, Inductor's own
+# GEMV kernels where they beat ATen's; ~70 s to compile, so only at --autotune-lengths)
+IMPLS = ("ours", "ours-compiled", "ours-autotuned", "transformers")
 
 
 def rss_mb() -> float:
@@ -65,20 +70,32 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
     folder = prepare_embedded(model_name)
     tok = AutoTokenizer.from_pretrained(folder)
     ids = prompt_ids(tok, length)
-    if impl == "ours":
+    compile_s = 0.0
+    if impl.startswith("ours"):
+        from models.compiled import StaticDecoder
         from models.forward import RunOptions
         from models.loading import load_model
         model = load_model(folder, device="cpu", dtype=torch.float32)
         n_params = sum(p.numel() for p in model.parameters())
         opts = RunOptions(last_logits_only=True)
+        decoder = None if impl == "ours" else StaticDecoder(model, opts, autotune=impl == "ours-autotuned")
 
         def prefill(x):
-            cache = model.new_cache(length + new_tokens)
+            cache = (decoder or model).new_cache(length + new_tokens)
             return model(x, cache=cache, options=opts)[0, -1], cache
 
         def step(x, cache):
+            if decoder is not None:
+                return decoder.step(int(x[0, 0]), cache)[0, -1], cache
             return model(x, cache=cache, options=opts)[0, -1], cache
-    else:
+
+        if decoder is not None:  # compile outside the timed part (once per capacity)
+            with torch.inference_mode():
+                _, warm_cache = prefill(torch.tensor([ids[:8]]))
+                t0 = time.perf_counter()
+                step(torch.tensor([[ids[8]]]), warm_cache)
+                compile_s = time.perf_counter() - t0
+    elif impl == "transformers":
         from transformers import AutoModelForCausalLM
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
         n_params = sum(p.numel() for p in model.parameters())
@@ -90,6 +107,8 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
         def step(x, cache):
             out = model(x, past_key_values=cache, use_cache=True)
             return out.logits[0, -1], out.past_key_values
+    else:
+        raise ValueError(f"unknown implementation {impl!r}; choose from {IMPLS}")
     rss_loaded = rss_mb()
     with torch.inference_mode():
         # warm-up at a short length so allocator and kernels are primed
@@ -112,7 +131,7 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
     bandwidth = measure_bandwidth(threads)
     return {"model": model_name, "impl": impl, "length": length, "prefill_tok_s": length / t_prefill,
             "decode_tok_s": new_tokens / t_decode, "peak_rss_mb": peak, "rss_loaded_mb": rss_loaded,
-            "bandwidth_gb_s": bandwidth,
+            "bandwidth_gb_s": bandwidth, "compile_s": compile_s,
             "n_params": n_params, "tokens": tokens}
 
 
@@ -132,55 +151,59 @@ def main(argv=None) -> int:
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--impls", nargs="*", default=["ours", "ours-compiled", "transformers"], choices=IMPLS)
+    parser.add_argument("--autotune-lengths", nargs="*", type=int, default=[16],
+                        help="prompt lengths that also run ours-autotuned")
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
     import torch
-    rows = []
+    from statistics import median
+
+    from explorer.checkpoints import prepare_embedded
+    from models.loading import read_config
+    prefill_rows, decode_rows = [], []
     for name in args.models:
+        config = read_config(prepare_embedded(name))
         for length in args.lengths or LENGTHS[name]:
-            runs = {"ours": [], "transformers": []}
+            impls = list(args.impls) + (["ours-autotuned"] if length in args.autotune_lengths
+                                        and "ours-autotuned" not in args.impls else [])
+            runs = {impl: [] for impl in impls}
             for _ in range(args.repeats):
-                for impl in runs:  # alternate, so both see the same machine conditions
+                for impl in runs:  # alternate, so all see the same machine conditions
                     runs[impl].append(subprocess_run(name, impl, length, args.new_tokens, args.threads))
-            best = {impl: dict(rs[0], prefill_tok_s=max(r["prefill_tok_s"] for r in rs),
-                               decode_tok_s=max(r["decode_tok_s"] for r in rs),
-                               peak_rss_mb=max(r["peak_rss_mb"] for r in rs))
-                    for impl, rs in runs.items()}
-            ours, theirs = best["ours"], best["transformers"]
-            same = ours["tokens"] == theirs["tokens"]
-            from models.loading import read_config
-            from explorer.checkpoints import prepare_embedded
-            config = read_config(prepare_embedded(name))
-            weight_bytes = ours["n_params"] * 4
             cache_bytes = sum(
                 2 * config.n_kv_heads * config.head_dim * 4 *
                 (min(length, config.sliding_window) if t == "sliding_attention" else length)
                 for t in config.layer_types)
-            bytes_per_token = weight_bytes + cache_bytes
-            # each run's share of its own roofline (bandwidth measured right after it); the best
-            share = {impl: max(r["decode_tok_s"] * bytes_per_token / (r["bandwidth_gb_s"] * 1e9) for r in rs)
-                     for impl, rs in runs.items()}
-            bandwidth = max(r["bandwidth_gb_s"] for rs in runs.values() for r in rs)
-            roofline = bandwidth * 1e9 / bytes_per_token
-            row = dict(model=name, length=length, bandwidth=bandwidth,
-                       prefill_ours=ours["prefill_tok_s"], prefill_theirs=theirs["prefill_tok_s"],
-                       decode_ours=ours["decode_tok_s"], decode_theirs=theirs["decode_tok_s"],
-                       ratio_prefill=ours["prefill_tok_s"] / theirs["prefill_tok_s"],
-                       ratio_decode=ours["decode_tok_s"] / theirs["decode_tok_s"],
-                       roofline=roofline, share_ours=share["ours"], share_theirs=share["transformers"],
-                       rss_ours=ours["peak_rss_mb"], rss_theirs=theirs["peak_rss_mb"], same_tokens=same)
-            rows.append(row)
-            print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
-    header = ("| model | prompt | prefill tok/s ours / theirs (ratio) | decode tok/s ours / theirs (ratio) "
-              "| bandwidth GB/s (max) | roofline tok/s | share of roofline ours / theirs | peak RSS MB ours / theirs "
-              "| same greedy tokens |\n"
-              "|---|---|---|---|---|---|---|---|---|\n")
-    lines = [f"| {r['model']} | {r['length']} | {r['prefill_ours']:.0f} / {r['prefill_theirs']:.0f} "
-             f"({r['ratio_prefill']:.2f}x) | {r['decode_ours']:.1f} / {r['decode_theirs']:.1f} ({r['ratio_decode']:.2f}x) "
-             f"| {r['bandwidth']:.1f} | {r['roofline']:.1f} | {r['share_ours']:.0%} / {r['share_theirs']:.0%} "
-             f"| {r['rss_ours']:.0f} / {r['rss_theirs']:.0f} | {'yes' if r['same_tokens'] else 'no'} |"
-             for r in rows]
-    table = header + "\n".join(lines) + "\n"
+            theirs = runs.get("transformers")
+            if "ours" in runs and theirs:
+                ours_p, theirs_p = (max(r["prefill_tok_s"] for r in rs) for rs in (runs["ours"], theirs))
+                prefill_rows.append(dict(model=name, length=length, ours=ours_p, theirs=theirs_p,
+                                         ratio=ours_p / theirs_p))
+            for impl, rs in runs.items():
+                bytes_per_token = rs[0]["n_params"] * 4 + cache_bytes
+                # each run's share of its own roofline (bandwidth measured right after it)
+                shares = [r["decode_tok_s"] * bytes_per_token / (r["bandwidth_gb_s"] * 1e9) for r in rs]
+                rate = max(r["decode_tok_s"] for r in rs)
+                row = dict(model=name, length=length, impl=impl, decode=rate,
+                           ratio=rate / max(r["decode_tok_s"] for r in theirs) if theirs else None,
+                           share_best=max(shares), share_median=median(shares),
+                           bandwidth=max(r["bandwidth_gb_s"] for r in rs),
+                           rss=max(r["peak_rss_mb"] for r in rs), compile_s=max(r["compile_s"] for r in rs),
+                           same_tokens=all(r["tokens"] == theirs[0]["tokens"] for r in rs) if theirs else None)
+                decode_rows.append(row)
+                print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+    table = ("| model | prompt | prefill tok/s ours / transformers | ratio |\n|---|---|---|---|\n" +
+             "".join(f"| {r['model']} | {r['length']} | {r['ours']:.0f} / {r['theirs']:.0f} | {r['ratio']:.2f}x |\n"
+                     for r in prefill_rows) +
+             "\n| model | prompt | decode by | decode tok/s | vs transformers | share of roofline, best (median) "
+             "| bandwidth GB/s (max) | peak RSS MB | compile s | greedy tokens = transformers' |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n" +
+             "".join(f"| {r['model']} | {r['length']} | {r['impl']} | {r['decode']:.1f} | "
+                     f"{'' if r['ratio'] is None else format(r['ratio'], '.2f') + 'x'} | "
+                     f"{r['share_best']:.0%} ({r['share_median']:.0%}) | {r['bandwidth']:.1f} | {r['rss']:.0f} | "
+                     f"{r['compile_s']:.0f} | {'' if r['same_tokens'] is None else 'yes' if r['same_tokens'] else 'no'} |\n"
+                     for r in decode_rows))
     print(table)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -188,10 +211,10 @@ def main(argv=None) -> int:
             "# Decode benchmark: our modules vs transformers\n\n"
             f"Command: `python -m bench.decode {' '.join(argv or sys.argv[1:])}`\n\n"
             f"Machine: {os.cpu_count()} CPU cores, torch {torch.__version__}, {args.threads} threads, fp32, "
-            f"{args.new_tokens} greedy tokens after the prompt, best of {args.repeats}. "
-            "Bandwidth: a 512 MB fp32 GEMV, measured in each run's process right after its decode. "
-            "Roofline = bandwidth / (weight bytes + KV-cache bytes at that length); the share is each "
-            "run's decode rate over its own roofline, best run shown.\n\n" + table)
+            f"{args.new_tokens} greedy tokens after the prompt, {args.repeats} runs of each, alternating. "
+            "Rates: best run. Bandwidth: a 512 MB fp32 GEMV, measured in each run's process right after "
+            "its decode. Roofline = bandwidth / (weight bytes + KV-cache bytes at that length); the share "
+            "is each run's decode rate over its own roofline.\n\n" + table)
     return 0
 
 

@@ -74,6 +74,8 @@ class ForwardContext:
         self.start: Optional[int] = None  # the first position as a Python int, read once (store)
         self.options, self.recorder = options, recorder
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
+        # from this layer on only the last row is needed (set by CausalLM.forward, see rows())
+        self.last_row_from: Optional[int] = None
         config = model.config
         self.layer_masks = layer_masks if layer_masks is not None else model.layer_masks(options.mask)
         self._thetas = {"full": options.rope_theta or config.rope_theta,
@@ -110,16 +112,30 @@ class ForwardContext:
             self.start = int(self.positions[0]) if self.positions.numel() else 0
         return self.cache[layer].update(k, v, self.positions, start=self.start)
 
+    def rows(self, layer: int, x: torch.Tensor) -> torch.Tensor:
+        """The rows of a block's residual stream (B, T, d) that the rest of the forward needs:
+        all of them, except in a forward that keeps only the last logits (a prefill), where the
+        last block's queries, output projection and MLP matter only at the last position. Its
+        keys and values are still made for every position: the cache needs them."""
+        if self.last_row_from is not None and layer >= self.last_row_from:
+            return x[:, -1:]
+        return x
+
+    def query_positions(self, layer: int) -> torch.Tensor:
+        return self.positions[-1:] if self.last_row_from is not None and layer >= self.last_row_from \
+            else self.positions
+
     def visible(self, layer: int, kv_pos: torch.Tensor):
-        """(visible (T,S) bool, sdpa_mask_for(visible)) for this layer; cached per (mask, key
-        layout)."""
+        """(visible (Tq,S) bool, sdpa_mask_for(visible)) for this layer's queries; cached per
+        (mask, key layout, queries)."""
         mask = self.layer_masks[layer]
+        q_pos = self.query_positions(layer)
         # Layers with the same mask hold the same positions in the same slots (their caches
         # are built alike and receive identical updates), so (mask, S) identifies the layout.
-        key = (mask, kv_pos.shape[0])
+        key = (mask, kv_pos.shape[0], q_pos.shape[0])
         if key not in self._visible:
-            vis = mask.visible(self.positions, kv_pos)
-            self._visible[key] = (vis, sdpa_mask_for(vis, self.positions, kv_pos))
+            vis = mask.visible(q_pos, kv_pos)
+            self._visible[key] = (vis, sdpa_mask_for(vis, q_pos, kv_pos))
         return self._visible[key]
 
 
@@ -133,6 +149,8 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     cos, sin_signed = ctx.rope(layer)
     q, k = rotate(q, cos, sin_signed), rotate(k, cos, sin_signed)
     k, v, kv_pos = ctx.store(layer, k, v)
+    q_pos = ctx.query_positions(layer)
+    q = q[:, :, -q_pos.shape[0]:]                                       # (B, H, Tq, D)
     visible, sdpa_mask = ctx.visible(layer, kv_pos)
     need_probs = rec is not None and rec.wants("attn_probs", layer)
     trace = None
@@ -143,7 +161,7 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     softcap = ctx.model.config.attn_logit_softcapping
     b, h, t, _ = q.shape
     ctx.score_entries += b * h * t * kv_pos.shape[0]
-    out, probs = attend(q, k, v, ctx.positions, kv_pos, ctx.layer_masks[layer],
+    out, probs = attend(q, k, v, q_pos, kv_pos, ctx.layer_masks[layer],
                         ctx.model.config.attn_scale, impl=opts.attn_impl, sink_logit=sink_logit,
                         softcap=softcap, need_probs=need_probs, visible=visible,
                         sdpa_mask=sdpa_mask, block_q=opts.block_q, block_k=opts.block_k,
@@ -193,6 +211,11 @@ class CausalLM(nn.Module):
             positions = torch.arange(start, start + t, device=input_ids.device)
         x = self.embed_tokens(input_ids)                                  # (B, T, d)
         ctx = ForwardContext(self, positions, cache, options, recorder, x.dtype)
+        if options.last_logits_only and recorder is None and cache is not None and t > 1:
+            # a prefill: the last block's queries, output projection and MLP matter only at
+            # the last position (ForwardContext.rows). Not without a cache: generating without
+            # one is claim C1's textbook baseline, which recomputes every row of every layer.
+            ctx.last_row_from = self.config.n_layers - 1
         if recorder is not None and recorder.wants("embed", 0):
             recorder.save("embed", 0, x)
         for i, block in enumerate(self.blocks):

@@ -33,7 +33,8 @@ class Gemma3Attention(nn.Module):
         q, k, v = qkv.split(self.heads, dim=1)                            # (B, H|Hkv|Hkv, T, D)
         q, k = self.q_norm(q), self.k_norm(k)                             # QK-norm over D
         out = attention_core(ctx, layer, q, k, v)                         # (B, H, T, D)
-        return self.wo(out.transpose(1, 2).reshape(b, t, -1))             # (B, T, d)
+        # (B, Tq, d): Tq = T, or 1 in the last layer of a prefill (ForwardContext.rows)
+        return self.wo(out.transpose(1, 2).reshape(b, out.shape[2], -1))
 
 
 class Gemma3Block(nn.Module):
@@ -46,7 +47,8 @@ class Gemma3Block(nn.Module):
         self.mlp = GatedMLP(config.d_model, config.d_ff, config.hidden_act)
 
     def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
-        x = x + ctx.record("attn_out", layer, self.attn_post_norm(self.attn(self.attn_norm(x), ctx, layer)))
+        x = ctx.rows(layer, x) + ctx.record("attn_out", layer,
+                                            self.attn_post_norm(self.attn(self.attn_norm(x), ctx, layer)))
         return x + ctx.record("mlp_out", layer, self.mlp_post_norm(self.mlp(self.mlp_norm(x))))
 
 

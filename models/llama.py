@@ -27,7 +27,8 @@ class LlamaAttention(nn.Module):
         qkv = self.wqkv(x).view(b, t, -1, self.head_dim).transpose(1, 2)  # (B, H+2Hkv, T, D)
         q, k, v = qkv.split(self.heads, dim=1)                            # (B, H|Hkv|Hkv, T, D)
         out = attention_core(ctx, layer, q, k, v)                         # (B, H, T, D)
-        return self.wo(out.transpose(1, 2).reshape(b, t, -1))             # (B, T, d)
+        # (B, Tq, d): Tq = T, or 1 in the last layer of a prefill (ForwardContext.rows)
+        return self.wo(out.transpose(1, 2).reshape(b, out.shape[2], -1))
 
 
 class LlamaBlock(nn.Module):
@@ -39,7 +40,7 @@ class LlamaBlock(nn.Module):
         self.mlp = GatedMLP(config.d_model, config.d_ff, config.hidden_act)
 
     def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
-        x = x + ctx.record("attn_out", layer, self.attn(self.attn_norm(x), ctx, layer))
+        x = ctx.rows(layer, x) + ctx.record("attn_out", layer, self.attn(self.attn_norm(x), ctx, layer))
         return x + ctx.record("mlp_out", layer, self.mlp(self.mlp_norm(x)))
 
 

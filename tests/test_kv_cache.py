@@ -96,3 +96,26 @@ def test_per_layer_mask_restrictions(gemma):
     assert [layer.kind for layer in cache.layers][:2] == ["window", "sinks+window"]
     with pytest.raises(ValueError, match="per-layer masks given"):
         gemma.layer_masks((None,))
+
+
+@pytest.mark.parametrize("mask", [None, MaskSpec(window=6, sinks=2)])
+def test_prefill_keeps_only_the_last_row_of_the_last_block(gemma, llama, mask):
+    """A prefill that keeps only the last logits computes the last block's queries, output
+    projection and MLP for the last position alone: same logits, same cache, fewer scores."""
+    ids = torch.randint(0, 97, (1, 20), generator=torch.Generator().manual_seed(8))
+    for model in (gemma, llama):
+        full_opts, last_opts = RunOptions(mask=mask), RunOptions(mask=mask, last_logits_only=True)
+        with torch.no_grad():
+            full_cache, last_cache = model.new_cache(32, options=full_opts), model.new_cache(32, options=last_opts)
+            full, full_ctx = model(ids, cache=full_cache, options=full_opts, return_context=True)
+            last, last_ctx = model(ids, cache=last_cache, options=last_opts, return_context=True)
+            assert last.shape[1] == 1 and (last[0, -1] - full[0, -1]).abs().max().item() <= 1e-5
+            for a, b in zip(full_cache.layers, last_cache.layers):   # the cache needs every row
+                assert torch.equal(a.k, b.k) and torch.equal(a.v, b.v) and torch.equal(a.slot_pos, b.slot_pos)
+            # the next token continues identically from either cache
+            step_full = model(ids[:, :1], cache=full_cache, options=full_opts)
+            step_last = model(ids[:, :1], cache=last_cache, options=last_opts)
+            assert torch.equal(step_full[0, -1], step_last[0, -1])
+        # the last layer (full attention in both models) scored 1 query row, not 20
+        saved = full_ctx.score_entries - last_ctx.score_entries
+        assert saved == model.config.n_heads * 19 * 20 if mask is None else saved > 0

@@ -168,8 +168,10 @@ def main(argv=None) -> int:
             impls = list(args.impls) + (["ours-autotuned"] if length in args.autotune_lengths
                                         and "ours-autotuned" not in args.impls else [])
             runs = {impl: [] for impl in impls}
-            for _ in range(args.repeats):
-                for impl in runs:  # alternate, so all see the same machine conditions
+            for r in range(args.repeats):
+                # alternate, so all see the same machine conditions, in an order that rotates:
+                # none always runs first, or right after a process that compiled
+                for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
                     runs[impl].append(subprocess_run(name, impl, length, args.new_tokens, args.threads))
             cache_bytes = sum(
                 2 * config.n_kv_heads * config.head_dim * 4 *

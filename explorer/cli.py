@@ -3,6 +3,8 @@
     python -m explorer.cli "Explain the KV cache in one sentence."
     python -m explorer.cli --model gemma-3-270m --max-new-tokens 40 --temperature 0.8 --seed 1 "Once upon a time"
     python -m explorer.cli --stats ...     # per-token position, latency and KV-cache bytes on stderr
+    python -m explorer.cli --compile ...   # decode through the torch.compile'd static step
+                                           # (models.compiled; ~30 s to compile the first time)
 
 The instruct model gets the prompt as a user turn of its chat template (use --raw to skip it);
 the base model continues the text as is. Ctrl-C stops between two tokens."""
@@ -36,6 +38,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--raw", action="store_true", help="no chat template")
     parser.add_argument("--stats", action="store_true", help="per-token telemetry on stderr")
+    parser.add_argument("--compile", action="store_true",
+                        help="decode with the static step compiled by torch.compile (needs a C++ compiler)")
+    parser.add_argument("--autotune", action="store_true",
+                        help="with --compile: also autotune the matrix kernels (slower to compile, faster)")
     args = parser.parse_args(argv)
 
     from transformers import AutoTokenizer
@@ -49,10 +55,21 @@ def main(argv=None) -> int:
         tokenizer = AutoTokenizer.from_pretrained(folder)
         model = load_model(folder)
         ids = encode_prompt(tokenizer, args.prompt, args.raw)
+        decoder = None
+        if args.compile or args.autotune:
+            import shutil
+
+            from models.compiled import StaticDecoder
+            if not (shutil.which("g++") or shutil.which("c++")):
+                raise ValueError("--compile needs a C++ compiler (torch.compile writes C++ kernels on "
+                                 "the CPU): install g++, or run without --compile")
+            decoder = StaticDecoder(model, autotune=args.autotune)
+            print("[the first decode step compiles the static step: ~30 s the first time, "
+                  "~70 s with --autotune]", file=sys.stderr)
         out: list[int] = []
         printed = ""
         start = time.perf_counter()
-        for step in generate(model, ids, params):
+        for step in generate(model, ids, params, decoder=decoder):
             if step.finished == "eos":
                 break
             out.append(step.token_id)

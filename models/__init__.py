@@ -37,4 +37,8 @@ Public API, in the order data flows:
                          top_k=50, top_p=0.9, seed=0), options=RunOptions(...), use_cache=True,
                          keep_logits=False, should_stop=lambda: False):
         step.token_id, step.position, step.latency_s, step.score_entries, step.cache_bytes, ...
+
+    from models.compiled import StaticDecoder        # the decode step with static shapes
+    decoder = StaticDecoder(model, RunOptions(...), compile=True, autotune=False)
+    generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, compiled decode
 """

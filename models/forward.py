@@ -150,7 +150,8 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     q, k = rotate(q, cos, sin_signed), rotate(k, cos, sin_signed)
     k, v, kv_pos = ctx.store(layer, k, v)
     q_pos = ctx.query_positions(layer)
-    q = q[:, :, -q_pos.shape[0]:]                                       # (B, H, Tq, D)
+    if q_pos.shape[0] != q.shape[2]:
+        q = q[:, :, -1:]                                                # (B, H, 1, D)
     visible, sdpa_mask = ctx.visible(layer, kv_pos)
     need_probs = rec is not None and rec.wants("attn_probs", layer)
     trace = None

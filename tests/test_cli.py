@@ -28,3 +28,14 @@ def test_cli_streams_the_engine_greedy_completion(capsys):
 def test_cli_rejects_non_finite_temperature(capsys):
     assert cli.main(["--temperature", "nan", "hi"]) == 2
     assert "temperature must be a finite number" in capsys.readouterr().err
+
+
+def test_cli_compiled_decode_prints_the_same_completion(capsys):
+    """--compile: the torch.compile'd static step on the real checkpoint, same greedy text."""
+    args = ["--max-new-tokens", "12", "--raw", "The three primary colours are"]
+    assert cli.main(args) == 0
+    eager = capsys.readouterr().out
+    assert cli.main(["--compile", *args]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == eager and eager.strip()
+    assert "compiles the static step" in captured.err

@@ -1,0 +1,110 @@
+"""The engine's decode step four ways, side by side in one process, each round against the
+bandwidth measured in that round (the host's bandwidth drifts by ±20% within minutes, so
+bench.decode's separate processes see different machines; here all variants share one).
+
+    PYTHONPATH=. .venv/bin/python -m bench.compiled_decode [--model gemma-3-270m] [--rounds 5]
+
+Variants, all on the same loaded checkpoint and the same 16-token prompt (CPU, fp32):
+- eager:      the engine's ordinary forward of one token (models.forward);
+- static:     models.compiled.StaticDecoder(compile=False): the static-shape step, eager;
+- compiled:   the same step through torch.compile;
+- autotuned:  the same with autotune (frozen weights, Inductor's GEMV kernels where faster);
+- transformers: the transformers model on the same weights, one token with its DynamicCache.
+The order of the variants rotates every round, so none always runs right after the bandwidth
+measurement. Prints per-round ms/token and share of the roofline, then the medians and each variant's
+median speed relative to transformers (per round, so both sides see the same bandwidth)."""
+from __future__ import annotations
+
+import argparse
+import time
+from statistics import median
+
+import torch
+
+from bench.decode import measure_bandwidth
+
+PROMPT = list(range(1, 17))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--variants", nargs="*",
+                        default=["eager", "static", "compiled", "autotuned", "transformers"])
+    args = parser.parse_args(argv)
+    torch.set_num_threads(2)
+
+    from explorer.checkpoints import prepare_embedded
+    from models.compiled import StaticDecoder
+    from models.forward import RunOptions
+    from models.loading import load_model
+
+    folder = prepare_embedded(args.model)
+    model = load_model(folder, device="cpu", dtype=torch.float32)
+    theirs = None
+    if "transformers" in args.variants:
+        from transformers import AutoModelForCausalLM
+        theirs = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    weight_bytes = sum(p.numel() for p in model.parameters()) * 4
+    opts = RunOptions(last_logits_only=True)
+    capacity = len(PROMPT) + args.steps + 2
+    decoders = {"static": StaticDecoder(model, opts, compile=False),
+                "compiled": StaticDecoder(model, opts), "autotuned": StaticDecoder(model, opts, autotune=True)}
+    prompt = torch.tensor([PROMPT])
+
+    def fresh_cache(name):
+        cache = (decoders.get(name) or model).new_cache(capacity)
+        model(prompt, cache=cache, options=opts)
+        return cache
+
+    def run(name) -> float:
+        """ms per token over args.steps decode steps from a fresh 16-token cache."""
+        if name == "transformers":
+            cache = theirs(prompt, use_cache=True, logits_to_keep=1).past_key_values
+            t0 = time.perf_counter()
+            for _ in range(args.steps):
+                cache = theirs(prompt[:, :1], past_key_values=cache, use_cache=True).past_key_values
+            return (time.perf_counter() - t0) / args.steps * 1e3
+        cache = fresh_cache(name)
+        t0 = time.perf_counter()
+        for _ in range(args.steps):
+            if name == "eager":
+                model(prompt[:, :1], cache=cache, options=opts)
+            else:
+                decoders[name].step(1, cache)
+        return (time.perf_counter() - t0) / args.steps * 1e3
+
+    results = {name: [] for name in args.variants}
+    with torch.inference_mode():
+        for name in args.variants:
+            if name in decoders:
+                t0 = time.perf_counter()
+                decoders[name].step(1, fresh_cache(name))
+                print(f"{name}: first step (compiles) {time.perf_counter() - t0:.1f} s", flush=True)
+        for r in range(args.rounds):
+            bandwidth = measure_bandwidth(2)
+            roofline_ms = weight_bytes / (bandwidth * 1e9) * 1e3
+            order = args.variants[r % len(args.variants):] + args.variants[:r % len(args.variants)]
+            cells = []
+            for name in order:
+                ms = run(name)
+                results[name].append((ms, roofline_ms / ms))
+                cells.append(f"{name} {ms:.1f} ms ({roofline_ms / ms:.0%})")
+            print(f"round {r + 1}: bandwidth {bandwidth:.1f} GB/s, roofline {roofline_ms:.1f} ms | "
+                  + " | ".join(cells), flush=True)
+    print(f"\n{args.model}, {args.rounds} rounds of {args.steps} tokens after a {len(PROMPT)}-token prompt\n"
+          "\n| variant | ms/token (median) | share of the roofline, median (min-max) | speed vs transformers, "
+          "median of rounds |\n|---|---|---|---|")
+    for name, rs in results.items():
+        shares = [s for _, s in rs]
+        versus = (f"{median(t[0] / ms for (ms, _), t in zip(rs, results['transformers'])):.2f}x"
+                  if "transformers" in results else "")
+        print(f"| {name} | {median(ms for ms, _ in rs):.1f} | {median(shares):.0%} "
+              f"({min(shares):.0%}-{max(shares):.0%}) | {versus} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

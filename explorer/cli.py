@@ -67,12 +67,15 @@ def main(argv=None) -> int:
             print("[the first decode step compiles the static step: ~30 s the first time, "
                   "~70 s with --autotune]", file=sys.stderr)
         out: list[int] = []
+        decode_latencies: list[float] = []
         printed = ""
         start = time.perf_counter()
         for step in generate(model, ids, params, decoder=decoder):
             if step.finished == "eos":
                 break
             out.append(step.token_id)
+            if step.phase == "decode":
+                decode_latencies.append(step.latency_s)
             # decode the whole continuation each time: multi-byte characters span tokens
             text = tokenizer.decode(out, skip_special_tokens=True)
             sys.stdout.write(text[len(printed):])
@@ -84,7 +87,13 @@ def main(argv=None) -> int:
         sys.stdout.write("\n")
         if args.stats and out:
             rate = len(out) / (time.perf_counter() - start)
-            print(f"{len(out)} tokens, {rate:.1f} tokens/s overall", file=sys.stderr)
+            summary = f"{len(out)} tokens, {rate:.1f} tokens/s overall"
+            if decoder is not None and decode_latencies:
+                summary += f" (the first decode step, which compiles, took {decode_latencies[0]:.1f} s)"
+                decode_latencies = decode_latencies[1:]  # the steady rate leaves the compile out
+            if decode_latencies:
+                summary += f"; decode {len(decode_latencies) / sum(decode_latencies):.1f} tokens/s"
+            print(summary, file=sys.stderr)
     except (ValueError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

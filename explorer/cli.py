@@ -65,7 +65,7 @@ def main(argv=None) -> int:
                                  "the CPU): install g++, or run without --compile")
             decoder = StaticDecoder(model, autotune=args.autotune)
             print("[the first decode step compiles the static step: ~30 s the first time, "
-                  "~70 s with --autotune]", file=sys.stderr)
+                  "up to ~80 s with --autotune]", file=sys.stderr)
         out: list[int] = []
         decode_latencies: list[float] = []
         printed = ""

@@ -9,7 +9,7 @@ and reads no Python number out of a tensor; otherwise it recompiles at every cac
 So this step runs the *same family modules* (models/llama.py, models/gemma3.py) with a
 different ForwardContext:
 - the position is a (1,) tensor, never an int;
-- keys/values are written with index_copy_ into the preallocated buffers (LayerKV.write_one),
+- keys/values are written in place (index_put_) into the preallocated buffers (LayerKV.write_one),
   and attention reads the whole buffer, every slot with the absolute position it holds;
 - the mask is the layer's MaskSpec evaluated over those slot positions (empty slots hold -1),
   so causal, sliding-window and sinks+window layers all keep their exact mask.
@@ -29,10 +29,9 @@ from .kv_cache import KVCache
 
 
 # autotune=True: Inductor freezes the weights into constants and times its own C++ GEMV
-# kernels against ATen's for every matrix shape, keeping the faster. On this 2-core CPU that
-# lifts a SmolLM2 decode step from ~70% to ~80% of the bandwidth roofline, for a ~70 s compile
-# and a second, packed copy of the weights (~+0.9 GB for SmolLM2: the eager prefill still
-# reads the originals).
+# kernels against ATen's for every matrix shape, keeping the faster. On this 2-core CPU it was
+# faster than the plain compiled step in some benchmark runs and not in others
+# (docs/BENCHMARKS.md); it costs 15-80 s of compiling and ~20 MB more peak memory.
 AUTOTUNE = {"freezing": True, "max_autotune": True, "max_autotune_gemm_backends": "CPP,ATEN"}
 
 
@@ -61,7 +60,7 @@ class StaticDecoder:
         logits = decoder.step(token, cache)            # (1, 1, V), advances cache.pos
 
     The first step of a new capacity compiles (~30 s for SmolLM2 on 2 CPU cores, ~5-8 s when
-    Inductor's on-disk cache already holds it; ~70 s with autotune). Capacities are rounded up
+    Inductor's on-disk cache already holds it; 15-80 s with autotune). Capacities are rounded up
     to `capacity_step` so that prompts of similar length share one compiled graph; the extra
     slots are empty and masked, and cost one read of their (small) K/V per step. Recording
     points are not available here: analyses that record use the eager forward. The model's
@@ -75,11 +74,10 @@ class StaticDecoder:
                              "recording (eager) forward")
         self.model, self.options, self.capacity_step = model, options, capacity_step
         self.layer_masks = model.layer_masks(options.mask)
-        self.compiled, self.autotune = compile, compile and autotune
         # fullgraph: a graph break would silently bring back the Python overhead this removes;
         # dynamic=False: one specialised graph per capacity, no symbolic shapes
         self._fn = torch.compile(self._step, fullgraph=True, dynamic=False,
-                                 options=AUTOTUNE if self.autotune else None) if compile else self._step
+                                 options=AUTOTUNE if autotune else None) if compile else self._step
 
     def new_cache(self, max_len: int, batch: int = 1) -> KVCache:
         step = self.capacity_step

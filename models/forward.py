@@ -112,18 +112,18 @@ class ForwardContext:
             self.start = int(self.positions[0]) if self.positions.numel() else 0
         return self.cache[layer].update(k, v, self.positions, start=self.start)
 
+    def last_row_only(self, layer: int) -> bool:
+        """True where a forward that keeps only the last logits (a prefill) needs this layer's
+        queries, output projection and MLP at the last position only. Its keys and values are
+        still made for every position: the cache needs them."""
+        return self.last_row_from is not None and layer >= self.last_row_from
+
     def rows(self, layer: int, x: torch.Tensor) -> torch.Tensor:
-        """The rows of a block's residual stream (B, T, d) that the rest of the forward needs:
-        all of them, except in a forward that keeps only the last logits (a prefill), where the
-        last block's queries, output projection and MLP matter only at the last position. Its
-        keys and values are still made for every position: the cache needs them."""
-        if self.last_row_from is not None and layer >= self.last_row_from:
-            return x[:, -1:]
-        return x
+        """The rows of a block's residual stream (B, T, d) that the rest of the forward needs."""
+        return x[:, -1:] if self.last_row_only(layer) else x
 
     def query_positions(self, layer: int) -> torch.Tensor:
-        return self.positions[-1:] if self.last_row_from is not None and layer >= self.last_row_from \
-            else self.positions
+        return self.positions[-1:] if self.last_row_only(layer) else self.positions
 
     def visible(self, layer: int, kv_pos: torch.Tensor):
         """(visible (Tq,S) bool, sdpa_mask_for(visible)) for this layer's queries; cached per

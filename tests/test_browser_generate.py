@@ -86,13 +86,18 @@ def _stream_and_stop(page, app_url):
     assert page.locator("#gen-growth .scatterlayer .trace").count() >= 2
     _shot(page, "generate-streaming")
 
-    if "Generating" not in page.locator("#gen-status").inner_text():
-        # A full-page screenshot of a streaming page can take Chromium tens of seconds on a
-        # loaded 2-core machine: if the run ended meanwhile, run again and stop that one.
+    # Press Stop while tokens are still being decoded. Status check and click happen in one
+    # browser task, so decoding cannot end between them (a check from Python, then a click,
+    # left a gap of several round trips). A full-page screenshot of a streaming page can take
+    # Chromium tens of seconds on a loaded 2-core machine: if decoding ended meanwhile, run
+    # again and stop that one.
+    stop_if_decoding = ("() => { if (!document.querySelector('#gen-status').innerText.includes('Generating'))"
+                        " return false; document.querySelector('#gen-stop').click(); return true; }")
+    if not page.evaluate(stop_if_decoding):
         page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
         page.locator("#gen-start").click()
         page.locator("#gen-status", has_text="Generating").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#gen-stop").click()
+        assert page.evaluate(stop_if_decoding), "the second run ended before Stop"
     page.locator("#gen-stopped", has_text="Stopped.").wait_for(timeout=30_000)
     time.sleep(1.0)  # a message already on its way when Stop was pressed may still land
     stopped = _output(page)

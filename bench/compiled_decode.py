@@ -35,6 +35,8 @@ def main(argv=None) -> int:
                         default=["eager", "static", "compiled", "autotuned", "transformers"])
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
+    from models.device import tune_cpu_allocator
+    tune_cpu_allocator()  # one process: every variant alike
 
     from explorer.checkpoints import prepare_embedded
     from models.compiled import StaticDecoder

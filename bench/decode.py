@@ -60,12 +60,16 @@ def prompt_ids(tokenizer, n: int) -> list[int]:
     return ids[:n]
 
 
-def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: int) -> dict:
+def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: int,
+            malloc: str = "tuned") -> dict:
     """In a subprocess: load one implementation, prefill `length` tokens, decode greedily."""
     import torch
     from transformers import AutoTokenizer
 
     from explorer.checkpoints import prepare_embedded
+    from models.device import tune_cpu_allocator
+    if malloc == "tuned":  # for every implementation alike: a setting of the process, not of ours
+        tune_cpu_allocator()
     torch.set_num_threads(threads)
     folder = prepare_embedded(model_name)
     tok = AutoTokenizer.from_pretrained(folder)
@@ -135,9 +139,9 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
             "n_params": n_params, "tokens": tokens}
 
 
-def subprocess_run(model_name, impl, length, new_tokens, threads) -> dict:
-    code = ("import json,sys; from bench.decode import run_one; "
-            f"print('RESULT'+json.dumps(run_one({model_name!r},{impl!r},{length},{new_tokens},{threads})))")
+def subprocess_run(model_name, impl, length, new_tokens, threads, malloc) -> dict:
+    code = ("import json,sys; from bench.decode import run_one; print('RESULT'+json.dumps("
+            f"run_one({model_name!r},{impl!r},{length},{new_tokens},{threads},{malloc!r})))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
     line = [l for l in out.stdout.splitlines() if l.startswith("RESULT")][-1]
@@ -154,6 +158,9 @@ def main(argv=None) -> int:
     parser.add_argument("--impls", nargs="*", default=["ours", "ours-compiled", "transformers"], choices=IMPLS)
     parser.add_argument("--autotune-lengths", nargs="*", type=int, default=[16],
                         help="prompt lengths that also run ours-autotuned")
+    parser.add_argument("--malloc", choices=("tuned", "default"), default="tuned",
+                        help="tuned: every process, ours and transformers' alike, runs with "
+                             "models.device.tune_cpu_allocator (glibc keeps freed memory); default: glibc as is")
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
     import torch
@@ -172,7 +179,7 @@ def main(argv=None) -> int:
                 # alternate, so all see the same machine conditions, in an order that rotates:
                 # none always runs first, or right after a process that compiled
                 for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
-                    runs[impl].append(subprocess_run(name, impl, length, args.new_tokens, args.threads))
+                    runs[impl].append(subprocess_run(name, impl, length, args.new_tokens, args.threads, args.malloc))
             cache_bytes = sum(
                 2 * config.n_kv_heads * config.head_dim * 4 *
                 (min(length, config.sliding_window) if t == "sliding_attention" else length)
@@ -213,7 +220,8 @@ def main(argv=None) -> int:
             "# Decode benchmark: our modules vs transformers\n\n"
             f"Command: `python -m bench.decode {' '.join(argv or sys.argv[1:])}`\n\n"
             f"Machine: {os.cpu_count()} CPU cores, torch {torch.__version__}, {args.threads} threads, fp32, "
-            f"{args.new_tokens} greedy tokens after the prompt, {args.repeats} runs of each, alternating. "
+            f"{args.new_tokens} greedy tokens after the prompt, {args.repeats} runs of each, alternating, "
+            f"allocator {args.malloc} in every process. "
             "Rates: best run. Bandwidth: a 512 MB fp32 GEMV, measured in each run's process right after "
             "its decode. Roofline = bandwidth / (weight bytes + KV-cache bytes at that length); the share "
             "is each run's decode rate over its own roofline.\n\n" + table)

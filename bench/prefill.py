@@ -25,8 +25,13 @@ def main(argv=None) -> int:
     parser.add_argument("--models", nargs="*", default=list(LENGTHS))
     parser.add_argument("--lengths", nargs="*", type=int)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--malloc", choices=("tuned", "default"), default="tuned",
+                        help="tuned (both sides share the process): models.device.tune_cpu_allocator")
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
+    if args.malloc == "tuned":
+        from models.device import tune_cpu_allocator
+        tune_cpu_allocator()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from explorer.checkpoints import prepare_embedded
@@ -64,7 +69,7 @@ def main(argv=None) -> int:
             rows.append(row)
             print(f"{name} {length}: ours/theirs speed per round " + " ".join(f"{x:.2f}" for x in ratios), flush=True)
         del ours, theirs
-    print(f"\n{args.rounds} rounds per cell, order alternating\n\n| model | prompt | prefill tok/s ours / "
+    print(f"\n{args.rounds} rounds per cell, order alternating, allocator {args.malloc}\n\n| model | prompt | prefill tok/s ours / "
           "transformers (medians) | speed ratio, median of rounds (min-max) | max abs logit diff |\n"
           "|---|---|---|---|---|")
     for name, length, ours_rate, their_rate, med, lo, hi, diff in rows:

@@ -46,8 +46,10 @@ def main(argv=None) -> int:
 
     from transformers import AutoTokenizer
 
+    from models.device import tune_cpu_allocator
     from models.generate import SamplingParams, generate
     from models.loading import load_model
+    tune_cpu_allocator()
     try:
         params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
                                 top_k=args.top_k, top_p=args.top_p, seed=args.seed)

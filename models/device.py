@@ -3,7 +3,9 @@
 EXPLORER_DTYPE override."""
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 
 import torch
 
@@ -32,3 +34,36 @@ def describe(device: torch.device, dtype: torch.dtype) -> str:
     if device.type == "cuda":
         return f"{torch.cuda.get_device_name(device)} ({str(dtype).replace('torch.', '')})"
     return f"CPU, {torch.get_num_threads()} threads ({str(dtype).replace('torch.', '')})"
+
+
+# glibc mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 32 << 20    # glibc's upper limit for this parameter on 64-bit
+TRIM_THRESHOLD = 1 << 30
+
+
+def tune_cpu_allocator() -> bool:
+    """Keep freed activation memory in the process instead of returning it to the OS.
+
+    PyTorch's CPU tensors come from plain malloc. glibc hands memory above its trim threshold
+    back to the kernel (and serves blocks above its mmap threshold with fresh mmaps), both
+    thresholds adapting to the largest block freed so far. A prefill frees tens of MB per
+    layer (SmolLM2 at 2048 tokens: a 25 MB gate/up product, several 5-13 MB activations), so
+    the next layer's allocations fault the same pages in again: ~380,000 page faults in one
+    2048-token SmolLM2 prefill, ~1.5 GB zeroed by the kernel, measured at 20-30% of its time
+    on this VM (docs/BENCHMARKS.md). Fixing the thresholds (what the PyTorch CPU tuning guide
+    gets from jemalloc/tcmalloc) cuts that to a few thousand. The cost: the process keeps up
+    to TRIM_THRESHOLD of freed memory mapped for reuse.
+
+    Process-wide, so entry points call it (app, CLI, benchmarks, tests), not the library on
+    import. Returns False where glibc's mallopt is not available (other libcs, other OSes)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    # mallopt returns 1 on success, 0 on error
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))

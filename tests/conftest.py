@@ -27,6 +27,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def pytest_configure(config):
+    # what app.py and the CLI do at start: keep freed activation memory (models/device.py)
+    from models.device import tune_cpu_allocator
+    tune_cpu_allocator()
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))

@@ -152,14 +152,57 @@ def eager_attention(q, k, v, visible, scale, sink_logit=None, softcap=None):
 
 
 CAUSAL = "causal"  # sdpa hint: `visible` is exactly the square lower triangle
+BAND_ROWS = 128    # query rows per block of a RowBlocks split
+
+
+@dataclass(frozen=True)
+class RowBlocks:
+    """sdpa hint: each block of query rows sees keys in one column range much narrower than
+    the whole matrix, as a sliding window over a long prompt does (Gemma 3's local layers over
+    a 2048-token prompt: a 512-key window in a 2048 x 2048 matrix). SDPA's CPU kernel computes
+    every score of the matrix it is handed, masked or not (only is_causal skips), so attention
+    runs block by block over each block's columns: the same result for a fraction of the work.
+    blocks: (r0, r1, c0, c1) per block of BAND_ROWS query rows."""
+    visible: torch.Tensor
+    blocks: tuple
+
+    @property
+    def entries(self) -> int:
+        """Query-key scores the blocks hand to the kernel (per head)."""
+        return sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in self.blocks)
+
+    @classmethod
+    def split(cls, visible: torch.Tensor, rows: int = BAND_ROWS, max_share: float = 0.75):
+        """The split of `visible` (T, S) into row blocks, or None when it would hand the kernel
+        more than max_share of the whole matrix (a causal or narrow matrix: not worth the calls)."""
+        t, s = visible.shape
+        if t < 2 * rows:
+            return None
+        cols = torch.arange(s, device=visible.device)
+        # first and one-past-last visible column of each row; a row that sees nothing (never
+        # the case for causal masks over filled slots) spans nothing
+        first = torch.where(visible, cols, s).amin(dim=1)                  # (T,)
+        last = torch.where(visible, cols + 1, 0).amax(dim=1)               # (T,)
+        blocks = []
+        for r0 in range(0, t, rows):
+            r1 = min(r0 + rows, t)
+            c0, c1 = int(first[r0:r1].min()), int(last[r0:r1].max())
+            blocks.append((r0, r1, min(c0, c1), c1))
+        split = cls(visible, tuple(blocks))
+        return split if split.entries <= max_share * t * s else None
 
 
 def sdpa_attention(q, k, v, visible, scale, sink_logit=None):
     """torch's fused scaled_dot_product_attention; visible (T,S) bool, None when every key is
-    visible, or CAUSAL for the plain square causal pattern (the kernel's is_causal path skips
-    the masked half instead of reading a mask). No probabilities come back.
+    visible, CAUSAL for the plain square causal pattern (the kernel's is_causal path skips
+    the masked half instead of reading a mask), or a RowBlocks split of a banded matrix (one
+    call per block of rows, over that block's columns). No probabilities come back.
     The sink logit is a zero key whose additive mask entry is the logit and whose value is
     zero: exp(b) joins the denominator, nothing joins the numerator."""
+    if isinstance(visible, RowBlocks):
+        return torch.cat([sdpa_attention(q[:, :, r0:r1], k[:, :, c0:c1], v[:, :, c0:c1],
+                                         visible.visible[r0:r1, c0:c1], scale, sink_logit)
+                          for r0, r1, c0, c1 in visible.blocks], dim=2)          # (B, H, T, D)
     n_heads = q.shape[1]
     gqa = k.shape[1] != n_heads
     if sink_logit is None:
@@ -252,13 +295,27 @@ _DERIVE = object()  # attend(): compute sdpa_mask from `visible` (None is a mean
 def sdpa_mask_for(visible: torch.Tensor, q_pos: torch.Tensor, kv_pos: torch.Tensor):
     """What SDPA should get for this visibility matrix: None when every key is visible (decode
     over a full cache), CAUSAL for the plain causal square (prefill from an empty cache: the
-    kernel then skips the masked half without reading a mask), else the boolean matrix."""
+    kernel then skips the masked half without reading a mask), a RowBlocks split when the
+    visible band is narrow (a sliding window over a long prompt), else the boolean matrix."""
     if bool(visible.all()):
         return None
     if visible.shape[0] == visible.shape[1] and torch.equal(kv_pos, q_pos) and \
             torch.equal(visible, torch.ones_like(visible).tril()):
         return CAUSAL
-    return visible
+    return RowBlocks.split(visible) or visible
+
+
+def takes_sdpa(impl: str, need_probs: bool = False, softcap=None, trace=None) -> bool:
+    """Whether attend() runs the SDPA path for these arguments (see attend)."""
+    return impl == "sdpa" and not need_probs and softcap is None and trace is None
+
+
+def scored_entries(impl: str, sdpa_mask, t: int, s: int, **kwargs) -> int:
+    """Query-key scores per head that attend() hands its kernel for a (t, s) matrix: all of
+    them, except on the SDPA path with a RowBlocks split (only its blocks)."""
+    if isinstance(sdpa_mask, RowBlocks) and takes_sdpa(impl, **kwargs):
+        return sdpa_mask.entries
+    return t * s
 
 
 def attend(q, k, v, q_pos, kv_pos, mask: MaskSpec, scale: float, *, impl: str = "sdpa",
@@ -277,6 +334,6 @@ def attend(q, k, v, q_pos, kv_pos, mask: MaskSpec, scale: float, *, impl: str = 
     if impl == "tiled" or trace is not None:
         return tiled_attention(q, k, v, visible, scale, sink_logit, softcap, block_q, block_k,
                                trace, need_probs)
-    if impl == "eager" or need_probs or softcap is not None:
+    if not takes_sdpa(impl, need_probs, softcap):
         return eager_attention(q, k, v, visible, scale, sink_logit, softcap)
     return sdpa_attention(q, k, v, sdpa_mask, scale, sink_logit), None

@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MaskSpec, TileTrace, attend, sdpa_mask_for
+from .attention import MaskSpec, TileTrace, attend, scored_entries, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
 from .layers import rope_cos_sin, rope_inv_freq, rotate, signed_sin
@@ -161,7 +161,8 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
         sink_logit = opts.sink_logit
     softcap = ctx.model.config.attn_logit_softcapping
     b, h, t, _ = q.shape
-    ctx.score_entries += b * h * t * kv_pos.shape[0]
+    ctx.score_entries += b * h * scored_entries(opts.attn_impl, sdpa_mask, t, kv_pos.shape[0],
+                                                need_probs=need_probs, softcap=softcap, trace=trace)
     out, probs = attend(q, k, v, q_pos, kv_pos, ctx.layer_masks[layer],
                         ctx.model.config.attn_scale, impl=opts.attn_impl, sink_logit=sink_logit,
                         softcap=softcap, need_probs=need_probs, visible=visible,

@@ -113,4 +113,5 @@ class GatedMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate, up = self.w_gate_up(x).split(self.d_ff, dim=-1)
-        return self.w_down(self.act(gate) * up)
+        # in place into the activation's fresh output: one (T, d_ff) buffer fewer per layer
+        return self.w_down(self.act(gate).mul_(up))

@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from models.attention import MaskSpec, TileTrace, attend, eager_attention
+from models.attention import (CAUSAL, MaskSpec, RowBlocks, TileTrace, attend, eager_attention,
+                              scored_entries, sdpa_mask_for)
 
 MASKS = {
     "causal": MaskSpec(),
@@ -112,3 +113,41 @@ def test_tiled_trace_records_schedule_and_online_softmax_state():
     m_last = torch.cat([rm[-1] for rm in trace.row_max], dim=-1)
     l_last = torch.cat([rn[-1] for rn in trace.row_norm], dim=-1)
     assert torch.allclose(m_last, m_full, atol=1e-6) and torch.allclose(l_last, l_full, atol=1e-5)
+
+
+@pytest.mark.parametrize("mask", [MaskSpec(window=40), MaskSpec(window=60, sinks=4)],
+                         ids=["window", "sinks+window"])
+@pytest.mark.parametrize("sink_logit", [None, 0.7])
+def test_long_banded_prompt_runs_sdpa_by_row_blocks(mask, sink_logit):
+    """A window over a long prompt: SDPA runs one call per block of rows over that block's
+    columns only (RowBlocks), and still matches eager attention."""
+    t = 300
+    q, k, v = qkv(t=t, d=16)
+    pos = torch.arange(t)
+    visible = mask.visible(pos, pos)
+    split = sdpa_mask_for(visible, pos, pos)
+    assert isinstance(split, RowBlocks)
+    assert [b[:2] for b in split.blocks] == [(0, 128), (128, 256), (256, 300)]
+    # every visible entry lies inside its row block's columns
+    covered = torch.zeros_like(visible)
+    for r0, r1, c0, c1 in split.blocks:
+        covered[r0:r1, c0:c1] = True
+    assert not (visible & ~covered).any()
+    assert split.entries < 0.75 * t * t
+    assert scored_entries("sdpa", split, t, t) == split.entries
+    assert scored_entries("eager", split, t, t) == t * t   # eager scores the whole matrix
+    ref, _ = attend(q, k, v, pos, pos, mask, 0.3, impl="eager", sink_logit=sink_logit)
+    out, _ = attend(q, k, v, pos, pos, mask, 0.3, impl="sdpa", sink_logit=sink_logit)
+    assert (out - ref).abs().max().item() < 1e-5
+
+
+def test_row_blocks_only_where_they_save_work():
+    pos = torch.arange(300)
+    assert sdpa_mask_for(MaskSpec().visible(pos, pos), pos, pos) == CAUSAL     # is_causal skips
+    short = torch.arange(200)                                                  # under two blocks
+    assert isinstance(sdpa_mask_for(MaskSpec(window=20).visible(short, short), short, short), torch.Tensor)
+    # a near-triangular matrix: the blocks skip what lies above the diagonal, as is_causal would
+    assert isinstance(sdpa_mask_for(MaskSpec(window=280).visible(pos, pos), pos, pos), RowBlocks)
+    # every block needs nearly every column: one call over the whole matrix
+    wide = MaskSpec(causal=False, window=280).visible(pos, pos)
+    assert isinstance(sdpa_mask_for(wide, pos, pos), torch.Tensor)

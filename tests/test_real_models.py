@@ -75,3 +75,24 @@ def test_compiled_decode_equals_the_eager_engine(real):
     assert [s.token_id for s in compiled] == [s.token_id for s in eager]
     diff = max((a.logits - b.logits).abs().max().item() for a, b in zip(compiled, eager))
     assert diff <= 1e-3
+
+
+def test_gemma_logits_match_transformers_past_the_window():
+    """Gemma 3 over a 700-token prompt, past its 512-token window: our local layers run SDPA
+    by row blocks (models.attention.RowBlocks), transformers' eager path scores the whole
+    masked matrix; every position's logits agree."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    folder = prepare_embedded("gemma-3-270m")
+    ours = load_model(folder, device="cpu", dtype=torch.float32)
+    theirs = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    ids = AutoTokenizer.from_pretrained(folder)(TEXT, return_tensors="pt").input_ids[:, :700]
+    assert ids.shape[1] == 700
+    with torch.no_grad():
+        ref = theirs(ids).logits
+        logits, ctx = ours(ids, return_context=True)
+    assert (logits - ref).abs().max().item() <= 1e-3
+    # fewer scores than the full matrices: the local layers' blocks skip what the window hides
+    cfg = ours.config
+    n_local = sum(t == "sliding_attention" for t in cfg.layer_types)
+    full = cfg.n_layers * cfg.n_heads * 700 * 700
+    assert ctx.score_entries < full - n_local * cfg.n_heads * 700 * 700 // 5

@@ -42,6 +42,18 @@ MMAP_THRESHOLD = 32 << 20    # glibc's upper limit for this parameter on 64-bit
 TRIM_THRESHOLD = 1 << 30
 
 
+def libc():
+    """glibc through ctypes, or None (another libc, another OS)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        lib = ctypes.CDLL("libc.so.6")
+        lib.mallopt, lib.madvise  # noqa: B018 -- both must exist
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
 def tune_cpu_allocator() -> bool:
     """Keep freed activation memory in the process instead of returning it to the OS.
 
@@ -57,13 +69,10 @@ def tune_cpu_allocator() -> bool:
 
     Process-wide, so entry points call it (app, CLI, benchmarks, tests), not the library on
     import. Returns False where glibc's mallopt is not available (other libcs, other OSes)."""
-    if not sys.platform.startswith("linux"):
+    lib = libc()
+    if lib is None:
         return False
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
+    mallopt = lib.mallopt
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     # mallopt returns 1 on success, 0 on error
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))

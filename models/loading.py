@@ -3,7 +3,9 @@ family's explicit key map. A tensor the map does not name, or a name the map exp
 checkpoint lacks, or a shape mismatch, raises before any model is returned."""
 from __future__ import annotations
 
+import ctypes
 import json
+import mmap
 from pathlib import Path
 from typing import Optional
 
@@ -12,7 +14,7 @@ from safetensors import safe_open
 
 from . import gemma3, llama
 from .config import ModelConfig, config_from_hf
-from .device import default_device, default_dtype
+from .device import default_device, default_dtype, libc
 from .forward import CausalLM
 
 FAMILIES = {"llama": (llama.LlamaForCausalLM, llama.key_map),
@@ -96,6 +98,31 @@ def build_state_dict(model: CausalLM, tensors: dict[str, torch.Tensor], key_map:
     return state
 
 
+MADV_DONTNEED = 4  # Linux
+
+
+def release_pages(tensors) -> int:
+    """Drop the pages of memory-mapped checkpoint tensors from this process (madvise
+    MADV_DONTNEED); returns the bytes released. For tensors the model no longer needs: the
+    q/k/v and gate/up matrices, once concatenated into fused copies. Their pages were read for
+    the concatenation and would otherwise stay mapped, counted in the process's memory
+    (SmolLM2: 279 MB), for as long as the mapping lives, which is as long as the model (its
+    other parameters are views of it). The mapping is private and never written, so a page
+    touched again is read back from the file. Only whole pages inside each tensor are
+    released: a page shared with a neighbouring tensor is left alone. Linux only (0 elsewhere)."""
+    lib = libc()
+    if lib is None:
+        return 0
+    lib.madvise.argtypes, lib.madvise.restype = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int), ctypes.c_int
+    page, released = mmap.PAGESIZE, 0
+    for tensor in tensors:
+        start = -(-tensor.data_ptr() // page) * page                     # first whole page
+        end = (tensor.data_ptr() + tensor.nbytes) // page * page          # past the last one
+        if end > start and lib.madvise(start, end - start, MADV_DONTNEED) == 0:
+            released += end - start
+    return released
+
+
 def model_from_config(config: ModelConfig) -> CausalLM:
     cls, _ = FAMILIES[config.family]
     return cls(config)
@@ -121,7 +148,10 @@ def load_model(folder, device: Optional[torch.device] = None,
     with torch.device("meta"):
         model = model_from_config(config)
     load_state(model, tensors)
-    # to() copies out of the mmap into owned memory in the target dtype and device
+    # Parameters taken as they are stay views of the memory-mapped file (to() below copies
+    # them only for another dtype or device); the sources of fused copies are done with.
+    in_use = {p.data_ptr() for p in model.parameters()}
+    release_pages(t for t in tensors.values() if t.data_ptr() not in in_use)
     model = model.to(device=device, dtype=dtype)
     model.eval()
     model.requires_grad_(False)

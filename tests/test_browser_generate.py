@@ -98,7 +98,9 @@ def _stream_and_stop(page, app_url):
         page.locator("#gen-start").click()
         page.locator("#gen-status", has_text="Generating").wait_for(timeout=RUN_TIMEOUT)
         assert page.evaluate(stop_if_decoding), "the second run ended before Stop"
-    page.locator("#gen-stopped", has_text="Stopped.").wait_for(timeout=30_000)
+    page.locator("#gen-stopped", has_text="Stopped").wait_for(timeout=30_000)
+    # the note stands in for the status line, whose last "Generating: n / N" would linger
+    page.locator("#gen-status").wait_for(state="hidden", timeout=10_000)
     time.sleep(1.0)  # a message already on its way when Stop was pressed may still land
     stopped = _output(page)
     time.sleep(2.0)

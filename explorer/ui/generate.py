@@ -170,6 +170,7 @@ STRINGS = {
     "generate.row.stopped": {"en": "{n} (stopped)", "zh": "{n}（已停止）"},
     "generate.reason.deadline": {"en": "time limit of {s:.0f} s reached", "zh": "达到 {s:.0f} 秒的时间上限"},
     "generate.stopped": {"en": "**Stopped.**", "zh": "**已停止。**"},
+    "generate.stopped_after": {"en": "**Stopped** after {n} new tokens.", "zh": "**已停止**：已生成 {n} 个新 token。"},
     "generate.ev.c3": {
         "en": "**C3** at t = {t} tokens: the cache tensors hold **{measured:,} B**; the formula "
               "per layer gives **{formula:,} B** ({match}, checked at all {steps} steps). "
@@ -516,9 +517,14 @@ def build(ctx: TabContext) -> None:
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
 
     def on_stop(lang, runs):
+        """Cancels the run. The note replaces the status line (hidden by style.css while the
+        note shows): a token message already in flight could overwrite the status, not this."""
         lang = normalize_language(lang)
+        partial = [row for row in runs or [] if row.get("partial")]
+        note = t.text("generate.stopped_after", lang, n=partial[-1]["new"]) if partial \
+            else t.text("generate.stopped", lang)
         runs = settle_runs(t, lang, runs)
-        return t.text("generate.stopped", lang), history_frame(t, lang, runs), runs
+        return note, history_frame(t, lang, runs), runs
 
     stop.click(on_stop, [ctx.lang, history_state], [stopped_note, history, history_state],
                cancels=[event, submitted], api_name="stop")

@@ -1,6 +1,7 @@
-"""The engine's decode step four ways, side by side in one process, each round against the
-bandwidth measured in that round (the host's bandwidth drifts by ±20% within minutes, so
-bench.decode's separate processes see different machines; here all variants share one).
+"""The engine's decode step four ways, side by side in one process, every decode step paired
+with a bandwidth measurement taken right before it (the host's bandwidth drifts by ±20% within
+minutes, and bench.decode's separate processes see different machines; here every step is
+set against the bandwidth of its own moment).
 
     PYTHONPATH=. .venv/bin/python -m bench.compiled_decode [--model gemma-3-270m] [--rounds 5]
 
@@ -10,9 +11,11 @@ Variants, all on the same loaded checkpoint and the same 16-token prompt (CPU, f
 - compiled:   the same step through torch.compile;
 - autotuned:  the same with autotune (frozen weights, Inductor's GEMV kernels where faster);
 - transformers: the transformers model on the same weights, one token with its DynamicCache.
-The order of the variants rotates every round, so none always runs right after the bandwidth
-measurement. Prints per-round ms/token and share of the roofline, then the medians and each variant's
-median speed relative to transformers (per round, so both sides see the same bandwidth)."""
+Each step follows a timed 512 MB GEMV (the bandwidth probe; it also leaves the caches as cold
+as a real decode step finds them), and its share of the roofline is weight bytes / that
+bandwidth / the step's time. The order of the variants rotates every round. Prints per round
+each variant's median ms/token and median share, then the medians over rounds and each
+variant's speed relative to transformers (per round)."""
 from __future__ import annotations
 
 import argparse
@@ -21,7 +24,6 @@ from statistics import median
 
 import torch
 
-from bench.decode import measure_bandwidth
 
 PROMPT = list(range(1, 17))
 
@@ -61,22 +63,36 @@ def main(argv=None) -> int:
         model(prompt, cache=cache, options=opts)
         return cache
 
-    def run(name) -> float:
-        """ms per token over args.steps decode steps from a fresh 16-token cache."""
+    # the bandwidth probe: a 512 MB fp32 GEMV, the access pattern of decode (see bench.decode)
+    probe_a, probe_x = torch.randn(8192, 16384), torch.randn(16384)
+
+    def run(name) -> tuple[float, float, float]:
+        """args.steps decode steps from a fresh 16-token cache, each right after a timed GEMV:
+        (median ms per token, median share of the roofline over the pairs, median GB/s). Each
+        step is measured against the bandwidth of the moment, not of the round: the host's
+        bandwidth moves within seconds."""
         if name == "transformers":
             cache = theirs(prompt, use_cache=True, logits_to_keep=1).past_key_values
-            t0 = time.perf_counter()
-            for _ in range(args.steps):
+
+            def step():
+                nonlocal cache
                 cache = theirs(prompt[:, :1], past_key_values=cache, use_cache=True).past_key_values
-            return (time.perf_counter() - t0) / args.steps * 1e3
-        cache = fresh_cache(name)
-        t0 = time.perf_counter()
+        else:
+            cache = fresh_cache(name)
+            step = (lambda: model(prompt[:, :1], cache=cache, options=opts)) if name == "eager" \
+                else (lambda: decoders[name].step(1, cache))
+        steps, shares, bandwidths = [], [], []
         for _ in range(args.steps):
-            if name == "eager":
-                model(prompt[:, :1], cache=cache, options=opts)
-            else:
-                decoders[name].step(1, cache)
-        return (time.perf_counter() - t0) / args.steps * 1e3
+            t0 = time.perf_counter()
+            probe_a @ probe_x
+            t1 = time.perf_counter()
+            step()
+            t2 = time.perf_counter()
+            bandwidth = probe_a.nbytes / (t1 - t0)
+            steps.append(t2 - t1)
+            shares.append(weight_bytes / bandwidth / (t2 - t1))
+            bandwidths.append(bandwidth / 1e9)
+        return median(steps) * 1e3, median(shares), median(bandwidths)
 
     results = {name: [] for name in args.variants}
     with torch.inference_mode():
@@ -86,16 +102,13 @@ def main(argv=None) -> int:
                 decoders[name].step(1, fresh_cache(name))
                 print(f"{name}: first step (compiles) {time.perf_counter() - t0:.1f} s", flush=True)
         for r in range(args.rounds):
-            bandwidth = measure_bandwidth(2)
-            roofline_ms = weight_bytes / (bandwidth * 1e9) * 1e3
             order = args.variants[r % len(args.variants):] + args.variants[:r % len(args.variants)]
             cells = []
             for name in order:
-                ms = run(name)
-                results[name].append((ms, roofline_ms / ms))
-                cells.append(f"{name} {ms:.1f} ms ({roofline_ms / ms:.0%})")
-            print(f"round {r + 1}: bandwidth {bandwidth:.1f} GB/s, roofline {roofline_ms:.1f} ms | "
-                  + " | ".join(cells), flush=True)
+                ms, share, bandwidth = run(name)
+                results[name].append((ms, share))
+                cells.append(f"{name} {ms:.1f} ms ({share:.0%} of {bandwidth:.1f} GB/s)")
+            print(f"round {r + 1}: " + " | ".join(cells), flush=True)
     print(f"\n{args.model}, {args.rounds} rounds of {args.steps} tokens after a {len(PROMPT)}-token prompt\n"
           "\n| variant | ms/token (median) | share of the roofline, median (min-max) | speed vs transformers, "
           "median of rounds |\n|---|---|---|---|")

@@ -173,8 +173,9 @@ class RowBlocks:
 
     @classmethod
     def split(cls, visible: torch.Tensor, rows: int = BAND_ROWS, max_share: float = 0.75):
-        """The split of `visible` (T, S) into row blocks, or None when it would hand the kernel
-        more than max_share of the whole matrix (a causal or narrow matrix: not worth the calls)."""
+        """The split of `visible` (T, S) into row blocks, or None when the blocks would still
+        hand the kernel more than max_share of the whole matrix (every block needs nearly every
+        column: not worth the extra calls), or when T is under two blocks."""
         t, s = visible.shape
         if t < 2 * rows:
             return None

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from explorer.figure_text import figure_text
 from explorer.inputs import InputError, finite_number, whole_number
 from models.attention import MaskSpec
 from models.config import SLIDING
@@ -280,6 +281,53 @@ COLORSCALE = "Viridis"
 MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe945"]]  # cividis ends
 
 
+# Text of the attention-map and mask figures (merged into the Attention tab's STRINGS).
+FIGURE_STRINGS = {
+    "attention.fig.probability": {"en": "probability", "zh": "概率"},
+    "attention.fig.block_mean": {"en": "block mean p", "zh": "块内平均 p"},
+    "attention.fig.hover_one": {"en": "layer {layer}, head {head}<br>query %{{y}}<br>key %{{x}}<br>p = %{{z:.4f}}",
+                                "zh": "第 {layer} 层，第 {head} 个头<br>查询 %{{y}}<br>键 %{{x}}<br>p = %{{z:.4f}}"},
+    "attention.fig.hover_block": {
+        "en": "layer {layer}, head {head}<br>queries %{{y}}<br>keys %{{x}}<br>mean p over {f}×{f} block = %{{z:.4f}}",
+        "zh": "第 {layer} 层，第 {head} 个头<br>查询 %{{y}}<br>键 %{{x}}<br>{f}×{f} 块内平均 p = %{{z:.4f}}"},
+    "attention.fig.title_one": {"en": "{model} layer {layer}, head {head}: attention probabilities",
+                                "zh": "{model} 第 {layer} 层，第 {head} 个头：注意力概率"},
+    "attention.fig.key_axis": {"en": "key token (position: token)", "zh": "键 token（位置：token）"},
+    "attention.fig.query_axis": {"en": "query token (position: token)", "zh": "查询 token（位置：token）"},
+    "attention.fig.head_title": {"en": "head {h} (KV head {kv})", "zh": "头 {h}（KV 头 {kv}）"},
+    "attention.fig.key_arrow": {"en": "key →", "zh": "键 →"},
+    "attention.fig.query_arrow": {"en": "← query", "zh": "← 查询"},
+    "attention.fig.pooled": {"en": " (shown as means of {f}×{f} blocks)", "zh": "（按 {f}×{f} 块取平均显示）"},
+    "attention.fig.title_all": {"en": "{model} layer {layer}, all {n} heads{pooled}",
+                                "zh": "{model} 第 {layer} 层，全部 {n} 个头{pooled}"},
+    "attention.fig.mask_hover": {
+        "en": "layer {layer}<br>query %{{y}}<br>key %{{x}}<br>visible: %{{z}} (1 yes, 0 masked)",
+        "zh": "第 {layer} 层<br>查询 %{{y}}<br>键 %{{x}}<br>可见：%{{z}}（1 可见，0 被遮蔽）"},
+    "attention.fig.mask_title": {"en": "mask of layer {layer}: {mask} (yellow = visible)",
+                                 "zh": "第 {layer} 层的掩码：{mask}（黄色 = 可见）"},
+    "attention.fig.key_token": {"en": "key token", "zh": "键 token"},
+    "attention.fig.mask.causal": {"en": "causal", "zh": "因果"},
+    "attention.fig.mask.bidirectional": {"en": "bidirectional", "zh": "双向"},
+    "attention.fig.mask.window": {"en": "sliding window {w}", "zh": "滑动窗口 {w}"},
+    "attention.fig.mask.sinks": {"en": "{s} sink{plural} + window {w}", "zh": "{s} 个汇 + 窗口 {w}"},
+    "attention.fig.query_token": {"en": "query token", "zh": "查询 token"},
+}
+
+
+def _text(key: str, lang: Optional[str], **fields) -> str:
+    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+
+
+def mask_text(mask: MaskSpec, lang: Optional[str] = "en") -> str:
+    """MaskSpec.describe() in `lang`."""
+    if mask.window is None:
+        return _text("attention.fig.mask.causal" if mask.causal else "attention.fig.mask.bidirectional", lang)
+    if mask.sinks:
+        return _text("attention.fig.mask.sinks", lang, s=mask.sinks, w=mask.window,
+                     plural="s" if mask.sinks > 1 else "")
+    return _text("attention.fig.mask.window", lang, w=mask.window)
+
+
 def _pool(matrix: np.ndarray, cells: int) -> tuple[np.ndarray, int]:
     """Mean-pool a (T, S) matrix into at most cells x cells blocks; returns (pooled, factor)."""
     t, s = matrix.shape
@@ -295,9 +343,9 @@ def _pool(matrix: np.ndarray, cells: int) -> tuple[np.ndarray, int]:
 
 def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[int],
                      n_prompt: Optional[int] = None, model_title: str = "",
-                     n_kv_heads: Optional[int] = None):
+                     n_kv_heads: Optional[int] = None, lang: str = "en"):
     """One head at full resolution, or all heads in a grid (pooled above GRID_CELLS tokens).
-    Hover names the query token, key token, layer and head."""
+    Hover names the query token, key token, layer and head. Text in `lang`."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -309,12 +357,12 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
     if head is not None:
         fig = go.Figure(go.Heatmap(
             z=np.round(probs[head], 5), x=k_labels, y=q_labels, colorscale=COLORSCALE, zmin=0,
-            colorbar=dict(title="probability"),
-            hovertemplate=(f"layer {layer}, head {head}<br>query %{{y}}<br>key %{{x}}"
-                           "<br>p = %{z:.4f}<extra></extra>")))
-        fig.update_layout(title=f"{model_title} layer {layer}, head {head}: attention probabilities")
-        fig.update_xaxes(title="key token (position: token)", type="category", tickangle=-60)
-        fig.update_yaxes(title="query token (position: token)", type="category", autorange="reversed")
+            colorbar=dict(title=_text("attention.fig.probability", lang)),
+            hovertemplate=_text("attention.fig.hover_one", lang, layer=layer, head=head) + "<extra></extra>"))
+        fig.update_layout(title=_text("attention.fig.title_one", lang, model=model_title, layer=layer,
+                                      head=head).strip())
+        fig.update_xaxes(title=_text("attention.fig.key_axis", lang), type="category", tickangle=-60)
+        fig.update_yaxes(title=_text("attention.fig.query_axis", lang), type="category", autorange="reversed")
         if n_prompt is not None and n_prompt < len(q_labels):
             fig.add_hline(y=n_prompt - 0.5, line=dict(color="white", dash="dash", width=1))
         fig.update_layout(height=640, margin=dict(l=10, r=10, t=50, b=10))
@@ -323,7 +371,8 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
     rows = math.ceil(n_heads / cols)
     n_rep = max(1, n_heads // max(1, n_kv_heads or n_heads))
     fig = make_subplots(rows=rows, cols=cols,
-                        subplot_titles=[f"head {h} (KV head {h // n_rep})" for h in range(n_heads)],
+                        subplot_titles=[_text("attention.fig.head_title", lang, h=h, kv=h // n_rep)
+                                        for h in range(n_heads)],
                         horizontal_spacing=0.04, vertical_spacing=0.06)
     pooled_heads = [_pool(probs[h], GRID_CELLS) for h in range(n_heads)]
     factor = pooled_heads[0][1]
@@ -335,34 +384,32 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
         s_idx = np.arange(pooled.shape[1]) * factor
         if factor == 1:
             xs, ys = [k_labels[i] for i in s_idx], [q_labels[i] for i in t_idx]
-            hover = (f"layer {layer}, head {h}<br>query %{{y}}<br>key %{{x}}"
-                     "<br>p = %{z:.4f}<extra></extra>")
+            hover = _text("attention.fig.hover_one", lang, layer=layer, head=h) + "<extra></extra>"
         else:
             xs = [f"{k_labels[i]} … +{factor - 1}" for i in s_idx]
             ys = [f"{q_labels[i]} … +{factor - 1}" for i in t_idx]
-            hover = (f"layer {layer}, head {h}<br>queries %{{y}}<br>keys %{{x}}"
-                     f"<br>mean p over {factor}×{factor} block = %{{z:.4f}}<extra></extra>")
+            hover = _text("attention.fig.hover_block", lang, layer=layer, head=h, f=factor) + "<extra></extra>"
         fig.add_trace(go.Heatmap(z=np.round(pooled, 5), x=xs, y=ys, colorscale=COLORSCALE, zmin=0,
                                  zmax=zmax, showscale=h == 0,
-                                 colorbar=dict(title="probability" if factor == 1 else "block mean p"),
+                                 colorbar=dict(title=_text("attention.fig.probability" if factor == 1
+                                                           else "attention.fig.block_mean", lang)),
                                  hovertemplate=hover),
                       row=h // cols + 1, col=h % cols + 1)
     fig.update_xaxes(showticklabels=False, type="category")
     fig.update_yaxes(showticklabels=False, type="category", autorange="reversed")
     for c in range(1, cols + 1):
-        fig.update_xaxes(title_text="key →", row=rows, col=c)
+        fig.update_xaxes(title_text=_text("attention.fig.key_arrow", lang), row=rows, col=c)
     for r in range(1, rows + 1):
-        fig.update_yaxes(title_text="← query", row=r, col=1)
-    pooled_note = ""
-    if factor > 1:
-        pooled_note = f" (shown as means of {factor}×{factor} blocks)"
-    fig.update_layout(title=f"{model_title} layer {layer}, all {n_heads} heads{pooled_note}",
+        fig.update_yaxes(title_text=_text("attention.fig.query_arrow", lang), row=r, col=1)
+    pooled_note = _text("attention.fig.pooled", lang, f=factor) if factor > 1 else ""
+    fig.update_layout(title=_text("attention.fig.title_all", lang, model=model_title, layer=layer,
+                                  n=n_heads, pooled=pooled_note).strip(),
                       height=300 * rows + 60, margin=dict(l=10, r=10, t=70, b=10))
     return fig
 
 
-def mask_figure(layer_map: LayerMap, labels: Sequence[str]):
-    """The (T, S) mask of this layer, from the same MaskSpec the forward used."""
+def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
+    """The (T, S) mask of this layer, from the same MaskSpec the forward used. Text in `lang`."""
     import plotly.graph_objects as go
 
     visible = layer_map.visible.numpy().astype(np.int8)
@@ -370,13 +417,13 @@ def mask_figure(layer_map: LayerMap, labels: Sequence[str]):
     k_labels = [labels[int(p)] for p in layer_map.kv_pos]
     fig = go.Figure(go.Heatmap(
         z=visible, x=k_labels, y=q_labels, colorscale=MASK_COLORS, zmin=0, zmax=1, showscale=False,
-        hovertemplate=(f"layer {layer_map.layer}<br>query %{{y}}<br>key %{{x}}"
-                       "<br>visible: %{z} (1 yes, 0 masked)<extra></extra>")))
-    fig.update_layout(title=f"mask of layer {layer_map.layer}: {layer_map.layer_mask.describe()} "
-                            f"(yellow = visible)",
+        hovertemplate=_text("attention.fig.mask_hover", lang, layer=layer_map.layer) + "<extra></extra>"))
+    fig.update_layout(title=_text("attention.fig.mask_title", lang, layer=layer_map.layer,
+                                  mask=mask_text(layer_map.layer_mask, lang)),
                       height=640, margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title="key token", type="category", showticklabels=False)
-    fig.update_yaxes(title="query token", type="category", autorange="reversed", showticklabels=False)
+    fig.update_xaxes(title=_text("attention.fig.key_token", lang), type="category", showticklabels=False)
+    fig.update_yaxes(title=_text("attention.fig.query_token", lang), type="category", autorange="reversed",
+                     showticklabels=False)
     return fig
 
 

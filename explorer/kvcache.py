@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import plotly.graph_objects as go
 
+from explorer.figure_text import figure_text
 from explorer.inputs import InputError, finite_number, whole_number
 
 # ----- limits (CPU-sized; every one is checked server-side) ---------------------------------
@@ -94,8 +95,7 @@ FIGURE_STRINGS = {
 
 
 def label(key: str, lang: Optional[str] = "en", **fields) -> str:
-    text = FIGURE_STRINGS[key]["zh" if (lang or "").startswith("zh") else "en"]
-    return text.format(**fields) if fields else text
+    return figure_text(FIGURE_STRINGS, key, lang, **fields)
 
 
 # ----- validation ---------------------------------------------------------------------------

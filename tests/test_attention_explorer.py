@@ -282,6 +282,19 @@ def test_figures_build(smol, text_ids):
     assert np.array_equal(np.array(mask.data[0].z, dtype=bool), lm.visible.numpy())
     am.head_groups_figure(smol.config)
     am.layer_strip_figure(smol.config)
+    # the same figures with Chinese text: titles, axes, hover and subplot titles
+    one_zh = am.attention_figure(lm, labels, 2, n_prompt=15, model_title="SmolLM2", lang="zh")
+    assert one_zh.layout.title.text == "SmolLM2 第 1 层，第 2 个头：注意力概率"
+    assert one_zh.layout.xaxis.title.text == "键 token（位置：token）"
+    assert "第 1 层，第 2 个头" in one_zh.data[0].hovertemplate
+    grid_zh = am.attention_figure(lm, labels, None, lang="zh", n_kv_heads=3)
+    assert grid_zh.layout.annotations[4].text == "头 4（KV 头 1）"
+    mask_zh = am.mask_figure(lm, labels, lang="zh")
+    assert mask_zh.layout.title.text.startswith("第 1 层的掩码：") and "黄色 = 可见" in mask_zh.layout.title.text
+    assert mask.layout.title.text.startswith("mask of layer 1:")
+    assert "1 sink + window 6" in mask.layout.title.text and "1 个汇 + 窗口 6" in mask_zh.layout.title.text
+    for spec in (MaskSpec(), MaskSpec(window=5), MaskSpec(window=5, sinks=2), MaskSpec(causal=False)):
+        assert am.mask_text(spec) == spec.describe()                  # English: MaskSpec's own words
 
 
 def test_pooling_for_large_grids():

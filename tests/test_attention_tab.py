@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from gradio_client.exceptions import AppError
 
@@ -84,6 +85,23 @@ def test_handler_messages_for_values_the_components_cannot_send(runtime, overrid
     args.update(overrides)
     with pytest.raises(InputError, match=message):
         compute_map(runtime.get(SMOL), **args)
+
+
+def test_map_follows_the_language(runtime):
+    """The map is drawn in the visitor's language, redrawn in the other one from the stored
+    view after a language switch, with the head last picked."""
+    from explorer.ui.attention import compute_map, redraw_head, redraw_map
+
+    fig, mask_fig, data, view = compute_map(
+        runtime.get(SMOL), PROMPT, 1, "all", "causal", 8, 2, 1.0, "eager", 0, lang="zh")
+    assert "第 1 层，全部 9 个头" in fig.layout.title.text and "第 1 层的掩码" in mask_fig.layout.title.text
+    head_fig = redraw_head(view, 4, "zh")
+    assert "第 4 个头" in head_fig.layout.title.text
+    fig_en, mask_en = redraw_map(view, "en")
+    assert "layer 1, head 4: attention probabilities" in fig_en.layout.title.text
+    assert mask_en.layout.title.text.startswith("mask of layer 1:")
+    assert np.array_equal(fig_en.data[0].z, head_fig.data[0].z)     # same numbers, other words
+    assert redraw_map(None, "en") is None
 
 
 def test_head_groups_endpoint(client):

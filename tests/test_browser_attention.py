@@ -92,8 +92,13 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     page.locator("#language-switch").get_by_text("中文").click()
     page.locator("#attention-summary", has_text="行和").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#stream-summary", has_text="实测").wait_for()
+    # and so do the map and the mask, redrawn from the stored probabilities (head 0 still)
+    page.locator("#attention-map .gtitle", has_text="第 0 个头：注意力概率").wait_for(timeout=30_000)
+    page.locator("#attention-mask-plot .gtitle", has_text="的掩码").wait_for()
     page.locator("#explorer-tabs").scroll_into_view_if_needed()
     screenshot(page, "attention-zh")
+    page.locator("#attention-map").scroll_into_view_if_needed()
+    screenshot(page, "attention-zh-map")
 
 
 def test_gemma_local_global_and_groups(page, app_url, screenshot):

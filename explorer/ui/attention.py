@@ -253,6 +253,7 @@ STRINGS = {
     },
     "attention.yes": {"en": "yes", "zh": "是"},
     "attention.no": {"en": "no", "zh": "否"},
+    **am.FIGURE_STRINGS,
 }
 
 
@@ -280,9 +281,10 @@ def _long_ids(loaded, n_tokens: int) -> list[int]:
 
 
 def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_logit, impl,
-                n_generate) -> tuple[Any, Any, dict, dict]:
+                n_generate, lang: str = "en") -> tuple[Any, Any, dict, dict]:
     """(attention figure, mask figure, data, view) for the tab; raises InputError.
-    `view` holds what redrawing another head needs (kept per visitor in gr.State)."""
+    `view` holds what redrawing another head, or in another language, needs (kept per
+    visitor in gr.State)."""
     import time
 
     config = loaded.config
@@ -312,8 +314,8 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
     table, kl = am.next_token_table(loaded.tokenizer, base_logits, layer_map.last_logits)
     seconds = time.perf_counter() - start
     labels = am.token_labels(loaded.tokenizer, all_ids)
-    fig = am.attention_figure(layer_map, labels, head, n_prompt, _title(loaded), config.n_kv_heads)
-    mask_fig = am.mask_figure(layer_map, labels)
+    fig = am.attention_figure(layer_map, labels, head, n_prompt, _title(loaded), config.n_kv_heads, lang)
+    mask_fig = am.mask_figure(layer_map, labels, lang)
     probs = layer_map.probs
     masked = probs[:, ~layer_map.visible]
     absorbed = layer_map.sink_mass
@@ -333,17 +335,28 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
         "sink_logit": choice.sink_logit,
     }
     view = {"layer_map": layer_map, "labels": labels, "n_prompt": n_prompt,
-            "title": _title(loaded), "n_kv_heads": config.n_kv_heads, "n_heads": config.n_heads}
+            "title": _title(loaded), "n_kv_heads": config.n_kv_heads, "n_heads": config.n_heads,
+            "head": head}
     return fig, mask_fig, data, view
 
 
-def redraw_head(view, head):
+def redraw_head(view, head, lang: str = "en"):
     """The stored map drawn for another head (or all heads): no forward pass."""
     if not view:
         return None
     head = None if head in (None, "", "all") else whole_number(head, "The head", 0, view["n_heads"] - 1)
+    view["head"] = head
     return am.attention_figure(view["layer_map"], view["labels"], head, view["n_prompt"],
-                               view["title"], view["n_kv_heads"])
+                               view["title"], view["n_kv_heads"], lang)
+
+
+def redraw_map(view, lang: str):
+    """(attention figure, mask figure) of the stored map in another language, or None."""
+    if not view:
+        return None
+    return (am.attention_figure(view["layer_map"], view["labels"], view["head"], view["n_prompt"],
+                                view["title"], view["n_kv_heads"], lang),
+            am.mask_figure(view["layer_map"], view["labels"], lang))
 
 
 def render_map(t, lang, data) -> str:
@@ -688,7 +701,7 @@ def build(ctx: TabContext) -> None:
         loaded = ctx.load(model_name, progress)
         try:
             fig, mask_fig, data, view = compute_map(loaded, text, layer_value, head_value, kind, w,
-                                                    s, b, path, n_new)
+                                                    s, b, path, n_new, _check_lang(lang))
         except (InputError, ValueError) as error:
             raise _as_error(error) from None
         import pandas as pd
@@ -696,12 +709,12 @@ def build(ctx: TabContext) -> None:
         return (fig, mask_fig, render_map(t, _check_lang(lang), data),
                 pd.DataFrame(data["next_tokens"]), data, view)
 
-    def show_head(view, head_value):
+    def show_head(view, head_value, lang):
         try:
-            fig = redraw_head(view, head_value)
+            fig = redraw_head(view, head_value, _check_lang(lang))   # also records the head
         except InputError as error:
             raise _as_error(error) from None
-        return gr.skip() if fig is None else fig
+        return (gr.skip(), gr.skip()) if fig is None else (fig, view)
 
     def model_controls(model_name, lang, progress=gr.Progress()):
         """Layer / head ranges and local/global costs of the selected model. No forward pass
@@ -775,7 +788,7 @@ def build(ctx: TabContext) -> None:
     layer.release(attention_map, map_inputs, map_outputs, api_visibility="private",
                   **ctx.model_event)
     # another head of the same map: redrawn from the probabilities already computed
-    head.input(show_head, [map_view, head], [map_plot], api_visibility="private")
+    head.input(show_head, [map_view, head, ctx.lang], [map_plot, map_view], api_visibility="private")
 
     # API-only endpoints (the page refreshes both on load and on a model change, below);
     # wired first so they keep their names.
@@ -804,12 +817,15 @@ def build(ctx: TabContext) -> None:
                  [rf_plot, rf_summary, reach, rf_data], api_name="receptive_field", **ctx.model_event)
 
     # Server text follows the language switch, re-rendered from the data already measured.
-    def rerender(lang, m, g, s, st, r, lg):
+    def rerender(lang, m, g, s, st, r, lg, view):
         lang = _check_lang(lang)
+        figures = redraw_map(view, lang) or (gr.skip(), gr.skip())
         return (render_map(t, lang, m), render_groups(t, lang, g), render_sinks(t, lang, s),
                 render_streaming(t, lang, st), render_receptive(t, lang, r),
-                render_local_global(t, lang, lg))
+                render_local_global(t, lang, lg), *figures)
 
-    ctx.lang.change(rerender, [ctx.lang, map_data, groups_data, sink_data, stream_data, rf_data, lg_data],
-                    [map_summary, groups_summary, sink_summary, stream_summary, rf_summary, lg_summary],
+    ctx.lang.change(rerender, [ctx.lang, map_data, groups_data, sink_data, stream_data, rf_data, lg_data,
+                               map_view],
+                    [map_summary, groups_summary, sink_summary, stream_summary, rf_summary, lg_summary,
+                     map_plot, mask_plot],
                     api_visibility="private")

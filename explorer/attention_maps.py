@@ -306,6 +306,26 @@ FIGURE_STRINGS = {
     "attention.fig.mask_title": {"en": "mask of layer {layer}: {mask} (yellow = visible)",
                                  "zh": "第 {layer} 层的掩码：{mask}（黄色 = 可见）"},
     "attention.fig.key_token": {"en": "key token", "zh": "键 token"},
+    "attention.fig.kv_group": {"en": "KV head {j}: query heads {first}–{last}", "zh": "KV 头 {j}：查询头 {first}–{last}"},
+    "attention.fig.reads": {"en": "query head {h} reads KV head {j}", "zh": "查询头 {h} 读取 KV 头 {j}"},
+    "attention.fig.shared": {"en": "KV head {j}: shared by {n} query heads", "zh": "KV 头 {j}：{n} 个查询头共用"},
+    "attention.fig.groups_title": {"en": "{title} {n_q} query heads share {n_kv} KV head{plural}",
+                                   "zh": "{title} {n_q} 个查询头共用 {n_kv} 个 KV 头"},
+    "attention.fig.global_cell": {"en": "global (full causal)", "zh": "全局（完整因果）"},
+    "attention.fig.local_cell": {"en": "local (window {w})", "zh": "局部（窗口 {w}）"},
+    "attention.fig.layer_type": {"en": "layer type", "zh": "层类型"},
+    "attention.fig.strip_hover": {"en": "layer %{{x}}: %{{customdata}}", "zh": "第 %{{x}} 层：%{{customdata}}"},
+    "attention.fig.strip_title": {"en": "{title} {n_local} local layers (dark), {n_global} global (yellow)",
+                                  "zh": "{title} {n_local} 个局部层（深色），{n_global} 个全局层（黄色）"},
+    "attention.fig.layer": {"en": "layer", "zh": "层"},
+    "attention.fig.one_global": {"en": "one global layer", "zh": "一个全局层"},
+    "attention.fig.one_local": {"en": "one local layer", "zh": "一个局部层"},
+    "attention.fig.cost_hover": {"en": "{kind}<br>n = %{{x}}<br>%{{y:,}} scores",
+                                 "zh": "{kind}<br>n = %{{x}}<br>%{{y:,}} 个分数"},
+    "attention.fig.cost_title": {"en": "query-key scores per layer (all heads) for a forward of n tokens",
+                                 "zh": "n 个 token 的一次前向中每层（所有头）的查询-键分数数"},
+    "attention.fig.cost_x": {"en": "sequence length n (tokens)", "zh": "序列长度 n（token）"},
+    "attention.fig.cost_y": {"en": "score entries (visible pairs × heads)", "zh": "分数个数（可见对 × 头数）"},
     "attention.fig.mask.causal": {"en": "causal", "zh": "因果"},
     "attention.fig.mask.bidirectional": {"en": "bidirectional", "zh": "双向"},
     "attention.fig.mask.window": {"en": "sliding window {w}", "zh": "滑动窗口 {w}"},
@@ -427,8 +447,8 @@ def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
     return fig
 
 
-def head_groups_figure(config, title: str = ""):
-    """Query heads (top) joined to the KV head they read (bottom)."""
+def head_groups_figure(config, title: str = "", lang: str = "en"):
+    """Query heads (top) joined to the KV head they read (bottom). Text in `lang`."""
     import plotly.graph_objects as go
 
     groups = head_groups(config)
@@ -447,13 +467,15 @@ def head_groups_figure(config, title: str = ""):
             x=[xq[h] for h in group], y=[1] * len(group), mode="markers+text",
             marker=dict(size=26, color=color, symbol="circle"),
             text=[f"q{h}" for h in group], textposition="top center",
-            name=f"KV head {j}: query heads {group[0]}–{group[-1]}",
-            hovertemplate=[f"query head {h} reads KV head {j}<extra></extra>" for h in group]))
+            name=_text("attention.fig.kv_group", lang, j=j, first=group[0], last=group[-1]),
+            hovertemplate=[_text("attention.fig.reads", lang, h=h, j=j) + "<extra></extra>" for h in group]))
         fig.add_trace(go.Scatter(x=[xkv[j]], y=[0], mode="markers+text",
                                  marker=dict(size=34, color=color, symbol="square"),
                                  text=[f"kv{j}"], textposition="bottom center", showlegend=False,
-                                 hovertemplate=f"KV head {j}: shared by {len(group)} query heads<extra></extra>"))
-    fig.update_layout(title=f"{title} {n_q} query heads share {n_kv} KV head{'s' if n_kv > 1 else ''}",
+                                 hovertemplate=_text("attention.fig.shared", lang, j=j, n=len(group))
+                                 + "<extra></extra>"))
+    fig.update_layout(title=_text("attention.fig.groups_title", lang, title=title, n_q=n_q, n_kv=n_kv,
+                                  plural="s" if n_kv > 1 else "").strip(),
                       height=330, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.15))
     fig.update_xaxes(visible=False, range=[-0.08, 1.08])
@@ -461,40 +483,41 @@ def head_groups_figure(config, title: str = ""):
     return fig
 
 
-def layer_strip_figure(config, title: str = ""):
-    """One cell per layer: local (sliding window) or global."""
+def layer_strip_figure(config, title: str = "", lang: str = "en"):
+    """One cell per layer: local (sliding window) or global. Text in `lang`."""
     import plotly.graph_objects as go
 
     kinds = layer_kinds(config)
     z = [[1 if k == "global" else 0 for k in kinds]]
-    text = [[("global (full causal)" if k == "global" else f"local (window {config.sliding_window})")
-             for k in kinds]]
+    text = [[(_text("attention.fig.global_cell", lang) if k == "global"
+              else _text("attention.fig.local_cell", lang, w=config.sliding_window)) for k in kinds]]
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(len(kinds))), y=["layer type"], colorscale=MASK_COLORS, zmin=0, zmax=1,
-        showscale=False, customdata=text, xgap=2,
-        hovertemplate="layer %{x}: %{customdata}<extra></extra>"))
+        z=z, x=list(range(len(kinds))), y=[_text("attention.fig.layer_type", lang)], colorscale=MASK_COLORS,
+        zmin=0, zmax=1, showscale=False, customdata=text, xgap=2,
+        hovertemplate=_text("attention.fig.strip_hover", lang) + "<extra></extra>"))
     n_global = kinds.count("global")
-    fig.update_layout(title=f"{title} {len(kinds) - n_global} local layers (dark), "
-                            f"{n_global} global (yellow)",
+    fig.update_layout(title=_text("attention.fig.strip_title", lang, title=title,
+                                  n_local=len(kinds) - n_global, n_global=n_global).strip(),
                       height=170, margin=dict(l=10, r=10, t=50, b=40))
-    fig.update_xaxes(title="layer", dtick=1)
+    fig.update_xaxes(title=_text("attention.fig.layer", lang), dtick=1)
     return fig
 
 
-def local_global_figure(rows: Sequence[dict]):
-    """Score entries per layer vs n, local and global, on log axes."""
+def local_global_figure(rows: Sequence[dict], lang: str = "en"):
+    """Score entries per layer vs n, local and global, on log axes. Text in `lang`."""
     import plotly.graph_objects as go
 
     ns = [r["n"] for r in rows]
     fig = go.Figure()
     for kind, color in (("global", "#E69F00"), ("local", "#0072B2")):
         if rows and rows[0][f"{kind} layers"]:
+            name = _text(f"attention.fig.one_{kind}", lang)
             fig.add_trace(go.Scatter(x=ns, y=[r[f"scores per {kind} layer"] for r in rows],
-                                     mode="lines+markers", name=f"one {kind} layer",
-                                     line=dict(color=color),
-                                     hovertemplate=f"{kind} layer<br>n = %{{x}}<br>%{{y:,}} scores<extra></extra>"))
-    fig.update_layout(title="query-key scores per layer (all heads) for a forward of n tokens",
+                                     mode="lines+markers", name=name, line=dict(color=color),
+                                     hovertemplate=_text("attention.fig.cost_hover", lang, kind=name)
+                                     + "<extra></extra>"))
+    fig.update_layout(title=_text("attention.fig.cost_title", lang),
                       height=380, margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title="sequence length n (tokens)", type="log")
-    fig.update_yaxes(title="score entries (visible pairs × heads)", type="log")
+    fig.update_xaxes(title=_text("attention.fig.cost_x", lang), type="log")
+    fig.update_yaxes(title=_text("attention.fig.cost_y", lang), type="log")
     return fig

@@ -293,6 +293,14 @@ def test_figures_build(smol, text_ids):
     assert mask_zh.layout.title.text.startswith("第 1 层的掩码：") and "黄色 = 可见" in mask_zh.layout.title.text
     assert mask.layout.title.text.startswith("mask of layer 1:")
     assert "1 sink + window 6" in mask.layout.title.text and "1 个汇 + 窗口 6" in mask_zh.layout.title.text
+    groups_zh = am.head_groups_figure(smol.config, "SmolLM2:", lang="zh")
+    assert groups_zh.layout.title.text == "SmolLM2: 9 个查询头共用 3 个 KV 头"
+    assert am.head_groups_figure(smol.config, "SmolLM2:").layout.title.text == "SmolLM2: 9 query heads share 3 KV heads"
+    strip_zh = am.layer_strip_figure(smol.config, "", lang="zh")
+    assert strip_zh.layout.title.text == "0 个局部层（深色），30 个全局层（黄色）"
+    cost_zh = am.local_global_figure([{"n": 8, "global layers": 30, "local layers": 0,
+                                       "scores per global layer": 324, "scores per local layer": 0}], lang="zh")
+    assert cost_zh.data[0].name == "一个全局层" and cost_zh.layout.xaxis.title.text == "序列长度 n（token）"
     for spec in (MaskSpec(), MaskSpec(window=5), MaskSpec(window=5, sinks=2), MaskSpec(causal=False)):
         assert am.mask_text(spec) == spec.describe()                  # English: MaskSpec's own words
 

@@ -95,6 +95,8 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     # and so do the map and the mask, redrawn from the stored probabilities (head 0 still)
     page.locator("#attention-map .gtitle", has_text="第 0 个头：注意力概率").wait_for(timeout=30_000)
     page.locator("#attention-mask-plot .gtitle", has_text="的掩码").wait_for()
+    page.locator("#attention-groups .gtitle", has_text="个查询头共用").wait_for(timeout=30_000)
+    page.locator("#lg-plot .gtitle", has_text="每层（所有头）的查询-键分数数").wait_for()
     page.locator("#explorer-tabs").scroll_into_view_if_needed()
     screenshot(page, "attention-zh")
     page.locator("#attention-map").scroll_into_view_if_needed()

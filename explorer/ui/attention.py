@@ -375,7 +375,7 @@ def render_map(t, lang, data) -> str:
                   new_top=data["new_top"], kl=data["kl_nats"])
 
 
-def compute_groups(loaded) -> tuple[Any, dict]:
+def compute_groups(loaded, lang: str = "en") -> tuple[Any, dict]:
     config = loaded.config
     shapes = am.recorded_head_shapes(loaded.model)
     data = {"model": loaded.name, "title": _title(loaded), "n_heads": config.n_heads,
@@ -384,7 +384,7 @@ def compute_groups(loaded) -> tuple[Any, dict]:
             "layers": config.n_layers, "head_dim": config.head_dim,
             "cache_bytes_per_token_fp32": config.kv_bytes_per_token(4),
             "mha_bytes_per_token_fp32": 2 * config.n_layers * config.n_heads * config.head_dim * 4}
-    return am.head_groups_figure(config, _title(loaded) + ":"), data
+    return am.head_groups_figure(config, _title(loaded) + ":", lang), data
 
 
 def render_groups(t, lang, data) -> str:
@@ -552,7 +552,7 @@ LG_LENGTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
 _LG_ROWS: dict[str, list] = {}
 
 
-def compute_local_global(loaded):
+def compute_local_global(loaded, lang: str = "en"):
     rows = _LG_ROWS.get(loaded.name)
     if rows is None:
         rows = _LG_ROWS.setdefault(loaded.name, am.local_global_costs(loaded.model, LG_LENGTHS))
@@ -561,7 +561,7 @@ def compute_local_global(loaded):
     data = {"model": loaded.name, "title": _title(loaded), "rows": rows,
             "n_local": kinds.count("local"), "n_global": kinds.count("global"),
             "window": config.sliding_window}
-    return am.layer_strip_figure(config, _title(loaded) + ":"), am.local_global_figure(rows), data
+    return am.layer_strip_figure(config, _title(loaded) + ":", lang), am.local_global_figure(rows, lang), data
 
 
 def render_local_global(t, lang, data) -> str:
@@ -723,7 +723,7 @@ def build(ctx: TabContext) -> None:
         loaded = ctx.load(model_name, progress)
         config = loaded.config
         lang = _check_lang(lang)
-        strip, cost_fig, ldata = compute_local_global(loaded)
+        strip, cost_fig, ldata = compute_local_global(loaded, lang)
         return (gr.update(maximum=config.n_layers - 1,
                           value=min(3, config.n_layers - 1)),
                 gr.update(choices=[("all", "all")] + [(str(h), str(h)) for h in range(config.n_heads)],
@@ -734,13 +734,13 @@ def build(ctx: TabContext) -> None:
     def head_groups(model_name, lang):
         """Which query heads share which KV head in the selected model."""
         loaded = ctx.load(model_name)
-        fig, data = compute_groups(loaded)
+        fig, data = compute_groups(loaded, _check_lang(lang))
         return fig, render_groups(t, _check_lang(lang), data), data
 
     def local_global(model_name, lang):
         """Layer types and score / cache cost per layer kind as n grows."""
         loaded = ctx.load(model_name)
-        strip, cost_fig, data = compute_local_global(loaded)
+        strip, cost_fig, data = compute_local_global(loaded, _check_lang(lang))
         return strip, render_local_global(t, _check_lang(lang), data), cost_fig, lg_frame(data), data
 
     def sink_grid(model_name, lang, n_tokens, n_sinks, with_logit, b, progress=gr.Progress()):
@@ -824,8 +824,20 @@ def build(ctx: TabContext) -> None:
                 render_streaming(t, lang, st), render_receptive(t, lang, r),
                 render_local_global(t, lang, lg), *figures)
 
+    def redraw_model_figures(lang, g, lg):
+        """The head groups, layer strip and cost figures in the new language, from the config
+        of the model they were drawn for and the stored costs (no forward pass)."""
+        lang = _check_lang(lang)
+        if not g or not lg:
+            return gr.skip(), gr.skip(), gr.skip()
+        groups = am.head_groups_figure(ctx.load(g["model"]).config, g["title"] + ":", lang)
+        strip = am.layer_strip_figure(ctx.load(lg["model"]).config, lg["title"] + ":", lang)
+        return groups, strip, am.local_global_figure(lg["rows"], lang)
+
     ctx.lang.change(rerender, [ctx.lang, map_data, groups_data, sink_data, stream_data, rf_data, lg_data,
                                map_view],
                     [map_summary, groups_summary, sink_summary, stream_summary, rf_summary, lg_summary,
                      map_plot, mask_plot],
-                    api_visibility="private")
+                    api_visibility="private").then(
+        redraw_model_figures, [ctx.lang, groups_data, lg_data], [groups_plot, lg_strip, lg_plot],
+        api_visibility="private")

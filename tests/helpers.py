@@ -1,10 +1,25 @@
 """Shared test helpers: tiny random transformers models and our twin of them."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import torch
 
 from models.config import config_from_hf
 from models.loading import load_state, model_from_config
+
+
+ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def python_output(code: str, *args: str) -> str:
+    """stdout of `code` run by a fresh interpreter in the repository, with it on the path:
+    for what only a new process shows (allocator state, resident memory)."""
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}).stdout
 
 
 def tiny_hf(kind: str, seed: int = 0, **overrides):

@@ -1,18 +1,14 @@
 """models.device: device/dtype choice and the CPU allocator setting the entry points apply."""
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 
 from models.device import DTYPES, default_dtype, tune_cpu_allocator
-
-ROOT = str(Path(__file__).resolve().parents[1])
+from tests.helpers import python_output
 
 # In a fresh interpreter: malloc, touch and free a 20 MB block and print how far the heap's
 # end (sbrk(0)) moved after the malloc and after the free. glibc by default serves a first
@@ -37,9 +33,7 @@ PROBE = textwrap.dedent("""
 
 
 def heap_growth(mode: str) -> list[int]:
-    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True,
-                         check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
-    return [int(x) for x in out.stdout.split()]
+    return [int(x) for x in python_output(PROBE, mode).split()]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")

@@ -1,19 +1,14 @@
 """load_model on checkpoint folders: a good tiny folder loads and matches transformers; bad
 folders fail with a message naming the problem, before any model is returned."""
 import json
-import os
-import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 
 from models.loading import CheckpointLoadError, load_model, release_pages
-from tests.helpers import tiny_hf
-
-ROOT = str(Path(__file__).resolve().parents[1])
+from tests.helpers import python_output, tiny_hf
 
 
 @pytest.fixture(scope="module")
@@ -96,11 +91,7 @@ def test_fused_sources_leave_memory_after_loading():
     """The q/k/v and gate/up matrices of the file, once concatenated into fused copies, no
     longer count in the process's memory (279 MB for SmolLM2). (The parity tests against
     transformers load through this same path.)"""
-    def rss(mode):
-        out = subprocess.run([sys.executable, "-c", RSS_PROBE, mode], capture_output=True, text=True,
-                             check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
-        return int(out.stdout.split()[-1])
-    kept, released = rss("keep"), rss("release")
+    kept, released = (int(python_output(RSS_PROBE, mode).split()[-1]) for mode in ("keep", "release"))
     assert kept - released >= 200, (kept, released)
 
 

@@ -314,8 +314,10 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
     table, kl = am.next_token_table(loaded.tokenizer, base_logits, layer_map.last_logits)
     seconds = time.perf_counter() - start
     labels = am.token_labels(loaded.tokenizer, all_ids)
-    fig = am.attention_figure(layer_map, labels, head, n_prompt, _title(loaded), config.n_kv_heads, lang)
-    mask_fig = am.mask_figure(layer_map, labels, lang)
+    view = {"layer_map": layer_map, "labels": labels, "n_prompt": n_prompt,
+            "title": _title(loaded), "n_kv_heads": config.n_kv_heads, "n_heads": config.n_heads,
+            "head": head}
+    fig, mask_fig = redraw_map(view, lang)
     probs = layer_map.probs
     masked = probs[:, ~layer_map.visible]
     absorbed = layer_map.sink_mass
@@ -334,29 +336,30 @@ def compute_map(loaded, prompt, layer, head, mask_kind, window, sinks_n, sink_lo
         "seconds": seconds, "next_tokens": table.to_dict(orient="list"),
         "sink_logit": choice.sink_logit,
     }
-    view = {"layer_map": layer_map, "labels": labels, "n_prompt": n_prompt,
-            "title": _title(loaded), "n_kv_heads": config.n_kv_heads, "n_heads": config.n_heads,
-            "head": head}
     return fig, mask_fig, data, view
 
 
-def redraw_head(view, head, lang: str = "en"):
-    """The stored map drawn for another head (or all heads): no forward pass."""
-    if not view:
-        return None
-    head = None if head in (None, "", "all") else whole_number(head, "The head", 0, view["n_heads"] - 1)
-    view["head"] = head
-    return am.attention_figure(view["layer_map"], view["labels"], head, view["n_prompt"],
+def _map_figure(view, lang: str):
+    """The attention figure of a stored map, for the head it records (None: all heads)."""
+    return am.attention_figure(view["layer_map"], view["labels"], view["head"], view["n_prompt"],
                                view["title"], view["n_kv_heads"], lang)
 
 
-def redraw_map(view, lang: str):
-    """(attention figure, mask figure) of the stored map in another language, or None."""
+def redraw_head(view, head, lang: str = "en"):
+    """The stored map drawn for another head (or all heads): no forward pass. The view
+    records the head, so that a language switch redraws the same one."""
     if not view:
         return None
-    return (am.attention_figure(view["layer_map"], view["labels"], view["head"], view["n_prompt"],
-                                view["title"], view["n_kv_heads"], lang),
-            am.mask_figure(view["layer_map"], view["labels"], lang))
+    view["head"] = None if head in (None, "", "all") else \
+        whole_number(head, "The head", 0, view["n_heads"] - 1)
+    return _map_figure(view, lang)
+
+
+def redraw_map(view, lang: str):
+    """(attention figure, mask figure) of a stored map in `lang`, or None: no forward pass."""
+    if not view:
+        return None
+    return _map_figure(view, lang), am.mask_figure(view["layer_map"], view["labels"], lang)
 
 
 def render_map(t, lang, data) -> str:
@@ -384,7 +387,12 @@ def compute_groups(loaded, lang: str = "en") -> tuple[Any, dict]:
             "layers": config.n_layers, "head_dim": config.head_dim,
             "cache_bytes_per_token_fp32": config.kv_bytes_per_token(4),
             "mha_bytes_per_token_fp32": 2 * config.n_layers * config.n_heads * config.head_dim * 4}
-    return am.head_groups_figure(config, _title(loaded) + ":", lang), data
+    return groups_figure(config, data, lang), data
+
+
+def groups_figure(config, data, lang: str):
+    """The head-group figure of compute_groups' data (drawn again on a language switch)."""
+    return am.head_groups_figure(config, data["title"] + ":", lang)
 
 
 def render_groups(t, lang, data) -> str:
@@ -561,7 +569,13 @@ def compute_local_global(loaded, lang: str = "en"):
     data = {"model": loaded.name, "title": _title(loaded), "rows": rows,
             "n_local": kinds.count("local"), "n_global": kinds.count("global"),
             "window": config.sliding_window}
-    return am.layer_strip_figure(config, _title(loaded) + ":", lang), am.local_global_figure(rows, lang), data
+    return (*local_global_figures(config, data, lang), data)
+
+
+def local_global_figures(config, data, lang: str):
+    """(layer-type strip, cost figure) of compute_local_global's data (drawn again on a
+    language switch)."""
+    return am.layer_strip_figure(config, data["title"] + ":", lang), am.local_global_figure(data["rows"], lang)
 
 
 def render_local_global(t, lang, data) -> str:
@@ -830,9 +844,8 @@ def build(ctx: TabContext) -> None:
         lang = _check_lang(lang)
         if not g or not lg:
             return gr.skip(), gr.skip(), gr.skip()
-        groups = am.head_groups_figure(ctx.load(g["model"]).config, g["title"] + ":", lang)
-        strip = am.layer_strip_figure(ctx.load(lg["model"]).config, lg["title"] + ":", lang)
-        return groups, strip, am.local_global_figure(lg["rows"], lang)
+        return (groups_figure(ctx.load(g["model"]).config, g, lang),
+                *local_global_figures(ctx.load(lg["model"]).config, lg, lang))
 
     ctx.lang.change(rerender, [ctx.lang, map_data, groups_data, sink_data, stream_data, rf_data, lg_data,
                                map_view],

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
+from models.device import cache_dir  # noqa: F401 -- the cache root, shared with built kernels
+
 log = logging.getLogger(__name__)
 
 Progress = Callable[[float, str], object]
@@ -240,12 +242,6 @@ def _html_article_text(page: str) -> str:
 
 
 # --------------------------------------------------------------------------- cache
-
-
-def cache_dir() -> Path:
-    """Root of the converted checkpoints: $EXPLORER_CACHE, else ~/.cache/transformer-explorer."""
-    env = os.environ.get("EXPLORER_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "transformer-explorer"
 
 
 def _is_complete(folder: Path) -> bool:

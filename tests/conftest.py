@@ -40,6 +40,13 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
+def tiny():
+    """Our twins of tiny random-init transformers models, one per family (never modified)."""
+    from tests.helpers import ours_from_hf, tiny_hf
+    return {kind: ours_from_hf(tiny_hf(kind)) for kind in ("llama", "mistral", "qwen2", "gemma3")}
+
+
+@pytest.fixture(scope="session")
 def runtime():
     """The process's Runtime (device/dtype from models.device; EXPLORER_DEVICE overrides)."""
     from explorer.runtime import Runtime

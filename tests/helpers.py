@@ -69,3 +69,43 @@ def ours_from_hf(hf_model):
         model = model_from_config(config)
     load_state(model, {k: v.detach().clone() for k, v in hf_model.state_dict().items()})
     return model.eval().requires_grad_(False)
+
+
+# --- decoders (models.compiled.StaticDecoder, models.fused.FusedDecoder) against the engine ---
+
+N_PROMPT, N_TOTAL = 9, 30  # the windows (5, 7) and sinks+window (3 + 5) are all exceeded
+
+
+def decode_options():
+    """The run options every decoder must reproduce: each cache layout and a sink logit."""
+    from models.attention import MaskSpec
+    from models.forward import RunOptions
+    return {"default": RunOptions(), "window 6": RunOptions(mask=MaskSpec(window=6)),
+            "sinks 3 + window 5": RunOptions(mask=MaskSpec(window=5, sinks=3)),
+            "sink logit": RunOptions(sink_logit=0.7)}
+
+
+def decode_sequence(seed=4):
+    return torch.randint(0, 97, (1, N_TOTAL), generator=torch.Generator().manual_seed(seed))
+
+
+def decoder_logits(model, decoder, ids):
+    """Eager prefill of N_PROMPT tokens, then one decoder step per remaining token; returns the
+    logits of positions N_PROMPT-1 .. N_TOTAL-1 (each predicting the next token) and the cache."""
+    with torch.inference_mode():
+        cache = decoder.new_cache(N_TOTAL)
+        rows = [model(ids[:, :N_PROMPT], cache=cache, options=decoder.options)[0, -1]]
+        for i in range(N_PROMPT, N_TOTAL):
+            rows.append(decoder.step(int(ids[0, i]), cache)[0, -1])
+    return torch.stack(rows), cache
+
+
+def assert_cache_bookkeeping(cache):
+    """The Python-side counts agree with what the buffers hold after N_TOTAL tokens."""
+    assert cache.pos == N_TOTAL
+    for layer in cache.layers:
+        assert layer.length == min(N_TOTAL, layer.capacity)
+        held = layer.positions().tolist()
+        assert held == sorted(held) and held[-1] == N_TOTAL - 1 and len(held) == layer.length
+        if layer.kind == "sinks+window":
+            assert held[:3] == [0, 1, 2]

@@ -5,78 +5,46 @@ it must yield the same tokens and telemetry."""
 import pytest
 import torch
 
-from models.attention import MaskSpec
 from models.compiled import StaticDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, full_forward_logits, generate
-from tests.helpers import ours_from_hf, tiny_hf
+from tests.helpers import (N_PROMPT, assert_cache_bookkeeping, decode_options, decode_sequence,
+                           decoder_logits)
 
-N_PROMPT, N_TOTAL = 9, 30  # the windows (5, 7) and sinks+window (3 + 5) are all exceeded
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return {kind: ours_from_hf(tiny_hf(kind)) for kind in ("llama", "mistral", "qwen2", "gemma3")}
-
-
-def static_decode_logits(model, decoder, ids):
-    """Eager prefill of N_PROMPT tokens, then one static step per remaining token; returns the
-    logits of positions N_PROMPT-1 .. N_TOTAL-1 (each predicting the next token) and the cache."""
-    with torch.inference_mode():
-        cache = decoder.new_cache(N_TOTAL)
-        rows = [model(ids[:, :N_PROMPT], cache=cache, options=decoder.options)[0, -1]]
-        for i in range(N_PROMPT, N_TOTAL):
-            rows.append(decoder.step(int(ids[0, i]), cache)[0, -1])
-    return torch.stack(rows), cache
-
-
-def sequence(seed=4):
-    return torch.randint(0, 97, (1, N_TOTAL), generator=torch.Generator().manual_seed(seed))
-
-
-OPTIONS = {"default": RunOptions(), "window 6": RunOptions(mask=MaskSpec(window=6)),
-           "sinks 3 + window 5": RunOptions(mask=MaskSpec(window=5, sinks=3)),
-           "sink logit": RunOptions(sink_logit=0.7)}
+OPTIONS = decode_options()
 
 
 @pytest.mark.parametrize("kind", ["llama", "mistral", "qwen2", "gemma3"])
 @pytest.mark.parametrize("name", list(OPTIONS))
 def test_static_step_equals_the_full_forward(tiny, kind, name):
     model, opts = tiny[kind], OPTIONS[name]
-    ids = sequence()
+    ids = decode_sequence()
     ref = full_forward_logits(model, ids[0].tolist(), opts)[N_PROMPT - 1:]
-    out, cache = static_decode_logits(model, StaticDecoder(model, opts, compile=False), ids)
+    out, cache = decoder_logits(model, StaticDecoder(model, opts, compile=False), ids)
     assert (out - ref).abs().max().item() <= 1e-5
-    assert cache.pos == N_TOTAL
-    # the Python-side bookkeeping agrees with what the buffers hold
-    for layer in cache.layers:
-        assert layer.length == min(N_TOTAL, layer.capacity)
-        held = layer.positions().tolist()
-        assert held == sorted(held) and held[-1] == N_TOTAL - 1 and len(held) == layer.length
-        if layer.kind == "sinks+window":
-            assert held[:3] == [0, 1, 2]
+    assert_cache_bookkeeping(cache)
 
 
 @pytest.mark.parametrize("kind,name", [("mistral", "sinks 3 + window 5"), ("gemma3", "default")])
 def test_compiled_step_equals_the_eager_engine(tiny, kind, name):
     """torch.compile(fullgraph=True) of the step: any graph break would raise here."""
     model, opts = tiny[kind], OPTIONS[name]
-    ids = sequence(5)
+    ids = decode_sequence(5)
     ref = full_forward_logits(model, ids[0].tolist(), opts)[N_PROMPT - 1:]
     decoder = StaticDecoder(model, opts, compile=True)
-    out, _ = static_decode_logits(model, decoder, ids)
+    out, _ = decoder_logits(model, decoder, ids)
     assert (out - ref).abs().max().item() <= 1e-5
     # a second run with a fresh cache of the same capacity reuses the graph and agrees again
-    again, _ = static_decode_logits(model, decoder, ids)
+    again, _ = decoder_logits(model, decoder, ids)
     assert torch.equal(out, again)
 
 
 def test_autotuned_step_equals_the_eager_engine(tiny):
     """autotune: frozen weights and Inductor's own GEMV kernels timed against ATen's."""
     model = tiny["gemma3"]
-    ids = sequence(6)
+    ids = decode_sequence(6)
     ref = full_forward_logits(model, ids[0].tolist())[N_PROMPT - 1:]
-    out, _ = static_decode_logits(model, StaticDecoder(model, autotune=True), ids)
+    out, _ = decoder_logits(model, StaticDecoder(model, autotune=True), ids)
     assert (out - ref).abs().max().item() <= 1e-5
 
 

@@ -10,6 +10,7 @@ Variants, all on the same loaded checkpoint and the same 16-token prompt (CPU, f
 - static:     models.compiled.StaticDecoder(compile=False): the static-shape step, eager;
 - compiled:   the same step through torch.compile;
 - autotuned:  the same with autotune (frozen weights, Inductor's GEMV kernels where faster);
+- fused:      models.fused.FusedDecoder: the whole step in one call of a C++ kernel;
 - transformers: the transformers model on the same weights, one token with its DynamicCache.
 Each step follows a timed 512 MB GEMV (the bandwidth probe; it also leaves the caches as cold
 as a real decode step finds them), and its share of the roofline is weight bytes / that
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--variants", nargs="*",
-                        default=["eager", "static", "compiled", "autotuned", "transformers"])
+                        default=["eager", "static", "compiled", "autotuned", "fused", "transformers"])
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
     from models.device import tune_cpu_allocator
@@ -43,6 +44,7 @@ def main(argv=None) -> int:
     from explorer.checkpoints import prepare_embedded
     from models.compiled import StaticDecoder
     from models.forward import RunOptions
+    from models.fused import FusedDecoder
     from models.loading import load_model
 
     folder = prepare_embedded(args.model)
@@ -54,8 +56,11 @@ def main(argv=None) -> int:
     weight_bytes = sum(p.numel() for p in model.parameters()) * 4
     opts = RunOptions(last_logits_only=True)
     capacity = len(PROMPT) + args.steps + 2
-    decoders = {"static": StaticDecoder(model, opts, compile=False),
-                "compiled": StaticDecoder(model, opts), "autotuned": StaticDecoder(model, opts, autotune=True)}
+    makers = {"static": lambda: StaticDecoder(model, opts, compile=False),
+              "compiled": lambda: StaticDecoder(model, opts),
+              "autotuned": lambda: StaticDecoder(model, opts, autotune=True),
+              "fused": lambda: FusedDecoder(model, opts)}
+    decoders = {name: make() for name, make in makers.items() if name in args.variants}
     prompt = torch.tensor([PROMPT])
 
     def fresh_cache(name):

@@ -5,6 +5,7 @@
     python -m explorer.cli --stats ...     # per-token position, latency and KV-cache bytes on stderr
     python -m explorer.cli --compile ...   # decode through the torch.compile'd static step
                                            # (models.compiled; ~30 s to compile the first time)
+    python -m explorer.cli --fused ...     # decode through the fused C++ step (models.fused)
 
 The instruct model gets the prompt as a user turn of its chat template (use --raw to skip it);
 the base model continues the text as is. Ctrl-C stops between two tokens."""
@@ -42,7 +43,12 @@ def main(argv=None) -> int:
                         help="decode with the static step compiled by torch.compile (needs a C++ compiler)")
     parser.add_argument("--autotune", action="store_true",
                         help="with --compile: also autotune the matrix kernels (slower to compile, faster)")
+    parser.add_argument("--fused", action="store_true",
+                        help="decode with the fused C++ step (models.fused; CPU fp32, needs a C++ "
+                             "compiler once): the fastest decode on a CPU")
     args = parser.parse_args(argv)
+    if args.fused and (args.compile or args.autotune):
+        parser.error("--fused and --compile are two different decode steps: choose one")
 
     from transformers import AutoTokenizer
 
@@ -68,6 +74,12 @@ def main(argv=None) -> int:
             decoder = StaticDecoder(model, autotune=args.autotune)
             print("[the first decode step compiles the static step: ~30 s the first time, "
                   "up to ~80 s with --autotune]", file=sys.stderr)
+        elif args.fused:
+            from models.fused import FusedDecoder
+            try:
+                decoder = FusedDecoder(model)   # builds its kernel the first time (a few seconds)
+            except RuntimeError as e:           # no compiler, or the build failed
+                raise ValueError(str(e)) from e
         out: list[int] = []
         decode_latencies: list[float] = []
         printed = ""
@@ -90,7 +102,7 @@ def main(argv=None) -> int:
         if args.stats and out:
             rate = len(out) / (time.perf_counter() - start)
             summary = f"{len(out)} tokens, {rate:.1f} tokens/s overall"
-            if decoder is not None and decode_latencies:
+            if (args.compile or args.autotune) and decode_latencies:
                 summary += f" (the first decode step, which compiles, took {decode_latencies[0]:.1f} s)"
                 decode_latencies = decode_latencies[1:]  # the steady rate leaves the compile out
             if decode_latencies:

@@ -7,12 +7,15 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
 import torch
 
-from .compiled import StaticDecoder
 from .forward import CausalLM, RunOptions
+
+if TYPE_CHECKING:
+    from .compiled import StaticDecoder
+    from .fused import FusedDecoder
 
 MAX_NEW_TOKENS = 4096
 
@@ -93,19 +96,19 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
              options: Optional[RunOptions] = None, use_cache: bool = True,
              eos_ids: Optional[Sequence[int]] = None, keep_logits: bool = False,
              should_stop: Optional[Callable[[], bool]] = None,
-             decoder: Optional[StaticDecoder] = None) -> Iterator[Step]:
+             decoder: Optional["StaticDecoder | FusedDecoder"] = None) -> Iterator[Step]:
     """Yield one Step per generated token. With use_cache=False every step recomputes the whole
     sequence (the baseline of claim C1). `should_stop` is polled between steps.
-    With a `decoder` (models.compiled.StaticDecoder of this model), the prompt is prefilled
-    eagerly and every later token goes through its static, compiled step; the run options
-    are then the decoder's."""
+    With a `decoder` of this model (models.compiled.StaticDecoder: the static step, compiled;
+    models.fused.FusedDecoder: the fused C++ step), the prompt is prefilled eagerly and every
+    later token goes through the decoder's step; the run options are then the decoder's."""
     ids = [int(i) for i in prompt_ids]
     check_prompt(model, len(ids), params.max_new_tokens)
     if decoder is not None:
         if decoder.model is not model or not use_cache:
-            raise ValueError("a StaticDecoder decodes with the KV cache of its own model")
+            raise ValueError("a decoder decodes with the KV cache of its own model")
         if options is not None and dataclasses.replace(options, last_logits_only=True) != decoder.options:
-            raise ValueError("pass the run options to the StaticDecoder, not to generate()")
+            raise ValueError("pass the run options to the decoder, not to generate()")
         options = decoder.options
     options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
     device = model.embed.weight.device

@@ -41,3 +41,14 @@ def test_cli_compiled_decode_prints_the_same_completion(capsys):
     assert "compiles the static step" in captured.err
     # the summary keeps the compile out of the steady decode rate, and says so
     assert "the first decode step, which compiles, took" in captured.err and "; decode " in captured.err
+
+
+def test_cli_fused_decode_prints_the_same_completion(capsys):
+    """--fused: the fused C++ step on the real checkpoint, same greedy text as the engine."""
+    args = ["--max-new-tokens", "12", "--raw", "The three primary colours are"]
+    assert cli.main(args) == 0
+    eager = capsys.readouterr().out
+    assert cli.main(["--fused", "--stats", *args]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == eager and eager.strip()
+    assert "; decode " in captured.err and "compiles" not in captured.err

@@ -6,6 +6,7 @@ import torch
 
 from explorer.checkpoints import prepare_embedded
 from models.compiled import StaticDecoder
+from models.fused import FusedDecoder
 from models.generate import SamplingParams, full_forward_logits, generate
 from models.loading import load_model
 
@@ -57,6 +58,12 @@ def test_cached_decode_equals_full_forward_past_the_window(real):
     full = full_forward_logits(ours, seq[:-1])
     cached = torch.stack([s.logits for s in steps])
     assert (cached - full[n_prompt - 1:]).abs().max().item() <= 1e-4
+    # the fused C++ step, from the same eager prefill, through the same ring buffers
+    fused = list(generate(ours, ids[:n_prompt], SamplingParams(max_new_tokens=24), eos_ids=[],
+                          keep_logits=True, decoder=FusedDecoder(ours)))
+    assert [s.token_id for s in fused] == [s.token_id for s in steps]
+    assert [s.cache_lengths for s in fused] == [s.cache_lengths for s in steps]
+    assert (torch.stack([s.logits for s in fused]) - full[n_prompt - 1:]).abs().max().item() <= 1e-4
     if name == "gemma-3-270m":
         lengths = steps[-1].cache_lengths
         types = ours.config.layer_types

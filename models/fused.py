@@ -1,0 +1,277 @@
+"""A fused CPU decode step: one call into a small C++ kernel per generated token.
+
+Why it exists. At batch 1 a decode step reads every weight once and does almost nothing else,
+so its ceiling is memory bandwidth (the roofline of bench.decode). SmolLM2's 538 MB are 121
+small matrices (1.3-7 MB each); between them the eager engine spends ~1,000 Python-dispatched
+aten calls per token, and even the torch.compile'd static step (models.compiled) ~250 separate
+parallel regions with their thread wake-ups plus 30 SDPA calls of 40-80 us on a 64-slot cache.
+That held the compiled step at ~67% of the measured bandwidth on this 2-core CPU, while the
+same 121 products run back to back inside one parallel region reach ~100% of a large GEMV
+(docs/BENCHMARKS.md, run 7). models/fused_decode.cpp is that one region: both threads split
+every matrix by rows and meet at six barriers per layer.
+
+What stays the same as the engine:
+- the weights are the loaded model's own tensors (pointers, no copy), and the cache is the
+  engine's KVCache: the same buffers, the same slot layout (models.kv_cache: full, sliding
+  ring, sinks + ring), the same `pos`, `length` and slot positions;
+- each layer's mask is its MaskSpec, evaluated here in Python over the slots' absolute
+  positions (as models.compiled does) and handed to the kernel as 0 / -inf per slot; RoPE's
+  cos / signed sin come from models.layers at the token's absolute position;
+- the math of models/llama.py and models/gemma3.py (tests: logits within ~1e-5 of the engine's
+  forward for Llama, Mistral, Qwen2 and Gemma 3 configs, every mask kind, rings that wrap).
+
+What it gives up: recording points (analyses that record use the eager forward), devices other
+than the CPU, dtypes other than fp32, batches above 1. The kernel is compiled once per machine
+with the system C++ compiler (~2 s) into the cache folder (models.device.cache_dir()/kernels);
+without a compiler, FusedDecoder raises a clear error and the eager engine remains.
+
+    decoder = FusedDecoder(model)
+    generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, fused decode steps
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from .config import SLIDING
+from .device import cache_dir
+from .forward import CausalLM, RunOptions
+from .kv_cache import KVCache
+from .layers import rope_cos_sin, rope_inv_freq, signed_sin
+
+SOURCE = Path(__file__).with_name("fused_decode.cpp")
+# -march=native: the kernel is built on the machine that runs it (the hash below includes the
+# CPU), so it may use every vector extension that machine has
+FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
+ACTIVATIONS = {"silu": 0, "gelu_pytorch_tanh": 1, "gelu_tanh": 1}
+
+_P = ctypes.POINTER(ctypes.c_float)
+
+
+class _Layer(ctypes.Structure):
+    """struct FusedLayer of fused_decode.cpp, field for field."""
+    _fields_ = [("wqkv", _P), ("bqkv", _P), ("wo", _P), ("bo", _P), ("w_gate_up", _P), ("w_down", _P),
+                ("attn_norm", _P), ("attn_post_norm", _P), ("mlp_norm", _P), ("mlp_post_norm", _P),
+                ("q_norm", _P), ("k_norm", _P), ("k_cache", _P), ("v_cache", _P),
+                ("slot_pos", ctypes.POINTER(ctypes.c_int64)), ("capacity", ctypes.c_int64),
+                ("slot", ctypes.c_int64), ("rope", _P), ("mask", _P)]
+
+
+class _Model(ctypes.Structure):
+    """struct FusedModel of fused_decode.cpp, field for field."""
+    _fields_ = [(name, ctypes.c_int64) for name in
+                ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab",
+                 "n_threads", "activation")] + \
+               [(name, ctypes.c_float) for name in
+                ("norm_eps", "attn_scale", "embed_scale", "attn_softcap", "final_softcap")] + \
+               [("embed", _P), ("final_norm", _P), ("lm_head", _P), ("sinks", _P),
+                ("layers", ctypes.POINTER(_Layer))]
+
+
+def _ptr(t: Optional[torch.Tensor], kind=_P):
+    return ctypes.cast(t.data_ptr(), kind) if t is not None else kind()
+
+
+def _compiler() -> Optional[str]:
+    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+
+
+def build_kernel() -> Path:
+    """Compile fused_decode.cpp once per (source, compiler, CPU) into the cache folder and
+    return the shared library's path. A concurrent build by another process is harmless: each
+    writes a temporary file and renames it into place."""
+    cxx = _compiler()
+    if cxx is None:
+        raise RuntimeError("the fused decode step needs a C++ compiler (g++) to build its kernel "
+                           "once; install g++, or decode with the eager engine")
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    cpu = ""
+    if Path("/proc/cpuinfo").exists():
+        cpu = next((line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("flags")), "")
+    key = hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(FLAGS), version, cpu,
+                                    platform.machine()]).encode()).hexdigest()[:16]
+    out_dir = cache_dir() / "kernels"
+    target = out_dir / f"fused_decode-{key}.so"
+    if target.exists():
+        return target
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
+    os.close(fd)
+    result = subprocess.run([cxx, *FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True)
+    if result.returncode != 0:
+        os.unlink(tmp)
+        raise RuntimeError(f"building the fused decode kernel failed ({cxx}):\n{result.stderr[-2000:]}")
+    os.replace(tmp, target)
+    return target
+
+
+_LIB = None
+
+
+def _library():
+    global _LIB
+    if _LIB is None:
+        # torch is imported first, so the kernel's libgomp.so.1 resolves to the OpenMP runtime
+        # torch already loaded: one thread pool in the process, not two competing for 2 cores
+        lib = ctypes.CDLL(str(build_kernel()))
+        lib.fused_decode_step.argtypes = [ctypes.POINTER(_Model), ctypes.c_int64, ctypes.c_int64, _P]
+        lib.fused_decode_step.restype = ctypes.c_int
+        _LIB = lib
+    return _LIB
+
+
+class FusedDecoder:
+    """Decode steps of one model through the fused kernel (see the module doc). Same interface
+    as models.compiled.StaticDecoder, so generate(..., decoder=) takes either:
+
+        decoder = FusedDecoder(model)
+        cache = decoder.new_cache(len(prompt) + n_new)
+        logits = model(prompt_ids, cache=cache, options=decoder.options)   # eager prefill
+        logits = decoder.step(token, cache)            # (1, 1, V), advances cache.pos
+
+    The model's weights must not be replaced afterwards (the kernel holds their addresses)."""
+
+    def __init__(self, model: CausalLM, options: Optional[RunOptions] = None):
+        options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
+        config = model.config
+        weight = model.embed.weight
+        if weight.device.type != "cpu" or weight.dtype != torch.float32:
+            raise ValueError(f"the fused decode step runs on the CPU in float32; this model is "
+                             f"{weight.dtype} on {weight.device}")
+        if config.hidden_act not in ACTIVATIONS:
+            raise ValueError(f"the fused decode step has no {config.hidden_act!r} activation")
+        if options.attn_impl != "sdpa":
+            raise ValueError("the fused decode step replaces SDPA; eager and tiled attention are "
+                             "for the recording (eager) forward")
+        self.model, self.options = model, options
+        self.layer_masks = model.layer_masks(options.mask)
+        self.lib = _library()
+        blocks = list(model.blocks)
+        gemma = hasattr(blocks[0], "attn_post_norm")
+
+        def norm_scale(norm):  # the scale RMSNorm multiplies by: Gemma's (1 + w), or w
+            return (1.0 + norm.weight.detach()) if norm.unit_offset else norm.weight.detach()
+
+        keep = []  # tensors whose addresses the kernel holds: kept alive with the decoder
+
+        def held(t):
+            if t is None:
+                return None
+            t = t.detach().contiguous()
+            keep.append(t)
+            return t
+
+        self._layers = (_Layer * len(blocks))()
+        for i, block in enumerate(blocks):
+            attn, mlp, L = block.attn, block.mlp, self._layers[i]
+            L.wqkv, L.bqkv = _ptr(held(attn.wqkv.weight)), _ptr(held(attn.wqkv.bias))
+            L.wo, L.bo = _ptr(held(attn.wo.weight)), _ptr(held(attn.wo.bias))
+            L.w_gate_up, L.w_down = _ptr(held(mlp.w_gate_up.weight)), _ptr(held(mlp.w_down.weight))
+            L.attn_norm = _ptr(held(norm_scale(block.attn_norm)))
+            L.mlp_norm = _ptr(held(norm_scale(block.mlp_norm)))
+            if gemma:
+                L.attn_post_norm = _ptr(held(norm_scale(block.attn_post_norm)))
+                L.mlp_post_norm = _ptr(held(norm_scale(block.mlp_post_norm)))
+                L.q_norm = _ptr(held(norm_scale(attn.q_norm)))
+                L.k_norm = _ptr(held(norm_scale(attn.k_norm)))
+        sinks = options.sink_logit
+        if sinks is not None:  # a number for every head, or one per head (gpt-oss)
+            sinks = torch.as_tensor(sinks, dtype=torch.float32).expand(config.n_heads).contiguous()
+        self._sinks = held(sinks)
+        m = self._model = _Model()
+        m.n_layers, m.d_model, m.n_heads = config.n_layers, config.d_model, config.n_heads
+        m.n_kv_heads, m.head_dim, m.d_ff, m.vocab = config.n_kv_heads, config.head_dim, config.d_ff, config.vocab_size
+        m.activation = ACTIVATIONS[config.hidden_act]
+        m.norm_eps, m.attn_scale = config.norm_eps, config.attn_scale
+        m.embed_scale = float(torch.tensor(model.embed_scale, dtype=torch.float32)) if model.embed_scale else 0.0
+        m.attn_softcap = config.attn_logit_softcapping or 0.0
+        m.final_softcap = config.final_logit_softcapping or 0.0
+        m.embed, m.final_norm = _ptr(held(weight)), _ptr(held(norm_scale(model.norm)))
+        m.lm_head = _ptr(held(model.lm_head_weight()))
+        m.sinks = _ptr(self._sinks)
+        m.layers = self._layers
+        self._keep = keep
+        # RoPE bases per layer kind, exactly as ForwardContext chooses them
+        thetas = {"full": options.rope_theta or config.rope_theta,
+                  "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
+        if options.rope_theta and config.rope_local_theta is None:
+            thetas["sliding"] = options.rope_theta
+        self._inv_freq = {kind: rope_inv_freq(config.head_dim, theta, config.rope_scaling if kind == "full" else None)
+                          for kind, theta in thetas.items()}
+        self._kinds = ["sliding" if t == SLIDING else "full" for t in config.layer_types]
+        self._rope = {kind: torch.empty(2, config.head_dim) for kind in thetas}
+        self._bound: Optional[KVCache] = None
+        self._groups: list = []
+
+    def new_cache(self, max_len: int, batch: int = 1) -> KVCache:
+        if batch != 1:
+            raise ValueError("the fused decode step runs one sequence (batch 1)")
+        return self.model.new_cache(max_len, batch, options=self.options)
+
+    def _bind(self, cache: KVCache) -> None:
+        """Point the kernel at this cache's buffers; group layers whose slots hold the same
+        positions (same mask, same capacity) so each group's mask is computed once per step."""
+        if len(cache.layers) != len(self._layers):
+            raise ValueError("this cache belongs to another model")
+        groups: dict = {}
+        for i, (layer, L) in enumerate(zip(cache.layers, self._layers)):
+            if layer.k.shape[0] != 1 or layer.k.dtype != torch.float32 or not layer.k.is_contiguous():
+                raise ValueError("the fused decode step needs a contiguous float32 cache of batch 1")
+            L.k_cache, L.v_cache = _ptr(layer.k), _ptr(layer.v)
+            L.slot_pos = _ptr(layer.slot_pos, ctypes.POINTER(ctypes.c_int64))
+            L.capacity = layer.capacity
+            L.rope = _ptr(self._rope[self._kinds[i]])
+            key = (layer.mask, layer.window, layer.sinks, layer.capacity)
+            if key not in groups:
+                groups[key] = (layer, torch.empty(layer.capacity), [])
+            groups[key][2].append(i)
+            L.mask = _ptr(groups[key][1])
+        self._groups = list(groups.values())
+        self._bound = cache
+
+    def step(self, token: int, cache: KVCache) -> torch.Tensor:
+        """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
+        pos = cache.pos
+        for layer in cache.layers:
+            if layer.window is None and pos >= layer.capacity:
+                raise ValueError(f"KV cache full: position {pos} >= capacity {layer.capacity}")
+        if cache is not self._bound:
+            self._bind(cache)
+        position = torch.tensor([pos])
+        for kind, table in self._rope.items():
+            cos, sin = rope_cos_sin(position, self._inv_freq[kind], torch.float32)   # (1, D)
+            table[0], table[1] = cos[0], signed_sin(sin)[0]
+        self._visible = 0
+        for layer, additive, members in self._groups:
+            slot = int(layer.slot_of(position))
+            slots = layer.slot_pos.clone()
+            slots[slot] = pos                      # what the kernel writes before attending
+            visible = layer.mask.visible(position, slots)[0]                          # (C,)
+            additive.fill_(float("-inf")).masked_fill_(visible, 0.0)
+            self._visible += int(visible.sum()) * len(members)
+            for i in members:
+                self._layers[i].slot = slot
+        self._model.n_threads = torch.get_num_threads()
+        logits = torch.empty(self.model.config.vocab_size)
+        if self.lib.fused_decode_step(ctypes.byref(self._model), int(token), pos, _ptr(logits)) != 0:
+            raise ValueError(f"token id {token} is outside the vocabulary (0..{self.model.config.vocab_size - 1})")
+        cache.pos = pos + 1
+        for layer in cache.layers:
+            layer.length = min(pos + 1, layer.capacity)
+        return logits.view(1, 1, -1)
+
+    def scores_per_step(self, cache: KVCache) -> int:
+        """Query-key scores the last step computed: every head against every visible slot (the
+        kernel skips hidden and empty slots)."""
+        return self.model.config.n_heads * self._visible

@@ -1,0 +1,232 @@
+// One decode token of a Llama-family or Gemma 3 model in a single call: the CPU kernel behind
+// models/fused.py (read that module's doc first; it explains why this exists).
+//
+// Why one call: at batch 1 a decode step reads every weight once and does little else, so its
+// speed is set by memory bandwidth. On a small CPU the step spends a large share of its time
+// between the matrix-vector products -- in the Python dispatch of ~1,000 aten calls (eager), or
+// in ~250 separate parallel regions and their thread wake-ups (torch.compile). Here the two
+// (or n) threads enter ONE OpenMP parallel region per token, split the rows of every matrix
+// between them, and meet at a barrier only where the next phase needs the whole previous
+// result: 6 barriers per layer. The small vector work (norms, residual adds) is done by every
+// thread on its own copy of the residual stream, which costs less than a barrier.
+//
+// The math is exactly models/llama.py and models/gemma3.py (tests compare the logits with the
+// engine's forward to ~1e-5); only the summation order of the dot products differs.
+// Layouts: every matrix row-major (out_features, in_features), as nn.Linear stores it;
+// K/V cache (n_kv_heads, capacity, head_dim) of batch 1, as models/kv_cache.py allocates it.
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <string.h>
+#include <vector>
+
+extern "C" {
+
+struct FusedLayer {
+    const float* wqkv; const float* bqkv;   // (q_dim + 2 kv_dim, d); bias or null
+    const float* wo; const float* bo;       // (d, q_dim); bias or null
+    const float* w_gate_up;                 // (2 d_ff, d): gate rows, then up rows
+    const float* w_down;                    // (d, d_ff)
+    // RMSNorm scales as used (Gemma's 1 + w already added); post norms null for Llama
+    const float* attn_norm; const float* attn_post_norm;
+    const float* mlp_norm; const float* mlp_post_norm;
+    const float* q_norm; const float* k_norm;  // (head_dim) QK-norm (Gemma) or null
+    float* k_cache; float* v_cache;          // (n_kv_heads, capacity, head_dim)
+    int64_t* slot_pos;                       // (capacity,) absolute position held, -1 empty
+    int64_t capacity;
+    // set by Python before every step
+    int64_t slot;                            // where this token's K/V go
+    const float* rope;                       // (2, head_dim): cos, then sin with its first half negated
+    const float* mask;                       // (capacity,) 0 where visible, -inf where not
+};
+
+struct FusedModel {
+    int64_t n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab, n_threads;
+    int64_t activation;                      // 0: SiLU (SwiGLU), 1: tanh-GELU (GeGLU)
+    float norm_eps, attn_scale, embed_scale;  // embed_scale 0: none
+    float attn_softcap, final_softcap;       // 0: none
+    const float* embed;                      // (vocab, d)
+    const float* final_norm;                 // (d)
+    const float* lm_head;                    // (vocab, d), the embedding when tied
+    const float* sinks;                      // (n_heads) sink logits (gpt-oss style) or null
+    FusedLayer* layers;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+static void rms_norm(const float* x, const float* w, float eps, int64_t n, float* out) {
+    // F.rms_norm: x * rsqrt(mean(x^2) + eps) * w, accumulated in fp32
+    float ss = 0.f;
+#pragma omp simd reduction(+ : ss)
+    for (int64_t i = 0; i < n; i++) ss += x[i] * x[i];
+    const float r = 1.f / sqrtf(ss / (float)n + eps);
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) out[i] = x[i] * r * w[i];
+}
+
+// Rows [r0, r1) of y = W x (+ b). Four rows at a time share each load of x and keep four
+// independent streams of W in flight, which is what a bandwidth-bound GEMV needs.
+static void matvec_rows(const float* W, const float* b, const float* x, int64_t n,
+                        int64_t r0, int64_t r1, float* y) {
+    int64_t r = r0;
+    for (; r + 4 <= r1; r += 4) {
+        const float *w0 = W + r * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
+        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int64_t i = 0; i < n; i++) {
+            const float xi = x[i];
+            s0 += w0[i] * xi; s1 += w1[i] * xi; s2 += w2[i] * xi; s3 += w3[i] * xi;
+        }
+        y[r] = s0; y[r + 1] = s1; y[r + 2] = s2; y[r + 3] = s3;
+    }
+    for (; r < r1; r++) {
+        const float* w = W + r * n;
+        float s = 0.f;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; i++) s += w[i] * x[i];
+        y[r] = s;
+    }
+    if (b) for (int64_t i = r0; i < r1; i++) y[i] += b[i];
+}
+
+// This thread's share [lo, hi) of n items, in multiples of 4 so that matvec_rows keeps its
+// four-row groups.
+static void share(int64_t n, int t, int nt, int64_t* lo, int64_t* hi) {
+    const int64_t groups = (n + 3) / 4;
+    *lo = groups * t / nt * 4;
+    *hi = groups * (t + 1) / nt * 4;
+    if (*hi > n) *hi = n;
+    if (*lo > n) *lo = n;
+}
+
+// RoPE, rotate_half layout (models/layers.rotate): out = x * cos + roll(x, D/2) * signed_sin
+static void rope(float* x, const float* table, int64_t D) {
+    const float* cs = table;
+    const float* sn = table + D;
+    const int64_t h = D / 2;
+    float tmp[1024];
+    memcpy(tmp, x, sizeof(float) * D);
+    for (int64_t i = 0; i < D; i++) {
+        const float rolled = i < h ? tmp[i + h] : tmp[i - h];
+        x[i] = tmp[i] * cs[i] + rolled * sn[i];
+    }
+}
+
+static float activate(float g, int64_t kind) {
+    if (kind == 0) return g / (1.f + expf(-g));                                       // SiLU
+    const float c = 0.7978845608028654f;                                               // sqrt(2/pi)
+    return 0.5f * g * (1.f + tanhf(c * (g + 0.044715f * g * g * g)));                  // tanh-GELU
+}
+
+// One query head against every visible slot of its KV head: softmax(q k^T * scale) v, with an
+// optional logit softcap and sink logit (an extra softmax column whose value is dropped).
+static void attend_head(const FusedModel* m, const FusedLayer* L, const float* q, int64_t kv_head,
+                        int64_t head, float* scores, float* out) {
+    const int64_t D = m->head_dim, C = L->capacity;
+    const float* K = L->k_cache + kv_head * C * D;
+    const float* V = L->v_cache + kv_head * C * D;
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < C; j++) {
+        if (isinf(L->mask[j])) { scores[j] = -INFINITY; continue; }   // hidden or empty slot
+        float s = 0.f;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < D; i++) s += q[i] * K[j * D + i];
+        s *= m->attn_scale;
+        if (m->attn_softcap > 0.f) s = m->attn_softcap * tanhf(s / m->attn_softcap);
+        scores[j] = s;
+        if (s > mx) mx = s;
+    }
+    const float sink = m->sinks ? m->sinks[head] : -INFINITY;
+    if (sink > mx) mx = sink;
+    float denom = m->sinks ? expf(sink - mx) : 0.f;
+    for (int64_t i = 0; i < D; i++) out[i] = 0.f;
+    for (int64_t j = 0; j < C; j++) {
+        if (scores[j] == -INFINITY) continue;
+        const float p = expf(scores[j] - mx);
+        denom += p;
+#pragma omp simd
+        for (int64_t i = 0; i < D; i++) out[i] += p * V[j * D + i];
+    }
+    const float inv = 1.f / denom;
+    for (int64_t i = 0; i < D; i++) out[i] *= inv;
+}
+
+// x += (post_norm ? norm(a) : a), on this thread's private copy of the residual stream
+static void residual(float* x, const float* a, const float* post_norm, float eps, int64_t d,
+                     float* tmp) {
+    if (post_norm) { rms_norm(a, post_norm, eps, d, tmp); a = tmp; }
+#pragma omp simd
+    for (int64_t i = 0; i < d; i++) x[i] += a[i];
+}
+
+// Feed `token` at absolute position `pos`; writes the logits (vocab,). Returns 0, or -1 when a
+// buffer size is out of range (checked by the Python side too).
+int fused_decode_step(const FusedModel* m, int64_t token, int64_t pos, float* logits) {
+    const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
+    const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
+    if (D > 1024 || token < 0 || token >= m->vocab) return -1;
+    int64_t max_c = 0;
+    for (int64_t l = 0; l < m->n_layers; l++)
+        if (m->layers[l].capacity > max_c) max_c = m->layers[l].capacity;
+    // shared between the threads: outputs of the row-split products
+    std::vector<float> qkv(q_dim + 2 * kv_dim), att(q_dim), o(d), h(ff), up(ff), down(d);
+    const int64_t group = H / Hkv;                     // query heads per KV head (GQA)
+
+#pragma omp parallel num_threads((int)m->n_threads)
+    {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        // private: the residual stream, its normalized copy, scratch
+        std::vector<float> x(d), xn(d), tmp(d), scores(max_c > 0 ? max_c : 1);
+        const float* e = m->embed + token * d;
+        for (int64_t i = 0; i < d; i++) x[i] = m->embed_scale > 0.f ? e[i] * m->embed_scale : e[i];
+        int64_t lo, hi;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const FusedLayer* L = &m->layers[l];
+            rms_norm(x.data(), L->attn_norm, m->norm_eps, d, xn.data());
+            share(q_dim + 2 * kv_dim, t, nt, &lo, &hi);
+            matvec_rows(L->wqkv, L->bqkv, xn.data(), d, lo, hi, qkv.data());
+#pragma omp barrier
+            // keys and values of this token into the cache, split by KV head
+            for (int64_t g = t; g < Hkv; g += nt) {
+                float* k = qkv.data() + q_dim + g * D;
+                const float* v = qkv.data() + q_dim + kv_dim + g * D;
+                if (L->k_norm) { rms_norm(k, L->k_norm, m->norm_eps, D, tmp.data()); memcpy(k, tmp.data(), sizeof(float) * D); }
+                rope(k, L->rope, D);
+                memcpy(L->k_cache + (g * L->capacity + L->slot) * D, k, sizeof(float) * D);
+                memcpy(L->v_cache + (g * L->capacity + L->slot) * D, v, sizeof(float) * D);
+            }
+            if (t == 0) L->slot_pos[L->slot] = pos;
+#pragma omp barrier
+            for (int64_t head = t; head < H; head += nt) {
+                float* q = qkv.data() + head * D;
+                if (L->q_norm) { rms_norm(q, L->q_norm, m->norm_eps, D, tmp.data()); memcpy(q, tmp.data(), sizeof(float) * D); }
+                rope(q, L->rope, D);
+                attend_head(m, L, q, head / group, head, scores.data(), att.data() + head * D);
+            }
+#pragma omp barrier
+            share(d, t, nt, &lo, &hi);
+            matvec_rows(L->wo, L->bo, att.data(), q_dim, lo, hi, o.data());
+#pragma omp barrier
+            residual(x.data(), o.data(), L->attn_post_norm, m->norm_eps, d, tmp.data());
+            rms_norm(x.data(), L->mlp_norm, m->norm_eps, d, xn.data());
+            // gate row i and up row ff + i together, so act(gate) * up needs no barrier
+            share(ff, t, nt, &lo, &hi);
+            matvec_rows(L->w_gate_up, nullptr, xn.data(), d, lo, hi, h.data());          // gate
+            matvec_rows(L->w_gate_up + ff * d, nullptr, xn.data(), d, lo, hi, up.data()); // up
+            for (int64_t i = lo; i < hi; i++) h[i] = activate(h[i], m->activation) * up[i];
+#pragma omp barrier
+            share(d, t, nt, &lo, &hi);
+            matvec_rows(L->w_down, nullptr, h.data(), ff, lo, hi, down.data());
+#pragma omp barrier
+            residual(x.data(), down.data(), L->mlp_post_norm, m->norm_eps, d, tmp.data());
+        }
+        rms_norm(x.data(), m->final_norm, m->norm_eps, d, xn.data());
+        share(m->vocab, t, nt, &lo, &hi);
+        matvec_rows(m->lm_head, nullptr, xn.data(), d, lo, hi, logits);
+        if (m->final_softcap > 0.f)
+            for (int64_t i = lo; i < hi; i++) logits[i] = m->final_softcap * tanhf(logits[i] / m->final_softcap);
+    }
+    return 0;
+}
+
+}  // extern "C"

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from plotly.colors import sample_colorscale
 
+from explorer.figure_text import figure_template, figure_text
 from explorer.inputs import InputError, finite_number, whole_number
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
@@ -43,6 +44,110 @@ MAX_SWEEP_TOKENS = 4096
 APPLY_TO = ("full", "sliding", "all")  # which layers a changed base applies to
 
 Progress = Callable[[float, str], None]
+
+# Text of the RoPE figures and of the trained-base label (merged into the RoPE tab's STRINGS).
+# Hover templates keep Plotly's %{...} placeholders doubled, since the text goes through format.
+FIGURE_STRINGS = {
+    "rope.fig.freq_panel": {"en": "Frequency of each pair", "zh": "各维度对的频率"},
+    "rope.fig.wave_panel": {"en": "Wavelength of each pair", "zh": "各维度对的波长"},
+    "rope.fig.freq_hover": {
+        "en": "base {base}<br>pair {pair} (dims {dims})<br>θ = {theta:.4g} rad/token<br>"
+              "wavelength = {wavelength:,.1f} tokens<br>{turns:,.2f} turns in {context:,} tokens",
+        "zh": "base {base}<br>第 {pair} 对（维度 {dims}）<br>θ = {theta:.4g} 弧度/token<br>"
+              "波长 = {wavelength:,.1f} 个 token<br>{context:,} 个 token 内转 {turns:,.2f} 圈"},
+    "rope.fig.base": {"en": "base {base}", "zh": "base {base}"},
+    "rope.fig.context": {"en": "context {context:,} tokens", "zh": "上下文 {context:,} 个 token"},
+    "rope.fig.context_hover": {
+        "en": "context length {context:,} tokens: pairs above this line never complete a turn",
+        "zh": "上下文长度 {context:,} 个 token：这条线以上的维度对一圈也转不完"},
+    "rope.fig.pair_axis": {"en": "pair index i (dims i and i + d/2)", "zh": "维度对序号 i（维度 i 和 i + d/2）"},
+    "rope.fig.theta_axis": {"en": "θ (radians per token, log)", "zh": "θ（弧度/token，对数坐标）"},
+    "rope.fig.wave_axis": {"en": "wavelength (tokens per full turn, log)",
+                           "zh": "波长（转满一圈所需的 token 数，对数坐标）"},
+    "rope.fig.rotated": {"en": "q rotated to position m", "zh": "旋转到位置 m 的 q"},
+    "rope.fig.position_m": {"en": "position m", "zh": "位置 m"},
+    "rope.fig.rotated_hover": {
+        "en": "token {token} {word}, layer {layer}, head {head}, pair {pair}<br>"
+              "position m = {m}, angle m·θ = {angle:.3f} rad",
+        "zh": "第 {token} 个 token {word}，第 {layer} 层，第 {head} 个头，第 {pair} 对<br>"
+              "位置 m = {m}，角度 m·θ = {angle:.3f} 弧度"},
+    "rope.fig.position": {"en": "position {position}", "zh": "位置 {position}"},
+    "rope.fig.before": {"en": "before RoPE (m = 0)", "zh": "RoPE 之前（m = 0）"},
+    "rope.fig.before_hover": {"en": "q before RoPE, token {word}", "zh": "RoPE 之前的 q，token {word}"},
+    "rope.fig.own": {"en": "model's own q at its position {token}", "zh": "模型自己在位置 {token} 的 q"},
+    "rope.fig.own_hover": {"en": "recorded post-RoPE q of token {word} (position {token})",
+                           "zh": "记录到的 token {word} 经 RoPE 旋转后的 q（位置 {token}）"},
+    "rope.fig.dim_axis": {"en": "q[{dim}] (dimension {dim})", "zh": "q[{dim}]（维度 {dim}）"},
+    "rope.fig.cell_hover": {"en": "{prefix}<br>query {query}, key {key}, n − m = {offset}",
+                            "zh": "{prefix}<br>查询 {query}，键 {key}，n − m = {offset}"},
+    "rope.fig.score_hover": {"en": "%{{text}}<br>score %{{z:.4f}}", "zh": "%{{text}}<br>分数 %{{z:.4f}}"},
+    "rope.fig.score": {"en": "score", "zh": "分数"},
+    "rope.fig.scaled_score": {"en": "score × scale", "zh": "分数 × 缩放系数"},
+    "rope.fig.qk_prefix": {
+        "en": "q of token {q_token} {q_word}, k of token {k_token} {k_word}<br>"
+              "layer {layer}, head {head} (kv head {kv_head})",
+        "zh": "q 取自第 {q_token} 个 token {q_word}，k 取自第 {k_token} 个 token {k_word}<br>"
+              "第 {layer} 层，第 {head} 个头（KV 头 {kv_head}）"},
+    "rope.fig.both_rotated": {"en": "{prefix}, both rotated", "zh": "{prefix}，两侧都旋转"},
+    "rope.fig.q_rotated": {"en": "{prefix}, only q rotated", "zh": "{prefix}，只旋转 q"},
+    "rope.fig.key_position": {"en": "key position n (token)", "zh": "键的位置 n（token）"},
+    "rope.fig.key_unrotated": {"en": "key position n (token; k not rotated)",
+                               "zh": "键的位置 n（token；k 未旋转）"},
+    "rope.fig.query_position": {"en": "query position m (token)", "zh": "查询的位置 m（token）"},
+    "rope.fig.real_key": {"en": "key token position n", "zh": "键 token 的位置 n"},
+    "rope.fig.real_query": {"en": "query token position m", "zh": "查询 token 的位置 m"},
+    "rope.fig.real_prefix": {"en": "layer {layer}, head {head}, real sequence",
+                             "zh": "第 {layer} 层，第 {head} 个头，真实序列"},
+    "rope.fig.kind.sliding": {"en": "sliding", "zh": "滑动窗口"},
+    "rope.fig.kind.full": {"en": "full", "zh": "全局"},
+    "rope.fig.dist_hover": {"en": "layer {layer} ({kind}), distance {distance} tokens<br>mean weight {weight:.4g}",
+                            "zh": "第 {layer} 层（{kind}），距离 {distance} 个 token<br>平均权重 {weight:.4g}"},
+    "rope.fig.dist_far": {"en": "<br>(only late queries reach this far: their key is near token 0, the sink)",
+                          "zh": "<br>（只有靠后的查询能看到这么远：它们的键在第 0 个 token 附近，即注意力汇）"},
+    "rope.fig.dist_layer": {"en": "L{layer} {kind}", "zh": "L{layer} {kind}"},
+    "rope.fig.mean_weight": {"en": "log10 mean weight", "zh": "log10 平均权重"},
+    "rope.fig.distance_axis": {"en": "distance m − n (tokens; 0 = the token itself)",
+                               "zh": "距离 m − n（token；0 = token 自身）"},
+    "rope.fig.layer": {"en": "layer", "zh": "层"},
+    "rope.fig.sweep_hover": {"en": "{name}<br>position %{{x}}<br>mean NLL of the last {window} tokens %{{y:.3f}} nats",
+                             "zh": "{name}<br>位置 %{{x}}<br>最近 {window} 个 token 的平均 NLL %{{y:.3f}} nats"},
+    "rope.fig.predicted_position": {"en": "position of the predicted token (tokens)",
+                                    "zh": "被预测 token 的位置（token）"},
+    "rope.fig.nll_axis": {"en": "NLL, mean of last {window} tokens (nats)",
+                          "zh": "NLL，最近 {window} 个 token 的平均值（nats）"},
+    "rope.fig.trained": {"en": "{base} (trained)", "zh": "{base}（训练值）"},
+    "rope.fig.as_trained": {"en": "as trained ({local} sliding / {full} full)",
+                            "zh": "按训练设置（滑动窗口层 {local} / 全局层 {full}）"},
+    "rope.fig.wave_per_pair": {"en": "Wavelength per pair", "zh": "各维度对的波长"},
+    "rope.fig.relative_freq": {"en": "Frequency relative to the original", "zh": "相对于原始值的频率"},
+    "rope.fig.method.original": {"en": "original", "zh": "原始"},
+    "rope.fig.method.linear": {"en": "linear interpolation (PI)", "zh": "线性插值（PI）"},
+    "rope.fig.method.ntk": {"en": "NTK-aware", "zh": "NTK-aware"},
+    "rope.fig.method.yarn": {"en": "YaRN", "zh": "YaRN"},
+    "rope.fig.scale_hover": {"en": "{method}<br>pair {pair}<br>wavelength {wavelength:,.1f} tokens<br>"
+                                   "θ / θ_original = {ratio:.3f}",
+                             "zh": "{method}<br>第 {pair} 对<br>波长 {wavelength:,.1f} 个 token<br>"
+                                   "θ / θ_original = {ratio:.3f}"},
+    "rope.fig.trained_context": {"en": "trained context", "zh": "训练上下文"},
+    "rope.fig.extended_context": {"en": "extended context", "zh": "扩展后的上下文"},
+    "rope.fig.context_line": {"en": "{label} {value:,.0f} tokens", "zh": "{label} {value:,.0f} 个 token"},
+    "rope.fig.context_line_hover": {"en": "{label}: {value:,.0f} tokens", "zh": "{label}：{value:,.0f} 个 token"},
+    "rope.fig.pair_index": {"en": "pair index i", "zh": "维度对序号 i"},
+    "rope.fig.wave_log": {"en": "wavelength (tokens, log)", "zh": "波长（token，对数坐标）"},
+    "rope.fig.ratio_log": {"en": "θ / θ original (log)", "zh": "θ / θ 原始值（对数坐标）"},
+}
+
+# scaling_table's method names (data, English) -> their FIGURE_STRINGS key for the legend
+METHOD_KEYS = {"original": "rope.fig.method.original", "linear interpolation (PI)": "rope.fig.method.linear",
+               "NTK-aware": "rope.fig.method.ntk", "YaRN": "rope.fig.method.yarn"}
+
+
+def _text(key: str, lang: Optional[str], **fields) -> str:
+    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+
+
+def _template(key: str, lang: Optional[str]) -> str:
+    return figure_template(FIGURE_STRINGS, key, lang)
 
 
 # ============================================================================ input checks
@@ -178,39 +283,42 @@ def _colors(n: int, scale: str = "Viridis") -> list[str]:
     return sample_colorscale(scale, [0.0] if n == 1 else list(np.linspace(0.0, 0.85, n)))
 
 
-def frequency_figure(table: pd.DataFrame, context_len: int) -> go.Figure:
-    fig = _figure(420, ("Frequency of each pair", "Wavelength of each pair"),
+def frequency_figure(table: pd.DataFrame, context_len: int, lang: str = "en") -> go.Figure:
+    """θ_i and wavelength per pair, one line per base. Text in `lang`."""
+    fig = _figure(420, (_text("rope.fig.freq_panel", lang), _text("rope.fig.wave_panel", lang)),
                   legend=dict(orientation="h", y=-0.2))
     bases = list(dict.fromkeys(table["base"]))
+    hover_text = _template("rope.fig.freq_hover", lang)   # formatted per point below
     for color, base in zip(_colors(len(bases)), bases):
         group = table[table["base"] == base]
         name = base_label(base)
-        hover = [f"base {name}<br>pair {p} (dims {d})<br>θ = {th:.4g} rad/token<br>"
-                 f"wavelength = {w:,.1f} tokens<br>{tu:,.2f} turns in {context_len:,} tokens"
+        hover = [hover_text.format(base=name, pair=p, dims=d, theta=th, wavelength=w, turns=tu,
+                                   context=context_len)
                  for p, d, th, w, tu in zip(group["pair"], group["dims"], group["theta"],
                                             group["wavelength"], group["turns"])]
         for col, column in ((1, "theta"), (2, "wavelength")):
             fig.add_trace(go.Scatter(
-                x=group["pair"], y=group[column], mode="lines+markers", name=f"base {name}",
+                x=group["pair"], y=group[column], mode="lines+markers",
+                name=_text("rope.fig.base", lang, base=name),
                 legendgroup=name, showlegend=col == 1, line=dict(color=color, width=2),
                 marker=dict(size=4), hovertext=hover, hoverinfo="text", **_panel(col)))
     last_pair = int(table["pair"].max())
     fig.add_trace(go.Scatter(x=[0, last_pair], y=[context_len, context_len], mode="lines",
-                             name=f"context {context_len:,} tokens",
+                             name=_text("rope.fig.context", lang, context=context_len),
                              line=dict(color="black", dash="dash", width=1.5),
-                             hovertext=f"context length {context_len:,} tokens: pairs above this line "
-                                       "never complete a turn", hoverinfo="text", **_panel(2)))
-    pair_title = dict(text="pair index i (dims i and i + d/2)")
+                             hovertext=_text("rope.fig.context_hover", lang, context=context_len),
+                             hoverinfo="text", **_panel(2)))
+    pair_title = dict(text=_text("rope.fig.pair_axis", lang))
     fig.update_layout(xaxis_title=pair_title, xaxis2_title=pair_title,
-                      yaxis=dict(type="log", title=dict(text="θ (radians per token, log)")),
-                      yaxis2=dict(type="log", title=dict(text="wavelength (tokens per full turn, log)")))
+                      yaxis=dict(type="log", title=dict(text=_text("rope.fig.theta_axis", lang))),
+                      yaxis2=dict(type="log", title=dict(text=_text("rope.fig.wave_axis", lang))))
     return fig
 
 
-def frequency_figures(head_dim, bases: Sequence[float], context_len):
+def frequency_figures(head_dim, bases: Sequence[float], context_len, lang: str = "en"):
     table = frequency_table(head_dim, bases, context_len)
     context_len = int(context_len)
-    return frequency_figure(table, context_len), frequency_summary(table, context_len), table
+    return frequency_figure(table, context_len, lang), frequency_summary(table, context_len), table
 
 
 # ============================================================================ captures
@@ -331,9 +439,11 @@ def pair_trajectory(vector: torch.Tensor, pair: int, inv_freq: torch.Tensor, pos
     return torch.stack([rotated[:, pair], rotated[:, pair + d // 2]], dim=-1).numpy()
 
 
-def pair_figure(capture: QKCapture, head: int, token: int, pair: int, position: int) -> tuple[go.Figure, dict]:
+def pair_figure(capture: QKCapture, head: int, token: int, pair: int, position: int,
+                lang: str = "en") -> tuple[go.Figure, dict]:
     """Pair `pair` of the real q of `token` (head `head`) at positions 0..position, the point at
-    `position` highlighted, and the model's own post-RoPE q at the token's real position."""
+    `position` highlighted, and the model's own post-RoPE q at the token's real position.
+    Text in `lang`."""
     d = capture.head_dim
     head = whole_number(head, "The head", 0, capture.n_heads - 1)
     token = whole_number(token, "The query token", 0, len(capture.tokens) - 1)
@@ -351,30 +461,31 @@ def pair_figure(capture: QKCapture, head: int, token: int, pair: int, position: 
     fig.add_trace(go.Scatter(x=radius * np.cos(circle), y=radius * np.sin(circle), mode="lines",
                              line=dict(color="lightgray", width=1), hoverinfo="skip", showlegend=False))
     fig.add_trace(go.Scatter(
-        x=points[:, 0], y=points[:, 1], mode="markers", name="q rotated to position m",
+        x=points[:, 0], y=points[:, 1], mode="markers", name=_text("rope.fig.rotated", lang),
         marker=dict(size=5, color=steps.numpy(), colorscale="Viridis", showscale=True,
-                    colorbar=dict(title="position m", thickness=12)),
-        hovertext=[f"token {token} {word}, layer {capture.layer}, head {head}, pair {pair}<br>"
-                   f"position m = {int(m)}, angle m·θ = {int(m) * theta:.3f} rad"
+                    colorbar=dict(title=_text("rope.fig.position_m", lang), thickness=12)),
+        hovertext=[_text("rope.fig.rotated_hover", lang, token=token, word=word, layer=capture.layer,
+                         head=head, pair=pair, m=int(m), angle=int(m) * theta)
                    for m in steps], hoverinfo="text"))
     fig.add_trace(go.Scatter(x=[0, points[-1, 0]], y=[0, points[-1, 1]], mode="lines+markers",
-                             name=f"position {position}", line=dict(color="#440154", width=3),
+                             name=_text("rope.fig.position", lang, position=position),
+                             line=dict(color="#440154", width=3),
                              marker=dict(size=[0, 12], color="#440154"), hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[points[0, 0]], y=[points[0, 1]], mode="markers",
-                             name="before RoPE (m = 0)", marker=dict(symbol="square", size=11,
-                                                                     color="#21918c"),
-                             hovertext=[f"q before RoPE, token {word}"], hoverinfo="text"))
+                             name=_text("rope.fig.before", lang), marker=dict(symbol="square", size=11,
+                                                                              color="#21918c"),
+                             hovertext=[_text("rope.fig.before_hover", lang, word=word)], hoverinfo="text"))
     real = capture.q[head, token]
     fig.add_trace(go.Scatter(x=[float(real[pair])], y=[float(real[pair + d // 2])], mode="markers",
-                             name=f"model's own q at its position {token}",
+                             name=_text("rope.fig.own", lang, token=token),
                              marker=dict(symbol="star", size=15, color="#fde725",
                                          line=dict(color="black", width=1)),
-                             hovertext=[f"recorded post-RoPE q of token {word} (position {token})"],
+                             hovertext=[_text("rope.fig.own_hover", lang, word=word, token=token)],
                              hoverinfo="text"))
     limit = 1.15 * max(radius, 1e-6)
-    fig.update_xaxes(title_text=f"q[{pair}] (dimension {pair})", range=[-limit, limit],
+    fig.update_xaxes(title_text=_text("rope.fig.dim_axis", lang, dim=pair), range=[-limit, limit],
                      scaleanchor="y", zeroline=True, constrain="domain")
-    fig.update_yaxes(title_text=f"q[{pair + d // 2}] (dimension {pair + d // 2})",
+    fig.update_yaxes(title_text=_text("rope.fig.dim_axis", lang, dim=pair + d // 2),
                      range=[-limit, limit], zeroline=True)
     own = pair_trajectory(vector, pair, inv_freq, torch.tensor([token]))[0]
     facts = {"theta": theta, "wavelength": 2 * math.pi / theta, "radius": radius,
@@ -433,16 +544,19 @@ def relative_identity_error(q_vec, k_vec, inv_freq, n_positions: int) -> float:
 
 def scores_heatmap(scores: torch.Tensor, *, x_title: str, y_title: str, hover_prefix: str,
                    x_labels: Optional[list] = None, y_labels: Optional[list] = None,
-                   colorbar: str = "score") -> go.Figure:
+                   colorbar: Optional[str] = None, lang: str = "en") -> go.Figure:
+    """A score matrix as a heatmap; the titles come translated, the hover words in `lang`."""
     z = scores.numpy()
     n_rows, n_cols = z.shape
     x_labels = x_labels or [str(i) for i in range(n_cols)]
     y_labels = y_labels or [str(i) for i in range(n_rows)]
-    text = [[f"{hover_prefix}<br>query {y_labels[m]}, key {x_labels[n]}, n − m = {n - m}"
+    cell = _template("rope.fig.cell_hover", lang)   # up to 512 x 512 cells: look the text up once
+    text = [[cell.format(prefix=hover_prefix, query=y_labels[m], key=x_labels[n], offset=n - m)
              for n in range(n_cols)] for m in range(n_rows)]
     fig = _figure(420)
+    colorbar = colorbar if colorbar is not None else _text("rope.fig.score", lang)
     fig.add_trace(go.Heatmap(z=z, colorscale="Cividis", colorbar=dict(title=dict(text=colorbar), thickness=12),
-                             text=text, hovertemplate="%{text}<br>score %{z:.4f}<extra></extra>"))
+                             text=text, hovertemplate=_text("rope.fig.score_hover", lang) + "<extra></extra>"))
     fig.update_xaxes(title_text=x_title, constrain="domain")
     fig.update_yaxes(title_text=y_title, autorange="reversed", scaleanchor="x", constrain="domain")
     return fig
@@ -473,15 +587,18 @@ def toeplitz(capture: QKCapture, head: int, q_token: int, k_token: int, n_positi
                           identity_error=relative_identity_error(q_vec, k_vec, inv_freq, n_positions))
 
 
-def toeplitz_figures(capture: QKCapture, result: ToeplitzResult, head: int, q_token: int, k_token: int):
-    q_word = _show(capture.tokens[q_token])
-    k_word = _show(capture.tokens[k_token])
-    prefix = (f"q of token {q_token} {q_word}, k of token {k_token} {k_word}<br>"
-              f"layer {capture.layer}, head {head} (kv head {capture.kv_head(head)})")
-    both = scores_heatmap(result.both, x_title="key position n (token)", y_title="query position m (token)",
-                          hover_prefix=prefix + ", both rotated")
-    one = scores_heatmap(result.query_only, x_title="key position n (token; k not rotated)",
-                         y_title="query position m (token)", hover_prefix=prefix + ", only q rotated")
+def toeplitz_figures(capture: QKCapture, result: ToeplitzResult, head: int, q_token: int, k_token: int,
+                     lang: str = "en"):
+    """(both rotated, only q rotated) heatmaps of a ToeplitzResult. Text in `lang`."""
+    prefix = _text("rope.fig.qk_prefix", lang, q_token=q_token, q_word=_show(capture.tokens[q_token]),
+                   k_token=k_token, k_word=_show(capture.tokens[k_token]), layer=capture.layer,
+                   head=head, kv_head=capture.kv_head(head))
+    query_title = _text("rope.fig.query_position", lang)
+    both = scores_heatmap(result.both, x_title=_text("rope.fig.key_position", lang), y_title=query_title,
+                          hover_prefix=_text("rope.fig.both_rotated", lang, prefix=prefix), lang=lang)
+    one = scores_heatmap(result.query_only, x_title=_text("rope.fig.key_unrotated", lang),
+                         y_title=query_title, hover_prefix=_text("rope.fig.q_rotated", lang, prefix=prefix),
+                         lang=lang)
     return both, one
 
 
@@ -500,12 +617,15 @@ def real_scores(capture: QKCapture, head: int) -> torch.Tensor:
     return scores.masked_fill(~visible, float("nan"))
 
 
-def real_scores_figure(capture: QKCapture, head: int) -> go.Figure:
+def real_scores_figure(capture: QKCapture, head: int, lang: str = "en") -> go.Figure:
+    """The layer's actual scores on the captured sequence. Text in `lang`."""
     scores = real_scores(capture, head)
     labels = [f"{i} {_show(word)}" for i, word in enumerate(capture.tokens)]
-    fig = scores_heatmap(scores, x_title="key token position n", y_title="query token position m",
-                         hover_prefix=f"layer {capture.layer}, head {head}, real sequence",
-                         x_labels=labels, y_labels=labels, colorbar="score × scale")
+    fig = scores_heatmap(scores, x_title=_text("rope.fig.real_key", lang),
+                         y_title=_text("rope.fig.real_query", lang),
+                         hover_prefix=_text("rope.fig.real_prefix", lang, layer=capture.layer, head=head),
+                         x_labels=labels, y_labels=labels, colorbar=_text("rope.fig.scaled_score", lang),
+                         lang=lang)
     return fig
 
 
@@ -539,20 +659,24 @@ def distance_profile(model, tokenizer, text, max_tokens: int = 256) -> tuple[np.
     return profile, token_strings(tokenizer, ids), time.perf_counter() - start
 
 
-def distance_figure(profile: np.ndarray, layer_types: Sequence[str]) -> go.Figure:
+def distance_figure(profile: np.ndarray, layer_types: Sequence[str], lang: str = "en") -> go.Figure:
+    """log10 mean attention weight, layer x distance. Text in `lang`."""
     n_layers, t = profile.shape
     z = np.log10(np.clip(profile, 1e-6, None))
-    kinds = ["sliding" if kind == SLIDING else "full" for kind in layer_types]
-    text = [[f"layer {layer} ({kinds[layer]}), distance {d} tokens<br>mean weight {profile[layer, d]:.4g}"
-             + ("<br>(only late queries reach this far: their key is near token 0, the sink)" if d > t // 2 else "")
+    kinds = [_text("rope.fig.kind.sliding" if kind == SLIDING else "rope.fig.kind.full", lang)
+             for kind in layer_types]
+    cell, far = _template("rope.fig.dist_hover", lang), _text("rope.fig.dist_far", lang)
+    text = [[cell.format(layer=layer, kind=kinds[layer], distance=d, weight=profile[layer, d])
+             + (far if d > t // 2 else "")
              for d in range(t)] for layer in range(n_layers)]
     fig = _figure(max(360, 16 * n_layers + 120), margin=dict(l=90, r=20, t=30, b=50))
     fig.add_trace(go.Heatmap(
-        z=z, x=list(range(t)), y=[f"L{layer} {kinds[layer]}" for layer in range(n_layers)],
+        z=z, x=list(range(t)),
+        y=[_text("rope.fig.dist_layer", lang, layer=layer, kind=kinds[layer]) for layer in range(n_layers)],
         colorscale="Viridis", zmin=-4, zmax=0, text=text, hovertemplate="%{text}<extra></extra>",
-        colorbar=dict(title=dict(text="log10 mean weight"), thickness=12)))
-    fig.update_xaxes(title_text="distance m − n (tokens; 0 = the token itself)")
-    fig.update_yaxes(title_text="layer", autorange="reversed")
+        colorbar=dict(title=dict(text=_text("rope.fig.mean_weight", lang)), thickness=12)))
+    fig.update_xaxes(title_text=_text("rope.fig.distance_axis", lang))
+    fig.update_yaxes(title_text=_text("rope.fig.layer", lang), autorange="reversed")
     return fig
 
 
@@ -594,12 +718,20 @@ def trained_options(config, apply_to: str) -> RunOptions:
     return RunOptions() if trained is None else base_options(config, trained, apply_to)
 
 
-def trained_label(config, apply_to: str) -> str:
-    trained = trained_base(config, apply_to)
+def trained_base_pair(config) -> tuple[float, float]:
+    """(sliding-layer base, full-layer base) the model was trained with."""
+    return float(config.rope_local_theta or config.rope_theta), float(config.rope_theta)
+
+
+def _trained_text(trained: Optional[float], bases: tuple, lang: str = "en") -> str:
     if trained is None:
-        local = base_label(float(config.rope_local_theta))
-        return f"as trained ({local} sliding / {base_label(float(config.rope_theta))} full)"
-    return f"{base_label(trained)} (trained)"
+        return _text("rope.fig.as_trained", lang, local=base_label(bases[0]), full=base_label(bases[1]))
+    return _text("rope.fig.trained", lang, base=base_label(trained))
+
+
+def trained_label(config, apply_to: str, lang: str = "en") -> str:
+    """"100k (trained)", or Gemma's two bases when no single one is the trained one; in `lang`."""
+    return _trained_text(trained_base(config, apply_to), trained_base_pair(config), lang)
 
 
 @torch.inference_mode()
@@ -626,23 +758,24 @@ class Sweep:
     nll: dict                     # key -> (T-1,) tensor
     seconds: dict                 # key -> forward seconds
     n_tokens: int
-    trained_text: str = ""        # label of the reference row
+    trained_pair: tuple = (0.0, 0.0)   # (sliding, full) trained bases: labels the reference row
 
     @property
     def reference(self) -> float:
         return UNMODIFIED if self.trained is None else self.trained
 
-    def label(self, key: float) -> str:
-        return self.trained_text if key == self.reference else base_label(key)
+    def label(self, key: float, lang: str = "en") -> str:
+        # the label is derived, not stored, so that a chart can be redrawn in the other language
+        return _trained_text(self.trained, self.trained_pair, lang) if key == self.reference else base_label(key)
 
-    def summary(self, n_bins: int = 4) -> pd.DataFrame:
+    def summary(self, n_bins: int = 4, lang: str = "en") -> pd.DataFrame:
         t = self.n_tokens - 1
         edges = np.linspace(0, t, n_bins + 1).round().astype(int)
         rows = []
         reference = self.nll[self.reference]
         for key in self.bases:
             nll = self.nll[key]
-            row = {"base": self.label(key), "perplexity": float(torch.exp(nll.mean()))}
+            row = {"base": self.label(key, lang), "perplexity": float(torch.exp(nll.mean()))}
             for lo, hi in zip(edges[:-1], edges[1:]):
                 row[f"ppl, tokens {lo + 1}–{hi}"] = float(torch.exp(nll[lo:hi].mean()))
             row["mean NLL − trained (nats)"] = float(nll.mean() - reference.mean())
@@ -672,7 +805,7 @@ def perplexity_sweep(model, tokenizer, text, bases: Sequence[float], apply_to: s
     if len(ids) < 16:
         raise InputError(f"The text has only {len(ids)} tokens; perplexity needs at least 16.")
     sweep = Sweep(bases=keys, trained=trained, apply_to=apply_to, nll={}, seconds={},
-                  n_tokens=len(ids), trained_text=trained_label(config, apply_to))
+                  n_tokens=len(ids), trained_pair=trained_base_pair(config))
     for index, key in enumerate(keys):
         if progress is not None:
             progress(index / len(keys), f"base {sweep.label(key)}: forward over {len(ids)} tokens")
@@ -695,7 +828,8 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     return out
 
 
-def sweep_figure(sweep: Sweep, window: int = 64) -> go.Figure:
+def sweep_figure(sweep: Sweep, window: int = 64, lang: str = "en") -> go.Figure:
+    """NLL per position (trailing mean over `window` tokens), one line per base. Text in `lang`."""
     fig = _figure(420, legend=dict(orientation="h", y=-0.2))
     ordered = sorted(sweep.bases)
     colors = dict(zip(ordered, _colors(len(ordered))))
@@ -703,15 +837,14 @@ def sweep_figure(sweep: Sweep, window: int = 64) -> go.Figure:
         nll = sweep.nll[base].numpy()
         smooth = moving_average(nll, window)
         trained = base == sweep.reference
-        name = f"base {sweep.label(base)}"
+        name = _text("rope.fig.base", lang, base=sweep.label(base, lang))
         fig.add_trace(go.Scatter(
             x=np.arange(1, len(nll) + 1), y=smooth, mode="lines", name=name,
             line=dict(color="black" if trained else colors[base], width=3 if trained else 2,
                       dash="dash" if trained else "solid"),
-            hovertemplate=name + "<br>position %{x}<br>mean NLL of the last " + str(window)
-                          + " tokens %{y:.3f} nats<extra></extra>"))
-    fig.update_xaxes(title_text="position of the predicted token (tokens)")
-    fig.update_yaxes(title_text=f"NLL, mean of last {window} tokens (nats)", type="log")
+            hovertemplate=_text("rope.fig.sweep_hover", lang, name=name, window=window) + "<extra></extra>"))
+    fig.update_xaxes(title_text=_text("rope.fig.predicted_position", lang))
+    fig.update_yaxes(title_text=_text("rope.fig.nll_axis", lang, window=window), type="log")
     return fig
 
 
@@ -776,28 +909,34 @@ def scaling_table(head_dim, base, factor, original_context) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def scaling_figure(table: pd.DataFrame, original_context: int, factor: float) -> go.Figure:
-    fig = _figure(420, ("Wavelength per pair", "Frequency relative to the original"),
+def scaling_figure(table: pd.DataFrame, original_context: int, factor: float, lang: str = "en") -> go.Figure:
+    """Wavelength and θ / θ_original per pair under each recipe. Text in `lang`."""
+    fig = _figure(420, (_text("rope.fig.wave_per_pair", lang), _text("rope.fig.relative_freq", lang)),
                   legend=dict(orientation="h", y=-0.2))
     methods = list(dict.fromkeys(table["method"]))
     dashes = ["solid", "dash", "dot", "dashdot"]
+    hover_text = _template("rope.fig.scale_hover", lang)
     for color, dash, method in zip(_colors(len(methods)), dashes, methods):
         group = table[table["method"] == method]
-        hover = [f"{method}<br>pair {p}<br>wavelength {w:,.1f} tokens<br>θ / θ_original = {r:.3f}"
+        name = _text(METHOD_KEYS[method], lang)
+        hover = [hover_text.format(method=name, pair=p, wavelength=w, ratio=r)
                  for p, w, r in zip(group["pair"], group["wavelength"], group["ratio"])]
         for col, column in ((1, "wavelength"), (2, "ratio")):
-            fig.add_trace(go.Scatter(x=group["pair"], y=group[column], name=method, legendgroup=method,
+            fig.add_trace(go.Scatter(x=group["pair"], y=group[column], name=name, legendgroup=method,
                                      showlegend=col == 1, mode="lines",
                                      line=dict(color=color, dash=dash, width=2.5),
                                      hovertext=hover, hoverinfo="text", **_panel(col)))
     last_pair = int(table["pair"].max())
-    for value, label, dash in ((original_context, "trained context", "dot"),
-                               (original_context * factor, "extended context", "dash")):
+    for value, key, dash in ((original_context, "rope.fig.trained_context", "dot"),
+                             (original_context * factor, "rope.fig.extended_context", "dash")):
+        label = _text(key, lang)
         fig.add_trace(go.Scatter(x=[0, last_pair], y=[value, value], mode="lines",
-                                 name=f"{label} {value:,.0f} tokens",
+                                 name=_text("rope.fig.context_line", lang, label=label, value=value),
                                  line=dict(color="gray", dash=dash, width=1.5),
-                                 hovertext=f"{label}: {value:,.0f} tokens", hoverinfo="text"))
-    fig.update_layout(xaxis_title=dict(text="pair index i"), xaxis2_title=dict(text="pair index i"),
-                      yaxis=dict(type="log", title=dict(text="wavelength (tokens, log)")),
-                      yaxis2=dict(type="log", title=dict(text="θ / θ original (log)")))
+                                 hovertext=_text("rope.fig.context_line_hover", lang, label=label, value=value),
+                                 hoverinfo="text"))
+    pair_title = dict(text=_text("rope.fig.pair_index", lang))
+    fig.update_layout(xaxis_title=pair_title, xaxis2_title=pair_title,
+                      yaxis=dict(type="log", title=dict(text=_text("rope.fig.wave_log", lang))),
+                      yaxis2=dict(type="log", title=dict(text=_text("rope.fig.ratio_log", lang))))
     return fig

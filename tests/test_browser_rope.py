@@ -99,6 +99,20 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     page.locator("#rope-freq-run").click()
     freq_text.get_by_text("10k").first.wait_for()
 
+    # every chart follows the language switch, redrawn from what the tab stored (no new run)
+    page.locator("#language-switch").get_by_text("中文").click()
+    page.locator("#rope-freq-plot .annotation-text", has_text="各维度对的频率").wait_for(timeout=30_000)
+    page.locator("#rope-qk-both .xtitle", has_text="键的位置 n").wait_for(timeout=30_000)
+    page.locator("#rope-qk-real .xtitle", has_text="键 token 的位置 n").wait_for()
+    page.locator("#rope-pair-plot .xtitle", has_text="（维度 6）").wait_for()
+    page.locator("#rope-dist-plot .xtitle", has_text="距离 m − n").wait_for()
+    page.locator("#rope-sweep-plot .legendtext", has_text="训练值").wait_for()
+    page.locator("#rope-scale-plot .annotation-text", has_text="相对于原始值的频率").wait_for()
+    page.locator("#rope-qk-both").scroll_into_view_if_needed()
+    screenshot(page, "rope-charts-zh")
+    _shot(page, "rope-pair-plot", "rope-pair-zh")
+    _shot(page, "rope-sweep-plot", "rope-sweep-zh")
+
 
 def test_rope_tab_in_chinese(page, app_url, screenshot):
     _open_rope_tab(page, app_url)

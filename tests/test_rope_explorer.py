@@ -281,3 +281,131 @@ def test_gemma_all_layers_compares_against_the_model_as_trained(loaded):
     assert summary["base"].tolist() == ["as trained (10k sliding / 1M full)", "1M"]
     # 1M on every layer is *not* the trained model: its sliding layers were trained with 10k
     assert (sweep.nll[1e6] - sweep.nll[rope.UNMODIFIED]).abs().max() > 1e-3
+
+
+# ----------------------------------------------------------------------------- figures in both languages
+
+# English words a Chinese figure may keep: names, units and symbols the Chinese strings use too.
+KEPT_WORDS = {"base", "token", "NLL", "nats", "log", "RoPE", "NTK", "aware", "YaRN", "original", "KV"}
+
+
+def figure_words(fig) -> list[str]:
+    """Every visible text of a figure: titles, axis and colour-bar titles, subplot titles, legend
+    names, hover text and templates, category labels; Plotly's %{...} and <...> markup removed."""
+    import re
+
+    found = [fig.layout.title.text] + [a.text for a in fig.layout.annotations]
+    for axis in ("xaxis", "yaxis", "xaxis2", "yaxis2"):
+        found.append(fig.layout[axis].title.text if axis in fig.layout else None)
+    for trace in fig.data:
+        found += [trace.name, trace.hovertemplate]
+        for attr in ("hovertext", "text"):
+            value = getattr(trace, attr, None)
+            found += [value] if isinstance(value, str) else [w for row in (value or ()) for w in
+                                                             (row if isinstance(row, (list, tuple)) else [row])]
+        bar = getattr(trace, "colorbar", None) or getattr(getattr(trace, "marker", None), "colorbar", None)
+        if bar is not None:
+            found.append(bar.title.text)
+        if trace.type == "heatmap" and trace.y is not None and isinstance(trace.y[0], str):
+            found += list(trace.y)
+    return [re.sub(r"%\{[^}]*\}|<[^>]*>", " ", w) for w in found if isinstance(w, str)]
+
+
+def english_left(fig) -> set[str]:
+    import re
+
+    return {word for text in figure_words(fig) for word in re.findall(r"[A-Za-z]{3,}", text)} - KEPT_WORDS
+
+
+def arrays(fig) -> list:
+    """The numbers of every trace (x, y, z), to compare across languages."""
+    import numpy as np
+
+    out = []
+    for trace in fig.data:
+        for attr in ("x", "y", "z"):
+            value = getattr(trace, attr, None)
+            if value is not None and not (attr == "y" and trace.type == "heatmap"):
+                out.append(np.asarray(value, dtype=float))
+    return out
+
+
+def assert_same_numbers(a, b):
+    import numpy as np
+
+    left, right = arrays(a), arrays(b)
+    assert len(left) == len(right) and left
+    for x, y in zip(left, right):
+        np.testing.assert_array_equal(x, y)
+
+
+def synthetic_capture(window=None) -> "rope.QKCapture":
+    """A capture with random q, k (the figures only draw it): no model needed."""
+    generator = torch.Generator().manual_seed(0)
+    h, t, d = 4, 24, 16
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator)
+
+    return rope.QKCapture(tokens=[str(i) for i in range(t)], layer=2, layer_kind="full_attention",
+                          theta_base=10_000.0, window=window, n_heads=h, n_kv_heads=2, attn_scale=0.25,
+                          q_pre=randn(h, t, d), k_pre=randn(2, t, d), q=randn(h, t, d), k=randn(2, t, d))
+
+
+def test_every_rope_figure_in_both_languages():
+    """Chinese text on the Chinese page, the English figures as they were, the same numbers."""
+    capture = synthetic_capture()
+    result = rope.toeplitz(capture, 1, 5, 3, 16)
+    sweep = rope.Sweep(bases=[0.0, 1e6], trained=None, apply_to="all", n_tokens=41, trained_pair=(1e4, 1e6),
+                       nll={0.0: torch.rand(40), 1e6: torch.rand(40)}, seconds={0.0: 1.0, 1e6: 1.0})
+    from models.config import SLIDING
+
+    profile = torch.rand(3, 12).double().numpy()
+    freq_table = rope.frequency_table(64, [1e4, 1e6], 8192)
+    scale_table = rope.scaling_table(64, 1e5, 4, 8192)
+
+    def draw(lang):
+        both, one = rope.toeplitz_figures(capture, result, 1, 5, 3, lang)
+        return {"freq": rope.frequency_figure(freq_table, 8192, lang), "both": both, "one": one,
+                "real": rope.real_scores_figure(capture, 1, lang),
+                "pair": rope.pair_figure(capture, 1, 5, 2, 40, lang)[0],
+                "distance": rope.distance_figure(profile, ["full_attention", SLIDING, "full_attention"], lang),
+                "sweep": rope.sweep_figure(sweep, lang=lang),
+                "scaling": rope.scaling_figure(scale_table, 8192, 4.0, lang)}
+
+    en, zh = draw("en"), draw("zh")
+    for name in en:
+        assert not english_left(zh[name]), (name, english_left(zh[name]))
+        assert_same_numbers(en[name], zh[name])
+    assert not english_left(draw("zh-CN")["pair"])              # a browser locale works too
+    # the English figures are the ones drawn before the switch existed (lang defaults to "en")
+    assert rope.frequency_figure(freq_table, 8192).to_json() == en["freq"].to_json()
+    assert [a.text for a in en["freq"].layout.annotations] == ["Frequency of each pair", "Wavelength of each pair"]
+    assert [a.text for a in zh["freq"].layout.annotations] == ["各维度对的频率", "各维度对的波长"]
+    assert zh["freq"].layout.yaxis.title.text == "θ（弧度/token，对数坐标）"
+    assert en["freq"].data[-1].name == "context 8,192 tokens" and zh["freq"].data[-1].name == "上下文 8,192 个 token"
+    assert en["both"].layout.xaxis.title.text == "key position n (token)"
+    assert zh["both"].layout.xaxis.title.text == "键的位置 n（token）"
+    assert "两侧都旋转" in zh["both"].data[0].text[0][0] and "只旋转 q" in zh["one"].data[0].text[0][0]
+    assert zh["real"].data[0].colorbar.title.text == "分数 × 缩放系数"
+    assert en["pair"].layout.xaxis.title.text == "q[2] (dimension 2)"
+    assert zh["pair"].layout.xaxis.title.text == "q[2]（维度 2）"
+    assert [t.name for t in zh["pair"].data[1:]] == ["旋转到位置 m 的 q", "位置 40", "RoPE 之前（m = 0）",
+                                                     "模型自己在位置 5 的 q"]
+    assert list(zh["distance"].data[0].y) == ["L0 全局", "L1 滑动窗口", "L2 全局"]
+    assert list(en["distance"].data[0].y) == ["L0 full", "L1 sliding", "L2 full"]
+    assert [t.name for t in en["sweep"].data] == ["base as trained (10k sliding / 1M full)", "base 1M"]
+    assert zh["sweep"].data[0].name == "base 按训练设置（滑动窗口层 10k / 全局层 1M）"
+    assert zh["sweep"].layout.yaxis.title.text == "NLL，最近 64 个 token 的平均值（nats）"
+    assert {t.name for t in en["scaling"].data} >= {"original", "linear interpolation (PI)",
+                                                   "extended context 32,768 tokens"}
+    assert {t.name for t in zh["scaling"].data} >= {"原始", "线性插值（PI）", "扩展后的上下文 32,768 个 token"}
+    # the sweep's table and the trained label follow the language too; the numbers do not
+    assert list(sweep.summary(lang="zh")["base"]) == ["按训练设置（滑动窗口层 10k / 全局层 1M）", "1M"]
+    assert sweep.summary(lang="zh")["perplexity"].equals(sweep.summary()["perplexity"])
+
+
+def test_the_language_check_can_fail():
+    """english_left sees an English figure (so the Chinese checks above mean something)."""
+    capture = synthetic_capture()
+    assert {"position", "dimension", "rotated"} <= english_left(rope.pair_figure(capture, 1, 5, 2, 40)[0])

@@ -50,6 +50,8 @@ def test_frequencies_endpoint(client):
     assert [r[0] for r in rows] == ["10k", "100k", "500k", "1M"]
     zh_plot, zh_text, zh_table = client.predict("zh", "10000, 1M", 256, 32768, api_name="/rope_frequencies")
     assert "一圈也转不完" in zh_text
+    assert [a["text"] for a in figure(zh_plot)["layout"]["annotations"]] == ["各维度对的频率", "各维度对的波长"]
+    assert figure(plot)["layout"]["annotations"][0]["text"] == "Frequency of each pair"
     assert "谁在用" in zh_table["headers"] and "who uses it" in table["headers"]
 
 
@@ -82,8 +84,14 @@ def test_real_q_k_on_gemma_global_layer(client):
     _, _, _, text = client.predict(GEMMA, "en", TEXT, 5, 3, 30, 5, 32, 48, api_name="/rope_qk")
     assert "Layer 5 (full attention, base 1M), head 3 (KV head 0)" in text
     assert numbers_after("both rotated", text)[1] < 1e-4
-    _, _, _, text = client.predict(GEMMA, "zh", TEXT, 0, 0, 30, 5, 32, 48, api_name="/rope_qk")
+    both, one, real, text = client.predict(GEMMA, "zh", TEXT, 0, 0, 30, 5, 32, 48, api_name="/rope_qk")
     assert "滑动窗口 512" in text and "base 10k" in text
+    # the charts are drawn in Chinese too
+    assert figure(both)["layout"]["xaxis"]["title"]["text"] == "键的位置 n（token）"
+    assert figure(one)["layout"]["xaxis"]["title"]["text"] == "键的位置 n（token；k 未旋转）"
+    assert figure(real)["data"][0]["colorbar"]["title"]["text"] == "分数 × 缩放系数"
+    plot, _ = client.predict("zh", 3, 20, api_name="/rope_pair")
+    assert figure(plot)["layout"]["xaxis"]["title"]["text"] == "q[3]（维度 3）"
 
 
 @pytest.mark.parametrize("args, match", [
@@ -103,6 +111,9 @@ def test_distance_endpoint(client):
     plot, text = client.predict(SMOL, "en", TEXT, 48, api_name="/rope_distance")
     assert text.startswith("30 layers, 48 tokens")
     assert rows_of(figure(plot)["data"][0]["z"]) == 30
+    zh, _ = client.predict(SMOL, "zh", TEXT, 16, api_name="/rope_distance")
+    assert figure(zh)["layout"]["xaxis"]["title"]["text"] == "距离 m − n（token；0 = token 自身）"
+    assert figure(zh)["data"][0]["y"][0] == "L0 全局"
 
 
 def test_perplexity_and_continuation_endpoints(client):
@@ -112,6 +123,10 @@ def test_perplexity_and_continuation_endpoints(client):
     assert bases == ["100k (trained)", "10k", "10M"]
     assert "Base 100k (trained): perplexity" in text
     assert len(figure(plot)["data"]) == 3
+    zh_plot, zh_text, zh_table = client.predict(SMOL, "zh", "10M", "full", 128, api_name="/rope_perplexity")
+    assert [t["name"] for t in figure(zh_plot)["data"]] == ["base 100k（训练值）", "base 10M"]
+    assert figure(zh_plot)["layout"]["xaxis"]["title"]["text"] == "被预测 token 的位置（token）"
+    assert [row[0] for row in zh_table["data"]] == ["100k（训练值）", "10M"]
     cont = client.predict(SMOL, "en", 7, "full", 128, 4, api_name="/rope_continue")
     assert "| 100k (trained) |" in cont and "| 10M |" in cont
     expect_error(client, "no sliding-window layers", SMOL, "en", "10000", "sliding", 128,
@@ -123,13 +138,57 @@ def test_perplexity_and_continuation_endpoints(client):
 
 
 def test_scaling_endpoint_and_server_still_serves(client):
-    plot = client.predict(64, 100000, 4, 8192, api_name="/rope_scaling")
+    plot = client.predict("en", 64, 100000, 4, 8192, api_name="/rope_scaling")
     names = {trace["name"] for trace in figure(plot)["data"]}
     assert {"original", "linear interpolation (PI)", "NTK-aware", "YaRN"} <= names
     assert "extended context 32,768 tokens" in names
-    expect_error(client, "less than minimum value 1", 64, 100000, 0.5, 8192,   # the slider's check
+    zh = figure(client.predict("zh", 64, 100000, 4, 8192, api_name="/rope_scaling"))
+    assert {"原始", "线性插值（PI）", "扩展后的上下文 32,768 个 token"} <= {t["name"] for t in zh["data"]}
+    expect_error(client, "less than minimum value 1", "en", 64, 100000, 0.5, 8192,   # the slider's check
                  api_name="/rope_scaling")
-    expect_error(client, "greater than 1", 64, 1, 2, 8192, api_name="/rope_scaling")
-    expect_error(client, "even", 7, 100000, 2, 8192, api_name="/rope_scaling")
+    expect_error(client, "greater than 1", "en", 64, 1, 2, 8192, api_name="/rope_scaling")
+    expect_error(client, "even", "en", 7, 100000, 2, 8192, api_name="/rope_scaling")
     _, text, _ = client.predict("en", "10000", 64, 100, api_name="/rope_frequencies")
     assert "base **10k**" in text
+
+
+def test_language_switch_redraws_the_stored_charts(runtime):
+    """The switch's handler redraws every model chart from the stored capture, profile, sweep and
+    recipe table, in the new language, with the same numbers and no forward pass."""
+    import numpy as np
+    import torch
+
+    from explorer import rope
+    from explorer.ui.rope import capture_figures, redraw_figures
+
+    loaded = runtime.get(SMOL)
+    capture = rope.capture_qk(loaded.model, loaded.tokenizer, TEXT, 1, 32)
+    state = {"capture": capture, "head": 2, "q_token": 20, "k_token": 4,
+             "toeplitz": rope.toeplitz(capture, 2, 20, 4, 16)}
+    profile = np.random.default_rng(0).random((30, 8))
+    dist_view = {"profile": profile, "layer_types": list(loaded.config.layer_types)}
+    sweep = rope.Sweep(bases=[1e5, 1e4], trained=1e5, apply_to="full", n_tokens=9, trained_pair=(1e5, 1e5),
+                       nll={1e5: torch.rand(8), 1e4: torch.rand(8)}, seconds={1e5: 1.0, 1e4: 1.0})
+    scale_view = {"table": rope.scaling_table(64, 1e5, 4, 8192), "context": 8192, "factor": 4.0}
+
+    def no_forward(*args, **kwargs):
+        raise AssertionError("a language switch ran the model")
+
+    forward, loaded.model.forward = loaded.model.forward, no_forward
+    try:
+        both, one, real, pair, dist, sweep_fig, scale = redraw_figures(
+            "zh", state, 3, 40, dist_view, sweep, scale_view)
+        en = redraw_figures("en", state, 3, 40, dist_view, sweep, scale_view)
+    finally:
+        loaded.model.forward = forward
+    assert both.layout.yaxis.title.text == "查询的位置 m（token）"
+    assert real.layout.xaxis.title.text == "键 token 的位置 n"
+    assert pair.layout.xaxis.title.text == "q[3]（维度 3）" and en[3].layout.xaxis.title.text == "q[3] (dimension 3)"
+    assert dist.layout.yaxis.title.text == "层" and en[4].layout.yaxis.title.text == "layer"
+    assert sweep_fig.data[1].name == "base 100k（训练值）" and en[5].data[1].name == "base 100k (trained)"   # sorted by base
+    assert scale.layout.annotations[0].text == "各维度对的波长"
+    # what the capture handler drew in English, the switch draws again with the same numbers
+    for drawn, redrawn in zip(capture_figures(state, "en"), (both, one, real)):
+        np.testing.assert_array_equal(np.asarray(drawn.data[0].z, float), np.asarray(redrawn.data[0].z, float))
+    np.testing.assert_array_equal(en[3].data[1].x, pair.data[1].x)
+    assert redraw_figures("zh", None, 0, 0, None, None, None) == [None] * 7   # nothing drawn yet

@@ -267,6 +267,7 @@ STRINGS = {
     "rope.scale.factor": {"en": "Extension factor s", "zh": "扩展倍数 s"},
     "rope.scale.context": {"en": "Trained context L (tokens)", "zh": "训练上下文 L（token）"},
     "rope.scale.run": {"en": "Plot the recipes", "zh": "绘制各方法"},
+    **rope.FIGURE_STRINGS,
 }
 
 
@@ -310,6 +311,50 @@ def _kind(t, lang, capture) -> str:
     return t.text("rope.kind.full", lang)
 
 
+# ----------------------------------------------------------------------------- figures from stored data
+# Each chart is drawn from what its handler keeps in a gr.State, by one function shared by the
+# handler and the language switch, so the switch redraws the same numbers with other words and
+# never runs the model again.
+
+
+def capture_figures(state, lang: str):
+    """(both rotated, only q rotated, real scores) of a stored capture and Toeplitz result."""
+    capture, head = state["capture"], state["head"]
+    both, one = rope.toeplitz_figures(capture, state["toeplitz"], head, state["q_token"],
+                                      state["k_token"], lang)
+    return both, one, rope.real_scores_figure(capture, head, lang)
+
+
+def pair_rotation_figure(state, pair, position, lang: str):
+    """(figure, facts) of one pair of the stored capture's q rotated to `position`."""
+    return rope.pair_figure(state["capture"], state["head"], state["q_token"], pair, position, lang)
+
+
+def distance_figure_of(view, lang: str):
+    return rope.distance_figure(view["profile"], view["layer_types"], lang)
+
+
+def scaling_figure_of(view, lang: str):
+    return rope.scaling_figure(view["table"], view["context"], view["factor"], lang)
+
+
+def redraw_figures(lang, capture_state, pair, position, dist_view, sweep_view, scale_view):
+    """Every model chart of the tab in `lang`, from the stored data (no forward pass); None for
+    a chart not drawn yet. Order: both, one, real, pair, distance, sweep, scaling."""
+    lang = normalize_language(lang)
+    figures = [None] * 7
+    if capture_state:
+        figures[:3] = capture_figures(capture_state, lang)
+        figures[3] = pair_rotation_figure(capture_state, pair, position, lang)[0]
+    if dist_view:
+        figures[4] = distance_figure_of(dist_view, lang)
+    if sweep_view:
+        figures[5] = rope.sweep_figure(sweep_view, lang=lang)
+    if scale_view:
+        figures[6] = scaling_figure_of(scale_view, lang)
+    return figures
+
+
 def build(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("rope.intro"), latex_delimiters=LATEX)
@@ -331,7 +376,7 @@ def build(ctx: TabContext) -> None:
         """Per-pair frequency θ_i = base^(-2i/d) and wavelength for several bases against a context."""
         lang = normalize_language(lang)
         bases = rope.parse_bases(bases_text)
-        fig, summary, table = rope.frequency_figures(head_dim, bases, context_len)
+        fig, summary, table = rope.frequency_figures(head_dim, bases, context_len, lang)
         context_len = int(context_len)
         lines = [t.text("rope.freq.line", lang, base=row["base"], full=row["full turn inside context"],
                         pairs=row["pairs"], context=context_len, never=row["never a full turn"],
@@ -396,7 +441,9 @@ def build(ctx: TabContext) -> None:
         q_index = min(whole_number(q_token, "The query token", 0, rope.MAX_CAPTURE_TOKENS), last)
         k_index = min(whole_number(k_token, "The key token", 0, rope.MAX_CAPTURE_TOKENS), last)
         result = rope.toeplitz(capture, head, q_index, k_index, n_positions)
-        both, one = rope.toeplitz_figures(capture, result, head, q_index, k_index)
+        state = {"capture": capture, "head": head, "q_token": q_index, "k_token": k_index,
+                 "toeplitz": result}
+        both, one, real = capture_figures(state, lang)
         text_out = t.text(
             "rope.qk.result", lang, layer=capture.layer, kind=_kind(t, lang, capture),
             base=rope.base_label(capture.theta_base), head=head, kv_head=capture.kv_head(head),
@@ -408,8 +455,7 @@ def build(ctx: TabContext) -> None:
             repro=rope.rope_reproduction_error(capture))
         if q_index != int(q_token) or k_index != int(k_token):
             text_out += "\n\n" + t.text("rope.qk.clamped", lang, tokens=last + 1, last=last)
-        state = {"capture": capture, "head": head, "q_token": q_index}
-        return both, one, rope.real_scores_figure(capture, head), text_out, state
+        return both, one, real, text_out, state
 
     qk_event = qk_run.click(
         capture_and_toeplitz,
@@ -435,7 +481,7 @@ def build(ctx: TabContext) -> None:
         capture, head, token = state["capture"], state["head"], state["q_token"]
         half = capture.head_dim // 2
         pair = whole_number(pair, "The pair", 0, half - 1)
-        fig, facts = rope.pair_figure(capture, head, token, pair, position)
+        fig, facts = pair_rotation_figure(state, pair, position, lang)
         vector = capture.q_pre[head, token]
         radii = (vector[:half] ** 2 + vector[half:] ** 2).sqrt()
         strongest = ", ".join(f"{int(i)} ({float(radii[i]):.2f})" for i in radii.argsort(descending=True)[:4])
@@ -473,6 +519,7 @@ def build(ctx: TabContext) -> None:
     dist_run = gr.Button(t("rope.dist.run"), elem_id="rope-dist-run")
     dist_text = gr.Markdown(elem_id="rope-dist-text")
     dist_plot = gr.Plot(elem_id="rope-dist-plot", show_label=False)
+    dist_state = gr.State(None)
 
     @_error
     def distance(model_name, lang, text, max_tokens, progress=gr.Progress()):
@@ -489,9 +536,10 @@ def build(ctx: TabContext) -> None:
                           seconds=seconds, self_weight=float(np.nanmean(profile[:, 0])),
                           prev_weight=float(np.nanmean(second)), far_weight=float(np.nanmean(far)),
                           prev_layer=int(np.nanargmax(second)))
-        return rope.distance_figure(profile, loaded.config.layer_types), text_out
+        view = {"profile": profile, "layer_types": list(loaded.config.layer_types)}
+        return distance_figure_of(view, lang), text_out, view
 
-    dist_run.click(distance, [ctx.model, ctx.lang, qk_text, qk_tokens], [dist_plot, dist_text],
+    dist_run.click(distance, [ctx.model, ctx.lang, qk_text, qk_tokens], [dist_plot, dist_text, dist_state],
                    api_name="rope_distance", **ctx.model_event)
 
     # ------------------------------------------------------------------ 5. base on the real model
@@ -508,6 +556,7 @@ def build(ctx: TabContext) -> None:
     sweep_text = gr.Markdown(elem_id="rope-sweep-text")
     sweep_plot = gr.Plot(elem_id="rope-sweep-plot", show_label=False)
     sweep_table = gr.Dataframe(elem_id="rope-sweep-table", interactive=False, wrap=True)
+    sweep_state = gr.State(None)
 
     @_error
     def sweep(model_name, lang, bases_text, apply, n_tokens, progress=gr.Progress()):
@@ -517,7 +566,7 @@ def build(ctx: TabContext) -> None:
         loaded = ctx.load(model_name, progress)
         result = rope.perplexity_sweep(loaded.model, loaded.tokenizer, long_text(), bases, apply,
                                        n_tokens, progress=lambda f, m: progress(f, desc=m))
-        summary = result.summary()
+        summary = result.summary(lang=lang)
         ppl = {key: float(math.exp(result.nll[key].mean())) for key in result.bases}
         last_col = [c for c in summary.columns if c.startswith("ppl, tokens")][-1]
         last_quarter = dict(zip(result.bases, summary[last_col]))
@@ -538,12 +587,14 @@ def build(ctx: TabContext) -> None:
             larger_text = t.text("rope.base.no_larger", lang)
         text_out = t.text("rope.base.result", lang, model=getattr(loaded.spec, "title", loaded.name),
                           apply=t.text(f"rope.base.apply.{apply}", lang), tokens=result.n_tokens,
-                          trained=result.label(reference), trained_ppl=ppl[reference],
-                          best=result.label(best), best_ppl=ppl[best], larger=larger_text)
-        return rope.sweep_figure(result), text_out, localize_columns(t, lang, summary.round(4))
+                          trained=result.label(reference, lang), trained_ppl=ppl[reference],
+                          best=result.label(best, lang), best_ppl=ppl[best], larger=larger_text)
+        return (rope.sweep_figure(result, lang=lang), text_out, localize_columns(t, lang, summary.round(4)),
+                result)
 
     sweep_run.click(sweep, [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
-                    [sweep_plot, sweep_text, sweep_table], api_name="rope_perplexity", **ctx.model_event)
+                    [sweep_plot, sweep_text, sweep_table, sweep_state], api_name="rope_perplexity",
+                    **ctx.model_event)
 
     gr.Markdown(t("rope.cont.heading"))
     with gr.Row():
@@ -568,7 +619,7 @@ def build(ctx: TabContext) -> None:
         options = rope.base_options(config, base, apply)
         n_tokens = whole_number(n_tokens, "The number of tokens", 16, rope.MAX_SWEEP_TOKENS)
         ids = rope.tokenize(loaded.tokenizer, long_text(), n_tokens)
-        trained = rope.trained_label(config, apply)
+        trained = rope.trained_label(config, apply, lang)
         progress(0.1, desc=f"base {trained}")
         trained_text = rope.greedy_continuation(loaded.model, loaded.tokenizer, ids,
                                                 rope.trained_options(config, apply), n_new)
@@ -594,15 +645,27 @@ def build(ctx: TabContext) -> None:
                                       elem_id="rope-scale-context")
             scale_run = gr.Button(t("rope.scale.run"), elem_id="rope-scale-run")
         scale_plot = gr.Plot(elem_id="rope-scale-plot", show_label=False)
+        scale_state = gr.State(None)
 
     @_error
-    def scaling(head_dim, base, factor, original_context):
+    def scaling(lang, head_dim, base, factor, original_context):
         """θ_i under linear interpolation, NTK-aware scaling and YaRN (frequency curves only)."""
         table = rope.scaling_table(head_dim, base, factor, original_context)
-        return rope.scaling_figure(table, int(original_context), float(factor))
+        view = {"table": table, "context": int(original_context), "factor": float(factor)}
+        return scaling_figure_of(view, normalize_language(lang)), view
 
-    scale_run.click(scaling, [freq_dim, scale_base, scale_factor, scale_context], [scale_plot],
-                    api_name="rope_scaling")
+    scale_run.click(scaling, [ctx.lang, freq_dim, scale_base, scale_factor, scale_context],
+                    [scale_plot, scale_state], api_name="rope_scaling")
+
+    # ------------------------------------------------------------------ follow the language switch
+    def redraw(lang, capture, pair, position, dist_view, sweep_view, scale_view):
+        figures = redraw_figures(lang, capture, pair, position, dist_view, sweep_view, scale_view)
+        return [gr.skip() if fig is None else fig for fig in figures]
+
+    ctx.lang.change(redraw, [ctx.lang, capture_state, pair_index, pair_position, dist_state, sweep_state,
+                             scale_state],
+                    [qk_both, qk_one, qk_real, pair_plot, dist_plot, sweep_plot, scale_plot],
+                    api_visibility="private")
 
     # ------------------------------------------------------------------ follow the model picker
     def limits(model_name, progress=gr.Progress()):

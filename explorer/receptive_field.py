@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
+from explorer.figure_text import figure_text
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
@@ -140,30 +141,53 @@ def reach_table(extra: Sequence[tuple] = ()) -> list[dict]:
     return rows
 
 
-def receptive_figure(result: ReceptiveFieldResult, title: str = ""):
-    """Distance x layer: log10 of the change at the last position; rule boundary on top."""
+# Text of the receptive-field figure (merged into the Attention tab's STRINGS).
+FIGURE_STRINGS = {
+    "attention.fig.rf.changed": {"en": "changed", "zh": "有变化"},
+    "attention.fig.rf.unchanged": {"en": "bit-for-bit unchanged", "zh": "逐位完全不变"},
+    "attention.fig.rf.hover": {"en": "distance d = %{{y}}, layer %{{x}}<br>%{{customdata}}"
+                                     "<br>log10 max|Δh| = %{{z:.2f}}",
+                               "zh": "距离 d = %{{y}}，第 %{{x}} 层<br>%{{customdata}}"
+                                     "<br>log10 max|Δh| = %{{z:.2f}}"},
+    "attention.fig.rf.rule": {"en": "rule: first layer l with d ≤ Σ(w−1)", "zh": "规则：满足 d ≤ Σ(w−1) 的第一层 l"},
+    "attention.fig.rf.rule_hover": {"en": "rule: reached from layer %{{x:.0f}}+0.5",
+                                    "zh": "规则：从第 %{{x:.0f}}+0.5 层起可达"},
+    "attention.fig.rf.title": {"en": "{title} change of the last position's hidden state (grey: none)",
+                               "zh": "{title} 最后一个位置的隐藏状态的变化（灰色：无变化）"},
+    "attention.fig.rf.x": {"en": "layer (block output)", "zh": "层（块输出）"},
+    "attention.fig.rf.y": {"en": "distance d of the perturbed token", "zh": "被扰动 token 的距离 d"},
+}
+
+
+def _text(key: str, lang: Optional[str], **fields) -> str:
+    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+
+
+def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = "en"):
+    """Distance x layer: log10 of the change at the last position; rule boundary on top. Text in
+    `lang`."""
     import plotly.graph_objects as go
 
     with np.errstate(divide="ignore"):
         z = np.where(result.delta > 0, np.log10(np.maximum(result.delta, 1e-30)), np.nan)
     n_layers = result.delta.shape[1]
     ys = [str(d) for d in result.distances]
-    text = np.where(result.changed, "changed", "bit-for-bit unchanged")
+    text = np.where(result.changed, _text("attention.fig.rf.changed", lang),
+                    _text("attention.fig.rf.unchanged", lang))
     fig = go.Figure(go.Heatmap(
         z=np.round(z, 3), x=list(range(n_layers)), y=ys, colorscale="Viridis",
         colorbar=dict(title="log10 max|Δh|"), customdata=text,
-        hovertemplate=("distance d = %{y}, layer %{x}<br>%{customdata}"
-                       "<br>log10 max|Δh| = %{z:.2f}<extra></extra>")))
+        hovertemplate=_text("attention.fig.rf.hover", lang) + "<extra></extra>"))
     px = [p if p is not None else n_layers - 0.5 for p in result.predicted]
     fig.add_trace(go.Scatter(x=[p - 0.5 for p in px], y=ys, mode="markers+lines",
                              line=dict(color="#D55E00", width=2, shape="hv"),
                              marker=dict(symbol="line-ns-open", size=14, color="#D55E00"),
-                             name="rule: first layer l with d ≤ Σ(w−1)",
-                             hovertemplate="rule: reached from layer %{x:.0f}+0.5<extra></extra>"))
-    fig.update_layout(title=title + " change of the last position's hidden state (grey: none)",
+                             name=_text("attention.fig.rf.rule", lang),
+                             hovertemplate=_text("attention.fig.rf.rule_hover", lang) + "<extra></extra>"))
+    fig.update_layout(title=_text("attention.fig.rf.title", lang, title=title),
                       height=max(360, 26 * len(ys) + 160), margin=dict(l=10, r=10, t=50, b=10),
                       plot_bgcolor="#d9d9d9", legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(title="layer (block output)", dtick=1 if n_layers <= 32 else 2,
+    fig.update_xaxes(title=_text("attention.fig.rf.x", lang), dtick=1 if n_layers <= 32 else 2,
                      range=[-0.5, n_layers - 0.5])
-    fig.update_yaxes(title="distance d of the perturbed token", type="category")
+    fig.update_yaxes(title=_text("attention.fig.rf.y", lang), type="category")
     return fig

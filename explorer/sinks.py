@@ -23,11 +23,47 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from explorer.figure_text import figure_text
 from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
 
 FIRST_QUERY = 8   # rows averaged in the sink grid start here (row 0 can only look at token 0)
+
+# Text of the sink and StreamingLLM figures and of the policy names (merged into the Attention
+# tab's STRINGS).
+FIGURE_STRINGS = {
+    "attention.fig.sink.mass": {"en": "mass", "zh": "质量"},
+    "attention.fig.sink.hover": {"en": "layer %{{y}}, head %{{x}}<br>{what}: %{{z:.3f}}",
+                                 "zh": "第 %{{y}} 层，第 %{{x}} 个头<br>{what}：%{{z:.3f}}"},
+    "attention.fig.sink.head": {"en": "head", "zh": "头"},
+    "attention.fig.sink.layer": {"en": "layer", "zh": "层"},
+    "attention.fig.sink.first": {"en": "mass on token 0", "zh": "第 0 个 token 上的质量"},
+    "attention.fig.sink.first_title": {"en": "{title}: mass on the first token",
+                                       "zh": "{title}：第一个 token 上的质量"},
+    "attention.fig.sink.first_s": {"en": "mass on tokens 0..{last}", "zh": "第 0..{last} 个 token 上的质量"},
+    "attention.fig.sink.first_s_title": {"en": "{title}: mass on the first {n} tokens",
+                                         "zh": "{title}：前 {n} 个 token 上的质量"},
+    "attention.fig.sink.absorbed": {"en": "absorbed by the sink logit", "zh": "被汇 logit 吸收"},
+    "attention.fig.sink.absorbed_title": {"en": "{title}: mass absorbed by the sink logit b = {b:g}",
+                                          "zh": "{title}：汇 logit b = {b:g} 吸收的质量"},
+    "attention.fig.policy.full": {"en": "full cache", "zh": "完整缓存"},
+    "attention.fig.policy.window": {"en": "window only (w = {w}, first tokens evicted)",
+                                    "zh": "只保留窗口（w = {w}，最前面的 token 被驱逐）"},
+    "attention.fig.policy.sinks": {"en": "{s} sinks + window (w = {w})", "zh": "{s} 个汇 token + 窗口（w = {w}）"},
+    "attention.fig.policy.sinks_global": {"en": "{s} sinks in global layers only + window (w = {w})",
+                                          "zh": "只在全局层保留 {s} 个汇 token + 窗口（w = {w}）"},
+    "attention.fig.stream.hover": {"en": "{label}<br>position %{{x}}<br>perplexity (last {smooth} tokens) %{{y:.2f}}",
+                                   "zh": "{label}<br>位置 %{{x}}<br>困惑度（最近 {smooth} 个 token）%{{y:.2f}}"},
+    "attention.fig.stream.title": {"en": "perplexity along the text (mean NLL over the last {smooth} tokens)",
+                                   "zh": "沿文本的困惑度（最近 {smooth} 个 token 的平均 NLL）"},
+    "attention.fig.stream.x": {"en": "position in the text (tokens)", "zh": "文本中的位置（token）"},
+    "attention.fig.stream.y": {"en": "perplexity (log scale)", "zh": "困惑度（对数坐标）"},
+}
+
+
+def _text(key: str, lang: Optional[str], **fields) -> str:
+    return figure_text(FIGURE_STRINGS, key, lang, **fields)
 
 
 class SinkMassRecorder(Recorder):
@@ -84,19 +120,36 @@ def sink_grid(model, ids: Sequence[int], n_sinks: int = 4, sink_logit: Optional[
                     first_query=first_query, seconds=seconds)
 
 
-def sink_grid_figure(values: np.ndarray, what: str, title: str = ""):
+def sink_grid_figure(values: np.ndarray, what: str, title: str = "", lang: str = "en"):
+    """One (L, H) grid of masses; `what` and `title` come in `lang` already (sink_figures)."""
     import plotly.graph_objects as go
 
     n_layers, n_heads = values.shape
     fig = go.Figure(go.Heatmap(
         z=np.round(values, 4), x=list(range(n_heads)), y=list(range(n_layers)),
-        colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title="mass"),
-        hovertemplate=f"layer %{{y}}, head %{{x}}<br>{what}: %{{z:.3f}}<extra></extra>"))
+        colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title=_text("attention.fig.sink.mass", lang)),
+        hovertemplate=_text("attention.fig.sink.hover", lang, what=what) + "<extra></extra>"))
     fig.update_layout(title=title, height=max(320, 16 * n_layers + 120),
                       margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title="head", dtick=1)
-    fig.update_yaxes(title="layer", autorange="reversed")
+    fig.update_xaxes(title=_text("attention.fig.sink.head", lang), dtick=1)
+    fig.update_yaxes(title=_text("attention.fig.sink.layer", lang), autorange="reversed")
     return fig
+
+
+def sink_figures(first, first_s, absorbed, n_sinks: int, sink_logit: Optional[float], title: str,
+                 lang: str = "en"):
+    """(mass on token 0, mass on tokens 0..s-1, mass absorbed by the sink logit or None without
+    one) grids of a sink measurement, titled for model `title`, in `lang`."""
+    figures = [
+        sink_grid_figure(np.asarray(first), _text("attention.fig.sink.first", lang),
+                         _text("attention.fig.sink.first_title", lang, title=title), lang),
+        sink_grid_figure(np.asarray(first_s), _text("attention.fig.sink.first_s", lang, last=n_sinks - 1),
+                         _text("attention.fig.sink.first_s_title", lang, title=title, n=n_sinks), lang)]
+    if sink_logit is None:
+        return (*figures, None)
+    return (*figures, sink_grid_figure(np.asarray(absorbed), _text("attention.fig.sink.absorbed", lang),
+                                       _text("attention.fig.sink.absorbed_title", lang, title=title,
+                                             b=sink_logit), lang))
 
 
 # ----------------------------------------------------------------------------- StreamingLLM
@@ -122,11 +175,8 @@ def policy_mask(policy: str, window: int, sinks: int) -> Optional[MaskSpec]:
     raise ValueError(f"unknown policy {policy!r}; choose from {POLICIES}")
 
 
-def policy_label(policy: str, window: int, sinks: int) -> str:
-    return {"full": "full cache",
-            "window": f"window only (w = {window}, first tokens evicted)",
-            "sinks": f"{sinks} sinks + window (w = {window})",
-            SINKS_GLOBAL: f"{sinks} sinks in global layers only + window (w = {window})"}[policy]
+def policy_label(policy: str, window: int, sinks: int, lang: str = "en") -> str:
+    return _text(f"attention.fig.policy.{policy}", lang, w=window, s=sinks)
 
 
 def policy_mask_option(model, policy: str, window: int, sinks: int):
@@ -256,8 +306,9 @@ def rolling_mean(values: np.ndarray, width: int) -> np.ndarray:
     return (cumsum[idx] - cumsum[lo]) / (idx - lo)
 
 
-def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64):
-    """Perplexity (exp of the rolling mean NLL) against position, one line per policy and model."""
+def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64, lang: str = "en"):
+    """Perplexity (exp of the rolling mean NLL) against position, one line per policy and model.
+    Text in `lang`."""
     import plotly.graph_objects as go
 
     colors = {"full": "#000000", "window": "#D55E00", "sinks": "#0072B2", SINKS_GLOBAL: "#009E73"}
@@ -268,26 +319,26 @@ def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64):
         for policy, curve in result.nll.items():
             y = np.exp(rolling_mean(curve, smooth))
             shown.append(y[min(len(y) - 1, smooth // 2):])
-            label = f"{result.model}: {policy_label(policy, result.window, result.sinks)}"
+            label = f"{result.model}: {policy_label(policy, result.window, result.sinks, lang)}"
             fig.add_trace(go.Scatter(
                 x=np.arange(1, len(curve) + 1), y=np.round(y, 3), mode="lines", name=label,
                 line=dict(color=colors[policy], dash=dashes[m % len(dashes)], width=1.6),
-                hovertemplate=(f"{label}<br>position %{{x}}<br>perplexity (last {smooth} tokens) "
-                               "%{y:.2f}<extra></extra>")))
+                hovertemplate=_text("attention.fig.stream.hover", lang, label=label, smooth=smooth)
+                + "<extra></extra>"))
     if results:
         fig.add_vline(x=results[0].window, line=dict(color="grey", dash="dot"),
                       annotation_text="w", annotation_position="top")
-    fig.update_layout(title=f"perplexity along the text (mean NLL over the last {smooth} tokens)",
+    fig.update_layout(title=_text("attention.fig.stream.title", lang, smooth=smooth),
                       height=460, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(title="position in the text (tokens)")
+    fig.update_xaxes(title=_text("attention.fig.stream.x", lang))
     # the first few positions have almost no context (perplexity in the thousands): keep the
     # y range on the rest, where the policies differ
     y_range = None
     if shown:
         values = np.concatenate(shown)
         y_range = [math.log10(values.min() * 0.8), math.log10(values.max() * 1.5)]
-    fig.update_yaxes(title="perplexity (log scale)", type="log", range=y_range)
+    fig.update_yaxes(title=_text("attention.fig.stream.y", lang), type="log", range=y_range)
     return fig
 
 

@@ -14,6 +14,7 @@ from explorer import sinks
 from explorer.texts import long_text
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
+from tests.figure_checks import assert_same_numbers, english_left
 
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma-3-270m"
@@ -303,6 +304,50 @@ def test_figures_build(smol, text_ids):
     assert cost_zh.data[0].name == "一个全局层" and cost_zh.layout.xaxis.title.text == "序列长度 n（token）"
     for spec in (MaskSpec(), MaskSpec(window=5), MaskSpec(window=5, sinks=2), MaskSpec(causal=False)):
         assert am.mask_text(spec) == spec.describe()                  # English: MaskSpec's own words
+
+
+def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
+    """Chinese text on the Chinese page, the English figures as before, the same numbers (model
+    names kept short, so that a leftover English word stands out)."""
+    rng = np.random.default_rng(0)
+    first, first_s, absorbed = (rng.random((4, 3)).round(5) for _ in range(3))
+    result = sinks.StreamingResult(model="m1", n_tokens=120, window=32, sinks=2)
+    for i, policy in enumerate(sinks.POLICIES + (sinks.SINKS_GLOBAL,)):
+        result.nll[policy] = rng.random(119) + i
+    delta = rng.random((4, 5)) * (rng.random((4, 5)) > 0.4)
+    probe = rf.ReceptiveFieldResult(distances=[1, 3, 7, 9], delta=delta, changed=delta > 0,
+                                    predicted=[0, 1, 2, None], measured=[0, 1, 2, None],
+                                    layer_windows=[4] * 5, n_tokens=20, seed=0, replacement=[5, 6, 7, 8])
+
+    def draw(lang):
+        return [*sinks.sink_figures(first, first_s, absorbed, 4, 2.0, "M1", lang),
+                sinks.streaming_figure([result], smooth=16, lang=lang),
+                rf.receptive_figure(probe, "M1:", lang)]
+
+    en, zh = draw("en"), draw("zh")
+    for english, chinese in zip(en, zh):
+        assert not english_left(chinese), english_left(chinese)
+        assert_same_numbers(english, chinese)
+    assert english_left(en[0]) >= {"mass", "head", "layer"}             # the check sees English
+    assert [f.layout.title.text for f in en[:3]] == [
+        "M1: mass on the first token", "M1: mass on the first 4 tokens",
+        "M1: mass absorbed by the sink logit b = 2"]
+    assert [f.layout.title.text for f in zh[:3]] == [
+        "M1：第一个 token 上的质量", "M1：前 4 个 token 上的质量",
+        "M1：汇 logit b = 2 吸收的质量"]
+    assert en[0].data[0].hovertemplate == "layer %{y}, head %{x}<br>mass on token 0: %{z:.3f}<extra></extra>"
+    assert zh[1].layout.yaxis.title.text == "层" and zh[1].data[0].colorbar.title.text == "质量"
+    assert sinks.sink_figures(first, first_s, absorbed, 4, None, "M1")[2] is None   # no sink logit
+    assert [t.name for t in en[3].data] == [
+        "m1: full cache", "m1: window only (w = 32, first tokens evicted)", "m1: 2 sinks + window (w = 32)",
+        "m1: 2 sinks in global layers only + window (w = 32)"]
+    assert zh[3].data[1].name == "m1: 只保留窗口（w = 32，最前面的 token 被驱逐）"
+    assert zh[3].layout.title.text == "沿文本的困惑度（最近 16 个 token 的平均 NLL）"
+    assert en[4].layout.title.text == "M1: change of the last position's hidden state (grey: none)"
+    assert zh[4].layout.title.text == "M1: 最后一个位置的隐藏状态的变化（灰色：无变化）"
+    assert set(zh[4].data[0].customdata.ravel()) == {"有变化", "逐位完全不变"}
+    # a hover template without fields keeps single braces (figure_text always formats)
+    assert am.layer_strip_figure(smol.config).data[0].hovertemplate == "layer %{x}: %{customdata}<extra></extra>"
 
 
 def test_pooling_for_large_grids():

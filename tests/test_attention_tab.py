@@ -13,6 +13,16 @@ SMOL = "smollm2-135m-instruct"
 PROMPT = "The cat sat on the mat. The dog"
 
 
+def figure_title(value) -> str:
+    """The title of a gr.Plot output as the client receives it (a gr.update carries it in value)."""
+    import json
+
+    if isinstance(value, dict) and "value" in value:
+        value = value["value"]
+    plot = value["plot"] if isinstance(value, dict) else value
+    return (json.loads(plot) if isinstance(plot, str) else plot)["layout"]["title"]["text"]
+
+
 def _map(client, **overrides):
     args = dict(model_name=SMOL, lang="en", text=PROMPT, layer_value=2, head_value="all",
                 kind="causal", w=8, s=2, b=1.0, path="eager", n_new=0)
@@ -41,8 +51,9 @@ def test_sink_logit_and_generated_tokens(client):
 
 
 def test_chinese_summary(client):
-    *_, summary, _, data = _map(client, lang="zh")
+    *_, summary, table, data = _map(client, lang="zh")
     assert "第 2 层" in summary and data["kl_nats"] == 0.0
+    assert table["headers"] == ["token", "p（原模型）", "p（此掩码下）"]
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -125,6 +136,11 @@ def test_sink_grid_endpoint(client):
     assert all(0 <= v <= 1 for row in data["first"] for v in row)
     assert all(0 < v < 1 for row in data["absorbed"] for v in row)
     assert "sink logit b = 2" in summary
+    assert "mass on the first token" in figure_title(first)
+    first, first_s, absorbed, _, _ = client.predict(SMOL, "zh", 32, 2, True, 2.0, api_name="/sink_grid")
+    assert figure_title(first).endswith("：第一个 token 上的质量")
+    assert figure_title(first_s).endswith("：前 2 个 token 上的质量")
+    assert figure_title(absorbed).endswith("：汇 logit b = 2 吸收的质量")
     with pytest.raises(AppError, match="sinks s must be between 1 and 64"):
         client.predict(SMOL, "en", 32, 0, False, 2.0, api_name="/sink_grid")
 
@@ -135,6 +151,9 @@ def test_streaming_endpoint_small(client):
     assert all(math.isfinite(v) and v > 1 for v in data["perplexity"].values())
     assert data["ratio"]["full"] == pytest.approx(1.0)
     assert "Measured" in summary
+    # the curves just measured come back from the server's cache: the Chinese chart costs nothing
+    plot, summary, _ = client.predict(SMOL, "zh", 128, 32, 2, api_name="/streaming_ppl")
+    assert figure_title(plot).startswith("沿文本的困惑度") and "只保留窗口（w = 32" in summary
     with pytest.raises(AppError, match="smaller than the window"):
         client.predict(SMOL, "en", 128, 4, 4, api_name="/streaming_ppl")
 
@@ -144,6 +163,8 @@ def test_receptive_field_endpoint_agrees_with_the_rule(client):
     assert data["agree"] == len(data["distances"])
     assert data["predicted_first_layer"] == data["measured_first_layer"]
     assert 131041 in table["data"][0]
+    plot, *_ = client.predict(SMOL, "zh", "forced", 4, 32, 0, api_name="/receptive_field")
+    assert figure_title(plot).endswith("最后一个位置的隐藏状态的变化（灰色：无变化）")
     with pytest.raises(AppError, match="window w must be between 2"):
         client.predict(SMOL, "en", "forced", 1, 32, 0, api_name="/receptive_field")
 
@@ -172,3 +193,38 @@ def test_streaming_text_is_chosen_from_the_measured_numbers():
     assert "closes 84% of the gap" in smol_like and "worse" not in smol_like
     collapse = render_streaming(t, "en", data({"full": 1.0, "window": 30.0, "sinks": 1.05}))
     assert "fall apart: perplexity past the window is **30.0×**" in collapse
+
+
+def test_language_switch_redraws_the_measured_charts(runtime):
+    """The sink grids, the StreamingLLM chart and the receptive-field chart are redrawn in the
+    new language from what the handlers stored: same numbers, no forward pass."""
+    from explorer import sinks
+    from explorer.ui.attention import compute_receptive, compute_sinks, compute_streaming, \
+        redraw_measured_figures
+
+    loaded = runtime.get(SMOL)
+    *sink_en, sink_data = compute_sinks(loaded, 32, 2, True, 2.0)
+    stream_en, _, curves = compute_streaming(loaded, 64, 16, 2, sinks.StreamingCache())
+    rf_en, _, rf_view = compute_receptive(loaded, "forced", 4, 32, 0)
+
+    def no_forward(*args, **kwargs):
+        raise AssertionError("a language switch ran the model")
+
+    forward, loaded.model.forward = loaded.model.forward, no_forward
+    try:
+        figures = redraw_measured_figures("zh", sink_data, curves, rf_view)
+    finally:
+        loaded.model.forward = forward
+    assert figures[0].layout.title.text.endswith("：第一个 token 上的质量")
+    assert figures[2].layout.title.text.endswith("：汇 logit b = 2 吸收的质量")
+    assert figures[3].layout.xaxis.title.text == "文本中的位置（token）"
+    assert figures[4].layout.yaxis.title.text == "被扰动 token 的距离 d"
+    for drawn, redrawn in zip([*sink_en, stream_en, rf_en], figures):
+        for a, b in zip(drawn.data, redrawn.data):
+            for attr in ("x", "y", "z"):
+                left, right = getattr(a, attr, None), getattr(b, attr, None)
+                if left is not None and not isinstance(left[0], str):
+                    np.testing.assert_array_equal(np.asarray(left, float), np.asarray(right, float))
+    assert redraw_measured_figures("zh", None, None, None) == [None] * 5
+    no_logit = compute_sinks(loaded, 32, 2, False, 2.0, "zh")
+    assert no_logit[2] is None and redraw_measured_figures("en", no_logit[3], None, None)[2] is None

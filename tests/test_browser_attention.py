@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from tests.conftest import SCREENSHOTS
+
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000   # ms; the first load may convert the checkpoint
@@ -97,10 +99,20 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     page.locator("#attention-mask-plot .gtitle", has_text="的掩码").wait_for()
     page.locator("#attention-groups .gtitle", has_text="个查询头共用").wait_for(timeout=30_000)
     page.locator("#lg-plot .gtitle", has_text="每层（所有头）的查询-键分数数").wait_for()
+    # the measured charts too, redrawn from the stored sink masses, curves and probe
+    page.locator("#sink-first .gtitle", has_text="第一个 token 上的质量").wait_for(timeout=30_000)
+    page.locator("#sink-absorbed .gtitle", has_text="汇 logit b = 2 吸收的质量").wait_for()
+    page.locator("#stream-plot .gtitle", has_text="沿文本的困惑度").wait_for()
+    page.locator("#rf-plot .gtitle", has_text="最后一个位置的隐藏状态的变化").wait_for()
+    page.locator("#attention-next-tokens").get_by_text("p（此掩码下）").wait_for()
     page.locator("#explorer-tabs").scroll_into_view_if_needed()
     screenshot(page, "attention-zh")
     page.locator("#attention-map").scroll_into_view_if_needed()
     screenshot(page, "attention-zh-map")
+    page.locator("#sink-first").scroll_into_view_if_needed()
+    page.locator("#sink-first").screenshot(path=str(SCREENSHOTS / "attention-zh-sinks.png"))
+    page.locator("#rf-plot").screenshot(path=str(SCREENSHOTS / "attention-zh-receptive-field.png"))
+    page.locator("#stream-plot").screenshot(path=str(SCREENSHOTS / "attention-zh-streaming.png"))
 
 
 def test_gemma_local_global_and_groups(page, app_url, screenshot):

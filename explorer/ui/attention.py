@@ -253,8 +253,17 @@ STRINGS = {
     },
     "attention.yes": {"en": "yes", "zh": "是"},
     "attention.no": {"en": "no", "zh": "否"},
+    "attention.col.token": {"en": "token", "zh": "token"},
+    "attention.col.p_base": {"en": "p unmodified", "zh": "p（原模型）"},
+    "attention.col.p_mask": {"en": "p with this mask", "zh": "p（此掩码下）"},
     **am.FIGURE_STRINGS,
+    **sinks.FIGURE_STRINGS,
+    **rf.FIGURE_STRINGS,
 }
+
+# Column names of am.next_token_table (English there, kept in the stored data), per language here.
+NEXT_TOKEN_COLUMNS = {"token": "attention.col.token", "p unmodified": "attention.col.p_base",
+                      "p with this mask": "attention.col.p_mask"}
 
 
 def _check_lang(lang: Any) -> str:
@@ -378,6 +387,14 @@ def render_map(t, lang, data) -> str:
                   new_top=data["new_top"], kl=data["kl_nats"])
 
 
+def next_token_frame(t, lang, data):
+    """The next-token table of compute_map's data, its headers in `lang`."""
+    import pandas as pd
+
+    frame = pd.DataFrame(data["next_tokens"])
+    return frame.rename(columns={c: t.text(key, lang) for c, key in NEXT_TOKEN_COLUMNS.items()})
+
+
 def compute_groups(loaded, lang: str = "en") -> tuple[Any, dict]:
     config = loaded.config
     shapes = am.recorded_head_shapes(loaded.model)
@@ -406,7 +423,7 @@ def render_groups(t, lang, data) -> str:
                   mha=data["mha_bytes_per_token_fp32"])
 
 
-def compute_sinks(loaded, n_tokens, n_sinks, use_logit, sink_logit):
+def compute_sinks(loaded, n_tokens, n_sinks, use_logit, sink_logit, lang: str = "en"):
     limit = am.max_tokens(loaded.device)
     n_tokens = whole_number(n_tokens, "The number of tokens", 16, limit)
     n_sinks = whole_number(n_sinks, "The number of sinks s", 1, 64)
@@ -415,19 +432,19 @@ def compute_sinks(loaded, n_tokens, n_sinks, use_logit, sink_logit):
         b = am.mask_choice("sink_logit", sink_logit=sink_logit).sink_logit
     ids = _long_ids(loaded, n_tokens)
     grid = sinks.sink_grid(loaded.model, ids, n_sinks, b)
-    title = _title(loaded)
-    figs = [sinks.sink_grid_figure(grid.first, "mass on token 0", f"{title}: mass on the first token"),
-            sinks.sink_grid_figure(grid.first_s, f"mass on tokens 0..{n_sinks - 1}",
-                                   f"{title}: mass on the first {n_sinks} tokens")]
-    absorbed_fig = (sinks.sink_grid_figure(grid.absorbed, "absorbed by the sink logit",
-                                           f"{title}: mass absorbed by the sink logit b = {b:g}")
-                    if b is not None else None)
-    data = {"model": loaded.name, "n_tokens": n_tokens, "n_sinks": n_sinks, "sink_logit": b,
-            "token0": am.token_text(loaded.tokenizer, ids[0]), "seconds": grid.seconds,
+    data = {"model": loaded.name, "title": _title(loaded), "n_tokens": n_tokens, "n_sinks": n_sinks,
+            "sink_logit": b, "token0": am.token_text(loaded.tokenizer, ids[0]), "seconds": grid.seconds,
             "first_query": grid.first_query,
             "first": grid.first.round(5).tolist(), "first_s": grid.first_s.round(5).tolist(),
             "absorbed": grid.absorbed.round(5).tolist()}
-    return figs[0], figs[1], absorbed_fig, data
+    return (*sink_figures(data, lang), data)
+
+
+def sink_figures(data, lang: str):
+    """(first token, first s tokens, absorbed or None) grids of compute_sinks' data: drawn from
+    the stored numbers, so the language switch redraws exactly what the handler drew."""
+    return sinks.sink_figures(data["first"], data["first_s"], data["absorbed"], data["n_sinks"],
+                              data["sink_logit"], data["title"], lang)
 
 
 def render_sinks(t, lang, data) -> str:
@@ -447,7 +464,10 @@ def render_sinks(t, lang, data) -> str:
                   first_s_mean=float(np.mean(data["first_s"])), absorbed=absorbed)
 
 
-def compute_streaming(loaded, n_tokens, window, n_sinks, cache: sinks.StreamingCache, progress=None):
+def compute_streaming(loaded, n_tokens, window, n_sinks, cache: sinks.StreamingCache, progress=None,
+                      lang: str = "en"):
+    """(figure, data, curves): the curves (StreamingResults of this model and of the others
+    measured with the same settings) are what the figure is drawn from, kept in gr.State."""
     n_tokens = whole_number(n_tokens, "The number of tokens", 64, LONG_TEXT_MAX)
     window = whole_number(window, "The window w", 1, n_tokens - 1)
     n_sinks = whole_number(n_sinks, "The number of sinks s", 1)
@@ -465,7 +485,8 @@ def compute_streaming(loaded, n_tokens, window, n_sinks, cache: sinks.StreamingC
     # every model measured with the same settings in this server goes on the same chart
     others = [r for r in cache.results(n_tokens, window, n_sinks)
               if r.model != loaded.name and len(r.nll) >= len(sinks.POLICIES)]
-    return sinks.streaming_figure([result] + others), data
+    curves = [result] + others
+    return sinks.streaming_figure(curves, lang=lang), data, curves
 
 
 def render_streaming(t, lang, data) -> str:
@@ -473,7 +494,7 @@ def render_streaming(t, lang, data) -> str:
         return ""
     rows = []
     for policy, ppl in data["perplexity"].items():
-        rows.append(f"| {sinks.policy_label(policy, data['window'], data['sinks'])} | {ppl:.2f} | "
+        rows.append(f"| {sinks.policy_label(policy, data['window'], data['sinks'], lang)} | {ppl:.2f} | "
                     f"{data['ratio'][policy]:.2f}× | {data['seconds'][policy]:.0f} s |")
     text = t.text("attention.stream_table", lang, past=data["past_window_from"],
                   model=data["title"], n=data["n_tokens"], rows="\n".join(rows))
@@ -495,7 +516,8 @@ def render_streaming(t, lang, data) -> str:
     return text
 
 
-def compute_receptive(loaded, mode, window, n_tokens, seed):
+def compute_receptive(loaded, mode, window, n_tokens, seed, lang: str = "en"):
+    """(figure, data, view): the view keeps the probe's result, which the figure is drawn from."""
     import time
 
     limit = am.max_tokens(loaded.device)
@@ -517,14 +539,18 @@ def compute_receptive(loaded, mode, window, n_tokens, seed):
     start = time.perf_counter()
     result = rf.probe(loaded.model, ids, distances, mask, seed)
     seconds = time.perf_counter() - start
-    fig = rf.receptive_figure(result, _title(loaded) + ":")
+    view = {"result": result, "title": _title(loaded)}
     data = {"model": loaded.name, "mode": mode, "window": window if mode == "forced" else None,
             "n_tokens": n_tokens, "seed": seed, "distances": result.distances,
             "predicted_first_layer": result.predicted, "measured_first_layer": result.measured,
             "layer_windows": result.layer_windows, "agree": sum(
                 p == m for p, m in zip(result.predicted, result.measured)),
             "seconds": seconds, "max_abs_delta": result.delta.max(axis=1).tolist()}
-    return fig, data
+    return receptive_figure(view, lang), data, view
+
+
+def receptive_figure(view, lang: str):
+    return rf.receptive_figure(view["result"], view["title"] + ":", lang)
 
 
 def render_receptive(t, lang, data) -> str:
@@ -606,6 +632,20 @@ def lg_frame(data):
         columns[f"cache bytes per {k} layer"] = f"cache B / {k} layer"
     columns["scores vs all global"] = "all layers vs all-global"
     return frame[list(columns)].rename(columns=columns)
+
+
+def redraw_measured_figures(lang: str, sink_data, curves, rf_view) -> list:
+    """The sink grids (first token, first s, absorbed), the StreamingLLM chart and the
+    receptive-field chart in `lang`, from the stored measurements (no forward pass); None for
+    a chart not drawn (yet)."""
+    figures = [None] * 5
+    if sink_data:
+        figures[:3] = sink_figures(sink_data, lang)
+    if curves:
+        figures[3] = sinks.streaming_figure(curves, lang=lang)
+    if rf_view:
+        figures[4] = receptive_figure(rf_view, lang)
+    return figures
 
 
 # ----------------------------------------------------------------------------- the tab
@@ -718,10 +758,8 @@ def build(ctx: TabContext) -> None:
                                                     s, b, path, n_new, _check_lang(lang))
         except (InputError, ValueError) as error:
             raise _as_error(error) from None
-        import pandas as pd
-
         return (fig, mask_fig, render_map(t, _check_lang(lang), data),
-                pd.DataFrame(data["next_tokens"]), data, view)
+                next_token_frame(t, _check_lang(lang), data), data, view)
 
     def show_head(view, head_value, lang):
         try:
@@ -761,7 +799,8 @@ def build(ctx: TabContext) -> None:
         """Attention mass on the first token(s) for every layer x head."""
         loaded = ctx.load(model_name, progress)
         try:
-            first, first_s, absorbed, data = compute_sinks(loaded, n_tokens, n_sinks, with_logit, b)
+            first, first_s, absorbed, data = compute_sinks(loaded, n_tokens, n_sinks, with_logit, b,
+                                                           _check_lang(lang))
         except (InputError, ValueError) as error:
             raise _as_error(error) from None
         absorbed_update = gr.update(value=absorbed, visible=absorbed is not None)
@@ -775,20 +814,21 @@ def build(ctx: TabContext) -> None:
             progress(fraction, desc=message)
 
         try:
-            fig, data = compute_streaming(loaded, n_tokens, w, s, streaming_cache, report)
+            fig, data, curves = compute_streaming(loaded, n_tokens, w, s, streaming_cache, report,
+                                                  _check_lang(lang))
         except (InputError, ValueError) as error:
             raise _as_error(error) from None
-        return fig, render_streaming(t, _check_lang(lang), data), data
+        return fig, render_streaming(t, _check_lang(lang), data), data, curves
 
     def receptive_field(model_name, lang, mode, w, n_tokens, seed, progress=gr.Progress()):
         """Which layers' last hidden state changes when the token at distance d is replaced."""
         loaded = ctx.load(model_name, progress)
         try:
-            fig, data = compute_receptive(loaded, mode, w, n_tokens, seed)
+            fig, data, view = compute_receptive(loaded, mode, w, n_tokens, seed, _check_lang(lang))
         except (InputError, ValueError) as error:
             raise _as_error(error) from None
         table = reach_frame(loaded, data["window"])
-        return fig, render_receptive(t, _check_lang(lang), data), table, data
+        return fig, render_receptive(t, _check_lang(lang), data), table, data, view
 
     map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
                   impl, n_generate]
@@ -824,11 +864,14 @@ def build(ctx: TabContext) -> None:
     sink_run.click(sink_grid, [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
                    [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data],
                    api_name="sink_grid", **ctx.model_event)
+    # what the StreamingLLM and receptive-field charts are drawn from, for the language switch
+    stream_view = gr.State()
+    rf_view = gr.State()
     stream_run.click(streaming_ppl, [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
-                     [stream_plot, stream_summary, stream_data], api_name="streaming_ppl",
+                     [stream_plot, stream_summary, stream_data, stream_view], api_name="streaming_ppl",
                      **ctx.model_event)
     rf_run.click(receptive_field, [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
-                 [rf_plot, rf_summary, reach, rf_data], api_name="receptive_field", **ctx.model_event)
+                 [rf_plot, rf_summary, reach, rf_data, rf_view], api_name="receptive_field", **ctx.model_event)
 
     # Server text follows the language switch, re-rendered from the data already measured.
     def rerender(lang, m, g, s, st, r, lg, view):
@@ -836,7 +879,8 @@ def build(ctx: TabContext) -> None:
         figures = redraw_map(view, lang) or (gr.skip(), gr.skip())
         return (render_map(t, lang, m), render_groups(t, lang, g), render_sinks(t, lang, s),
                 render_streaming(t, lang, st), render_receptive(t, lang, r),
-                render_local_global(t, lang, lg), *figures)
+                render_local_global(t, lang, lg), *figures,
+                next_token_frame(t, lang, m) if m else gr.skip())
 
     def redraw_model_figures(lang, g, lg):
         """The head groups, layer strip and cost figures in the new language, from the config
@@ -847,10 +891,16 @@ def build(ctx: TabContext) -> None:
         return (groups_figure(ctx.load(g["model"]).config, g, lang),
                 *local_global_figures(ctx.load(lg["model"]).config, lg, lang))
 
+    def redraw_measured(lang, s, curves, view):
+        lang = _check_lang(lang)
+        return [gr.skip() if fig is None else fig for fig in redraw_measured_figures(lang, s, curves, view)]
+
     ctx.lang.change(rerender, [ctx.lang, map_data, groups_data, sink_data, stream_data, rf_data, lg_data,
                                map_view],
                     [map_summary, groups_summary, sink_summary, stream_summary, rf_summary, lg_summary,
-                     map_plot, mask_plot],
+                     map_plot, mask_plot, next_tokens],
                     api_visibility="private").then(
         redraw_model_figures, [ctx.lang, groups_data, lg_data], [groups_plot, lg_strip, lg_plot],
-        api_visibility="private")
+        api_visibility="private").then(
+        redraw_measured, [ctx.lang, sink_data, stream_view, rf_view],
+        [sink_first, sink_first_s, sink_absorbed, stream_plot, rf_plot], api_visibility="private")

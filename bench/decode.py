@@ -13,8 +13,9 @@ read the ratio and the roofline share, both measured in this one run.
 
 Roofline: decode must read every weight once per token plus the whole KV cache, so
 tokens/s <= bandwidth / (weight bytes + cache bytes); bandwidth is measured with a 512 MB fp32
-GEMV (the same access pattern as decode) in each run's process right after its decode, and each
-run's share is taken against its own bandwidth: the host's bandwidth drifts within minutes."""
+GEMV (the same access pattern as decode) in each run's process right before and right after its
+decode (the higher of the two counts), and each run's share is taken against its own bandwidth:
+the host's bandwidth drifts within minutes."""
 from __future__ import annotations
 
 import argparse
@@ -30,12 +31,21 @@ ROOT = Path(__file__).resolve().parent.parent
 LENGTHS = {"smollm2-135m-instruct": [16, 512, 2048], "gemma-3-270m": [16, 512, 1024, 2048]}
 # ours: the eager engine; ours-compiled: eager prefill, then models.compiled.StaticDecoder
 # (torch.compile); ours-autotuned: the same with autotune (frozen weights, Inductor's own
-# GEMV kernels where they beat ATen's; ~70 s to compile, so only at --autotune-lengths)
-IMPLS = ("ours", "ours-compiled", "ours-autotuned", "transformers")
+# GEMV kernels where they beat ATen's; ~70 s to compile, so only at --autotune-lengths);
+# ours-fused: eager prefill, then models.fused.FusedDecoder (one C++ call per token)
+IMPLS = ("ours", "ours-compiled", "ours-autotuned", "ours-fused", "transformers")
 
 
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb() -> float:
+    """Resident memory now (VmRSS), where ru_maxrss would also count the bandwidth probe."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return rss_mb()
 
 
 def measure_bandwidth(threads: int) -> float:
@@ -82,7 +92,13 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
         model = load_model(folder, device="cpu", dtype=torch.float32)
         n_params = sum(p.numel() for p in model.parameters())
         opts = RunOptions(last_logits_only=True)
-        decoder = None if impl == "ours" else StaticDecoder(model, opts, autotune=impl == "ours-autotuned")
+        if impl == "ours-fused":
+            from models.fused import FusedDecoder
+            t0 = time.perf_counter()
+            decoder = FusedDecoder(model, opts)   # builds the kernel if this machine has none yet
+            compile_s = time.perf_counter() - t0
+        else:
+            decoder = None if impl == "ours" else StaticDecoder(model, opts, autotune=impl == "ours-autotuned")
 
         def prefill(x):
             cache = (decoder or model).new_cache(length + new_tokens)
@@ -98,7 +114,7 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
                 _, warm_cache = prefill(torch.tensor([ids[:8]]))
                 t0 = time.perf_counter()
                 step(torch.tensor([[ids[8]]]), warm_cache)
-                compile_s = time.perf_counter() - t0
+                compile_s += time.perf_counter() - t0
     elif impl == "transformers":
         from transformers import AutoModelForCausalLM
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
@@ -123,16 +139,19 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
             t0 = time.perf_counter()
             logits, cache = prefill(torch.tensor([ids]))
             t_prefill = min(t_prefill, time.perf_counter() - t0)
+        peak = rss_mb()  # before the probe: its 512 MB matrix would count in the peak otherwise
+        bandwidth_before = measure_bandwidth(threads)
         tokens, t1 = [], time.perf_counter()
         for _ in range(new_tokens):
             token = int(logits.argmax())
             tokens.append(token)
             logits, cache = step(torch.tensor([[token]]), cache)
         t_decode = time.perf_counter() - t1
-    peak = rss_mb()
-    # the bandwidth this decode could have had: measured right after it, in the same process
-    # (the host's bandwidth drifts by ±20% within minutes)
-    bandwidth = measure_bandwidth(threads)
+    peak = max(peak, current_rss_mb())  # the probe's matrix is unmapped again by now
+    # the bandwidth this decode could have had: measured right before and right after it, in
+    # the same process (the host's bandwidth drifts by ±20% within minutes); the higher of the
+    # two, so that a slow probe can never inflate the share
+    bandwidth = max(bandwidth_before, measure_bandwidth(threads))
     return {"model": model_name, "impl": impl, "length": length, "prefill_tok_s": length / t_prefill,
             "decode_tok_s": new_tokens / t_decode, "peak_rss_mb": peak, "rss_loaded_mb": rss_loaded,
             "bandwidth_gb_s": bandwidth, "compile_s": compile_s,
@@ -155,7 +174,8 @@ def main(argv=None) -> int:
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--impls", nargs="*", default=["ours", "ours-compiled", "transformers"], choices=IMPLS)
+    parser.add_argument("--impls", nargs="*", default=["ours", "ours-compiled", "ours-fused", "transformers"],
+                        choices=IMPLS)
     parser.add_argument("--autotune-lengths", nargs="*", type=int, default=[16],
                         help="prompt lengths that also run ours-autotuned")
     parser.add_argument("--malloc", choices=("tuned", "default"), default="tuned",
@@ -222,8 +242,8 @@ def main(argv=None) -> int:
             f"Machine: {os.cpu_count()} CPU cores, torch {torch.__version__}, {args.threads} threads, fp32, "
             f"{args.new_tokens} greedy tokens after the prompt, {args.repeats} runs of each, alternating, "
             f"allocator {args.malloc} in every process. "
-            "Rates: best run. Bandwidth: a 512 MB fp32 GEMV, measured in each run's process right after "
-            "its decode. Roofline = bandwidth / (weight bytes + KV-cache bytes at that length); the share "
+            "Rates: best run. Bandwidth: a 512 MB fp32 GEMV, measured in each run's process right before "
+            "and right after its decode, the higher of the two. Roofline = bandwidth / (weight bytes + KV-cache bytes at that length); the share "
             "is each run's decode rate over its own roofline.\n\n" + table)
     return 0
 

@@ -41,4 +41,7 @@ Public API, in the order data flows:
     from models.compiled import StaticDecoder        # the decode step with static shapes
     decoder = StaticDecoder(model, RunOptions(...), compile=True, autotune=False)
     generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, compiled decode
+
+    from models.fused import FusedDecoder            # one C++ call per decode token (CPU fp32)
+    generate(model, prompt_ids, params, decoder=FusedDecoder(model, RunOptions(...)))
 """

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from models.device import cache_dir  # noqa: F401 -- the cache root, shared with built kernels
+from models.paths import cache_dir  # noqa: F401 -- the cache root, shared with built kernels
 
 log = logging.getLogger(__name__)
 

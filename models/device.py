@@ -6,7 +6,6 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from pathlib import Path
 
 import torch
 
@@ -28,13 +27,6 @@ def default_dtype(device: torch.device) -> torch.dtype:
             raise ValueError(f"EXPLORER_DTYPE={name!r}; choose from {sorted(DTYPES)}")
         return DTYPES[name]
     return torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
-
-
-def cache_dir() -> Path:
-    """Where converted checkpoints and built kernels live: $EXPLORER_CACHE, else
-    ~/.cache/transformer-explorer."""
-    env = os.environ.get("EXPLORER_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "transformer-explorer"
 
 
 def describe(device: torch.device, dtype: torch.dtype) -> str:

@@ -44,7 +44,7 @@ from typing import Optional
 import torch
 
 from .config import SLIDING
-from .device import cache_dir
+from .paths import cache_dir
 from .forward import CausalLM, RunOptions
 from .kv_cache import KVCache
 from .layers import rope_cos_sin, rope_inv_freq, signed_sin

@@ -94,15 +94,10 @@ class StaticDecoder:
 
     def step(self, token: int, cache: KVCache) -> torch.Tensor:
         """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
-        pos = cache.pos
-        for layer in cache.layers:
-            if layer.window is None and pos >= layer.capacity:
-                raise ValueError(f"KV cache full: position {pos} >= capacity {layer.capacity}")
+        cache.check_room_for_one()
         device = self.model.embed.weight.device
-        logits = self._fn(torch.tensor([[token]], device=device), torch.tensor([pos], device=device), cache)
-        cache.pos = pos + 1
-        for layer in cache.layers:  # Python-side bookkeeping, kept out of the compiled graph
-            layer.length = min(pos + 1, layer.capacity)
+        logits = self._fn(torch.tensor([[token]], device=device), torch.tensor([cache.pos], device=device), cache)
+        cache.advance_one()  # Python-side bookkeeping, kept out of the compiled graph
         return logits
 
     def scores_per_step(self, cache: KVCache) -> int:

@@ -63,6 +63,23 @@ class Recorder:
         return self.records[(point, layer)]
 
 
+def rope_kind(config: ModelConfig, layer: int) -> str:
+    """"sliding" or "full": which RoPE base a layer rotates with (Gemma 3 has one per kind)."""
+    return "sliding" if config.layer_types[layer] == SLIDING else "full"
+
+
+def rope_inv_freq_of(config: ModelConfig, options: RunOptions, kind: str) -> torch.Tensor:
+    """RoPE frequencies of one layer kind, with the run's base overrides: the one place the
+    bases are chosen (the eager forward and models.fused both rotate with these)."""
+    if kind == "full":
+        # context scaling (linear, llama3) applies to full-attention layers only, as upstream does
+        return rope_inv_freq(config.head_dim, options.rope_theta or config.rope_theta, config.rope_scaling)
+    base = options.rope_local_theta or config.rope_local_theta or config.rope_theta
+    if options.rope_theta and config.rope_local_theta is None:
+        base = options.rope_theta  # one base for all layers (Llama family)
+    return rope_inv_freq(config.head_dim, base)
+
+
 class ForwardContext:
     """Everything derived from positions for one forward: RoPE cos/sin and the visibility mask
     per layer type, computed once and shared by all layers of that type."""
@@ -76,12 +93,7 @@ class ForwardContext:
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
         # from this layer on only the last row is needed (set by CausalLM.forward, see rows())
         self.last_row_from: Optional[int] = None
-        config = model.config
         self.layer_masks = layer_masks if layer_masks is not None else model.layer_masks(options.mask)
-        self._thetas = {"full": options.rope_theta or config.rope_theta,
-                        "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
-        if options.rope_theta and config.rope_local_theta is None:
-            self._thetas["sliding"] = options.rope_theta  # one base for all layers (Llama family)
         self._dtype = dtype
         self._rope: dict = {}     # layer kind -> (cos, signed sin), made when first needed
         self._visible: dict = {}
@@ -94,11 +106,9 @@ class ForwardContext:
 
     def rope(self, layer: int):
         """(cos, signed_sin) (T, head_dim) at this forward's positions for the layer's RoPE base."""
-        config = self.model.config
-        kind = "sliding" if config.layer_types[layer] == SLIDING else "full"
+        kind = rope_kind(self.model.config, layer)
         if kind not in self._rope:
-            scaling = config.rope_scaling if kind == "full" else None
-            inv_freq = rope_inv_freq(config.head_dim, self._thetas[kind], scaling)
+            inv_freq = rope_inv_freq_of(self.model.config, self.options, kind)
             cos, sin = rope_cos_sin(self.positions, inv_freq, self._dtype)
             self._rope[kind] = (cos, signed_sin(sin))
         return self._rope[kind]

@@ -43,11 +43,10 @@ from typing import Optional
 
 import torch
 
-from .config import SLIDING
 from .paths import cache_dir
-from .forward import CausalLM, RunOptions
+from .forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
 from .kv_cache import KVCache
-from .layers import rope_cos_sin, rope_inv_freq, signed_sin
+from .layers import rope_cos_sin, signed_sin
 
 SOURCE = Path(__file__).with_name("fused_decode.cpp")
 # -march=native: the kernel is built on the machine that runs it (the hash below includes the
@@ -149,6 +148,8 @@ class FusedDecoder:
         if weight.device.type != "cpu" or weight.dtype != torch.float32:
             raise ValueError(f"the fused decode step runs on the CPU in float32; this model is "
                              f"{weight.dtype} on {weight.device}")
+        if config.head_dim > 1024:  # the kernel rotates a head in a fixed 1024-float buffer
+            raise ValueError(f"the fused decode step handles head_dim <= 1024, not {config.head_dim}")
         if config.hidden_act not in ACTIVATIONS:
             raise ValueError(f"the fused decode step has no {config.hidden_act!r} activation")
         if options.attn_impl != "sdpa":
@@ -202,17 +203,12 @@ class FusedDecoder:
         m.sinks = _ptr(self._sinks)
         m.layers = self._layers
         self._keep = keep
-        # RoPE bases per layer kind, exactly as ForwardContext chooses them
-        thetas = {"full": options.rope_theta or config.rope_theta,
-                  "sliding": options.rope_local_theta or config.rope_local_theta or config.rope_theta}
-        if options.rope_theta and config.rope_local_theta is None:
-            thetas["sliding"] = options.rope_theta
-        self._inv_freq = {kind: rope_inv_freq(config.head_dim, theta, config.rope_scaling if kind == "full" else None)
-                          for kind, theta in thetas.items()}
-        self._kinds = ["sliding" if t == SLIDING else "full" for t in config.layer_types]
-        self._rope = {kind: torch.empty(2, config.head_dim) for kind in thetas}
+        # the eager forward's bases, per layer kind
+        self._inv_freq = {kind: rope_inv_freq_of(config, options, kind) for kind in ("full", "sliding")}
+        self._rope = {kind: torch.empty(2, config.head_dim) for kind in self._inv_freq}
         self._bound: Optional[KVCache] = None
         self._groups: list = []
+        self._visible = 0  # visible slots summed over layers, in the last step
 
     def new_cache(self, max_len: int, batch: int = 1) -> KVCache:
         if batch != 1:
@@ -231,7 +227,7 @@ class FusedDecoder:
             L.k_cache, L.v_cache = _ptr(layer.k), _ptr(layer.v)
             L.slot_pos = _ptr(layer.slot_pos, ctypes.POINTER(ctypes.c_int64))
             L.capacity = layer.capacity
-            L.rope = _ptr(self._rope[self._kinds[i]])
+            L.rope = _ptr(self._rope[rope_kind(self.model.config, i)])
             key = (layer.mask, layer.window, layer.sinks, layer.capacity)
             if key not in groups:
                 groups[key] = (layer, torch.empty(layer.capacity), [])
@@ -242,10 +238,11 @@ class FusedDecoder:
 
     def step(self, token: int, cache: KVCache) -> torch.Tensor:
         """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
+        vocab = self.model.config.vocab_size
+        if not 0 <= token < vocab:
+            raise ValueError(f"token id {token} is outside the vocabulary (0..{vocab - 1})")
+        cache.check_room_for_one()
         pos = cache.pos
-        for layer in cache.layers:
-            if layer.window is None and pos >= layer.capacity:
-                raise ValueError(f"KV cache full: position {pos} >= capacity {layer.capacity}")
         if cache is not self._bound:
             self._bind(cache)
         position = torch.tensor([pos])
@@ -263,12 +260,10 @@ class FusedDecoder:
             for i in members:
                 self._layers[i].slot = slot
         self._model.n_threads = torch.get_num_threads()
-        logits = torch.empty(self.model.config.vocab_size)
+        logits = torch.empty(vocab)
         if self.lib.fused_decode_step(ctypes.byref(self._model), int(token), pos, _ptr(logits)) != 0:
-            raise ValueError(f"token id {token} is outside the vocabulary (0..{self.model.config.vocab_size - 1})")
-        cache.pos = pos + 1
-        for layer in cache.layers:
-            layer.length = min(pos + 1, layer.capacity)
+            raise RuntimeError("the fused decode kernel refused its arguments")  # checked above
+        cache.advance_one()
         return logits.view(1, 1, -1)
 
     def scores_per_step(self, cache: KVCache) -> int:

@@ -126,6 +126,19 @@ class KVCache:
         return cls([LayerKV(batch, config.n_kv_heads, config.head_dim, max_len, dtype, device, m)
                     for m in masks])
 
+    def check_room_for_one(self) -> None:
+        """Raise before a one-token step that a full (non-ring) layer has no slot left for."""
+        for layer in self.layers:
+            if layer.window is None and self.pos >= layer.capacity:
+                raise ValueError(f"KV cache full: position {self.pos} >= capacity {layer.capacity}")
+
+    def advance_one(self) -> None:
+        """Bookkeeping after a decoder wrote one token in place (LayerKV.write_one or the fused
+        kernel): the next position, and every layer's count of filled slots."""
+        self.pos += 1
+        for layer in self.layers:
+            layer.length = min(self.pos, layer.capacity)
+
     def used_bytes(self) -> list[int]:
         return [layer.used_bytes() for layer in self.layers]
 

@@ -18,7 +18,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from explorer import checkpoints as C
+from explorer.checkpoints import conversion as C
 
 # --------------------------------------------------------------------------- helpers
 

@@ -1,0 +1,5 @@
+import sys
+
+from explorer.checkpoints.conversion import main
+
+sys.exit(main())

@@ -34,6 +34,8 @@ class RunOptions:
 
 POINTS = ("embed", "q_pre_rope", "k_pre_rope", "q", "k", "v", "attn_probs", "attn_out",
           "mlp_out", "resid", "tile_trace")
+# an MoE layer's routing (models/moe.py): router_logits, router_probs (B,T,E); picks, weights (B,T,k)
+MOE_POINTS = ("router_logits", "router_probs", "expert_picks", "expert_weights")
 
 
 class Recorder:
@@ -47,9 +49,9 @@ class Recorder:
 
     def __init__(self, points: Iterable[str], layers: Optional[Iterable[int]] = None):
         self.points = set(points)
-        unknown = self.points - set(POINTS)
+        unknown = self.points - set(POINTS) - set(MOE_POINTS)
         if unknown:
-            raise ValueError(f"unknown recording points {sorted(unknown)}; known: {POINTS}")
+            raise ValueError(f"unknown recording points {sorted(unknown)}; known: {POINTS + MOE_POINTS}")
         self.layers = None if layers is None else set(layers)
         self.records: dict = {}
 
@@ -93,6 +95,8 @@ class ForwardContext:
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
         # from this layer on only the last row is needed (set by CausalLM.forward, see rows())
         self.last_row_from: Optional[int] = None
+        # layer -> models.moe.MoEAux of each MoE layer: routing and auxiliary losses, for training
+        self.moe_aux: dict = {}
         self.layer_masks = layer_masks if layer_masks is not None else model.layer_masks(options.mask)
         self._dtype = dtype
         self._rope: dict = {}     # layer kind -> (cos, signed sin), made when first needed

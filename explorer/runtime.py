@@ -6,9 +6,15 @@ first if needed) and keeps it. Nothing here belongs to a visitor: per-visitor da
 a generation in progress) lives in gr.State in the tab that owns it, never on these objects.
 The modules are shared, so callers must not modify them (no .train(), no weight edits, no
 hooks left attached).
+
+A load that fails is remembered for `retry_after_s` (its message, not the model): a conversion
+that fails after 20-60 s would otherwise be retried by every visitor who waits for it, one after
+the other. Until the interval passes, callers (those waiting on the failed load included) get
+the same ModelLoadError at once. Its message carries no file-system path; the log has the path.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -18,11 +24,29 @@ from typing import Any
 
 import torch
 
+from explorer.checkpoints.errors import without_paths
+
+log = logging.getLogger(__name__)
+
 Progress = Callable[[float, str], None]
+
+# How long a failed load is answered from memory before the next request tries again.
+RETRY_AFTER_S = 60.0
 
 
 class UnknownModelError(ValueError):
     """A model name that is not in the embedded registry (bad input, not a bug)."""
+
+
+class ModelLoadError(ValueError):
+    """A model could not be prepared or loaded. The message is shown to visitors as it is:
+    it says why, without file-system paths."""
+
+
+@dataclass(frozen=True)
+class _Failure:
+    message: str
+    at: float  # time.monotonic() of the failure
 
 
 @dataclass(frozen=True)
@@ -55,6 +79,7 @@ class Runtime:
         prepare: Callable[..., Path] | None = None,
         load_model: Callable[..., torch.nn.Module] | None = None,
         load_tokenizer: Callable[[Path], Any] | None = None,
+        retry_after_s: float = RETRY_AFTER_S,
     ):
         # The defaults are imported here, not at module import, so tests can inject small fakes
         # and importing explorer.runtime stays cheap.
@@ -78,6 +103,8 @@ class Runtime:
         self._load_tokenizer = load_tokenizer
         self._locks = {name: threading.Lock() for name in self._registry}
         self._loaded: dict[str, LoadedModel] = {}
+        self.retry_after_s = retry_after_s
+        self._failed: dict[str, _Failure] = {}  # the latest failed load per name, until retried
         # Latest progress of a load under way, per name, so that callers waiting for it see it.
         self._progress: dict[str, tuple[float, str]] = {}
 
@@ -117,11 +144,14 @@ class Runtime:
     def get(self, name: str, progress: Progress | None = None) -> LoadedModel:
         """The loaded model `name`, loading (and converting, the first time) if needed.
         `progress(fraction, message)` hears about slow steps, also while this call waits for a
-        load that another thread started; it is not called when the model is already loaded."""
+        load that another thread started; it is not called when the model is already loaded.
+        ModelLoadError (path-free message) when the load fails, or failed less than
+        `retry_after_s` ago."""
         name = self.check_name(name)
         loaded = self._loaded.get(name)
         if loaded is not None:
             return loaded
+        self._raise_recent_failure(name)
         if progress is None:  # not `or`: a gr.Progress with nothing tracked yet is falsy
             progress = _no_progress
         lock = self._locks[name]
@@ -133,10 +163,25 @@ class Runtime:
             loaded = self._loaded.get(name)  # someone else may have loaded it while we waited
             if loaded is not None:
                 return loaded
-            return self._load(name, progress)
+            self._raise_recent_failure(name)  # ... or failed to, while we waited
+            try:
+                return self._load(name, progress)
+            except Exception as error:
+                message = _visitor_message(error)
+                log.error("loading %s failed: %s", name, error, exc_info=error)
+                self._failed[name] = _Failure(message, time.monotonic())
+                raise ModelLoadError(message) from None
         finally:
             self._progress.pop(name, None)
             lock.release()
+
+    def _raise_recent_failure(self, name: str) -> None:
+        failure = self._failed.get(name)
+        if failure is None:
+            return
+        if time.monotonic() - failure.at < self.retry_after_s:
+            raise ModelLoadError(failure.message)
+        self._failed.pop(name, None)  # time to try again
 
     def _load(self, name: str, caller_progress: Progress) -> LoadedModel:
         start = time.perf_counter()
@@ -151,7 +196,11 @@ class Runtime:
         progress(0.0, f"Preparing {name}")
         folder = Path(self._prepare(name, progress=prepare_progress))
         progress(0.8, f"Loading {name} onto {self.device_label}")
-        model = self._load_model(folder, device=self.device, dtype=self.dtype)
+        try:
+            model = self._load_model(folder, device=self.device, dtype=self.dtype)
+        except Exception:
+            log.error("could not load %s from %s", name, folder)
+            raise
         model.eval()
         progress(0.95, f"Loading the tokenizer of {name}")
         tokenizer = self._load_tokenizer(folder)
@@ -163,6 +212,15 @@ class Runtime:
         self._loaded[name] = loaded
         progress(1.0, f"{name} ready")
         return loaded
+
+
+def _visitor_message(error: Exception) -> str:
+    """What a visitor is told about a failed load: the error's own words for the errors that
+    explain themselves (ValueError: CheckpointError, CheckpointLoadError, an unsupported
+    architecture), the error's kind and words otherwise (an OSError such as a full disk);
+    every file-system path cut to its last component."""
+    text = str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
+    return without_paths(text)
 
 
 def _load_tokenizer(folder: Path) -> Any:

@@ -4,7 +4,6 @@ checkpoint lacks, or a shape mismatch, raises before any model is returned."""
 from __future__ import annotations
 
 import ctypes
-import json
 import mmap
 from pathlib import Path
 from typing import Optional
@@ -16,46 +15,17 @@ from . import gemma3, llama
 from .config import ModelConfig, config_from_hf
 from .device import default_device, default_dtype, libc
 from .forward import CausalLM
+# The one check of a folder's files (pickle refused, safetensors headers against file sizes).
+from .safetensors_files import CheckpointLoadError, check_folder, read_config_json
 
 FAMILIES = {"llama": (llama.LlamaForCausalLM, llama.key_map),
             "gemma3": (gemma3.Gemma3ForCausalLM, gemma3.key_map)}
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 # Tensors some exporters write that carry no weights of the model.
 IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
 
 
-class CheckpointLoadError(ValueError):
-    """The folder cannot be loaded; the message names the file or tensor at fault."""
-
-
 def read_config(folder: Path) -> ModelConfig:
-    path = folder / "config.json"
-    if not path.is_file():
-        raise CheckpointLoadError(f"{path}: config.json is missing")
-    try:
-        hf = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointLoadError(f"{path}: not valid JSON ({e})") from None
-    return config_from_hf(hf)
-
-
-def safetensors_files(folder: Path) -> list[Path]:
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
-        missing = [s for s in shards if not (folder / s).is_file()]
-        if missing:
-            raise CheckpointLoadError(f"{folder}: shard {missing[0]} named in the index is missing")
-        return [folder / s for s in shards]
-    files = sorted(folder.glob("*.safetensors"))
-    if not files:
-        pickles = [p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES]
-        if pickles:
-            raise CheckpointLoadError(
-                f"{folder}: only pickle weights ({', '.join(pickles)}); pickle files can run code "
-                "when loaded, so only safetensors are accepted. Convert them to safetensors first.")
-        raise CheckpointLoadError(f"{folder}: no model.safetensors found")
-    return files
+    return config_from_hf(read_config_json(folder))
 
 
 def read_tensors(files: list[Path]) -> dict[str, torch.Tensor]:
@@ -66,7 +36,7 @@ def read_tensors(files: list[Path]) -> dict[str, torch.Tensor]:
                 for name in f.keys():
                     tensors[name] = f.get_tensor(name)
         except Exception as e:  # safetensors raises its own error types for truncation/corruption
-            raise CheckpointLoadError(f"{path}: unreadable or truncated safetensors file ({e})") from None
+            raise CheckpointLoadError(f"{path.name}: unreadable or truncated safetensors file ({e})") from None
     return tensors
 
 
@@ -137,11 +107,8 @@ def load_state(model: CausalLM, tensors: dict[str, torch.Tensor]) -> None:
 def load_model(folder, device: Optional[torch.device] = None,
                dtype: Optional[torch.dtype] = None) -> CausalLM:
     """Load a checkpoint folder (config.json + *.safetensors) into our modules, in eval mode."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CheckpointLoadError(f"{folder}: no such checkpoint folder")
-    config = read_config(folder)
-    files = safetensors_files(folder)
+    hf_config, files = check_folder(folder)
+    config = config_from_hf(hf_config)
     device = torch.device(device) if device is not None else default_device()
     dtype = dtype or default_dtype(device)
     tensors = read_tensors(files)

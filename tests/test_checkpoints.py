@@ -7,7 +7,9 @@ tiny random model standing in for the GGUF loader, so it runs in seconds.
 """
 
 import fnmatch
+import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -18,7 +20,11 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from explorer.checkpoints import conversion as C
+from explorer import checkpoints as C
+from explorer.checkpoints import conversion
+from explorer.checkpoints.__main__ import TextBar, main
+from models import safetensors_files
+from models.loading import CheckpointLoadError, load_model
 
 # --------------------------------------------------------------------------- helpers
 
@@ -75,7 +81,7 @@ def fake_entry(tmp_path, monkeypatch):
         models.append(_tiny_model())
         return _tiny_tokenizer(), models[-1]
 
-    monkeypatch.setattr(C, "_load_from_gguf", fake_load)
+    monkeypatch.setattr(conversion, "_load_from_gguf", fake_load)
     return entry, loads, models
 
 
@@ -92,7 +98,7 @@ def test_valid_folder_passes(tmp_path):
 
 
 def test_missing_folder(tmp_path):
-    with pytest.raises(C.CheckpointError, match="folder not found.*nope"):
+    with pytest.raises(C.CheckpointError, match="no such checkpoint folder: 'nope'"):
         C.validate_folder(tmp_path / "nope")
 
 
@@ -123,8 +129,23 @@ def test_pickle_only_folder_refused(tmp_path):
     with pytest.raises(C.CheckpointError) as info:
         C.validate_folder(folder)
     message = str(info.value)
-    assert "pickle checkpoints are not loaded (they can run code); convert to safetensors" in message
-    assert "pytorch_model.bin" in message and "extra.pt" in message
+    assert "pickle checkpoints are not loaded (they can run code)" in message
+    assert "convert to safetensors (found extra.pt, pytorch_model.bin)" in message
+
+
+@pytest.mark.parametrize("suffix", safetensors_files.PICKLE_SUFFIXES)
+def test_one_validator_refuses_every_pickle_suffix_in_explorer_and_loader(tmp_path, suffix):
+    """explorer's validate_folder and models' load_model check files through the same code:
+    the same suffixes refused, with the same words."""
+    folder = _write_folder(tmp_path / "f")
+    (folder / "model.safetensors").unlink()
+    (folder / f"weights{suffix.upper() if suffix == '.bin' else suffix}").write_bytes(b"never read")
+    with pytest.raises(C.CheckpointError) as explorer_error:
+        C.validate_folder(folder)
+    with pytest.raises(CheckpointLoadError) as loader_error:
+        load_model(folder, device="cpu")
+    assert str(explorer_error.value) == str(loader_error.value)
+    assert "pickle checkpoints are not loaded" in str(loader_error.value)
 
 
 def test_no_weights_at_all(tmp_path):
@@ -170,6 +191,49 @@ def test_sharded_index_missing_shard(tmp_path):
     report = C.validate_folder(folder)
     assert [p.name for p in report.weight_files] == [
         "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+
+
+def _broken_folders(tmp_path):
+    """(what is wrong, folder) for each way a folder can be refused."""
+    cases = {"missing": tmp_path / "missing"}
+    cases["no config"] = _write_folder(tmp_path / "no-config")
+    (cases["no config"] / "config.json").unlink()
+    cases["bad config"] = _write_folder(tmp_path / "bad-config")
+    (cases["bad config"] / "config.json").write_text("{not json")
+    cases["truncated"] = _write_folder(tmp_path / "truncated")
+    weights = cases["truncated"] / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-10])
+    cases["header"] = _write_folder(tmp_path / "header")
+    (cases["header"] / "model.safetensors").write_bytes(b"\xff" * 64)
+    cases["pickle"] = _write_folder(tmp_path / "pickle")
+    (cases["pickle"] / "model.safetensors").rename(cases["pickle"] / "model.pt")
+    cases["no weights"] = _write_folder(tmp_path / "empty")
+    (cases["no weights"] / "model.safetensors").unlink()
+    cases["shard"] = _write_folder(tmp_path / "shard")
+    (cases["shard"] / C.INDEX_FILE).write_text(json.dumps({"weight_map": {"w": "gone.safetensors"}}))
+    return cases
+
+
+def test_refusals_carry_no_file_system_path(tmp_path):
+    """The messages may reach a visitor: they name files, never where the folder lives."""
+    for case, folder in _broken_folders(tmp_path).items():
+        for check, error in [(C.validate_folder, C.CheckpointError), (load_model, CheckpointLoadError)]:
+            with pytest.raises(error) as info:
+                check(folder)
+            message = str(info.value)
+            assert str(tmp_path) not in message and C.without_paths(message) == message, (case, message)
+            assert folder.name in message or ".safetensors" in message or "config.json" in message, (case, message)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("/root/.cache/transformer-explorer/smollm2/model.safetensors: truncated", "model.safetensors: truncated"),
+    ("[Errno 28] No space left on device: '/tmp/x/.gguf/g.gguf'", "[Errno 28] No space left on device: 'g.gguf'"),
+    ("see ~/.cache/transformer-explorer/gemma-3-270m now", "see gemma-3-270m now"),
+    ("the terms at ai.google.dev/gemma/terms, https://huggingface.co/a/b", None),
+    ("30 tokens/s, 1/2 of the layers, owner/name", None),
+])
+def test_without_paths(text, expected):
+    assert C.without_paths(text) == (text if expected is None else expected)
 
 
 def test_auto_map_accepted_with_note(tmp_path):
@@ -229,7 +293,7 @@ def test_unknown_embedded_name():
 
 def test_failed_conversion_leaves_no_complete_folder(fake_entry, monkeypatch):
     entry, loads, _ = fake_entry
-    real_write = C._write_weights
+    real_write = conversion._write_weights
     root = C.cache_dir()
     root.mkdir(parents=True)
     (root / f".{entry.name}.partial-killed").mkdir()  # left by a process killed earlier
@@ -238,13 +302,13 @@ def test_failed_conversion_leaves_no_complete_folder(fake_entry, monkeypatch):
         path.write_bytes(b"half a file")
         raise RuntimeError("disk full (simulated)")
 
-    monkeypatch.setattr(C, "_write_weights", broken_write)
+    monkeypatch.setattr(conversion, "_write_weights", broken_write)
     with pytest.raises(RuntimeError, match="simulated"):
         C.prepare_embedded(entry.name)
     assert not (root / entry.name).exists()
     assert list(root.glob(f".{entry.name}.partial-*")) == []
 
-    monkeypatch.setattr(C, "_write_weights", real_write)
+    monkeypatch.setattr(conversion, "_write_weights", real_write)
     folder = C.prepare_embedded(entry.name)  # the lock was released; this one completes
     assert folder == root / entry.name
     assert (folder / C.MARKER_FILE).is_file()
@@ -373,17 +437,73 @@ def test_resolve_hub_download_is_validated_and_never_fetches_pickles(monkeypatch
 
 def test_cli_list_and_errors(fake_entry, capsys):
     entry, _, _ = fake_entry
-    assert C.main(["list"]) == 0
+    assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "smollm2-135m-instruct (default)" in out and "gemma-3-270m" in out and "not prepared" in out
 
-    assert C.main(["prepare", "no-such-model"]) == 1
+    assert main(["prepare", "no-such-model"]) == 1
     assert "error: unknown embedded checkpoint 'no-such-model'" in capsys.readouterr().err
 
-    assert C.main(["prepare", entry.name]) == 0
+    assert main(["prepare", entry.name]) == 0
     captured = capsys.readouterr()
     assert "100%" in captured.err and "[####" in captured.err
     assert str(C.cache_dir() / entry.name) in captured.out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_text_bar_redraws_in_place_on_a_terminal_and_prints_lines_elsewhere():
+    terminal, log_file = _Terminal(), io.StringIO()
+    for stream in (terminal, log_file):
+        bar = TextBar(stream, width=10)
+        for fraction, message in [(0.0, "start"), (0.5, "half way there"), (1.0, "done")]:
+            bar(fraction, message)
+    assert terminal.getvalue() == ("\r\033[K[..........]   0% start"
+                                   "\r\033[K[#####.....]  50% half way there"
+                                   "\r\033[K[##########] 100% done\n")
+    assert log_file.getvalue() == ("[..........]   0% start\n[#####.....]  50% half way there\n"
+                                   "[##########] 100% done\n")
+
+
+def test_cli_bar_draws_in_place_when_stderr_is_a_terminal(fake_entry, monkeypatch, capsys):
+    entry, _, _ = fake_entry
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["prepare", entry.name]) == 0
+    drawn = terminal.getvalue()
+    assert drawn.count("\r\033[K") >= 5 and drawn.count("\n") == 1 and drawn.endswith(": ready\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pty")
+def test_cli_on_a_real_terminal_redraws_in_place(embedded_folders):
+    """python -m explorer.checkpoints prepare, its stderr a pseudo-terminal."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "explorer.checkpoints", "prepare", "smollm2-135m-instruct"],
+                              stderr=follower, stdout=subprocess.PIPE, text=True, timeout=120,
+                              cwd=Path(__file__).parents[1])
+        os.close(follower)
+        follower = None
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the terminal has no writer left
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        if follower is not None:
+            os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0 and done.stdout.startswith("smollm2-135m-instruct\t")
+    assert b"\r\x1b[K[##############################] 100% smollm2-135m-instruct: ready" in drawn
 
 
 # --------------------------------------------------------------------------- real embedded checkpoints

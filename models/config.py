@@ -15,9 +15,14 @@ ARCHITECTURES = {
     "MistralForCausalLM": "llama",
     "Qwen2ForCausalLM": "llama",
     "Gemma3ForCausalLM": "gemma3",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+    "OlmoeForCausalLM": "olmoe",
+    "GptOssForCausalLM": "gpt_oss",
 }
 # `model_type` fallback when `architectures` is absent.
-MODEL_TYPES = {"llama": "llama", "mistral": "llama", "qwen2": "llama", "gemma3_text": "gemma3"}
+MODEL_TYPES = {"llama": "llama", "mistral": "llama", "qwen2": "llama", "gemma3_text": "gemma3",
+               "mixtral": "mixtral", "qwen2_moe": "qwen2_moe", "olmoe": "olmoe", "gpt_oss": "gpt_oss"}
 
 
 class UnsupportedModelError(ValueError):
@@ -26,7 +31,8 @@ class UnsupportedModelError(ValueError):
 
 @dataclass
 class ModelConfig:
-    family: str                      # "llama" (Llama/Mistral/Qwen2) or "gemma3"
+    family: str                      # "llama" (Llama/Mistral/Qwen2), "gemma3", or an MoE family:
+                                     # "mixtral", "qwen2_moe", "olmoe", "gpt_oss"
     vocab_size: int
     d_model: int                     # residual stream width
     n_layers: int
@@ -51,6 +57,21 @@ class ModelConfig:
     bos_token_id: Optional[int] = None
     eos_token_ids: list = field(default_factory=list)
     architecture: str = ""
+    # Mixture of experts (models/moe.py); n_experts == 0: a dense model
+    n_experts: int = 0               # routed experts per MoE layer
+    n_experts_per_tok: int = 0       # k: experts each token is sent to
+    d_expert: int = 0                # hidden width of each routed expert
+    router_scoring: str = "softmax"  # models.moe.MoEConfig.scoring: softmax | topk_softmax | sigmoid
+    router_renormalize: bool = True  # the k picked weights divided by their sum
+    router_bias: bool = False        # gpt-oss: the router's linear layer has a bias
+    d_shared_expert: int = 0         # Qwen2-MoE: width of the shared expert beside the routed ones
+    shared_expert_gate: bool = False  # Qwen2-MoE: sigmoid gate on the shared expert's output
+    expert_bias: bool = False        # gpt-oss: biases on the experts' projections
+    swiglu_limit: Optional[float] = None  # gpt-oss clamped SwiGLU in the experts
+    swiglu_alpha: float = 1.702      # gpt-oss: gate * sigmoid(alpha * gate)
+    dense_layers: list = field(default_factory=list)  # MoE models: layers with a dense d_ff MLP
+    router_aux_loss_coef: float = 0.0  # training weight of the load-balancing loss (config.json)
+    clip_qkv: Optional[float] = None  # OLMoE: q, k, v clamped to [-clip, clip]
 
     def __post_init__(self):
         if self.head_dim == 0:
@@ -68,6 +89,10 @@ class ModelConfig:
                 f"layer_types has {len(self.layer_types)} entries for {self.n_layers} layers")
         if SLIDING in self.layer_types and not self.sliding_window:
             raise UnsupportedModelError("sliding layers present but sliding_window is not set")
+
+    def is_moe_layer(self, layer: int) -> bool:
+        """Whether this layer's feed-forward is a mixture of experts (else a dense MLP)."""
+        return self.n_experts > 0 and layer not in self.dense_layers
 
     @property
     def n_rep(self) -> int:
@@ -162,6 +187,7 @@ def config_from_hf(hf: dict[str, Any]) -> ModelConfig:
     local = _rope_params(hf, SLIDING) if SLIDING in layer_types else full
     if family == "gemma3" and _scaling_or_none(local) is not None:
         raise UnsupportedModelError("RoPE scaling on Gemma 3 sliding layers is not implemented")
+    moe = _moe_fields(hf, family, n_layers)
     eos = hf.get("eos_token_id")
     eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
     gemma = family == "gemma3"
@@ -181,7 +207,7 @@ def config_from_hf(hf: dict[str, Any]) -> ModelConfig:
         norm_eps=hf.get("rms_norm_eps", 1e-6),
         max_position_embeddings=hf.get("max_position_embeddings", 2048),
         tie_embeddings=hf.get("tie_word_embeddings", gemma),
-        qkv_bias=model_type == "qwen2" or bool(hf.get("attention_bias", False)),
+        qkv_bias=model_type == "qwen2" or bool(hf.get("qkv_bias") or hf.get("attention_bias", False)),
         o_bias=model_type != "qwen2" and bool(hf.get("attention_bias", False)),
         hidden_act=hf.get("hidden_activation") or hf.get("hidden_act") or "silu",
         sliding_window=sliding_window,
@@ -191,4 +217,36 @@ def config_from_hf(hf: dict[str, Any]) -> ModelConfig:
         attn_logit_softcapping=hf.get("attn_logit_softcapping"),
         bos_token_id=hf.get("bos_token_id"),
         eos_token_ids=eos_ids,
+        **moe,
     )
+
+
+def _moe_fields(hf: dict[str, Any], family: str, n_layers: int) -> dict:
+    """The MoE part of the mapping: config.json names -> ModelConfig fields (empty for dense
+    families). Mixtral: num_local_experts, softmax top-k renormalised; Qwen2-MoE and OLMoE:
+    num_experts, norm_topk_prob, moe_intermediate_size (Qwen2-MoE) with a gated shared expert
+    and dense layers (mlp_only_layers, decoder_sparse_step); gpt-oss: num_local_experts, router
+    bias, softmax over the top-k logits, expert biases, clamped SwiGLU."""
+    if family not in ("mixtral", "qwen2_moe", "olmoe", "gpt_oss"):
+        return {}
+    n_experts = hf.get("num_local_experts") or hf.get("num_experts")
+    out = dict(n_experts=n_experts, n_experts_per_tok=hf["num_experts_per_tok"],
+               d_expert=hf.get("moe_intermediate_size") or hf["intermediate_size"],
+               router_aux_loss_coef=float(hf.get("router_aux_loss_coef") or 0.0))
+    if family == "mixtral":
+        out.update(router_renormalize=True)
+    elif family in ("qwen2_moe", "olmoe"):
+        out.update(router_renormalize=bool(hf.get("norm_topk_prob", False)))
+    if family == "qwen2_moe":
+        step = hf.get("decoder_sparse_step") or 1
+        only = set(hf.get("mlp_only_layers") or [])
+        out.update(d_shared_expert=hf.get("shared_expert_intermediate_size") or 0,
+                   shared_expert_gate=True,
+                   dense_layers=[i for i in range(n_layers) if i in only or (i + 1) % step])
+    if family == "olmoe":
+        out.update(clip_qkv=hf.get("clip_qkv"))
+    if family == "gpt_oss":
+        out.update(router_scoring="topk_softmax", router_bias=True, expert_bias=True,
+                   swiglu_limit=float(hf.get("swiglu_limit", 7.0)),
+                   swiglu_alpha=float(hf.get("swiglu_alpha", 1.702)))
+    return out

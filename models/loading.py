@@ -11,7 +11,7 @@ from typing import Optional
 import torch
 from safetensors import safe_open
 
-from . import gemma3, llama
+from . import gemma3, gpt_oss, llama, mixtral, olmoe, qwen2_moe
 from .config import ModelConfig, config_from_hf
 from .device import default_device, default_dtype, libc
 from .forward import CausalLM
@@ -19,7 +19,11 @@ from .forward import CausalLM
 from .safetensors_files import CheckpointLoadError, check_folder, read_config_json
 
 FAMILIES = {"llama": (llama.LlamaForCausalLM, llama.key_map),
-            "gemma3": (gemma3.Gemma3ForCausalLM, gemma3.key_map)}
+            "gemma3": (gemma3.Gemma3ForCausalLM, gemma3.key_map),
+            "mixtral": (mixtral.MixtralForCausalLM, mixtral.key_map),
+            "qwen2_moe": (qwen2_moe.Qwen2MoeForCausalLM, qwen2_moe.key_map),
+            "olmoe": (olmoe.OlmoeForCausalLM, olmoe.key_map),
+            "gpt_oss": (gpt_oss.GptOssForCausalLM, gpt_oss.key_map)}
 # Tensors some exporters write that carry no weights of the model.
 IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
 
@@ -40,22 +44,48 @@ def read_tensors(files: list[Path]) -> dict[str, torch.Tensor]:
     return tensors
 
 
+# A key map's value, for one of our parameters, is one of:
+#   ["a", "b"]                    the checkpoint tensors concatenated on dim 0 (q, k, v -> wqkv)
+#   [["e0.gate", "e0.up"], ...]   per expert: each inner list concatenated on dim 0, the results
+#                                 stacked on a new dim 0 (per-expert tensors -> our (E, ...) one)
+#   an object with names() and build(tensors)   one whose layout needs converting (gpt-oss's
+#                                 fused, transposed experts: models.gpt_oss.Converted)
+def source_names(sources) -> list[str]:
+    """The checkpoint tensor names one key-map value reads."""
+    if hasattr(sources, "build"):
+        return list(sources.names())
+    return [n for s in sources for n in ([s] if isinstance(s, str) else s)]
+
+
+def source_value(sources, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The tensor one key-map value makes from the checkpoint's tensors."""
+    if hasattr(sources, "build"):
+        return sources.build(tensors)
+    if not isinstance(sources[0], str):
+        return torch.stack([source_value(group, tensors) for group in sources])
+    parts = [tensors[s] for s in sources]
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+
+
 def build_state_dict(model: CausalLM, tensors: dict[str, torch.Tensor], key_map: dict) -> dict:
     expected = {name: p.shape for name, p in model.named_parameters()}
     if set(key_map) != set(expected):
         raise CheckpointLoadError(f"key map and model disagree: {sorted(set(key_map) ^ set(expected))[:5]}")
     used, state = set(), {}
     for ours, sources in key_map.items():
-        missing = [s for s in sources if s not in tensors]
+        names = source_names(sources)
+        missing = [s for s in names if s not in tensors]
         if missing:
             raise CheckpointLoadError(f"checkpoint lacks tensor {missing[0]!r} (needed for {ours})")
-        parts = [tensors[s] for s in sources]
-        value = parts[0] if len(parts) == 1 else torch.cat(parts, dim=0)
+        try:
+            value = source_value(sources, tensors)
+        except RuntimeError as e:  # per-expert or concatenated parts of unequal shapes
+            raise CheckpointLoadError(f"tensor {names[0]!r} and its companions do not combine into {ours}: {e}") from None
         if value.shape != expected[ours]:
             raise CheckpointLoadError(
-                f"tensor {sources[0]!r}: shape {tuple(value.shape)} does not fit {ours} {tuple(expected[ours])}")
+                f"tensor {names[0]!r}: shape {tuple(value.shape)} does not fit {ours} {tuple(expected[ours])}")
         state[ours] = value
-        used.update(sources)
+        used.update(names)
     unmapped = [n for n in tensors if n not in used and not n.endswith(IGNORED_SUFFIXES)]
     if unmapped:
         # A tied lm_head saved anyway is the same matrix as the embedding: accept only that.

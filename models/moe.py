@@ -302,3 +302,14 @@ def recorder_for(ctx, layer: int) -> Record:
     if ctx.recorder is None:
         return None
     return lambda point, value: ctx.record(point, layer, value)
+
+
+def moe_config(config) -> MoEConfig:
+    """The MoEConfig of a checkpoint's MoE layers, from its models.config.ModelConfig."""
+    return MoEConfig(d_model=config.d_model, d_expert=config.d_expert, n_experts=config.n_experts,
+                     top_k=config.n_experts_per_tok, scoring=config.router_scoring,
+                     renormalize=config.router_renormalize, router_bias=config.router_bias,
+                     d_shared=config.d_shared_expert, shared_gate=config.shared_expert_gate,
+                     act=config.hidden_act if config.hidden_act in ACTIVATIONS else "silu",
+                     expert_bias=config.expert_bias, swiglu_limit=config.swiglu_limit,
+                     swiglu_alpha=config.swiglu_alpha, aux_loss_coef=config.router_aux_loss_coef)

@@ -1,0 +1,97 @@
+"""Mixtral: Mistral's block (pre-norm RMSNorm, RoPE, GQA, optional sliding window) with a
+mixture of experts in place of the MLP: a softmax router sends each token to its top 2 of 8
+SwiGLU experts, with the two weights renormalised to sum to 1.
+
+Block: x + attn(norm(x)), then x + moe(norm(x)). `MoEBlock` is that skeleton for every MoE
+family here (Qwen2-MoE, OLMoE and gpt-oss pass their own attention module)."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from .config import ModelConfig
+from .forward import CausalLM, ForwardContext
+from .layers import GatedMLP, RMSNorm
+from .llama import LlamaAttention
+from .moe import MoEFeedForward, moe_config, recorder_for
+
+
+class MoEBlock(nn.Module):
+    """x + attn(attn_norm(x)), then x + mlp(mlp_norm(x)) with an MoE feed-forward (or a dense
+    MLP on the config's dense_layers). The MoE layer's routing goes to the recorder's
+    router_* / expert_* points and its MoEAux to ctx.moe_aux[layer]."""
+
+    def __init__(self, config: ModelConfig, layer: int, attn: nn.Module):
+        super().__init__()
+        self.attn_norm = RMSNorm(config.d_model, config.norm_eps)
+        self.attn = attn
+        self.mlp_norm = RMSNorm(config.d_model, config.norm_eps)
+        self.is_moe = config.is_moe_layer(layer)
+        self.mlp = MoEFeedForward(moe_config(config)) if self.is_moe else \
+            GatedMLP(config.d_model, config.d_ff, config.hidden_act)
+
+    def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:
+        x = ctx.rows(layer, x) + ctx.record("attn_out", layer, self.attn(self.attn_norm(x), ctx, layer))
+        h = self.mlp_norm(x)
+        if self.is_moe:
+            y, ctx.moe_aux[layer] = self.mlp(h, recorder_for(ctx, layer))
+        else:
+            y = self.mlp(h)
+        return x + ctx.record("mlp_out", layer, y)
+
+
+class MixtralForCausalLM(CausalLM):
+    family = "mixtral"
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(MoEBlock(config, i, LlamaAttention(config)) for i in range(config.n_layers))
+        self.norm = RMSNorm(config.d_model, config.norm_eps)
+        if not config.tie_embeddings:
+            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+
+def experts_key_map(ours: str, hf: str, n_experts: int, gate: str, up: str, down: str) -> dict:
+    """Per-expert checkpoint tensors (hf.{e}.{gate|up|down}.weight, as Mixtral, Qwen2-MoE and
+    OLMoE store them) -> our stacked (E, 2F, d) and (E, d, F) tensors: a list of lists is
+    stacked on a new dim 0, one entry per expert, each inner list concatenated on dim 0."""
+    return {f"{ours}.w_gate_up": [[f"{hf}.{e}.{gate}.weight", f"{hf}.{e}.{up}.weight"] for e in range(n_experts)],
+            f"{ours}.w_down": [[f"{hf}.{e}.{down}.weight"] for e in range(n_experts)]}
+
+
+def attention_key_map(config: ModelConfig, ours: str, hf: str) -> dict:
+    """Llama-style q/k/v/o projections (and their biases where the config has them)."""
+    m = {f"{ours}.wqkv.weight": [f"{hf}.{p}_proj.weight" for p in "qkv"],
+         f"{ours}.wo.weight": [f"{hf}.o_proj.weight"]}
+    if config.qkv_bias:
+        m[f"{ours}.wqkv.bias"] = [f"{hf}.{p}_proj.bias" for p in "qkv"]
+    if config.o_bias:
+        m[f"{ours}.wo.bias"] = [f"{hf}.o_proj.bias"]
+    return m
+
+
+def skeleton_key_map(config: ModelConfig) -> dict:
+    """Embedding, final norm, LM head and each block's two norms (the same names in every
+    Llama-style family)."""
+    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
+    if not config.tie_embeddings:
+        m["lm_head.weight"] = ["lm_head.weight"]
+    for i in range(config.n_layers):
+        m[f"blocks.{i}.attn_norm.weight"] = [f"model.layers.{i}.input_layernorm.weight"]
+        m[f"blocks.{i}.mlp_norm.weight"] = [f"model.layers.{i}.post_attention_layernorm.weight"]
+    return m
+
+
+def key_map(config: ModelConfig) -> dict:
+    """Our parameter name -> Mixtral's tensor names (block_sparse_moe.gate, experts.{e}.w1 gate,
+    w3 up, w2 down)."""
+    m = skeleton_key_map(config)
+    for i in range(config.n_layers):
+        hf, ours = f"model.layers.{i}", f"blocks.{i}"
+        m.update(attention_key_map(config, f"{ours}.attn", f"{hf}.self_attn"))
+        m[f"{ours}.mlp.router.weight"] = [f"{hf}.block_sparse_moe.gate.weight"]
+        m.update(experts_key_map(f"{ours}.mlp.experts", f"{hf}.block_sparse_moe.experts",
+                                 config.n_experts, "w1", "w3", "w2"))
+    return m

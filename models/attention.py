@@ -115,6 +115,29 @@ class TileTrace:
     tiles: list = field(default_factory=list)      # (q_block, k_block, "computed"|"skipped")
     row_max: list = field(default_factory=list)    # per q block: (n_k_blocks, B, H, bq) tensors
     row_norm: list = field(default_factory=list)
+    # per q block: (n_k_blocks, B, H, bq), the factor exp(m_old - m_new) that step applied to
+    # the normalizer and the partial output (1 where a skipped tile changed nothing)
+    rescale: list = field(default_factory=list)
+    # with keep_partial, per q block: (n_k_blocks, B, H, bq, D), the unnormalized partial output
+    # after every key block (n_k_blocks times the output's size: for small inputs only)
+    keep_partial: bool = False
+    partial_out: list = field(default_factory=list)
+
+
+class TileVisibility:
+    """The visibility of a (T, S) matrix evaluated tile by tile from the mask's predicate:
+    `tiles[q0:q1, k0:k1]` is `mask.visible` over those positions. Handed to tiled_attention in
+    place of the boolean (T, S) matrix, nothing of size T x S exists, as in a FlashAttention
+    kernel that derives its mask from positions inside each tile."""
+
+    def __init__(self, mask: MaskSpec, q_pos: torch.Tensor, kv_pos: torch.Tensor):
+        self.mask, self.q_pos, self.kv_pos = mask, q_pos, kv_pos
+        self.shape = (q_pos.shape[0], kv_pos.shape[0])
+
+    def __getitem__(self, index):
+        q_pos, kv_pos = self.q_pos[index[0]], self.kv_pos[index[1]]
+        # a mask that ignores query positions (not causal) comes back as one row: broadcast it
+        return self.mask.visible(q_pos, kv_pos).expand(q_pos.shape[0], kv_pos.shape[0])  # (bq, bk)
 
 
 def _expand_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
@@ -251,14 +274,16 @@ def tiled_attention(q, k, v, visible, scale, sink_logit=None, softcap=None,
             m = init_m[..., 0].expand(bsz, n_heads, q1 - q0).clone()
             l = torch.ones(bsz, n_heads, q1 - q0, device=q.device)
         acc = torch.zeros(bsz, n_heads, q1 - q0, d, device=q.device)
-        maxes, norms, live = [], [], []
+        maxes, norms, rescales, partials, live = [], [], [], [], []
         for kj, k0 in enumerate(range(0, s_len, block_k)):
             k1 = min(k0 + block_k, s_len)
             tile_mask = visible[q0:q1, k0:k1]                            # (bq, bk)
             if not bool(tile_mask.any()):
                 if trace is not None:
                     trace.tiles.append((qi, kj, "skipped"))
-                    maxes.append(m.clone()), norms.append(l.clone())
+                    maxes.append(m.clone()), norms.append(l.clone()), rescales.append(torch.ones_like(m))
+                    if trace.keep_partial:
+                        partials.append(acc.clone())
                 continue
             live.append((k0, k1, tile_mask))
             s = (qb @ k[:, :, k0:k1].float().transpose(-2, -1)) * scale  # (B, H, bq, bk)
@@ -275,10 +300,15 @@ def tiled_attention(q, k, v, visible, scale, sink_logit=None, softcap=None,
             m = m_new
             if trace is not None:
                 trace.tiles.append((qi, kj, "computed"))
-                maxes.append(m.clone()), norms.append(l.clone())
+                maxes.append(m.clone()), norms.append(l.clone()), rescales.append(rescale)
+                if trace.keep_partial:
+                    partials.append(acc.clone())
         out[:, :, q0:q1] = acc / l[..., None]
         if trace is not None:
             trace.row_max.append(torch.stack(maxes)), trace.row_norm.append(torch.stack(norms))
+            trace.rescale.append(torch.stack(rescales))
+            if trace.keep_partial:
+                trace.partial_out.append(torch.stack(partials))
         if need_probs:
             for k0, k1, tile_mask in live:
                 s = (qb @ k[:, :, k0:k1].float().transpose(-2, -1)) * scale

@@ -197,3 +197,18 @@ def test_yarn_rope_is_refused_clearly():
     cfg = tf.GptOssConfig(**COMMON, num_local_experts=4, num_experts_per_tok=2, head_dim=16)
     with pytest.raises(UnsupportedModelError, match="yarn"):
         config_from_hf(cfg.to_dict())
+
+
+def test_bench_mixtral_twin_is_the_same_model(saved):
+    """bench.moe_decode times transformers on a Mixtral twin built from our tensors when a
+    checkpoint's architecture is not transformers' (the project's own MoE models): the twin's
+    logits are ours."""
+    from bench.moe_decode import mixtral_twin
+    hf, folder = saved("mixtral")
+    ours = load_model(folder, device="cpu", dtype=torch.float32)
+    twin = mixtral_twin(ours)
+    twin.config._attn_implementation = "eager"
+    ids = torch.randint(3, 97, (1, 14), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        assert (twin(ids).logits - ours(ids)).abs().max() <= TOL
+        assert (twin(ids).logits - hf(ids).logits).abs().max() <= TOL

@@ -44,4 +44,18 @@ Public API, in the order data flows:
 
     from models.fused import FusedDecoder            # one C++ call per decode token (CPU fp32)
     generate(model, prompt_ids, params, decoder=FusedDecoder(model, RunOptions(...)))
+
+    # Mixture of experts (models/moe.py; families "mixtral", "qwen2_moe", "olmoe", "gpt_oss")
+    config.n_experts, config.n_experts_per_tok, config.d_expert, config.is_moe_layer(i)
+    rec = Recorder(["router_logits", "router_probs", "expert_picks", "expert_weights"])
+    model(ids, recorder=rec); rec.get("expert_picks", 0)   # (B, T, k); router_* are (B, T, E)
+    logits, ctx = model(ids, return_context=True); ctx.moe_aux[i]   # models.moe.MoEAux per MoE layer
+    from models.moe import MoEConfig, MoEFeedForward, update_selection_bias
+    moe = MoEFeedForward(MoEConfig(d_model=64, d_expert=128, n_experts=8, top_k=2,
+                                   scoring="softmax",        # | "topk_softmax" (gpt-oss) | "sigmoid"
+                                   renormalize=True, selection_bias=False, n_shared=0,
+                                   shared_gate=False, aux_loss_coef=0.01, seq_aux_loss_coef=0.0))
+    y, aux = moe(x)                                  # x (B, T, d) -> y (B, T, d), grouped experts
+    aux.loss, aux.switch_loss(), aux.sequence_loss(), aux.load()   # load: (E,) assignments
+    update_selection_bias(moe.router, aux.load(), rate=1e-3)      # DeepSeek-V3 balancing step
 """

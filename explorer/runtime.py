@@ -14,6 +14,7 @@ the same ModelLoadError at once. Its message carries no file-system path; the lo
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -85,8 +86,10 @@ class Runtime:
         # and importing explorer.runtime stays cheap.
         if registry is None or prepare is None:
             from explorer import checkpoints
-            registry = checkpoints.EMBEDDED if registry is None else registry
-            prepare = checkpoints.prepare_embedded if prepare is None else prepare
+            # the embedded checkpoints, then those the operator lists in EXPLORER_EXTRA_MODELS
+            registry = checkpoints.model_registry() if registry is None else registry
+            if prepare is None:
+                prepare = functools.partial(checkpoints.prepare_listed, registry=dict(registry))
         if load_model is None:
             from models.loading import load_model
         if load_tokenizer is None:
@@ -110,7 +113,8 @@ class Runtime:
 
     # ----- registry -------------------------------------------------------------------------
     def names(self) -> list[str]:
-        """Embedded model names, in registry order (the first one is the default)."""
+        """Model names in registry order: the embedded ones (the first is the default), then
+        any from EXPLORER_EXTRA_MODELS."""
         return list(self._registry)
 
     @property

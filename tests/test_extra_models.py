@@ -1,0 +1,59 @@
+"""EXPLORER_EXTRA_MODELS: the operator adds checkpoint folders (or Hub ids) to the model list;
+visitors pick among the listed names only."""
+import pytest
+import torch
+
+from explorer.checkpoints import EMBEDDED, CheckpointError, extra_checkpoints
+from explorer.runtime import Runtime, UnknownModelError
+from tests.test_moe_parity import tiny_moe_hf
+
+
+@pytest.fixture(scope="module")
+def mixtral_folder(tmp_path_factory):
+    hf = tiny_moe_hf("mixtral")
+    folder = tmp_path_factory.mktemp("extra") / "tiny-mixtral"
+    hf.save_pretrained(folder)
+    return hf, folder
+
+
+def test_an_extra_folder_is_listed_and_loads(mixtral_folder, monkeypatch):
+    hf, folder = mixtral_folder
+    monkeypatch.setenv("EXPLORER_EXTRA_MODELS", f" {folder} ,")
+    runtime = Runtime("cpu", torch.float32, load_tokenizer=lambda folder: None)
+    assert runtime.names() == [*EMBEDDED, "tiny-mixtral"]
+    assert runtime.default_name in EMBEDDED
+    spec = runtime.spec("tiny-mixtral")
+    assert "MixtralForCausalLM" in spec.description and "2 of 4 experts" in spec.description
+    loaded = runtime.get("tiny-mixtral")
+    assert loaded.config.family == "mixtral" and loaded.folder == folder.resolve()
+    ids = torch.randint(3, 97, (1, 9), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert (loaded.model(ids) - hf(ids).logits).abs().max() <= 1e-5
+
+
+def test_without_the_variable_only_embedded_models(monkeypatch):
+    monkeypatch.delenv("EXPLORER_EXTRA_MODELS", raising=False)
+    assert Runtime("cpu", torch.float32).names() == list(EMBEDDED)
+
+
+def test_a_visitor_cannot_name_a_folder(mixtral_folder, monkeypatch):
+    _, folder = mixtral_folder
+    monkeypatch.delenv("EXPLORER_EXTRA_MODELS", raising=False)
+    with pytest.raises(UnknownModelError):
+        Runtime("cpu", torch.float32).get(str(folder))
+
+
+def test_hub_ids_are_listed_without_downloading():
+    extra = extra_checkpoints("allenai/OLMoE-1B-7B-0924")
+    assert list(extra) == ["allenai/OLMoE-1B-7B-0924"]
+    assert extra["allenai/OLMoE-1B-7B-0924"].folder is None
+
+
+def test_clashing_names_are_refused(mixtral_folder, tmp_path):
+    _, folder = mixtral_folder
+    with pytest.raises(CheckpointError, match="listed twice"):
+        extra_checkpoints(f"{folder},{folder}")
+    clash = tmp_path / next(iter(EMBEDDED))
+    clash.mkdir()
+    with pytest.raises(CheckpointError, match="listed twice"):
+        extra_checkpoints(str(clash))

@@ -43,6 +43,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
                 tab_blocks.append((tab, module.TITLE))
         shell.wire_header(demo, header, runtime, t)
         shell.wire_tab_titles(header, tab_blocks, t)
+        shell.wire_language_redraw(header, ctx.redraws)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
     return demo
 

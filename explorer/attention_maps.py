@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from explorer.figure_text import figure_text
+from explorer.locales import text as locale_text
 from explorer.inputs import InputError, finite_number, whole_number
 from models.attention import MaskSpec
 from models.config import SLIDING
@@ -281,61 +281,10 @@ COLORSCALE = "Viridis"
 MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe945"]]  # cividis ends
 
 
-# Text of the attention-map and mask figures (merged into the Attention tab's STRINGS).
-FIGURE_STRINGS = {
-    "attention.fig.probability": {"en": "probability", "zh": "概率"},
-    "attention.fig.block_mean": {"en": "block mean p", "zh": "块内平均 p"},
-    "attention.fig.hover_one": {"en": "layer {layer}, head {head}<br>query %{{y}}<br>key %{{x}}<br>p = %{{z:.4f}}",
-                                "zh": "第 {layer} 层，第 {head} 个头<br>查询 %{{y}}<br>键 %{{x}}<br>p = %{{z:.4f}}"},
-    "attention.fig.hover_block": {
-        "en": "layer {layer}, head {head}<br>queries %{{y}}<br>keys %{{x}}<br>mean p over {f}×{f} block = %{{z:.4f}}",
-        "zh": "第 {layer} 层，第 {head} 个头<br>查询 %{{y}}<br>键 %{{x}}<br>{f}×{f} 块内平均 p = %{{z:.4f}}"},
-    "attention.fig.title_one": {"en": "{model} layer {layer}, head {head}: attention probabilities",
-                                "zh": "{model} 第 {layer} 层，第 {head} 个头：注意力概率"},
-    "attention.fig.key_axis": {"en": "key token (position: token)", "zh": "键 token（位置：token）"},
-    "attention.fig.query_axis": {"en": "query token (position: token)", "zh": "查询 token（位置：token）"},
-    "attention.fig.head_title": {"en": "head {h} (KV head {kv})", "zh": "头 {h}（KV 头 {kv}）"},
-    "attention.fig.key_arrow": {"en": "key →", "zh": "键 →"},
-    "attention.fig.query_arrow": {"en": "← query", "zh": "← 查询"},
-    "attention.fig.pooled": {"en": " (shown as means of {f}×{f} blocks)", "zh": "（按 {f}×{f} 块取平均显示）"},
-    "attention.fig.title_all": {"en": "{model} layer {layer}, all {n} heads{pooled}",
-                                "zh": "{model} 第 {layer} 层，全部 {n} 个头{pooled}"},
-    "attention.fig.mask_hover": {
-        "en": "layer {layer}<br>query %{{y}}<br>key %{{x}}<br>visible: %{{z}} (1 yes, 0 masked)",
-        "zh": "第 {layer} 层<br>查询 %{{y}}<br>键 %{{x}}<br>可见：%{{z}}（1 可见，0 被遮蔽）"},
-    "attention.fig.mask_title": {"en": "mask of layer {layer}: {mask} (yellow = visible)",
-                                 "zh": "第 {layer} 层的掩码：{mask}（黄色 = 可见）"},
-    "attention.fig.key_token": {"en": "key token", "zh": "键 token"},
-    "attention.fig.kv_group": {"en": "KV head {j}: query heads {first}–{last}", "zh": "KV 头 {j}：查询头 {first}–{last}"},
-    "attention.fig.reads": {"en": "query head {h} reads KV head {j}", "zh": "查询头 {h} 读取 KV 头 {j}"},
-    "attention.fig.shared": {"en": "KV head {j}: shared by {n} query heads", "zh": "KV 头 {j}：{n} 个查询头共用"},
-    "attention.fig.groups_title": {"en": "{title} {n_q} query heads share {n_kv} KV head{plural}",
-                                   "zh": "{title} {n_q} 个查询头共用 {n_kv} 个 KV 头"},
-    "attention.fig.global_cell": {"en": "global (full causal)", "zh": "全局（完整因果）"},
-    "attention.fig.local_cell": {"en": "local (window {w})", "zh": "局部（窗口 {w}）"},
-    "attention.fig.layer_type": {"en": "layer type", "zh": "层类型"},
-    "attention.fig.strip_hover": {"en": "layer %{{x}}: %{{customdata}}", "zh": "第 %{{x}} 层：%{{customdata}}"},
-    "attention.fig.strip_title": {"en": "{title} {n_local} local layers (dark), {n_global} global (yellow)",
-                                  "zh": "{title} {n_local} 个局部层（深色），{n_global} 个全局层（黄色）"},
-    "attention.fig.layer": {"en": "layer", "zh": "层"},
-    "attention.fig.one_global": {"en": "one global layer", "zh": "一个全局层"},
-    "attention.fig.one_local": {"en": "one local layer", "zh": "一个局部层"},
-    "attention.fig.cost_hover": {"en": "{kind}<br>n = %{{x}}<br>%{{y:,}} scores",
-                                 "zh": "{kind}<br>n = %{{x}}<br>%{{y:,}} 个分数"},
-    "attention.fig.cost_title": {"en": "query-key scores per layer (all heads) for a forward of n tokens",
-                                 "zh": "n 个 token 的一次前向中每层（所有头）的查询-键分数数"},
-    "attention.fig.cost_x": {"en": "sequence length n (tokens)", "zh": "序列长度 n（token）"},
-    "attention.fig.cost_y": {"en": "score entries (visible pairs × heads)", "zh": "分数个数（可见对 × 头数）"},
-    "attention.fig.mask.causal": {"en": "causal", "zh": "因果"},
-    "attention.fig.mask.bidirectional": {"en": "bidirectional", "zh": "双向"},
-    "attention.fig.mask.window": {"en": "sliding window {w}", "zh": "滑动窗口 {w}"},
-    "attention.fig.mask.sinks": {"en": "{s} sink{plural} + window {w}", "zh": "{s} 个汇 + 窗口 {w}"},
-    "attention.fig.query_token": {"en": "query token", "zh": "查询 token"},
-}
 
 
 def _text(key: str, lang: Optional[str], **fields) -> str:
-    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+    return locale_text(key, lang, **fields)
 
 
 def mask_text(mask: MaskSpec, lang: Optional[str] = "en") -> str:

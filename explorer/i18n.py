@@ -1,46 +1,27 @@
-"""UI text in English and Simplified Chinese.
+"""The app's two paths for visitor text, both reading explorer/locales/ (en.py, zh.py).
 
-Every module with visible text declares it once, as a constant dict next to the code that uses it:
-
-    STRINGS = {
-        "generate.prompt": {"en": "Prompt", "zh": "提示词"},
-        "generate.tokens_per_s": {"en": "{rate:.1f} tokens/s", "zh": "每秒 {rate:.1f} 个词元"},
-    }
-
-`explorer.ui.build_translator()` merges the dicts of the shell and of every tab into one
-`Translator` (duplicate or incomplete keys raise at start-up, not in front of a visitor).
-
-Two kinds of text, two paths:
 - Static text (labels, tab titles, button captions, fixed Markdown) uses `t("key")`, which
   returns a Gradio `I18nData` marker. Gradio's frontend translates it in the browser, following
   the browser's language and the language switch in the header; no server round trip.
-- Text a handler computes (a model card, a status line) uses `t.text("key", lang, **fields)`
-  on the server; the handler takes the header's language component as an input, so it always
-  knows which language the visitor has chosen.
+- Text a handler computes (a model card, a status line, a figure) uses `t.text("key", lang,
+  **fields)` (the same as `explorer.locales.text`) on the server; the handler takes the header's
+  language component as an input, so it always knows which language the visitor has chosen.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any, Optional
 
 import gradio as gr
 from gradio.i18n import I18nData
 
-# Language codes the app offers, with the name each language has in itself (the switch shows
-# these). "zh" is Simplified Chinese: the browser's zh-CN / zh-SG / zh resolve to it.
-LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文"}
-DEFAULT_LANGUAGE = "en"
-
-
-def normalize_language(lang: str | None) -> str:
-    """Map a browser locale ("zh-CN", "en-GB", ...) or a switch value to one of LANGUAGES."""
-    if not isinstance(lang, str) or not lang.strip():
-        return DEFAULT_LANGUAGE
-    base = lang.strip().replace("_", "-").split("-")[0].lower()
-    return base if base in LANGUAGES else DEFAULT_LANGUAGE
+from explorer import locales
+from explorer.locales import DEFAULT_LANGUAGE, LANGUAGES, normalize_language  # noqa: F401 (re-exported)
 
 
 def check_strings(strings: Mapping[str, Mapping[str, str]], owner: str = "?") -> None:
-    """Raise ValueError unless every key has a non-empty text in every language."""
+    """Raise ValueError unless every key has a non-empty text in every language (strings given
+    as {key: {lang: text}}, the form extra sources take)."""
     for key, texts in strings.items():
         if not isinstance(key, str) or not key:
             raise ValueError(f"{owner}: string keys must be non-empty str, got {key!r}")
@@ -53,12 +34,16 @@ def check_strings(strings: Mapping[str, Mapping[str, str]], owner: str = "?") ->
 
 
 class Translator:
-    """All UI strings of one app instance. Immutable after construction."""
+    """All visitor strings of one app instance: the locale files, plus `extra` sources
+    ({key: {lang: text}} per owner) for tab modules that live outside the app (tests).
+    Immutable after construction."""
 
-    def __init__(self, sources: Iterable[tuple[str, Mapping[str, Mapping[str, str]]]]):
-        merged: dict[str, dict[str, str]] = {}
-        owners: dict[str, str] = {}
-        for owner, strings in sources:
+    def __init__(self, extra: Iterable[tuple[str, Mapping[str, Mapping[str, str]]]] = ()):
+        merged: dict[str, dict[str, str]] = {
+            key: {lang: locales.CATALOG[lang][key] for lang in LANGUAGES}
+            for key in locales.CATALOG[DEFAULT_LANGUAGE]}
+        owners = dict.fromkeys(merged, "explorer/locales")
+        for owner, strings in extra:
             check_strings(strings, owner)
             for key, texts in strings.items():
                 if key in merged:
@@ -73,17 +58,21 @@ class Translator:
     def keys(self) -> list[str]:
         return sorted(self._strings)
 
+    def _template(self, key: str, lang: Any) -> str:
+        if key not in self._strings:
+            raise KeyError(f"no visitor string {key!r}: add it to explorer/locales/en.py and zh.py")
+        return self._strings[key][normalize_language(lang)]
+
     def __call__(self, key: str) -> I18nData:
         """Static text, translated in the browser. Unknown keys raise at build time."""
-        if key not in self._strings:
-            raise KeyError(f"no UI string {key!r}; declare it in the module's STRINGS")
+        self._template(key, DEFAULT_LANGUAGE)
         return I18nData(key)
 
-    def text(self, key: str, lang: str | None, **fields) -> str:
+    def text(self, key: str, lang: Optional[str], **fields) -> str:
         """Text computed on the server, in `lang` (any browser locale or switch value)."""
-        if key not in self._strings:
-            raise KeyError(f"no UI string {key!r}; declare it in the module's STRINGS")
-        template = self._strings[key][normalize_language(lang)]
+        if locales.has(key):
+            return locales.text(key, lang, **fields)
+        template = self._template(key, lang)
         return template.format(**fields) if fields else template
 
     def gradio_i18n(self) -> gr.I18n:

@@ -19,7 +19,9 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import plotly.graph_objects as go
 
-from explorer.figure_text import figure_text
+from explorer import plotting
+from explorer.locales import text as locale_text
+from explorer.plotting import Fig
 from explorer.inputs import InputError, finite_number, whole_number
 
 # ----- limits (CPU-sized; every one is checked server-side) ---------------------------------
@@ -41,61 +43,10 @@ POLICIES = ("full", "window", "sinks")
 KIND_COLOURS = {"full": "#440154", "window": "#21918c", "sinks+window": "#5ec962"}
 CACHED_COLOUR, UNCACHED_COLOUR = "#3b528b", "#e5a000"  # viridis blue vs a cividis-safe amber
 
-# Text inside figures (axis titles, legends, hover): merged into the tab's STRINGS.
-FIGURE_STRINGS = {
-    "generate.fig.layer": {"en": "layer", "zh": "层"},
-    "generate.fig.kib": {"en": "KV cache (KiB)", "zh": "KV 缓存（KiB）"},
-    "generate.fig.measured": {"en": "measured (cache tensors)", "zh": "实测（缓存张量）"},
-    "generate.fig.formula": {"en": "formula", "zh": "公式"},
-    "generate.fig.formula_full": {"en": "formula, no cap (2·L·H_kv·d·t·b)",
-                                  "zh": "公式，无上限（2·L·H_kv·d·t·b）"},
-    "generate.fig.tokens_in_cache": {"en": "tokens in context t", "zh": "上下文中的 token 数 t"},
-    "generate.fig.tokens_held": {"en": "tokens held", "zh": "缓存中的 token"},
-    "generate.fig.kind.full": {"en": "full (global)", "zh": "完整（全局）"},
-    "generate.fig.kind.window": {"en": "sliding window {w}", "zh": "滑动窗口 {w}"},
-    "generate.fig.kind.sinks+window": {"en": "{s} sinks + window {w}", "zh": "{s} 个汇 + 窗口 {w}"},
-    "generate.fig.layers_of_kind": {"en": "{n} layers: {kind}", "zh": "{n} 层：{kind}"},
-    "generate.fig.bars_title": {"en": "KV cache per layer after {t} tokens",
-                                "zh": "{t} 个 token 后每层的 KV 缓存"},
-    "generate.fig.growth_title": {"en": "KV cache vs tokens (all layers)",
-                                  "zh": "KV 缓存随 token 数增长（所有层）"},
-    "generate.fig.latency": {"en": "step latency (ms)", "zh": "每步延迟（毫秒）"},
-    "generate.fig.scores": {"en": "scores computed", "zh": "计算的注意力分数"},
-    "generate.fig.with_cache": {"en": "with KV cache", "zh": "使用 KV 缓存"},
-    "generate.fig.without_cache": {"en": "no cache (recompute all)", "zh": "无缓存（全部重算）"},
-    "generate.fig.latency_title": {"en": "Per decode step: time and attention scores",
-                                   "zh": "每个解码步：耗时与注意力分数"},
-    "generate.fig.position": {"en": "position of the generated token", "zh": "生成 token 的位置"},
-    "generate.fig.diff": {"en": "max |Δ logit|", "zh": "最大 |Δ logit|"},
-    "generate.fig.tolerance": {"en": "tolerance {tol:g}", "zh": "容差 {tol:g}"},
-    "generate.fig.diff_title": {"en": "Cached logits vs one full forward, per position",
-                                "zh": "缓存 logits 与一次完整前向的差异（逐位置）"},
-    "generate.fig.token": {"en": "token", "zh": "词元"},
-    "generate.fig.step": {"en": "step", "zh": "步"},
-    "generate.fig.empty": {"en": "Press Start to generate", "zh": "按“开始”生成"},
-    "generate.fig.c4_pending": {"en": "Checked once generation ends", "zh": "生成结束后核对"},
-    "generate.fig.c4_off": {"en": "The full-forward check (C4) was off for this run",
-                            "zh": "本次运行未开启完整前向核对（C4）"},
-    "generate.fig.mask_title": {"en": "The (T, S) mask of the last tokens: dark = visible",
-                                "zh": "最后几个 token 的 (T, S) 掩码：深色 = 可见"},
-    "generate.fig.query": {"en": "query", "zh": "查询"},
-    "generate.fig.key": {"en": "key position", "zh": "键位置"},
-    "generate.fig.visible": {"en": "visible (1) / masked (0)", "zh": "可见 (1) / 被遮蔽 (0)"},
-    "generate.fig.key_axis": {"en": "key position (S = {s} columns); queries at cache.pos + i, cache.pos = {pos}",
-                              "zh": "键的位置（S = {s} 列）；查询位于 cache.pos + i，cache.pos = {pos}"},
-    "generate.fig.query_axis": {"en": "T = {t} queries", "zh": "T = {t} 个查询"},
-    "generate.fig.intensity": {"en": "arithmetic intensity (FLOP/byte)",
-                               "zh": "算术强度（FLOP/字节）"},
-    "generate.fig.gflops": {"en": "attainable GFLOP/s", "zh": "可达 GFLOP/s"},
-    "generate.fig.roof": {"en": "roofline of this machine", "zh": "本机的屋顶线"},
-    "generate.fig.batch": {"en": "decode step, batch {b}", "zh": "解码一步，批大小 {b}"},
-    "generate.fig.roofline_title": {"en": "Decode roofline at t = {t} tokens",
-                                    "zh": "t = {t} 个 token 时解码的屋顶线"},
-}
 
 
 def label(key: str, lang: Optional[str] = "en", **fields) -> str:
-    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+    return locale_text(key, lang, **fields)
 
 
 # ----- validation ---------------------------------------------------------------------------
@@ -514,90 +465,21 @@ def replay_without_cache(model, ids: Sequence[int], records: Sequence[StepRecord
 
 
 # ----- figures ------------------------------------------------------------------------------
-FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
+def _figure() -> Fig:
+    return Fig()
 
 
-class _Fig:
-    """Collects traces and layout as plain dicts; `_layout` turns them into a go.Figure built
-    with _validate=False. Plotly's per-property validation costs ~20-300 ms a figure on this
-    CPU (more than a decode step); this path costs ~1 ms, which matters while tokens stream.
-    Every key set here is a documented Plotly attribute; the tests read the figures back."""
-
-    def __init__(self):
-        self.data: list[dict] = []
-        self.layout: dict = {}
-
-    def add_scatter(self, **trace):
-        self.data.append({"type": "scatter", **trace})
-
-    def add_bar(self, **trace):
-        self.data.append({"type": "bar", **trace})
-
-    def add_annotation(self, **annotation):
-        self.layout.setdefault("annotations", []).append(annotation)
-
-    def _axis(self, name: str, props: dict):
-        props = dict(props)
-        if "title_text" in props:
-            props["title"] = {"text": props.pop("title_text")}
-        self.layout.setdefault(name, {}).update(props)
-
-    def update_xaxes(self, **props):
-        self._axis("xaxis", props)
-
-    def update_yaxes(self, **props):
-        self._axis("yaxis", props)
-
-    def update_layout(self, **props):
-        for key, value in props.items():
-            if isinstance(value, dict) and isinstance(self.layout.get(key), dict):
-                self.layout[key].update(value)
-            else:
-                self.layout[key] = value
+def _layout(fig: Fig, title: str, height: int = 360) -> go.Figure:
+    return fig.finish(title, height)
 
 
-def _figure() -> _Fig:
-    return _Fig()
-
-
-# A light look written out (plotly_white's essentials): embedding the full template would add
-# ~7 KB and ~5 ms of JSON to every figure sent while tokens stream.
-_GRID = "#e5ecf6"
-_AXIS = dict(gridcolor=_GRID, zerolinecolor=_GRID, linecolor=_GRID, automargin=True,
-             title=dict(standoff=8))
-_STYLE = dict(paper_bgcolor="white", plot_bgcolor="white", font=dict(color="#2a3f5f", **FONT),
-              hovermode="closest")
-
-
-def _layout(fig: _Fig, title: str, height: int = 360) -> go.Figure:
-    # Title on top, legend in its own band under it (never over the title or the data).
-    fig.update_layout(title=dict(text=title, x=0.01, y=0.98, yanchor="top", yref="container",
-                                 font=dict(size=15)),
-                      height=height, margin=dict(l=60, r=20, t=88, b=50), hoverlabel=dict(font_size=12),
-                      **_STYLE,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left",
-                                  font=dict(size=12)))
-    for name in [key for key in fig.layout if key.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
-        fig.layout[name] = {**_AXIS, **fig.layout.get(name, {})}
-    return go.Figure({"data": fig.data, "layout": fig.layout}, _validate=False)
-
-
-def _integer_axis(fig: _Fig, values: Sequence[int], **where) -> None:
-    """Token counts and positions are integers: no 590.5 ticks on a short run."""
-    if values:
-        span = max(values) - min(values)
-        if span <= 8:
-            fig.update_xaxes(dtick=1, **where)
+def _integer_axis(fig: Fig, values: Sequence[int]) -> None:
+    fig.integer_axis(values)
 
 
 def empty_figure(title: str = "", lang: str = "en", height: int = 360,
                  message: str = "generate.fig.empty") -> go.Figure:
-    fig = _figure()
-    fig.add_annotation(text=label(message, lang), showarrow=False,
-                       font=dict(size=14, color="#666"), xref="paper", yref="paper", x=0.5, y=0.5)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return _layout(fig, title, height)
+    return plotting.empty_figure(label(message, lang), title, height)
 
 
 def _kib(value: float) -> float:

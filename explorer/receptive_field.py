@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from explorer.figure_text import figure_text
+from explorer.locales import text as locale_text
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
@@ -141,26 +141,10 @@ def reach_table(extra: Sequence[tuple] = ()) -> list[dict]:
     return rows
 
 
-# Text of the receptive-field figure (merged into the Attention tab's STRINGS).
-FIGURE_STRINGS = {
-    "attention.fig.rf.changed": {"en": "changed", "zh": "有变化"},
-    "attention.fig.rf.unchanged": {"en": "bit-for-bit unchanged", "zh": "逐位完全不变"},
-    "attention.fig.rf.hover": {"en": "distance d = %{{y}}, layer %{{x}}<br>%{{customdata}}"
-                                     "<br>log10 max|Δh| = %{{z:.2f}}",
-                               "zh": "距离 d = %{{y}}，第 %{{x}} 层<br>%{{customdata}}"
-                                     "<br>log10 max|Δh| = %{{z:.2f}}"},
-    "attention.fig.rf.rule": {"en": "rule: first layer l with d ≤ Σ(w−1)", "zh": "规则：满足 d ≤ Σ(w−1) 的第一层 l"},
-    "attention.fig.rf.rule_hover": {"en": "rule: reached from layer %{{x:.0f}}+0.5",
-                                    "zh": "规则：从第 %{{x:.0f}}+0.5 层起可达"},
-    "attention.fig.rf.title": {"en": "{title} change of the last position's hidden state (grey: none)",
-                               "zh": "{title} 最后一个位置的隐藏状态的变化（灰色：无变化）"},
-    "attention.fig.rf.x": {"en": "layer (block output)", "zh": "层（块输出）"},
-    "attention.fig.rf.y": {"en": "distance d of the perturbed token", "zh": "被扰动 token 的距离 d"},
-}
 
 
 def _text(key: str, lang: Optional[str], **fields) -> str:
-    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+    return locale_text(key, lang, **fields)
 
 
 def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = "en"):

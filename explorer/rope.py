@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from plotly.colors import sample_colorscale
 
-from explorer.figure_text import figure_template, figure_text
+from explorer.locales import template as locale_template, text as locale_text
 from explorer.inputs import InputError, finite_number, whole_number
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
@@ -45,109 +45,18 @@ APPLY_TO = ("full", "sliding", "all")  # which layers a changed base applies to
 
 Progress = Callable[[float, str], None]
 
-# Text of the RoPE figures and of the trained-base label (merged into the RoPE tab's STRINGS).
-# Hover templates keep Plotly's %{...} placeholders doubled, since the text goes through format.
-FIGURE_STRINGS = {
-    "rope.fig.freq_panel": {"en": "Frequency of each pair", "zh": "各维度对的频率"},
-    "rope.fig.wave_panel": {"en": "Wavelength of each pair", "zh": "各维度对的波长"},
-    "rope.fig.freq_hover": {
-        "en": "base {base}<br>pair {pair} (dims {dims})<br>θ = {theta:.4g} rad/token<br>"
-              "wavelength = {wavelength:,.1f} tokens<br>{turns:,.2f} turns in {context:,} tokens",
-        "zh": "base {base}<br>第 {pair} 对（维度 {dims}）<br>θ = {theta:.4g} 弧度/token<br>"
-              "波长 = {wavelength:,.1f} 个 token<br>{context:,} 个 token 内转 {turns:,.2f} 圈"},
-    "rope.fig.base": {"en": "base {base}", "zh": "base {base}"},
-    "rope.fig.context": {"en": "context {context:,} tokens", "zh": "上下文 {context:,} 个 token"},
-    "rope.fig.context_hover": {
-        "en": "context length {context:,} tokens: pairs above this line never complete a turn",
-        "zh": "上下文长度 {context:,} 个 token：这条线以上的维度对一圈也转不完"},
-    "rope.fig.pair_axis": {"en": "pair index i (dims i and i + d/2)", "zh": "维度对序号 i（维度 i 和 i + d/2）"},
-    "rope.fig.theta_axis": {"en": "θ (radians per token, log)", "zh": "θ（弧度/token，对数坐标）"},
-    "rope.fig.wave_axis": {"en": "wavelength (tokens per full turn, log)",
-                           "zh": "波长（转满一圈所需的 token 数，对数坐标）"},
-    "rope.fig.rotated": {"en": "q rotated to position m", "zh": "旋转到位置 m 的 q"},
-    "rope.fig.position_m": {"en": "position m", "zh": "位置 m"},
-    "rope.fig.rotated_hover": {
-        "en": "token {token} {word}, layer {layer}, head {head}, pair {pair}<br>"
-              "position m = {m}, angle m·θ = {angle:.3f} rad",
-        "zh": "第 {token} 个 token {word}，第 {layer} 层，第 {head} 个头，第 {pair} 对<br>"
-              "位置 m = {m}，角度 m·θ = {angle:.3f} 弧度"},
-    "rope.fig.position": {"en": "position {position}", "zh": "位置 {position}"},
-    "rope.fig.before": {"en": "before RoPE (m = 0)", "zh": "RoPE 之前（m = 0）"},
-    "rope.fig.before_hover": {"en": "q before RoPE, token {word}", "zh": "RoPE 之前的 q，token {word}"},
-    "rope.fig.own": {"en": "model's own q at its position {token}", "zh": "模型自己在位置 {token} 的 q"},
-    "rope.fig.own_hover": {"en": "recorded post-RoPE q of token {word} (position {token})",
-                           "zh": "记录到的 token {word} 经 RoPE 旋转后的 q（位置 {token}）"},
-    "rope.fig.dim_axis": {"en": "q[{dim}] (dimension {dim})", "zh": "q[{dim}]（维度 {dim}）"},
-    "rope.fig.cell_hover": {"en": "{prefix}<br>query {query}, key {key}, n − m = {offset}",
-                            "zh": "{prefix}<br>查询 {query}，键 {key}，n − m = {offset}"},
-    "rope.fig.score_hover": {"en": "%{{text}}<br>score %{{z:.4f}}", "zh": "%{{text}}<br>分数 %{{z:.4f}}"},
-    "rope.fig.score": {"en": "score", "zh": "分数"},
-    "rope.fig.scaled_score": {"en": "score × scale", "zh": "分数 × 缩放系数"},
-    "rope.fig.qk_prefix": {
-        "en": "q of token {q_token} {q_word}, k of token {k_token} {k_word}<br>"
-              "layer {layer}, head {head} (kv head {kv_head})",
-        "zh": "q 取自第 {q_token} 个 token {q_word}，k 取自第 {k_token} 个 token {k_word}<br>"
-              "第 {layer} 层，第 {head} 个头（KV 头 {kv_head}）"},
-    "rope.fig.both_rotated": {"en": "{prefix}, both rotated", "zh": "{prefix}，两侧都旋转"},
-    "rope.fig.q_rotated": {"en": "{prefix}, only q rotated", "zh": "{prefix}，只旋转 q"},
-    "rope.fig.key_position": {"en": "key position n (token)", "zh": "键的位置 n（token）"},
-    "rope.fig.key_unrotated": {"en": "key position n (token; k not rotated)",
-                               "zh": "键的位置 n（token；k 未旋转）"},
-    "rope.fig.query_position": {"en": "query position m (token)", "zh": "查询的位置 m（token）"},
-    "rope.fig.real_key": {"en": "key token position n", "zh": "键 token 的位置 n"},
-    "rope.fig.real_query": {"en": "query token position m", "zh": "查询 token 的位置 m"},
-    "rope.fig.real_prefix": {"en": "layer {layer}, head {head}, real sequence",
-                             "zh": "第 {layer} 层，第 {head} 个头，真实序列"},
-    "rope.fig.kind.sliding": {"en": "sliding", "zh": "滑动窗口"},
-    "rope.fig.kind.full": {"en": "full", "zh": "全局"},
-    "rope.fig.dist_hover": {"en": "layer {layer} ({kind}), distance {distance} tokens<br>mean weight {weight:.4g}",
-                            "zh": "第 {layer} 层（{kind}），距离 {distance} 个 token<br>平均权重 {weight:.4g}"},
-    "rope.fig.dist_far": {"en": "<br>(only late queries reach this far: their key is near token 0, the sink)",
-                          "zh": "<br>（只有靠后的查询能看到这么远：它们的键在第 0 个 token 附近，即注意力汇）"},
-    "rope.fig.dist_layer": {"en": "L{layer} {kind}", "zh": "L{layer} {kind}"},
-    "rope.fig.mean_weight": {"en": "log10 mean weight", "zh": "log10 平均权重"},
-    "rope.fig.distance_axis": {"en": "distance m − n (tokens; 0 = the token itself)",
-                               "zh": "距离 m − n（token；0 = token 自身）"},
-    "rope.fig.layer": {"en": "layer", "zh": "层"},
-    "rope.fig.sweep_hover": {"en": "{name}<br>position %{{x}}<br>mean NLL of the last {window} tokens %{{y:.3f}} nats",
-                             "zh": "{name}<br>位置 %{{x}}<br>最近 {window} 个 token 的平均 NLL %{{y:.3f}} nats"},
-    "rope.fig.predicted_position": {"en": "position of the predicted token (tokens)",
-                                    "zh": "被预测 token 的位置（token）"},
-    "rope.fig.nll_axis": {"en": "NLL, mean of last {window} tokens (nats)",
-                          "zh": "NLL，最近 {window} 个 token 的平均值（nats）"},
-    "rope.fig.trained": {"en": "{base} (trained)", "zh": "{base}（训练值）"},
-    "rope.fig.as_trained": {"en": "as trained ({local} sliding / {full} full)",
-                            "zh": "按训练设置（滑动窗口层 {local} / 全局层 {full}）"},
-    "rope.fig.wave_per_pair": {"en": "Wavelength per pair", "zh": "各维度对的波长"},
-    "rope.fig.relative_freq": {"en": "Frequency relative to the original", "zh": "相对于原始值的频率"},
-    "rope.fig.method.original": {"en": "original", "zh": "原始"},
-    "rope.fig.method.linear": {"en": "linear interpolation (PI)", "zh": "线性插值（PI）"},
-    "rope.fig.method.ntk": {"en": "NTK-aware", "zh": "NTK-aware"},
-    "rope.fig.method.yarn": {"en": "YaRN", "zh": "YaRN"},
-    "rope.fig.scale_hover": {"en": "{method}<br>pair {pair}<br>wavelength {wavelength:,.1f} tokens<br>"
-                                   "θ / θ_original = {ratio:.3f}",
-                             "zh": "{method}<br>第 {pair} 对<br>波长 {wavelength:,.1f} 个 token<br>"
-                                   "θ / θ_original = {ratio:.3f}"},
-    "rope.fig.trained_context": {"en": "trained context", "zh": "训练上下文"},
-    "rope.fig.extended_context": {"en": "extended context", "zh": "扩展后的上下文"},
-    "rope.fig.context_line": {"en": "{label} {value:,.0f} tokens", "zh": "{label} {value:,.0f} 个 token"},
-    "rope.fig.context_line_hover": {"en": "{label}: {value:,.0f} tokens", "zh": "{label}：{value:,.0f} 个 token"},
-    "rope.fig.pair_index": {"en": "pair index i", "zh": "维度对序号 i"},
-    "rope.fig.wave_log": {"en": "wavelength (tokens, log)", "zh": "波长（token，对数坐标）"},
-    "rope.fig.ratio_log": {"en": "θ / θ original (log)", "zh": "θ / θ 原始值（对数坐标）"},
-}
 
-# scaling_table's method names (data, English) -> their FIGURE_STRINGS key for the legend
+# scaling_table's method names (data, English) -> their locale key for the legend
 METHOD_KEYS = {"original": "rope.fig.method.original", "linear interpolation (PI)": "rope.fig.method.linear",
                "NTK-aware": "rope.fig.method.ntk", "YaRN": "rope.fig.method.yarn"}
 
 
 def _text(key: str, lang: Optional[str], **fields) -> str:
-    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+    return locale_text(key, lang, **fields)
 
 
 def _template(key: str, lang: Optional[str]) -> str:
-    return figure_template(FIGURE_STRINGS, key, lang)
+    return locale_template(key, lang)
 
 
 # ============================================================================ input checks

@@ -23,47 +23,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from explorer.figure_text import figure_text
+from explorer.locales import text as locale_text
 from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
 
 FIRST_QUERY = 8   # rows averaged in the sink grid start here (row 0 can only look at token 0)
 
-# Text of the sink and StreamingLLM figures and of the policy names (merged into the Attention
-# tab's STRINGS).
-FIGURE_STRINGS = {
-    "attention.fig.sink.mass": {"en": "mass", "zh": "质量"},
-    "attention.fig.sink.hover": {"en": "layer %{{y}}, head %{{x}}<br>{what}: %{{z:.3f}}",
-                                 "zh": "第 %{{y}} 层，第 %{{x}} 个头<br>{what}：%{{z:.3f}}"},
-    "attention.fig.sink.head": {"en": "head", "zh": "头"},
-    "attention.fig.sink.layer": {"en": "layer", "zh": "层"},
-    "attention.fig.sink.first": {"en": "mass on token 0", "zh": "第 0 个 token 上的质量"},
-    "attention.fig.sink.first_title": {"en": "{title}: mass on the first token",
-                                       "zh": "{title}：第一个 token 上的质量"},
-    "attention.fig.sink.first_s": {"en": "mass on tokens 0..{last}", "zh": "第 0..{last} 个 token 上的质量"},
-    "attention.fig.sink.first_s_title": {"en": "{title}: mass on the first {n} tokens",
-                                         "zh": "{title}：前 {n} 个 token 上的质量"},
-    "attention.fig.sink.absorbed": {"en": "absorbed by the sink logit", "zh": "被汇 logit 吸收"},
-    "attention.fig.sink.absorbed_title": {"en": "{title}: mass absorbed by the sink logit b = {b:g}",
-                                          "zh": "{title}：汇 logit b = {b:g} 吸收的质量"},
-    "attention.fig.policy.full": {"en": "full cache", "zh": "完整缓存"},
-    "attention.fig.policy.window": {"en": "window only (w = {w}, first tokens evicted)",
-                                    "zh": "只保留窗口（w = {w}，最前面的 token 被驱逐）"},
-    "attention.fig.policy.sinks": {"en": "{s} sinks + window (w = {w})", "zh": "{s} 个汇 token + 窗口（w = {w}）"},
-    "attention.fig.policy.sinks_global": {"en": "{s} sinks in global layers only + window (w = {w})",
-                                          "zh": "只在全局层保留 {s} 个汇 token + 窗口（w = {w}）"},
-    "attention.fig.stream.hover": {"en": "{label}<br>position %{{x}}<br>perplexity (last {smooth} tokens) %{{y:.2f}}",
-                                   "zh": "{label}<br>位置 %{{x}}<br>困惑度（最近 {smooth} 个 token）%{{y:.2f}}"},
-    "attention.fig.stream.title": {"en": "perplexity along the text (mean NLL over the last {smooth} tokens)",
-                                   "zh": "沿文本的困惑度（最近 {smooth} 个 token 的平均 NLL）"},
-    "attention.fig.stream.x": {"en": "position in the text (tokens)", "zh": "文本中的位置（token）"},
-    "attention.fig.stream.y": {"en": "perplexity (log scale)", "zh": "困惑度（对数坐标）"},
-}
 
 
 def _text(key: str, lang: Optional[str], **fields) -> str:
-    return figure_text(FIGURE_STRINGS, key, lang, **fields)
+    return locale_text(key, lang, **fields)
 
 
 class SinkMassRecorder(Recorder):

@@ -35,7 +35,7 @@ def text_ids(smol):
 
 @pytest.mark.parametrize("kind, w, s, b, message", [
     ("window", 0, 0, None, "window w must be at least 1"),
-    ("window", float("nan"), 0, None, "finite"),
+    ("window", float("nan"), 0, None, "whole number"),
     ("window", 2.5, 0, None, "whole number"),
     ("sinks", 4, 4, None, "smaller than the window"),
     ("sinks", 4, 0, None, "at least one sink"),

@@ -80,9 +80,9 @@ def test_bad_inputs_give_clear_errors_and_the_server_keeps_serving(client, overr
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (dict(window=float("nan"), mask_kind="window"), "window w must be a finite number"),
+    (dict(window=float("nan"), mask_kind="window"), "window w must be a whole number"),
     (dict(sink_logit=float("nan"), mask_kind="sink_logit"), "sink logit b must be a finite number"),
-    (dict(layer=float("nan")), "layer must be a finite number"),
+    (dict(layer=float("nan")), "layer must be a whole number"),
     (dict(head="9"), "head must be between 0 and 8"),
     (dict(impl="flash"), "eager or tiled"),
     (dict(n_generate=-1), "generated tokens must be between 0 and 32"),

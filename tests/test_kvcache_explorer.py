@@ -178,7 +178,7 @@ def test_stop_and_deadline_end_within_one_step(tiny_llama):
     (dict(prompt=None), "Type a prompt"),
     (dict(max_new_tokens=0), "between 1 and 256"),
     (dict(max_new_tokens=2.5), "whole number"),
-    (dict(max_new_tokens=float("nan")), "finite"),
+    (dict(max_new_tokens=float("nan")), "whole number"),
     (dict(temperature=float("inf")), "finite"),
     (dict(temperature=-0.1), "Temperature must be between"),
     (dict(temperature="hot"), "must be a number"),

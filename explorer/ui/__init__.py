@@ -1,83 +1,71 @@
-"""The tabs of the app and the contract each one follows.
+"""The tabs of the app and the contract each one follows (explorer/README.md is the guide,
+with a worked example).
 
 app.py builds the header (model picker, language switch, device line; explorer/ui/shell.py)
 and then one gr.Tab per module listed in TAB_MODULES, in that order. A module that does not
 exist yet is left out; a module that exists but fails to import is an error (a broken tab must
 not disappear silently).
 
-Contract for a tab module `explorer/ui/<topic>.py`:
-
-    import gradio as gr
-    from explorer.ui import TabContext
-
-    TITLE = "generate.tab"          # key, in STRINGS, of the tab's title
-    STRINGS = {                     # every visible text of the tab, in both languages
-        "generate.tab": {"en": "Generate", "zh": "生成"},
-        "generate.prompt": {"en": "Prompt", "zh": "提示词"},
-        "generate.run": {"en": "Generate", "zh": "生成"},
-        "generate.speed": {"en": "{rate:.1f} tokens/s", "zh": "每秒 {rate:.1f} 个词元"},
-    }
-
-    def build(ctx: TabContext) -> None:
-        '''Called inside `with gr.Tab(...)`: create components, wire events.'''
-        prompt = gr.Textbox(label=ctx.t("generate.prompt"))
-        run = gr.Button(ctx.t("generate.run"), variant="primary")
-        speed = gr.Markdown()
-
-        def generate(model_name, lang, text, progress=gr.Progress()):
-            if not isinstance(text, str) or not text.strip():
-                raise gr.Error("Type a prompt first.")          # validate every input here
-            loaded = ctx.load(model_name, progress)            # gr.Error on a bad name
-            ...                                                # loaded.model, .tokenizer, .config
-            return ctx.t.text("generate.speed", lang, rate=rate)
-
-        run.click(generate, [ctx.model, ctx.lang, prompt], speed,
-                  api_name="generate", **ctx.model_event)
-
-and one line in TAB_MODULES below (tests/example_tab.py is this example, run end to end by
-tests/test_app_shell.py). Rules:
-- Keys are prefixed with the module's topic ("generate.") and unique across the app; every key
-  has non-empty "en" and "zh" text (checked at start-up).
-- `ctx.t("key")` is for static text (labels, titles, Markdown written once): the browser
-  translates it and follows the language switch by itself (Gradio shows custom strings as
-  written: braces and LaTeX are safe).
-- Text a handler computes uses `ctx.t.text("key", lang, **fields)` with `ctx.lang` among the
-  event's inputs. To re-render it when the visitor switches language, also wire
-  `ctx.lang.change(...)`; to follow the model picker, wire `ctx.model.change(...)`; for a
-  first render when the page opens, `ctx.demo.load(...)`. Components a handler updates get
-  plain strings (`ctx.t.text`), not `ctx.t(...)` markers.
+A tab module `explorer/ui/<topic>.py` has `TITLE` (the locale key of its title) and
+`build(ctx: TabContext)`, which does layout and wiring only: each experiment is one section
+(`with ctx.section("rope.freq.heading"):` a sub-tab a visitor can jump to), whose handler is a
+module-level function calling the experiment's `run` and `figures`, decorated with
+`@visitor_errors`, and whose result is kept in a gr.State registered with
+`ctx.redraw_on_language(state, outputs, draw)`: the shell's one language switch redraws every
+section from its stored result, without running the model. Rules:
+- Every visitor-facing string is in explorer/locales/en.py and zh.py. `ctx.t("key")` is static
+  text that the browser translates (labels, fixed Markdown); text a handler computes uses
+  `text("key", lang, **fields)` with `ctx.lang` among the event's inputs.
 - Every event that runs a forward pass passes `**ctx.model_event` (one shared concurrency
   group, so the machine runs one forward pass at a time, whoever asked). Merely loading a
   model (`ctx.load`) is thread-safe by itself and needs no group.
 - Per-visitor data lives in gr.State, never at module level or on ctx.runtime's objects; the
-  loaded models are shared by every visitor and must not be modified.
+  loaded models are shared by every visitor and must not be modified. Client-sent values
+  (a gr.JSON, a Dataframe) are never read back as state.
 - Formulas go in gr.Markdown (`$...$`), not in Plotly titles (no MathJax offline).
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
-from collections.abc import Sequence
-from dataclasses import dataclass
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import gradio as gr
 
 from explorer.i18n import Translator
+from explorer.inputs import InputError
+from explorer.locales import normalize_language, text
 from explorer.runtime import LoadedModel, Runtime, UnknownModelError
+
+log = logging.getLogger(__name__)
 
 # The tabs, in display order. Adding a tab = adding its module here.
 TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.generate",
     "explorer.ui.attention",
     "explorer.ui.rope",
+    "explorer.ui.flash",
     "explorer.ui.about",
 )
 
 # All events that run a model share this concurrency group (limit 1): on a 2-core CPU two
 # forward passes at once only make both slower, and on a GPU they would fight for memory.
 MODEL_CONCURRENCY_ID = "model"
+
+
+@dataclass(frozen=True)
+class Redraw:
+    """One section's language redraw: `draw(result, lang)` returns the values of `outputs`
+    from the result stored in `state` (None: nothing drawn yet, the outputs stay as they are)."""
+    state: gr.State
+    outputs: tuple
+    draw: Callable[[Any, str], Any]
 
 
 @dataclass(frozen=True)
@@ -89,6 +77,16 @@ class TabContext:
     t: Translator             # t("key") static text; t.text("key", lang, **fields) server text
     tabs: tuple[ModuleType, ...] = ()  # the tab modules of this app, in display order
     concurrency_id: str = MODEL_CONCURRENCY_ID
+    redraws: list = field(default_factory=list)  # Redraw entries, wired once by the shell
+
+    def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
+        """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""
+        return gr.Tab(self.t(title_key), elem_id=elem_id or "section-" + title_key.replace(".", "-"))
+
+    def redraw_on_language(self, state: gr.State, outputs: Sequence[Any],
+                           draw: Callable[[Any, str], Any]) -> None:
+        """Register a section: on a language switch, outputs = draw(state's value, lang)."""
+        self.redraws.append(Redraw(state, tuple(outputs), draw))
 
     @property
     def model_event(self) -> dict[str, Any]:
@@ -110,6 +108,48 @@ def load_or_error(runtime: Runtime, model_name: Any, progress: Any = None) -> Lo
         raise gr.Error(f"The model could not be loaded: {error}") from None
 
 
+def _visitor_error(error: Exception, lang: Any) -> gr.Error:
+    if isinstance(error, InputError):
+        return gr.Error(error.message(normalize_language(lang)))
+    log.exception("handler failed")  # the traceback goes to the server log, never to the page
+    return gr.Error(text("inputs.internal", normalize_language(lang)))
+
+
+def visitor_errors(handler: Callable) -> Callable:
+    """The one input-error adapter, for every handler (plain or streaming): InputError becomes
+    gr.Error in the visitor's language (read from the handler's `lang` argument); gr.Error
+    passes as it is; any other exception is logged and answered with a generic message, so no
+    traceback or server path reaches the page."""
+    signature = inspect.signature(handler)
+
+    def lang_of(args, kwargs) -> Any:
+        try:
+            return signature.bind_partial(*args, **kwargs).arguments.get("lang")
+        except TypeError:
+            return None
+
+    if inspect.isgeneratorfunction(handler):
+        @functools.wraps(handler)
+        def streaming(*args, **kwargs):
+            try:
+                yield from handler(*args, **kwargs)
+            except gr.Error:
+                raise
+            except Exception as error:
+                raise _visitor_error(error, lang_of(args, kwargs)) from None
+        return streaming
+
+    @functools.wraps(handler)
+    def plain(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as error:
+            raise _visitor_error(error, lang_of(args, kwargs)) from None
+    return plain
+
+
 def available_tabs(names: Sequence[str] = TAB_MODULES) -> list[ModuleType]:
     """The tab modules that exist, imported and checked against the contract."""
     tabs = []
@@ -117,20 +157,22 @@ def available_tabs(names: Sequence[str] = TAB_MODULES) -> list[ModuleType]:
         if importlib.util.find_spec(name) is None:
             continue  # not written yet
         module = importlib.import_module(name)
-        for attribute in ("TITLE", "STRINGS", "build"):
+        for attribute in ("TITLE", "build"):
             if not hasattr(module, attribute):
                 raise TypeError(f"tab module {name} has no {attribute} (see explorer/ui/__init__.py)")
-        if module.TITLE not in module.STRINGS:
-            raise TypeError(f"tab module {name}: TITLE {module.TITLE!r} is not a key of its STRINGS")
         tabs.append(module)
     return tabs
 
 
 def build_translator(tabs: Sequence[ModuleType]) -> Translator:
-    """All UI strings: the shell's, then each tab's. Raises on a duplicate or missing text."""
-    from explorer.ui import shell
-
-    return Translator([(shell.__name__, shell.STRINGS)] + [(m.__name__, m.STRINGS) for m in tabs])
+    """All visitor strings: the locale files, plus the STRINGS of a tab module that lives outside
+    the app (a test's example tab). Raises on a duplicate or missing text, or a tab whose TITLE
+    has no text."""
+    translator = Translator([(m.__name__, m.STRINGS) for m in tabs if hasattr(m, "STRINGS")])
+    for module in tabs:
+        if module.TITLE not in translator:
+            raise TypeError(f"tab module {module.__name__}: TITLE {module.TITLE!r} has no text")
+    return translator
 
 
 def tab_id(module: ModuleType) -> str:

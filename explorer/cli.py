@@ -4,8 +4,8 @@
     python -m explorer.cli --model gemma-3-270m --max-new-tokens 40 --temperature 0.8 --seed 1 "Once upon a time"
     python -m explorer.cli --stats ...     # per-token position, latency and KV-cache bytes on stderr
     python -m explorer.cli --compile ...   # decode through the torch.compile'd static step
-                                           # (models.compiled; ~30 s to compile the first time)
-    python -m explorer.cli --fused ...     # decode through the fused C++ step (models.fused)
+                                           # (models.decoders.static; ~30 s to compile the first time)
+    python -m explorer.cli --fused ...     # decode through the fused C++ step (models.decoders.fused)
 
 The instruct model gets the prompt as a user turn of its chat template (use --raw to skip it);
 the base model continues the text as is. Ctrl-C stops between two tokens."""
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     parser.add_argument("--autotune", action="store_true",
                         help="with --compile: also autotune the matrix kernels (slower to compile, faster)")
     parser.add_argument("--fused", action="store_true",
-                        help="decode with the fused C++ step (models.fused; CPU fp32, needs a C++ "
+                        help="decode with the fused C++ step (models.decoders.fused; CPU fp32, needs a C++ "
                              "compiler once): the fastest decode on a CPU")
     args = parser.parse_args(argv)
     if args.fused and (args.compile or args.autotune):
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
         if args.compile or args.autotune:
             import shutil
 
-            from models.compiled import StaticDecoder
+            from models.decoders.static import StaticDecoder
             if not (shutil.which("g++") or shutil.which("c++")):
                 raise ValueError("--compile needs a C++ compiler (torch.compile writes C++ kernels on "
                                  "the CPU): install g++, or run without --compile")
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
             print("[the first decode step compiles the static step: ~30 s the first time, "
                   "up to ~80 s with --autotune]", file=sys.stderr)
         elif args.fused:
-            from models.fused import FusedDecoder
+            from models.decoders.fused import FusedDecoder
             try:
                 decoder = FusedDecoder(model)   # builds its kernel the first time (a few seconds)
             except RuntimeError as e:           # no compiler, or the build failed

@@ -8,7 +8,17 @@ Public API, in the order data flows:
         # family, n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, vocab_size,
         # rope_theta, rope_local_theta (Gemma sliding layers), layer_types ("full_attention" /
         # "sliding_attention" per layer), sliding_window, layer_window(i), layer_rope_theta(i),
-        # attn_scale, n_rep, kv_bytes_per_token(bytes), max_position_embeddings, eos_token_ids
+        # attn_scale, n_rep, max_position_embeddings, eos_token_ids
+    type(model).family                               # declared by each family class ("llama",
+                                                     # "gemma3"), equal to model.config.family
+
+    # KV-cache bytes: the one formula (C3, C9), checked against the real cache tensors (tests)
+    config.kv_bytes_per_token(bytes)                 # 2 x layers x kv heads x head_dim x bytes
+    config.kv_bytes_per_token(bytes, n_kv_heads=config.n_heads)   # the same shape as MHA
+    config.kv_layer_bytes(tokens, bytes, capacity)   # one layer holding min(tokens, capacity)
+    config.kv_layer_capacities()                     # per layer: its window, None = full
+    config.kv_bytes_per_layer(tokens, bytes, capacities=None)   # list; default: own windows
+    config.kv_bytes(tokens, bytes, capacities=None)  # their sum; a run's: cache.capacities()
 
     from models.forward import RunOptions, Recorder
     logits = model(input_ids)                        # (B, T) long -> (B, T, V)
@@ -23,6 +33,11 @@ Public API, in the order data flows:
                    layers=[3])                       # capture only what is shown
     model(ids, recorder=rec); rec.get("attn_probs", 3)  # (B, H, T, S) fp32, rows sum to 1 - sink mass
     rec.get("kv_pos", 3)                             # (S,) absolute key positions of those columns
+    # hooks reduce a point as it is recorded (keep what the hook returns; None keeps nothing):
+    rec = Recorder(["attn_probs"], hooks={"attn_probs": lambda p, layer: p[..., 0].mean(-1),
+                                          "kv_pos": lambda pos, layer: None})
+    rec = Recorder(["resid"], hooks={"resid": lambda x, layer: x[:, -1]})   # last position only
+    resid = model(ids, recorder=rec, stop_at_layer=4)  # blocks 0..3 only; returns (B, T, d)
     logits, ctx = model(ids, return_context=True); ctx.score_entries  # scores computed, all layers
 
     from models.attention import MaskSpec            # causal ∧ (window ∨ sinks) predicates
@@ -30,7 +45,9 @@ Public API, in the order data flows:
 
     cache = model.new_cache(max_len, options=RunOptions(mask=...))   # models.kv_cache.KVCache
     model(ids_chunk, cache=cache)                    # positions = cache.pos + arange(T)
-    cache.used_bytes(), cache.lengths(), cache[i].kind, cache[i].positions()
+    cache.used_bytes(), cache.lengths(), cache.capacities(), cache[i].kind, cache[i].positions()
+    cache.pos, cache[i].length                       # read-only: only the cache writes them
+    cache.rewind(pos)                                # forget positions >= pos
 
     from models.generate import generate, SamplingParams, full_forward_logits
     for step in generate(model, prompt_ids, SamplingParams(max_new_tokens=64, temperature=0.7,
@@ -38,12 +55,14 @@ Public API, in the order data flows:
                          keep_logits=False, should_stop=lambda: False):
         step.token_id, step.position, step.latency_s, step.score_entries, step.cache_bytes, ...
 
-    from models.compiled import StaticDecoder        # the decode step with static shapes
+    from models.decoders import Decoder, EagerDecoder, StaticDecoder, FusedDecoder
+    # Decoder protocol: model, options, new_cache(max_len), prefill(ids, cache) -> (1, 1, V),
+    # step(token, cache) -> (1, 1, V), scores_per_step(cache); generate() takes any of them
+    generate(model, prompt_ids, params)              # = decoder=EagerDecoder(model, options)
     decoder = StaticDecoder(model, RunOptions(...), compile=True, autotune=False)
     generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, compiled decode
-
-    from models.fused import FusedDecoder            # one C++ call per decode token (CPU fp32)
     generate(model, prompt_ids, params, decoder=FusedDecoder(model, RunOptions(...)))
+                                                     # one C++ call per decode token (CPU fp32)
 
     # Mixture of experts (models/moe.py; families "mixtral", "qwen2_moe", "olmoe", "gpt_oss")
     config.n_experts, config.n_experts_per_tok, config.d_expert, config.is_moe_layer(i)

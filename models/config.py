@@ -113,9 +113,37 @@ class ModelConfig:
             return self.rope_local_theta
         return self.rope_theta
 
-    def kv_bytes_per_token(self, bytes_per_elem: int) -> int:
-        """2 (K and V) x layers x kv heads x head_dim x bytes. Query heads do not appear (C3)."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * bytes_per_elem
+    def kv_bytes_per_token(self, bytes_per_elem: int, n_kv_heads: Optional[int] = None) -> int:
+        """2 (K and V) x layers x kv heads x head_dim x bytes. Query heads do not appear (C3).
+        n_kv_heads: the same shape with another number of KV heads (n_heads: its MHA twin)."""
+        heads = self.n_kv_heads if n_kv_heads is None else n_kv_heads
+        return 2 * self.n_layers * heads * self.head_dim * bytes_per_elem
+
+    def kv_layer_capacities(self) -> list:
+        """Per layer, the tokens its cache holds at most: its sliding window, None (no cap) for
+        a full-attention layer. A run that restricts the mask has its own: KVCache.capacities()."""
+        return [self.layer_window(i) for i in range(self.n_layers)]
+
+    def kv_layer_bytes(self, tokens: int, bytes_per_elem: int, capacity: Optional[int] = None) -> int:
+        """One layer's K and V after `tokens` tokens: 2 x kv heads x head_dim x min(tokens,
+        capacity) x bytes. capacity: the slots the layer keeps (window, or sinks + window);
+        None for a full cache."""
+        held = tokens if capacity is None else min(tokens, capacity)
+        return 2 * self.n_kv_heads * self.head_dim * held * bytes_per_elem
+
+    def kv_bytes_per_layer(self, tokens: int, bytes_per_elem: int,
+                           capacities: Optional[list] = None) -> list:
+        """kv_layer_bytes of every layer, with one capacity per layer (None: full); by default
+        each layer's own (kv_layer_capacities)."""
+        caps = self.kv_layer_capacities() if capacities is None else list(capacities)
+        if len(caps) != self.n_layers:
+            raise ValueError(f"{len(caps)} capacities given for {self.n_layers} layers")
+        return [self.kv_layer_bytes(tokens, bytes_per_elem, c) for c in caps]
+
+    def kv_bytes(self, tokens: int, bytes_per_elem: int, capacities: Optional[list] = None) -> int:
+        """The whole cache after `tokens` tokens: kv_bytes_per_layer summed. Without windows it
+        is kv_bytes_per_token x tokens; windowed layers stop growing at their capacity (C9)."""
+        return sum(self.kv_bytes_per_layer(tokens, bytes_per_elem, capacities))
 
     def n_params(self) -> int:
         d, f, v = self.d_model, self.d_ff, self.vocab_size

@@ -5,7 +5,7 @@ sits between a family's projections, and the causal-LM skeleton (embed -> blocks
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence, Union
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -38,6 +38,11 @@ POINTS = ("embed", "q_pre_rope", "k_pre_rope", "q", "k", "v", "attn_probs", "att
 MOE_POINTS = ("router_logits", "router_probs", "expert_picks", "expert_weights")
 
 
+# A recording hook: (value at the point, layer) -> what to keep under (point, layer), or None
+# to keep nothing. It reads the forward's tensors; it cannot change them.
+Hook = Callable[[Any, int], Any]
+
+
 class Recorder:
     """Opt-in named captures, TransformerLens style. A forward without a recorder pays nothing;
     with one, only the requested points on the requested layers are kept (detached, on CPU).
@@ -45,24 +50,50 @@ class Recorder:
     Points: embed, q_pre_rope/k_pre_rope (B,H,T,D) before RoPE, q/k/v after RoPE, attn_probs
     (B,H,T,S) with "kv_pos" (S,) alongside, attn_out, mlp_out, resid (output of each block),
     tile_trace (a TileTrace, forces the tiled path). Asking for attn_probs makes that layer use
-    the eager path (or tiled, if selected), since SDPA cannot return probabilities."""
+    the eager path (or tiled, if selected), since SDPA cannot return probabilities.
 
-    def __init__(self, points: Iterable[str], layers: Optional[Iterable[int]] = None):
+    hooks: {point: hook(value, layer)} reduces a point as it is recorded, so a forward over a
+    long text keeps only what an analysis needs (the last row, a mass per head) instead of every
+    (B,H,T,S) matrix; the hook's return is kept (tensors detached, on CPU), None keeps nothing.
+    "kv_pos" may have a hook too. Subclassing Recorder to override `save` is not needed."""
+
+    def __init__(self, points: Iterable[str], layers: Optional[Iterable[int]] = None,
+                 hooks: Optional[Mapping[str, Hook]] = None):
         self.points = set(points)
         unknown = self.points - set(POINTS) - set(MOE_POINTS)
         if unknown:
             raise ValueError(f"unknown recording points {sorted(unknown)}; known: {POINTS + MOE_POINTS}")
         self.layers = None if layers is None else set(layers)
+        self.hooks = dict(hooks or {})
+        stray = set(self.hooks) - self.points - ({"kv_pos"} if "attn_probs" in self.points else set())
+        if stray:
+            raise ValueError(f"hooks on points not recorded: {sorted(stray)}")
         self.records: dict = {}
 
     def wants(self, point: str, layer: int) -> bool:
         return point in self.points and (self.layers is None or layer in self.layers)
 
     def save(self, point: str, layer: int, value):
-        self.records[(point, layer)] = value.detach().cpu() if torch.is_tensor(value) else value
+        hook = self.hooks.get(point)
+        if hook is not None:
+            value = hook(value.detach() if torch.is_tensor(value) else value, layer)
+            if value is None:
+                return
+        self.records[(point, layer)] = _kept(value)
 
     def get(self, point: str, layer: int):
         return self.records[(point, layer)]
+
+
+def _kept(value):
+    """A recorded value as kept: tensors (also inside a dict, list or tuple) detached, on CPU."""
+    if torch.is_tensor(value):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _kept(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_kept(v) for v in value)
+    return value
 
 
 def rope_kind(config: ModelConfig, layer: int) -> str:
@@ -72,7 +103,7 @@ def rope_kind(config: ModelConfig, layer: int) -> str:
 
 def rope_inv_freq_of(config: ModelConfig, options: RunOptions, kind: str) -> torch.Tensor:
     """RoPE frequencies of one layer kind, with the run's base overrides: the one place the
-    bases are chosen (the eager forward and models.fused both rotate with these)."""
+    bases are chosen (the eager forward and models.decoders.fused both rotate with these)."""
     if kind == "full":
         # context scaling (linear, llama3) applies to full-attention layers only, as upstream does
         return rope_inv_freq(config.head_dim, options.rope_theta or config.rope_theta, config.rope_scaling)
@@ -90,7 +121,6 @@ class ForwardContext:
                  options: RunOptions, recorder: Optional[Recorder], dtype: torch.dtype,
                  layer_masks: Optional[list] = None):
         self.model, self.positions, self.cache = model, positions, cache
-        self.start: Optional[int] = None  # the first position as a Python int, read once (store)
         self.options, self.recorder = options, recorder
         self.score_entries = 0  # query-key scores computed in this forward, all layers and heads
         # from this layer on only the last row is needed (set by CausalLM.forward, see rows())
@@ -122,9 +152,7 @@ class ForwardContext:
         Returns the keys, values and absolute key positions (S,) the queries attend over."""
         if self.cache is None:
             return k, v, self.positions
-        if self.start is None:  # read once per forward, not once per layer
-            self.start = int(self.positions[0]) if self.positions.numel() else 0
-        return self.cache[layer].update(k, v, self.positions, start=self.start)
+        return self.cache.update(layer, self.positions, k, v)
 
     def last_row_only(self, layer: int) -> bool:
         """True where a forward that keeps only the last logits (a prefill) needs this layer's
@@ -194,8 +222,11 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
 
 
 class CausalLM(nn.Module):
-    """embed -> blocks -> final norm -> LM head. Families subclass it and provide `blocks`,
-    `norm`, and optionally `embed_scale`."""
+    """embed -> blocks -> final norm -> LM head. Families subclass it, declare their `family`
+    (the name ModelConfig.family carries, e.g. "llama"; code that depends on a family's block
+    layout, such as models.decoders.fused, reads it rather than probing attributes) and provide
+    `blocks`, `norm`, and optionally `embed_scale`."""
+    family: ClassVar[str] = ""   # each family class sets it; equal to its config's family
     config: ModelConfig
     embed_scale: Optional[float] = None
 
@@ -217,14 +248,29 @@ class CausalLM(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, positions: Optional[torch.Tensor] = None,
                 cache: Optional[KVCache] = None, options: Optional[RunOptions] = None,
-                recorder: Optional[Recorder] = None, return_context: bool = False):
+                recorder: Optional[Recorder] = None, return_context: bool = False,
+                stop_at_layer: Optional[int] = None):
         """input_ids (B, T) -> logits (B, T, V) (or (B, 1, V) with last_logits_only).
-        positions (T,) default to cache.pos + arange(T): the one place positions are made."""
+        Positions: with a cache, cache.positions(T) = cache.pos + arange(T) (the cache makes
+        them and advances after the last block); without one, `positions` or arange(T).
+        stop_at_layer=n runs blocks 0 .. n-1 only and returns their output, the residual
+        stream (B, T, d) (n = 0: the embeddings), instead of logits: what a recorder needs from
+        the first layers, without the rest. Not with a cache (its later layers would miss the
+        tokens)."""
         options = options or RunOptions()
         bsz, t = input_ids.shape
-        if positions is None:
-            start = cache.pos if cache is not None else 0
-            positions = torch.arange(start, start + t, device=input_ids.device)
+        n_layers = self.config.n_layers
+        if stop_at_layer is not None:
+            if cache is not None:
+                raise ValueError("stop_at_layer leaves later layers' caches behind: run it without a cache")
+            if not 0 <= stop_at_layer <= n_layers:
+                raise ValueError(f"stop_at_layer must be in 0..{n_layers}, got {stop_at_layer}")
+        if cache is not None:
+            if positions is not None:
+                raise ValueError("with a KV cache the positions are the cache's (cache.pos + arange(T))")
+            positions = cache.positions(t, input_ids.device)
+        elif positions is None:
+            positions = torch.arange(t, device=input_ids.device)
         x = self.embed_tokens(input_ids)                                  # (B, T, d)
         ctx = ForwardContext(self, positions, cache, options, recorder, x.dtype)
         if options.last_logits_only and recorder is None and cache is not None and t > 1:
@@ -235,11 +281,15 @@ class CausalLM(nn.Module):
         if recorder is not None and recorder.wants("embed", 0):
             recorder.save("embed", 0, x)
         for i, block in enumerate(self.blocks):
+            if i == stop_at_layer:
+                break
             x = block(x, ctx, i)
             if recorder is not None and recorder.wants("resid", i):
                 recorder.save("resid", i, x)
+        if stop_at_layer is not None:
+            return (x, ctx) if return_context else x
         if cache is not None:
-            cache.pos = int(positions[-1]) + 1
+            cache.advance(t)
         if options.last_logits_only:
             x = x[:, -1:]
         logits = self.head(x)

@@ -53,6 +53,8 @@ class Gemma3Block(nn.Module):
 
 
 class Gemma3ForCausalLM(CausalLM):
+    family = "gemma3"
+
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config

@@ -7,15 +7,12 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import torch
 
+from .decoders import Decoder, EagerDecoder, decode_options
 from .forward import CausalLM, RunOptions
-
-if TYPE_CHECKING:
-    from .compiled import StaticDecoder
-    from .fused import FusedDecoder
 
 MAX_NEW_TOKENS = 4096
 
@@ -96,50 +93,43 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
              options: Optional[RunOptions] = None, use_cache: bool = True,
              eos_ids: Optional[Sequence[int]] = None, keep_logits: bool = False,
              should_stop: Optional[Callable[[], bool]] = None,
-             decoder: Optional["StaticDecoder | FusedDecoder"] = None) -> Iterator[Step]:
-    """Yield one Step per generated token. With use_cache=False every step recomputes the whole
-    sequence (the baseline of claim C1). `should_stop` is polled between steps.
-    With a `decoder` of this model (models.compiled.StaticDecoder: the static step, compiled;
-    models.fused.FusedDecoder: the fused C++ step), the prompt is prefilled eagerly and every
-    later token goes through the decoder's step; the run options are then the decoder's."""
+             decoder: Optional[Decoder] = None) -> Iterator[Step]:
+    """Yield one Step per generated token. `should_stop` is polled between steps.
+    The prompt goes through `decoder.prefill`, every later token through `decoder.step`
+    (models.decoders: the engine's forward by default, EagerDecoder(model, options); or
+    StaticDecoder, FusedDecoder, whose run options are then the decoder's). With
+    use_cache=False (the eager engine only) every step prefills the whole sequence without a
+    cache: the baseline of claim C1."""
     ids = [int(i) for i in prompt_ids]
     check_prompt(model, len(ids), params.max_new_tokens)
-    if decoder is not None:
+    if decoder is None:
+        decoder = EagerDecoder(model, options)
+    else:
         if decoder.model is not model or not use_cache:
             raise ValueError("a decoder decodes with the KV cache of its own model")
-        if options is not None and dataclasses.replace(options, last_logits_only=True) != decoder.options:
+        if options is not None and decode_options(options) != decoder.options:
             raise ValueError("pass the run options to the decoder, not to generate()")
-        options = decoder.options
-    options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
-    device = model.embed.weight.device
     eos = set(model.config.eos_token_ids if eos_ids is None else eos_ids)
     generator = None
     if not params.greedy:
         generator = torch.Generator().manual_seed(params.seed if params.seed is not None
                                                   else int(torch.seed() % 2**31))
-    if decoder is not None:
-        cache = decoder.new_cache(len(ids) + params.max_new_tokens)
-    else:
-        cache = model.new_cache(len(ids) + params.max_new_tokens, options=options) if use_cache else None
-    pending = ids  # tokens not yet fed to the model
+    cache = decoder.new_cache(len(ids) + params.max_new_tokens) if use_cache else None
     for index in range(params.max_new_tokens):
         if should_stop is not None and should_stop():
             return
         t0 = time.perf_counter()
-        feed = pending if use_cache else ids
-        n_fed = len(feed)
-        if decoder is not None and index > 0:
-            logits = decoder.step(feed[0], cache)
-            scores = decoder.scores_per_step(cache)
+        if index == 0 or cache is None:
+            n_fed = len(ids)
+            logits = decoder.prefill(ids, cache)   # the prompt; without a cache, everything
         else:
-            x = torch.tensor([feed], dtype=torch.long, device=device)
-            logits, ctx = model(x, cache=cache, options=options, return_context=True)
-            scores = ctx.score_entries
+            n_fed = 1
+            logits = decoder.step(ids[-1], cache)
+        scores = decoder.scores_per_step(cache)
         last = logits[0, -1].float().cpu()
         token = sample_next(last, params, generator)
         latency = time.perf_counter() - t0
         ids.append(token)
-        pending = [token]
         finished = "eos" if token in eos else ("length" if index == params.max_new_tokens - 1 else None)
         yield Step(index=index, token_id=token, position=len(ids) - 1,
                    phase="prefill" if index == 0 else "decode", latency_s=latency,

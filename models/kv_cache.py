@@ -14,8 +14,22 @@ the cache (caching keys before RoPE) so distances never exceed the cache size; t
 past the trained context, which the explorer's experiments stay within.
 
 Every slot carries the absolute position it holds (-1 when empty); masks are computed from
-those positions, never from slot indices."""
+those positions, never from slot indices.
+
+Bookkeeping has one owner: `KVCache`. `pos` (the next absolute position), each layer's
+`length` (filled slots) and `slot_pos` (the position each slot holds) are written in this
+module only; `pos` and `length` are read-only properties elsewhere. The ways in:
+- `positions(t)` then `update(layer, positions, k, v)` per layer then `advance(t)`: one forward
+  of t tokens (models.forward);
+- `write_one(layer, position, k, v)`: the static decode step's in-place write, traced by
+  torch.compile (models.decoders.static), always inside `append_one`;
+- `append_one(write)`: one token whose K/V rows someone else writes in place (the static step,
+  the fused C++ kernel): the cache picks each layer's slot, records the position it will hold,
+  lets `write` fill the rows, then advances;
+- `rewind(pos)`: forget every position from `pos` on (benchmarks replay one step)."""
 from __future__ import annotations
+
+from typing import Callable, Optional
 
 import torch
 
@@ -23,6 +37,8 @@ from .attention import MaskSpec
 
 
 class LayerKV:
+    """One layer's K/V buffers (B, Hkv, capacity, D) and the absolute position of every slot."""
+
     def __init__(self, batch: int, n_kv_heads: int, head_dim: int, max_len: int,
                  dtype: torch.dtype, device, mask: MaskSpec):
         self.mask = mask
@@ -33,7 +49,12 @@ class LayerKV:
         self.k = torch.zeros(shape, dtype=dtype, device=device)
         self.v = torch.zeros(shape, dtype=dtype, device=device)
         self.slot_pos = torch.full((self.capacity,), -1, dtype=torch.long, device=device)
-        self.length = 0  # slots filled so far (<= capacity)
+        self._length = 0
+
+    @property
+    def length(self) -> int:
+        """Slots filled so far: min(tokens seen, capacity), kept by KVCache."""
+        return self._length
 
     @property
     def kind(self) -> str:
@@ -47,56 +68,48 @@ class LayerKV:
         ring = self.sinks + (positions - self.sinks) % self.window
         return torch.where(positions < self.sinks, positions, ring)
 
-    def update(self, k_new: torch.Tensor, v_new: torch.Tensor, positions: torch.Tensor, start: int):
-        """Store keys/values (B, Hkv, T, D) at absolute `positions` (T,), the consecutive
-        positions start, start + 1, ... (`start` as a Python int, read once per forward by the
-        caller). Returns the keys, values and their absolute positions that the new queries
-        attend over."""
+    def slot_of_int(self, position: int) -> int:
+        """slot_of for one position given as a Python int."""
+        if self.window is None or position < self.sinks:
+            return position
+        return self.sinks + (position - self.sinks) % self.window
+
+    def _store(self, k_new: torch.Tensor, v_new: torch.Tensor, positions: torch.Tensor, start: int):
+        """Store keys/values (B, Hkv, T, D) at the consecutive absolute `positions` (T,) =
+        start, start + 1, ... (`start` the cache's position as a Python int). Returns the
+        keys, values and their absolute positions that the new queries attend over."""
         t = positions.shape[0]
         if self.window is None:
-            if start + t > self.capacity:
-                raise ValueError(f"KV cache full: {start + t} tokens > capacity {self.capacity}")
-            self.k[:, :, start:start + t] = k_new
-            self.v[:, :, start:start + t] = v_new
-            self.slot_pos[start:start + t] = positions
-            self.length = max(self.length, start + t)
-            n = self.length
-            return self.k[:, :, :n], self.v[:, :, :n], self.slot_pos[:n]
+            end = start + t
+            self.k[:, :, start:end] = k_new
+            self.v[:, :, start:end] = v_new
+            self.slot_pos[start:end] = positions
+            return self.k[:, :, :end], self.v[:, :, :end], self.slot_pos[:end]
         if t == 1:
-            self.length = min(self.length + 1, self.capacity)
-            return self.write_one(k_new, v_new, positions)
+            # the whole buffer, every slot with its position: in a ring the entry this
+            # overwrites is exactly one window behind, already invisible to this query
+            slot = self.slot_of(positions)
+            self.k[:, :, slot] = k_new
+            self.v[:, :, slot] = v_new
+            self.slot_pos[slot] = positions
+            return self.k, self.v, self.slot_pos
         # A chunk: its early queries need keys that its own later tokens will evict, so attend
         # over (old buffer ++ chunk) and keep only the survivors afterwards. An empty buffer
         # (a prompt's prefill) adds nothing but empty slots: attend over the chunk alone.
-        if self.length == 0:
+        if start == 0:
             k_all, v_all, pos_all = k_new, v_new, positions
         else:
             k_all = torch.cat([self.k, k_new], dim=2)
             v_all = torch.cat([self.v, v_new], dim=2)
             pos_all = torch.cat([self.slot_pos, positions])
-        last = int(positions[-1])
+        last = start + t - 1
         keep = (positions < self.sinks) | (positions > last - self.window)
         kept_pos = positions[keep]
         slot = self.slot_of(kept_pos)
         self.k.index_copy_(2, slot, k_new[:, :, keep])
         self.v.index_copy_(2, slot, v_new[:, :, keep])
         self.slot_pos.index_copy_(0, slot, kept_pos)
-        self.length = int((self.slot_pos >= 0).sum())
         return k_all, v_all, pos_all
-
-    def write_one(self, k_new: torch.Tensor, v_new: torch.Tensor, position: torch.Tensor):
-        """Store one token's keys/values (B, Hkv, 1, D) at absolute `position` (1,) and return
-        the whole buffers with every slot's position: shapes that never change, so a compiled
-        decode step needs no Python int and no recompilation. In a ring, the entry it overwrites
-        is exactly one window behind, already invisible to this query. Does not touch `length`
-        (the caller, outside any compiled graph, keeps that count)."""
-        slot = self.slot_of(position)
-        # index_put_ (as gpt-fast writes its cache): Inductor fuses it into the step's kernels
-        # as an in-place store into the buffer (seen in the generated code)
-        self.k[:, :, slot] = k_new
-        self.v[:, :, slot] = v_new
-        self.slot_pos[slot] = position
-        return self.k, self.v, self.slot_pos
 
     def used_bytes(self) -> int:
         """Bytes of the cache tensors' filled slots (K and V)."""
@@ -106,6 +119,9 @@ class LayerKV:
     def allocated_bytes(self) -> int:
         return self.k.nbytes + self.v.nbytes
 
+    def element_size(self) -> int:
+        return self.k.element_size()
+
     def positions(self) -> torch.Tensor:
         """Absolute positions currently held, in ascending order."""
         held = self.slot_pos[self.slot_pos >= 0]
@@ -114,11 +130,12 @@ class LayerKV:
 
 class KVCache:
     """All layers' caches plus `pos`, the absolute position of the next token. One forward of
-    T tokens advances `pos` by T; RoPE, cache writes and mask rows all derive from it."""
+    T tokens takes positions pos .. pos + T - 1 and advances `pos` by T; RoPE, cache writes and
+    mask rows all derive from it (gpt-fast's input_pos)."""
 
     def __init__(self, layers: list[LayerKV]):
         self.layers = layers
-        self.pos = 0
+        self._pos = 0
 
     @classmethod
     def for_model(cls, config, masks: list[MaskSpec], max_len: int, batch: int = 1,
@@ -126,18 +143,95 @@ class KVCache:
         return cls([LayerKV(batch, config.n_kv_heads, config.head_dim, max_len, dtype, device, m)
                     for m in masks])
 
-    def check_room_for_one(self) -> None:
-        """Raise before a one-token step that a full (non-ring) layer has no slot left for."""
-        for layer in self.layers:
-            if layer.window is None and self.pos >= layer.capacity:
-                raise ValueError(f"KV cache full: position {self.pos} >= capacity {layer.capacity}")
+    @property
+    def pos(self) -> int:
+        """The absolute position of the next token (= tokens seen so far)."""
+        return self._pos
 
-    def advance_one(self) -> None:
-        """Bookkeeping after a decoder wrote one token in place (LayerKV.write_one or the fused
-        kernel): the next position, and every layer's count of filled slots."""
-        self.pos += 1
+    # --- a forward of T tokens ------------------------------------------------------------
+
+    def check_room(self, t: int) -> None:
+        """Raise before a forward of t tokens that a full (non-ring) layer has no slots for."""
         for layer in self.layers:
-            layer.length = min(self.pos, layer.capacity)
+            if layer.window is None and self._pos + t > layer.capacity:
+                raise ValueError(f"KV cache full: {self._pos + t} tokens > capacity {layer.capacity}")
+
+    def positions(self, t: int, device=None) -> torch.Tensor:
+        """(T,) absolute positions of the next t tokens, pos .. pos + t - 1: the one place a
+        forward's positions are made. Raises first if they do not fit."""
+        self.check_room(t)
+        return torch.arange(self._pos, self._pos + t, device=device)
+
+    def update(self, layer: int, positions: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        """Write one layer's keys/values (B, Hkv, T, D) of the forward at `positions` (from
+        `positions(T)`; already rotated). Returns (keys, values, absolute positions (S,)) the
+        new queries attend over. `pos` moves only at `advance`, after every layer."""
+        return self.layers[layer]._store(k, v, positions, self._pos)
+
+    def advance(self, t: int) -> None:
+        """After a forward of t tokens (every layer updated): the next position, and every
+        layer's count of filled slots."""
+        self._pos += t
+        for layer in self.layers:
+            layer._length = min(self._pos, layer.capacity)
+
+    # --- one decode token written in place ------------------------------------------------
+
+    def write_one(self, layer: int, position: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        """Store one token's keys/values (B, Hkv, 1, D) at absolute `position` (1,) and return
+        the whole buffers (B, Hkv, C, D) with every slot's position (C,): shapes that never
+        change, so a compiled decode step reads no Python int and never recompiles. The slot
+        positions were recorded by `append_one`, which this runs inside."""
+        kv = self.layers[layer]
+        slot = kv.slot_of(position)
+        # index_put_ (as gpt-fast writes its cache): Inductor fuses it into the step's kernels
+        # as an in-place store into the buffer (seen in the generated code)
+        kv.k[:, :, slot] = k
+        kv.v[:, :, slot] = v
+        return kv.k, kv.v, kv.slot_pos
+
+    def append_one(self, write: Callable[[int, list], object]):
+        """One token at position `pos` whose K/V rows are written in place by `write(pos,
+        slots)` (slots: each layer's slot for it). Before the call every layer's slot already
+        records `pos`, so masks made from slot_pos inside `write` see the new key; afterwards
+        the cache advances by one. If `write` raises, the slot positions are restored and `pos`
+        stays. Returns what `write` returns."""
+        self.check_room(1)
+        pos = self._pos
+        slots = [layer.slot_of_int(pos) for layer in self.layers]
+        before = [int(layer.slot_pos[slot]) for layer, slot in zip(self.layers, slots)]
+        for layer, slot in zip(self.layers, slots):
+            layer.slot_pos[slot] = pos
+        try:
+            out = write(pos, slots)
+        except BaseException:
+            for layer, slot, old in zip(self.layers, slots, before):
+                layer.slot_pos[slot] = old
+            raise
+        self.advance(1)
+        return out
+
+    # --- going back ------------------------------------------------------------------------
+
+    def rewind(self, pos: int) -> None:
+        """Forget positions pos and later, as if only `pos` tokens had been fed. A ring layer
+        that already overwrote a key the next query at `pos` would see cannot go back: refused."""
+        if not 0 <= pos <= self._pos:
+            raise ValueError(f"can rewind to 0..{self._pos}, not {pos}")
+        for layer in self.layers:
+            if layer.window is not None and pos < self._pos:
+                held = set(layer.slot_pos.tolist())
+                needed = set(range(min(layer.sinks, pos))) | set(range(max(layer.sinks, pos - layer.window + 1), pos))
+                if not needed <= held:
+                    raise ValueError(f"a {layer.kind} layer no longer holds every key position {pos} "
+                                     f"would see: it cannot rewind that far")
+        self._pos = pos
+        for layer in self.layers:
+            layer.slot_pos.masked_fill_(layer.slot_pos >= pos, -1)
+            # a ring that went back one step holds one slot fewer than min(pos, capacity)
+            layer._length = int((layer.slot_pos >= 0).sum())
+
+    # --- reading -----------------------------------------------------------------------------
 
     def used_bytes(self) -> list[int]:
         return [layer.used_bytes() for layer in self.layers]
@@ -147,6 +241,9 @@ class KVCache:
 
     def lengths(self) -> list[int]:
         return [layer.length for layer in self.layers]
+
+    def capacities(self) -> list[int]:
+        return [layer.capacity for layer in self.layers]
 
     def __getitem__(self, i: int) -> LayerKV:
         return self.layers[i]

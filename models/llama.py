@@ -45,6 +45,8 @@ class LlamaBlock(nn.Module):
 
 
 class LlamaForCausalLM(CausalLM):
+    family = "llama"
+
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config

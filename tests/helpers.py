@@ -71,7 +71,7 @@ def ours_from_hf(hf_model):
     return model.eval().requires_grad_(False)
 
 
-# --- decoders (models.compiled.StaticDecoder, models.fused.FusedDecoder) against the engine ---
+# --- decoders (models.decoders.static.StaticDecoder, models.decoders.fused.FusedDecoder) against the engine ---
 
 N_PROMPT, N_TOTAL = 9, 30  # the windows (5, 7) and sinks+window (3 + 5) are all exceeded
 

@@ -1,16 +1,18 @@
-"""The fused decode step (models.fused + models/fused_decode.cpp): one C++ call per token must
-reproduce the eager engine for every family, every cache layout (full, sliding ring that wraps,
-sinks+window) and a sink logit, leave the engine's KVCache exactly as the engine would, and
-generate the same tokens with the same telemetry."""
+"""The fused decode step (models.decoders.fused + models/decoders/fused_decode.cpp): one C++
+call per token must reproduce the eager engine for every family, every cache layout (full,
+sliding ring that wraps, sinks+window) and a sink logit, leave the engine's KVCache exactly as
+the engine would, and generate the same tokens with the same telemetry. Its shared library is
+loaded only from a private folder and only with the digest recorded when it was built."""
 import os
+import stat
 
 import pytest
 import torch
 
-import models.fused as fused
-from models.compiled import StaticDecoder
+import models.decoders.fused as fused
+from models.decoders.static import StaticDecoder
 from models.forward import RunOptions
-from models.fused import FusedDecoder
+from models.decoders.fused import FusedDecoder
 from models.generate import SamplingParams, full_forward_logits, generate
 from tests.helpers import (N_PROMPT, assert_cache_bookkeeping, decode_options, decode_sequence,
                            decoder_logits)
@@ -121,7 +123,56 @@ def test_kernel_is_built_once_per_machine(tmp_path, monkeypatch):
     assert first.parent == tmp_path / "kernels" and first.suffix == ".so"
     stamp = os.stat(first).st_mtime_ns
     assert fused.build_kernel() == first and os.stat(first).st_mtime_ns == stamp  # not rebuilt
-    assert [p.name for p in first.parent.iterdir()] == [first.name]          # no temporary left
+    # the library and its digest, no temporary left
+    assert sorted(p.name for p in first.parent.iterdir()) == [first.name, first.name + ".sha256"]
+    assert stat.S_IMODE(os.stat(first.parent).st_mode) == 0o700
+    fused.check_kernel(first)                                                 # loadable
+
+
+def test_kernel_is_refused_unless_private_and_as_built(tmp_path, monkeypatch):
+    """Write access to the kernels folder must not mean running code in this process: a
+    library whose bytes changed, a folder others may write to, or one another user owns is
+    refused before ctypes loads anything."""
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
+    library = fused.build_kernel()
+    original = library.read_bytes()
+    library.write_bytes(original + b"\0")                                    # tampered with
+    with pytest.raises(fused.KernelRefused, match="sha256 mismatch"):
+        fused.check_kernel(library)
+    library.write_bytes(original)
+    fused.check_kernel(library)
+    (library.parent / (library.name + ".sha256")).unlink()                   # no digest
+    with pytest.raises(fused.KernelRefused, match="no digest"):
+        fused.check_kernel(library)
+    assert fused.build_kernel() == library                                   # rebuilt, recorded
+    fused.check_kernel(library)
+    os.chmod(library.parent, 0o770)                                          # group-writable
+    with pytest.raises(fused.KernelRefused, match="written by other users"):
+        fused.check_kernel(library)
+    with pytest.raises(fused.KernelRefused, match="written by other users"):
+        fused.build_kernel()
+    os.chmod(library.parent, 0o700)
+    monkeypatch.setattr(fused.os, "getuid", lambda: os.stat(library).st_uid + 1)  # someone else's
+    with pytest.raises(fused.KernelRefused, match="belongs to another user"):
+        fused.check_kernel(library)
+    monkeypatch.undo()
+    monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path / "elsewhere"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "kernels").symlink_to(library.parent)           # a link to it
+    with pytest.raises(fused.KernelRefused, match="symbolic link"):
+        fused.build_kernel()
+
+
+def test_a_family_without_a_kernel_layout_is_refused(tiny):
+    """The fused step reads the family the model class declares; a family it has no layout
+    for is refused in plain words, not guessed from the blocks' attributes."""
+    model = tiny["llama"]
+    assert FusedDecoder(model).model is model
+    other = type("OtherForCausalLM", (type(model),), {"family": "other"})
+    renamed = other.__new__(other)
+    renamed.__dict__ = model.__dict__
+    with pytest.raises(ValueError, match="no kernel for the 'other' family"):
+        FusedDecoder(renamed)
 
 
 def test_without_a_compiler_the_error_says_what_to_do(tmp_path, monkeypatch):

@@ -1,5 +1,8 @@
 """The KV cache: cached logits == full forward (C4) for full, sliding (ring wraps) and
-sinks+window layouts; bytes held == the formula (C3); the sliding cache is capped (C9)."""
+sinks+window layouts; bytes held == the formula (C3); the sliding cache is capped (C9); the
+cache alone keeps its bookkeeping (pos, lengths, slot positions)."""
+import copy
+
 import pytest
 import torch
 
@@ -70,8 +73,41 @@ def test_cache_bytes_equal_formula_every_step(gemma, llama):
                          for t in c.layer_types]
             formula = [2 * c.n_kv_heads * c.head_dim * n * 4 for n in per_layer]
             assert step.cache_bytes == formula
+            assert step.cache_bytes == c.kv_bytes_per_layer(tokens, 4)
+            assert sum(step.cache_bytes) == c.kv_bytes(tokens, 4)
         if "sliding_attention" not in c.layer_types:
             assert sum(step.cache_bytes) == c.kv_bytes_per_token(4) * tokens
+
+
+@pytest.mark.parametrize("mask", [None, MaskSpec(window=6), MaskSpec(window=5, sinks=3)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_config_byte_methods_equal_the_cache_tensors(gemma, mask, dtype):
+    """ModelConfig's byte methods (what the explorer's charts and calculators use) against the
+    bytes of the real K/V tensors, at every length, for each layout and element size."""
+    model = copy.deepcopy(gemma).to(dtype)
+    c = model.config
+    opts = RunOptions(mask=mask)
+    cache = model.new_cache(24, options=opts)
+    element = cache[0].element_size()
+    assert element == (4 if dtype == torch.float32 else 2)
+    ids = torch.randint(0, 97, (1, 24), generator=torch.Generator().manual_seed(9))
+    with torch.no_grad():
+        model(ids[:, :10], cache=cache, options=opts)
+        for i in range(10, 24):
+            measured = cache.used_bytes()
+            assert measured == [layer.k[:, :, :layer.length].nbytes * 2 for layer in cache.layers]
+            assert measured == c.kv_bytes_per_layer(cache.pos, element, cache.capacities())
+            assert measured == [c.kv_layer_bytes(cache.pos, element, layer.capacity) for layer in cache.layers]
+            assert sum(measured) == c.kv_bytes(cache.pos, element, cache.capacities())
+            model(ids[:, i:i + 1], cache=cache, options=opts)
+    # without a mask restriction, each layer's own capacity (its sliding window) is the default
+    if mask is None:
+        assert [cap if cap != 24 else None for cap in cache.capacities()] == c.kv_layer_capacities()
+        assert cache.used_bytes() == c.kv_bytes_per_layer(24, element)
+    # query heads do not appear; the MHA twin of the same shape holds n_heads / n_kv_heads more
+    assert c.kv_bytes_per_token(element, n_kv_heads=c.n_heads) == c.kv_bytes_per_token(element) * c.n_rep
+    with pytest.raises(ValueError, match="capacities given"):
+        c.kv_bytes(5, element, [None])
 
 
 def test_cache_full_raises(llama):
@@ -119,3 +155,70 @@ def test_prefill_keeps_only_the_last_row_of_the_last_block(gemma, llama, mask):
         # the last layer (full attention in both models) scored 1 query row, not 20
         saved = full_ctx.score_entries - last_ctx.score_entries
         assert saved == model.config.n_heads * 19 * 20 if mask is None else saved > 0
+
+
+def test_only_the_cache_writes_its_bookkeeping(llama):
+    """pos and each layer's length are read-only outside models/kv_cache.py; a forward takes
+    its positions from the cache and may not bring its own."""
+    cache = llama.new_cache(8)
+    with pytest.raises(AttributeError):
+        cache.pos = 3
+    with pytest.raises(AttributeError):
+        cache[0].length = 3
+    with torch.no_grad():
+        llama(torch.tensor([[1, 2, 3]]), cache=cache)
+        assert cache.pos == 3 and cache.lengths() == [3] * llama.config.n_layers
+        with pytest.raises(ValueError, match="positions are the cache's"):
+            llama(torch.tensor([[4]]), cache=cache, positions=torch.tensor([3]))
+    assert cache.pos == 3
+
+
+def test_append_one_records_the_slot_and_undoes_a_failed_write(llama):
+    """The path for a token written in place by someone else (the fused kernel): the cache
+    chooses each layer's slot and records its position before the write, advances after it,
+    and restores the slot positions when the write fails."""
+    opts = RunOptions(mask=MaskSpec(window=4, sinks=1))
+    cache = llama.new_cache(16, options=opts)
+    with torch.no_grad():
+        llama(torch.arange(1, 8)[None], cache=cache, options=opts)    # positions 0..6
+    before = [layer.slot_pos.clone() for layer in cache.layers]
+    seen = []
+
+    def write(pos, slots):
+        seen.append((pos, slots, [int(layer.slot_pos[s]) for layer, s in zip(cache.layers, slots)]))
+        raise RuntimeError("kernel failed")
+
+    with pytest.raises(RuntimeError, match="kernel failed"):
+        cache.append_one(write)
+    # slot of position 7 in a 1-sink + 4-slot ring: 1 + (7 - 1) % 4 = 3, recorded before the write
+    assert seen == [(7, [3] * llama.config.n_layers, [7] * llama.config.n_layers)]
+    assert cache.pos == 7 and all(torch.equal(a.slot_pos, b) for a, b in zip(cache.layers, before))
+    assert cache.append_one(lambda pos, slots: "written") == "written"
+    assert cache.pos == 8 and cache.lengths() == [5] * llama.config.n_layers
+    assert cache[0].positions().tolist() == [0, 4, 5, 6, 7]
+
+
+@pytest.mark.parametrize("mask", [None, MaskSpec(window=6, sinks=2)])
+def test_rewind_replays_the_same_logits(llama, mask):
+    """rewind(p) forgets positions p and later: decoding again from p gives the logits a fresh
+    cache gives; a ring that has overwritten what p would need refuses to go back that far."""
+    opts = RunOptions(mask=mask)
+    ids = torch.randint(0, 97, (1, 20), generator=torch.Generator().manual_seed(10))
+    with torch.no_grad():
+        cache = llama.new_cache(20, options=opts)
+        first = [llama(ids[:, :12], cache=cache, options=opts)[0, -1]]
+        first += [llama(ids[:, i:i + 1], cache=cache, options=opts)[0, -1] for i in range(12, 14)]
+        if mask is None:
+            cache.rewind(12)
+            assert cache.pos == 12 and cache.lengths() == [12] * llama.config.n_layers
+            again = [llama(ids[:, i:i + 1], cache=cache, options=opts)[0, -1] for i in range(12, 14)]
+            assert all(torch.equal(a, b) for a, b in zip(again, first[1:]))
+        else:
+            with pytest.raises(ValueError, match="cannot rewind that far"):
+                cache.rewind(10)
+            cache.rewind(13)                      # one step back: the ring still holds 8..12
+            assert cache.pos == 13
+            again = llama(ids[:, 13:14], cache=cache, options=opts)[0, -1]
+            assert torch.equal(again, first[2])
+        with pytest.raises(ValueError, match="can rewind to"):
+            cache.rewind(cache.pos + 1)

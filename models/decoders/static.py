@@ -9,8 +9,10 @@ and reads no Python number out of a tensor; otherwise it recompiles at every cac
 So this step runs the *same family modules* (models/llama.py, models/gemma3.py) with a
 different ForwardContext:
 - the position is a (1,) tensor, never an int;
-- keys/values are written in place (index_put_) into the preallocated buffers (LayerKV.write_one),
-  and attention reads the whole buffer, every slot with the absolute position it holds;
+- keys/values are written in place (index_put_) into the preallocated buffers (KVCache.write_one,
+  inside KVCache.append_one, which records the slot's position and advances the cache outside
+  the compiled graph), and attention reads the whole buffer, every slot with the absolute
+  position it holds;
 - the mask is the layer's MaskSpec evaluated over those slot positions (empty slots hold -1),
   so causal, sliding-window and sinks+window layers all keep their exact mask.
 
@@ -19,13 +21,13 @@ continues on the same KVCache. `StaticDecoder(model, compile=False)` runs the id
 without the compiler: the tests use it to tell the static layout from the compiler."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 import torch
 
-from .forward import CausalLM, ForwardContext, RunOptions
-from .kv_cache import KVCache
+from ..forward import CausalLM, ForwardContext, RunOptions
+from ..kv_cache import KVCache
+from . import decode_options, eager_forward
 
 
 # autotune=True: Inductor freezes the weights into constants and times its own C++ GEMV
@@ -39,7 +41,7 @@ class StaticDecodeContext(ForwardContext):
     """ForwardContext of one decode token whose shapes never change (see the module doc)."""
 
     def store(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        return self.cache[layer].write_one(k, v, self.positions)   # whole buffers (B,Hkv,C,D), (C,)
+        return self.cache.write_one(layer, self.positions, k, v)   # whole buffers (B,Hkv,C,D), (C,)
 
     def visible(self, layer: int, kv_pos: torch.Tensor):
         mask = self.layer_masks[layer]
@@ -56,7 +58,7 @@ class StaticDecoder:
 
         decoder = StaticDecoder(model)                 # compiles lazily, at the first step
         cache = decoder.new_cache(len(prompt) + n_new)
-        logits = model(prompt_ids, cache=cache, options=decoder.options)   # eager prefill
+        logits = decoder.prefill(prompt_ids, cache)    # the engine's forward
         logits = decoder.step(token, cache)            # (1, 1, V), advances cache.pos
 
     The first step of a new capacity compiles (~30 s for SmolLM2 on 2 CPU cores, ~5-8 s when
@@ -68,12 +70,13 @@ class StaticDecoder:
 
     def __init__(self, model: CausalLM, options: Optional[RunOptions] = None, compile: bool = True,
                  autotune: bool = False, capacity_step: int = 64):
-        options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
+        options = decode_options(options)
         if options.attn_impl != "sdpa":
             raise ValueError("the static decode step uses SDPA; eager and tiled attention are for the "
                              "recording (eager) forward")
         self.model, self.options, self.capacity_step = model, options, capacity_step
         self.layer_masks = model.layer_masks(options.mask)
+        self._scores = 0
         # fullgraph: a graph break would silently bring back the Python overhead this removes;
         # dynamic=False: one specialised graph per capacity, no symbolic shapes
         self._fn = torch.compile(self._step, fullgraph=True, dynamic=False,
@@ -92,14 +95,25 @@ class StaticDecoder:
             x = block(x, ctx, i)
         return model.head(x)                                            # (B, 1, V)
 
-    def step(self, token: int, cache: KVCache) -> torch.Tensor:
-        """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
-        cache.check_room_for_one()
-        device = self.model.embed.weight.device
-        logits = self._fn(torch.tensor([[token]], device=device), torch.tensor([cache.pos], device=device), cache)
-        cache.advance_one()  # Python-side bookkeeping, kept out of the compiled graph
+    def prefill(self, ids, cache: Optional[KVCache]) -> torch.Tensor:
+        """The prompt through the engine's forward (models.decoders.eager_forward)."""
+        logits, self._scores = eager_forward(self.model, self.options, ids, cache)
         return logits
 
-    def scores_per_step(self, cache: KVCache) -> int:
-        """Query-key scores one static step computes: every head against every slot."""
-        return sum(self.model.config.n_heads * layer.capacity for layer in cache.layers)
+    def step(self, token: int, cache: KVCache) -> torch.Tensor:
+        """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
+        device = self.model.embed.weight.device
+
+        def write(pos: int, slots: list) -> torch.Tensor:
+            # the cache's bookkeeping (slot positions before, pos and lengths after) stays in
+            # Python, out of the compiled graph
+            return self._fn(torch.tensor([[token]], device=device), torch.tensor([pos], device=device), cache)
+
+        logits = cache.append_one(write)
+        # a static step scores every head against every slot, the empty and masked ones too
+        self._scores = sum(self.model.config.n_heads * layer.capacity for layer in cache.layers)
+        return logits
+
+    def scores_per_step(self, cache: Optional[KVCache]) -> int:
+        """Query-key scores the last prefill or step computed."""
+        return self._scores

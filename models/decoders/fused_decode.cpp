@@ -1,5 +1,5 @@
 // One decode token of a Llama-family or Gemma 3 model in a single call: the CPU kernel behind
-// models/fused.py (read that module's doc first; it explains why this exists).
+// models/decoders/fused.py (read that module's doc first; it explains why this exists).
 //
 // Why one call: at batch 1 a decode step reads every weight once and does little else, so its
 // speed is set by memory bandwidth. On a small CPU the step spends a large share of its time
@@ -32,9 +32,9 @@ struct FusedLayer {
     const float* mlp_norm; const float* mlp_post_norm;
     const float* q_norm; const float* k_norm;  // (head_dim) QK-norm (Gemma) or null
     float* k_cache; float* v_cache;          // (n_kv_heads, capacity, head_dim)
-    int64_t* slot_pos;                       // (capacity,) absolute position held, -1 empty
     int64_t capacity;
-    // set by Python before every step
+    // set by Python before every step; the KVCache (models/kv_cache.py) chose the slot and
+    // records its position: this kernel writes only the K/V rows
     int64_t slot;                            // where this token's K/V go
     const float* rope;                       // (2, head_dim): cos, then sin with its first half negated
     const float* mask;                       // (capacity,) 0 where visible, -inf where not
@@ -159,9 +159,9 @@ static void residual(float* x, const float* a, const float* post_norm, float eps
     for (int64_t i = 0; i < d; i++) x[i] += a[i];
 }
 
-// Feed `token` at absolute position `pos`; writes the logits (vocab,). Returns 0, or -1 when a
-// buffer size is out of range (checked by the Python side too).
-int fused_decode_step(const FusedModel* m, int64_t token, int64_t pos, float* logits) {
+// Feed `token` (its position is in the RoPE tables and the masks); writes the logits (vocab,).
+// Returns 0, or -1 when a buffer size is out of range (checked by the Python side too).
+int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
     const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
     if (D > 1024 || token < 0 || token >= m->vocab) return -1;
@@ -195,7 +195,6 @@ int fused_decode_step(const FusedModel* m, int64_t token, int64_t pos, float* lo
                 memcpy(L->k_cache + (g * L->capacity + L->slot) * D, k, sizeof(float) * D);
                 memcpy(L->v_cache + (g * L->capacity + L->slot) * D, v, sizeof(float) * D);
             }
-            if (t == 0) L->slot_pos[L->slot] = pos;
 #pragma omp barrier
             for (int64_t head = t; head < H; head += nt) {
                 float* q = qkv.data() + head * D;

@@ -3,27 +3,34 @@
 Why it exists. At batch 1 a decode step reads every weight once and does almost nothing else,
 so its ceiling is memory bandwidth (the roofline of bench.decode). SmolLM2's 538 MB are 121
 small matrices (1.3-7 MB each); between them the eager engine spends ~1,000 Python-dispatched
-aten calls per token, and even the torch.compile'd static step (models.compiled) ~250 separate
+aten calls per token, and even the torch.compile'd static step (models.decoders.static) ~250 separate
 parallel regions with their thread wake-ups plus 30 SDPA calls of 40-80 us on a 64-slot cache.
 That held the compiled step at ~67% of the measured bandwidth on this 2-core CPU, while the
 same 121 products run back to back inside one parallel region reach ~100% of a large GEMV
-(docs/BENCHMARKS.md, run 7). models/fused_decode.cpp is that one region: both threads split
-every matrix by rows and meet at six barriers per layer.
+(docs/BENCHMARKS.md, run 7). models/decoders/fused_decode.cpp is that one region: both threads
+split every matrix by rows and meet at six barriers per layer.
 
 What stays the same as the engine:
 - the weights are the loaded model's own tensors (pointers, no copy), and the cache is the
   engine's KVCache: the same buffers, the same slot layout (models.kv_cache: full, sliding
-  ring, sinks + ring), the same `pos`, `length` and slot positions;
+  ring, sinks + ring). The kernel writes only the K/V rows of its token; the cache chooses each
+  layer's slot and keeps `pos`, `length` and the slot positions (KVCache.append_one);
 - each layer's mask is its MaskSpec, evaluated here in Python over the slots' absolute
-  positions (as models.compiled does) and handed to the kernel as 0 / -inf per slot; RoPE's
-  cos / signed sin come from models.layers at the token's absolute position;
+  positions (as models.decoders.static does) and handed to the kernel as 0 / -inf per slot;
+  RoPE's cos / signed sin come from models.layers at the token's absolute position;
 - the math of models/llama.py and models/gemma3.py (tests: logits within ~1e-5 of the engine's
   forward for Llama, Mistral, Qwen2 and Gemma 3 configs, every mask kind, rings that wrap).
 
 What it gives up: recording points (analyses that record use the eager forward), devices other
-than the CPU, dtypes other than fp32, batches above 1. The kernel is compiled once per machine
-with the system C++ compiler (~2 s) into the cache folder (models.device.cache_dir()/kernels);
-without a compiler, FusedDecoder raises a clear error and the eager engine remains.
+than the CPU, dtypes other than fp32, batches above 1, families other than those in LAYOUTS
+(the model's declared `family` chooses the block layout). The kernel is compiled once per
+machine with the system C++ compiler (~2 s) into the cache folder
+(models.paths.cache_dir()/kernels); without a compiler, FusedDecoder raises a clear error and
+the eager engine remains.
+
+Loading a shared library runs its code, so the kernel is loaded only from a folder that this
+user owns and nobody else may write to (created 0700), and only if its sha256 equals the digest
+recorded when this process's user built it (check_kernel); anything else is refused.
 
     decoder = FusedDecoder(model)
     generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, fused decode steps
@@ -31,11 +38,11 @@ without a compiler, FusedDecoder raises a clear error and the eager engine remai
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import hashlib
 import os
 import platform
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -43,16 +50,20 @@ from typing import Optional
 
 import torch
 
-from .paths import cache_dir
-from .forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
-from .kv_cache import KVCache
-from .layers import rope_cos_sin, signed_sin
+from ..forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
+from ..kv_cache import KVCache
+from ..layers import rope_cos_sin, signed_sin
+from ..paths import cache_dir
+from . import decode_options, eager_forward
 
 SOURCE = Path(__file__).with_name("fused_decode.cpp")
 # -march=native: the kernel is built on the machine that runs it (the hash below includes the
 # CPU), so it may use every vector extension that machine has
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
 ACTIVATIONS = {"silu": 0, "gelu_pytorch_tanh": 1, "gelu_tanh": 1}
+# the block layout of each family the kernel runs, by the family a model class declares:
+# True = Gemma 3's four norms per block and QK-norm, False = Llama's two norms
+LAYOUTS = {"llama": False, "gemma3": True}
 
 _P = ctypes.POINTER(ctypes.c_float)
 
@@ -62,8 +73,7 @@ class _Layer(ctypes.Structure):
     _fields_ = [("wqkv", _P), ("bqkv", _P), ("wo", _P), ("bo", _P), ("w_gate_up", _P), ("w_down", _P),
                 ("attn_norm", _P), ("attn_post_norm", _P), ("mlp_norm", _P), ("mlp_post_norm", _P),
                 ("q_norm", _P), ("k_norm", _P), ("k_cache", _P), ("v_cache", _P),
-                ("slot_pos", ctypes.POINTER(ctypes.c_int64)), ("capacity", ctypes.c_int64),
-                ("slot", ctypes.c_int64), ("rope", _P), ("mask", _P)]
+                ("capacity", ctypes.c_int64), ("slot", ctypes.c_int64), ("rope", _P), ("mask", _P)]
 
 
 class _Model(ctypes.Structure):
@@ -85,10 +95,55 @@ def _compiler() -> Optional[str]:
     return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
 
 
+class KernelRefused(RuntimeError):
+    """The built kernel, or the folder it lives in, is not safe to load (see check_kernel)."""
+
+
+def _check_private(path: Path, what: str) -> None:
+    """Refuse a file or folder that is a symbolic link, belongs to another user, or that the
+    group or others may write to: whoever could replace the kernel could run code here."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise KernelRefused(f"the fused kernel's {what} {path} is a symbolic link; refusing to load it")
+    if st.st_uid != os.getuid():
+        raise KernelRefused(f"the fused kernel's {what} {path} belongs to another user "
+                            f"(uid {st.st_uid}); refusing to load code from it")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise KernelRefused(f"the fused kernel's {what} {path} may be written by other users "
+                            f"(mode {stat.S_IMODE(st.st_mode):o}); make it private (chmod 700) or delete it")
+
+
+def kernel_dir() -> Path:
+    """cache_dir()/kernels, created private (0700), checked by _check_private."""
+    out_dir = cache_dir() / "kernels"
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    _check_private(out_dir, "folder")
+    return out_dir
+
+
+def _digest_path(library: Path) -> Path:
+    return library.with_name(library.name + ".sha256")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_private(out_dir: Path, target: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=out_dir)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, target)
+
+
 def build_kernel() -> Path:
-    """Compile fused_decode.cpp once per (source, compiler, CPU) into the cache folder and
-    return the shared library's path. A concurrent build by another process is harmless: each
-    writes a temporary file and renames it into place."""
+    """Compile fused_decode.cpp once per (source, compiler, CPU) into the kernels folder, record
+    the library's sha256 beside it, and return the library's path. A concurrent build by another
+    process is harmless: each writes temporary files and renames them into place."""
     cxx = _compiler()
     if cxx is None:
         raise RuntimeError("the fused decode step needs a C++ compiler (g++) to build its kernel "
@@ -100,19 +155,34 @@ def build_kernel() -> Path:
                     if line.startswith("flags")), "")
     key = hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(FLAGS), version, cpu,
                                     platform.machine()]).encode()).hexdigest()[:16]
-    out_dir = cache_dir() / "kernels"
+    out_dir = kernel_dir()
     target = out_dir / f"fused_decode-{key}.so"
-    if target.exists():
+    if target.exists() and _digest_path(target).exists():
         return target
-    out_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
     os.close(fd)
     result = subprocess.run([cxx, *FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True)
     if result.returncode != 0:
         os.unlink(tmp)
         raise RuntimeError(f"building the fused decode kernel failed ({cxx}):\n{result.stderr[-2000:]}")
+    os.chmod(tmp, 0o700)   # the linker creates its output with the umask's group bits
+    _write_private(out_dir, _digest_path(target), _sha256(Path(tmp)).encode())
     os.replace(tmp, target)
     return target
+
+
+def check_kernel(library: Path) -> None:
+    """Raise KernelRefused unless `library` may be loaded: its folder and itself owned by this
+    user and writable by nobody else, and its sha256 equal to the digest recorded at build."""
+    _check_private(library.parent, "folder")
+    _check_private(library, "library")
+    digest = _digest_path(library)
+    if not digest.exists():
+        raise KernelRefused(f"no digest recorded for {library}; delete it to rebuild")
+    _check_private(digest, "digest")
+    if _sha256(library) != digest.read_text().strip():
+        raise KernelRefused(f"{library} differs from the library built here (sha256 mismatch); "
+                            f"refusing to load it: delete it to rebuild")
 
 
 _LIB = None
@@ -121,29 +191,34 @@ _LIB = None
 def _library():
     global _LIB
     if _LIB is None:
+        path = build_kernel()
+        check_kernel(path)
         # torch is imported first, so the kernel's libgomp.so.1 resolves to the OpenMP runtime
         # torch already loaded: one thread pool in the process, not two competing for 2 cores
-        lib = ctypes.CDLL(str(build_kernel()))
-        lib.fused_decode_step.argtypes = [ctypes.POINTER(_Model), ctypes.c_int64, ctypes.c_int64, _P]
+        lib = ctypes.CDLL(str(path))
+        lib.fused_decode_step.argtypes = [ctypes.POINTER(_Model), ctypes.c_int64, _P]
         lib.fused_decode_step.restype = ctypes.c_int
         _LIB = lib
     return _LIB
 
 
 class FusedDecoder:
-    """Decode steps of one model through the fused kernel (see the module doc). Same interface
-    as models.compiled.StaticDecoder, so generate(..., decoder=) takes either:
+    """Decode steps of one model through the fused kernel (see the module doc); a
+    models.decoders.Decoder, so generate(..., decoder=) takes it:
 
         decoder = FusedDecoder(model)
         cache = decoder.new_cache(len(prompt) + n_new)
-        logits = model(prompt_ids, cache=cache, options=decoder.options)   # eager prefill
+        logits = decoder.prefill(prompt_ids, cache)    # the engine's forward
         logits = decoder.step(token, cache)            # (1, 1, V), advances cache.pos
 
     The model's weights must not be replaced afterwards (the kernel holds their addresses)."""
 
     def __init__(self, model: CausalLM, options: Optional[RunOptions] = None):
-        options = dataclasses.replace(options or RunOptions(), last_logits_only=True)
+        options = decode_options(options)
         config = model.config
+        if model.family not in LAYOUTS:
+            raise ValueError(f"the fused decode step has no kernel for the {model.family or type(model).__name__!r} "
+                             f"family (it runs {', '.join(sorted(LAYOUTS))})")
         weight = model.embed.weight
         if weight.device.type != "cpu" or weight.dtype != torch.float32:
             raise ValueError(f"the fused decode step runs on the CPU in float32; this model is "
@@ -159,7 +234,7 @@ class FusedDecoder:
         self.layer_masks = model.layer_masks(options.mask)
         self.lib = _library()
         blocks = list(model.blocks)
-        gemma = hasattr(blocks[0], "attn_post_norm")
+        gemma = LAYOUTS[model.family]
 
         def norm_scale(norm):  # the scale RMSNorm multiplies by: Gemma's (1 + w), or w
             return (1.0 + norm.weight.detach()) if norm.unit_offset else norm.weight.detach()
@@ -208,7 +283,7 @@ class FusedDecoder:
         self._rope = {kind: torch.empty(2, config.head_dim) for kind in self._inv_freq}
         self._bound: Optional[KVCache] = None
         self._groups: list = []
-        self._visible = 0  # visible slots summed over layers, in the last step
+        self._scores = 0  # query-key scores of the last prefill or step
 
     def new_cache(self, max_len: int, batch: int = 1) -> KVCache:
         if batch != 1:
@@ -225,7 +300,6 @@ class FusedDecoder:
             if layer.k.shape[0] != 1 or layer.k.dtype != torch.float32 or not layer.k.is_contiguous():
                 raise ValueError("the fused decode step needs a contiguous float32 cache of batch 1")
             L.k_cache, L.v_cache = _ptr(layer.k), _ptr(layer.v)
-            L.slot_pos = _ptr(layer.slot_pos, ctypes.POINTER(ctypes.c_int64))
             L.capacity = layer.capacity
             L.rope = _ptr(self._rope[rope_kind(self.model.config, i)])
             key = (layer.mask, layer.window, layer.sinks, layer.capacity)
@@ -236,37 +310,43 @@ class FusedDecoder:
         self._groups = list(groups.values())
         self._bound = cache
 
+    def prefill(self, ids, cache: Optional[KVCache]) -> torch.Tensor:
+        """The prompt through the engine's forward (models.decoders.eager_forward)."""
+        logits, self._scores = eager_forward(self.model, self.options, ids, cache)
+        return logits
+
     def step(self, token: int, cache: KVCache) -> torch.Tensor:
         """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
         vocab = self.model.config.vocab_size
         if not 0 <= token < vocab:
             raise ValueError(f"token id {token} is outside the vocabulary (0..{vocab - 1})")
-        cache.check_room_for_one()
-        pos = cache.pos
         if cache is not self._bound:
             self._bind(cache)
-        position = torch.tensor([pos])
-        for kind, table in self._rope.items():
-            cos, sin = rope_cos_sin(position, self._inv_freq[kind], torch.float32)   # (1, D)
-            table[0], table[1] = cos[0], signed_sin(sin)[0]
-        self._visible = 0
-        for layer, additive, members in self._groups:
-            slot = int(layer.slot_of(position))
-            slots = layer.slot_pos.clone()
-            slots[slot] = pos                      # what the kernel writes before attending
-            visible = layer.mask.visible(position, slots)[0]                          # (C,)
-            additive.fill_(float("-inf")).masked_fill_(visible, 0.0)
-            self._visible += int(visible.sum()) * len(members)
-            for i in members:
-                self._layers[i].slot = slot
-        self._model.n_threads = torch.get_num_threads()
         logits = torch.empty(vocab)
-        if self.lib.fused_decode_step(ctypes.byref(self._model), int(token), pos, _ptr(logits)) != 0:
-            raise RuntimeError("the fused decode kernel refused its arguments")  # checked above
-        cache.advance_one()
+
+        def write(pos: int, slots: list) -> None:
+            # every layer's slot already records `pos` (KVCache.append_one): the masks below
+            # see the key the kernel is about to write, as the engine's attention does
+            position = torch.tensor([pos])
+            for kind, table in self._rope.items():
+                cos, sin = rope_cos_sin(position, self._inv_freq[kind], torch.float32)   # (1, D)
+                table[0], table[1] = cos[0], signed_sin(sin)[0]
+            visible_slots = 0
+            for layer, additive, members in self._groups:
+                visible = layer.mask.visible(position, layer.slot_pos)[0]                # (C,)
+                additive.fill_(float("-inf")).masked_fill_(visible, 0.0)
+                visible_slots += int(visible.sum()) * len(members)
+                for i in members:
+                    self._layers[i].slot = slots[i]
+            self._model.n_threads = torch.get_num_threads()
+            if self.lib.fused_decode_step(ctypes.byref(self._model), int(token), _ptr(logits)) != 0:
+                raise RuntimeError("the fused decode kernel refused its arguments")  # checked above
+            # the kernel scores every head against every visible slot, skipping the rest
+            self._scores = self.model.config.n_heads * visible_slots
+
+        cache.append_one(write)
         return logits.view(1, 1, -1)
 
-    def scores_per_step(self, cache: KVCache) -> int:
-        """Query-key scores the last step computed: every head against every visible slot (the
-        kernel skips hidden and empty slots)."""
-        return self.model.config.n_heads * self._visible
+    def scores_per_step(self, cache: Optional[KVCache]) -> int:
+        """Query-key scores the last prefill or step computed."""
+        return self._scores

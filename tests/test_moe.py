@@ -235,3 +235,24 @@ def test_config_is_checked():
         cfg(top_k=E + 1)
     with pytest.raises(ValueError, match="scoring"):
         cfg(scoring="relu")
+
+
+def test_a_model_collects_each_moe_layers_aux_for_training():
+    """ctx.moe_aux holds every MoE layer's MoEAux; its losses train the routers through the
+    whole model (Mixtral family, built from a ModelConfig, random init)."""
+    from models.config import ModelConfig
+    from models.mixtral import MixtralForCausalLM
+    torch.manual_seed(0)
+    config = ModelConfig(family="mixtral", vocab_size=50, d_model=D, n_layers=2, n_heads=2, n_kv_heads=1,
+                         d_ff=F_, n_experts=E, n_experts_per_tok=K, d_expert=F_, router_aux_loss_coef=0.02)
+    model = MixtralForCausalLM(config)
+    ids = torch.randint(0, 50, (2, 7))
+    logits, ctx = model(ids, return_context=True)
+    assert sorted(ctx.moe_aux) == [0, 1]
+    aux = sum(a.loss for a in ctx.moe_aux.values())
+    assert aux.item() == pytest.approx(0.02 * sum(a.switch_loss().item() for a in ctx.moe_aux.values()))
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 50), ids.reshape(-1)) + aux
+    loss.backward()
+    for block in model.blocks:
+        assert block.mlp.router.weight.grad.abs().sum() > 0
+        assert block.mlp.experts.w_gate_up.grad.abs().sum() > 0

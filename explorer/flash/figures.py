@@ -1,0 +1,295 @@
+"""The Flash tab's figures, in the visitor's language, drawn from stored results only (a
+language switch redraws them without any computation).
+
+The tiled path is one figure whose frames (one per tile of the recorded schedule) travel once
+in `layout.meta`; a small script in the page (explorer/ui/flash.py, FRAMES_JS) hands them to
+plotly.js with Plotly.addFrames, because Gradio's plot component passes data and layout to
+Plotly.react but not frames. The slider and the play button then animate in the browser."""
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from typing import Optional
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.flash import io as flash_io
+from explorer.flash.memory import MemorySweep
+from explorer.flash.schedule import FULL, PARTIAL, SKIPPED, FlashSchedule
+from explorer.flash.timing import TimingSweep
+from explorer.locales import template, text
+from explorer.plotting import MUTED, SEQUENTIAL, Fig, colors
+from models.attention import MaskSpec
+
+NAIVE_CELLS = 256          # naive matrices larger than this are shown as block means
+FRAME_MS = 350             # one tile per frame while playing
+# tile colours: pending, skipped, partly masked, full, current (cividis-like, colour-blind safe)
+PENDING, CURRENT = 3, 4
+TILE_COLORS = ["#e8e8e8", "#9a9a9a", "#7f7c75", "#00204c", "#ffe945"]
+_CODE = {SKIPPED: 1, PARTIAL: 2, FULL: 3}     # schedule status -> colour index (0 = pending)
+STATE_KEYS = {SKIPPED: "flash.state.skipped", PARTIAL: "flash.state.partial", FULL: "flash.state.full"}
+
+
+def mask_text(mask: MaskSpec, lang: str) -> str:
+    if mask.window is None:
+        return text("flash.mask.causal" if mask.causal else "flash.mask.bidirectional", lang)
+    if mask.sinks:
+        return text("flash.mask.sinks", lang, s=mask.sinks, w=mask.window)
+    return text("flash.mask.window", lang, w=mask.window)
+
+
+def chip_text(result: FlashSchedule, lang: str) -> str:
+    """What one query block's loop holds on chip, with its size."""
+    return text("flash.chip", lang, bq=result.block_q, bk=result.block_k, d=result.capture.head_dim,
+                kib=sum(result.on_chip.values()) / 1024)
+
+
+def _pool(matrix: np.ndarray, cells: int) -> tuple[np.ndarray, int]:
+    """Mean of f x f blocks (NaN ignored) so that at most cells x cells remain."""
+    n = matrix.shape[0]
+    f = max(1, math.ceil(n / cells))
+    if f == 1:
+        return matrix, 1
+    size = math.ceil(n / f) * f
+    padded = np.full((size, size), np.nan)
+    padded[:n, :n] = matrix
+    with warnings.catch_warnings():  # an all-masked block's mean is NaN, drawn blank
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(padded.reshape(size // f, f, size // f, f), axis=(1, 3)), f
+
+
+def naive_figure(result: FlashSchedule, lang: str) -> go.Figure:
+    """The naive path's two n x n matrices, S (masked entries blank) and P."""
+    cap = result.capture
+    scores, f = _pool(result.scores, NAIVE_CELLS)
+    probs, _ = _pool(result.probs, NAIVE_CELLS)
+    axis = (np.arange(scores.shape[0]) * f).tolist()
+    fig = Fig(panels=(text("flash.fig.scores_panel", lang), text("flash.fig.probs_panel", lang)))
+    hover = template("flash.fig.naive_hover", lang)
+    fig.add_heatmap(z=np.round(scores, 4).tolist(), x=axis, y=axis, colorscale=SEQUENTIAL,
+                    colorbar=dict(title=dict(text=text("flash.fig.score", lang)), x=0.45, len=0.9),
+                    hovertemplate=hover.format(what="S") + "<extra></extra>", xaxis="x", yaxis="y")
+    fig.add_heatmap(z=np.round(probs, 5).tolist(), x=axis, y=axis, colorscale=SEQUENTIAL, zmin=0,
+                    colorbar=dict(title=dict(text=text("flash.fig.prob", lang)), x=1.0, len=0.9),
+                    hovertemplate=hover.format(what="P") + "<extra></extra>", xaxis="x2", yaxis="y2")
+    for i in (1, 2):
+        fig.update_xaxes(i, title_text=text("flash.fig.key_axis", lang))
+        fig.update_yaxes(i, title_text=text("flash.fig.query_axis", lang), autorange="reversed")
+    pooled = text("flash.fig.pooled", lang, f=f) if f > 1 else ""
+    return fig.finish(text("flash.fig.naive_title", lang, layer=cap.layer, head=cap.head, n=cap.n,
+                           mask=mask_text(cap.mask, lang), pooled=pooled), height=470)
+
+
+def _frame_grid(result: FlashSchedule, upto: int) -> list:
+    """The tile grid after step `upto`: 0 pending, 1 skipped, 2 partial, 3 full, 4 current."""
+    nq, nk = result.grid
+    grid = np.zeros((nq, nk), dtype=np.int8)
+    for (qi, kj), status in zip(result.steps[:upto + 1], result.status[:upto + 1]):
+        grid[qi, kj] = _CODE[int(status)]
+    qi, kj = result.steps[upto]
+    grid[qi, kj] = CURRENT
+    return grid.tolist()
+
+
+def _traffic(result: FlashSchedule, upto: Optional[int]) -> list:
+    """Bytes per category [Q read, K/V read, O written, S/P traffic]: the tiled path's after
+    step `upto`, or the naive path's whole run (upto None)."""
+    cap, elem = result.capture, 4
+    n, d = cap.n, cap.head_dim
+    if upto is None:
+        t = result.naive_traffic
+        return [elem * n * d, elem * 2 * n * d, elem * n * d, t.total - elem * 4 * n * d]
+    q_read = kv_read = 0
+    for (qi, kj), status, read in zip(result.steps[:upto + 1], result.status[:upto + 1],
+                                      result.step_read[:upto + 1]):
+        q_here = elem * min(result.block_q, n - qi * result.block_q) * d if kj == 0 else 0
+        q_read += q_here
+        kv_read += int(read) - q_here
+    return [q_read, kv_read, int(result.step_written[:upto + 1].sum()), 0]
+
+
+def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
+    """The tiled schedule, one frame per tile: the grid of tiles (pending, skipped, partly
+    masked, full, current) and the bytes moved so far next to the naive path's totals."""
+    cap = result.capture
+    n, d, bq, bk = cap.n, cap.head_dim, result.block_q, result.block_k
+    nq, nk = result.grid
+    steps = len(result.steps)
+    final = {(int(qi), int(kj)): int(s) for (qi, kj), s in zip(result.steps, result.status)}
+    cell_text = [[text("flash.fig.tile_cell", lang, q0=qi * bq, q1=min(n, (qi + 1) * bq) - 1,
+                       k0=kj * bk, k1=min(n, (kj + 1) * bk) - 1,
+                       state=text(STATE_KEYS[final[(qi, kj)]], lang))
+                  for kj in range(nk)] for qi in range(nq)]
+    scale = [pair for i, c in enumerate(TILE_COLORS)
+             for pair in ([max(0, i - 0.5) / 4, c], [min(4, i + 0.5) / 4, c])]
+    categories = [text(k, lang) for k in ("flash.fig.q_read", "flash.fig.kv_read",
+                                          "flash.fig.o_written", "flash.fig.sp_traffic")]
+    fig = Fig(panels=(text("flash.fig.grid_panel", lang), text("flash.fig.traffic_panel", lang)))
+    fig.add_heatmap(z=_frame_grid(result, 0), x=list(range(nk)), y=list(range(nq)), zmin=0, zmax=4,
+                    colorscale=scale, showscale=False, xgap=1, ygap=1, customdata=cell_text,
+                    hovertemplate=template("flash.fig.tile_hover", lang).format() + "<extra></extra>",
+                    xaxis="x", yaxis="y")
+    fig.add_bar(x=categories, y=_traffic(result, 0), name=text("flash.fig.tiled_so_far", lang),
+                marker=dict(color=colors(3)[0]), xaxis="x2", yaxis="y2",
+                hovertemplate="%{x}: %{y:,} B<extra></extra>")
+    fig.add_bar(x=categories, y=_traffic(result, None), name=text("flash.fig.naive_total", lang),
+                marker=dict(color=colors(3)[2]), xaxis="x2", yaxis="y2",
+                hovertemplate="%{x}: %{y:,} B<extra></extra>")
+    # legend of the tile colours: invisible markers, one per state
+    for code, key in ((1, "flash.state.skipped"), (2, "flash.state.partial"), (3, "flash.state.full"),
+                      (4, "flash.state.current"), (0, "flash.state.pending")):
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=text(key, lang), xaxis="x", yaxis="y",
+                        marker=dict(symbol="square", size=12, color=TILE_COLORS[code]))
+    row_block = result.row.q_block
+    fig.add_shape(type="rect", xref="x", yref="y", x0=-0.5, x1=nk - 0.5, y0=row_block - 0.5,
+                  y1=row_block + 0.5, line=dict(color="#d55e00", width=2, dash="dot"))
+    fig.update_xaxes(1, title_text=text("flash.fig.kblock_axis", lang), range=[-0.5, nk - 0.5],
+                     dtick=max(1, nk // 16), showgrid=False)
+    fig.update_yaxes(1, title_text=text("flash.fig.qblock_axis", lang), range=[nq - 0.5, -0.5],
+                     dtick=max(1, nq // 16), showgrid=False)
+    fig.update_yaxes(2, title_text=text("flash.fig.bytes", lang), type="log")
+    fig.update_layout(barmode="group", legend=dict(y=-0.22, yanchor="top"))
+    base_notes = list(fig.layout.get("annotations", []))
+    chip = text("flash.fig.on_chip", lang, chip=chip_text(result, lang))
+
+    def notes(i: int) -> list:
+        qi, kj = (int(x) for x in result.steps[i])
+        status = int(result.status[i])
+        step = text("flash.fig.step", lang, step=i + 1, steps=steps, qi=qi, kj=kj, q0=qi * bq,
+                    q1=min(n, (qi + 1) * bq) - 1, k0=kj * bk, k1=min(n, (kj + 1) * bk) - 1,
+                    state=text(STATE_KEYS[status], lang))
+        return base_notes + [
+            dict(text=step, x=0, y=-0.13, xref="paper", yref="paper", xanchor="left", showarrow=False,
+                 font=dict(size=13)),
+            dict(text=chip, x=0, y=-0.19, xref="paper", yref="paper", xanchor="left", showarrow=False,
+                 font=dict(size=12, color=MUTED))]
+
+    frames = [dict(name=str(i), data=[dict(type="heatmap", z=_frame_grid(result, i)),
+                                      dict(type="bar", y=_traffic(result, i))],
+                   traces=[0, 1], layout=dict(annotations=notes(i))) for i in range(steps)]
+    token = hashlib.sha1(f"{id(result)}:{lang}:{steps}:{bq}x{bk}:{n}".encode()).hexdigest()[:12]
+    play = dict(frame=dict(duration=FRAME_MS, redraw=True), fromcurrent=True,
+                transition=dict(duration=0), mode="immediate")
+    fig.update_layout(
+        annotations=notes(0), meta=dict(flash_token=token, flash_frames=frames),
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.3, xanchor="left", yanchor="top",
+                          showactive=False, pad=dict(t=4, r=8),
+                          buttons=[dict(label=text("flash.fig.play", lang), method="animate",
+                                        args=[None, play]),
+                                   dict(label=text("flash.fig.pause", lang), method="animate",
+                                        args=[[None], dict(frame=dict(duration=0, redraw=False),
+                                                           mode="immediate")])])],
+        sliders=[dict(active=0, x=0.16, y=-0.3, len=0.84, yanchor="top", pad=dict(t=4),
+                      currentvalue=dict(prefix=text("flash.fig.slider_prefix", lang), font=dict(size=12)),
+                      steps=[dict(label=str(i + 1), method="animate",
+                                  args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                                       transition=dict(duration=0))])
+                             for i in range(steps)])])
+    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=620)
+    out.layout.margin.b = 230
+    return out
+
+
+def row_figure(result: FlashSchedule, lang: str) -> go.Figure:
+    """One query row through its key blocks: running max, normalizer, rescale, partial error."""
+    row = result.row
+    blocks = list(range(len(row.running_max)))
+    c = colors(3)
+    fig = Fig()
+    quads = (("x", "y", [0.0, 0.44], [0.58, 1.0]), ("x2", "y2", [0.56, 1.0], [0.58, 1.0]),
+             ("x3", "y3", [0.0, 0.44], [0.0, 0.40]), ("x4", "y4", [0.56, 1.0], [0.0, 0.40]))
+    titles = ("flash.fig.row_max", "flash.fig.row_norm", "flash.fig.row_rescale", "flash.fig.row_error")
+    for i, ((xa, ya, xd, yd), key) in enumerate(zip(quads, titles), start=1):
+        fig.update_layout(**{f"xaxis{'' if i == 1 else i}": dict(domain=xd, anchor=ya),
+                             f"yaxis{'' if i == 1 else i}": dict(domain=yd, anchor=xa)})
+        fig.add_annotation(text=text(key, lang), x=sum(xd) / 2, y=yd[1], xref="paper", yref="paper",
+                           xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=13))
+        fig.update_xaxes(i, title_text=text("flash.fig.after_block", lang), dtick=1 if len(blocks) <= 16 else None)
+    hover = template("flash.fig.row_hover", lang).format() + "<extra></extra>"
+    finite = lambda a: [None if not np.isfinite(v) else float(v) for v in a]   # noqa: E731
+    tiled = text("flash.fig.tiled_row", lang)
+    whole = text("flash.fig.full_row", lang)
+    fig.add_scatter(x=blocks, y=finite(row.running_max), mode="lines+markers", name=tiled,
+                    line=dict(color=c[0]), hovertemplate=hover, xaxis="x", yaxis="y")
+    fig.add_scatter(x=[blocks[0], blocks[-1]], y=[row.full_max] * 2, mode="lines", name=whole,
+                    line=dict(color=c[2], dash="dash"), hovertemplate=hover, xaxis="x", yaxis="y")
+    fig.add_scatter(x=blocks, y=finite(row.normalizer), mode="lines+markers", showlegend=False,
+                    line=dict(color=c[0]), hovertemplate=hover, xaxis="x2", yaxis="y2")
+    fig.add_scatter(x=[blocks[0], blocks[-1]], y=[row.full_normalizer] * 2, mode="lines", showlegend=False,
+                    line=dict(color=c[2], dash="dash"), hovertemplate=hover, xaxis="x2", yaxis="y2")
+    fig.add_bar(x=blocks, y=finite(row.rescale), showlegend=False, marker=dict(color=c[1]),
+                hovertemplate=hover, xaxis="x3", yaxis="y3")
+    fig.add_scatter(x=blocks, y=finite(np.maximum(row.partial_error, 1e-12)), mode="lines+markers",
+                    showlegend=False, line=dict(color=c[0]), hovertemplate=hover, xaxis="x4", yaxis="y4")
+    fig.update_yaxes(3, range=[0, 1.05])
+    fig.update_yaxes(4, type="log", exponentformat="power")
+    return fig.finish(text("flash.fig.row_title", lang, row=row.row, qi=row.q_block), height=560)
+
+
+def io_figure(sweep: flash_io.IOSweep, lang: str, paper: Optional[flash_io.IOSweep] = None,
+              sram_kib: Optional[float] = None) -> go.Figure:
+    """Bytes moved vs n on log axes: naive, tiled counted, tiled with no skipping, and (if given)
+    tiled with the blocks the paper picks for the on-chip size."""
+    c = colors(4)
+    ns = list(sweep.ns)
+    fig = Fig()
+    series = [(text("flash.fig.io_naive", lang), [t.total for t in sweep.naive], c[0], "solid"),
+              (text("flash.fig.io_counted", lang, bq=sweep.block_q, bk=sweep.block_k),
+               [t.total for t in sweep.counted], c[1], "solid"),
+              (text("flash.fig.io_formula", lang, bq=sweep.block_q, bk=sweep.block_k),
+               [t.total for t in sweep.formula], c[1], "dot")]
+    if paper is not None:
+        series.append((text("flash.fig.io_paper", lang, bq=paper.block_q, bk=paper.block_k, kib=sram_kib),
+                       [t.total for t in paper.counted], c[2], "solid"))
+    hover = template("flash.fig.io_hover", lang)
+    for name, ys, color, dash in series:
+        fig.add_scatter(x=ns, y=ys, mode="lines+markers", name=name, line=dict(color=color, dash=dash),
+                        hovertemplate=hover.format(name=name) + "<extra></extra>")
+    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_yaxes(title_text=text("flash.fig.bytes_axis", lang), type="log", exponentformat="SI")
+    return fig.finish(text("flash.fig.io_title", lang, d=sweep.d, mask=mask_text(sweep.mask, lang)),
+                      height=430)
+
+
+def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
+    c = colors(4)
+    ns = list(sweep.ns)
+    fig = Fig()
+    hover = template("flash.fig.io_hover", lang)
+    for (path, color) in zip(("naive", "tiled", "sdpa"), c):
+        name = text(f"flash.path.{path}", lang)
+        fig.add_scatter(x=ns, y=[max(b, 1) for b in sweep.extra[path]], mode="lines+markers", name=name,
+                        line=dict(color=color), hovertemplate=hover.format(name=name) + "<extra></extra>")
+    name = text("flash.fig.one_matrix", lang)
+    fig.add_scatter(x=ns, y=list(sweep.score_matrix), mode="lines", name=name,
+                    line=dict(color=MUTED, dash="dash"), hovertemplate=hover.format(name=name) + "<extra></extra>")
+    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_yaxes(title_text=text("flash.fig.mem_axis", lang), type="log", exponentformat="SI")
+    return fig.finish(text("flash.fig.mem_title", lang, device=sweep.device, d=sweep.d,
+                           mask=mask_text(sweep.mask, lang)), height=430)
+
+
+def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
+    c = colors(4)
+    ns = list(sweep.ns)
+    fig = Fig()
+    hover = template("flash.fig.time_hover", lang)
+    for (path, color) in zip(("naive", "tiled", "sdpa"), c):
+        name = text(f"flash.path.{path}", lang)
+        fig.add_scatter(x=ns, y=[s * 1e3 for s in sweep.seconds[path]], mode="lines+markers", name=name,
+                        line=dict(color=color), hovertemplate=hover.format(name=name) + "<extra></extra>")
+    if sweep.crossover is not None:
+        fig.add_shape(type="line", x0=sweep.crossover, x1=sweep.crossover, y0=0, y1=1, yref="paper",
+                      line=dict(color=MUTED, dash="dot"))
+    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_yaxes(title_text=text("flash.fig.ms_axis", lang), type="log")
+    return fig.finish(text("flash.fig.time_title", lang, device=sweep.device, d=sweep.d,
+                           bq=sweep.block_q, bk=sweep.block_k, mask=mask_text(sweep.mask, lang)),
+                      height=430)
+
+
+def figures(result: FlashSchedule, lang: str) -> tuple[go.Figure, go.Figure, go.Figure]:
+    """(naive, tiled animation, followed row) of one head's schedule."""
+    return naive_figure(result, lang), tiles_figure(result, lang), row_figure(result, lang)

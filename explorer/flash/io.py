@@ -1,0 +1,149 @@
+"""Bytes moved between slow memory (HBM on a GPU, RAM on a CPU) and on-chip memory (SRAM, the
+CPU's caches) by naive attention and by the tiled schedule, for one head.
+
+Naive (the standard implementation, FlashAttention paper, Algorithm 0): read Q and K, write the
+n x s scores S; read S, write P = softmax(S); read P and V, write O. The score matrix crosses
+twice in each direction: 4ns + 2nd + 2sd elements.
+
+Tiled (models.attention.tiled_attention, query blocks outer): a query block is read once, its
+running max, normalizer and partial output stay on chip across the key blocks, and only its
+n x d output block is written. Every computed tile reads one K block and one V block; a tile the
+mask empties is skipped and reads nothing. `counted` adds this up over the tiles a trace
+recorded; `formula` is the same schedule with no tile skipped: 2nd + 2sd * ceil(n / Bq), the
+paper's Theta(n^2 d^2 / M) once Bq grows with the on-chip size M (paper_blocks)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from models.attention import MaskSpec, TileTrace, TileVisibility, tiled_attention
+
+
+@dataclass(frozen=True)
+class Traffic:
+    read: int        # bytes from slow memory onto the chip
+    written: int     # bytes from the chip back to slow memory
+
+    @property
+    def total(self) -> int:
+        return self.read + self.written
+
+
+def naive(n: int, s: int, d: int, elem: int = 4) -> Traffic:
+    """Algorithm 0: S and P each written once and read once."""
+    return Traffic(read=elem * (n * d + s * d + n * s + n * s + s * d),
+                   written=elem * (n * s + n * s + n * d))
+
+
+def formula(n: int, s: int, d: int, block_q: int, elem: int = 4) -> Traffic:
+    """The tiled schedule with every tile computed (no mask skipping)."""
+    return Traffic(read=elem * (n * d + math.ceil(n / block_q) * 2 * s * d), written=elem * n * d)
+
+
+def step_traffic(tiles: Sequence[tuple], n: int, s: int, d: int, block_q: int, block_k: int,
+                 elem: int = 4) -> tuple[list[int], list[int]]:
+    """Bytes read and written by each step of a recorded schedule (the trace's tiles, in order).
+    A query block's first step reads its Q block, its last writes its output block; a computed
+    tile reads its K and V blocks."""
+    n_kb = math.ceil(s / block_k)
+    read, written = [], []
+    for qi, kj, status in tiles:
+        rows = min(block_q, n - qi * block_q)
+        cols = min(block_k, s - kj * block_k)
+        r = (rows * d if kj == 0 else 0) + (2 * cols * d if status == "computed" else 0)
+        w = rows * d if kj == n_kb - 1 else 0
+        read.append(elem * r)
+        written.append(elem * w)
+    return read, written
+
+
+def counted(tiles: Sequence[tuple], n: int, s: int, d: int, block_q: int, block_k: int,
+            elem: int = 4) -> Traffic:
+    read, written = step_traffic(tiles, n, s, d, block_q, block_k, elem)
+    return Traffic(read=sum(read), written=sum(written))
+
+
+def on_chip_bytes(block_q: int, block_k: int, d: int, elem: int = 4) -> dict[str, int]:
+    """What one query block's loop holds on chip: its Q block, one K and one V block, the score
+    tile, the running max and normalizer, and the partial output."""
+    return {"q_block": elem * block_q * d, "kv_blocks": elem * 2 * block_k * d,
+            "score_tile": elem * block_q * block_k, "running_stats": elem * 2 * block_q,
+            "partial_out": elem * block_q * d}
+
+
+def paper_blocks(sram_bytes: int, d: int, elem: int = 4) -> tuple[int, int]:
+    """(Bq, Bk) the FlashAttention paper picks for M elements of on-chip memory:
+    Bc = ceil(M / 4d) key rows, Br = min(Bc, d) query rows."""
+    m = sram_bytes // elem
+    bk = max(1, math.ceil(m / (4 * d)))
+    return min(bk, d), bk
+
+
+@dataclass(frozen=True)
+class IOSweep:
+    ns: tuple
+    d: int
+    block_q: int
+    block_k: int
+    mask: MaskSpec
+    elem: int
+    naive: tuple          # Traffic per n
+    counted: tuple        # Traffic per n, from the schedule the engine ran
+    formula: tuple        # Traffic per n, no tile skipped
+    computed_tiles: tuple
+    total_tiles: tuple
+
+
+def run_schedule(n: int, d: int, block_q: int, block_k: int, mask: MaskSpec,
+                 seed: int = 0) -> TileTrace:
+    """The engine's tiled path on random (1, 1, n, d) inputs, its schedule recorded."""
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, 1, n, d, generator=gen) for _ in range(3))
+    pos = torch.arange(n)
+    trace = TileTrace(block_q, block_k)
+    tiled_attention(q, k, v, TileVisibility(mask, pos, pos), d ** -0.5, block_q=block_q,
+                    block_k=block_k, trace=trace)
+    return trace
+
+
+def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
+          elem: int = 4) -> IOSweep:
+    """Naive, counted and formula traffic for a sequence length n = s per entry of ns."""
+    naive_t, counted_t, formula_t, computed, total = [], [], [], [], []
+    for n in ns:
+        trace = run_schedule(n, d, block_q, block_k, mask)
+        naive_t.append(naive(n, n, d, elem))
+        counted_t.append(counted(trace.tiles, n, n, d, block_q, block_k, elem))
+        formula_t.append(formula(n, n, d, block_q, elem))
+        computed.append(sum(status == "computed" for _, _, status in trace.tiles))
+        total.append(len(trace.tiles))
+    return IOSweep(ns=tuple(ns), d=d, block_q=block_q, block_k=block_k, mask=mask, elem=elem,
+                   naive=tuple(naive_t), counted=tuple(counted_t), formula=tuple(formula_t),
+                   computed_tiles=tuple(computed), total_tiles=tuple(total))
+
+
+MIN_SWEEP_N = 128
+MAX_SWEEP_N = {"cpu": 4096, "cuda": 16384}
+MAX_SWEEP_TILES = 4096     # tiles of the largest n: the tiled path's Python loop stays ~1 s
+
+
+def sweep_lengths(max_n, block_q: int, block_k: int, device: torch.device | str = "cpu") -> list[int]:
+    """n = 128, 256, ... up to max_n (validated: InputError when max_n is out of range or its
+    tiles exceed MAX_SWEEP_TILES)."""
+    from explorer.inputs import InputError, whole_number
+    from explorer.locales import Term
+
+    top = MAX_SWEEP_N["cuda" if torch.device(device).type == "cuda" else "cpu"]
+    max_n = whole_number(max_n, Term("flash.name.max_n"), MIN_SWEEP_N, top)
+    tiles = math.ceil(max_n / block_q) * math.ceil(max_n / block_k)
+    if tiles > MAX_SWEEP_TILES:
+        raise InputError("flash.err.sweep_tiles", n=max_n, block_q=block_q, block_k=block_k,
+                         tiles=tiles, cap=MAX_SWEEP_TILES)
+    ns, n = [], MIN_SWEEP_N
+    while n <= max_n:
+        ns.append(n)
+        n *= 2
+    return ns

@@ -49,6 +49,9 @@ class LayerKV:
         self.k = torch.zeros(shape, dtype=dtype, device=device)
         self.v = torch.zeros(shape, dtype=dtype, device=device)
         self.slot_pos = torch.full((self.capacity,), -1, dtype=torch.long, device=device)
+        # on the CPU, the same memory as a NumPy array: one slot read or written per decode
+        # token and layer costs ~0.2 us through it, ~3 us as a tensor index (x 2 x 30 layers)
+        self._slot_pos_np = self.slot_pos.numpy() if self.slot_pos.device.type == "cpu" else None
         self._length = 0
 
     @property
@@ -73,6 +76,16 @@ class LayerKV:
         if self.window is None or position < self.sinks:
             return position
         return self.sinks + (position - self.sinks) % self.window
+
+    def _set_slot_pos(self, slot: int, position: int) -> int:
+        """Record `position` in `slot`; returns the position the slot held before."""
+        if self._slot_pos_np is not None:
+            old = int(self._slot_pos_np[slot])
+            self._slot_pos_np[slot] = position
+            return old
+        old = int(self.slot_pos[slot])
+        self.slot_pos[slot] = position
+        return old
 
     def _store(self, k_new: torch.Tensor, v_new: torch.Tensor, positions: torch.Tensor, start: int):
         """Store keys/values (B, Hkv, T, D) at the consecutive absolute `positions` (T,) =
@@ -199,14 +212,12 @@ class KVCache:
         self.check_room(1)
         pos = self._pos
         slots = [layer.slot_of_int(pos) for layer in self.layers]
-        before = [int(layer.slot_pos[slot]) for layer, slot in zip(self.layers, slots)]
-        for layer, slot in zip(self.layers, slots):
-            layer.slot_pos[slot] = pos
+        before = [layer._set_slot_pos(slot, pos) for layer, slot in zip(self.layers, slots)]
         try:
             out = write(pos, slots)
         except BaseException:
             for layer, slot, old in zip(self.layers, slots, before):
-                layer.slot_pos[slot] = old
+                layer._set_slot_pos(slot, old)
             raise
         self.advance(1)
         return out

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from explorer import rope  # noqa: E402
+from explorer.rope import frequencies as freq  # noqa: E402
 from explorer.texts import long_text  # noqa: E402
 
 
@@ -62,10 +63,15 @@ def main() -> None:
         rows.append((label, seconds, timed.cpu, target))
 
     bases = [1e4, 1e5, 5e5, 1e6]
-    rope.frequency_figures(64, bases, 8192)  # warm-up: plotly imports
-    seconds, _ = timed(lambda: rope.frequency_figures(64, bases, 8192), 20)
+
+    def frequencies(head_dim, bases, context):
+        result = freq.run(bases, head_dim, context)
+        return freq.figures(result, "en"), freq.summary(result, "en"), freq.table(result, "en")
+
+    frequencies(64, bases, 8192)  # warm-up: plotly imports
+    seconds, _ = timed(lambda: frequencies(64, bases, 8192), 20)
     add("frequency figure + table, 4 bases, d=64", seconds, 0.1)
-    seconds, _ = timed(lambda: rope.frequency_figure(rope.frequency_table(256, bases + [3e6, 1e7], 131072), 131072), 10)
+    seconds, _ = timed(lambda: freq.figures(freq.run(bases + [3e6, 1e7], 256, 131072), "en"), 10)
     add("frequency figure, 6 bases, d=256", seconds, 0.1)
     seconds, _ = timed(lambda: rope.scaling_figure(rope.scaling_table(64, 1e5, 4, 8192), 8192, 4), 10)
     add("extension-recipes figure", seconds, 0.1)

@@ -110,51 +110,6 @@ def test_yarn_and_linear_frequencies_equal_transformers():
     assert ntk[0] == pytest.approx(1.0) and ntk[-1] == pytest.approx(0.25, rel=1e-5)
 
 
-# ----------------------------------------------------------------------------- C13: the frequency table
-
-def test_frequency_table_matches_the_formula():
-    bases = [10_000.0, 100_000.0, 500_000.0, 1_000_000.0, 12_345.0]
-    d, context = 64, 8192
-    table = rope.frequency_table(d, bases, context)
-    assert len(table) == len(bases) * d // 2
-    for row in table.itertuples():
-        theta = row.base ** (-2 * row.pair / d)
-        assert row.theta == pytest.approx(theta, rel=1e-6)
-        assert row.wavelength == pytest.approx(2 * math.pi / theta, rel=1e-6)
-        assert row.full_turn == ((context - 1) * theta >= 2 * math.pi)
-    # pair 0 turns at 1 rad/token whatever the base; a larger base slows every other pair
-    firsts = table[table["pair"] == 0]["theta"]
-    assert (firsts == 1.0).all()
-    by_base = {b: table[table["base"] == b]["theta"].to_numpy() for b in bases}
-    ordered = sorted(bases)
-    for low, high in zip(ordered, ordered[1:]):
-        assert (by_base[high][1:] < by_base[low][1:]).all()
-    summary = rope.frequency_summary(table, context).set_index("base")
-    # hand-counted for d=64: with base 10k, pairs 0..24 wrap inside 8192 tokens (λ_24 ≈ 5,000)
-    assert summary.loc["10k", "full turn inside context"] == 25
-    assert summary.loc["1M", "full turn inside context"] == 17
-    assert (summary["θ of pair 0 (rad/token)"] == 1.0).all()
-
-
-@pytest.mark.parametrize("bad, message", [
-    ("1", "greater than 1"), ("0.5", "greater than 1"), ("-3", "greater than 1"), ("nan", "finite"),
-    ("inf", "finite"), ("ten", "not a number"), ("", "at least one"),
-])
-def test_bad_bases_are_refused_in_plain_words(bad, message):
-    with pytest.raises(rope.InputError, match=message):
-        rope.parse_bases(bad)
-
-
-def test_parse_bases_suffixes_and_bad_dimensions():
-    assert rope.parse_bases("10000, 1e5 500k;1M, 100k") == [1e4, 1e5, 5e5, 1e6]
-    with pytest.raises(rope.InputError, match="even"):
-        rope.frequency_table(63, [1e4], 100)
-    with pytest.raises(rope.InputError, match="whole number"):
-        rope.frequency_table(float("nan"), [1e4], 100)
-    with pytest.raises(rope.InputError, match="context length"):
-        rope.frequency_table(64, [1e4], 0)
-
-
 # ----------------------------------------------------------------------------- C11, C12 on the real models
 
 @pytest.mark.parametrize("name, layer", [(SMOL, 3), (SMOL, 17), (GEMMA, 3), (GEMMA, 5)])
@@ -308,12 +263,11 @@ def test_every_rope_figure_in_both_languages():
     from models.config import SLIDING
 
     profile = torch.rand(3, 12).double().numpy()
-    freq_table = rope.frequency_table(64, [1e4, 1e6], 8192)
     scale_table = rope.scaling_table(64, 1e5, 4, 8192)
 
     def draw(lang):
         both, one = rope.toeplitz_figures(capture, result, 1, 5, 3, lang)
-        return {"freq": rope.frequency_figure(freq_table, 8192, lang), "both": both, "one": one,
+        return {"both": both, "one": one,
                 "real": rope.real_scores_figure(capture, 1, lang),
                 "pair": rope.pair_figure(capture, 1, 5, 2, 40, lang)[0],
                 "distance": rope.distance_figure(profile, ["full_attention", SLIDING, "full_attention"], lang),
@@ -325,12 +279,6 @@ def test_every_rope_figure_in_both_languages():
         assert not english_left(zh[name]), (name, english_left(zh[name]))
         assert_same_numbers(en[name], zh[name])
     assert not english_left(draw("zh-CN")["pair"])              # a browser locale works too
-    # the English figures are the ones drawn before the switch existed (lang defaults to "en")
-    assert rope.frequency_figure(freq_table, 8192).to_json() == en["freq"].to_json()
-    assert [a.text for a in en["freq"].layout.annotations] == ["Frequency of each pair", "Wavelength of each pair"]
-    assert [a.text for a in zh["freq"].layout.annotations] == ["各维度对的频率", "各维度对的波长"]
-    assert zh["freq"].layout.yaxis.title.text == "θ（弧度/token，对数坐标）"
-    assert en["freq"].data[-1].name == "context 8,192 tokens" and zh["freq"].data[-1].name == "上下文 8,192 个 token"
     assert en["both"].layout.xaxis.title.text == "key position n (token)"
     assert zh["both"].layout.xaxis.title.text == "键的位置 n（token）"
     assert "两侧都旋转" in zh["both"].data[0].text[0][0] and "只旋转 q" in zh["one"].data[0].text[0][0]

@@ -450,6 +450,30 @@ STRINGS: dict[str, str] = {
         'Measured: going from base {low} to {high}, pair 0 keeps θ₀ = 1 and all {n} other '
         'pairs slow down (by ×{min_ratio:.3g} for pair 1 up to ×{max_ratio:.3g} for pair '
         '{last}).'),
+    'rope.freq.title': 'Frequencies',
+    'rope.qk.title': 'Real q and k',
+    'rope.pair.title': 'One pair rotating',
+    'rope.dist.title': 'Attention vs distance',
+    'rope.base.title': 'Changing the base',
+    'rope.cont.title': 'Continuation',
+    'rope.scale.section': 'Context extension',
+    'rope.name.base': 'The RoPE base',
+    'rope.name.bases': 'The list of bases',
+    'rope.name.head_dim': 'The head dimension',
+    'rope.name.context': 'The context length',
+    'rope.err.no_bases': 'Give at least one RoPE base, e.g. 10000, 100k, 500k, 1M.',
+    'rope.err.not_number': '{item} is not a number (write e.g. 10000, 1e5, 500k or 1M).',
+    'rope.err.base_low': (
+        'The RoPE base must be greater than 1 (got {value:g}): with base ≤ 1 the frequencies '
+        'do not decrease from pair to pair.'),
+    'rope.err.base_high': 'The RoPE base {value:g} is beyond 1e12; nothing changes past that.',
+    'rope.err.too_many_bases': 'At most {limit} bases at once, got {n}.',
+    'rope.err.odd_head_dim': 'The head dimension must be even (RoPE rotates pairs of dimensions), got {value}.',
+    'rope.who.10k': 'original RoPE, Gemma-3 local layers',
+    'rope.who.100k': 'SmolLM2',
+    'rope.who.500k': 'Llama 3',
+    'rope.who.1M': 'Gemma-3 global layers',
+    'rope.who.other': 'your choice',
     'rope.qk.heading': (
         "### 2. The real model's q and k: only the distance counts\n"
         'Rotations compose and preserve dot products, so $\\langle R_m q,\\ R_n k\\rangle '

@@ -428,6 +428,28 @@ STRINGS: dict[str, str] = {
     'rope.freq.slower': (
         '实测：base 从 {low} 增大到 {high} 时，第 0 对保持 θ₀ = 1，其余 {n} 对全部变慢（第 '
         '1 对变为 ×{min_ratio:.3g}，第 {last} 对变为 ×{max_ratio:.3g}）。'),
+    'rope.freq.title': '频率',
+    'rope.qk.title': '真实的 q 和 k',
+    'rope.pair.title': '一对维度的旋转',
+    'rope.dist.title': '注意力与距离',
+    'rope.base.title': '改变 base',
+    'rope.cont.title': '续写',
+    'rope.scale.section': '上下文扩展',
+    'rope.name.base': 'RoPE 的 base',
+    'rope.name.bases': 'base 列表',
+    'rope.name.head_dim': '头维度',
+    'rope.name.context': '上下文长度',
+    'rope.err.no_bases': '请至少给出一个 RoPE base，例如 10000、100k、500k、1M。',
+    'rope.err.not_number': '{item} 不是数字（可写 10000、1e5、500k 或 1M）。',
+    'rope.err.base_low': 'RoPE 的 base 必须大于 1（收到 {value:g}）：base ≤ 1 时频率不会逐对递减。',
+    'rope.err.base_high': 'RoPE 的 base {value:g} 超过了 1e12；再大也不会有任何变化。',
+    'rope.err.too_many_bases': '一次最多 {limit} 个 base，收到 {n} 个。',
+    'rope.err.odd_head_dim': '头维度必须是偶数（RoPE 旋转的是成对的维度），收到 {value}。',
+    'rope.who.10k': '原始 RoPE、Gemma-3 的局部层',
+    'rope.who.100k': 'SmolLM2',
+    'rope.who.500k': 'Llama 3',
+    'rope.who.1M': 'Gemma-3 的全局层',
+    'rope.who.other': '你的选择',
     'rope.qk.heading': (
         '### 2. 真实模型的 q 和 k：只有距离起作用\n'
         '旋转可以复合且保持内积，所以 $\\langle R_m q,\\ R_n k\\rangle = \\langle q,\\ '

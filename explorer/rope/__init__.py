@@ -26,18 +26,10 @@ from explorer.locales import template as locale_template, text as locale_text
 from explorer.inputs import InputError, finite_number, whole_number
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
+from explorer.rope.frequencies import (  # the bases, shared by every section
+    MAX_BASES, MAX_CONTEXT, MAX_HEAD_DIM, base_label, check_base, check_head_dim, parse_bases)
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
 
-# Bases worth comparing, with who uses them (C13).
-REFERENCE_BASES = {
-    10_000.0: "10k: original RoPE, Gemma-3 local layers",
-    100_000.0: "100k: SmolLM2",
-    500_000.0: "500k: Llama 3",
-    1_000_000.0: "1M: Gemma-3 global layers",
-}
-MAX_BASES = 8
-MAX_HEAD_DIM = 1024
-MAX_CONTEXT = 10_000_000
 MAX_CAPTURE_TOKENS = 512
 MAX_TOEPLITZ_POSITIONS = 512
 MAX_SWEEP_TOKENS = 4096
@@ -61,101 +53,10 @@ def _template(key: str, lang: Optional[str]) -> str:
 
 # ============================================================================ input checks
 
-def check_base(base) -> float:
-    value = finite_number(base, "The RoPE base")
-    if value <= 1.0:
-        raise InputError(f"The RoPE base must be greater than 1 (got {value:g}): with base ≤ 1 "
-                             "the frequencies do not decrease from pair to pair.")
-    if value > 1e12:
-        raise InputError(f"The RoPE base {value:g} is beyond 1e12; nothing changes past that.")
-    return value
-
-
-def check_head_dim(head_dim) -> int:
-    value = whole_number(head_dim, "The head dimension", 2, MAX_HEAD_DIM)
-    if value % 2:
-        raise InputError(f"The head dimension must be even (RoPE rotates pairs of dimensions), "
-                             f"got {value}.")
-    return value
-
-
-_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
-
-
-def parse_bases(text) -> list[float]:
-    """"10000, 1e5, 500k, 1M" -> [10000.0, 100000.0, 500000.0, 1000000.0] (order kept, no repeats)."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("Give at least one RoPE base, e.g. 10000, 100k, 500k, 1M.")
-    bases: list[float] = []
-    for item in re.split(r"[,;\s]+", text.strip()):
-        if not item:
-            continue
-        raw = item.replace("_", "").lower()
-        scale = 1.0
-        if raw[-1:] in _SUFFIX:
-            raw, scale = raw[:-1], _SUFFIX[raw[-1]]
-        try:
-            number = float(raw) * scale
-        except ValueError:
-            raise InputError(f"{item!r} is not a number (write e.g. 10000, 1e5, 500k or 1M).") from None
-        base = check_base(number)
-        if base not in bases:
-            bases.append(base)
-    if len(bases) > MAX_BASES:
-        raise InputError(f"At most {MAX_BASES} bases at once, got {len(bases)}.")
-    return bases
-
-
-def base_label(base: float) -> str:
-    for unit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if base >= unit and abs(base / unit - round(base / unit, 2)) < 1e-9:
-            return f"{base / unit:g}{suffix}"
-    return f"{base:,.6g}"
-
-
 def check_text(text) -> str:
     if not isinstance(text, str) or not text.strip():
         raise InputError("The text is empty: type a sentence or two.")
     return text
-
-
-# ============================================================================ C13: frequencies
-
-def frequency_table(head_dim, bases: Sequence[float], context_len) -> pd.DataFrame:
-    """One row per (base, pair i): θ_i = base^(−2i/d) rad/token, wavelength 2π/θ_i tokens, the
-    turns pair i makes over `context_len` positions, and whether it completes a full turn."""
-    head_dim = check_head_dim(head_dim)
-    context_len = whole_number(context_len, "The context length", 1, MAX_CONTEXT)
-    rows = []
-    for base in bases:
-        base = check_base(base)
-        theta = rope_inv_freq(head_dim, base).double()      # (d/2,) the shared primitive
-        wavelength = 2 * math.pi / theta
-        # the largest angle reached is (context_len - 1)·θ_i: positions 0 .. context_len-1
-        turns = (context_len - 1) * theta / (2 * math.pi)
-        for i in range(head_dim // 2):
-            rows.append({"base": base, "pair": i, "dims": f"{i}, {i + head_dim // 2}",
-                         "theta": float(theta[i]), "wavelength": float(wavelength[i]),
-                         "turns": float(turns[i]), "full_turn": bool(turns[i] >= 1.0)})
-    return pd.DataFrame(rows)
-
-
-def frequency_summary(table: pd.DataFrame, context_len: int) -> pd.DataFrame:
-    """Per base: how many pairs complete a full turn inside the context, how many never do,
-    the first pair's θ (1 for every base) and the slowest pair's wavelength."""
-    rows = []
-    for base, group in table.groupby("base", sort=False):
-        rows.append({
-            "base": base_label(base),
-            "who uses it": REFERENCE_BASES.get(base, "your choice").split(": ", 1)[-1],
-            "pairs": len(group),
-            "full turn inside context": int(group["full_turn"].sum()),
-            "never a full turn": int((~group["full_turn"]).sum()),
-            "θ of pair 0 (rad/token)": float(group["theta"].iloc[0]),
-            "θ of pair 1 (rad/token)": float(group["theta"].iloc[1]) if len(group) > 1 else float("nan"),
-            "longest wavelength (tokens)": float(group["wavelength"].max()),
-        })
-    return pd.DataFrame(rows)
 
 
 _AXIS = dict(gridcolor="#e5e5e5", linecolor="#444", zerolinecolor="#cccccc", ticks="outside",
@@ -190,44 +91,6 @@ def _panel(col: int) -> dict:
 def _colors(n: int, scale: str = "Viridis") -> list[str]:
     # stop before the pale yellow end of viridis, which vanishes on white
     return sample_colorscale(scale, [0.0] if n == 1 else list(np.linspace(0.0, 0.85, n)))
-
-
-def frequency_figure(table: pd.DataFrame, context_len: int, lang: str = "en") -> go.Figure:
-    """θ_i and wavelength per pair, one line per base. Text in `lang`."""
-    fig = _figure(420, (_text("rope.fig.freq_panel", lang), _text("rope.fig.wave_panel", lang)),
-                  legend=dict(orientation="h", y=-0.2))
-    bases = list(dict.fromkeys(table["base"]))
-    hover_text = _template("rope.fig.freq_hover", lang)   # formatted per point below
-    for color, base in zip(_colors(len(bases)), bases):
-        group = table[table["base"] == base]
-        name = base_label(base)
-        hover = [hover_text.format(base=name, pair=p, dims=d, theta=th, wavelength=w, turns=tu,
-                                   context=context_len)
-                 for p, d, th, w, tu in zip(group["pair"], group["dims"], group["theta"],
-                                            group["wavelength"], group["turns"])]
-        for col, column in ((1, "theta"), (2, "wavelength")):
-            fig.add_trace(go.Scatter(
-                x=group["pair"], y=group[column], mode="lines+markers",
-                name=_text("rope.fig.base", lang, base=name),
-                legendgroup=name, showlegend=col == 1, line=dict(color=color, width=2),
-                marker=dict(size=4), hovertext=hover, hoverinfo="text", **_panel(col)))
-    last_pair = int(table["pair"].max())
-    fig.add_trace(go.Scatter(x=[0, last_pair], y=[context_len, context_len], mode="lines",
-                             name=_text("rope.fig.context", lang, context=context_len),
-                             line=dict(color="black", dash="dash", width=1.5),
-                             hovertext=_text("rope.fig.context_hover", lang, context=context_len),
-                             hoverinfo="text", **_panel(2)))
-    pair_title = dict(text=_text("rope.fig.pair_axis", lang))
-    fig.update_layout(xaxis_title=pair_title, xaxis2_title=pair_title,
-                      yaxis=dict(type="log", title=dict(text=_text("rope.fig.theta_axis", lang))),
-                      yaxis2=dict(type="log", title=dict(text=_text("rope.fig.wave_axis", lang))))
-    return fig
-
-
-def frequency_figures(head_dim, bases: Sequence[float], context_len, lang: str = "en"):
-    table = frequency_table(head_dim, bases, context_len)
-    context_len = int(context_len)
-    return frequency_figure(table, context_len, lang), frequency_summary(table, context_len), table
 
 
 # ============================================================================ captures

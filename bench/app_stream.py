@@ -89,12 +89,12 @@ def main():
 
     from gradio_client import Client
 
-    from explorer import kvcache
+    from explorer.generate.request import encode_prompt
     from explorer.runtime import Runtime
 
     runtime = Runtime()
     loaded = runtime.get(args.model)
-    ids, chat = kvcache.prompt_ids(loaded.tokenizer, PROMPT)
+    ids, chat = encode_prompt(loaded.tokenizer, PROMPT)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

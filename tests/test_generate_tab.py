@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from explorer import kvcache
+from explorer.generate import checks, request as req
 
 MODEL = "smollm2-135m-instruct"
 PROMPT = "Name a colour."
@@ -35,7 +35,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
 
     # The tab merges decode steps into at most one message per TEXT_INTERVAL_S; a 5-token run
     # lasts about that long here, so it may arrive in 2 messages. Step by step is checked with
-    # merging off (the merging itself: tests/test_kvcache_explorer.py; a long run at the real
+    # merging off (the merging itself: tests/test_generate_explorer.py; a long run at the real
     # interval: test_stop_cancels_within_a_step and the browser test).
     monkeypatch.setattr("explorer.ui.generate.TEXT_INTERVAL_S", 0.0)
     job = client.submit(*args(), api_name="/generate")
@@ -50,7 +50,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
         assert after.startswith(before.rstrip()) or len(after) >= len(before)
 
     loaded = runtime.get(MODEL)
-    ids, chat = kvcache.prompt_ids(loaded.tokenizer, PROMPT)
+    ids, chat = req.encode_prompt(loaded.tokenizer, PROMPT)
     assert chat
     direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=5))]
     assert final[0] == loaded.tokenizer.decode(direct, skip_special_tokens=True)
@@ -60,7 +60,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
     # C3: bytes == formula at every step; C4: within tolerance; C1: the replay ran
     assert "(equal, checked at all 5 steps)" in evidence
     c4 = float(re.search(r"over 5 generated tokens = \*\*([0-9.e+-]+)\*\*", evidence).group(1))
-    assert c4 <= kvcache.C4_TOLERANCE
+    assert c4 <= checks.C4_TOLERANCE
     assert "**C1**" in evidence and "same next token at 4 of 4" in evidence
 
     bars = plot_data(final[2])
@@ -75,7 +75,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
     names = {trace.get("name") for trace in latency["data"]}
     assert {"with KV cache", "no cache (recompute all)"} <= names
     diff = plot_data(final[5])
-    assert len(diff["data"][0]["y"]) == 5 and max(diff["data"][0]["y"]) <= kvcache.C4_TOLERANCE
+    assert len(diff["data"][0]["y"]) == 5 and max(diff["data"][0]["y"]) <= checks.C4_TOLERANCE
     # C4's (T, S) mask: the last 8 tokens as queries at cache.pos + i over all t_end keys, causal
     mask = plot_data(final[6])["data"][0]
     assert len(mask["z"]) == 8 and len(mask["z"][0]) == t_end
@@ -93,23 +93,23 @@ def test_cache_policy_sinks_window_on_the_real_model(client, runtime):
     assert "**C9**: 30 windowed layers hold 20 tokens each (capped at 20)" in evidence
     assert "(equal, checked at all 3 steps)" in evidence
     c4 = float(re.search(r"= \*\*([0-9.e+-]+)\*\*", evidence.split("**C4**")[1]).group(1))
-    assert c4 <= kvcache.C4_TOLERANCE
+    assert c4 <= checks.C4_TOLERANCE
     bars = plot_data(final[2])
     assert [t["name"] for t in bars["data"] if t["type"] == "bar"] == ["30 layers: 4 sinks + window 16"]
 
 
 # Out-of-range slider values are refused by Gradio itself (its own message); the rest by the
-# tab's server-side checks (explorer/kvcache.py parse_request), in plain words. NaN and inf
-# cannot travel through the JSON API; tests/test_kvcache_explorer.py checks them.
+# tab's server-side checks (explorer/generate/request.py parse_request), in plain words. NaN and inf
+# cannot travel through the JSON API; tests/test_generate_explorer.py checks them.
 @pytest.mark.parametrize("overrides, message", [
-    (dict(prompt="   "), "Type a prompt first"),
+    (dict(prompt="   "), "The prompt is empty"),
     (dict(top_p=0), "less than minimum value 0.05"),
     (dict(max_new=5000), "greater than maximum value 256"),
     (dict(policy="sinks", window=4, sinks=4), "Sinks (4) must be fewer than the window (4)"),
     (dict(policy="sinks", window=8, sinks=0), "at least one sink"),
     (dict(policy="lru"), "lru"),
     (dict(model="gpt-5"), "not in the list of choices"),
-    (dict(prompt="word " * 1100), "the limit here is 1024"),
+    (dict(prompt="word " * 1100), "the limit here is 1,024"),
 ])
 def test_bad_inputs_come_back_as_plain_errors(client, overrides, message):
     from gradio_client.exceptions import AppError
@@ -179,4 +179,4 @@ def test_long_prompt_passes_gemmas_window(client, runtime):
     text = client.predict(api_name="/long_prompt")
     loaded = runtime.get(MODEL)
     n = len(loaded.tokenizer(text)["input_ids"])
-    assert 520 <= n <= kvcache.MAX_PROMPT_TOKENS
+    assert 520 <= n <= req.MAX_PROMPT_TOKENS

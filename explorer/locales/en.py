@@ -99,7 +99,7 @@ STRINGS: dict[str, str] = {
         'token plus $4 \\cdot n_{layers} \\cdot H \\cdot d_{head} \\cdot t$ for attention. '
         'Intensity = FLOPs / bytes. Batch 1 sits far left (memory-bound); larger batches '
         'share the weight reads and move right, toward compute-bound. Roof: this machine '
-        'as measured on an idle machine (docs/DESIGN.md): ~30 GB/s, ~146 GFLOP/s fp32; '
+        'as measured on an idle machine: ~30 GB/s, ~146 GFLOP/s fp32; '
         'these are those design figures, not measured now.'),
     'generate.roof_context': 'Roofline at context t (tokens per sequence)',
     'generate.calc.col.model': 'model',
@@ -162,6 +162,32 @@ STRINGS: dict[str, str] = {
     'generate.col.c4': 'max |Δ logit|',
     'generate.col.text': 'text',
     'generate.error.stopped_model': 'The model could not run: {error}',
+    'generate.error.flag': '{name} must be true or false, got {value}.',
+    'generate.error.temperature': 'Temperature must be between 0 and {high:g}, got {value:g}.',
+    'generate.error.top_p': 'Top-p must be greater than 0 and at most 1, got {value:g}.',
+    'generate.error.no_sink': 'Sinks + window needs at least one sink token.',
+    'generate.error.sinks_window': 'Sinks ({s}) must be fewer than the window ({w}).',
+    'generate.error.context': (
+        "Prompt ({n} tokens) + max new tokens ({new}) exceeds the model's context of {context} "
+        'tokens.'),
+    'generate.name.max_new': 'Max new tokens',
+    'generate.name.temperature': 'Temperature',
+    'generate.name.top_k': 'Top-k',
+    'generate.name.top_p': 'Top-p',
+    'generate.name.seed': 'Seed',
+    'generate.name.policy': 'Cache policy',
+    'generate.name.window': 'Window',
+    'generate.name.sinks': 'Sinks',
+    'generate.name.compare': 'Compare with no cache',
+    'generate.name.check': 'Check against a full forward',
+    'generate.name.calc_tokens': 'Context length',
+    'generate.name.calc_bytes': 'Bytes per element',
+    'generate.name.roof_context': 'Roofline context',
+    'generate.section.run': 'Generate and watch the cache',
+    'generate.section.calculator': 'Published shapes and the roofline',
+    'generate.calc.loaded': '{title} (loaded)',
+    'generate.calc.loaded_source': 'loaded model',
+    'generate.calc.layers_capped': '{n} ({capped} capped at {w})',
     # ---------------------------------------------------------------- Generate & KV cache figures
     'generate.fig.layer': 'layer',
     'generate.fig.kib': 'KV cache (KiB)',
@@ -201,6 +227,9 @@ STRINGS: dict[str, str] = {
     'generate.fig.roof': 'roofline of this machine',
     'generate.fig.batch': 'decode step, batch {b}',
     'generate.fig.roofline_title': 'Decode roofline at t = {t} tokens',
+    'generate.fig.roof_hover': (
+        'B = %{{customdata[0]}}: %{{customdata[1]:,.1f}} MB read, %{{customdata[2]:,.2f}} GFLOP'
+        '<br>%{{x:.2f}} FLOP/B → %{{y:.1f}} GFLOP/s'),
     # ---------------------------------------------------------------- Attention tab
     'attention.tab': 'Attention',
     'attention.intro': (

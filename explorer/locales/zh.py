@@ -94,7 +94,7 @@ STRINGS: dict[str, str] = {
         '外加注意力的 $4 \\cdot n_{layers} \\cdot H \\cdot d_{head} \\cdot t$。强度 = '
         'FLOPs / 字节。批大小 1 位于最左侧（受内存带宽限制）；'
         '更大的批次分摊权重读取而右移，接近计算受限。屋顶：'
-        '本机在空闲时测得的数据（docs/DESIGN.md）：约 30 GB/s、约 146 GFLOP/s fp32；'
+        '本机在空闲时测得的数据：约 30 GB/s、约 146 GFLOP/s fp32；'
         '这是设计文档中的数字，并非此刻实测。'),
     'generate.roof_context': '屋顶线对应的上下文长度 t（每个序列的 token 数）',
     'generate.calc.col.model': '模型',
@@ -157,6 +157,30 @@ STRINGS: dict[str, str] = {
     'generate.col.c4': '最大 |Δ logit|',
     'generate.col.text': '文本',
     'generate.error.stopped_model': '模型无法运行：{error}',
+    'generate.error.flag': '{name}必须是 true 或 false，收到的是 {value}。',
+    'generate.error.temperature': '温度必须在 0 到 {high:g} 之间，收到的是 {value:g}。',
+    'generate.error.top_p': 'Top-p 必须大于 0 且不超过 1，收到的是 {value:g}。',
+    'generate.error.no_sink': '汇聚 + 窗口至少需要一个汇聚 token。',
+    'generate.error.sinks_window': '汇聚 token 数（{s}）必须少于窗口（{w}）。',
+    'generate.error.context': '提示词（{n} 个 token）+ 最大新 token 数（{new}）超出了模型 {context} 个 token 的上下文。',
+    'generate.name.max_new': '最大新 token 数',
+    'generate.name.temperature': '温度',
+    'generate.name.top_k': 'Top-k',
+    'generate.name.top_p': 'Top-p',
+    'generate.name.seed': '随机种子',
+    'generate.name.policy': '缓存策略',
+    'generate.name.window': '窗口',
+    'generate.name.sinks': '汇聚 token 数',
+    'generate.name.compare': '与无缓存比较',
+    'generate.name.check': '与完整前向比对',
+    'generate.name.calc_tokens': '上下文长度',
+    'generate.name.calc_bytes': '每个元素的字节数',
+    'generate.name.roof_context': '屋顶线的上下文',
+    'generate.section.run': '生成并观察缓存',
+    'generate.section.calculator': '已发布模型的结构与屋顶线',
+    'generate.calc.loaded': '{title}（已加载）',
+    'generate.calc.loaded_source': '已加载的模型',
+    'generate.calc.layers_capped': '{n}（{capped} 层上限 {w}）',
     # ---------------------------------------------------------------- Generate & KV cache figures
     'generate.fig.layer': '层',
     'generate.fig.kib': 'KV 缓存（KiB）',
@@ -196,6 +220,9 @@ STRINGS: dict[str, str] = {
     'generate.fig.roof': '本机的屋顶线',
     'generate.fig.batch': '解码一步，批大小 {b}',
     'generate.fig.roofline_title': 't = {t} 个 token 时解码的屋顶线',
+    'generate.fig.roof_hover': (
+        'B = %{{customdata[0]}}：读取 %{{customdata[1]:,.1f}} MB，%{{customdata[2]:,.2f}} GFLOP'
+        '<br>%{{x:.2f}} FLOP/B → %{{y:.1f}} GFLOP/s'),
     # ---------------------------------------------------------------- Attention tab
     'attention.tab': '注意力',
     'attention.intro': (

@@ -1,4 +1,4 @@
-"""explorer/kvcache.py: the evidence behind the Generate & KV-cache tab.
+"""explorer/generate/: the evidence behind the Generate & KV-cache tab.
 
 Tiny random models (tests/helpers.py) drive the engine for the per-step checks (cheap); one short
 real SmolLM2 run and one real Gemma-3 run past its 512-token window check the same on the
@@ -12,8 +12,9 @@ import time
 import pytest
 import torch
 
-from explorer import kvcache
-from explorer.kvcache import InputError, parse_request
+from explorer.generate import checks, figures, request as req, roofline, session as sess, shapes, transport
+from explorer.generate.request import parse_request
+from explorer.inputs import InputError
 from models.attention import MaskSpec
 from models.forward import RunOptions
 from tests.helpers import ours_from_hf, tiny_hf
@@ -39,9 +40,9 @@ def tiny_gemma():
 def run(model, ids, **fields):
     """(snapshots, final session); the stream yields one mutable Session, so each yield is
     recorded as (phase, tokens so far, replay points so far)."""
-    request = kvcache.Request(prompt="x", **fields)
+    request = req.Request(prompt="x", **fields)
     snapshots, session = [], None
-    for session in kvcache.stream_generation(model, DigitTokenizer(), ids, request):
+    for session in sess.stream_generation(model, DigitTokenizer(), ids, request):
         snapshots.append((session.phase, len(session.records), len(session.replay)))
     return snapshots, session
 
@@ -55,8 +56,7 @@ def test_bytes_equal_formula_per_layer_at_every_step(tiny_llama):
     for record in session.records:
         per_layer = 2 * c.n_kv_heads * c.head_dim * 4 * record.context
         assert record.cache_bytes == [per_layer] * c.n_layers
-        assert sum(record.cache_bytes) == kvcache.formula_bytes_per_token(
-            c.n_layers, c.n_kv_heads, c.head_dim, 4) * record.context
+        assert sum(record.cache_bytes) == c.kv_bytes_per_token(4) * record.context
     assert session.bytes_match_formula()
     # the stream yields once per token while decoding: the visitor sees every step
     assert [n for phase, n, _ in snapshots if phase == "decode"] == list(range(1, 13))
@@ -66,14 +66,14 @@ def test_bars_show_measured_bytes_and_formula_ticks(tiny_gemma):
     _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=6, compare_no_cache=False,
                      check_full_forward=False)
     last = session.records[-1]
-    fig = kvcache.layer_bytes_figure(session)
+    fig = figures.layer_bytes_figure(session)
     bars = [trace for trace in fig.data if trace.type == "bar"]
     measured = {}
     for trace in bars:
         measured.update({x: y * 1024 for x, y in zip(trace.x, trace.y)})
     assert [measured[i] for i in range(6)] == last.cache_bytes
     ticks = next(trace for trace in fig.data if trace.type == "scatter")
-    formula = kvcache.formula_layer_bytes(session.config, session.layouts, last.context, 4)
+    formula = sess.formula_layer_bytes(session.config, session.layouts, last.context, 4)
     assert [y * 1024 for y in ticks.y] == formula == last.cache_bytes
     names = sorted(trace.name for trace in bars)
     assert names == ["1 layers: full (global)", "5 layers: sliding window 5"]
@@ -89,7 +89,7 @@ def test_windowed_layers_cap_while_global_layers_grow(tiny_gemma):
         assert record.cache_lengths[:5] == [min(record.context, 5)] * 5
         assert record.cache_lengths[5] == record.context
     assert session.bytes_match_formula()
-    fig = kvcache.growth_figure(session)
+    fig = figures.growth_figure(session)
     local = next(tr for tr in fig.data if tr.name == "5 layers: sliding window 5")
     glob = next(tr for tr in fig.data if tr.name == "1 layers: full (global)")
     late = [y for x, y in zip(local.x, local.y) if x >= 5]
@@ -110,7 +110,7 @@ def test_cache_policy_changes_layout_and_bytes(tiny_llama):
     assert sum(sinks.records[-1].cache_bytes) < sum(full.records[-1].cache_bytes)
     assert sinks.bytes_match_formula()
     # the ring buffer + sinks reproduce a full forward under the same mask (C4)
-    assert sinks.max_logit_diff() <= kvcache.C4_TOLERANCE
+    assert sinks.max_logit_diff() <= checks.C4_TOLERANCE
 
 
 # ----- C1 replay and C4 check ---------------------------------------------------------------
@@ -127,21 +127,21 @@ def test_replay_without_cache_counts_quadratic_scores(tiny_llama):
     phases = [phase for phase, _, _ in snapshots]
     assert phases.index("checking") < phases.index("replay") and phases[-1] == "done"
     assert [m for phase, _, m in snapshots if phase == "replay"] == list(range(1, 8))
-    fig = kvcache.latency_figure(session)
+    fig = figures.latency_figure(session)
     assert len(fig.data) == 4 and fig.data[2].y[-1] > 0
 
 
 def test_replay_targets_are_bounded_and_spread():
-    records = [kvcache.StepRecord(i, 0, "", 10 + i, "prefill" if i == 0 else "decode", 0.0, 1, 0,
+    records = [sess.StepRecord(i, 0, "", 10 + i, "prefill" if i == 0 else "decode", 0.0, 1, 0,
                                   [], []) for i in range(200)]
-    picks = kvcache.replay_targets(records, max_points=24)
+    picks = checks.replay_targets(records, max_points=24)
     assert len(picks) == 24 and picks[0].index == 1 and picks[-1].index == 199
 
 
 def test_replay_respects_its_budget(tiny_llama):
     _, session = run(tiny_llama, [1, 2], max_new_tokens=5, check_full_forward=False)
     records = session.records
-    points = list(kvcache.replay_without_cache(tiny_llama, [1, 2] + session.generated_ids, records,
+    points = list(checks.replay_without_cache(tiny_llama, [1, 2] + session.generated_ids, records,
                                                RunOptions(), budget_end=time.perf_counter() - 1))
     assert points == []
 
@@ -150,8 +150,8 @@ def test_logit_check_per_position_on_tiny_models(tiny_llama, tiny_gemma):
     for model in (tiny_llama, tiny_gemma):
         _, session = run(model, [4, 5, 6, 7, 8, 9, 10], max_new_tokens=8, compare_no_cache=False)
         assert len(session.logit_diffs) == 8
-        assert max(session.logit_diffs) <= kvcache.C4_TOLERANCE
-        fig = kvcache.logit_diff_figure(session)
+        assert max(session.logit_diffs) <= checks.C4_TOLERANCE
+        fig = figures.logit_diff_figure(session)
         assert list(fig.data[0].x) == [r.position for r in session.records]
 
 
@@ -162,20 +162,21 @@ def test_stop_and_deadline_end_within_one_step(tiny_llama):
         calls["n"] += 1
         return calls["n"] > 3
 
-    request = kvcache.Request(prompt="x", max_new_tokens=50)
-    *_, stopped = kvcache.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+    request = req.Request(prompt="x", max_new_tokens=50)
+    *_, stopped = sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
                                             should_stop=stop_after_three)
     assert len(stopped.records) == 3 and stopped.stopped == "stop"
     assert stopped.replay == [] and stopped.logit_diffs is None
-    late = list(kvcache.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+    late = list(sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
                                           deadline=time.perf_counter() - 1))
     assert late[-1].stopped == "deadline" and late[-1].records == []
 
 
 # ----- validation ---------------------------------------------------------------------------
 @pytest.mark.parametrize("fields, message", [
-    (dict(prompt="   "), "Type a prompt"),
-    (dict(prompt=None), "Type a prompt"),
+    (dict(prompt="   "), "The prompt is empty"),
+    (dict(prompt=None), "The prompt must be text"),
+    (dict(prompt="x" * 20_000), "characters long"),
     (dict(max_new_tokens=0), "between 1 and 256"),
     (dict(max_new_tokens=2.5), "whole number"),
     (dict(max_new_tokens=float("nan")), "whole number"),
@@ -186,7 +187,7 @@ def test_stop_and_deadline_end_within_one_step(tiny_llama):
     (dict(top_p=0.0), "Top-p"),
     (dict(top_p=1.5), "Top-p"),
     (dict(seed=-3), "Seed"),
-    (dict(policy="lru"), "Cache policy"),
+    (dict(policy="lru"), "Cache policy must be one of full, window, sinks"),
     (dict(policy="window", window=0), "Window"),
     (dict(policy="sinks", window=4, sinks=4), "fewer than the window"),
     (dict(policy="sinks", window=8, sinks=0), "at least one sink"),
@@ -207,29 +208,49 @@ def test_good_inputs_parse_and_map_to_engine_objects():
     assert request.sampling().temperature == 0.7
     assert parse_request("hi", seed=None).seed is None
     assert parse_request("hi", policy="window", window=32).mask() == MaskSpec(window=32)
-    with pytest.raises(InputError, match="limit here is 1024"):
-        kvcache.check_prompt_length(1025, request, 8192)
     with pytest.raises(InputError, match="exceeds the model's context"):
-        kvcache.check_prompt_length(100, request, 110)
+        req.check_context(100, request, 110)
+    req.check_context(100, request, 116)
+
+
+def test_bad_inputs_come_in_the_visitors_language():
+    with pytest.raises(InputError) as error:
+        parse_request("hi", policy="sinks", window=4, sinks=4)
+    assert error.value.message("zh") == "汇聚 token 数（4）必须少于窗口（4）。"
+    with pytest.raises(InputError) as error:
+        parse_request("hi", max_new_tokens=0)
+    assert "最大新 token 数" in error.value.message("zh")
+
+
+def test_tab_limit_is_below_the_engines():
+    from models.generate import MAX_NEW_TOKENS
+
+    assert req.TAB_MAX_NEW_TOKENS <= MAX_NEW_TOKENS
 
 
 # ----- the calculator (C3, C5, C6, C9) ------------------------------------------------------
 def shape(name):
-    return next(s for s in kvcache.SHAPES if s.name == name)
+    return next(s for s in shapes.SHAPES if s.name == name)
 
 
 def test_llama2_7b_is_half_a_mib_per_token_and_16_gib_at_32k():
     llama2 = shape("Llama-2-7B")
-    assert llama2.bytes_per_token(2) == 0.5 * kvcache.MIB == 524_288
-    assert llama2.bytes_at(32 * 1024, 2) == 16 * kvcache.GIB
-    row = next(r for r in kvcache.calculator_rows(32768, 2) if r["model"] == "Llama-2-7B")
+    assert llama2.bytes_per_token(2) == 0.5 * shapes.MIB == 524_288
+    assert llama2.bytes_at(32 * 1024, 2) == 16 * shapes.GIB
+    result = shapes.run(32768, 2)
+    i = result.shapes.index(llama2)
+    assert result.per_token[i] == 524_288 and result.totals[i] == 16 * shapes.GIB
+    table, _ = shapes.tables(result, "en")
+    row = table.iloc[i]
     assert row["per token"] == "0.500 MiB" and row["at 32,768 tokens"] == "16.00 GiB"
     assert row["attention"] == "MHA"
+    zh, _ = shapes.tables(result, "zh")
+    assert list(zh.columns) != list(table.columns) and zh.iloc[i, -2] == "16.00 GiB"
 
 
 def test_gqa_mqa_and_windows_in_the_calculator():
     assert shape("Llama 3 8B").bytes_per_token(2) == 128 * 1024  # 8 of 32 heads: a quarter
-    variants = {r["variant"]: r["total_bytes"] for r in kvcache.head_variants(shape("Llama 3 8B"), 1000)}
+    variants = {kind: total for kind, _, _, total in shapes.run(1000, 2).variants}
     assert variants["MHA"] == 4 * variants["GQA"] == 32 * variants["MQA"]
     mistral = shape("Mistral 7B")
     assert mistral.bytes_at(32768, 2) == mistral.bytes_at(4096, 2) == 4096 * mistral.bytes_per_token(2)
@@ -241,7 +262,7 @@ def test_gqa_mqa_and_windows_in_the_calculator():
 def test_deepseek_mla_is_gqa_with_2_25_kv_heads():
     deepseek = shape("DeepSeek-V3")
     assert deepseek.elements_per_token_layer() == 576 == 4.5 * deepseek.head_dim
-    gqa = kvcache.CacheShape("equivalent GQA", 61, 128, 2.25, 128)
+    gqa = shapes.CacheShape("equivalent GQA", 61, 128, 2.25, 128)
     assert deepseek.bytes_per_token(2) == gqa.bytes_per_token(2) == 61 * 576 * 2
     assert deepseek.attention() == "MLA"
 
@@ -251,29 +272,33 @@ def test_loaded_model_rows_from_the_real_configs():
     from models.config import config_from_hf
 
     gemma = config_from_hf(json.loads((prepare_embedded("gemma-3-270m") / "config.json").read_text()))
-    row = kvcache.shape_from_config("Gemma 3 270M (loaded)", gemma)
+    row = shapes.shape_from_config("Gemma 3 270M (loaded)", gemma)
     published = shape("Gemma 3 270M")
     assert (row.n_layers, row.n_kv_heads, row.head_dim, row.window, row.n_global) == \
         (published.n_layers, published.n_kv_heads, published.head_dim, published.window, published.n_global)
     assert row.bytes_at(2000, 4) == published.bytes_at(2000, 4)
     smol = config_from_hf(json.loads((prepare_embedded("smollm2-135m-instruct") / "config.json").read_text()))
-    row = kvcache.shape_from_config("SmolLM2", smol)
+    row = shapes.shape_from_config("SmolLM2", smol)
     assert row.window is None and row.bytes_per_token(4) == 2 * 30 * 3 * 64 * 4
 
 
 def test_roofline_moves_toward_compute_bound_with_batch(tiny_llama):
     c = tiny_llama.config
     n = sum(p.numel() for p in tiny_llama.parameters())
-    intensities = [f / b for b, f in (kvcache.decode_step_cost(c, n, 2, 100, bs) for bs in (1, 8, 64))]
+    intensities = [f / b for b, f in (roofline.decode_step_cost(c, n, 2, 100, bs) for bs in (1, 8, 64))]
     assert intensities[0] < intensities[1] < intensities[2]
-    fig = kvcache.roofline_figure(c, n, 2, 100)
+    result = roofline.run(c, n, 2, 100)
+    assert list(result.intensity) == sorted(result.intensity)
+    assert result.bytes_read[0] == n * 2 + c.kv_bytes_per_token(2) * 100
+    (fig,) = roofline.figures(result)
     assert fig.layout.xaxis.type == "log" and "FLOP/byte" in fig.layout.xaxis.title.text
+    assert list(fig.data[1].x) == list(result.intensity)
 
 
 def test_figures_translate(tiny_gemma):
     _, session = run(tiny_gemma, [1, 2], max_new_tokens=3, compare_no_cache=False,
                      check_full_forward=False)
-    fig = kvcache.layer_bytes_figure(session, "zh")
+    fig = figures.layer_bytes_figure(session, "zh")
     assert fig.layout.xaxis.title.text == "层" and "滑动窗口" in "".join(t.name for t in fig.data)
 
 
@@ -289,19 +314,19 @@ def test_real_smollm2_stream_matches_engine_and_full_forward(runtime):
     from models.generate import SamplingParams, generate
 
     loaded = runtime.get("smollm2-135m-instruct")
-    ids, chat = kvcache.prompt_ids(loaded.tokenizer, "Name a colour.")
+    ids, chat = req.encode_prompt(loaded.tokenizer, "Name a colour.")
     assert chat and loaded.tokenizer.decode(ids).endswith("<|im_start|>assistant\n")
-    request = kvcache.Request(prompt="Name a colour.", max_new_tokens=4, compare_no_cache=False)
+    request = req.Request(prompt="Name a colour.", max_new_tokens=4, compare_no_cache=False)
     _, session = run_real(loaded, ids, request)
     direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=4))]
     assert session.generated_ids == direct
     assert session.bytes_match_formula()
     assert session.records[-1].cache_bytes[0] == 2 * 3 * 64 * 4 * (len(ids) + 3)
-    assert max(session.logit_diffs) <= kvcache.C4_TOLERANCE
+    assert max(session.logit_diffs) <= checks.C4_TOLERANCE
 
 
 def run_real(loaded, ids, request):
-    *_, session = kvcache.stream_generation(loaded.model, loaded.tokenizer, ids, request)
+    *_, session = sess.stream_generation(loaded.model, loaded.tokenizer, ids, request)
     return None, session
 
 
@@ -311,10 +336,10 @@ def test_real_gemma_local_layers_cap_at_512(runtime):
     from explorer.texts import long_text
 
     loaded = runtime.get("gemma-3-270m")
-    ids, chat = kvcache.prompt_ids(loaded.tokenizer, long_text()[:4000])
+    ids, chat = req.encode_prompt(loaded.tokenizer, long_text()[:4000])
     assert not chat and ids[0] == loaded.config.bos_token_id
     ids = ids[:520]
-    request = kvcache.Request(prompt="x", max_new_tokens=2, compare_no_cache=False,
+    request = req.Request(prompt="x", max_new_tokens=2, compare_no_cache=False,
                               check_full_forward=False)
     _, session = run_real(loaded, ids, request)
     last = session.records[-1]
@@ -333,12 +358,12 @@ def _background(model, request, idle_timeout_s=5.0):
     seen = []
 
     def make(should_stop):
-        for session in kvcache.stream_generation(model, DigitTokenizer(), [1, 2], request,
+        for session in sess.stream_generation(model, DigitTokenizer(), [1, 2], request,
                                                  should_stop=should_stop):
             seen.append(session)
             yield session
 
-    return kvcache.in_background(make, idle_timeout_s=idle_timeout_s), seen
+    return transport.in_background(make, idle_timeout_s=idle_timeout_s), seen
 
 
 def _wait_for_end(seen, timeout=10.0):
@@ -349,13 +374,13 @@ def _wait_for_end(seen, timeout=10.0):
 
 
 def test_background_stream_delivers_the_same_run(tiny_llama):
-    request = kvcache.Request(prompt="x", max_new_tokens=12)
+    request = req.Request(prompt="x", max_new_tokens=12)
     stream, _ = _background(tiny_llama, request)
     snapshots = list(stream)
     _, direct = run(tiny_llama, [1, 2], max_new_tokens=12)
     final = snapshots[-1]
     assert final.phase == "done" and final.generated_ids == direct.generated_ids
-    assert max(final.logit_diffs) <= kvcache.C4_TOLERANCE and len(final.replay) == 11
+    assert max(final.logit_diffs) <= checks.C4_TOLERANCE and len(final.replay) == 11
     # snapshots are copies: what the consumer holds does not grow under it
     counts = [len(s.records) for s in snapshots]
     assert counts == sorted(counts) and counts[0] < 12
@@ -364,17 +389,17 @@ def test_background_stream_delivers_the_same_run(tiny_llama):
 def test_background_stream_merges_decode_steps_within_the_interval(tiny_llama):
     """min_interval_s: the first step goes out at once, decode steps that arrive within the
     interval are merged into one snapshot, and the end of the run is never held back."""
-    request = kvcache.Request(prompt="x", max_new_tokens=16, compare_no_cache=False,
+    request = req.Request(prompt="x", max_new_tokens=16, compare_no_cache=False,
                               check_full_forward=False)
 
     def make(should_stop):
-        for session in kvcache.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+        for session in sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
                                                  should_stop=should_stop):
             time.sleep(0.02)   # ~50 steps a second
             yield session
 
     arrivals = []
-    for snapshot in kvcache.in_background(make, min_interval_s=0.1):
+    for snapshot in transport.in_background(make, min_interval_s=0.1):
         arrivals.append((time.monotonic(), snapshot))
     counts = [len(s.records) for _, s in arrivals]
     assert counts[0] == 1                                  # the first token alone
@@ -387,7 +412,7 @@ def test_background_stream_merges_decode_steps_within_the_interval(tiny_llama):
 
 
 def test_closing_the_background_stream_stops_the_worker(tiny_llama):
-    request = kvcache.Request(prompt="x", max_new_tokens=4000 // 16, compare_no_cache=False)
+    request = req.Request(prompt="x", max_new_tokens=4000 // 16, compare_no_cache=False)
     stream, seen = _background(tiny_llama, request)
     for _, snapshot in zip(range(3), stream):
         pass
@@ -397,7 +422,7 @@ def test_closing_the_background_stream_stops_the_worker(tiny_llama):
 
 
 def test_an_abandoned_background_stream_stops_after_the_idle_timeout(tiny_llama):
-    request = kvcache.Request(prompt="x", max_new_tokens=250, compare_no_cache=False)
+    request = req.Request(prompt="x", max_new_tokens=250, compare_no_cache=False)
     stream, seen = _background(tiny_llama, request, idle_timeout_s=0.2)
     next(stream)    # then never asked again, never closed
     final = _wait_for_end(seen)
@@ -411,27 +436,50 @@ def test_background_stream_raises_the_workers_error():
         yield
 
     with pytest.raises(ValueError, match="prompt too long"):
-        list(kvcache.in_background(make))
+        list(transport.in_background(make))
 
 
 def test_mask_rows_are_the_engines_non_square_mask(tiny_gemma, tiny_llama):
     _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=7, compare_no_cache=False,
                      check_full_forward=False)
     t_end = session.records[-1].context          # 10 tokens fed
-    blocks = kvcache.mask_rows(session, n_queries=4)
-    assert [b["kind"] for b in blocks] == ["sliding window 5", "full (global)"]
+    blocks = checks.mask_rows(session, n_queries=4)
+    assert [session.layouts[b.layer].describe() for b in blocks] == ["sliding window 5", "full (global)"]
     for block in blocks:
-        assert block["cache_pos"] == t_end - 4 and block["q_pos"] == list(range(t_end - 4, t_end))
-        assert all(len(row) == t_end for row in block["visible"])        # (T, S), S != T
+        assert block.cache_pos == t_end - 4 and block.q_pos == tuple(range(t_end - 4, t_end))
+        assert all(len(row) == t_end for row in block.visible)        # (T, S), S != T
     window, full = blocks
-    for q, row in zip(window["q_pos"], window["visible"]):
+    for q, row in zip(window.q_pos, window.visible):
         assert [k for k, v in enumerate(row) if v] == list(range(q - 4, q + 1))
-    for q, row in zip(full["q_pos"], full["visible"]):
+    for q, row in zip(full.q_pos, full.visible):
         assert [k for k, v in enumerate(row) if v] == list(range(q + 1))
     _, sinks = run(tiny_llama, [1, 2, 3, 4, 5, 6], max_new_tokens=6, policy="sinks", window=3, sinks=2,
                    compare_no_cache=False, check_full_forward=False)
-    (block,) = kvcache.mask_rows(sinks, n_queries=2)
-    q, row = block["q_pos"][-1], block["visible"][-1]
+    (block,) = checks.mask_rows(sinks, n_queries=2)
+    q, row = block.q_pos[-1], block.visible[-1]
     assert [k for k, v in enumerate(row) if v] == [0, 1, q - 2, q - 1, q]
-    fig = kvcache.mask_figure(sinks)
+    fig = figures.mask_figure(sinks)
     assert fig.data[0].type == "heatmap" and len(fig.data[0].z) == 8  # default: the last 8 tokens
+
+
+def test_c4_check_projects_only_the_compared_rows(tiny_gemma, monkeypatch):
+    """The full forward runs every block over all tokens, but the LM head only over the rows
+    that are compared (for Gemma's 262k vocabulary the whole (T, V) would be ~1 GiB)."""
+    from models.generate import full_forward_logits
+
+    ids = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13]   # 7 prompt tokens + 3 generated
+    zeros = [torch.zeros(tiny_gemma.config.vocab_size) for _ in range(4)]
+    shapes_seen = []
+    head = tiny_gemma.head
+
+    def recording_head(x):
+        shapes_seen.append(tuple(x.shape))
+        return head(x)
+
+    monkeypatch.setattr(tiny_gemma, "head", recording_head)
+    diffs = checks.logit_differences(tiny_gemma, ids, 7, zeros, RunOptions())
+    assert shapes_seen == [(1, 4, tiny_gemma.config.d_model)]
+    monkeypatch.undo()
+    full = full_forward_logits(tiny_gemma, ids[:10], RunOptions())[6:10]   # rows 6..9 predict 7..10
+    # the same numbers (to fp32 rounding: a matmul over fewer rows may block differently)
+    torch.testing.assert_close(torch.tensor(diffs), full.abs().amax(dim=-1), rtol=1e-6, atol=1e-6)

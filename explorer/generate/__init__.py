@@ -1,0 +1,13 @@
+"""The Generate & KV-cache tab's experiments, one module per thing they hold:
+
+- request.py: the checks of a generation request (limits, Request, encode_prompt);
+- session.py: one generation recorded step by step (Session, stream_generation: the run);
+- transport.py: the worker thread and queue that stream a Session to the web framework;
+- checks.py: after a run, the no-cache replay (C1), cached vs full-forward logits (C4) and the
+  (T, S) mask of the last steps;
+- figures.py: the run's charts, status line and summary in the visitor's language;
+- shapes.py: the calculator of published shapes (C3, C5, C6, C9);
+- roofline.py: the decode roofline of the loaded model (C2).
+
+No Gradio here: explorer/ui/generate.py wires these into the tab.
+"""

@@ -1,0 +1,217 @@
+"""One generation, recorded: the cache layout the engine builds for the visitor's policy, every
+step's telemetry, and the streaming run (`stream_generation`, the experiment's `run`) that
+yields the Session after every token, then after the C4 check and each no-cache replay step.
+
+Every number comes from the real run: bytes are read from the cache tensors
+(`Step.cache_bytes`), score counts from the forward (`Step.score_entries`), latencies are wall
+times of the engine's own steps; ModelConfig's formula is computed beside them, never instead.
+The Session is the result the figures and summaries are drawn from (explorer/generate/figures.py);
+it grows while the run streams, and `snapshot()` hands a reader a copy that does not.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from explorer.generate.checks import (REPLAY_BUDGET_S, logit_differences, replay_targets,
+                                      replay_without_cache)
+from explorer.generate.request import DEADLINE_S, Request
+from explorer.locales import text
+
+
+# ----- cache layout and the formula (C3, C9) ------------------------------------------------
+@dataclass(frozen=True)
+class LayerLayout:
+    layer: int
+    kind: str                 # "full" | "window" | "sinks+window" (the engine's LayerKV.kind)
+    window: Optional[int]     # None for a full cache
+    sinks: int
+
+    @property
+    def capacity(self) -> Optional[int]:
+        """Tokens this layer's cache can hold (None: grows with the sequence)."""
+        return None if self.window is None else self.window + self.sinks
+
+    def describe(self, lang: Optional[str] = "en") -> str:
+        if self.kind == "full":
+            return text("generate.fig.kind.full", lang)
+        if self.kind == "window":
+            return text("generate.fig.kind.window", lang, w=self.window)
+        return text("generate.fig.kind.sinks+window", lang, s=self.sinks, w=self.window)
+
+
+def cache_layout(model, mask=None) -> list[LayerLayout]:
+    """Per layer: the cache the engine builds for this mask (from the same layer_masks list)."""
+    layouts = []
+    for i, spec in enumerate(model.layer_masks(mask)):
+        if spec.window is None:
+            layouts.append(LayerLayout(i, "full", None, 0))
+        else:
+            layouts.append(LayerLayout(i, "sinks+window" if spec.sinks else "window",
+                                       spec.window, spec.sinks))
+    return layouts
+
+
+def formula_layer_bytes(config, layouts: Sequence[LayerLayout], tokens: int,
+                        element_bytes: int) -> list[int]:
+    """Per layer, ModelConfig's formula for the tokens that layer holds: min(t, capacity)."""
+    return [config.kv_layer_bytes(tokens, element_bytes, lay.capacity) for lay in layouts]
+
+
+# ----- one generation, recorded -------------------------------------------------------------
+@dataclass
+class StepRecord:
+    index: int
+    token_id: int
+    piece: str
+    position: int              # position of the new token == tokens in context at this step
+    phase: str
+    latency_s: float
+    tokens_processed: int
+    score_entries: int
+    cache_bytes: list
+    cache_lengths: list
+
+    @property
+    def context(self) -> int:
+        """Tokens the step's forward attended over (all of them are in the cache afterwards)."""
+        return self.position
+
+
+@dataclass
+class Session:
+    """Everything one request produced; figures and tables are built from it."""
+    model_name: str
+    config: Any
+    element_bytes: int
+    layouts: list
+    prompt_ids: list
+    chat: bool
+    request: Request
+    records: list = field(default_factory=list)
+    text: str = ""
+    phase: str = "prefill"     # prefill | decode | checking | replay | done
+    stopped: Optional[str] = None  # None | "eos" | "length" | "stop" | "deadline"
+    started: float = field(default_factory=time.perf_counter)
+    first_token_s: Optional[float] = None
+    decode_s: float = 0.0      # wall time from the first token to the last one
+    logit_diffs: Optional[list] = None  # per generated token, max |cached - full| (C4)
+    replay: list = field(default_factory=list)
+    replay_note: str = ""
+
+    @property
+    def streaming(self) -> bool:
+        """Still decoding: more tokens may follow (a UI may merge this step with the next)."""
+        return self.phase == "decode" and self.stopped is None
+
+    @property
+    def n_prompt(self) -> int:
+        return len(self.prompt_ids)
+
+    @property
+    def generated_ids(self) -> list:
+        return [r.token_id for r in self.records]
+
+    def decode_rate(self) -> Optional[float]:
+        """Tokens per second after the first token, as the visitor saw them arrive."""
+        if len(self.records) < 2 or self.decode_s <= 0:
+            return None
+        return (len(self.records) - 1) / self.decode_s
+
+    def formula_bytes(self, tokens: int) -> list[int]:
+        """ModelConfig's formula, per layer of this run's layout, at `tokens` tokens."""
+        return formula_layer_bytes(self.config, self.layouts, tokens, self.element_bytes)
+
+    def bytes_match_formula(self) -> bool:
+        """C3 at every step: measured per-layer bytes == formula per layer."""
+        return all(r.cache_bytes == self.formula_bytes(r.context) for r in self.records)
+
+    def max_logit_diff(self) -> Optional[float]:
+        return max(self.logit_diffs) if self.logit_diffs else None
+
+    def snapshot(self) -> "Session":
+        """A copy whose lists no longer grow (for a reader in another thread)."""
+        return dataclasses.replace(self, records=list(self.records), replay=list(self.replay),
+                                   logit_diffs=None if self.logit_diffs is None else list(self.logit_diffs))
+
+
+def element_size(model) -> int:
+    return model.embed.weight.element_size()
+
+
+def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *, model_name: str = "",
+                      chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
+                      started: Optional[float] = None,
+                      deadline: Optional[float] = None) -> Iterator[Session]:
+    """Run the engine's generate() and yield the Session after every token (so a UI can stream
+    and a cancel lands within one step), then after the C4 check and each no-cache replay step.
+    `started` (time.perf_counter() when the request arrived) is where time to first token counts
+    from; `deadline` is a perf_counter value past which the run ends with stopped="deadline"."""
+    from models.forward import RunOptions
+    from models.generate import generate
+
+    deadline = deadline if deadline is not None else time.perf_counter() + DEADLINE_S
+    options = RunOptions(mask=request.mask())
+    session = Session(model_name=model_name, config=model.config, element_bytes=element_size(model),
+                      layouts=cache_layout(model, options.mask), prompt_ids=list(ids), chat=chat,
+                      request=request)
+    if started is not None:
+        session.started = started
+
+    def halt() -> bool:
+        if should_stop():
+            session.stopped = "stop"
+            return True
+        if time.perf_counter() > deadline:
+            session.stopped = "deadline"
+            return True
+        return False
+
+    cached_logits = []
+    first_at = None
+    for step in generate(model, ids, request.sampling(), options=options,
+                         keep_logits=request.check_full_forward, should_stop=halt):
+        now = time.perf_counter()
+        if first_at is None:
+            first_at = now
+            session.first_token_s = now - session.started
+        session.decode_s = now - first_at
+        if step.logits is not None:
+            cached_logits.append(step.logits)
+        session.records.append(StepRecord(
+            index=step.index, token_id=step.token_id,
+            piece=tokenizer.decode([step.token_id]), position=step.position, phase=step.phase,
+            latency_s=step.latency_s, tokens_processed=step.tokens_processed,
+            score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
+            cache_lengths=list(step.cache_lengths)))
+        session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)
+        session.phase = "decode"
+        if step.finished:
+            session.stopped = step.finished
+        yield session
+    if session.stopped in ("stop", "deadline") or not session.records:
+        session.phase = "done"
+        yield session
+        return
+    if request.check_full_forward and cached_logits:
+        session.phase = "checking"
+        session.logit_diffs = logit_differences(model, session.prompt_ids + session.generated_ids,
+                                                session.n_prompt, cached_logits, options)
+        del cached_logits
+        yield session
+    if request.compare_no_cache:
+        session.phase = "replay"
+        budget_end = min(deadline, time.perf_counter() + REPLAY_BUDGET_S)
+        for point in replay_without_cache(model, session.prompt_ids + session.generated_ids,
+                                          session.records, options, budget_end,
+                                          greedy=request.temperature == 0.0):
+            session.replay.append(point)
+            yield session
+            if halt():
+                break
+        if session.stopped != "stop" and len(session.replay) < len(replay_targets(session.records)):
+            session.replay_note = "budget"
+    session.phase = "done"
+    yield session

@@ -18,9 +18,10 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from explorer import attention_maps as am  # noqa: E402
-from explorer import receptive_field as rf  # noqa: E402
-from explorer import sinks  # noqa: E402
+from explorer.attention import maps as am  # noqa: E402
+from explorer.prompts import token_labels  # noqa: E402
+from explorer.attention import receptive_field as rf  # noqa: E402
+from explorer.attention import sinks as grid_mod, streaming as sinks  # noqa: E402
 from explorer.runtime import Runtime  # noqa: E402
 from explorer.texts import long_text  # noqa: E402
 from models.attention import MaskSpec  # noqa: E402
@@ -53,7 +54,7 @@ def bench_map(loaded, n_tokens=512, layer=None):
         t_sdpa, _ = best_of(lambda: model(x, options=RunOptions(last_logits_only=True)))
     t_map, lm = best_of(lambda: am.layer_attention(model, ids, layer, am.MaskChoice(), "eager"))
     t_tiled, _ = best_of(lambda: am.layer_attention(model, ids, layer, am.MaskChoice(), "tiled"), 1)
-    labels = am.token_labels(loaded.tokenizer, ids)
+    labels = token_labels(loaded.tokenizer, ids)
     t_fig, fig = best_of(lambda: am.attention_figure(lm, labels, None), 1)
     t_fig1, fig1 = best_of(lambda: am.attention_figure(lm, labels, 0), 1)
     size_all = len(fig.to_json()) / 1e6
@@ -70,7 +71,7 @@ def bench_sink_grid(loaded, n_tokens=256):
     x = torch.tensor([ids])
     with torch.inference_mode():
         t_sdpa, _ = best_of(lambda: model(x, options=RunOptions(last_logits_only=True)))
-    t_grid, grid = best_of(lambda: sinks.sink_grid(model, ids, 4))
+    t_grid, grid = best_of(lambda: grid_mod.sink_grid(model, ids, 4))
     # what capturing every layer's probabilities would have held at once
     all_probs_mb = loaded.config.n_layers * loaded.config.n_heads * n_tokens ** 2 * 4 / 1e6
     print(f"| {loaded.name} | {n_tokens} | {loaded.config.n_layers}×{loaded.config.n_heads} | "

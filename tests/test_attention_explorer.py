@@ -8,9 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import attention_maps as am
-from explorer import receptive_field as rf
-from explorer import sinks
+from explorer.attention import costs, groups
+from explorer.attention import maps as am
+from explorer.attention import receptive_field as rf
+from explorer.attention import sinks as grid_mod
+from explorer.attention import streaming as sinks
+from explorer.inputs import InputError
+from explorer.masks import describe
+from explorer.prompts import token_labels
 from explorer.texts import long_text
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
@@ -42,10 +47,10 @@ def text_ids(smol):
     ("sink_logit", None, 0, float("nan"), "finite"),
     ("sink_logit", None, 0, "x", "must be a number"),
     ("sink_logit", None, 0, 1e9, "between -50 and 50"),
-    ("bogus", None, 0, None, "Unknown mask"),
+    ("bogus", None, 0, None, "must be one of"),
 ])
 def test_bad_mask_inputs_raise_plain_messages(kind, w, s, b, message):
-    with pytest.raises(am.InputError, match=message):
+    with pytest.raises(InputError, match=message):
         am.mask_choice(kind, w, s, b)
 
 
@@ -57,11 +62,19 @@ def test_mask_choice_builds_the_engine_objects():
     assert choice.options("eager").sink_logit == 1.5 and choice.spec is None
 
 
-def test_prompt_limits(smol):
-    with pytest.raises(am.InputError, match="Type a prompt"):
-        am.encode_prompt(smol.tokenizer, "   ", 512)
-    with pytest.raises(am.InputError, match="limit here is 4"):
-        am.encode_prompt(smol.tokenizer, "one two three four five six", 4)
+def test_prompt_is_capped_before_the_tokenizer_runs(smol):
+    class NoTokenizer:
+        def __call__(self, text):
+            raise AssertionError("the tokenizer saw an over-long prompt")
+
+    loaded = type("Loaded", (), {"tokenizer": NoTokenizer(), "config": smol.config, "device": "cpu",
+                                 "name": SMOL, "model": smol.model, "spec": smol.spec})()
+    with pytest.raises(InputError, match="characters long"):
+        am.run(loaded, "word " * 5000, 1, "all", "causal", 8, 2, 1.0, "eager", 0)
+    with pytest.raises(InputError, match="is empty"):
+        am.run(smol, "   ", 1, "all", "causal", 8, 2, 1.0, "eager", 0)
+    with pytest.raises(InputError, match="limit here is 512"):
+        am.run(smol, "word " * 600, 1, "all", "causal", 8, 2, 1.0, "eager", 0)
 
 
 # ----------------------------------------------------------------------------- maps
@@ -123,22 +136,25 @@ def test_next_token_table_and_kl(smol, text_ids):
     same = am.layer_attention(smol.model, ids, 0).last_logits
     assert am.kl_divergence(base, same) < 1e-6                               # eager == sdpa
     windowed = am.layer_attention(smol.model, ids, 0, am.mask_choice("window", 2)).last_logits
-    frame, kl = am.next_token_table(smol.tokenizer, base, windowed)
-    assert kl > 0.01 and list(frame.columns) == ["token", "p unmodified", "p with this mask"]
-    assert math.isclose(kl, am.kl_divergence(base, windowed))
+    nxt = am.next_tokens(base, windowed)
+    assert nxt.kl > 0.01 and math.isclose(nxt.kl, am.kl_divergence(base, windowed))
+    p = torch.softmax(windowed.double(), -1)
+    assert nxt.p_mask == tuple(float(p[i]) for i in nxt.ids) and nxt.new_top == int(windowed.argmax())
 
 
 def test_head_groups_match_the_recorded_tensors(smol, runtime):
-    assert am.head_groups(smol.config) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
-    shapes = am.recorded_head_shapes(smol.model)
+    result = groups.run(smol)
+    assert result.groups == ((0, 1, 2), (3, 4, 5), (6, 7, 8))
+    shapes = result.shapes
     assert shapes["q"][1] == 9 and shapes["k"][1] == 3 and shapes["v"][1] == 3
+    assert result.cache_bytes_fp32 * 3 == result.mha_bytes_fp32 == 2 * 30 * 9 * 64 * 4
     gemma = runtime.get(GEMMA)
-    assert am.head_groups(gemma.config) == [[0, 1, 2, 3]]
+    assert groups.head_groups(gemma.config) == [[0, 1, 2, 3]]
 
 
 def test_local_global_costs_count_from_the_real_masks(runtime):
     gemma = runtime.get(GEMMA)
-    rows = am.local_global_costs(gemma.model, [256, 1024, 2048])
+    rows = costs.data(costs.run(gemma.model, GEMMA, "Gemma", [256, 1024, 2048]))["rows"]
     h, w = gemma.config.n_heads, gemma.config.sliding_window
     assert [r["local layers"] for r in rows] == [15] * 3 and rows[0]["global layers"] == 3
     for r in rows:
@@ -150,6 +166,47 @@ def test_local_global_costs_count_from_the_real_masks(runtime):
     # the local cache is capped at w slots, the global one grows with n
     assert rows[1]["cache bytes per local layer"] == rows[2]["cache bytes per local layer"]
     assert rows[2]["cache bytes per global layer"] == 2 * rows[1]["cache bytes per global layer"]
+    # the engine's own cache for n tokens allocates exactly these bytes per layer
+    from models.kv_cache import KVCache
+    for r, n in zip(rows, (256, 1024, 2048)):
+        allocated = KVCache.for_model(gemma.config, gemma.model.layer_masks(), n, 1,
+                                      gemma.model.embed.weight.dtype, "meta").allocated_bytes()
+        assert r["cache bytes, all layers"] == sum(allocated)
+
+
+@pytest.mark.parametrize("mask", [MaskSpec(), MaskSpec(window=1), MaskSpec(window=7), MaskSpec(window=7, sinks=3),
+                                  MaskSpec(window=300, sinks=1), MaskSpec(causal=False),
+                                  MaskSpec(causal=False, window=5)])
+@pytest.mark.parametrize("n", [1, 6, 257, 600])
+def test_visible_pairs_counted_without_a_matrix_equal_the_mask(mask, n):
+    pos = torch.arange(n)
+    expected = int(mask.visible(pos, pos).expand(n, n).sum())
+    assert costs.visible_pairs(mask, n) == expected
+    assert costs.visible_pairs_by_rows(mask, n, block=64) == expected
+
+
+def test_local_global_costs_are_computed_once_under_a_lock(runtime, monkeypatch):
+    import threading
+
+    gemma = runtime.get(GEMMA)
+    calls = []
+    real_run = costs.run
+
+    def counted_run(*args, **kwargs):
+        calls.append(1)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(costs, "run", counted_run)
+    monkeypatch.setattr(costs, "_RESULTS", {})
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(costs.run_once(gemma.model, GEMMA, "G")))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and len(results) == 4 and all(r is results[0] for r in results)
+    assert results[0].rows[-1].n == 8192
 
 
 # ----------------------------------------------------------------------------- sinks
@@ -157,14 +214,14 @@ def test_local_global_costs_count_from_the_real_masks(runtime):
 
 def test_sink_grid_matches_full_probabilities_and_sink_logit_mass(smol, text_ids):
     ids = text_ids[:48]
-    grid = sinks.sink_grid(smol.model, ids, n_sinks=3)
+    grid = grid_mod.sink_grid(smol.model, ids, n_sinks=3)
     assert grid.first.shape == (30, 9)
     assert np.all(grid.first <= grid.first_s + 1e-7) and np.abs(grid.absorbed).max() < 1e-5
     for layer in (0, 17):
         probs = am.layer_attention(smol.model, ids, layer).probs[:, grid.first_query:]
         np.testing.assert_allclose(grid.first[layer], probs[..., 0].mean(-1).numpy(), atol=1e-5)
         np.testing.assert_allclose(grid.first_s[layer], probs[..., :3].sum(-1).mean(-1).numpy(), atol=1e-5)
-    with_b = sinks.sink_grid(smol.model, ids, n_sinks=3, sink_logit=3.0)
+    with_b = grid_mod.sink_grid(smol.model, ids, n_sinks=3, sink_logit=3.0)
     assert with_b.absorbed.min() > 0 and with_b.absorbed.max() < 1
     # the sink logit takes mass from the real tokens: row sums are 1 - absorbed
     lm = am.layer_attention(smol.model, ids, 5, am.mask_choice("sink_logit", sink_logit=3.0))
@@ -247,8 +304,9 @@ def test_rolling_mean():
 
 def test_reach_formula_reproduces_mistral():
     assert rf.theoretical_reach(32, 4096) == 131_041
-    rows = rf.reach_table()
-    assert rows[0]["reach L(w-1)+1 (tokens)"] == 131_041
+    table = rf.reach_table()
+    assert table["reach L(w-1)+1 (tokens)"][0] == 131_041
+    assert list(rf.reach_table(lang="zh").iloc[0])[1:] == list(table.iloc[0])[1:]
     assert rf.first_layer_reached(7, [8, 8, 8]) == 0
     assert rf.first_layer_reached(8, [8, 8, 8]) == 1
     assert rf.first_layer_reached(21, [8, 8, 8]) == 2
@@ -272,7 +330,7 @@ def test_receptive_field_follows_the_rule_exactly_and_is_reproducible(smol, text
 
 def test_figures_build(smol, text_ids):
     ids = text_ids[:20]
-    labels = am.token_labels(smol.tokenizer, ids)
+    labels = token_labels(smol.tokenizer, ids)
     assert len(set(labels)) == len(labels)
     lm = am.layer_attention(smol.model, ids, 1, am.mask_choice("sinks", 6, 1))
     one = am.attention_figure(lm, labels, 2, n_prompt=15)
@@ -281,10 +339,10 @@ def test_figures_build(smol, text_ids):
     assert len(grid.data) == 9
     mask = am.mask_figure(lm, labels)
     assert np.array_equal(np.array(mask.data[0].z, dtype=bool), lm.visible.numpy())
-    am.head_groups_figure(smol.config)
-    am.layer_strip_figure(smol.config)
+    smol_groups = groups.run(smol)
+    smol_costs = costs.run(smol.model, SMOL, "SmolLM2", [8])
     # the same figures with Chinese text: titles, axes, hover and subplot titles
-    one_zh = am.attention_figure(lm, labels, 2, n_prompt=15, model_title="SmolLM2", lang="zh")
+    one_zh = am.attention_figure(lm, labels, 2, n_prompt=15, title="SmolLM2", lang="zh")
     assert one_zh.layout.title.text == "SmolLM2 第 1 层，第 2 个头：注意力概率"
     assert one_zh.layout.xaxis.title.text == "键 token（位置：token）"
     assert "第 1 层，第 2 个头" in one_zh.data[0].hovertemplate
@@ -294,16 +352,15 @@ def test_figures_build(smol, text_ids):
     assert mask_zh.layout.title.text.startswith("第 1 层的掩码：") and "黄色 = 可见" in mask_zh.layout.title.text
     assert mask.layout.title.text.startswith("mask of layer 1:")
     assert "1 sink + window 6" in mask.layout.title.text and "1 个汇 + 窗口 6" in mask_zh.layout.title.text
-    groups_zh = am.head_groups_figure(smol.config, "SmolLM2:", lang="zh")
-    assert groups_zh.layout.title.text == "SmolLM2: 9 个查询头共用 3 个 KV 头"
-    assert am.head_groups_figure(smol.config, "SmolLM2:").layout.title.text == "SmolLM2: 9 query heads share 3 KV heads"
-    strip_zh = am.layer_strip_figure(smol.config, "", lang="zh")
-    assert strip_zh.layout.title.text == "0 个局部层（深色），30 个全局层（黄色）"
-    cost_zh = am.local_global_figure([{"n": 8, "global layers": 30, "local layers": 0,
-                                       "scores per global layer": 324, "scores per local layer": 0}], lang="zh")
+    (groups_zh,) = groups.figures(smol_groups, lang="zh")
+    assert groups_zh.layout.title.text.endswith(": 9 个查询头共用 3 个 KV 头")
+    assert groups.figures(smol_groups)[0].layout.title.text.endswith(": 9 query heads share 3 KV heads")
+    strip_zh, cost_zh = costs.figures(smol_costs, lang="zh")
+    assert strip_zh.layout.title.text == "SmolLM2: 0 个局部层（深色），30 个全局层（黄色）"
     assert cost_zh.data[0].name == "一个全局层" and cost_zh.layout.xaxis.title.text == "序列长度 n（token）"
+    assert list(cost_zh.data[0].y) == [9 * 8 * 9 // 2]
     for spec in (MaskSpec(), MaskSpec(window=5), MaskSpec(window=5, sinks=2), MaskSpec(causal=False)):
-        assert am.mask_text(spec) == spec.describe()                  # English: MaskSpec's own words
+        assert describe(spec) == spec.describe()                  # English: MaskSpec's own words
 
 
 def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
@@ -311,6 +368,11 @@ def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
     names kept short, so that a leftover English word stands out)."""
     rng = np.random.default_rng(0)
     first, first_s, absorbed = (rng.random((4, 3)).round(5) for _ in range(3))
+
+    def sink_result(b):
+        grid = grid_mod.SinkGrid(first=first, first_s=first_s, absorbed=absorbed, n_tokens=20, n_sinks=4,
+                                 sink_logit=b, first_query=8, seconds=0.1)
+        return grid_mod.SinkResult(model="m1", title="M1", token0="x", grid=grid)
     result = sinks.StreamingResult(model="m1", n_tokens=120, window=32, sinks=2)
     for i, policy in enumerate(sinks.POLICIES + (sinks.SINKS_GLOBAL,)):
         result.nll[policy] = rng.random(119) + i
@@ -320,9 +382,9 @@ def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
                                     layer_windows=[4] * 5, n_tokens=20, seed=0, replacement=[5, 6, 7, 8])
 
     def draw(lang):
-        return [*sinks.sink_figures(first, first_s, absorbed, 4, 2.0, "M1", lang),
+        return [*grid_mod.figures(sink_result(2.0), lang),
                 sinks.streaming_figure([result], smooth=16, lang=lang),
-                rf.receptive_figure(probe, "M1:", lang)]
+                rf.receptive_figure(probe, "M1", lang)]
 
     en, zh = draw("en"), draw("zh")
     for english, chinese in zip(en, zh):
@@ -337,7 +399,7 @@ def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
         "M1：汇 logit b = 2 吸收的质量"]
     assert en[0].data[0].hovertemplate == "layer %{y}, head %{x}<br>mass on token 0: %{z:.3f}<extra></extra>"
     assert zh[1].layout.yaxis.title.text == "层" and zh[1].data[0].colorbar.title.text == "质量"
-    assert sinks.sink_figures(first, first_s, absorbed, 4, None, "M1")[2] is None   # no sink logit
+    assert grid_mod.figures(sink_result(None))[2] is None   # no sink logit
     assert [t.name for t in en[3].data] == [
         "m1: full cache", "m1: window only (w = 32, first tokens evicted)", "m1: 2 sinks + window (w = 32)",
         "m1: 2 sinks in global layers only + window (w = 32)"]
@@ -347,9 +409,20 @@ def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
     assert zh[4].layout.title.text == "M1: 最后一个位置的隐藏状态的变化（灰色：无变化）"
     assert set(zh[4].data[0].customdata.ravel()) == {"有变化", "逐位完全不变"}
     # a hover template without fields keeps single braces (figure_text always formats)
-    assert am.layer_strip_figure(smol.config).data[0].hovertemplate == "layer %{x}: %{customdata}<extra></extra>"
+    assert costs.figures(costs.run(smol.model, SMOL, "S", [8]))[0].data[0].hovertemplate == \
+        "layer %{x}: %{customdata}<extra></extra>"
 
 
 def test_pooling_for_large_grids():
     pooled, factor = am._pool(np.ones((300, 300)), 128)
     assert factor == 3 and pooled.shape == (100, 100) and np.allclose(pooled, 1)
+
+
+def test_one_mask_description_in_both_languages():
+    assert describe(MaskSpec(window=8, sinks=2), "zh") == "2 个汇 + 窗口 8"
+    assert describe(None, "en") == "the checkpoint's own masks"
+    assert describe(None, "en", sink_logit=1.5) == "causal + sink logit b = 1.5"
+    assert am.mask_choice("sink_logit", sink_logit=2).describe("zh") == "因果 + 汇 logit b = 2"
+    from explorer.masks import describe_layers
+    assert describe_layers([MaskSpec(window=512)] * 5 + [MaskSpec()], "en") == "5 × sliding window 512, 1 × causal"
+    assert describe_layers([MaskSpec()] * 3, "zh") == "因果"

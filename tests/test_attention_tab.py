@@ -68,7 +68,7 @@ def test_chinese_summary(client):
     (dict(kind="window", w="nan"), ""),
     (dict(head_value="9"), "not in the list of choices"),
     (dict(text="word " * 600), "limit here is 512"),
-    (dict(text=""), "Type a prompt"),
+    (dict(text=""), "is empty"),
     (dict(model_name="gpt-5"), "not in the list of choices"),
     (dict(path="flash"), "not in the list of choices"),
 ])
@@ -84,35 +84,41 @@ def test_bad_inputs_give_clear_errors_and_the_server_keeps_serving(client, overr
     (dict(sink_logit=float("nan"), mask_kind="sink_logit"), "sink logit b must be a finite number"),
     (dict(layer=float("nan")), "layer must be a whole number"),
     (dict(head="9"), "head must be between 0 and 8"),
-    (dict(impl="flash"), "eager or tiled"),
+    (dict(impl="flash"), "must be one of eager, tiled"),
     (dict(n_generate=-1), "generated tokens must be between 0 and 32"),
 ])
 def test_handler_messages_for_values_the_components_cannot_send(runtime, overrides, message):
-    from explorer.attention_maps import InputError
-    from explorer.ui.attention import compute_map
+    from explorer.attention import maps
+    from explorer.inputs import InputError
 
-    args = dict(prompt=PROMPT, layer=1, head="all", mask_kind="causal", window=8, sinks_n=2,
+    args = dict(prompt=PROMPT, layer=1, head="all", mask_kind="causal", window=8, sinks=2,
                 sink_logit=1.0, impl="eager", n_generate=0)
-    args.update(overrides)
+    args.update({"sinks" if k == "sinks_n" else k: v for k, v in overrides.items()})
     with pytest.raises(InputError, match=message):
-        compute_map(runtime.get(SMOL), **args)
+        maps.run(runtime.get(SMOL), **args)
 
 
 def test_map_follows_the_language(runtime):
     """The map is drawn in the visitor's language, redrawn in the other one from the stored
     view after a language switch, with the head last picked."""
-    from explorer.ui.attention import compute_map, redraw_head, redraw_map
+    import gradio as gr
 
-    fig, mask_fig, data, view = compute_map(
-        runtime.get(SMOL), PROMPT, 1, "all", "causal", 8, 2, 1.0, "eager", 0, lang="zh")
+    from explorer.ui.attention import attention_map, draw_map, show_head
+
+    fig, mask_fig, summary, table, data, result = attention_map(
+        runtime.get(SMOL), "zh", PROMPT, 1, "all", "causal", 8, 2, 1.0, "eager", 0)
     assert "第 1 层，全部 9 个头" in fig.layout.title.text and "第 1 层的掩码" in mask_fig.layout.title.text
-    head_fig = redraw_head(view, 4, "zh")
+    assert list(table.columns) == ["token", "p（原模型）", "p（此掩码下）"]
+    head_fig, result = show_head(result, 4, "zh")
     assert "第 4 个头" in head_fig.layout.title.text
-    fig_en, mask_en = redraw_map(view, "en")
+    fig_en, mask_en, summary_en, table_en = draw_map(result, "en")
     assert "layer 1, head 4: attention probabilities" in fig_en.layout.title.text
     assert mask_en.layout.title.text.startswith("mask of layer 1:")
     assert np.array_equal(fig_en.data[0].z, head_fig.data[0].z)     # same numbers, other words
-    assert redraw_map(None, "en") is None
+    assert list(table_en.iloc[:, 1]) == list(table.iloc[:, 1]) == data["next_tokens"]["p unmodified"]
+    assert show_head(None, 4, "en") == (gr.skip(), gr.skip())
+    with pytest.raises(gr.Error, match="头必须在 0 到 8 之间"):     # the handler's error, in Chinese
+        show_head(result, 9, "zh")
 
 
 def test_head_groups_endpoint(client):
@@ -172,11 +178,12 @@ def test_receptive_field_endpoint_agrees_with_the_rule(client):
 def test_streaming_text_is_chosen_from_the_measured_numbers():
     """The sentences under the StreamingLLM chart follow the numbers (Gemma-like and
     SmolLM2-like cases, measured in bench/attention.py), in both languages."""
-    from explorer import sinks
-    from explorer.ui import available_tabs, build_translator
-    from explorer.ui.attention import render_streaming
+    from explorer.attention import streaming as sinks
 
-    t = build_translator(available_tabs())
+    def render_streaming(_, lang, numbers):
+        return sinks.summary_text(numbers, lang)
+
+    t = None
 
     def data(ratios):
         summary = {"past_window_from": 260, "perplexity": {p: 10 * r for p, r in ratios.items()},
@@ -198,21 +205,24 @@ def test_streaming_text_is_chosen_from_the_measured_numbers():
 def test_language_switch_redraws_the_measured_charts(runtime):
     """The sink grids, the StreamingLLM chart and the receptive-field chart are redrawn in the
     new language from what the handlers stored: same numbers, no forward pass."""
-    from explorer import sinks
-    from explorer.ui.attention import compute_receptive, compute_sinks, compute_streaming, \
-        redraw_measured_figures
+    from explorer.attention import streaming
+    from explorer.ui.attention import draw_receptive, draw_sinks, draw_streaming, receptive_field, \
+        sink_grid, streaming_ppl
 
     loaded = runtime.get(SMOL)
-    *sink_en, sink_data = compute_sinks(loaded, 32, 2, True, 2.0)
-    stream_en, _, curves = compute_streaming(loaded, 64, 16, 2, sinks.StreamingCache())
-    rf_en, _, rf_view = compute_receptive(loaded, "forced", 4, 32, 0)
+    *sink_en, _, _, sink_result = sink_grid(loaded, "en", 32, 2, True, 2.0)
+    stream_en, _, _, stream_result = streaming_ppl(loaded, "en", 64, 16, 2, streaming.StreamingCache())
+    rf_en, _, _, _, rf_result = receptive_field(loaded, "en", "forced", 4, 32, 0)
+    sink_en = [sink_en[0], sink_en[1], sink_en[2]["value"]]
 
     def no_forward(*args, **kwargs):
         raise AssertionError("a language switch ran the model")
 
     forward, loaded.model.forward = loaded.model.forward, no_forward
     try:
-        figures = redraw_measured_figures("zh", sink_data, curves, rf_view)
+        first, first_s, absorbed, _ = draw_sinks(sink_result, "zh")
+        (stream_zh, _), (rf_zh, _, reach_zh) = draw_streaming(stream_result, "zh"), draw_receptive(rf_result, "zh")
+        figures = [first, first_s, absorbed["value"], stream_zh, rf_zh]
     finally:
         loaded.model.forward = forward
     assert figures[0].layout.title.text.endswith("：第一个 token 上的质量")
@@ -225,6 +235,22 @@ def test_language_switch_redraws_the_measured_charts(runtime):
                 left, right = getattr(a, attr, None), getattr(b, attr, None)
                 if left is not None and not isinstance(left[0], str):
                     np.testing.assert_array_equal(np.asarray(left, float), np.asarray(right, float))
-    assert redraw_measured_figures("zh", None, None, None) == [None] * 5
-    no_logit = compute_sinks(loaded, 32, 2, False, 2.0, "zh")
-    assert no_logit[2] is None and redraw_measured_figures("en", no_logit[3], None, None)[2] is None
+    assert reach_zh.columns[0] == "模型" and 131041 in list(reach_zh.iloc[:, 3])
+    no_logit = sink_grid(loaded, "zh", 32, 2, False, 2.0)
+    assert no_logit[2]["visible"] is False and draw_sinks(no_logit[-1], "en")[2]["value"] is None
+
+
+def test_sections_redraw_from_state_only(runtime):
+    """Every section keeps its result in gr.State; the language redraw reads only those states,
+    and no event of the tab reads a gr.JSON (client-sent data) back as an input."""
+    import gradio as gr
+
+    from app import build_app
+
+    demo = build_app(runtime, ("explorer.ui.attention",))
+    tabs = [block for block in demo.blocks.values() if isinstance(block, gr.Tab)]
+    labels = {tab.elem_id for tab in tabs}
+    assert {"section-attention-section-map", "section-attention-section-lg"} <= labels
+    json_ids = {block._id for block in demo.blocks.values() if isinstance(block, gr.JSON)}
+    for dependency in demo.fns.values():
+        assert not json_ids & {block._id for block in dependency.inputs}, dependency.name

@@ -13,13 +13,17 @@ distance.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
+import plotly.graph_objects as go
 import torch
 
-from explorer.locales import text as locale_text
+from explorer.attention import long_ids, max_tokens, model_title
+from explorer.inputs import choice, whole_number
+from explorer.locales import Term, text
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
@@ -55,7 +59,7 @@ def first_layer_reached(distance: int, layer_windows: Sequence[Optional[int]]) -
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReceptiveFieldResult:
     distances: list            # d values probed
     delta: np.ndarray          # (len(d), L) max |Δ resid| at the last position, per block
@@ -127,51 +131,122 @@ def default_distances(n_tokens: int, window: int, count: int = 12) -> list[int]:
 
 
 REFERENCE_MODELS = (
-    # name, layers, window (public configs)
-    ("Mistral 7B v0.1", 32, 4096),
-    ("Gemma 3 270M: its 5 local layers before the first global one", 5, 512),
+    # locale key of the name, layers, window (public configs)
+    ("attention.ref.mistral", 32, 4096),
+    ("attention.ref.gemma", 5, 512),
 )
 
 
-def reach_table(extra: Sequence[tuple] = ()) -> list[dict]:
-    rows = []
-    for name, layers, window in list(REFERENCE_MODELS) + list(extra):
-        rows.append({"model": name, "layers L": layers, "window w": window,
-                     "reach L(w-1)+1 (tokens)": theoretical_reach(layers, window)})
-    return rows
+def reach_table(extra: Sequence[tuple] = (), lang: str = "en"):
+    """L (w - 1) + 1 for public configs (and `extra` rows), headers in `lang`."""
+    import pandas as pd
+
+    rows = list(REFERENCE_MODELS) + list(extra)
+    return pd.DataFrame({
+        text("attention.col.model", lang): [text(key, lang) for key, _, _ in REFERENCE_MODELS]
+        + [name for name, _, _ in extra],
+        text("attention.col.layers", lang): [layers for _, layers, _ in rows],
+        text("attention.col.window", lang): [window for _, _, window in rows],
+        text("attention.col.reach", lang): [theoretical_reach(layers, window) for _, layers, window in rows]})
 
 
-
-
-def _text(key: str, lang: Optional[str], **fields) -> str:
-    return locale_text(key, lang, **fields)
-
-
-def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = "en"):
+def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = "en") -> go.Figure:
     """Distance x layer: log10 of the change at the last position; rule boundary on top. Text in
     `lang`."""
-    import plotly.graph_objects as go
-
     with np.errstate(divide="ignore"):
         z = np.where(result.delta > 0, np.log10(np.maximum(result.delta, 1e-30)), np.nan)
     n_layers = result.delta.shape[1]
     ys = [str(d) for d in result.distances]
-    text = np.where(result.changed, _text("attention.fig.rf.changed", lang),
-                    _text("attention.fig.rf.unchanged", lang))
+    cells = np.where(result.changed, text("attention.fig.rf.changed", lang),
+                    text("attention.fig.rf.unchanged", lang))
     fig = go.Figure(go.Heatmap(
         z=np.round(z, 3), x=list(range(n_layers)), y=ys, colorscale="Viridis",
-        colorbar=dict(title="log10 max|Δh|"), customdata=text,
-        hovertemplate=_text("attention.fig.rf.hover", lang) + "<extra></extra>"))
+        colorbar=dict(title="log10 max|Δh|"), customdata=cells,
+        hovertemplate=text("attention.fig.rf.hover", lang) + "<extra></extra>"))
     px = [p if p is not None else n_layers - 0.5 for p in result.predicted]
     fig.add_trace(go.Scatter(x=[p - 0.5 for p in px], y=ys, mode="markers+lines",
                              line=dict(color="#D55E00", width=2, shape="hv"),
                              marker=dict(symbol="line-ns-open", size=14, color="#D55E00"),
-                             name=_text("attention.fig.rf.rule", lang),
-                             hovertemplate=_text("attention.fig.rf.rule_hover", lang) + "<extra></extra>"))
-    fig.update_layout(title=_text("attention.fig.rf.title", lang, title=title),
+                             name=text("attention.fig.rf.rule", lang),
+                             hovertemplate=text("attention.fig.rf.rule_hover", lang) + "<extra></extra>"))
+    fig.update_layout(title=text("attention.fig.rf.title", lang, title=title + ":"),
                       height=max(360, 26 * len(ys) + 160), margin=dict(l=10, r=10, t=50, b=10),
                       plot_bgcolor="#d9d9d9", legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(title=_text("attention.fig.rf.x", lang), dtick=1 if n_layers <= 32 else 2,
+    fig.update_xaxes(title=text("attention.fig.rf.x", lang), dtick=1 if n_layers <= 32 else 2,
                      range=[-0.5, n_layers - 0.5])
-    fig.update_yaxes(title=_text("attention.fig.rf.y", lang), type="category")
+    fig.update_yaxes(title=text("attention.fig.rf.y", lang), type="category")
     return fig
+
+
+# ----------------------------------------------------------------------------- the experiment
+
+MODES = ("forced", "own")
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    model: str
+    title: str
+    mode: str                  # "forced": one window w on every layer; "own": the model's masks
+    window: Optional[int]      # the forced window (None in "own" mode)
+    n_layers: int
+    seconds: float
+    probe: ReceptiveFieldResult
+
+
+def run(loaded: Any, mode: Any, window: Any, n_tokens: Any, seed: Any) -> ProbeRun:
+    """The probe on the first n tokens of the long text, at the distances around each multiple
+    of (w - 1). Inputs checked first."""
+    n_tokens = whole_number(n_tokens, Term("attention.name.tokens"), 8, 2 * max_tokens(loaded.device))
+    seed = whole_number(seed, Term("attention.name.seed"), 0, 2**31 - 1)
+    mode = choice(mode, Term("attention.name.rf_mode"), MODES)
+    if mode == "forced":
+        window = whole_number(window, Term("attention.name.window"), 2, n_tokens)
+        mask, step_window = MaskSpec(window=window), window
+    else:
+        window, mask = None, None
+        # all global: every distance reaches at layer 0
+        step_window = loaded.config.sliding_window or n_tokens
+    ids = long_ids(loaded.tokenizer, n_tokens)
+    start = time.perf_counter()
+    result = probe(loaded.model, ids, default_distances(n_tokens, step_window), mask, seed)
+    return ProbeRun(model=loaded.name, title=model_title(loaded), mode=mode, window=window,
+                    n_layers=loaded.config.n_layers, seconds=time.perf_counter() - start, probe=result)
+
+
+def data(run_: ProbeRun) -> dict:
+    p = run_.probe
+    return {"model": run_.model, "mode": run_.mode, "window": run_.window, "n_tokens": p.n_tokens,
+            "seed": p.seed, "distances": p.distances, "predicted_first_layer": p.predicted,
+            "measured_first_layer": p.measured, "layer_windows": p.layer_windows,
+            "agree": sum(a == b for a, b in zip(p.predicted, p.measured)), "seconds": run_.seconds,
+            "max_abs_delta": p.delta.max(axis=1).tolist()}
+
+
+def figures(run_: ProbeRun, lang: str = "en") -> tuple:
+    return (receptive_figure(run_.probe, run_.title, lang),)
+
+
+def table(run_: Optional[ProbeRun] = None, lang: str = "en"):
+    """The reach table, with the probed model's row when a window was forced."""
+    extra = []
+    if run_ is not None and run_.window:
+        extra.append((text("attention.rf_forced_row", lang, title=run_.title), run_.n_layers, run_.window))
+    return reach_table(extra, lang)
+
+
+def summary(run_: ProbeRun, lang: str = "en") -> str:
+    p = run_.probe
+    compact = ", ".join(sorted({("global" if w is None else str(w)) for w in p.layer_windows}))
+
+    def cells(values):
+        return " | ".join("—" if v is None else str(v) for v in values)
+
+    lines = [f"| d | {cells(p.distances)} |",
+             "|---|" + "---|" * len(p.distances),
+             f"| {text('attention.rf_rule', lang)} | {cells(p.predicted)} |",
+             f"| {text('attention.rf_measured', lang)} | {cells(p.measured)} |"]
+    return text("attention.rf_summary", lang, n_tokens=p.n_tokens, windows=compact,
+                seconds=run_.seconds, batch=len(p.distances) + 1,
+                agree=sum(a == b for a, b in zip(p.predicted, p.measured)),
+                total=len(p.distances), rows="\n".join(lines))

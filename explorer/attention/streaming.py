@@ -1,14 +1,8 @@
-"""Attention sinks (claim C10) on the real model.
-
-- `sink_grid`: attention mass on the first token and on the first s tokens, for every layer x
-  head, from one eager forward. Memory stays bounded: a Recorder subclass reduces each layer's
-  (B, H, T, S) probabilities to a few (H,) vectors the moment the layer hands them over, so
-  only one layer's probabilities exist at a time.
-- `streaming_nll`: per-token negative log-likelihood along a long text for full cache, window
-  only (first tokens evicted) and sinks + window (StreamingLLM). It feeds the text in chunks
-  through the engine's own KV cache built for that mask (`model.new_cache(n, RunOptions(mask))`:
-  a ring buffer, or sinks + ring), which is what a server with that eviction policy would do;
-  the engine's tests prove cached == full forward under the same mask.
+"""StreamingLLM (claim C10) on the real model: per-token negative log-likelihood along a long
+text for full cache, window only (first tokens evicted) and sinks + window. The text goes in
+chunks through the engine's own KV cache built for that mask (`model.new_cache(n,
+RunOptions(mask))`: a ring buffer, or sinks + ring), which is what a server with that eviction
+policy would do; the engine's tests prove cached == full forward under the same mask.
 """
 from __future__ import annotations
 
@@ -17,110 +11,18 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from explorer.locales import text as locale_text
+from explorer.attention import LONG_TEXT_MAX, long_ids, model_title
+from explorer.inputs import InputError, whole_number
+from explorer.locales import Term, text
 from models.attention import MaskSpec
 from models.config import SLIDING
-from models.forward import Recorder, RunOptions
-
-FIRST_QUERY = 8   # rows averaged in the sink grid start here (row 0 can only look at token 0)
-
-
-
-def _text(key: str, lang: Optional[str], **fields) -> str:
-    return locale_text(key, lang, **fields)
-
-
-class SinkMassRecorder(Recorder):
-    """Records, per layer, the mean over query rows q >= first_query of the attention mass on
-    key 0, on keys [0, sinks), and 1 - row sum (what a sink logit absorbed), each (H,).
-    Discards the probabilities themselves."""
-
-    def __init__(self, n_sinks: int = 4, first_query: int = FIRST_QUERY):
-        super().__init__(["attn_probs"])
-        self.n_sinks = n_sinks
-        self.first_query = first_query
-
-    def save(self, point, layer, value):
-        if point == "kv_pos":
-            return
-        if point != "attn_probs":
-            return super().save(point, layer, value)
-        probs = value.detach()[0, :, self.first_query:].float()       # (H, T', S)
-        self.records[("first", layer)] = probs[..., 0].mean(-1).cpu()
-        self.records[("first_s", layer)] = probs[..., :self.n_sinks].sum(-1).mean(-1).cpu()
-        self.records[("absorbed", layer)] = (1.0 - probs.sum(-1)).mean(-1).cpu()
-
-
-@dataclass
-class SinkGrid:
-    first: np.ndarray          # (L, H) mean mass on key 0
-    first_s: np.ndarray        # (L, H) mean mass on keys [0, s)
-    absorbed: np.ndarray       # (L, H) mean 1 - row sum (0 without a sink logit)
-    n_tokens: int
-    n_sinks: int
-    sink_logit: Optional[float]
-    first_query: int
-    seconds: float
-
-
-@torch.inference_mode()
-def sink_grid(model, ids: Sequence[int], n_sinks: int = 4, sink_logit: Optional[float] = None,
-              impl: str = "eager") -> SinkGrid:
-    ids = list(ids)
-    first_query = min(FIRST_QUERY, max(1, len(ids) - 1))
-    recorder = SinkMassRecorder(n_sinks, first_query)
-    x = torch.tensor([ids], dtype=torch.long, device=model.embed.weight.device)
-    start = time.perf_counter()
-    model(x, recorder=recorder, options=RunOptions(attn_impl=impl, sink_logit=sink_logit,
-                                                   last_logits_only=True))
-    seconds = time.perf_counter() - start
-    n_layers = model.config.n_layers
-
-    def grid(name):
-        return torch.stack([recorder.records[(name, i)] for i in range(n_layers)]).numpy()
-
-    return SinkGrid(first=grid("first"), first_s=grid("first_s"), absorbed=grid("absorbed"),
-                    n_tokens=len(ids), n_sinks=n_sinks, sink_logit=sink_logit,
-                    first_query=first_query, seconds=seconds)
-
-
-def sink_grid_figure(values: np.ndarray, what: str, title: str = "", lang: str = "en"):
-    """One (L, H) grid of masses; `what` and `title` come in `lang` already (sink_figures)."""
-    import plotly.graph_objects as go
-
-    n_layers, n_heads = values.shape
-    fig = go.Figure(go.Heatmap(
-        z=np.round(values, 4), x=list(range(n_heads)), y=list(range(n_layers)),
-        colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title=_text("attention.fig.sink.mass", lang)),
-        hovertemplate=_text("attention.fig.sink.hover", lang, what=what) + "<extra></extra>"))
-    fig.update_layout(title=title, height=max(320, 16 * n_layers + 120),
-                      margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title=_text("attention.fig.sink.head", lang), dtick=1)
-    fig.update_yaxes(title=_text("attention.fig.sink.layer", lang), autorange="reversed")
-    return fig
-
-
-def sink_figures(first, first_s, absorbed, n_sinks: int, sink_logit: Optional[float], title: str,
-                 lang: str = "en"):
-    """(mass on token 0, mass on tokens 0..s-1, mass absorbed by the sink logit or None without
-    one) grids of a sink measurement, titled for model `title`, in `lang`."""
-    figures = [
-        sink_grid_figure(np.asarray(first), _text("attention.fig.sink.first", lang),
-                         _text("attention.fig.sink.first_title", lang, title=title), lang),
-        sink_grid_figure(np.asarray(first_s), _text("attention.fig.sink.first_s", lang, last=n_sinks - 1),
-                         _text("attention.fig.sink.first_s_title", lang, title=title, n=n_sinks), lang)]
-    if sink_logit is None:
-        return (*figures, None)
-    return (*figures, sink_grid_figure(np.asarray(absorbed), _text("attention.fig.sink.absorbed", lang),
-                                       _text("attention.fig.sink.absorbed_title", lang, title=title,
-                                             b=sink_logit), lang))
-
+from models.forward import RunOptions
 
 # ----------------------------------------------------------------------------- StreamingLLM
 
@@ -146,7 +48,7 @@ def policy_mask(policy: str, window: int, sinks: int) -> Optional[MaskSpec]:
 
 
 def policy_label(policy: str, window: int, sinks: int, lang: str = "en") -> str:
-    return _text(f"attention.fig.policy.{policy}", lang, w=window, s=sinks)
+    return text(f"attention.fig.policy.{policy}", lang, w=window, s=sinks)
 
 
 def policy_mask_option(model, policy: str, window: int, sinks: int):
@@ -293,22 +195,22 @@ def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64, lang:
             fig.add_trace(go.Scatter(
                 x=np.arange(1, len(curve) + 1), y=np.round(y, 3), mode="lines", name=label,
                 line=dict(color=colors[policy], dash=dashes[m % len(dashes)], width=1.6),
-                hovertemplate=_text("attention.fig.stream.hover", lang, label=label, smooth=smooth)
+                hovertemplate=text("attention.fig.stream.hover", lang, label=label, smooth=smooth)
                 + "<extra></extra>"))
     if results:
         fig.add_vline(x=results[0].window, line=dict(color="grey", dash="dot"),
                       annotation_text="w", annotation_position="top")
-    fig.update_layout(title=_text("attention.fig.stream.title", lang, smooth=smooth),
+    fig.update_layout(title=text("attention.fig.stream.title", lang, smooth=smooth),
                       height=460, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(title=_text("attention.fig.stream.x", lang))
+    fig.update_xaxes(title=text("attention.fig.stream.x", lang))
     # the first few positions have almost no context (perplexity in the thousands): keep the
     # y range on the rest, where the policies differ
     y_range = None
     if shown:
         values = np.concatenate(shown)
         y_range = [math.log10(values.min() * 0.8), math.log10(values.max() * 1.5)]
-    fig.update_yaxes(title=_text("attention.fig.stream.y", lang), type="log", range=y_range)
+    fig.update_yaxes(title=text("attention.fig.stream.y", lang), type="log", range=y_range)
     return fig
 
 
@@ -349,4 +251,89 @@ def streaming_verdict(summary: dict) -> dict:
         global_ratio = ratio[SINKS_GLOBAL]
         out["sinks_global_ratio"] = global_ratio
         out["sinks_global_closed"] = (window_ratio - global_ratio) / gap if gap > 1e-9 else float("nan")
+    return out
+
+
+# ----------------------------------------------------------------------------- the experiment
+
+
+@dataclass(frozen=True)
+class StreamingRun:
+    """One model's curves for (n, w, s), then those of the other models this server already
+    measured with the same settings (drawn on the same chart)."""
+    title: str
+    curves: tuple                    # StreamingResult, this model first
+    own_window: Optional[int]        # the model's own sliding window (None: all global)
+
+    @property
+    def this(self) -> StreamingResult:
+        return self.curves[0]
+
+    @property
+    def numbers(self) -> dict:
+        """Perplexities and ratios past the window, and what they say (streaming_verdict)."""
+        numbers = streaming_summary(self.this)
+        return {**numbers, **streaming_verdict(numbers)}
+
+
+def check_settings(n_tokens: Any, window: Any, sinks: Any) -> tuple[int, int, int]:
+    n_tokens = whole_number(n_tokens, Term("attention.name.tokens"), 64, LONG_TEXT_MAX)
+    window = whole_number(window, Term("attention.name.window"), 1, n_tokens - 1)
+    sinks = whole_number(sinks, Term("attention.name.sinks"), 1)
+    if sinks >= window:
+        raise InputError("attention.err.sinks_window", s=sinks, w=window)
+    return n_tokens, window, sinks
+
+
+def run(loaded: Any, n_tokens: Any, window: Any, sinks: Any, cache: StreamingCache,
+        progress: Optional[Callable[[float, str], None]] = None) -> StreamingRun:
+    """All policies for the loaded model on the first n tokens of the long text (each curve
+    measured once per key in `cache`), with the other models' curves for the same settings."""
+    n_tokens, window, sinks = check_settings(n_tokens, window, sinks)
+    ids = long_ids(loaded.tokenizer, n_tokens)
+    result = run_streaming(loaded.name, loaded.model, ids, window, sinks, cache, progress=progress)
+    others = [r for r in cache.results(n_tokens, window, sinks)
+              if r.model != loaded.name and len(r.nll) >= len(POLICIES)]
+    return StreamingRun(title=model_title(loaded), curves=(result, *others),
+                        own_window=loaded.config.sliding_window)
+
+
+def data(run_: StreamingRun) -> dict:
+    this = run_.this
+    return {"model": this.model, "title": run_.title, "n_tokens": this.n_tokens,
+            "window": this.window, "sinks": this.sinks, **run_.numbers, "own_window": run_.own_window,
+            "other_models": [r.model for r in run_.curves[1:]]}
+
+
+def figures(run_: StreamingRun, lang: str = "en") -> tuple:
+    return (streaming_figure(run_.curves, lang=lang),)
+
+
+def summary(run_: StreamingRun, lang: str = "en") -> str:
+    return summary_text(data(run_), lang)
+
+
+def summary_text(numbers: dict, lang: str = "en") -> str:
+    """The table and the sentences under the chart, each chosen from the measured numbers."""
+    rows = []
+    for policy, ppl in numbers["perplexity"].items():
+        rows.append(f"| {policy_label(policy, numbers['window'], numbers['sinks'], lang)} | {ppl:.2f} | "
+                    f"{numbers['ratio'][policy]:.2f}× | {numbers['seconds'][policy]:.0f} s |")
+    out = text("attention.stream_table", lang, past=numbers["past_window_from"],
+               model=numbers["title"], n=numbers["n_tokens"], rows="\n".join(rows))
+    out += "\n\n" + text("attention.stream_" + numbers["window_effect"], lang,
+                         window_ratio=numbers["window_ratio"])
+    closed = numbers["gap_closed"]
+    if numbers["sinks_help"] and isinstance(closed, float) and math.isfinite(closed):
+        out += text("attention.stream_sinks", lang, s=numbers["sinks"],
+                    sinks_ratio=numbers["sinks_ratio"], closed=closed)
+    elif not numbers["sinks_help"]:
+        out += text("attention.stream_sinks_worse", lang, s=numbers["sinks"],
+                    sinks_ratio=numbers["sinks_ratio"])
+    if numbers.get("sinks_global_ratio") is not None:
+        out += text("attention.stream_sinks_global", lang, global_ratio=numbers["sinks_global_ratio"])
+        if numbers["sinks_global_ratio"] < 0.8 * numbers["sinks_ratio"] and numbers.get("own_window"):
+            out += text("attention.stream_local_harm", lang, own_window=numbers["own_window"])
+    if numbers.get("other_models"):
+        out += "\n\n" + text("attention.stream_other", lang, models=", ".join(numbers["other_models"]))
     return out

@@ -86,6 +86,7 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
     ids = prompt_ids(tok, length)
     compile_s = 0.0
     if impl.startswith("ours"):
+        from models.decoders import EagerDecoder
         from models.decoders.static import StaticDecoder
         from models.forward import RunOptions
         from models.loading import load_model
@@ -97,19 +98,19 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
             t0 = time.perf_counter()
             decoder = FusedDecoder(model, opts)   # builds the kernel if this machine has none yet
             compile_s = time.perf_counter() - t0
+        elif impl == "ours":
+            decoder = EagerDecoder(model, opts)
         else:
-            decoder = None if impl == "ours" else StaticDecoder(model, opts, autotune=impl == "ours-autotuned")
+            decoder = StaticDecoder(model, opts, autotune=impl == "ours-autotuned")
 
-        def prefill(x):
-            cache = (decoder or model).new_cache(length + new_tokens)
-            return model(x, cache=cache, options=opts)[0, -1], cache
+        def prefill(x):   # every decoder prefills through the engine's forward
+            cache = decoder.new_cache(length + new_tokens)
+            return decoder.prefill(x[0].tolist(), cache)[0, -1], cache
 
         def step(x, cache):
-            if decoder is not None:
-                return decoder.step(int(x[0, 0]), cache)[0, -1], cache
-            return model(x, cache=cache, options=opts)[0, -1], cache
+            return decoder.step(int(x[0, 0]), cache)[0, -1], cache
 
-        if decoder is not None:  # compile outside the timed part (once per capacity)
+        if impl != "ours":  # compile outside the timed part (once per capacity)
             with torch.inference_mode():
                 _, warm_cache = prefill(torch.tensor([ids[:8]]))
                 t0 = time.perf_counter()

@@ -6,7 +6,8 @@ query-key scores each call computed for its telemetry.
 
 - `EagerDecoder` (here): the engine's own forward (models.forward), a prefill and then one
   forward of one token per step; without a cache (use_cache=False in generate) every step is a
-  prefill of the whole sequence, claim C1's textbook baseline. The only decoder that records.
+  prefill of the whole sequence, claim C1's textbook baseline. Recording points exist only in
+  this forward: analyses that record call the model directly, not a fast decoder.
 - `models.decoders.static.StaticDecoder`: the decode step with static shapes, eager or compiled
   by torch.compile;
 - `models.decoders.fused.FusedDecoder`: the whole decode step as one call into a C++ kernel

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from explorer import rope  # noqa: E402
+from explorer.rope import capture as rope_capture, distance, scaling, sweep as rope_sweep, toeplitz  # noqa: E402
 from explorer.rope import frequencies as freq  # noqa: E402
 from explorer.texts import long_text  # noqa: E402
 
@@ -73,30 +73,31 @@ def main() -> None:
     add("frequency figure + table, 4 bases, d=64", seconds, 0.1)
     seconds, _ = timed(lambda: freq.figures(freq.run(bases + [3e6, 1e7], 256, 131072), "en"), 10)
     add("frequency figure, 6 bases, d=256", seconds, 0.1)
-    seconds, _ = timed(lambda: rope.scaling_figure(rope.scaling_table(64, 1e5, 4, 8192), 8192, 4), 10)
+    seconds, _ = timed(lambda: scaling.figures(scaling.run(64, 1e5, 4, 8192), "en"), 10)
     add("extension-recipes figure", seconds, 0.1)
 
     text = long_text()
+    prose = text[:8000]   # what a visitor may send to a capture
     for name in ("smollm2-135m-instruct", "gemma-3-270m"):
         model, tokenizer = load(name)
-        rope.capture_qk(model, tokenizer, text, 0, 32)  # warm-up
+        rope_capture.capture_qk(model, tokenizer, prose, 0, 32)  # warm-up
         for layer in (3, model.config.n_layers - 1):
-            seconds, capture = timed(lambda: rope.capture_qk(model, tokenizer, text, layer, 256), 3)
+            seconds, capture = timed(lambda: rope_capture.capture_qk(model, tokenizer, prose, layer, 256), 3)
             add(f"{name}: capture q/k, 256 tokens, layer {layer}", seconds, 1.0)
-        seconds, _ = timed(lambda: rope.toeplitz(capture, 0, 120, 40, 128), 5)
+        seconds, _ = timed(lambda: toeplitz.toeplitz(capture, 0, 120, 40, 128), 5)
         add(f"{name}: Toeplitz both/one side, 128 positions", seconds, None)
-        seconds, _ = timed(lambda: rope.distance_profile(model, tokenizer, text, 256), 1)
+        seconds, _ = timed(lambda: distance.run(model, tokenizer, prose, 256), 1)
         add(f"{name}: attention vs distance, all layers, 256 tokens", seconds, None)
         if name.startswith("smollm2") and not args.quick:
-            ids = rope.tokenize(tokenizer, text, 1024)
-            one, _ = timed(lambda: rope.nll_per_position(model, ids), 1)
+            ids = rope_capture.capped_ids(tokenizer, text, 1024)
+            one, _ = timed(lambda: rope_sweep.nll_per_position(model, ids), 1)
             add(f"{name}: one forward + NLL, 1,024 tokens", one, None)
-            total, sweep = timed(lambda: rope.perplexity_sweep(
+            total, sweep = timed(lambda: rope_sweep.run(
                 model, tokenizer, text, [1e4, 1e5, 5e5, 1e6, 1e7], "full", 1024,
-                progress=lambda f, m: print(f"  [{100 * f:3.0f}%] {m}", flush=True)), 1)
+                progress=lambda done, total, key: print(f"  [{done}/{total}] base {key:g}", flush=True)), 1)
             add(f"{name}: perplexity sweep, 5 bases x 1,024 tokens", total, 60.0)
             print(f"  sweep / one forward = {total / one:.2f} (5 forwards expected)")
-            print(sweep.summary().round(3).to_string(index=False))
+            print(rope_sweep.table(sweep, "en").round(3).to_string(index=False))
         del model
 
     print(f"\nload average at end {os.getloadavg()[0]:.2f}")

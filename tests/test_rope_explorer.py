@@ -1,15 +1,17 @@
-"""explorer/rope.py: our RoPE against transformers' for both real checkpoints' settings, the
-frequency table against the formula, the Toeplitz property (C11) and its failure with one-sided
+"""explorer/rope: our RoPE against transformers' for both real checkpoints' settings, the
+extension recipes against transformers', the Toeplitz property (C11) and its failure with one-sided
 rotation (C12) on the real models' q and k, the unmodified base reproducing the model's logits,
 and the perplexity sweep (C13)."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
 
-from explorer import rope
+from explorer.inputs import InputError
+from explorer.rope import capture as rope_capture, distance, pair, scaling, sweep as rope_sweep, toeplitz
 from tests.figure_checks import assert_same_numbers, english_left
 from models.forward import RunOptions
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
@@ -43,6 +45,11 @@ def text() -> str:
     from explorer.texts import long_text
 
     return long_text()
+
+
+def prose() -> str:
+    """The long text cut to what a visitor may send to a capture (its largest: 512 tokens)."""
+    return text()[:8000]
 
 
 # ----------------------------------------------------------------------------- parity with transformers
@@ -101,12 +108,11 @@ def test_yarn_and_linear_frequencies_equal_transformers():
                           rope_parameters={"rope_type": "yarn", "rope_theta": 100000.0, "factor": factor,
                                            "original_max_position_embeddings": context})
         expected, _ = ROPE_INIT_FUNCTIONS["yarn"](cfg, "cpu")
-        torch.testing.assert_close(rope.yarn_inv_freq(64, 100000.0, factor, context), expected,
+        torch.testing.assert_close(scaling.yarn_inv_freq(64, 100000.0, factor, context), expected,
                                    rtol=1e-6, atol=0)
-    table = rope.scaling_table(64, 100000.0, 4.0, 8192)
-    linear = table[table["method"] == "linear interpolation (PI)"]["ratio"]
-    assert linear.sub(0.25).abs().max() < 1e-6
-    ntk = table[table["method"] == "NTK-aware"]["ratio"].to_numpy()
+    result = scaling.run(64, 100000.0, 4.0, 8192)
+    assert abs(result.ratio[scaling.METHODS.index("linear")] - 0.25).max() < 1e-6
+    ntk = result.ratio[scaling.METHODS.index("ntk")]
     assert ntk[0] == pytest.approx(1.0) and ntk[-1] == pytest.approx(0.25, rel=1e-5)
 
 
@@ -115,28 +121,28 @@ def test_yarn_and_linear_frequencies_equal_transformers():
 @pytest.mark.parametrize("name, layer", [(SMOL, 3), (SMOL, 17), (GEMMA, 3), (GEMMA, 5)])
 def test_toeplitz_on_real_q_and_k(loaded, name, layer):
     model, tokenizer, _ = loaded(name)
-    capture = rope.capture_qk(model, tokenizer, text(), layer, max_tokens=160)
+    capture = rope_capture.capture_qk(model, tokenizer, prose(), layer, max_tokens=160)
     assert capture.q_pre.shape == (model.config.n_heads, 160, model.config.head_dim)
     assert capture.theta_base == model.config.layer_rope_theta(layer)
     # our rotation of the captured pre-RoPE vectors is exactly what the model applied
-    assert rope.rope_reproduction_error(capture) < 1e-5
+    assert rope_capture.rope_reproduction_error(capture) < 1e-5
     head = model.config.n_heads - 1
-    result = rope.toeplitz(capture, head, q_token=120, k_token=40, n_positions=128)
+    result = toeplitz.toeplitz(capture, head, q_token=120, k_token=40, n_positions=128)
     # both rotated: constant along every diagonal (float64 rounding only)
-    assert result.spread_both["spread"] < 1e-4, result.spread_both
-    assert result.spread_both["relative"] < 1e-10, result.spread_both
+    assert result.spread_both.spread < 1e-4, result.spread_both
+    assert result.spread_both.relative < 1e-10, result.spread_both
     assert result.identity_error < 1e-4
     # only q rotated: the absolute position is back, diagonals clearly not constant
-    assert result.spread_query["relative"] > 1e-2, result.spread_query
-    assert result.spread_query["spread"] > 1000 * result.spread_both["spread"]
+    assert result.spread_query.relative > 1e-2, result.spread_query
+    assert result.spread_query.spread > 1000 * result.spread_both.spread
 
 
 def test_capture_stops_early_and_matches_a_full_forward(loaded):
     from models.forward import Recorder
 
     model, tokenizer, _ = loaded(SMOL)
-    capture = rope.capture_qk(model, tokenizer, text(), 2, max_tokens=48)
-    ids = rope.tokenize(tokenizer, text(), 48)
+    capture = rope_capture.capture_qk(model, tokenizer, prose(), 2, max_tokens=48)
+    ids = rope_capture.capped_ids(tokenizer, text(), 48)
     rec = Recorder(["q_pre_rope", "k"], layers=[2])
     with torch.inference_mode():
         model(torch.tensor([ids]), recorder=rec)
@@ -146,40 +152,43 @@ def test_capture_stops_early_and_matches_a_full_forward(loaded):
 
 def test_pair_rotation_keeps_its_length_and_hits_the_models_own_q(loaded):
     model, tokenizer, _ = loaded(GEMMA)
-    capture = rope.capture_qk(model, tokenizer, text(), 5, max_tokens=64)
-    fig, facts = rope.pair_figure(capture, head=2, token=50, pair=1, position=300)
-    assert facts["own_position_error"] < 1e-5
-    points = rope.pair_trajectory(capture.q_pre[2, 50], 1, capture.inv_freq(), torch.arange(301))
+    capture = rope_capture.capture_qk(model, tokenizer, prose(), 5, max_tokens=64)
+    result = pair.run(toeplitz.toeplitz(capture, head=2, q_token=50, k_token=0, n_positions=2), pair=1,
+                      position=300)
+    (fig,) = pair.figures(result, "en")
+    assert result.own_error < 1e-5
+    points = pair.pair_trajectory(capture.q_pre[2, 50], 1, capture.inv_freq(), torch.arange(301))
     radii = (points ** 2).sum(-1) ** 0.5
     assert radii.max() - radii.min() < 1e-4 * max(radii.max(), 1e-6)
-    assert facts["angle"] == pytest.approx(300 * facts["theta"])
+    assert result.angle == pytest.approx(300 * result.theta)
     assert len(fig.data) == 5
 
 
 def test_real_scores_follow_the_models_mask(loaded):
     model, tokenizer, _ = loaded(GEMMA)
-    capture = rope.capture_qk(model, tokenizer, text(), 0, max_tokens=32)
-    scores = rope.real_scores(capture, 1)
+    capture = rope_capture.capture_qk(model, tokenizer, prose(), 0, max_tokens=32)
+    scores = rope_capture.real_scores(capture, 1)
     assert torch.isnan(scores.triu(1)[scores.triu(1) != 0]).all()     # future keys hidden
     assert torch.isfinite(torch.diagonal(scores)).all()
 
 
 def test_capture_input_errors(loaded):
     model, tokenizer, _ = loaded(SMOL)
-    with pytest.raises(rope.InputError, match="layer must be between 0 and 29"):
-        rope.capture_qk(model, tokenizer, "hello", 30)
-    with pytest.raises(rope.InputError, match="empty"):
-        rope.capture_qk(model, tokenizer, "   ", 0)
-    capture = rope.capture_qk(model, tokenizer, "One two three four five six.", 0)
-    with pytest.raises(rope.InputError, match="head must be between 0 and 8"):
-        rope.toeplitz(capture, 9, 0, 0, 16)
+    with pytest.raises(InputError, match="layer must be between 0 and 29"):
+        rope_capture.capture_qk(model, tokenizer, "hello", 30)
+    with pytest.raises(InputError, match="empty"):
+        rope_capture.capture_qk(model, tokenizer, "   ", 0)
+    capture = rope_capture.capture_qk(model, tokenizer, "One two three four five six.", 0)
+    with pytest.raises(InputError, match="head must be between 0 and 8"):
+        toeplitz.toeplitz(capture, 9, 0, 0, 16)
 
 
 def test_distance_profile_accounts_for_every_attention_weight(loaded):
     model, tokenizer, _ = loaded(GEMMA)
     t = 96
-    profile, tokens, _ = rope.distance_profile(model, tokenizer, text(), t)
-    assert profile.shape == (model.config.n_layers, t) and len(tokens) == t
+    result = distance.run(model, tokenizer, prose(), t)
+    profile = result.profile
+    assert profile.shape == (model.config.n_layers, t) and result.n_tokens == t
     # each query's weights sum to 1 and are spread over distances 0..m; mean × count = T
     counts = torch.arange(t, 0, -1).double().numpy()
     totals = (profile * counts).sum(axis=1)
@@ -192,93 +201,109 @@ def test_distance_profile_accounts_for_every_attention_weight(loaded):
 def test_unmodified_base_reproduces_the_models_logits(loaded, name):
     model, tokenizer, _ = loaded(name)
     config = model.config
-    ids = torch.tensor([rope.tokenize(tokenizer, text(), 40)])
+    ids = torch.tensor([rope_capture.capped_ids(tokenizer, text(), 40)])
     with torch.inference_mode():
         default = model(ids)
         same = model(ids, options=RunOptions(rope_theta=config.rope_theta,
                                              rope_local_theta=config.rope_local_theta))
-        via_helper = model(ids, options=rope.base_options(config, rope.trained_base(config, "full"), "full"))
-        changed = model(ids, options=rope.base_options(config, 10 * config.rope_theta, "all"))
+        via_helper = model(ids, options=rope_sweep.base_options(config, rope_sweep.trained_base(config, "full"), "full"))
+        changed = model(ids, options=rope_sweep.base_options(config, 10 * config.rope_theta, "all"))
     torch.testing.assert_close(same, default, rtol=0, atol=0)
     torch.testing.assert_close(via_helper, default, rtol=0, atol=0)
     assert (changed - default).abs().max() > 1e-2
 
 
-def test_perplexity_sweep_includes_the_trained_base_and_matches_a_plain_forward(loaded):
+def test_perplexity_sweep_includes_the_trained_base_and_matches_a_plain_forward(loaded, monkeypatch):
     import torch.nn.functional as F
 
     model, tokenizer, _ = loaded(SMOL)
+    # blocks of 50 rows of logits (the real bound is 64 MB: 341 rows of SmolLM2's 49,152 logits)
+    monkeypatch.setattr(rope_sweep, "LOGIT_BLOCK_BYTES", 50 * 4 * model.config.vocab_size)
     steps = []
-    sweep = rope.perplexity_sweep(model, tokenizer, text(), [1e4, 1e6], "full", 64,
-                                  progress=lambda f, m: steps.append(f))
-    assert sweep.bases == [1e5, 1e4, 1e6] and sweep.trained == 1e5
-    assert steps[0] == 0.0 and steps[-1] == 1.0 and len(steps) == 4
-    ids = torch.tensor([rope.tokenize(tokenizer, text(), 64)])
+    heads = []
+    head = model.head
+    model.head = lambda x: heads.append(x.shape[0]) or head(x)     # rows per block of logits
+    try:
+        sweep = rope_sweep.run(model, tokenizer, text(), [1e4, 1e6], "full", 128,
+                               progress=lambda done, total, key: steps.append((done, total, key)))
+    finally:
+        del model.head
+    assert sweep.bases == (1e5, 1e4, 1e6) and sweep.trained == 1e5
+    assert steps == [(0, 3, 1e5), (1, 3, 1e4), (2, 3, 1e6), (3, 3, 1e6)]
+    # at most one (rows, V) fp32 block of logits at a time
+    assert heads == [50, 50, 27] * 3                                # 127 predicted positions per forward
+    ids = torch.tensor([rope_capture.capped_ids(tokenizer, text(), 128)])
     with torch.inference_mode():
         logits = model(ids)[0]
     expected = F.cross_entropy(logits[:-1], ids[0, 1:], reduction="none")
     torch.testing.assert_close(sweep.nll[1e5], expected, rtol=1e-5, atol=1e-5)
-    summary = sweep.summary()
-    assert summary["base"].iloc[0] == "100k (trained)"
-    assert summary["mean NLL − trained (nats)"].iloc[0] == 0.0
-    with pytest.raises(rope.InputError, match="no sliding-window layers"):
-        rope.perplexity_sweep(model, tokenizer, text(), [1e4], "sliding", 64)
+    table = rope_sweep.table(sweep, "en")
+    assert table["base"].iloc[0] == "100k (trained)"
+    assert table["mean NLL − trained (nats)"].iloc[0] == 0.0
+    assert table["perplexity"].iloc[1] == pytest.approx(math.exp(float(sweep.nll[1e4].mean())), abs=1e-4)
+    with pytest.raises(InputError, match="no sliding-window layers"):
+        rope_sweep.run(model, tokenizer, text(), [1e4], "sliding", 128)
+    with pytest.raises(InputError, match="between 128 and 2048"):               # the slider's limits
+        rope_sweep.run(model, tokenizer, text(), [1e4], "full", 4096)
 
 
 def test_gemma_all_layers_compares_against_the_model_as_trained(loaded):
     model, tokenizer, _ = loaded(GEMMA)
     config = model.config
-    assert rope.trained_base(config, "all") is None          # 10k sliding, 1M full: no single base
-    assert rope.trained_options(config, "all") == RunOptions()
-    assert rope.trained_base(config, "sliding") == 10_000.0 and rope.trained_base(config, "full") == 1e6
-    sweep = rope.perplexity_sweep(model, tokenizer, text(), [1e6], "all", 24)
-    assert sweep.bases == [rope.UNMODIFIED, 1e6]
-    summary = sweep.summary()
-    assert summary["base"].tolist() == ["as trained (10k sliding / 1M full)", "1M"]
+    assert rope_sweep.trained_base(config, "all") is None          # 10k sliding, 1M full: no single base
+    assert rope_sweep.trained_options(config, "all") == RunOptions()
+    assert rope_sweep.trained_base(config, "sliding") == 10_000.0 and rope_sweep.trained_base(config, "full") == 1e6
+    sweep = rope_sweep.run(model, tokenizer, text(), [1e6], "all", 128)
+    assert sweep.bases == (rope_sweep.UNMODIFIED, 1e6)
+    assert rope_sweep.table(sweep, "en")["base"].tolist() == ["as trained (10k sliding / 1M full)", "1M"]
     # 1M on every layer is *not* the trained model: its sliding layers were trained with 10k
-    assert (sweep.nll[1e6] - sweep.nll[rope.UNMODIFIED]).abs().max() > 1e-3
+    assert (sweep.nll[1e6] - sweep.nll[rope_sweep.UNMODIFIED]).abs().max() > 1e-3
 
 
 # ----------------------------------------------------------------------------- figures in both languages
 
-def synthetic_capture(window=None) -> "rope.QKCapture":
+def synthetic_capture(window=None) -> rope_capture.QKCapture:
     """A capture with random q, k (the figures only draw it): no model needed."""
+    from models.attention import MaskSpec
+
     generator = torch.Generator().manual_seed(0)
     h, t, d = 4, 24, 16
 
     def randn(*shape):
         return torch.randn(*shape, generator=generator)
 
-    return rope.QKCapture(tokens=[str(i) for i in range(t)], layer=2, layer_kind="full_attention",
-                          theta_base=10_000.0, window=window, n_heads=h, n_kv_heads=2, attn_scale=0.25,
-                          q_pre=randn(h, t, d), k_pre=randn(2, t, d), q=randn(h, t, d), k=randn(2, t, d))
+    return rope_capture.QKCapture(
+        tokens=tuple(str(i) for i in range(t)), layer=2, layer_kind="full_attention", theta_base=10_000.0,
+        mask=MaskSpec(window=window), n_heads=h, n_kv_heads=2, attn_scale=0.25,
+        q_pre=randn(h, t, d), k_pre=randn(2, t, d), q=randn(h, t, d), k=randn(2, t, d))
 
 
 def test_every_rope_figure_in_both_languages():
-    """Chinese text on the Chinese page, the English figures as they were, the same numbers."""
+    """Chinese text on the Chinese page, the same numbers in both languages."""
+    import numpy as np
+
     capture = synthetic_capture()
-    result = rope.toeplitz(capture, 1, 5, 3, 16)
-    sweep = rope.Sweep(bases=[0.0, 1e6], trained=None, apply_to="all", n_tokens=41, trained_pair=(1e4, 1e6),
-                       nll={0.0: torch.rand(40), 1e6: torch.rand(40)}, seconds={0.0: 1.0, 1e6: 1.0})
+    result = toeplitz.toeplitz(capture, 1, 5, 3, 16)
+    sweep = rope_sweep.Sweep(bases=(0.0, 1e6), trained=None, apply_to="all", n_tokens=41,
+                             trained_pair=(1e4, 1e6), nll={0.0: torch.rand(40), 1e6: torch.rand(40)},
+                             seconds={0.0: 1.0, 1e6: 1.0})
     from models.config import SLIDING
 
-    profile = torch.rand(3, 12).double().numpy()
-    scale_table = rope.scaling_table(64, 1e5, 4, 8192)
+    profile = distance.DistanceProfile(profile=torch.rand(3, 12).double().numpy(),
+                                       layer_types=("full_attention", SLIDING, "full_attention"), seconds=1.0)
+    scale = scaling.run(64, 1e5, 4, 8192)
+    rotation = pair.run(result, 2, 40)
 
     def draw(lang):
-        both, one = rope.toeplitz_figures(capture, result, 1, 5, 3, lang)
-        return {"both": both, "one": one,
-                "real": rope.real_scores_figure(capture, 1, lang),
-                "pair": rope.pair_figure(capture, 1, 5, 2, 40, lang)[0],
-                "distance": rope.distance_figure(profile, ["full_attention", SLIDING, "full_attention"], lang),
-                "sweep": rope.sweep_figure(sweep, lang=lang),
-                "scaling": rope.scaling_figure(scale_table, 8192, 4.0, lang)}
+        both, one, real = toeplitz.figures(result, lang)
+        return {"both": both, "one": one, "real": real, "pair": pair.figures(rotation, lang)[0],
+                "distance": distance.figures(profile, lang)[0], "sweep": rope_sweep.figures(sweep, lang)[0],
+                "scaling": scaling.figures(scale, lang)[0]}
 
     en, zh = draw("en"), draw("zh")
     for name in en:
         assert not english_left(zh[name]), (name, english_left(zh[name]))
         assert_same_numbers(en[name], zh[name])
-    assert not english_left(draw("zh-CN")["pair"])              # a browser locale works too
     assert en["both"].layout.xaxis.title.text == "key position n (token)"
     assert zh["both"].layout.xaxis.title.text == "键的位置 n（token）"
     assert "两侧都旋转" in zh["both"].data[0].text[0][0] and "只旋转 q" in zh["one"].data[0].text[0][0]
@@ -296,11 +321,35 @@ def test_every_rope_figure_in_both_languages():
                                                    "extended context 32,768 tokens"}
     assert {t.name for t in zh["scaling"].data} >= {"原始", "线性插值（PI）", "扩展后的上下文 32,768 个 token"}
     # the sweep's table and the trained label follow the language too; the numbers do not
-    assert list(sweep.summary(lang="zh")["base"]) == ["按训练设置（滑动窗口层 10k / 全局层 1M）", "1M"]
-    assert sweep.summary(lang="zh")["perplexity"].equals(sweep.summary()["perplexity"])
+    zh_table, en_table = rope_sweep.table(sweep, "zh"), rope_sweep.table(sweep, "en")
+    assert list(zh_table.iloc[:, 0]) == ["按训练设置（滑动窗口层 10k / 全局层 1M）", "1M"]
+    np.testing.assert_array_equal(zh_table.iloc[:, 1:].to_numpy(), en_table.iloc[:, 1:].to_numpy())
+    # the summaries state the same numbers in both languages
+    for module, value in ((toeplitz, result), (pair, rotation), (distance, profile), (rope_sweep, sweep)):
+        numbers = lambda s: sorted(re.findall(r"\d+\.\d+", s))  # noqa: E731
+        assert numbers(module.summary(value, "en")) == numbers(module.summary(value, "zh")), module
 
 
 def test_the_language_check_can_fail():
     """english_left sees an English figure (so the Chinese checks above mean something)."""
     capture = synthetic_capture()
-    assert {"position", "dimension", "rotated"} <= english_left(rope.pair_figure(capture, 1, 5, 2, 40)[0])
+    rotation = pair.run(toeplitz.toeplitz(capture, 1, 5, 3, 16), 2, 40)
+    assert {"position", "dimension", "rotated"} <= english_left(pair.figures(rotation, "en")[0])
+
+
+def test_real_scores_hide_what_the_layers_mask_hides():
+    """A sliding window of 4 on the synthetic capture: keys further back than 3 are NaN."""
+    scores = rope_capture.real_scores(synthetic_capture(window=4), 0)
+    m, n = torch.meshgrid(torch.arange(24), torch.arange(24), indexing="ij")
+    assert torch.isnan(scores[(n > m) | (m - n >= 4)]).all()
+    assert torch.isfinite(scores[(n <= m) & (m - n < 4)]).all()
+
+
+def test_distance_reduction_by_hand():
+    """mean_weight_by_distance against a loop over diagonals."""
+    probs = torch.rand(1, 3, 10, 10).tril()
+    probs = probs / probs.sum(-1, keepdim=True)
+    got = distance.mean_weight_by_distance(probs)
+    mean = probs[0].double().mean(0)
+    expected = [float(torch.diagonal(mean, -d).mean()) for d in range(10)]
+    torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float64))

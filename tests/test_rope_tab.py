@@ -40,6 +40,7 @@ def expect_error(client, match: str, *args, api_name: str):
 
 
 def test_frequencies_endpoint(client):
+    # the client sees the section's outputs only, not the gr.State holding the result
     plot, text, table = client.predict("en", "10000, 100k, 500k, 1M", 64, 8192,
                                        api_name="/rope_frequencies")
     fig = figure(plot)
@@ -152,43 +153,50 @@ def test_scaling_endpoint_and_server_still_serves(client):
     assert "base **10k**" in text
 
 
-def test_language_switch_redraws_the_stored_charts(runtime):
-    """The switch's handler redraws every model chart from the stored capture, profile, sweep and
-    recipe table, in the new language, with the same numbers and no forward pass."""
+def test_language_switch_redraws_the_stored_results(runtime):
+    """Each section's draw (what the shell's one language switch calls) redraws its stored
+    result in the new language, with the same numbers and no forward pass."""
     import numpy as np
-    import torch
 
-    from explorer import rope
-    from explorer.ui.rope import capture_figures, redraw_figures
+    from explorer.ui import rope as tab
+    from tests.figure_checks import assert_same_numbers, english_left
 
     loaded = runtime.get(SMOL)
-    capture = rope.capture_qk(loaded.model, loaded.tokenizer, TEXT, 1, 32)
-    state = {"capture": capture, "head": 2, "q_token": 20, "k_token": 4,
-             "toeplitz": rope.toeplitz(capture, 2, 20, 4, 16)}
-    profile = np.random.default_rng(0).random((30, 8))
-    dist_view = {"profile": profile, "layer_types": list(loaded.config.layer_types)}
-    sweep = rope.Sweep(bases=[1e5, 1e4], trained=1e5, apply_to="full", n_tokens=9, trained_pair=(1e5, 1e5),
-                       nll={1e5: torch.rand(8), 1e4: torch.rand(8)}, seconds={1e5: 1.0, 1e4: 1.0})
-    scale_view = {"table": rope.scaling_table(64, 1e5, 4, 8192), "context": 8192, "factor": 4.0}
+    fixed = lambda *args, **kwargs: None  # noqa: E731  (no progress bar outside a server)
+    stored = {
+        "freq": tab.frequencies("en", "10k, 1M", 64, 8192)[-1],
+        "qk": tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, progress=fixed)[-1],
+        "dist": tab.distance(runtime, SMOL, "en", TEXT, 16, progress=fixed)[-1],
+        "sweep": tab.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed)[-1],
+        "cont": tab.continuation(runtime, SMOL, "en", 7, "full", 128, 2, progress=fixed)[-1],
+        "scale": tab.scaling("en", 64, 1e5, 4, 8192)[-1],
+    }
+    stored["pair"] = tab.rotate_pair("en", stored["qk"], 3, 40)[-1]
+    draws = {"freq": tab.draw_frequencies, "qk": tab.draw_toeplitz, "pair": tab.draw_pair,
+             "dist": tab.draw_distance, "sweep": tab.draw_sweep, "cont": tab.draw_continuation,
+             "scale": tab.draw_scaling}
 
     def no_forward(*args, **kwargs):
         raise AssertionError("a language switch ran the model")
 
     forward, loaded.model.forward = loaded.model.forward, no_forward
     try:
-        both, one, real, pair, dist, sweep_fig, scale = redraw_figures(
-            "zh", state, 3, 40, dist_view, sweep, scale_view)
-        en = redraw_figures("en", state, 3, 40, dist_view, sweep, scale_view)
+        zh = {name: draw(stored[name], "zh") for name, draw in draws.items()}
+        en = {name: draw(stored[name], "en") for name, draw in draws.items()}
     finally:
         loaded.model.forward = forward
-    assert both.layout.yaxis.title.text == "查询的位置 m（token）"
-    assert real.layout.xaxis.title.text == "键 token 的位置 n"
-    assert pair.layout.xaxis.title.text == "q[3]（维度 3）" and en[3].layout.xaxis.title.text == "q[3] (dimension 3)"
-    assert dist.layout.yaxis.title.text == "层" and en[4].layout.yaxis.title.text == "layer"
-    assert sweep_fig.data[1].name == "base 100k（训练值）" and en[5].data[1].name == "base 100k (trained)"   # sorted by base
-    assert scale.layout.annotations[0].text == "各维度对的波长"
-    # what the capture handler drew in English, the switch draws again with the same numbers
-    for drawn, redrawn in zip(capture_figures(state, "en"), (both, one, real)):
-        np.testing.assert_array_equal(np.asarray(drawn.data[0].z, float), np.asarray(redrawn.data[0].z, float))
-    np.testing.assert_array_equal(en[3].data[1].x, pair.data[1].x)
-    assert redraw_figures("zh", None, 0, 0, None, None, None) == [None] * 7   # nothing drawn yet
+    figures = [(zh["freq"][0], en["freq"][0]), *zip(zh["qk"][:3], en["qk"][:3]), (zh["pair"][0], en["pair"][0]),
+               (zh["dist"][0], en["dist"][0]), (zh["sweep"][0], en["sweep"][0]), (zh["scale"], en["scale"])]
+    token_words = set(re.findall(r"[A-Za-z]+", TEXT))              # hover shows the text's tokens
+    for chinese, english in figures:
+        assert not english_left(chinese) - token_words, english_left(chinese) - token_words
+        assert_same_numbers(chinese, english)
+    assert zh["qk"][0].layout.yaxis.title.text == "查询的位置 m（token）"
+    assert zh["pair"][0].layout.xaxis.title.text == "q[3]（维度 3）" and en["pair"][0].layout.xaxis.title.text == "q[3] (dimension 3)"
+    assert zh["dist"][0].layout.yaxis.title.text == "层" and en["dist"][0].layout.yaxis.title.text == "layer"
+    assert zh["sweep"][0].data[0].name == "base 100k（训练值）" and en["sweep"][0].data[0].name == "base 100k (trained)"
+    assert "谁在用" in zh["freq"][2].columns and "who uses it" in en["freq"][2].columns
+    assert list(zh["sweep"][2].iloc[:, 0]) == ["100k（训练值）", "10M"]
+    np.testing.assert_array_equal(zh["sweep"][2].iloc[:, 1:].to_numpy(), en["sweep"][2].iloc[:, 1:].to_numpy())
+    assert "贪心续写" in zh["cont"] and "greedy continuation" in en["cont"]
+    assert "Layer 1 (full attention, base 100k), head 2" in en["qk"][3] and "层" in zh["qk"][3]

@@ -537,6 +537,25 @@ STRINGS: dict[str, str] = {
     'rope.who.500k': 'Llama 3',
     'rope.who.1M': 'Gemma-3 global layers',
     'rope.who.other': 'your choice',
+    'rope.name.layer': 'The layer',
+    'rope.name.head': 'The head',
+    'rope.name.q_token': 'The query token',
+    'rope.name.k_token': 'The key token',
+    'rope.name.tokens': 'The number of tokens',
+    'rope.name.positions': 'The number of positions',
+    'rope.name.pair': 'The pair',
+    'rope.name.position': 'The position',
+    'rope.name.log10_base': 'log10 of the base',
+    'rope.name.new_tokens': 'The number of new tokens',
+    'rope.name.factor': 'The extension factor',
+    'rope.name.original_context': 'The original context',
+    'rope.name.apply': 'The layers to change',
+    'rope.err.no_sliding': (
+        'This model has no sliding-window layers: apply the base to all (full-attention) '
+        'layers instead.'),
+    'rope.err.few_tokens': 'The text has only {n} tokens; perplexity needs at least {least}.',
+    'rope.err.log10_base': 'log10 of the base must be in (0, 12], got {value:g}.',
+    'rope.base.progress': 'base {base}: forward over {tokens} tokens',
     'rope.qk.heading': (
         "### 2. The real model's q and k: only the distance counts\n"
         'Rotations compose and preserve dot products, so $\\langle R_m q,\\ R_n k\\rangle '

@@ -511,6 +511,23 @@ STRINGS: dict[str, str] = {
     'rope.who.500k': 'Llama 3',
     'rope.who.1M': 'Gemma-3 的全局层',
     'rope.who.other': '你的选择',
+    'rope.name.layer': '层',
+    'rope.name.head': '头',
+    'rope.name.q_token': '查询 token',
+    'rope.name.k_token': '键 token',
+    'rope.name.tokens': 'token 数',
+    'rope.name.positions': '位置数',
+    'rope.name.pair': '维度对',
+    'rope.name.position': '位置',
+    'rope.name.log10_base': 'base 的 log10',
+    'rope.name.new_tokens': '新 token 数',
+    'rope.name.factor': '扩展倍数',
+    'rope.name.original_context': '原始上下文长度',
+    'rope.name.apply': '要改变的层',
+    'rope.err.no_sliding': '这个模型没有滑动窗口层：请把 base 用于所有（全局注意力）层。',
+    'rope.err.few_tokens': '这段文本只有 {n} 个 token；计算困惑度至少需要 {least} 个。',
+    'rope.err.log10_base': 'base 的 log10 必须在 (0, 12] 之内，收到 {value:g}。',
+    'rope.base.progress': 'base {base}：对 {tokens} 个 token 做一次前向计算',
     'rope.qk.heading': (
         '### 2. 真实模型的 q 和 k：只有距离起作用\n'
         '旋转可以复合且保持内积，所以 $\\langle R_m q,\\ R_n k\\rangle = \\langle q,\\ '

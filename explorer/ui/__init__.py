@@ -51,6 +51,7 @@ TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.attention",
     "explorer.ui.rope",
     "explorer.ui.flash",
+    "explorer.ui.architecture",
     "explorer.ui.about",
 )
 

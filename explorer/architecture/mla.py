@@ -1,0 +1,298 @@
+"""Multi-head latent attention: what its cache holds (claim C6) and why its position lives on a
+separate key (claim C7).
+
+    cache = run_cache()          # DeepSeek-V3's shape (published.py) against MHA / GQA / MQA, and a
+                                 # tiny models.mla module run with its latent cache, the cache
+                                 # up-projected and compared with the per-head K and V
+    fold = run_fold(d_in=64, d_k=64, positions=512)
+                                 # the best single W' for R_m W over m = 0 .. M-1, and its residual
+
+C6: per token and layer MLA stores kv_lora_rank + qk_rope_head_dim numbers; DeepSeek-V3: 512 + 64
+= 576 = 4.5 d_head (d_head = 128), what GQA would store with 576 / (2 x 128) = 2.25 KV heads.
+The bytes come from models.mla.MLAConfig, the formula the latent cache is tested against.
+
+C7: MLA would like to fold the key up-projection W into the query (q^T W c needs only the latent
+c). With RoPE the key is R_m W c, and the rotation R_m changes with the position m: no single
+W' equals R_m W for every m. run_fold solves the least-squares problem min_W' Σ_m ‖R_m W − W'‖²
+and reports the residual: zero for one position, large over a range, so DeepSeek keeps the
+up-projection position-free and carries position on a small separate RoPE key.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from explorer.architecture.published import DEEPSEEK_V3
+from explorer.inputs import InputError, finite_number, whole_number
+from explorer.locales import Term, template, text
+from explorer.plotting import Fig, colors
+from models.forward import Recorder
+from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
+from models.mla import MLAConfig, MLAForCausalLM
+
+BF16 = 2                         # bytes per cached number in DeepSeek-V3's serving precision
+CONTEXTS = (1024, 4096, 16384, 32768, 65536, 131072)
+MAX_D = 256
+MAX_POSITIONS = 8192
+MAX_ELEMENTS = 2**23             # positions x d_k x d_in of the stacked rotations (64 MB in fp64)
+
+
+def deepseek_config() -> MLAConfig:
+    """DeepSeek-V3's attention shape as an MLAConfig (dense MLP width; the routed experts do not
+    touch the cache)."""
+    c = DEEPSEEK_V3["config"]
+    return MLAConfig(vocab_size=c["vocab_size"], d_model=c["hidden_size"], n_layers=c["num_hidden_layers"],
+                     n_heads=c["num_attention_heads"], d_ff=c["intermediate_size"],
+                     kv_lora_rank=c["kv_lora_rank"], qk_nope_head_dim=c["qk_nope_head_dim"],
+                     qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"],
+                     q_lora_rank=c["q_lora_rank"], rope_theta=float(c["rope_theta"]))
+
+
+# ============================================================================ C6: the cache
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """One way to cache a token of one layer: `numbers` values (K and V, or latent + RoPE key)."""
+    key: str                      # "mha", "gqa8", "gqa_equal", "mqa", "mla"
+    kv_heads: float               # KV heads (for MLA: the GQA heads of the same size)
+    numbers: int                  # cached numbers per token and layer
+
+
+@dataclass(frozen=True)
+class CacheComparison:
+    source: str
+    n_layers: int
+    n_heads: int
+    d_head: int                   # the per-head width the comparison counts in (qk_nope = v = 128)
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    layouts: tuple[CacheLayout, ...]
+    latent_bytes_per_token: int   # models.mla.MLAConfig.latent_bytes_per_token(BF16), all layers
+    expanded_bytes_per_token: int  # the up-projected per-head K and V, all layers, BF16
+    # the tiny models.mla module run live: its latent cache up-projected vs the uncached K/V
+    tiny: MLAConfig
+    tiny_tokens: int
+    tiny_k_error: float           # max |K from the cache − K of the uncached forward|
+    tiny_v_error: float
+    tiny_cache_bytes: int         # read from the cache tensors
+    tiny_formula_bytes: int       # tokens x latent_bytes_per_token(4)
+    tiny_expanded_bytes: int      # tokens x expanded_kv_bytes_per_token(4)
+
+    @property
+    def latent_in_heads(self) -> float:
+        """Latent + RoPE key in units of d_head (4.5 for DeepSeek-V3)."""
+        return (self.kv_lora_rank + self.qk_rope_head_dim) / self.d_head
+
+    @property
+    def equal_gqa_heads(self) -> float:
+        """The KV heads a GQA cache of the same size would have: numbers / (2 d_head)."""
+        return (self.kv_lora_rank + self.qk_rope_head_dim) / (2 * self.d_head)
+
+    def bytes_per_token(self, layout: CacheLayout) -> int:
+        return layout.numbers * self.n_layers * BF16
+
+    def gigabytes(self, layout: CacheLayout, tokens: int) -> float:
+        return self.bytes_per_token(layout) * tokens / 1e9
+
+
+TINY = MLAConfig(vocab_size=97, d_model=64, n_layers=2, n_heads=4, d_ff=96, kv_lora_rank=16,
+                 qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=12, q_lora_rank=24)
+
+
+def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
+    """DeepSeek-V3's per-token cache under each layout, and the tiny module's live check."""
+    seed = whole_number(seed, Term("arch.name.seed"), 0, 2**31 - 1)
+    tokens = whole_number(tokens, Term("arch.name.tokens"), 2, 256)
+    ds = deepseek_config()
+    d_head = ds.v_head_dim
+    if ds.qk_nope_head_dim != d_head:
+        raise ValueError("the comparison counts in d_head = qk_nope_head_dim = v_head_dim")
+    latent = ds.kv_lora_rank + ds.qk_rope_head_dim
+    layouts = (
+        CacheLayout("mha", ds.n_heads, 2 * ds.n_heads * d_head),
+        CacheLayout("gqa8", 8, 2 * 8 * d_head),
+        CacheLayout("gqa_equal", latent / (2 * d_head), latent),
+        CacheLayout("mqa", 1, 2 * d_head),
+        CacheLayout("mla", latent / (2 * d_head), latent),
+    )
+    # the live check: a tiny random MLA module, the prompt decoded with its latent cache
+    torch.manual_seed(seed)
+    model = MLAForCausalLM(TINY).eval()
+    ids = torch.randint(0, TINY.vocab_size, (1, tokens), generator=torch.Generator().manual_seed(seed))
+    recorder = Recorder(["k", "v"])
+    cache = model.new_cache(tokens)
+    with torch.no_grad():
+        model(ids, recorder=recorder)                          # uncached: K, V straight from x
+        model(ids[:, :tokens // 2], cache=cache)               # prefill, then one token at a time
+        for t in range(tokens // 2, tokens):
+            model(ids[:, t:t + 1], cache=cache)
+        k_error = v_error = 0.0
+        for layer, block in enumerate(model.blocks):
+            k, v = block.attn.expand(cache.latent[layer], cache.rope_key[layer])  # (1, H, S, dqk), (1, H, S, dv)
+            k_error = max(k_error, float((k - recorder.get("k", layer)).abs().max()))
+            v_error = max(v_error, float((v - recorder.get("v", layer)).abs().max()))
+    return CacheComparison(
+        source=DEEPSEEK_V3["source"], n_layers=ds.n_layers, n_heads=ds.n_heads, d_head=d_head,
+        kv_lora_rank=ds.kv_lora_rank, qk_rope_head_dim=ds.qk_rope_head_dim, layouts=layouts,
+        latent_bytes_per_token=ds.latent_bytes_per_token(BF16),
+        expanded_bytes_per_token=ds.expanded_kv_bytes_per_token(BF16),
+        tiny=TINY, tiny_tokens=tokens, tiny_k_error=k_error, tiny_v_error=v_error,
+        tiny_cache_bytes=cache.used_bytes(), tiny_formula_bytes=tokens * TINY.latent_bytes_per_token(4),
+        tiny_expanded_bytes=tokens * TINY.expanded_kv_bytes_per_token(4))
+
+
+def layout_name(layout: CacheLayout, lang: str) -> str:
+    return text(f"arch.mla.layout.{layout.key}", lang, heads=layout.kv_heads)
+
+
+def cache_figures(result: CacheComparison, lang: str) -> tuple[go.Figure]:
+    """Left: numbers cached per token and layer, in units of d_head. Right: the whole cache in GB
+    (bf16, all layers) against the context length."""
+    fig = Fig(panels=(text("arch.mla.fig.per_token", lang), text("arch.mla.fig.context", lang)))
+    palette = colors(len(result.layouts))
+    hover = template("arch.mla.fig.bar_hover", lang)
+    names = [layout_name(layout, lang) for layout in result.layouts]
+    fig.add_bar(x=names, y=[layout.numbers / result.d_head for layout in result.layouts],
+                marker=dict(color=palette), showlegend=False, hoverinfo="text",
+                text=[f"{layout.numbers / result.d_head:g}" for layout in result.layouts], textposition="outside",
+                hovertext=[hover.format(name=name, numbers=layout.numbers, heads=layout.numbers / result.d_head,
+                                        kib=result.bytes_per_token(layout) / 1024)
+                           for name, layout in zip(names, result.layouts)])
+    line_hover = template("arch.mla.fig.line_hover", lang)
+    for color, name, layout in zip(palette, names, result.layouts):
+        if layout.key == "gqa_equal":
+            continue   # the same line as MLA's, by construction
+        sizes = [result.gigabytes(layout, n) for n in CONTEXTS]
+        fig.add_scatter(x=list(CONTEXTS), y=sizes, mode="lines+markers", name=name, line=dict(color=color),
+                        hoverinfo="text", xaxis="x2", yaxis="y2",
+                        hovertext=[line_hover.format(name=name, tokens=n, gb=gb) for n, gb in zip(CONTEXTS, sizes)])
+    fig.update_yaxes(title_text=text("arch.mla.fig.heads_axis", lang))
+    fig.update_xaxes(2, type="log", title_text=text("arch.mla.fig.tokens_axis", lang))
+    fig.update_yaxes(2, type="log", title_text=text("arch.mla.fig.gb_axis", lang))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25))
+    return (fig.finish("", height=440),)
+
+
+def cache_summary(result: CacheComparison, lang: str) -> str:
+    mha = next(layout for layout in result.layouts if layout.key == "mha")
+    return text("arch.mla.cache.summary", lang, source=result.source, r=result.kv_lora_rank,
+                rope=result.qk_rope_head_dim, latent=result.kv_lora_rank + result.qk_rope_head_dim,
+                d_head=result.d_head, in_heads=result.latent_in_heads, gqa=result.equal_gqa_heads,
+                layers=result.n_layers, kib=result.latent_bytes_per_token / 1024,
+                mha_kib=result.bytes_per_token(mha) / 1024,
+                mha_ratio=result.bytes_per_token(mha) / result.latent_bytes_per_token,
+                expanded_kib=result.expanded_bytes_per_token / 1024,
+                tokens=result.tiny_tokens, k_error=result.tiny_k_error, v_error=result.tiny_v_error,
+                cache_bytes=result.tiny_cache_bytes, formula_bytes=result.tiny_formula_bytes,
+                expanded_bytes=result.tiny_expanded_bytes, tiny_r=result.tiny.kv_lora_rank,
+                tiny_rope=result.tiny.qk_rope_head_dim, tiny_heads=result.tiny.n_heads,
+                tiny_layers=result.tiny.n_layers)
+
+
+# ============================================================================ C7: folding RoPE
+
+@dataclass(frozen=True)
+class Fold:
+    d_in: int                     # latent width (W's input)
+    d_k: int                      # key width (W's output, rotated by RoPE)
+    positions: int                # m = 0 .. positions-1
+    base: float
+    seed: int
+    residual: float               # ‖R_m W − W'‖ / ‖R_m W‖ over every m, W' from least squares
+    residual_one: float           # the same with m = 0 only (W' = W fits exactly)
+    lstsq_vs_mean: float          # max |W'(lstsq) − mean_m R_m W|: the normal equations' answer
+    prefix_positions: np.ndarray  # (n,) M = 1, 2, 4, ... positions
+    prefix_residual: np.ndarray   # (n,) the residual over m = 0 .. M-1
+    pair_residual: np.ndarray     # (d_k/2,) residual per rotated pair (fast pairs first)
+    theta: np.ndarray             # (d_k/2,) rad/token of each pair
+
+
+def check_fold_inputs(d_in, d_k, positions, base):
+    d_in = whole_number(d_in, Term("arch.name.d_in"), 1, MAX_D)
+    d_k = whole_number(d_k, Term("arch.name.d_k"), 2, MAX_D)
+    if d_k % 2:
+        raise InputError("arch.err.odd_d_k", value=d_k)
+    positions = whole_number(positions, Term("arch.name.positions"), 1, MAX_POSITIONS)
+    base = finite_number(base, Term("arch.name.base"))
+    if not 1.0 < base <= 1e12:
+        raise InputError("arch.err.base", value=base)
+    if positions * d_k * d_in > MAX_ELEMENTS:
+        raise InputError("arch.err.fold_too_big", n=positions * d_k * d_in, limit=MAX_ELEMENTS)
+    return d_in, d_k, positions, base
+
+
+def rotated(weight: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
+    """R_m W for every m: weight (d_k, d_in) -> (M, d_k, d_in), rotated by the engine's RoPE
+    (models.layers.apply_rope, rotate-half pairs) in fp64."""
+    d_k = weight.shape[0]
+    cos, sin = rope_cos_sin(positions, rope_inv_freq(d_k, base).double(), torch.float64)  # (M, d_k)
+    columns = weight.T[:, None, :].expand(weight.shape[1], len(positions), d_k)   # (d_in, M, d_k)
+    return apply_rope(columns, cos, sin).permute(1, 2, 0)                           # (M, d_k, d_in)
+
+
+def relative_residual(stack: torch.Tensor, fixed: torch.Tensor) -> float:
+    return float((stack - fixed).norm() / stack.norm())
+
+
+def run_fold(d_in=64, d_k=64, positions=512, base=10000.0, seed: int = 0) -> Fold:
+    """The least-squares W' for {R_m W}, m < positions, and how much of R_m W it leaves."""
+    d_in, d_k, positions, base = check_fold_inputs(d_in, d_k, positions, base)
+    seed = whole_number(seed, Term("arch.name.seed"), 0, 2**31 - 1)
+    weight = torch.randn(d_k, d_in, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    stack = rotated(weight, torch.arange(positions), base)                          # (M, d_k, d_in)
+    # min_W' Σ_m ‖R_m W − W'‖²: a least-squares problem with one identity block per position,
+    # [I; I; ...] W' ≈ [R_0 W; R_1 W; ...]; its normal equations give the mean of R_m W
+    identity = torch.eye(d_k, dtype=torch.float64).repeat(positions, 1)             # (M d_k, d_k)
+    best = torch.linalg.lstsq(identity, stack.reshape(positions * d_k, d_in)).solution  # (d_k, d_in)
+    residual = relative_residual(stack, best)
+    lstsq_vs_mean = float((best - stack.mean(0)).abs().max())
+    one = stack[:1]
+    residual_one = relative_residual(one, torch.linalg.lstsq(torch.eye(d_k, dtype=torch.float64),
+                                                             one[0]).solution)
+    prefix = [1 << i for i in range(int(math.log2(positions)) + 1)]
+    if prefix[-1] != positions:
+        prefix.append(positions)
+    prefix_residual = [relative_residual(stack[:m], stack[:m].mean(0)) for m in prefix]
+    half = d_k // 2
+    diff = stack - best                                                             # (M, d_k, d_in)
+    pair_residual = [float(torch.cat((diff[:, i], diff[:, i + half])).norm()
+                           / torch.cat((stack[:, i], stack[:, i + half])).norm()) for i in range(half)]
+    return Fold(d_in=d_in, d_k=d_k, positions=positions, base=base, seed=seed, residual=residual,
+                residual_one=residual_one, lstsq_vs_mean=lstsq_vs_mean,
+                prefix_positions=np.array(prefix), prefix_residual=np.array(prefix_residual),
+                pair_residual=np.array(pair_residual),
+                theta=rope_inv_freq(d_k, base).double().numpy())
+
+
+def fold_figures(result: Fold, lang: str) -> tuple[go.Figure]:
+    """Left: the residual against the number of positions folded. Right: per rotated pair."""
+    fig = Fig(panels=(text("arch.fold.fig.prefix", lang), text("arch.fold.fig.pairs", lang)))
+    first, second = colors(2)
+    hover = template("arch.fold.fig.prefix_hover", lang)
+    fig.add_scatter(x=result.prefix_positions.tolist(), y=(100 * result.prefix_residual).tolist(),
+                    mode="lines+markers", line=dict(color=first, width=2), showlegend=False, hoverinfo="text",
+                    hovertext=[hover.format(m=int(m), pct=100 * r)
+                               for m, r in zip(result.prefix_positions, result.prefix_residual)])
+    pair_hover = template("arch.fold.fig.pair_hover", lang)
+    pairs = list(range(len(result.pair_residual)))
+    fig.add_bar(x=pairs, y=(100 * result.pair_residual).tolist(), marker=dict(color=second), showlegend=False,
+                hoverinfo="text", xaxis="x2", yaxis="y2",
+                hovertext=[pair_hover.format(pair=p, pct=100 * r, theta=t,
+                                             turns=(result.positions - 1) * t / (2 * math.pi))
+                           for p, r, t in zip(pairs, result.pair_residual, result.theta)])
+    fig.update_xaxes(type="log", title_text=text("arch.fold.fig.positions_axis", lang))
+    fig.update_yaxes(title_text=text("arch.fold.fig.residual_axis", lang), range=[0, 105])
+    fig.update_xaxes(2, title_text=text("arch.fold.fig.pair_axis", lang))
+    fig.update_yaxes(2, title_text=text("arch.fold.fig.residual_axis", lang), range=[0, 105])
+    return (fig.finish("", height=400),)
+
+
+def fold_summary(result: Fold, lang: str) -> str:
+    return text("arch.fold.summary", lang, d_in=result.d_in, d_k=result.d_k, positions=result.positions,
+                base=result.base, residual=100 * result.residual, one=100 * result.residual_one,
+                check=result.lstsq_vs_mean, fast=100 * float(result.pair_residual[0]),
+                slow=100 * float(result.pair_residual[-1]))

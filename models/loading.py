@@ -11,7 +11,7 @@ from typing import Optional
 import torch
 from safetensors import safe_open
 
-from . import gemma3, gpt_oss, llama, mixtral, olmoe, qwen2_moe
+from . import explorer_moe, gemma3, gpt_oss, llama, mixtral, olmoe, qwen2_moe
 from .config import ModelConfig, config_from_hf
 from .device import default_device, default_dtype, libc
 from .forward import CausalLM
@@ -23,13 +23,22 @@ FAMILIES = {"llama": (llama.LlamaForCausalLM, llama.key_map),
             "mixtral": (mixtral.MixtralForCausalLM, mixtral.key_map),
             "qwen2_moe": (qwen2_moe.Qwen2MoeForCausalLM, qwen2_moe.key_map),
             "olmoe": (olmoe.OlmoeForCausalLM, olmoe.key_map),
-            "gpt_oss": (gpt_oss.GptOssForCausalLM, gpt_oss.key_map)}
+            "gpt_oss": (gpt_oss.GptOssForCausalLM, gpt_oss.key_map),
+            "explorer_moe": (explorer_moe.ExplorerMoEForCausalLM, explorer_moe.key_map)}
 # Tensors some exporters write that carry no weights of the model.
 IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
 
 
+def config_of(hf: dict) -> ModelConfig:
+    """config.json -> ModelConfig: the project's own MoE models (explorer/moe/checkpoints)
+    through their family's mapping, every other architecture through config_from_hf."""
+    if explorer_moe.ARCHITECTURE in (hf.get("architectures") or []):
+        return explorer_moe.config_from_hf(hf)
+    return config_from_hf(hf)
+
+
 def read_config(folder: Path) -> ModelConfig:
-    return config_from_hf(read_config_json(folder))
+    return config_of(read_config_json(folder))
 
 
 def read_tensors(files: list[Path]) -> dict[str, torch.Tensor]:
@@ -138,7 +147,7 @@ def load_model(folder, device: Optional[torch.device] = None,
                dtype: Optional[torch.dtype] = None) -> CausalLM:
     """Load a checkpoint folder (config.json + *.safetensors) into our modules, in eval mode."""
     hf_config, files = check_folder(folder)
-    config = config_from_hf(hf_config)
+    config = config_of(hf_config)
     device = torch.device(device) if device is not None else default_device()
     dtype = dtype or default_dtype(device)
     tensors = read_tensors(files)

@@ -91,15 +91,18 @@ def extra_checkpoints(value: Optional[str] = None) -> dict[str, ExtraCheckpoint]
 
 
 def model_registry(value: Optional[str] = None) -> dict:
-    """The app's model list: the embedded checkpoints, then the configured extra ones."""
-    return {**EMBEDDED, **extra_checkpoints(value)}
+    """The app's model list: the embedded checkpoints, the MoE models this project trained
+    (folders shipped in explorer/moe/checkpoints), then the configured extra ones."""
+    from explorer.moe.shipped import shipped_entries
+
+    return {**EMBEDDED, **shipped_entries(), **extra_checkpoints(value)}
 
 
 def prepare_listed(name: str, progress: Optional[Progress] = None,
                    registry: Optional[Mapping] = None) -> Path:
     """The checkpoint folder of a listed model: an embedded one converted on first use, an
-    extra one checked (or downloaded)."""
+    extra one checked (or downloaded), a shipped one (explorer.moe.shipped) as it is."""
     spec = (registry if registry is not None else model_registry()).get(name)
-    if isinstance(spec, ExtraCheckpoint):
+    if spec is not None and hasattr(spec, "prepare"):
         return spec.prepare(progress)
     return prepare_embedded(name, progress)

@@ -1032,10 +1032,10 @@ STRINGS: dict[str, str] = {
     'moe.params.col.model': 'model',
     'moe.params.col.n': 'N experts',
     'moe.params.col.k': 'k',
-    'moe.params.col.total': 'total (B)',
-    'moe.params.col.active': 'active per token (B)',
-    'moe.params.col.active_ne': 'active without the embedding table (B)',
-    'moe.params.col.stated': 'stated by the authors (total / active, B)',
+    'moe.params.col.total': 'total',
+    'moe.params.col.active': 'active per token',
+    'moe.params.col.active_ne': 'active without the embedding table',
+    'moe.params.col.stated': 'stated by the authors (total / active)',
     'moe.params.col.source': 'config source',
     'moe.cost.section': 'Time per token vs k',
     'moe.cost.intro': (
@@ -1058,7 +1058,6 @@ STRINGS: dict[str, str] = {
         'As trained (k = {k0}): loss {loss0:.3f} nats/token, worst layer {imb0:.2f}× the mean '
         'load. Changed (k = {k1}, {bias}): loss {loss1:.3f} ({delta:+.3f}), worst layer '
         '{imb1:.2f}×.'),
-    'moe.err.too_many_tokens': 'The text is {n} tokens long; the MoE tab takes at most {limit}. Shorten it.',
     'moe.err.too_few_tokens': 'The text is {n} token(s) long; type at least two tokens.',
     'moe.err.not_moe': '{name} has no mixture-of-experts layer; pick an MoE model.',
     'moe.err.not_moe_layer': 'Layer {layer} is not an MoE layer of this model; MoE layers: {layers}.',

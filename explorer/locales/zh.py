@@ -983,10 +983,10 @@ STRINGS: dict[str, str] = {
     'moe.params.col.model': '模型',
     'moe.params.col.n': '专家数 N',
     'moe.params.col.k': 'k',
-    'moe.params.col.total': '总量（B）',
-    'moe.params.col.active': '每词元激活（B）',
-    'moe.params.col.active_ne': '激活，不计嵌入表（B）',
-    'moe.params.col.stated': '作者公布（总量 / 激活，B）',
+    'moe.params.col.total': '总量',
+    'moe.params.col.active': '每词元激活',
+    'moe.params.col.active_ne': '激活，不计嵌入表',
+    'moe.params.col.stated': '作者公布（总量 / 激活）',
     'moe.params.col.source': '配置来源',
     'moe.cost.section': '每词元耗时与 k',
     'moe.cost.intro': (
@@ -1005,7 +1005,6 @@ STRINGS: dict[str, str] = {
     'moe.whatif.summary': (
         '训练时的路由（k = {k0}）：损失 {loss0:.3f} nats/词元，最不均衡的层是平均负载的 {imb0:.2f} 倍。'
         '改变后（k = {k1}，{bias}）：损失 {loss1:.3f}（{delta:+.3f}），最不均衡的层 {imb1:.2f} 倍。'),
-    'moe.err.too_many_tokens': '这段文本有 {n} 个词元；MoE 标签页最多接受 {limit} 个。请缩短。',
     'moe.err.too_few_tokens': '这段文本只有 {n} 个词元；请至少输入两个词元。',
     'moe.err.not_moe': '{name} 没有混合专家层；请选择一个 MoE 模型。',
     'moe.err.not_moe_layer': '第 {layer} 层不是这个模型的 MoE 层；MoE 层：{layers}。',

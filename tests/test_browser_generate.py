@@ -50,7 +50,7 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
         _stream_and_stop(page, app_url)
     except Exception:
         # what the page showed when it failed, for CI logs: a screenshot and the status lines
-        state = {sel: page.locator(sel).inner_text(timeout=5_000)[:300]
+        state = {sel: " | ".join(page.locator(sel).all_inner_texts())[:300]   # no waiting
                  for sel in ("#gen-status", "#gen-stopped", "#gen-history")}
         print("page at failure:", state)
         _shot(page, "generate-stop-FAILED")
@@ -128,19 +128,24 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
     assert page.locator("#gen-diff .scatterlayer .point").count() == 12
     assert page.locator("#gen-mask .heatmaplayer image, #gen-mask .hm image").count() >= 1
     assert page.locator("#gen-history tbody tr").count() >= 1
-    page.locator("#gen-calculator").get_by_text("Cache calculator").click()
+    _shot(page, "generate-done")
+    # the second section: the calculator of published shapes and the roofline
+    page.get_by_role("tab", name="Published shapes and the roofline").click()
     page.locator("#gen-calc-table", has_text="16.00 GiB").wait_for(timeout=30_000)
     page.locator("#gen-roofline .scatterlayer .point").first.wait_for(timeout=30_000)
-    _shot(page, "generate-done")
+    _shot(page, "generate-calculator")
 
-    # The language switch re-draws the run's computed text and charts (no new run).
+    # The language switch re-draws both sections from their stored results (no new run).
     page.locator("#language-switch").get_by_text("中文").click()
+    page.locator("#gen-calc-table", has_text="每 token").wait_for(timeout=30_000)
+    page.locator("#gen-calc-table", has_text="（已加载）").wait_for(timeout=30_000)
+    _shot(page, "generate-calculator-zh")
+    page.get_by_role("tab", name="运行：逐个生成 token，缓存增长").click()
     page.locator("#gen-evidence", has_text="缓存张量").wait_for(timeout=30_000)
     page.wait_for_function(
         "() => (document.querySelector('#gen-bars .gtitle') || {}).textContent?.includes('每层的 KV 缓存')",
         timeout=30_000)
     assert "完成" in page.locator("#gen-status").inner_text()
-    page.locator("#gen-calc-table", has_text="每 token").wait_for(timeout=30_000)
     _shot(page, "generate-zh")
 
 

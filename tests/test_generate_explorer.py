@@ -430,6 +430,21 @@ def test_an_abandoned_background_stream_stops_after_the_idle_timeout(tiny_llama)
     stream.close()
 
 
+def test_a_consumer_waiting_through_a_long_first_step_is_not_idle(tiny_llama):
+    """A prefill longer than the idle timeout (a long prompt on a busy CPU) must not stop the
+    run: the consumer is waiting for it, not gone."""
+    request = req.Request(prompt="x", max_new_tokens=4, compare_no_cache=False,
+                          check_full_forward=False)
+
+    def make(should_stop):
+        time.sleep(0.4)   # the first step takes longer than idle_timeout_s
+        yield from sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+                                          should_stop=should_stop)
+
+    final = list(transport.in_background(make, idle_timeout_s=0.2))[-1]
+    assert final.stopped == "length" and len(final.records) == 4
+
+
 def test_background_stream_raises_the_workers_error():
     def make(should_stop):
         raise ValueError("prompt too long")

@@ -180,3 +180,43 @@ def test_long_prompt_passes_gemmas_window(client, runtime):
     loaded = runtime.get(MODEL)
     n = len(loaded.tokenizer(text)["input_ids"])
     assert 520 <= n <= req.MAX_PROMPT_TOKENS
+
+
+# ----- the handlers called directly (no server) ---------------------------------------------
+def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
+    from explorer.ui import generate as tab
+
+    *_, final = tab.run_generate(runtime, MODEL, "en", PROMPT, 3, 0.0, 0, 1.0, 0, "full", 64, 4,
+                                 False, True, [])
+    text, status, bars, growth, latency, diff, mask, evidence, runs, session, note = final
+    assert status.startswith("Done") and session.phase == "done" and len(session.records) == 3
+    assert runs[-1]["new"] == 3 and not runs[-1]["partial"]
+    assert max(session.logit_diffs) <= checks.C4_TOLERANCE
+    zh = tab.draw_run(session, "zh")
+    assert zh[0].startswith("完成") and len(zh) == 7
+    # the same bars in both languages: the numbers come from the stored session
+    en_bars, zh_bars = tab.draw_run(session, "en")[1], zh[1]
+    assert [list(t.y) for t in en_bars.data] == [list(t.y) for t in zh_bars.data]
+    assert en_bars.layout.title.text != zh_bars.layout.title.text
+    from explorer.locales import text
+
+    note, table, settled = tab.stop_run("zh", runs)
+    assert list(table.columns) == [text(f"generate.col.{c}", "zh") for c in tab.HISTORY_COLUMNS]
+    assert list(table.columns) != list(tab.draw_runs(runs, "en").columns)
+    assert table.iloc[-1, 4] == 3 and settled == runs
+
+
+def test_calculator_handler_and_its_redraw(runtime):
+    import gradio as gr
+
+    from explorer.ui import generate as tab
+
+    runtime.get(MODEL)
+    table, variants, roof, note, view = tab.calculate(runtime, MODEL, "zh", 32768, 2, 512)
+    en_table, en_variants, en_roof, en_note = tab.draw_calculator(view, "en")
+    assert list(table.columns) != list(en_table.columns)
+    assert table.iloc[0, 7] == en_table.iloc[0, 7] == "16.00 GiB"   # Llama-2-7B at 32k tokens
+    assert view.roofline is not None and note == en_note == ""
+    assert list(roof.data[1].x) == list(view.roofline.intensity)
+    with pytest.raises(gr.Error, match="上下文长度"):
+        tab.calculate(runtime, MODEL, "zh", 0, 2, 512)

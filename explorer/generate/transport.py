@@ -21,7 +21,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     steps it missed are merged into the next snapshot (the final one is always delivered).
     Stopping: closing this generator (Gradio does on Stop, on a closed tab and at the end of
     every event) sets the flag the engine polls between two steps; a consumer that stops
-    asking for idle_timeout_s also stops the worker.
+    asking for idle_timeout_s also stops the worker (a consumer waiting for the next snapshot,
+    e.g. during a long prefill, is not idle).
     min_interval_s: after a snapshot, wait this long before taking the next one (the steps
     decoded meanwhile arrive merged). Every message costs the server and the browser CPU time
     that a 2-core machine takes from the decode itself; ~10 messages a second still read as a
@@ -30,9 +31,10 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     updates: queue.Queue = queue.Queue()
     stop = threading.Event()
     polled = [time.monotonic()]
+    waiting = [False]   # the consumer is blocked on the queue, i.e. asking for more
 
     def should_stop() -> bool:
-        return stop.is_set() or time.monotonic() - polled[0] > idle_timeout_s
+        return stop.is_set() or (not waiting[0] and time.monotonic() - polled[0] > idle_timeout_s)
 
     def work():
         try:
@@ -48,6 +50,7 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     hold_until = None  # monotonic time before which a decode step is held back
     try:
         while True:
+            waiting[0] = True
             items = [updates.get()]
             while hold_until is not None and isinstance(items[-1], Session) and items[-1].streaming:
                 try:
@@ -60,6 +63,7 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
                 except queue.Empty:
                     break
             polled[0] = time.monotonic()
+            waiting[0] = False
             for item in items:
                 if isinstance(item, BaseException):
                     raise item

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000   # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 240_000    # ms; a forward on a busy 2-core machine
-GRID_CELLS = 128         # explorer.attention_maps.GRID_CELLS
+GRID_CELLS = 128         # explorer.attention.maps.GRID_CELLS
 
 
 def _open_tab(page, app_url):
@@ -22,8 +22,21 @@ def _open_tab(page, app_url):
     page.locator("#explorer-tabs [role=tab]", has_text=re.compile("^(Attention|注意力)$")).click()
     page.locator("#attention-run").wait_for()
     # the model's controls (head groups, local/global) are filled on load
+    _section(page, "groups")
     page.locator("#attention-groups-summary", has_text=re.compile("query heads|查询头")).wait_for(
         timeout=RUN_TIMEOUT)
+    _section(page, "map")
+
+
+SECTIONS = {"map": ("Maps and masks", "注意力图与掩码"), "groups": ("Head groups (GQA)", "头分组（GQA）"),
+            "sinks": ("Attention sinks", "注意力汇"), "stream": ("StreamingLLM", "StreamingLLM"),
+            "rf": ("Receptive field", "感受野"), "lg": ("Local vs global", "局部层与全局层")}
+
+
+def _section(page, name):
+    """Open one experiment's sub-tab of the Attention tab (either language)."""
+    labels = "|".join(re.escape(label) for label in SECTIONS[name])
+    page.locator("#explorer-tabs [role=tab]", has_text=re.compile(f"^({labels})$")).click()
 
 
 def _set_number(page, elem_id, value):
@@ -60,6 +73,7 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     screenshot(page, "attention-sinks-window-head0")
 
     # sinks grid with a sink logit
+    _section(page, "sinks")
     _set_number(page, "sink-tokens", 64)
     page.locator("#sink-use-logit input").check()
     page.locator("#sink-run").click()
@@ -69,6 +83,7 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     screenshot(page, "attention-sinks-grid")
 
     # receptive field with a forced window
+    _section(page, "rf")
     _set_number(page, "rf-tokens", 48)
     _set_number(page, "rf-window", 4)
     page.locator("#rf-run").click()
@@ -81,6 +96,7 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     screenshot(page, "attention-receptive-field")
 
     # a short StreamingLLM run (the full one takes minutes)
+    _section(page, "stream")
     _set_number(page, "stream-tokens", 192)
     _set_number(page, "stream-window", 48)
     _set_number(page, "stream-sinks", 2)
@@ -92,38 +108,47 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
 
     # the measured text follows the language switch
     page.locator("#language-switch").get_by_text("中文").click()
-    page.locator("#attention-summary", has_text="行和").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#stream-summary", has_text="实测").wait_for()
+    page.locator("#stream-summary", has_text="实测").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#stream-plot .gtitle", has_text="沿文本的困惑度").wait_for(timeout=30_000)
+    page.locator("#stream-plot").screenshot(path=str(SCREENSHOTS / "attention-zh-streaming.png"))
     # and so do the map and the mask, redrawn from the stored probabilities (head 0 still)
+    _section(page, "map")
+    page.locator("#attention-summary", has_text="行和").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#attention-map .gtitle", has_text="第 0 个头：注意力概率").wait_for(timeout=30_000)
     page.locator("#attention-mask-plot .gtitle", has_text="的掩码").wait_for()
-    page.locator("#attention-groups .gtitle", has_text="个查询头共用").wait_for(timeout=30_000)
-    page.locator("#lg-plot .gtitle", has_text="每层（所有头）的查询-键分数数").wait_for()
-    # the measured charts too, redrawn from the stored sink masses, curves and probe
-    page.locator("#sink-first .gtitle", has_text="第一个 token 上的质量").wait_for(timeout=30_000)
-    page.locator("#sink-absorbed .gtitle", has_text="汇 logit b = 2 吸收的质量").wait_for()
-    page.locator("#stream-plot .gtitle", has_text="沿文本的困惑度").wait_for()
-    page.locator("#rf-plot .gtitle", has_text="最后一个位置的隐藏状态的变化").wait_for()
     page.locator("#attention-next-tokens").get_by_text("p（此掩码下）").wait_for()
     page.locator("#explorer-tabs").scroll_into_view_if_needed()
     screenshot(page, "attention-zh")
     page.locator("#attention-map").scroll_into_view_if_needed()
     screenshot(page, "attention-zh-map")
-    page.locator("#sink-first").scroll_into_view_if_needed()
+    _section(page, "groups")
+    page.locator("#attention-groups .gtitle", has_text="个查询头共用").wait_for(timeout=30_000)
+    screenshot(page, "attention-zh-groups")
+    _section(page, "lg")
+    page.locator("#lg-plot .gtitle", has_text="每层（所有头）的查询-键分数数").wait_for()
+    screenshot(page, "attention-zh-local-global")
+    # the measured charts too, redrawn from the stored sink masses, curves and probe
+    _section(page, "sinks")
+    page.locator("#sink-first .gtitle", has_text="第一个 token 上的质量").wait_for(timeout=30_000)
+    page.locator("#sink-absorbed .gtitle", has_text="汇 logit b = 2 吸收的质量").wait_for()
     page.locator("#sink-first").screenshot(path=str(SCREENSHOTS / "attention-zh-sinks.png"))
+    _section(page, "rf")
+    page.locator("#rf-plot .gtitle", has_text="最后一个位置的隐藏状态的变化").wait_for()
     page.locator("#rf-plot").screenshot(path=str(SCREENSHOTS / "attention-zh-receptive-field.png"))
-    page.locator("#stream-plot").screenshot(path=str(SCREENSHOTS / "attention-zh-streaming.png"))
 
 
 def test_gemma_local_global_and_groups(page, app_url, screenshot):
     _open_tab(page, app_url)
     page.locator("#model-picker input").click()
     page.get_by_role("option", name=re.compile("Gemma")).click()
+    _section(page, "groups")
     page.locator("#attention-groups-summary", has_text="4 query heads, 1 KV head").wait_for(
         timeout=LOAD_TIMEOUT)
+    screenshot(page, "attention-gemma-groups")
+    _section(page, "lg")
     page.locator("#lg-summary", has_text="15 local layers").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#attention-groups").scroll_into_view_if_needed()
-    screenshot(page, "attention-gemma-groups-local-global")
+    screenshot(page, "attention-gemma-local-global")
+    _section(page, "map")
 
     # a long prompt: the all-heads grid is pooled for display, the summary checks the full map
     from explorer.texts import long_text

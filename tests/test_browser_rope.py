@@ -22,6 +22,18 @@ def _open_rope_tab(page, app_url):
     page.locator("#rope-freq-plot .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
 
 
+# The tab's sections (sub-tabs), in order: English and Chinese titles, screenshot names.
+SECTIONS = [("Frequencies", "频率", "freq"), ("Real q and k", "真实的 q 和 k", "qk"),
+            ("One pair rotating", "一对维度的旋转", "pair"), ("Attention vs distance", "注意力与距离", "distance"),
+            ("Changing the base", "改变 base", "base"), ("Continuation", "续写", "continuation"),
+            ("Context extension", "上下文扩展", "scaling")]
+
+
+def _section(page, title: str) -> None:
+    """Open one section of the RoPE tab (a sub-tab; only the open one is rendered)."""
+    page.locator("#tab-rope [role=tab]", has_text=title).first.click()
+
+
 def _set_slider(page, elem_id: str, value) -> None:
     box = page.locator(f"#{elem_id} input[type=number]")
     box.fill(str(value))
@@ -48,29 +60,36 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     page.locator("#rope-freq-run").click()
     freq_text.get_by_text("base **3M**".replace("**", "")).wait_for()
 
+    screenshot(page, "rope-section-freq-en")
+
     # real q and k: Toeplitz, one-sided, real scores, then the pair figure follows
+    _section(page, "Real q and k")
     page.locator("#rope-qk-run").click()
     result = page.locator("#rope-qk-result")
     result.get_by_text("Layer 3").wait_for(timeout=RUN_TIMEOUT)
     assert "both rotated" in result.inner_text()
     page.locator("#rope-qk-both .js-plotly-plot").wait_for()
     page.locator("#rope-qk-real .js-plotly-plot").wait_for()
+    screenshot(page, "rope-section-qk-en")
+    _shot(page, "rope-qk-both", "rope-toeplitz-both")
+    _shot(page, "rope-qk-one", "rope-toeplitz-one-side")
+    _shot(page, "rope-qk-real", "rope-real-scores")
+    _section(page, "One pair rotating")
     page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
     _set_slider(page, "rope-pair-index", 6)
     _set_slider(page, "rope-pair-position", 40)
     page.locator("#rope-pair-text").get_by_text("At position 40").wait_for(timeout=RUN_TIMEOUT)
     assert "Pair 6 (dims 6 and 38)" in page.locator("#rope-pair-text").inner_text()
-    page.locator("#rope-qk-result").scroll_into_view_if_needed()
-    screenshot(page, "rope-tab-en")
-    _shot(page, "rope-qk-both", "rope-toeplitz-both")
-    _shot(page, "rope-qk-one", "rope-toeplitz-one-side")
-    _shot(page, "rope-qk-real", "rope-real-scores")
+    screenshot(page, "rope-section-pair-en")
     _shot(page, "rope-pair-plot", "rope-pair")
 
+    _section(page, "Attention vs distance")
     page.locator("#rope-dist-run").click()
     page.locator("#rope-dist-text").get_by_text("layers").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#rope-dist-plot .js-plotly-plot").wait_for()
     _shot(page, "rope-dist-plot", "rope-distance")
+    screenshot(page, "rope-section-distance-en")
+    _section(page, "Changing the base")
 
     # a small sweep (2 bases + trained, 256 tokens) and a continuation
     page.locator("#rope-sweep-bases textarea, #rope-sweep-bases input").first.fill("10000, 10M")
@@ -79,19 +98,23 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     page.locator("#rope-sweep-text").get_by_text("(trained): perplexity").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#rope-sweep-plot .js-plotly-plot").wait_for()
     _shot(page, "rope-sweep-plot", "rope-sweep")
+    screenshot(page, "rope-section-base-en")
+    _section(page, "Continuation")
     _set_slider(page, "rope-cont-new", 8)
     page.locator("#rope-cont-run").click()
     page.locator("#rope-cont-text").get_by_text("(trained)").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-cont-text", "rope-continuation")
+    assert "(trained)" in page.locator("#rope-cont-text").inner_text()
+    screenshot(page, "rope-section-continuation-en")
 
-    page.locator("#rope-scale-accordion").get_by_text("Optional: context-extension recipes").first.click()
+    _section(page, "Context extension")
     page.locator("#rope-scale-run").click()
     page.locator("#rope-scale-plot .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-scale-plot", "rope-scaling")
-    assert "(trained)" in page.locator("#rope-cont-text").inner_text()
-    screenshot(page, "rope-tab-en-full")
+    screenshot(page, "rope-section-scaling-en")
 
     # bad input: a clear error toast, and the tab keeps working
+    _section(page, "Frequencies")
     page.locator("#rope-freq-bases textarea, #rope-freq-bases input").first.fill("1")
     page.locator("#rope-freq-run").click()
     page.get_by_text(re.compile("greater than 1")).first.wait_for()
@@ -102,15 +125,25 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     # every chart follows the language switch, redrawn from what the tab stored (no new run)
     page.locator("#language-switch").get_by_text("中文").click()
     page.locator("#rope-freq-plot .annotation-text", has_text="各维度对的频率").wait_for(timeout=30_000)
-    page.locator("#rope-qk-both .xtitle", has_text="键的位置 n").wait_for(timeout=30_000)
-    page.locator("#rope-qk-real .xtitle", has_text="键 token 的位置 n").wait_for()
-    page.locator("#rope-pair-plot .xtitle", has_text="（维度 6）").wait_for()
-    page.locator("#rope-dist-plot .xtitle", has_text="距离 m − n").wait_for()
-    page.locator("#rope-sweep-plot .legendtext", has_text="训练值").wait_for()
-    page.locator("#rope-scale-plot .annotation-text", has_text="相对于原始值的频率").wait_for()
-    page.locator("#rope-qk-both").scroll_into_view_if_needed()
-    screenshot(page, "rope-charts-zh")
+    page.locator("#rope-freq-table").get_by_text("谁在用").first.wait_for()
+    screenshot(page, "rope-section-freq-zh")
+    checks = {
+        "qk": [("#rope-qk-both .xtitle", "键的位置 n"), ("#rope-qk-real .xtitle", "键 token 的位置 n"),
+               ("#rope-qk-result", "第 3 层")],
+        "pair": [("#rope-pair-plot .xtitle", "（维度 6）"), ("#rope-pair-text", "第 6 对")],
+        "distance": [("#rope-dist-plot .xtitle", "距离 m − n")],
+        "base": [("#rope-sweep-plot .legendtext", "训练值"), ("#rope-sweep-table", "困惑度")],
+        "continuation": [("#rope-cont-text", "贪心续写")],
+        "scaling": [("#rope-scale-plot .annotation-text", "相对于原始值的频率")],
+    }
+    for _, chinese, name in SECTIONS[1:]:
+        _section(page, chinese)
+        for selector, words in checks[name]:
+            page.locator(selector).get_by_text(words).first.wait_for(timeout=30_000)
+        screenshot(page, f"rope-section-{name}-zh")
+    _section(page, "一对维度的旋转")
     _shot(page, "rope-pair-plot", "rope-pair-zh")
+    _section(page, "改变 base")
     _shot(page, "rope-sweep-plot", "rope-sweep-zh")
 
 
@@ -131,15 +164,20 @@ def test_rope_tab_on_gemma_follows_the_model(page, app_url):
     page.get_by_role("option", name="Gemma 3 270M (base)").click()
     page.locator("#model-status", has_text="18 layers").wait_for(timeout=LOAD_TIMEOUT)
     # the layer slider follows the model (18 layers: 0..17), head dim 256 in the frequency form
+    from playwright.sync_api import expect
+
+    expect(page.locator("#rope-freq-dim input")).to_have_value("256", timeout=RUN_TIMEOUT)
+    _section(page, "Real q and k")
     page.locator("#rope-qk-layer").get_by_text("17").first.wait_for(timeout=RUN_TIMEOUT)
-    assert page.locator("#rope-freq-dim input").input_value() == "256"
     _set_slider(page, "rope-qk-layer", 5)
     page.locator("#rope-qk-run").click()
     result = page.locator("#rope-qk-result")
     result.get_by_text("Layer 5 (full attention, base 1M)").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-qk-both", "rope-gemma-toeplitz-both")
+    _section(page, "One pair rotating")
+    page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-pair-plot", "rope-gemma-pair")
+    _section(page, "Real q and k")
     _set_slider(page, "rope-qk-layer", 0)
     page.locator("#rope-qk-run").click()
     result.get_by_text("Layer 0 (sliding window 512, base 10k)").wait_for(timeout=RUN_TIMEOUT)

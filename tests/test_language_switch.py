@@ -1,0 +1,116 @@
+"""The app's one language switch, tested once for every section that registers a redraw
+(explorer/ui/shell.py wire_language_redraw): each section is run once with its controls'
+default values, in English, through the very handler its button calls; then its stored result
+is redrawn in Chinese and in English. The redraw must not run the model, must speak Chinese
+when asked, and must draw the same numbers in both languages."""
+from __future__ import annotations
+
+import inspect
+import json
+import re
+
+import gradio as gr
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+import app
+from explorer.ui import shell
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def built(runtime):
+    """(demo, redraws, header language component) of the whole app."""
+    captured = {}
+    original = shell.wire_language_redraw
+
+    def capture(header, redraws):
+        captured["redraws"], captured["lang"] = list(redraws), header.lang
+        original(header, redraws)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shell, "wire_language_redraw", capture)
+        demo = app.build_app(runtime)
+    return demo, captured["redraws"], captured["lang"]
+
+
+def _producer(demo, state):
+    """The event function that writes `state` (the section's run button)."""
+    for block_fn in demo.fns.values():
+        if any(output is state for output in block_fn.outputs) and block_fn.fn is not None:
+            return block_fn
+    raise AssertionError(f"no event writes the state registered for {state}")
+
+
+def _run_with_defaults(block_fn, lang_component, state):
+    values = ["en" if component is lang_component else getattr(component, "value", None)
+              for component in block_fn.inputs]
+    result = block_fn.fn(*values)
+    if inspect.isgenerator(result):
+        last = None
+        for last in result:
+            pass
+        result = last
+    result = result if isinstance(result, (tuple, list)) else (result,)
+    index = next(i for i, output in enumerate(block_fn.outputs) if output is state)
+    return result[index]
+
+
+def _numbers(value):
+    """The data a visitor reads off an output, language aside: trace arrays of a figure,
+    numeric columns of a table, the numbers in a text."""
+    if isinstance(value, go.Figure):
+        data = []
+        for trace in value.to_plotly_json()["data"]:
+            arrays = json.loads(json.dumps({key: trace[key] for key in ("x", "y", "z") if key in trace},
+                                           default=lambda array: array.tolist()))
+            # category labels are words (token or layer names in the visitor's language)
+            data.append({key: array for key, array in arrays.items() if _numeric(array)})
+        return data
+    if isinstance(value, pd.DataFrame):
+        return value.select_dtypes("number").to_numpy().tolist()
+    if isinstance(value, str):
+        return re.findall(r"\d+(?:\.\d+)?", value)
+    return None
+
+
+def _numeric(value) -> bool:
+    if isinstance(value, list):
+        return all(_numeric(item) for item in value)
+    return value is None or isinstance(value, (int, float))
+
+
+def _words(value) -> str:
+    if isinstance(value, go.Figure):
+        return value.to_json()
+    if isinstance(value, pd.DataFrame):
+        return " ".join(map(str, value.columns))
+    return value if isinstance(value, str) else ""
+
+
+def test_every_section_redraws_in_both_languages_without_a_forward(built, runtime, monkeypatch):
+    demo, redraws, lang = built
+    assert redraws, "no section registers a language redraw"
+    for entry in redraws:
+        block_fn = _producer(demo, entry.state)
+        result = _run_with_defaults(block_fn, lang, entry.state)
+        assert result is not None, f"{block_fn.name} stored no result"
+        # from here on, any forward pass of a loaded model is an error
+        for name in runtime.names():
+            if runtime.is_loaded(name):
+                monkeypatch.setattr(runtime.get(name).model, "forward", _no_forward)
+        zh = entry.draw(result, "zh")
+        en = entry.draw(result, "en")
+        zh, en = [v if isinstance(v, (tuple, list)) else (v,) for v in (zh, en)]
+        assert len(zh) == len(en) == len(entry.outputs), block_fn.name
+        assert any(CJK.search(_words(v)) for v in zh), f"{block_fn.name}: nothing in Chinese"
+        for z, e in zip(zh, en):
+            assert _numbers(z) == _numbers(e) or isinstance(z, str), \
+                f"{block_fn.name}: the numbers differ between languages"
+        monkeypatch.undo()
+
+
+def _no_forward(*args, **kwargs):
+    raise AssertionError("a language switch ran the model")

@@ -223,7 +223,7 @@ def test_cache_sizes_from_the_deepseek_config():
     assert "**576 = 4.5 · d_head**" in text_en and "**2.25 KV heads**" in text_en
     assert CJK.search(text_zh) and "4.5" in text_zh
     (fig,) = mla.cache_figures(result, "en")
-    assert list(fig.data[0].y) == [256.0, 16.0, 4.5, 2.0, 4.5]
+    assert list(fig.data[0].x) == [256.0, 16.0, 4.5, 2.0, 4.5]
 
 
 def test_a_corrupted_latent_cache_is_caught(monkeypatch):

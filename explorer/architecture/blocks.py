@@ -407,7 +407,7 @@ def diagram(result: Blocks, lang: str) -> go.Figure:
     under it the embedding and position, over it the final norm and output head."""
     fig = Fig()
     n = len(result.blocks)
-    width, gap, box_h, step = 1.0, 0.35, 0.62, 0.8
+    width, gap, box_h, step = 1.1, 0.28, 0.62, 0.8
     tallest = max(len(stages(block, lang)) for block in result.blocks)
     for column, block in enumerate(result.blocks):
         x0 = column * (width + gap)
@@ -424,10 +424,23 @@ def diagram(result: Blocks, lang: str) -> go.Figure:
             y += step
         y += 0.3
         block_y0 = y
+        # inside the block the boxes leave room on the right for the residual path
+        right, bypass = x0 + width - 0.14, x0 + width - 0.05
+        centre = (x0 + right) / 2
+        branch_y, pending, previous = y, True, None
         for stage in items:
-            fig.add_shape(type="rect", x0=x0 + (0.3 if stage.kind == "add" else 0), x1=x0 + width - (0.3 if stage.kind == "add" else 0),
-                          y0=y, y1=y + box_h, line=dict(color="#6b7280"), fillcolor=STAGE_COLORS[stage.kind])
-            fig.add_annotation(x=xc, y=y + box_h / 2, text=stage.label, showarrow=False, font=dict(size=11))
+            if pending and not (previous == "add" and stage.kind == "norm" and not block.pre_norm):
+                # the residual leaves the main path here: before a pre-norm, after a post-add norm
+                branch_y, pending = y - (step - box_h) / 2, False
+            inset = 0.24 if stage.kind == "add" else 0.0
+            fig.add_shape(type="rect", x0=x0 + inset, x1=right - inset, y0=y, y1=y + box_h,
+                          line=dict(color="#6b7280"), fillcolor=STAGE_COLORS[stage.kind])
+            fig.add_annotation(x=centre, y=y + box_h / 2, text=stage.label, showarrow=False, font=dict(size=11))
+            if stage.kind == "add":
+                fig.add_shape(type="path", path=f"M {centre},{branch_y} H {bypass} V {y + box_h / 2} H {right - inset}",
+                              line=dict(color="#374151", width=1.5))
+                pending = True
+            previous = stage.kind
             y += step
         block_y1 = y - step + box_h
         # the stack repeated n times: a bracket with the count

@@ -156,7 +156,7 @@ def cache_figures(result: CacheComparison, lang: str) -> tuple[go.Figure]:
     palette = colors(len(result.layouts))
     hover = template("arch.mla.fig.bar_hover", lang)
     names = [layout_name(layout, lang) for layout in result.layouts]
-    fig.add_bar(x=names, y=[layout.numbers / result.d_head for layout in result.layouts],
+    fig.add_bar(y=names, x=[layout.numbers / result.d_head for layout in result.layouts], orientation="h",
                 marker=dict(color=palette), showlegend=False, hoverinfo="text",
                 text=[f"{layout.numbers / result.d_head:g}" for layout in result.layouts], textposition="outside",
                 hovertext=[hover.format(name=name, numbers=layout.numbers, heads=layout.numbers / result.d_head,
@@ -170,9 +170,11 @@ def cache_figures(result: CacheComparison, lang: str) -> tuple[go.Figure]:
         fig.add_scatter(x=list(CONTEXTS), y=sizes, mode="lines+markers", name=name, line=dict(color=color),
                         hoverinfo="text", xaxis="x2", yaxis="y2",
                         hovertext=[line_hover.format(name=name, tokens=n, gb=gb) for n, gb in zip(CONTEXTS, sizes)])
-    fig.update_yaxes(title_text=text("arch.mla.fig.heads_axis", lang))
-    fig.update_xaxes(2, type="log", title_text=text("arch.mla.fig.tokens_axis", lang))
-    fig.update_yaxes(2, type="log", title_text=text("arch.mla.fig.gb_axis", lang))
+    # log scale, one tick per decade: 2 (MQA) to 256 (MHA) on one axis; room for the labels
+    fig.update_xaxes(type="log", dtick=1, range=[0, 3.1], title_text=text("arch.mla.fig.heads_axis", lang))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(2, type="log", dtick=1, title_text=text("arch.mla.fig.tokens_axis", lang))
+    fig.update_yaxes(2, type="log", dtick=1, title_text=text("arch.mla.fig.gb_axis", lang))
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25))
     return (fig.finish("", height=440),)
 

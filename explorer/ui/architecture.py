@@ -10,6 +10,7 @@ import gradio as gr
 from explorer.architecture import blocks, mla, norm_placement
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
+from explorer.runtime import UnknownModelError
 from explorer.ui import TabContext, load_or_error, visitor_errors
 
 TITLE = "arch.tab"
@@ -25,9 +26,12 @@ def read_blocks(runtime, lang, model_name, progress=gr.Progress()):
     """The two references, the shipped checkpoints and (if it is another dense Llama/Gemma 3
     checkpoint) the picked model, each read from its tensors."""
     lang = normalize_language(lang)
+    try:
+        picked = runtime.check_name(model_name)
+    except UnknownModelError as error:   # as load_or_error answers it, before any work
+        raise gr.Error(str(error)) from None
     names = [name for name in SHIPPED if name in runtime.names()]
-    picked = runtime.check_name(model_name) if model_name in runtime.names() else None
-    if picked and picked not in names:
+    if picked not in names:
         names.append(picked)
     entries = []
     for name in names:
@@ -98,7 +102,8 @@ def build(ctx: TabContext) -> None:
         blocks_run = gr.Button(t("arch.blocks.run"), variant="primary", elem_id="arch-blocks-run")
         blocks_text = gr.Markdown(elem_id="arch-blocks-text")
         diagram = gr.Plot(elem_id="arch-blocks-diagram", show_label=False)
-        table = gr.Dataframe(elem_id="arch-blocks-table", interactive=False, wrap=True)
+        table = gr.Dataframe(elem_id="arch-blocks-table", interactive=False, wrap=True,
+                             column_widths=["16%", "21%", "21%", "21%", "21%"])
         params = gr.Plot(elem_id="arch-blocks-params", show_label=False)
         blocks_state = gr.State(None)
         outputs = [diagram, params, table, blocks_text]

@@ -197,7 +197,7 @@ def test_peak_extra_memory_grows_quadratically_naive_linearly_tiled():
 
 def test_timing_sweep_measures_each_path_and_finds_the_crossover():
     sweep = timing.sweep((64, 128), 16, 32, 32, MaskSpec(), repeats=1)
-    assert set(sweep.seconds) == {"naive", "tiled", "sdpa"}
+    assert {"naive", "tiled", "sdpa"} <= set(sweep.seconds) <= {"naive", "tiled", "sdpa", "compiled"}
     assert all(s > 0 for times in sweep.seconds.values() for s in times)
     assert sweep.tiles == (4, 16)
     made = timing.TimingSweep(ns=(1, 2, 3), d=1, block_q=1, block_k=1, mask=MaskSpec(), device="cpu",
@@ -275,3 +275,36 @@ def test_bad_head_layer_and_mask_are_refused(tiny):
     assert error.value.key == "flash.err.sinks_window"
     assert cap_mod.mask_override("causal") is None
     assert cap_mod.mask_override("window", 16) == MaskSpec(window=16)
+
+
+# ----------------------------------------------------------------------------- the compiled kernel
+
+
+@pytest.mark.skipif(not __import__("explorer.flash.compiled", fromlist=["x"]).available(),
+                    reason="no C++ compiler")
+@pytest.mark.parametrize("mask", list(MASKS.values()), ids=list(MASKS))
+@pytest.mark.parametrize("n,block_q,block_k", [(1, 4, 4), (37, 7, 13), (300, 64, 32)])
+def test_compiled_kernel_equals_naive_and_runs_the_engines_schedule(mask, n, block_q, block_k):
+    from explorer.flash import compiled
+    from models.attention import eager_attention
+
+    gen = torch.Generator().manual_seed(n)
+    q, k, v = (torch.randn(n, 32, generator=gen) for _ in range(3))
+    pos = torch.arange(n)
+    out, tiles = compiled.attention(q, k, v, pos, pos, mask, 0.2, block_q, block_k)
+    naive, _ = eager_attention(q[None, None], k[None, None], v[None, None],
+                               mask.visible(pos, pos).expand(n, n), 0.2)
+    assert (out - naive[0, 0]).abs().max() <= 1e-5
+    trace = TileTrace(block_q, block_k)
+    tiled_attention(q[None, None], k[None, None], v[None, None], TileVisibility(mask, pos, pos), 0.2,
+                    block_q=block_q, block_k=block_k, trace=trace)
+    assert tiles == sum(status == "computed" for _, _, status in trace.tiles)
+
+
+@pytest.mark.skipif(not __import__("explorer.flash.compiled", fromlist=["x"]).available(),
+                    reason="no C++ compiler")
+def test_compiled_kernel_memory_does_not_grow_with_n():
+    sweep = memory.sweep((256, 1024), 32, 64, 64, MaskSpec())
+    compiled_extra, naive = sweep.extra["compiled"], sweep.extra["naive"]
+    assert compiled_extra[0] == compiled_extra[1] < 4 * 256 * 256 / 2
+    assert naive[1] / naive[0] > 12

@@ -25,9 +25,9 @@ from models.attention import MaskSpec
 
 NAIVE_CELLS = 256          # naive matrices larger than this are shown as block means
 FRAME_MS = 350             # one tile per frame while playing
-# tile colours: pending, skipped, partly masked, full, current (cividis-like, colour-blind safe)
+# tile colours: pending, skipped (greys), partly masked, full, current (viridis samples)
 PENDING, CURRENT = 3, 4
-TILE_COLORS = ["#e8e8e8", "#9a9a9a", "#7f7c75", "#00204c", "#ffe945"]
+TILE_COLORS = ["#f2f2f2", "#b3b3b3", "#35b779", "#31688e", "#fde725"]
 _CODE = {SKIPPED: 1, PARTIAL: 2, FULL: 3}     # schedule status -> colour index (0 = pending)
 STATE_KEYS = {SKIPPED: "flash.state.skipped", PARTIAL: "flash.state.partial", FULL: "flash.state.full"}
 
@@ -76,7 +76,8 @@ def naive_figure(result: FlashSchedule, lang: str) -> go.Figure:
                     hovertemplate=hover.format(what="P") + "<extra></extra>", xaxis="x2", yaxis="y2")
     for i in (1, 2):
         fig.update_xaxes(i, title_text=text("flash.fig.key_axis", lang))
-        fig.update_yaxes(i, title_text=text("flash.fig.query_axis", lang), autorange="reversed")
+        fig.update_yaxes(i, autorange="reversed")
+    fig.update_yaxes(1, title_text=text("flash.fig.query_axis", lang))
     pooled = text("flash.fig.pooled", lang, f=f) if f > 1 else ""
     return fig.finish(text("flash.fig.naive_title", lang, layer=cap.layer, head=cap.head, n=cap.n,
                            mask=mask_text(cap.mask, lang), pooled=pooled), height=470)
@@ -131,12 +132,12 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
                     colorscale=scale, showscale=False, xgap=1, ygap=1, customdata=cell_text,
                     hovertemplate=template("flash.fig.tile_hover", lang).format() + "<extra></extra>",
                     xaxis="x", yaxis="y")
-    fig.add_bar(x=categories, y=_traffic(result, 0), name=text("flash.fig.tiled_so_far", lang),
-                marker=dict(color=colors(3)[0]), xaxis="x2", yaxis="y2",
-                hovertemplate="%{x}: %{y:,} B<extra></extra>")
-    fig.add_bar(x=categories, y=_traffic(result, None), name=text("flash.fig.naive_total", lang),
-                marker=dict(color=colors(3)[2]), xaxis="x2", yaxis="y2",
-                hovertemplate="%{x}: %{y:,} B<extra></extra>")
+    fig.add_bar(y=categories, x=_traffic(result, 0), name=text("flash.fig.tiled_so_far", lang),
+                orientation="h", marker=dict(color=colors(3)[0]), xaxis="x2", yaxis="y2",
+                hovertemplate="%{y}: %{x:,} B<extra></extra>")
+    fig.add_bar(y=categories, x=_traffic(result, None), name=text("flash.fig.naive_total", lang),
+                orientation="h", marker=dict(color=colors(3)[2]), xaxis="x2", yaxis="y2",
+                hovertemplate="%{y}: %{x:,} B<extra></extra>")
     # legend of the tile colours: invisible markers, one per state
     for code, key in ((1, "flash.state.skipped"), (2, "flash.state.partial"), (3, "flash.state.full"),
                       (4, "flash.state.current"), (0, "flash.state.pending")):
@@ -146,11 +147,15 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
     fig.add_shape(type="rect", xref="x", yref="y", x0=-0.5, x1=nk - 0.5, y0=row_block - 0.5,
                   y1=row_block + 0.5, line=dict(color="#d55e00", width=2, dash="dot"))
     fig.update_xaxes(1, title_text=text("flash.fig.kblock_axis", lang), range=[-0.5, nk - 0.5],
-                     dtick=max(1, nk // 16), showgrid=False)
+                     dtick=max(1, nk // 16), showgrid=False, side="top")
     fig.update_yaxes(1, title_text=text("flash.fig.qblock_axis", lang), range=[nq - 0.5, -0.5],
-                     dtick=max(1, nq // 16), showgrid=False)
-    fig.update_yaxes(2, title_text=text("flash.fig.bytes", lang), type="log")
-    fig.update_layout(barmode="group", legend=dict(y=-0.22, yanchor="top"))
+                     dtick=max(1, nq // 16), showgrid=False, domain=[0, 0.84])
+    fig.update_xaxes(2, title_text=text("flash.fig.bytes", lang), type="log", side="top")
+    fig.update_yaxes(2, autorange="reversed", domain=[0, 0.84])
+    # the legend goes under the player: above the panels sit their titles and top axes
+    fig.update_layout(barmode="group", legend=dict(y=-0.4, yanchor="top"))
+    fig.update_xaxes(1, domain=[0.0, 0.42])
+    fig.update_xaxes(2, domain=[0.64, 1.0])
     base_notes = list(fig.layout.get("annotations", []))
     chip = text("flash.fig.on_chip", lang, chip=chip_text(result, lang))
 
@@ -161,34 +166,34 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
                     q1=min(n, (qi + 1) * bq) - 1, k0=kj * bk, k1=min(n, (kj + 1) * bk) - 1,
                     state=text(STATE_KEYS[status], lang))
         return base_notes + [
-            dict(text=step, x=0, y=-0.13, xref="paper", yref="paper", xanchor="left", showarrow=False,
-                 font=dict(size=13)),
-            dict(text=chip, x=0, y=-0.19, xref="paper", yref="paper", xanchor="left", showarrow=False,
-                 font=dict(size=12, color=MUTED))]
+            dict(text=step, x=0, y=-0.05, xref="paper", yref="paper", xanchor="left", yanchor="top",
+                 showarrow=False, font=dict(size=13)),
+            dict(text=chip, x=0, y=-0.11, xref="paper", yref="paper", xanchor="left", yanchor="top",
+                 showarrow=False, font=dict(size=12, color=MUTED))]
 
     frames = [dict(name=str(i), data=[dict(type="heatmap", z=_frame_grid(result, i)),
-                                      dict(type="bar", y=_traffic(result, i))],
+                                      dict(type="bar", x=_traffic(result, i))],
                    traces=[0, 1], layout=dict(annotations=notes(i))) for i in range(steps)]
     token = hashlib.sha1(f"{id(result)}:{lang}:{steps}:{bq}x{bk}:{n}".encode()).hexdigest()[:12]
     play = dict(frame=dict(duration=FRAME_MS, redraw=True), fromcurrent=True,
                 transition=dict(duration=0), mode="immediate")
     fig.update_layout(
         annotations=notes(0), meta=dict(flash_token=token, flash_frames=frames),
-        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.3, xanchor="left", yanchor="top",
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.18, xanchor="left", yanchor="top",
                           showactive=False, pad=dict(t=4, r=8),
                           buttons=[dict(label=text("flash.fig.play", lang), method="animate",
                                         args=[None, play]),
                                    dict(label=text("flash.fig.pause", lang), method="animate",
                                         args=[[None], dict(frame=dict(duration=0, redraw=False),
                                                            mode="immediate")])])],
-        sliders=[dict(active=0, x=0.16, y=-0.3, len=0.84, yanchor="top", pad=dict(t=4),
+        sliders=[dict(active=0, x=0.2, y=-0.17, len=0.8, yanchor="top", pad=dict(t=4),
                       currentvalue=dict(prefix=text("flash.fig.slider_prefix", lang), font=dict(size=12)),
                       steps=[dict(label=str(i + 1), method="animate",
                                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                                        transition=dict(duration=0))])
                              for i in range(steps)])])
-    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=620)
-    out.layout.margin.b = 230
+    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=720)
+    out.layout.margin.b = 270
     return out
 
 
@@ -198,7 +203,7 @@ def row_figure(result: FlashSchedule, lang: str) -> go.Figure:
     blocks = list(range(len(row.running_max)))
     c = colors(3)
     fig = Fig()
-    quads = (("x", "y", [0.0, 0.44], [0.58, 1.0]), ("x2", "y2", [0.56, 1.0], [0.58, 1.0]),
+    quads = (("x", "y", [0.0, 0.44], [0.58, 0.93]), ("x2", "y2", [0.56, 1.0], [0.58, 0.93]),
              ("x3", "y3", [0.0, 0.44], [0.0, 0.40]), ("x4", "y4", [0.56, 1.0], [0.0, 0.40]))
     titles = ("flash.fig.row_max", "flash.fig.row_norm", "flash.fig.row_rescale", "flash.fig.row_error")
     for i, ((xa, ya, xd, yd), key) in enumerate(zip(quads, titles), start=1):
@@ -219,7 +224,9 @@ def row_figure(result: FlashSchedule, lang: str) -> go.Figure:
                     line=dict(color=c[0]), hovertemplate=hover, xaxis="x2", yaxis="y2")
     fig.add_scatter(x=[blocks[0], blocks[-1]], y=[row.full_normalizer] * 2, mode="lines", showlegend=False,
                     line=dict(color=c[2], dash="dash"), hovertemplate=hover, xaxis="x2", yaxis="y2")
-    fig.add_bar(x=blocks, y=finite(row.rescale), showlegend=False, marker=dict(color=c[1]),
+    # a skipped tile leaves the state alone (factor 1): drawn grey, as in the tile grid
+    fig.add_bar(x=blocks, y=finite(row.rescale), showlegend=False,
+                marker=dict(color=[c[1] if done else TILE_COLORS[1] for done in row.computed]),
                 hovertemplate=hover, xaxis="x3", yaxis="y3")
     fig.add_scatter(x=blocks, y=finite(np.maximum(row.partial_error, 1e-12)), mode="lines+markers",
                     showlegend=False, line=dict(color=c[0]), hovertemplate=hover, xaxis="x4", yaxis="y4")
@@ -248,17 +255,18 @@ def io_figure(sweep: flash_io.IOSweep, lang: str, paper: Optional[flash_io.IOSwe
         fig.add_scatter(x=ns, y=ys, mode="lines+markers", name=name, line=dict(color=color, dash=dash),
                         hovertemplate=hover.format(name=name) + "<extra></extra>")
     fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
     fig.update_yaxes(title_text=text("flash.fig.bytes_axis", lang), type="log", exponentformat="SI")
     return fig.finish(text("flash.fig.io_title", lang, d=sweep.d, mask=mask_text(sweep.mask, lang)),
-                      height=430)
+                      height=520)
 
 
 def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
-    c = colors(4)
+    c = colors(5)
     ns = list(sweep.ns)
     fig = Fig()
     hover = template("flash.fig.io_hover", lang)
-    for (path, color) in zip(("naive", "tiled", "sdpa"), c):
+    for (path, color) in zip(sweep.extra, c):
         name = text(f"flash.path.{path}", lang)
         fig.add_scatter(x=ns, y=[max(b, 1) for b in sweep.extra[path]], mode="lines+markers", name=name,
                         line=dict(color=color), hovertemplate=hover.format(name=name) + "<extra></extra>")
@@ -266,17 +274,18 @@ def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
     fig.add_scatter(x=ns, y=list(sweep.score_matrix), mode="lines", name=name,
                     line=dict(color=MUTED, dash="dash"), hovertemplate=hover.format(name=name) + "<extra></extra>")
     fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
     fig.update_yaxes(title_text=text("flash.fig.mem_axis", lang), type="log", exponentformat="SI")
     return fig.finish(text("flash.fig.mem_title", lang, device=sweep.device, d=sweep.d,
-                           mask=mask_text(sweep.mask, lang)), height=430)
+                           mask=mask_text(sweep.mask, lang)), height=520)
 
 
 def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
-    c = colors(4)
+    c = colors(5)
     ns = list(sweep.ns)
     fig = Fig()
     hover = template("flash.fig.time_hover", lang)
-    for (path, color) in zip(("naive", "tiled", "sdpa"), c):
+    for (path, color) in zip(sweep.seconds, c):
         name = text(f"flash.path.{path}", lang)
         fig.add_scatter(x=ns, y=[s * 1e3 for s in sweep.seconds[path]], mode="lines+markers", name=name,
                         line=dict(color=color), hovertemplate=hover.format(name=name) + "<extra></extra>")
@@ -284,10 +293,11 @@ def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
         fig.add_shape(type="line", x0=sweep.crossover, x1=sweep.crossover, y0=0, y1=1, yref="paper",
                       line=dict(color=MUTED, dash="dot"))
     fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
     fig.update_yaxes(title_text=text("flash.fig.ms_axis", lang), type="log")
     return fig.finish(text("flash.fig.time_title", lang, device=sweep.device, d=sweep.d,
                            bq=sweep.block_q, bk=sweep.block_k, mask=mask_text(sweep.mask, lang)),
-                      height=430)
+                      height=520)
 
 
 def figures(result: FlashSchedule, lang: str) -> tuple[go.Figure, go.Figure, go.Figure]:

@@ -18,7 +18,7 @@ import torch
 from models.attention import (MaskSpec, TileVisibility, eager_attention, sdpa_attention,
                               sdpa_mask_for, tiled_attention)
 
-PATHS = ("naive", "tiled", "sdpa")
+PATHS = ("naive", "tiled", "sdpa", "compiled")   # compiled: where a C++ compiler is (CPU only)
 
 
 def device_name(device: torch.device) -> str:
@@ -79,7 +79,10 @@ def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
     """Peak extra memory of naive, tiled and SDPA for one fp32 head of each length n."""
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
-    extra = {path: [] for path in PATHS}
+    from explorer.flash import compiled
+
+    paths = [p for p in PATHS if p != "compiled" or (device.type == "cpu" and compiled.available())]
+    extra = {path: [] for path in paths}
     for n in ns:
         q, k, v = (torch.randn(1, 1, n, d, generator=gen).to(device) for _ in range(3))
         pos = torch.arange(n, device=device)
@@ -91,9 +94,12 @@ def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
             "naive": lambda: eager_attention(q, k, v, visible, scale)[0],
             "tiled": lambda: tiled_attention(q, k, v, lazy, scale, block_q=block_q, block_k=block_k)[0],
             "sdpa": lambda: sdpa_attention(q, k, v, sdpa_mask, scale),
+            # its per-thread scratch is a torch tensor allocated inside the call: measured too
+            "compiled": lambda: compiled.attention(q[0, 0], k[0, 0], v[0, 0], pos, pos, mask, scale,
+                                                   block_q, block_k)[0],
         }
-        for path, call in calls.items():
-            extra[path].append(peak_extra(call, device))
+        for path in paths:
+            extra[path].append(peak_extra(calls[path], device))
     return MemorySweep(ns=tuple(ns), d=d, block_q=block_q, block_k=block_k, mask=mask,
                        device=device_name(device), extra={p: tuple(v) for p, v in extra.items()},
                        score_matrix=tuple(4 * n * n for n in ns))

@@ -9,11 +9,12 @@ from typing import Optional, Sequence
 
 import torch
 
+from explorer.flash import compiled
 from explorer.flash.memory import device_name
 from models.attention import (MaskSpec, TileVisibility, eager_attention, sdpa_attention,
                               sdpa_mask_for, tiled_attention)
 
-PATHS = ("naive", "tiled", "sdpa")
+PATHS = ("naive", "tiled", "sdpa", "compiled")   # compiled: where a C++ compiler is (CPU only)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
           device: torch.device | str = "cpu", repeats: int = 3, seed: int = 0) -> TimingSweep:
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
-    seconds = {path: [] for path in PATHS}
+    paths = [p for p in PATHS if p != "compiled" or (device.type == "cpu" and compiled.available())]
+    seconds = {path: [] for path in paths}
     tiles = []
     for n in ns:
         q, k, v = (torch.randn(1, 1, n, d, generator=gen).to(device) for _ in range(3))
@@ -68,9 +70,11 @@ def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
             "naive": lambda: eager_attention(q, k, v, visible, scale),
             "tiled": lambda: tiled_attention(q, k, v, lazy, scale, block_q=block_q, block_k=block_k),
             "sdpa": lambda: sdpa_attention(q, k, v, sdpa_mask, scale),
+            "compiled": lambda: compiled.attention(q[0, 0], k[0, 0], v[0, 0], pos, pos, mask, scale,
+                                                   block_q, block_k),
         }
-        for path, call in calls.items():
-            seconds[path].append(_median_seconds(call, device, repeats))
+        for path in paths:
+            seconds[path].append(_median_seconds(calls[path], device, repeats))
         tiles.append(-(-n // block_q) * -(-n // block_k))
     return TimingSweep(ns=tuple(ns), d=d, block_q=block_q, block_k=block_k, mask=mask,
                        device=device_name(device), seconds={p: tuple(v) for p, v in seconds.items()},

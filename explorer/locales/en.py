@@ -849,7 +849,7 @@ STRINGS: dict[str, str] = {
     'flash.sinks': 'sinks s',
     'flash.block_q': 'query block Bq',
     'flash.block_k': 'key block Bk',
-    'flash.row': 'followed query row (empty: the one whose max rises most often)',
+    'flash.row': 'followed query row (−1: the one whose max rises most often)',
     'flash.run': 'Run naive and tiled',
     'flash.play_note': 'The tiled figure plays in your browser: press ▶ or drag the slider. The dotted frame marks the query block of the followed row.',
     'flash.summary': "**Layer {layer}, head {head}** (reads KV head {kv_head}), n = {n}, d = {d}, mask: {mask}. {bq}×{bk} tiles: {tiles} in all, **{computed} computed** ({partial} of them partly masked), **{skipped} skipped** because the mask hides every key in them. The engine skipped exactly the tiles the mask empties: **{match}**.\n\n**Exact (C16):** max |tiled − naive| = {tn}, max |tiled − SDPA| = {ts}, max |naive − SDPA| = {ns}.\n\n**Memory traffic (C16):** naive moves {naive_bytes}, {sp_bytes} of it the n×n matrices S and P written and read back; tiled moves {tiled_bytes} (counted from this schedule; {formula_bytes} if no tile were skipped) and writes back only the n×d output ({out_bytes}). On chip at a time: {chip}.\n\n**Row {row} (C17):** after its last key block the running max is {m} (whole row at once: {full_m}, difference {dm}) and the normalizer {l} (whole row: {full_l}, relative difference {dl}); its output differs from the full softmax's by at most {dout}. The max rose {rises} times, each time rescaling ℓ and the partial output by exp(m_old − m_new) (smallest factor {min_rescale}).\n\nCaptured in {capture_s:.2f} s (one forward of the model); naive, tiled, SDPA and the figures in {compute_s:.2f} s.",
@@ -960,6 +960,9 @@ STRINGS: dict[str, str] = {
     'flash.fig.time_hover': '{name}<br>n = %{{x}}<br>%{{y:.3f}} ms',
     'flash.err.sweep_tiles': 'n = {n} with {block_q}×{block_k} tiles makes {tiles} tiles; a sweep allows {cap}. Choose larger blocks or a smaller n.',
     'flash.shared': 'Mask and tile size for every section below.',
+    'flash.path.compiled': 'tiled, compiled (C++)',
+    'flash.time.compiled': "The same schedule compiled (C++ with OpenMP, models/kernels/flash_tiled.cpp): {ms:.2f} ms, {ratio:.2f}× naive's time.",
+    'flash.io.compiled': 'The compiled tiled kernel holds {mem} (its per-thread scratch), {growth:.2f}× its first figure.',
     # ---------------------------------------------------------------- MoE tab (explorer/ui/moe.py)
     'moe.tab': 'MoE routing',
     'moe.intro': (

@@ -809,7 +809,7 @@ STRINGS: dict[str, str] = {
     'flash.sinks': '汇 s',
     'flash.block_q': '查询块 Bq',
     'flash.block_k': '键块 Bk',
-    'flash.row': '跟踪的查询行（留空：最大值上升次数最多的那一行）',
+    'flash.row': '跟踪的查询行（−1：最大值上升次数最多的那一行）',
     'flash.run': '运行朴素与分块路径',
     'flash.play_note': '分块图在你的浏览器里播放：按 ▶ 或拖动滑块。点线框标出被跟踪那一行所在的查询块。',
     'flash.summary': '**第 {layer} 层，第 {head} 个头**（读取 KV 头 {kv_head}），n = {n}，d = {d}，掩码：{mask}。{bq}×{bk} 的块共 {tiles} 个：**计算了 {computed} 个**（其中 {partial} 个部分被遮蔽），**跳过 {skipped} 个**，因为掩码遮住了其中所有的键。引擎跳过的恰好是掩码清空的那些块：**{match}**。\n\n**精确（C16）：** max |分块 − 朴素| = {tn}，max |分块 − SDPA| = {ts}，max |朴素 − SDPA| = {ns}。\n\n**内存流量（C16）：** 朴素路径搬运 {naive_bytes}，其中 {sp_bytes} 是 n×n 矩阵 S 和 P 的写入与读回；分块路径搬运 {tiled_bytes}（按这次的调度计数；若不跳过任何块则为 {formula_bytes}），且只写回 n×d 的输出（{out_bytes}）。同一时刻片上保存：{chip}。\n\n**第 {row} 行（C17）：** 处理完最后一个键块后，运行最大值为 {m}（整行一次算出：{full_m}，差 {dm}），归一化因子为 {l}（整行：{full_l}，相对差 {dl}）；其输出与完整 softmax 的输出最多相差 {dout}。最大值上升了 {rises} 次，每次都用 exp(m_old − m_new) 缩放 ℓ 和部分输出（最小因子 {min_rescale}）。\n\n捕获用时 {capture_s:.2f} 秒（模型的一次前向）；朴素、分块、SDPA 与作图用时 {compute_s:.2f} 秒。',
@@ -920,6 +920,9 @@ STRINGS: dict[str, str] = {
     'flash.fig.time_hover': '{name}<br>n = %{{x}}<br>%{{y:.3f}} 毫秒',
     'flash.err.sweep_tiles': 'n = {n} 配 {block_q}×{block_k} 的块会得到 {tiles} 个块；一次扫描最多允许 {cap} 个。请选择更大的块或更小的 n。',
     'flash.shared': '下面每一部分共用的掩码与块大小。',
+    'flash.path.compiled': '分块，编译版（C++）',
+    'flash.time.compiled': '同一调度的编译版（C++ 加 OpenMP，models/kernels/flash_tiled.cpp）：{ms:.2f} 毫秒，是朴素耗时的 {ratio:.2f} 倍。',
+    'flash.io.compiled': '编译版分块内核占用 {mem}（每个线程的临时缓冲），是其最小 n 时的 {growth:.2f} 倍。',
     # ---------------------------------------------------------------- MoE tab (explorer/ui/moe.py)
     'moe.tab': 'MoE 路由',
     'moe.intro': (

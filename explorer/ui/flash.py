@@ -65,7 +65,7 @@ def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, windo
     n = whole_number(n, Term("flash.name.n"), flash_capture.MIN_N, flash_capture.max_n(runtime.device))
     override = flash_capture.mask_override(mask_kind, window, sinks)
     block_q, block_k = schedule.check_blocks(n, block_q, block_k)
-    row = None if row is None or row == "" else whole_number(row, Term("flash.name.row"), 0, n - 1)
+    row = whole_number(row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
     loaded = load_or_error(runtime, model_name, progress)
     layer, head = flash_capture.check_layer_head(loaded.config, layer, head)
     ids = prompts.encode(loaded.tokenizer, prompt, n, truncate=True, name=Term("inputs.name.prompt"))
@@ -73,7 +73,7 @@ def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, windo
     start = time.perf_counter()
     captured = flash_capture.capture(loaded.model, ids, layer, head, override)
     captured_at = time.perf_counter()
-    result = schedule.run(captured, block_q, block_k, row)
+    result = schedule.run(captured, block_q, block_k, None if row == -1 else row)
     drawn = figures.figures(result, lang)
     state = {"result": result, "capture_s": captured_at - start,
              "compute_s": time.perf_counter() - captured_at}
@@ -186,6 +186,9 @@ def draw_io(state, lang):
         mem_sdpa=_bytes(extra["sdpa"][-1]), n0=m0, mem_n=m1, growth_n=m1 / m0, growth_n2=(m1 / m0) ** 2,
         g_naive=extra["naive"][-1] / max(1, extra["naive"][0]),
         g_tiled=extra["tiled"][-1] / max(1, extra["tiled"][0]), seconds=state["seconds"])
+    if "compiled" in extra:
+        summary += " " + text("flash.io.compiled", lang, mem=_bytes(extra["compiled"][-1]),
+                              growth=extra["compiled"][-1] / max(1, extra["compiled"][0]))
     return (figures.io_figure(counted, lang, paper=paper, sram_kib=kib),
             figures.memory_figure(measured, lang), summary)
 
@@ -210,6 +213,8 @@ def draw_timing(sweep, lang):
     summary = text("flash.time.summary", lang, n=sweep.ns[-1], naive=ms["naive"], tiled=ms["tiled"],
                    sdpa=ms["sdpa"], tiles=sweep.tiles[-1], bq=sweep.block_q, bk=sweep.block_k,
                    crossover=crossover)
+    if "compiled" in ms:
+        summary += " " + text("flash.time.compiled", lang, ms=ms["compiled"], ratio=ms["compiled"] / ms["naive"])
     return figures.timing_figure(sweep, lang), summary, sweep
 
 
@@ -232,9 +237,9 @@ def build(ctx: TabContext) -> None:
         with gr.Row():
             prompt = gr.Textbox(DEFAULT_PROMPT, label=t("flash.prompt"), lines=2, scale=4, elem_id="flash-prompt")
             n = gr.Number(256, precision=0, label=t("flash.n"), elem_id="flash-n", scale=1)
-            layer = gr.Number(3, precision=0, label=t("flash.layer"), elem_id="flash-layer", scale=1)
+            layer = gr.Number(2, precision=0, label=t("flash.layer"), elem_id="flash-layer", scale=1)
             head = gr.Number(0, precision=0, label=t("flash.head"), elem_id="flash-head", scale=1)
-            row = gr.Number(None, precision=0, label=t("flash.row"), elem_id="flash-row", scale=1)
+            row = gr.Number(-1, precision=0, label=t("flash.row"), elem_id="flash-row", scale=1)
         run = gr.Button(t("flash.run"), variant="primary", elem_id="flash-run")
         summary = gr.Markdown(elem_id="flash-summary")
         naive_plot = gr.Plot(elem_id="flash-naive", show_label=False)

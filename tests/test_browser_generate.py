@@ -146,6 +146,12 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
         "() => (document.querySelector('#gen-bars .gtitle') || {}).textContent?.includes('每层的 KV 缓存')",
         timeout=30_000)
     assert "完成" in page.locator("#gen-status").inner_text()
+    # charts redrawn while their section was hidden fit their box once it is shown again
+    page.wait_for_function(
+        "() => ['gen-bars', 'gen-growth', 'gen-diff', 'gen-mask'].every(id => {"
+        " const box = document.getElementById(id), svg = box && box.querySelector('.main-svg');"
+        " return svg && svg.getBoundingClientRect().width <= box.getBoundingClientRect().width; })",
+        timeout=10_000)
     _shot(page, "generate-zh")
 
 

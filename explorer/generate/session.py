@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from explorer.generate.checks import (REPLAY_BUDGET_S, logit_differences, replay_targets,
                                       replay_without_cache)
 from explorer.generate.request import DEADLINE_S, Request
+from explorer import masks
 from explorer.locales import text
 
 
@@ -35,11 +36,12 @@ class LayerLayout:
         return None if self.window is None else self.window + self.sinks
 
     def describe(self, lang: Optional[str] = "en") -> str:
+        """The layer's cache in `lang`: "full (global)", or its mask (explorer.masks)."""
+        from models.attention import MaskSpec
+
         if self.kind == "full":
             return text("generate.fig.kind.full", lang)
-        if self.kind == "window":
-            return text("generate.fig.kind.window", lang, w=self.window)
-        return text("generate.fig.kind.sinks+window", lang, s=self.sinks, w=self.window)
+        return masks.describe(MaskSpec(window=self.window, sinks=self.sinks), lang)
 
 
 def cache_layout(model, mask=None) -> list[LayerLayout]:

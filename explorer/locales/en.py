@@ -197,8 +197,6 @@ STRINGS: dict[str, str] = {
     'generate.fig.tokens_in_cache': 'tokens in context t',
     'generate.fig.tokens_held': 'tokens held',
     'generate.fig.kind.full': 'full (global)',
-    'generate.fig.kind.window': 'sliding window {w}',
-    'generate.fig.kind.sinks+window': '{s} sinks + window {w}',
     'generate.fig.layers_of_kind': '{n} layers: {kind}',
     'generate.fig.bars_title': 'KV cache per layer after {t} tokens',
     'generate.fig.growth_title': 'KV cache vs tokens (all layers)',

@@ -190,8 +190,6 @@ STRINGS: dict[str, str] = {
     'generate.fig.tokens_in_cache': '上下文中的 token 数 t',
     'generate.fig.tokens_held': '缓存中的 token',
     'generate.fig.kind.full': '完整（全局）',
-    'generate.fig.kind.window': '滑动窗口 {w}',
-    'generate.fig.kind.sinks+window': '{s} 个汇 + 窗口 {w}',
     'generate.fig.layers_of_kind': '{n} 层：{kind}',
     'generate.fig.bars_title': '{t} 个 token 后每层的 KV 缓存',
     'generate.fig.growth_title': 'KV 缓存随 token 数增长（所有层）',

@@ -18,7 +18,7 @@ from gradio.components.plot import PlotData
 import pandas as pd
 
 from explorer.generate import figures, roofline, shapes
-from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS, Request,
+from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
 from explorer.generate.session import Session, stream_generation
 from explorer.generate.transport import in_background
@@ -44,24 +44,35 @@ def _plot_data(figure) -> PlotData:
 
 
 # ----------------------------------------------------------------------------- the run section
-def policy_text(lang: str, request: Request) -> str:
-    if request.policy == "full":
+def policy_text(lang: str, policy: str, window: int, sinks: int) -> str:
+    if policy == "full":
         return text("generate.policy.full", lang)
-    if request.policy == "window":
-        return f"{text('generate.policy.window', lang)} = {request.window}"
-    return f"{request.sinks} + {request.window} ({text('generate.policy.sinks', lang)})"
+    if policy == "window":
+        return f"{text('generate.policy.window', lang)} = {window}"
+    return f"{sinks} + {window} ({text('generate.policy.sinks', lang)})"
 
 
 def history_frame(lang: str, rows: list[dict]) -> pd.DataFrame:
+    """The table of runs in `lang`: rows hold data (the policy as (kind, window, sinks), the
+    new tokens and whether the run was stopped), words are chosen here."""
+    def cell(row: dict, column: str):
+        if column == "policy":
+            return policy_text(lang, *row["policy"])
+        if column == "new" and row.get("stopped"):
+            return text("generate.row.stopped", lang, n=row["new"])
+        return row[column]
+
     headers = [text(f"generate.col.{c}", lang) for c in HISTORY_COLUMNS]
-    return pd.DataFrame([[row[c] for c in HISTORY_COLUMNS] for row in rows], columns=headers)
+    return pd.DataFrame([[cell(row, c) for c in HISTORY_COLUMNS] for row in rows], columns=headers)
 
 
-def history_row(lang: str, session: Session, run: int) -> dict:
+def history_row(session: Session, run: int) -> dict:
     last = session.records[-1]
     diff = session.max_logit_diff()
     generated = session.text.replace("\n", " ")
-    return {"run": run, "model": session.model_name, "policy": policy_text(lang, session.request),
+    request = session.request
+    return {"run": run, "model": session.model_name,
+            "policy": (request.policy, request.window, request.sinks),
             "prompt": session.n_prompt, "new": len(session.records),
             "cache": shapes.format_bytes(sum(last.cache_bytes)),
             "c3": "✓" if session.bytes_match_formula() else "✗",
@@ -69,16 +80,12 @@ def history_row(lang: str, session: Session, run: int) -> dict:
             "text": generated if len(generated) <= 90 else generated[:87] + "…"}
 
 
-def settle_runs(lang: str, runs) -> list[dict]:
-    """The visitor's runs with a run still marked in progress shown as stopped: Stop cancels
+def settle_runs(runs) -> list[dict]:
+    """The visitor's runs with a run still marked in progress marked stopped: Stop cancels
     the generator before it can write its last row, so the row written with the last chart
     (partial=True) is the stopped run's record."""
-    settled = []
-    for row in runs or []:
-        if row.get("partial"):
-            row = {**row, "partial": False, "new": text("generate.row.stopped", lang, n=row["new"])}
-        settled.append(row)
-    return settled
+    return [{**row, "partial": False, "stopped": True} if row.get("partial") else row
+            for row in runs or []]
 
 
 def _engine_errors(stream, lang: str):
@@ -103,7 +110,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     loaded = load_or_error(runtime, model_name)
     ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
     check_context(len(ids), request, loaded.config.max_position_embeddings)
-    runs = settle_runs(lang, runs)[-(HISTORY_ROWS - 1):]
+    runs = settle_runs(runs)[-(HISTORY_ROWS - 1):]
     run_number = (runs[-1]["run"] + 1) if runs else 1
     # The first token goes out alone (text and status); the charts follow with the next one
     # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
@@ -136,7 +143,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         if session.phase != "decode":
             mask = _plot_data(figures.mask_figure(session, lang))
         done = session.phase == "done"
-        row = history_row(lang, session, run_number)
+        row = history_row(session, run_number)
         held = (_plot_data(figures.layer_bytes_figure(session, lang)),
                 _plot_data(figures.growth_figure(session, lang)),
                 _plot_data(figures.latency_figure(session, lang)), diff, mask,
@@ -153,7 +160,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
 def show_runs(lang, runs):
     """The visitor's table of runs, a stopped run included."""
     lang = normalize_language(lang)
-    return history_frame(lang, settle_runs(lang, runs))
+    return history_frame(lang, settle_runs(runs))
 
 
 @visitor_errors
@@ -165,7 +172,7 @@ def stop_run(lang, runs):
     partial = [row for row in runs or [] if row.get("partial")]
     note = text("generate.stopped_after", lang, n=partial[-1]["new"]) if partial \
         else text("generate.stopped", lang)
-    runs = settle_runs(lang, runs)
+    runs = settle_runs(runs)
     return note, history_frame(lang, runs), runs
 
 
@@ -184,7 +191,7 @@ def draw_run(session: Session, lang: str):
 
 
 def draw_runs(runs, lang: str):
-    return history_frame(lang, settle_runs(lang, runs))
+    return history_frame(lang, settle_runs(runs))
 
 
 # ----------------------------------------------------------------------------- the calculator section
@@ -229,13 +236,22 @@ def calculate_after_load(runtime, model_name, lang, tokens, element_bytes, conte
     return calculate(runtime, model_name, lang, tokens, element_bytes, context)
 
 
+# Plotly sizes a chart to its container when drawn; a chart redrawn while its section is hidden
+# (a language switch seen from the other section) gets no width, so showing a section sends the
+# window resize that Plotly's responsive charts listen to.
+RESIZE_JS = ("() => { for (const ms of [50, 300, 1000]) "
+             "setTimeout(() => window.dispatchEvent(new Event('resize')), ms); }")
+
+
 def build(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("generate.intro"))
-    with ctx.section("generate.section.run"):
+    with ctx.section("generate.section.run") as run_section:
         _build_run(ctx)
-    with ctx.section("generate.section.calculator"):
+    with ctx.section("generate.section.calculator") as calculator_section:
         _build_calculator(ctx)
+    for section in (run_section, calculator_section):
+        section.select(None, None, None, js=RESIZE_JS, queue=False)
 
 
 def _build_run(ctx: TabContext) -> None:

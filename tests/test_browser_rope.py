@@ -172,7 +172,7 @@ def test_rope_tab_on_gemma_follows_the_model(page, app_url):
     _set_slider(page, "rope-qk-layer", 5)
     page.locator("#rope-qk-run").click()
     result = page.locator("#rope-qk-result")
-    result.get_by_text("Layer 5 (full attention, base 1M)").wait_for(timeout=RUN_TIMEOUT)
+    result.get_by_text("Layer 5 (causal, base 1M)").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-qk-both", "rope-gemma-toeplitz-both")
     _section(page, "One pair rotating")
     page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)

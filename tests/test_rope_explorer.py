@@ -353,3 +353,23 @@ def test_distance_reduction_by_hand():
     mean = probs[0].double().mean(0)
     expected = [float(torch.diagonal(mean, -d).mean()) for d in range(10)]
     torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float64))
+
+
+def test_text_is_capped_before_the_tokenizer_sees_it():
+    """The tokenizer gets at most max_tokens × CHARS_PER_TOKEN_BOUND characters; a visitor's text
+    longer than the largest capture could use is refused before it is tokenized."""
+    from explorer.prompts import CHARS_PER_TOKEN_BOUND
+
+    seen = []
+
+    def tokenizer(text):
+        seen.append(len(text))
+        return {"input_ids": list(range(len(text.split())))}
+
+    ids = rope_capture.capped_ids(tokenizer, "word " * 100_000, 10)
+    assert ids == list(range(10)) and seen == [10 * CHARS_PER_TOKEN_BOUND]
+    with pytest.raises(InputError) as caught:
+        rope_capture.token_ids(tokenizer, "word " * 2_000, 10)            # 10,000 characters
+    assert caught.value.key == "inputs.too_long" and len(seen) == 1
+    assert rope_capture.token_ids(tokenizer, "word " * 1_000, 10) == list(range(10))
+    assert seen[-1] == 10 * CHARS_PER_TOKEN_BOUND

@@ -72,7 +72,7 @@ def test_real_q_k_toeplitz_then_pair_rotation(client):
     both_spread = numbers_after("both rotated", text)
     one_spread = numbers_after("only q rotated", text)
     assert both_spread[1] < 1e-4 < 1e-2 < one_spread[1]
-    assert "Layer 3 (full attention, base 100k), head 2 (KV head 0)" in text
+    assert "Layer 3 (causal, base 100k), head 2 (KV head 0)" in text
     assert rows_of(figure(both)["data"][0]["z"]) == 64
     assert rows_of(figure(real)["data"][0]["z"]) == 64
     # the pair endpoint reads the capture kept in this session's state
@@ -83,7 +83,7 @@ def test_real_q_k_toeplitz_then_pair_rotation(client):
 
 def test_real_q_k_on_gemma_global_layer(client):
     _, _, _, text = client.predict(GEMMA, "en", TEXT, 5, 3, 30, 5, 32, 48, api_name="/rope_qk")
-    assert "Layer 5 (full attention, base 1M), head 3 (KV head 0)" in text
+    assert "Layer 5 (causal, base 1M), head 3 (KV head 0)" in text
     assert numbers_after("both rotated", text)[1] < 1e-4
     both, one, real, text = client.predict(GEMMA, "zh", TEXT, 0, 0, 30, 5, 32, 48, api_name="/rope_qk")
     assert "滑动窗口 512" in text and "base 10k" in text
@@ -158,6 +158,7 @@ def test_language_switch_redraws_the_stored_results(runtime):
     result in the new language, with the same numbers and no forward pass."""
     import numpy as np
 
+    from explorer.rope import pair
     from explorer.ui import rope as tab
     from tests.figure_checks import assert_same_numbers, english_left
 
@@ -165,13 +166,17 @@ def test_language_switch_redraws_the_stored_results(runtime):
     fixed = lambda *args, **kwargs: None  # noqa: E731  (no progress bar outside a server)
     stored = {
         "freq": tab.frequencies("en", "10k, 1M", 64, 8192)[-1],
-        "qk": tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, progress=fixed)[-1],
+        "qk": tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, progress=fixed)[-2],
         "dist": tab.distance(runtime, SMOL, "en", TEXT, 16, progress=fixed)[-1],
         "sweep": tab.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed)[-1],
         "cont": tab.continuation(runtime, SMOL, "en", 7, "full", 128, 2, progress=fixed)[-1],
         "scale": tab.scaling("en", 64, 1e5, 4, 8192)[-1],
     }
     stored["pair"] = tab.rotate_pair("en", stored["qk"], 3, 40)[-1]
+    # a capture also rotates a pair of its q (the pair section's first result)
+    first = tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, 7, 50, progress=fixed)[-1]
+    assert (first.layer, first.head, first.token, first.position) == (1, 2, 20, 50)
+    assert first.pair == pair.visible_pair(stored["qk"], 7)
     draws = {"freq": tab.draw_frequencies, "qk": tab.draw_toeplitz, "pair": tab.draw_pair,
              "dist": tab.draw_distance, "sweep": tab.draw_sweep, "cont": tab.draw_continuation,
              "scale": tab.draw_scaling}
@@ -199,4 +204,4 @@ def test_language_switch_redraws_the_stored_results(runtime):
     assert list(zh["sweep"][2].iloc[:, 0]) == ["100k（训练值）", "10M"]
     np.testing.assert_array_equal(zh["sweep"][2].iloc[:, 1:].to_numpy(), en["sweep"][2].iloc[:, 1:].to_numpy())
     assert "贪心续写" in zh["cont"] and "greedy continuation" in en["cont"]
-    assert "Layer 1 (full attention, base 100k), head 2" in en["qk"][3] and "层" in zh["qk"][3]
+    assert "Layer 1 (causal, base 100k), head 2" in en["qk"][3] and "层" in zh["qk"][3]

@@ -592,8 +592,6 @@ STRINGS: dict[str, str] = {
         'relative {identity:.1g}. Our rotation of the captured pre-RoPE vectors reproduces '
         'the q and k the model used (largest difference {repro:.2g}).'),
     'rope.qk.clamped': '(The text has {tokens} tokens: token indices were limited to {last}.)',
-    'rope.kind.full': 'full attention',
-    'rope.kind.sliding': 'sliding window {window}',
     'rope.pair.heading': (
         '### 3. One pair of that query vector, rotating\n'
         'The point $(q_i,\\ q_{i+d/2})$ is rotated by $m\\,\\theta_i$ as the position $m$ '

@@ -561,8 +561,6 @@ STRINGS: dict[str, str] = {
         '⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ 的相对误差为 {identity:.1g}。我们对捕获的 RoPE '
         '前向量所做的旋转复现了模型实际使用的 q、k（最大差异 {repro:.2g}）。'),
     'rope.qk.clamped': '（文本只有 {tokens} 个 token：token 序号已限制为不超过 {last}。）',
-    'rope.kind.full': '全局注意力',
-    'rope.kind.sliding': '滑动窗口 {window}',
     'rope.pair.heading': (
         '### 3. 该查询向量中的一对维度在旋转\n'
         '随着位置 $m$ 增加，点 $(q_i,\\ q_{i+d/2})$ 被旋转 $m\\,\\theta_i$：'

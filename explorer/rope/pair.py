@@ -84,6 +84,10 @@ class PairRotation:
         return 2 * math.pi / self.theta
 
 
+def check_position(position) -> int:
+    return whole_number(position, Term("rope.name.position"), 0, MAX_CONTEXT)
+
+
 def run(capture_result: ToeplitzResult, pair, position) -> PairRotation:
     """Pair `pair` of the captured q (the head and token of the Toeplitz run) at 0..position."""
     if capture_result is None:
@@ -91,7 +95,7 @@ def run(capture_result: ToeplitzResult, pair, position) -> PairRotation:
     capture, head, token = capture_result.capture, capture_result.head, capture_result.q_token
     d = capture.head_dim
     pair = whole_number(pair, Term("rope.name.pair"), 0, d // 2 - 1)
-    position = whole_number(position, Term("rope.name.position"), 0, MAX_CONTEXT)
+    position = check_position(position)
     inv_freq = capture.inv_freq()
     vector = capture.q_pre[head, token]
     steps = (torch.arange(position + 1) if position < MAX_DRAWN_POINTS

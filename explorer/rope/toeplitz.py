@@ -13,6 +13,7 @@ import torch
 
 from explorer.inputs import whole_number
 from explorer.locales import Term, template, text
+from explorer.masks import describe
 from explorer.plotting import Fig
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, QKCapture, capture_qk, real_scores, \
     rope_reproduction_error, shown
@@ -170,15 +171,9 @@ def figures(result: ToeplitzResult, lang: str) -> tuple[go.Figure, go.Figure, go
     return both, one, real
 
 
-def layer_kind(capture: QKCapture, lang: str) -> str:
-    if capture.window is not None:
-        return text("rope.kind.sliding", lang, window=capture.window)
-    return text("rope.kind.full", lang)
-
-
 def summary(result: ToeplitzResult, lang: str) -> str:
     capture = result.capture
-    out = text("rope.qk.result", lang, layer=capture.layer, kind=layer_kind(capture, lang),
+    out = text("rope.qk.result", lang, layer=capture.layer, kind=describe(capture.mask, lang),
                base=base_label(capture.theta_base), head=result.head, kv_head=capture.kv_head(result.head),
                tokens=len(capture.tokens), seconds=capture.seconds, q_token=result.q_token,
                q_word=shown(capture.tokens[result.q_token]), k_token=result.k_token,

@@ -27,6 +27,7 @@ TITLE = "rope.tab"
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 DEFAULT_BASES = "10000, 100000, 500000, 1000000"
 DEFAULT_SWEEP = "10000, 100000, 500000, 1000000, 10000000"
+DEFAULT_PAIR_POSITION = 24
 
 
 def default_capture_text() -> str:
@@ -64,14 +65,18 @@ def draw_toeplitz(result: toeplitz_experiment.ToeplitzResult, lang: str):
 
 
 def capture_and_toeplitz(runtime, model_name, lang, text_in, layer, head, q_token, k_token, n_positions,
-                         max_tokens, progress=gr.Progress()):
-    """Capture the real q, k (before RoPE) at one layer; Toeplitz test with one fixed q and k."""
+                         max_tokens, pair=0, position=DEFAULT_PAIR_POSITION, progress=gr.Progress()):
+    """Capture the real q, k (before RoPE) at one layer; Toeplitz test with one fixed q and k.
+    The captured q's pair `pair` (or the fastest clearly non-zero one, when that pair is
+    nearly zero) rotated to `position` is the pair section's first result."""
     lang = normalize_language(lang)
     _check_text(text_in)
+    pair_experiment.check_position(position)
     loaded = load_or_error(runtime, model_name, progress)
     result = toeplitz_experiment.run(loaded.model, loaded.tokenizer, text_in, layer, head, q_token, k_token,
                                      n_positions, max_tokens)
-    return (*draw_toeplitz(result, lang), result)
+    rotation = pair_experiment.run(result, pair_experiment.visible_pair(result, pair), position)
+    return (*draw_toeplitz(result, lang), result, rotation)
 
 
 # ----------------------------------------------------------------------------- one pair rotating
@@ -88,9 +93,12 @@ def rotate_pair(lang, capture_result, pair, position):
     return (*draw_pair(result, lang), result)
 
 
-def visible_pair(capture_result, pair):
-    """The pair slider's value after a capture: kept unless that pair is (nearly) zero in this q."""
-    return pair if capture_result is None else pair_experiment.visible_pair(capture_result, pair)
+@visitor_errors
+def show_pair(lang, rotation):
+    """The pair section after a capture: its figure, summary and the pair the slider shows."""
+    if rotation is None:
+        return gr.skip(), gr.skip(), gr.skip()
+    return (*draw_pair(rotation, normalize_language(lang)), rotation.pair)
 
 
 # ----------------------------------------------------------------------------- distance
@@ -215,17 +223,13 @@ def build(ctx: TabContext) -> None:
         qk_real = gr.Plot(elem_id="rope-qk-real", show_label=False)
         capture_state = gr.State(None)
         qk_outputs = [qk_both, qk_one, qk_real, qk_text_out]
-        qk_event = qk_run.click(
-            bind(capture_and_toeplitz),
-            [ctx.model, ctx.lang, qk_text, qk_layer, qk_head, qk_q_token, qk_k_token, qk_positions, qk_tokens],
-            [*qk_outputs, capture_state], api_name="rope_qk", **ctx.model_event)
         ctx.redraw_on_language(capture_state, qk_outputs, draw_toeplitz)
 
     with ctx.section("rope.pair.title"):
         gr.Markdown(t("rope.pair.heading"), latex_delimiters=LATEX)
         with gr.Row():
             pair_index = gr.Slider(0, 31, value=0, step=1, label=t("rope.pair.pair"), elem_id="rope-pair-index")
-            pair_position = gr.Slider(0, 512, value=24, step=1, label=t("rope.pair.position"),
+            pair_position = gr.Slider(0, 512, value=DEFAULT_PAIR_POSITION, step=1, label=t("rope.pair.position"),
                                       elem_id="rope-pair-position")
         with gr.Row():
             pair_plot = gr.Plot(elem_id="rope-pair-plot", show_label=False, scale=3)
@@ -233,9 +237,13 @@ def build(ctx: TabContext) -> None:
         pair_state = gr.State(None)
         pair_inputs = [ctx.lang, capture_state, pair_index, pair_position]
         pair_outputs = [pair_plot, pair_text]
-        qk_event.success(visible_pair, [capture_state, pair_index], [pair_index],
-                         api_visibility="private").then(
-            rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_visibility="private")
+        # a capture (section "Real q and k") also rotates a pair of its q: this section's first result
+        qk_run.click(
+            bind(capture_and_toeplitz),
+            [ctx.model, ctx.lang, qk_text, qk_layer, qk_head, qk_q_token, qk_k_token, qk_positions, qk_tokens,
+             pair_index, pair_position],
+            [*qk_outputs, capture_state, pair_state], api_name="rope_qk", **ctx.model_event,
+        ).success(show_pair, [ctx.lang, pair_state], [*pair_outputs, pair_index], api_visibility="private")
         pair_index.release(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_name="rope_pair")
         pair_position.change(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_visibility="private",
                              show_progress="hidden", trigger_mode="always_last")

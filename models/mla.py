@@ -213,6 +213,18 @@ class MLAttention(nn.Module):
         shared = rope_key[:, None].expand(b, self.n_heads, s, c.qk_rope_head_dim)  # one key, every head
         return torch.cat((k_nope, shared), dim=-1), v
 
+    def absorbed_scores(self, q: torch.Tensor, latent: torch.Tensor, rope_key: torch.Tensor) -> torch.Tensor:
+        """Attention scores straight from the cache, no per-head K built: the key up-projection
+        W_UK is position-free, so it moves onto the query, q_nope^T (W_UK c) = (W_UK^T q_nope)^T c;
+        the RoPE part, rotated by position, stays a separate dot product with the shared key.
+        q (B, H, T, dqk), latent (B, S, r), rope_key (B, S, d_rope) -> scaled scores (B, H, T, S)."""
+        c = self.config
+        w_uk = self.wkv_b.weight.view(self.n_heads, -1, c.kv_lora_rank)[:, :c.qk_nope_head_dim]  # (H, d_nope, r)
+        q_nope, q_rope = q.split((c.qk_nope_head_dim, c.qk_rope_head_dim), dim=-1)
+        q_latent = torch.einsum("bhtd,hdr->bhtr", q_nope, w_uk)                              # (B, H, T, r)
+        scores = q_latent @ latent[:, None].transpose(-1, -2) + q_rope @ rope_key[:, None].transpose(-1, -2)
+        return scores * c.attn_scale
+
     def forward(self, x: torch.Tensor, positions: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                 cache: Optional[LatentKVCache], layer: int, impl: str = "sdpa",
                 recorder: Optional[Recorder] = None) -> torch.Tensor:
@@ -225,7 +237,8 @@ class MLAttention(nn.Module):
             kv_pos = torch.arange(latent.shape[1], device=x.device)
         k, v = self.expand(latent, rope_key)                             # (B, H, S, dqk), (B, H, S, dv)
         if recorder is not None:
-            for name, value in (("latent", latent), ("rope_key", rope_key), ("k", k), ("v", v)):
+            # the latent and the RoPE key are read from the cache itself (LatentKVCache.latent, .rope_key)
+            for name, value in (("q", q), ("k", k), ("v", v)):
                 if recorder.wants(name, layer):
                     recorder.save(name, layer, value)
         out, _ = attend(q, k, v, positions, kv_pos, MaskSpec(), self.config.attn_scale, impl=impl)

@@ -165,6 +165,20 @@ def test_post_norm_gradients_grow_towards_the_output(init_result):
         assert abs(init_result.losses[key] - math.log(256)) < 1.5   # untrained: about uniform
 
 
+def test_a_stack_that_ignores_its_placement_is_caught(monkeypatch):
+    """Fed stacks whose 'post' blocks secretly run pre-norm, the evidence no longer separates
+    the placements: the ratio the claim test requires (> 3) is not reached."""
+    original = norm_placement.Block.forward
+
+    def always_pre(self, x, positions):
+        self.placement = "pre"
+        return original(self, x, positions)
+
+    monkeypatch.setattr(norm_placement.Block, "forward", always_pre)
+    broken = norm_placement.run_init((24,))
+    assert broken.ratio("post", 24) < 1.5
+
+
 def test_init_figure_in_both_languages(init_result):
     en, zh = (norm_placement.init_figure(init_result, lang) for lang in ("en", "zh"))
     assert len(en.data) == 2 * 3
@@ -219,6 +233,7 @@ def test_cache_sizes_from_the_deepseek_config():
     # the live module: the latent cache up-projected is the uncached K and V
     assert result.tiny_k_error < 1e-5 and result.tiny_v_error < 1e-5
     assert result.tiny_cache_bytes == result.tiny_formula_bytes < result.tiny_expanded_bytes
+    assert result.tiny_absorbed_error < 1e-5     # W_UK moved onto the query: the same scores
     text_en, text_zh = mla.cache_summary(result, "en"), mla.cache_summary(result, "zh")
     assert "**576 = 4.5 · d_head**" in text_en and "**2.25 KV heads**" in text_en
     assert CJK.search(text_zh) and "4.5" in text_zh

@@ -160,3 +160,22 @@ def test_bad_inputs():
     state["model.layers.0.self_attn.kv_b_proj.bias"] = torch.zeros(4 * 22)
     with pytest.raises(ValueError, match="do not map"):
         mla_from_hf_state(mla_config_from_hf(hf.config.to_dict()), state)
+
+
+def test_key_up_projection_absorbs_into_the_query():
+    """Scores from the latent with W_UK moved onto the query equal q·k of the up-projected keys:
+    the position-free part of the key never needs to be built per head."""
+    hf = tiny_deepseek()
+    ours = ours_of(hf)
+    ids = torch.randint(0, 97, (2, 9), generator=torch.Generator().manual_seed(5))
+    rec = Recorder(["q", "k"])
+    cache = ours.new_cache(9, batch=2)
+    with torch.no_grad():
+        ours(ids, cache=cache, recorder=rec)
+        for layer, block in enumerate(ours.blocks):
+            q, k = rec.get("q", layer), rec.get("k", layer)
+            explicit = (q @ k.transpose(-1, -2)) * ours.config.attn_scale              # (B, H, T, S)
+            absorbed = block.attn.absorbed_scores(q, cache.latent[layer], cache.rope_key[layer])
+            # scores of a random init are small (~1e-2): compare relative to them
+            torch.testing.assert_close(absorbed, explicit, rtol=1e-5, atol=1e-8)
+            assert explicit.abs().max().item() > 1e-2                                 # not trivially zero

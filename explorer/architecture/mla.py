@@ -81,6 +81,7 @@ class CacheComparison:
     tiny_cache_bytes: int         # read from the cache tensors
     tiny_formula_bytes: int       # tokens x latent_bytes_per_token(4)
     tiny_expanded_bytes: int      # tokens x expanded_kv_bytes_per_token(4)
+    tiny_absorbed_error: float    # max |scores from the latent, W_UK absorbed − q·k| / max |q·k|
 
     @property
     def latent_in_heads(self) -> float:
@@ -123,18 +124,23 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
     torch.manual_seed(seed)
     model = MLAForCausalLM(TINY).eval()
     ids = torch.randint(0, TINY.vocab_size, (1, tokens), generator=torch.Generator().manual_seed(seed))
-    recorder = Recorder(["k", "v"])
+    recorder = Recorder(["q", "k", "v"])
     cache = model.new_cache(tokens)
     with torch.no_grad():
         model(ids, recorder=recorder)                          # uncached: K, V straight from x
         model(ids[:, :tokens // 2], cache=cache)               # prefill, then one token at a time
         for t in range(tokens // 2, tokens):
             model(ids[:, t:t + 1], cache=cache)
-        k_error = v_error = 0.0
+        k_error = v_error = absorbed_error = 0.0
         for layer, block in enumerate(model.blocks):
             k, v = block.attn.expand(cache.latent[layer], cache.rope_key[layer])  # (1, H, S, dqk), (1, H, S, dv)
             k_error = max(k_error, float((k - recorder.get("k", layer)).abs().max()))
             v_error = max(v_error, float((v - recorder.get("v", layer)).abs().max()))
+            q = recorder.get("q", layer)                                           # (1, H, T, dqk)
+            explicit = (q @ recorder.get("k", layer).transpose(-1, -2)) * TINY.attn_scale
+            absorbed = block.attn.absorbed_scores(q, cache.latent[layer], cache.rope_key[layer])
+            absorbed_error = max(absorbed_error,
+                                 float((absorbed - explicit).abs().max() / explicit.abs().max()))
     return CacheComparison(
         source=DEEPSEEK_V3["source"], n_layers=ds.n_layers, n_heads=ds.n_heads, d_head=d_head,
         kv_lora_rank=ds.kv_lora_rank, qk_rope_head_dim=ds.qk_rope_head_dim, layouts=layouts,
@@ -142,7 +148,7 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
         expanded_bytes_per_token=ds.expanded_kv_bytes_per_token(BF16),
         tiny=TINY, tiny_tokens=tokens, tiny_k_error=k_error, tiny_v_error=v_error,
         tiny_cache_bytes=cache.used_bytes(), tiny_formula_bytes=tokens * TINY.latent_bytes_per_token(4),
-        tiny_expanded_bytes=tokens * TINY.expanded_kv_bytes_per_token(4))
+        tiny_expanded_bytes=tokens * TINY.expanded_kv_bytes_per_token(4), tiny_absorbed_error=absorbed_error)
 
 
 def layout_name(layout: CacheLayout, lang: str) -> str:
@@ -192,7 +198,7 @@ def cache_summary(result: CacheComparison, lang: str) -> str:
                 cache_bytes=result.tiny_cache_bytes, formula_bytes=result.tiny_formula_bytes,
                 expanded_bytes=result.tiny_expanded_bytes, tiny_r=result.tiny.kv_lora_rank,
                 tiny_rope=result.tiny.qk_rope_head_dim, tiny_heads=result.tiny.n_heads,
-                tiny_layers=result.tiny.n_layers)
+                tiny_layers=result.tiny.n_layers, absorbed=result.tiny_absorbed_error)
 
 
 # ============================================================================ C7: folding RoPE

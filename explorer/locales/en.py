@@ -1303,7 +1303,9 @@ STRINGS: dict[str, str] = {
         '{tiny_rope}), {tokens} tokens: its cache tensors hold **{cache_bytes:,} bytes** '
         '(formula: {formula_bytes:,}; the per-head K and V would take {expanded_bytes:,}); the '
         'up-projected cache differs from the uncached K by at most {k_error:.1e} and from V by '
-        '{v_error:.1e}.'),
+        '{v_error:.1e}. With the key up-projection moved onto the query (absorbed), the scores '
+        'computed from the latent itself, no per-head K built, match the explicit ones to '
+        '{absorbed:.1e} (relative): only the RoPE part has to stay a key of its own.'),
     'arch.fold.heading': (
         '### Why the RoPE key is separate (C7)\n'
         'Without RoPE, the key up-projection $W$ can be folded into the query: $q^\\top W c$ '

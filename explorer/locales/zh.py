@@ -1237,7 +1237,8 @@ STRINGS: dict[str, str] = {
         '小模块（{tiny_layers} 层，{tiny_heads} 个头，潜在向量 {tiny_r} + RoPE 键 {tiny_rope}），'
         '{tokens} 个 token：缓存张量占 **{cache_bytes:,} 字节**（公式：{formula_bytes:,}；每头 K 和 V '
         '需要 {expanded_bytes:,}）；上投影后的缓存与不用缓存的 K 最多相差 {k_error:.1e}，与 V 相差 '
-        '{v_error:.1e}。'),
+        '{v_error:.1e}。把键的上投影移到查询一侧（吸收）后，直接用潜在向量算出的分数（不构造每头的 K）'
+        '与显式计算的分数相差 {absorbed:.1e}（相对值）：只有 RoPE 部分必须单独作为一个键。'),
     'arch.fold.heading': (
         '### 为什么 RoPE 键要单独存放（C7）\n'
         '没有 RoPE 时，键的上投影 $W$ 可以并入查询：$q^\\top W c$ 只需要缓存的潜在向量 $c$。'

@@ -131,6 +131,10 @@ class ForwardContext:
         self._dtype = dtype
         self._rope: dict = {}     # layer kind -> (cos, signed sin), made when first needed
         self._visible: dict = {}
+        # a batch of independent runs (models.decoders.batched): row i of every activation
+        # belongs to runs[i], a context with its own cache, positions and mask; the linear
+        # layers see the whole batch, attention_core hands each row to its own run
+        self.runs: Optional[list] = None
 
     def record(self, point: str, layer: int, value: torch.Tensor) -> torch.Tensor:
         """Save `value` at a named point if the recorder asks for it; returns it unchanged."""
@@ -185,6 +189,9 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
                    v: torch.Tensor, sink_logit=None) -> torch.Tensor:
     """The part of self-attention every family shares: q (B,H,T,D), k/v (B,Hkv,T,D) before RoPE
     -> rotate at absolute positions -> cache -> mask -> attend. Returns (B,H,T,D)."""
+    if ctx.runs is not None:   # row i attends over run i's own cache (models.decoders.batched)
+        return torch.cat([attention_core(run, layer, q[i:i + 1], k[i:i + 1], v[i:i + 1], sink_logit)
+                          for i, run in enumerate(ctx.runs)])                  # (B, H, Tq, D)
     rec, opts = ctx.recorder, ctx.options
     ctx.record("q_pre_rope", layer, q)
     ctx.record("k_pre_rope", layer, k)

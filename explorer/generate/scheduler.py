@@ -1,0 +1,350 @@
+"""One thread owns a loaded model and decodes every visitor's run together, step by step.
+
+Why: a classroom presses Start within the same minute. Run one after another, the last visitor
+waits for everyone before; run side by side in threads, the forwards fight for two cores. Here
+(iteration-level batching, Orca; "continuous batching" in vLLM and TGI) each iteration of one
+loop does:
+1. leave: stopped, disconnected (their consumer closed the stream) or past-deadline runs drop
+   out, their cache freed, before the next forward;
+2. join: waiting runs are admitted (up to `max_batch` in the batch; past `max_batch +
+   max_waiting` a submit is refused at once with SchedulerBusy, a clear "busy" answer);
+3. prefill: prompts are fed in chunks of at most `prefill_chunk` tokens, at most
+   `prefill_tokens` tokens per iteration in all, so a joining prompt never stalls the decoding
+   runs for long; chunks of equal length from several runs go through one forward;
+4. decode: every decoding run's next token in one forward (models.decoders.batched): the
+   weights are read once for all of them (claim C2's memory-bound step, shared). A run alone
+   takes the fused C++ step (the engine's fastest path for one sequence) on the same cache.
+
+Each run's telemetry stays its own and exact: its tokens, positions, scores and cache bytes
+(read from its own cache) are those of the same run decoded alone (tests/test_batched.py,
+tests/test_scheduler.py); its latency is the shared step's wall time, and `batch_size` says
+how many runs that step served.
+
+    sched = scheduler_for(model)              # one per loaded model, started on first use
+    for step in sched.generate(ids, SamplingParams(...), options=RunOptions(...),
+                               should_stop=lambda: False, deadline=time.perf_counter() + 60):
+        step.token_id, step.batch_size, step.cache_bytes, ...   # models.generate.Step fields
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import queue
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional, Sequence
+
+import torch
+
+from explorer.inputs import InputError
+from models.generate import Step, check_prompt, sample_next
+
+# A classroom is ~30 visitors; past 32 in one step the per-visitor rate on a 2-core CPU falls
+# under ~5 tokens/s (bench/classroom.py), so further runs wait, and past the queue are refused.
+MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
+MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
+PREFILL_CHUNK = 64        # tokens of one prompt per forward
+PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together
+POLL_S = 0.1              # a consumer checks its stop flag at least this often
+
+
+class SchedulerBusy(InputError):
+    """Every place in the batch and the queue is taken: try again in a minute."""
+
+    def __init__(self, capacity: int):
+        super().__init__("generate.error.busy", capacity=capacity)
+
+
+@dataclass
+class SharedStep(Step):
+    """models.generate.Step of a run decoded in a shared batch."""
+    batch_size: int = 1       # runs whose tokens this step's forward computed, this one included
+
+
+@dataclass(frozen=True)
+class _End:
+    reason: str               # "eos" | "length" | "stop" | "deadline"
+
+
+class _Run:
+    """One visitor's run inside the scheduler (the loop thread alone touches its engine state)."""
+
+    def __init__(self, ids, params, options, eos, deadline, keep_logits):
+        self.prompt = [int(i) for i in ids]
+        self.params, self.options, self.eos = params, options, eos
+        self.deadline, self.keep_logits = deadline, keep_logits
+        self.out: queue.Queue = queue.Queue()
+        self.stop = threading.Event()
+        self.batch = None         # models.decoders.batched.BatchRun once admitted
+        self.fed = 0              # prompt tokens fed so far
+        self.prefill_s = 0.0      # wall time of the forwards that fed the prompt
+        self.tokens: list = []
+        self.generator = None
+        if not params.greedy:
+            seed = params.seed if params.seed is not None else int(torch.seed() % 2**31)
+            self.generator = torch.Generator().manual_seed(seed)
+        self.submitted = time.perf_counter()
+
+
+class RunHandle:
+    """A submitted run, seen from its consumer: its steps as they come, and stop()."""
+
+    def __init__(self, run: _Run, scheduler: "Scheduler"):
+        self._run, self._scheduler = run, scheduler
+        self.end: Optional[str] = None   # why it ended, once it has
+
+    def stop(self) -> None:
+        """Leave the batch before the next step (idempotent)."""
+        self._run.stop.set()
+        self._scheduler._wake()
+
+    def next(self, timeout: Optional[float] = None):
+        """The next Step; None on timeout, or once the run has ended (see `end`)."""
+        if self.end is not None:
+            return None
+        try:
+            item = self._run.out.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if isinstance(item, BaseException):
+            self.end = "error"
+            raise item
+        if isinstance(item, _End):
+            self.end = item.reason
+            return None
+        if item.finished:
+            self.end = item.finished
+        return item
+
+
+class Scheduler:
+    """The decode loop of one model (see the module doc)."""
+
+    def __init__(self, model, *, max_batch: int = MAX_BATCH, max_waiting: int = MAX_WAITING,
+                 prefill_chunk: int = PREFILL_CHUNK, prefill_tokens: int = PREFILL_TOKENS,
+                 solo: Optional[str] = "fused"):
+        from models.decoders.batched import BatchedDecoder
+
+        if max_batch < 1 or max_waiting < 0 or prefill_chunk < 1 or prefill_tokens < prefill_chunk:
+            raise ValueError("max_batch >= 1, max_waiting >= 0, prefill_tokens >= prefill_chunk >= 1")
+        self.model = model
+        self.decoder = BatchedDecoder(model, solo=solo)
+        self.max_batch, self.max_waiting = max_batch, max_waiting
+        self.prefill_chunk, self.prefill_tokens = prefill_chunk, prefill_tokens
+        self._lock = threading.Condition()
+        self._waiting: collections.deque = collections.deque()
+        self._active: list = []
+        self._thread: Optional[threading.Thread] = None
+        # what the loop did, for tests and the benchmark: largest batch, steps, refusals
+        self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0}
+        _LOOPS.add(self)
+
+    # ----- the consumer's side ----------------------------------------------------------------
+    @property
+    def capacity(self) -> int:
+        return self.max_batch + self.max_waiting
+
+    def load(self) -> int:
+        """Runs in the batch or waiting for it."""
+        with self._lock:
+            return len(self._active) + len(self._waiting)
+
+    def submit(self, prompt_ids: Sequence[int], params, *, options=None,
+               eos_ids: Optional[Sequence[int]] = None, deadline: Optional[float] = None,
+               keep_logits: bool = False) -> RunHandle:
+        """Queue a run; SchedulerBusy when batch and queue are full, ValueError for a prompt
+        that does not fit the model (models.generate.check_prompt)."""
+        from models.decoders import decode_options
+
+        ids = [int(i) for i in prompt_ids]
+        check_prompt(self.model, len(ids), params.max_new_tokens)
+        eos = set(self.model.config.eos_token_ids if eos_ids is None else eos_ids)
+        run = _Run(ids, params, decode_options(options), eos, deadline, keep_logits)
+        with self._lock:
+            if len(self._active) + len(self._waiting) >= self.capacity:
+                self.stats["refused"] += 1
+                raise SchedulerBusy(self.capacity)
+            self._waiting.append(run)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="kv-scheduler", daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
+        return RunHandle(run, self)
+
+    def generate(self, prompt_ids: Sequence[int], params, *, options=None,
+                 eos_ids: Optional[Sequence[int]] = None, keep_logits: bool = False,
+                 should_stop: Optional[Callable[[], bool]] = None,
+                 deadline: Optional[float] = None) -> Iterator:
+        """models.generate.generate's iterator, served by the shared loop: one Step (with
+        `batch_size`) per token. `should_stop` is polled at least every POLL_S; closing the
+        iterator, a stop or the deadline takes the run out of the batch before its next step."""
+        handle = self.submit(prompt_ids, params, options=options, eos_ids=eos_ids,
+                             deadline=deadline, keep_logits=keep_logits)
+        try:
+            while handle.end is None:
+                if should_stop is not None and should_stop():
+                    return
+                step = handle.next(timeout=POLL_S)
+                if step is not None:
+                    yield step
+        finally:
+            handle.stop()
+
+    def _wake(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
+
+    # ----- the loop -------------------------------------------------------------------------
+    def _loop(self) -> None:
+        torch.set_grad_enabled(False)
+        while True:
+            with self._lock:
+                while not self._waiting and not self._active:
+                    if _EXITING.is_set() or (not self._lock.wait(timeout=60.0)
+                                             and not self._waiting and not self._active):
+                        self._thread = None   # idle for a minute: the next submit restarts it
+                        return
+            if _EXITING.is_set():
+                for run in list(self._active) + list(self._waiting):
+                    run.out.put(_End("stop"))
+                return
+            try:
+                with torch.inference_mode():
+                    self._iteration()
+            except BaseException as error:   # never leave a consumer waiting forever
+                for run in list(self._active):
+                    self._fail(run, error)
+
+    def _iteration(self) -> None:
+        now = time.perf_counter()
+        for run in list(self._active):                                    # 1. leave
+            if run.stop.is_set():
+                self._leave(run, "stop")
+            elif run.deadline is not None and now > run.deadline:
+                self._leave(run, "deadline")
+        with self._lock:                                                  # 2. join
+            while self._waiting and len(self._active) < self.max_batch:
+                run = self._waiting.popleft()
+                if run.stop.is_set() or (run.deadline is not None and now > run.deadline):
+                    run.out.put(_End("stop" if run.stop.is_set() else "deadline"))
+                    continue
+                try:
+                    run.batch = self.decoder.start(len(run.prompt) + run.params.max_new_tokens, run.options)
+                except Exception as error:      # e.g. out of memory for its cache
+                    run.out.put(error)
+                    continue
+                self._active.append(run)
+        decoding = [run for run in self._active if run.tokens]
+        self._prefill([run for run in self._active if not run.tokens])    # 3. prefill
+        if decoding:                                                      # 4. decode
+            self._decode(decoding)
+        self.stats["max_batch"] = max(self.stats["max_batch"], len(decoding))
+
+    def _prefill(self, joining: list) -> None:
+        budget = self.prefill_tokens
+        while joining and budget > 0:
+            # the next chunk of each joining run; runs with chunks of equal length share a forward
+            groups: dict = {}
+            for run in joining:
+                n = min(self.prefill_chunk, len(run.prompt) - run.fed)
+                groups.setdefault(n, []).append(run)
+            n, group = max(groups.items(), key=lambda item: (len(item[1]) * item[0], -item[0]))
+            group = group[:max(1, budget // n)]
+            budget -= n * len(group)
+            ids = torch.tensor([run.prompt[run.fed:run.fed + n] for run in group], dtype=torch.long,
+                               device=self.model.embed.weight.device)             # (G, n)
+            t0 = time.perf_counter()
+            try:
+                logits = self.decoder.forward_many(ids, [run.batch for run in group])  # (G, 1, V)
+            except Exception as error:
+                for run in group:
+                    self._fail(run, error)
+                    joining.remove(run)
+                continue
+            elapsed = time.perf_counter() - t0
+            self.stats["prefill_forwards"] += 1
+            for row, run in enumerate(group):
+                run.fed += n
+                run.prefill_s += elapsed
+                if run.fed == len(run.prompt):
+                    joining.remove(run)
+                    self._emit(run, logits[row, -1], phase="prefill", latency=run.prefill_s,
+                               n_fed=len(run.prompt), batch_size=len(group))
+
+    def _decode(self, runs: list) -> None:
+        t0 = time.perf_counter()
+        try:
+            logits = self.decoder.step_many([run.tokens[-1] for run in runs], [run.batch for run in runs])
+        except Exception as error:
+            for run in runs:
+                self._fail(run, error)
+            return
+        self.stats["decode_steps"] += 1
+        latency = time.perf_counter() - t0
+        for row, run in enumerate(runs):
+            self._emit(run, logits[row, -1], phase="decode", latency=latency, n_fed=1,
+                       batch_size=len(runs))
+
+    def _emit(self, run: _Run, logits: torch.Tensor, *, phase: str, latency: float, n_fed: int,
+              batch_size: int) -> None:
+        """Sample the run's next token from its logits (V,) and hand its Step to its consumer;
+        a finished run leaves the batch at once."""
+        t0 = time.perf_counter()
+        last = logits.float().cpu()
+        token = sample_next(last, run.params, run.generator)
+        latency += time.perf_counter() - t0
+        run.tokens.append(token)
+        index = len(run.tokens) - 1
+        cache = run.batch.cache
+        finished = "eos" if token in run.eos else ("length" if index == run.params.max_new_tokens - 1 else None)
+        run.out.put(SharedStep(
+            index=index, token_id=token, position=len(run.prompt) + index, phase=phase,
+            latency_s=latency, tokens_processed=n_fed, score_entries=run.batch.scores,
+            cache_bytes=cache.used_bytes(), cache_lengths=cache.lengths(),
+            logits=last if run.keep_logits else None, finished=finished, batch_size=batch_size))
+        if finished:
+            self._remove(run)
+
+    def _leave(self, run: _Run, reason: str) -> None:
+        self._remove(run)
+        run.out.put(_End(reason))
+
+    def _fail(self, run: _Run, error: BaseException) -> None:
+        self._remove(run)
+        run.out.put(error)
+
+    def _remove(self, run: _Run) -> None:
+        with self._lock:
+            if run in self._active:
+                self._active.remove(run)
+        run.batch = None   # its cache: freed with the last reference
+
+
+_SCHEDULERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+_EXITING = threading.Event()
+_LOOPS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_loops() -> None:
+    """At interpreter exit, let every loop thread leave torch before the runtime is torn down
+    (a daemon thread still inside a torch call when the process exits aborts it)."""
+    _EXITING.set()
+    for sched in list(_LOOPS):
+        sched._wake()
+        thread = sched._thread
+        if thread is not None:
+            thread.join(timeout=5.0)
+
+
+def scheduler_for(model) -> Scheduler:
+    """The one scheduler of a loaded model (made on first use)."""
+    with _REGISTRY_LOCK:
+        sched = _SCHEDULERS.get(model)
+        if sched is None:
+            sched = _SCHEDULERS[model] = Scheduler(model)
+        return sched

@@ -1,0 +1,201 @@
+"""Batched decoding across runs (models.decoders.batched): every run of a batch gets the tokens
+and logits of the same run decoded alone, whatever its prompt length, cache policy, or the
+steps at which it joins and leaves; its cache bytes are its own and equal the formula."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pytest
+import torch
+
+from models.attention import MaskSpec
+from models.decoders.batched import BatchedDecoder
+from models.forward import RunOptions
+from models.generate import SamplingParams, generate
+
+KINDS = ["llama", "mistral", "qwen2", "gemma3"]
+POLICIES = {"full": RunOptions(), "window 6": RunOptions(mask=MaskSpec(window=6)),
+            "sinks 3 + window 5": RunOptions(mask=MaskSpec(window=5, sinks=3)),
+            "sink logit": RunOptions(sink_logit=0.7)}
+TOLERANCE = 1e-5   # fp32 logits, batched vs alone
+
+
+@dataclass
+class Plan:
+    """One run of a test batch: its prompt, options, new tokens, and the step it joins at."""
+    prompt: list
+    options: RunOptions
+    n_new: int
+    join: int = 0
+    stop_after: Optional[int] = None   # leave (stopped) after this many tokens
+    tokens: list = field(default_factory=list)
+    logits: list = field(default_factory=list)
+    bytes: list = field(default_factory=list)
+
+
+def run_batch(decoder: BatchedDecoder, plans: list, chunk: int = 4, trace: Optional[list] = None):
+    """Drive the decoder as a scheduler does: at global step s, runs with join == s prefill (in
+    chunks of `chunk` tokens), then every decoding run takes one step together. Greedy."""
+    live: list = []   # (plan, run) decoding
+    step = 0
+    while step == 0 or live or any(p.join >= step for p in plans):
+        for plan in plans:
+            if plan.join == step:
+                run = decoder.start(len(plan.prompt) + plan.n_new, plan.options)
+                for i in range(0, len(plan.prompt), chunk):
+                    logits = decoder.prefill(plan.prompt[i:i + chunk], run)
+                take(plan, run, logits[0, -1], live)
+        if trace is not None:
+            trace.append(len(live))
+        if live:
+            logits = decoder.step_many([p.tokens[-1] for p, _ in live], [r for _, r in live])
+            for row, (plan, run) in enumerate(list(live)):
+                live.remove((plan, run))
+                take(plan, run, logits[row, -1], live)
+        step += 1
+
+
+def take(plan: Plan, run, logits: torch.Tensor, live: list):
+    plan.tokens.append(int(torch.argmax(logits)))
+    plan.logits.append(logits.float().clone())
+    plan.bytes.append(run.cache.used_bytes())
+    done = len(plan.tokens) == plan.n_new or (plan.stop_after is not None and len(plan.tokens) == plan.stop_after)
+    if not done:
+        live.append((plan, run))
+
+
+def assert_as_alone(model, plan: Plan, tolerance: float = TOLERANCE):
+    n = len(plan.tokens)
+    alone = list(generate(model, plan.prompt, SamplingParams(max_new_tokens=n), options=plan.options,
+                          eos_ids=[], keep_logits=True))
+    assert plan.tokens == [s.token_id for s in alone]
+    worst = max((a - s.logits).abs().max().item() for a, s in zip(plan.logits, alone))
+    assert worst <= tolerance, worst
+    assert plan.bytes == [s.cache_bytes for s in alone]
+
+
+def prompt(n: int, seed: int) -> list:
+    return torch.randint(0, 97, (n,), generator=torch.Generator().manual_seed(seed)).tolist()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("solo", [None, "fused"])
+def test_batched_equals_alone_mixed_lengths_and_policies(tiny, kind, solo):
+    """Four runs of different prompt lengths, each with its own cache policy, decoded in one
+    batch: each gets its own tokens, logits (<= 1e-5) and per-layer cache bytes."""
+    model = tiny[kind]
+    plans = [Plan(prompt(n, seed), POLICIES[name], n_new=14)
+             for seed, (n, name) in enumerate([(3, "full"), (9, "window 6"), (5, "sinks 3 + window 5"),
+                                               (12, "sink logit")])]
+    trace = []
+    run_batch(BatchedDecoder(model, solo=solo), plans, trace=trace)
+    assert max(trace) == 4
+    for plan in plans:
+        assert_as_alone(model, plan)
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_runs_join_and_leave_mid_batch(tiny, kind):
+    """Runs joining at later steps, one stopped early, the batch shrinking to one run (the fused
+    step) and growing again: every run still decodes as it would alone."""
+    model = tiny[kind]
+    plans = [Plan(prompt(7, 1), POLICIES["full"], n_new=20),
+             Plan(prompt(4, 2), POLICIES["window 6"], n_new=6, join=3),
+             Plan(prompt(11, 3), POLICIES["sinks 3 + window 5"], n_new=30, join=5, stop_after=9),
+             Plan(prompt(6, 4), POLICIES["full"], n_new=8, join=16)]
+    trace = []
+    run_batch(BatchedDecoder(model), plans, trace=trace)
+    # the batch held 1, 2, 3 runs, shrank back to one, then grew again when the last joined
+    assert trace[:4] == [1, 1, 1, 2] and max(trace) == 3
+    assert trace[15] == 1 and trace[16] == 2
+    assert [len(p.tokens) for p in plans] == [20, 6, 9, 8]
+    for plan in plans:
+        assert_as_alone(model, plan)
+
+
+def test_a_stopped_run_frees_its_rows(tiny):
+    """A run that leaves is no longer in the next step's batch: the batch is one row smaller,
+    and the other runs' caches never held its keys."""
+    model = tiny["llama"]
+    decoder = BatchedDecoder(model, solo=None)
+    runs = [decoder.start(32, RunOptions()) for _ in range(3)]
+    for i, run in enumerate(runs):
+        decoder.prefill(prompt(5 + i, i), run)
+    logits = decoder.step_many([1, 2, 3], runs)
+    assert logits.shape[:2] == (3, 1)
+    kept = [runs[0], runs[2]]
+    before = runs[1].cache.pos
+    logits = decoder.step_many([4, 5], kept)
+    assert logits.shape[:2] == (2, 1)
+    assert runs[1].cache.pos == before and [r.cache.pos for r in kept] == [7, 9]
+    for run in kept:   # one batch row each: no cache holds another run's tokens
+        assert run.cache[0].k.shape[0] == 1 and run.cache.lengths()[0] == run.cache.pos
+
+
+def test_each_run_needs_its_own_cache(tiny):
+    model = tiny["llama"]
+    decoder = BatchedDecoder(model, solo=None)
+    run = decoder.start(16)
+    decoder.prefill([1, 2, 3], run)
+    with pytest.raises(ValueError, match="own cache"):
+        decoder.step_many([1, 2], [run, run])
+    with pytest.raises(ValueError, match="tokens for"):
+        decoder.step_many([1], [])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_per_run_cache_bytes_equal_the_formula(tiny, kind):
+    """Each run's bytes, read from its own cache tensors, equal ModelConfig.kv_bytes_per_layer
+    for its own tokens and its own layers' capacities."""
+    model = tiny[kind]
+    decoder = BatchedDecoder(model, solo=None)
+    runs = [decoder.start(40, POLICIES[name]) for name in ("full", "window 6", "sinks 3 + window 5")]
+    for i, run in enumerate(runs):
+        decoder.prefill(prompt(4 + 3 * i, i), run)
+    for _ in range(9):
+        decoder.step_many([7] * len(runs), runs)
+        for run in runs:
+            element = run.cache[0].element_size()
+            expected = model.config.kv_bytes_per_layer(run.pos, element, run.cache.capacities())
+            assert run.cache.used_bytes() == expected
+
+
+def test_equal_length_prefill_chunks_batch_together(tiny):
+    """Prompts fed as one (B, T) forward (forward_many) fill each run's cache as its own
+    prefill would: the same next-token logits and the same decode afterwards."""
+    model = tiny["gemma3"]
+    decoder = BatchedDecoder(model, solo=None)
+    prompts = [prompt(8, s) for s in range(3)]
+    options = [POLICIES["full"], POLICIES["window 6"], POLICIES["sinks 3 + window 5"]]
+    runs = [decoder.start(20, o) for o in options]
+    ids = torch.tensor(prompts)                                                  # (3, 8)
+    together = decoder.forward_many(ids, runs)
+    for row, (p, o, run) in enumerate(zip(prompts, options, runs)):
+        alone = decoder.start(20, o)
+        ref = decoder.prefill(p, alone)
+        assert (together[row, -1] - ref[0, -1]).abs().max().item() <= TOLERANCE
+        assert run.cache.used_bytes() == alone.cache.used_bytes()
+        assert run.cache.lengths() == alone.cache.lengths()
+
+
+@pytest.fixture(scope="module", params=["smollm2-135m-instruct", "gemma-3-270m"])
+def real_model(request):
+    from explorer.checkpoints import prepare_embedded
+    from models.loading import load_model
+    return load_model(prepare_embedded(request.param), device="cpu", dtype=torch.float32)
+
+
+def test_real_checkpoints_batched_equal_alone(real_model):
+    """Both real checkpoints: three runs (full cache, a window, sinks + window) of different
+    prompt lengths in one batch, greedy tokens identical to each alone, logits within 1e-4
+    (fp32 logits of magnitude ~10-40: the batched products sum in another order)."""
+    model = real_model
+    vocab = min(model.config.vocab_size, 30000)
+    plans = [Plan(torch.randint(100, vocab, (n,), generator=torch.Generator().manual_seed(n)).tolist(),
+                  options, n_new=10, join=join)
+             for n, options, join in [(12, RunOptions(), 0), (30, RunOptions(mask=MaskSpec(window=16)), 1),
+                                      (20, RunOptions(mask=MaskSpec(window=8, sinks=4)), 2)]]
+    run_batch(BatchedDecoder(model), plans, chunk=16)
+    for plan in plans:
+        assert_as_alone(model, plan, tolerance=1e-4)

@@ -1,0 +1,136 @@
+"""The shared decode loop (explorer/generate/scheduler.py): runs submitted together or one after
+another are decoded in one batch, each with the tokens, logits, positions and cache bytes of
+the same run alone; stop, deadline and a closed stream take a run out within a step; past its
+capacity a submit is refused at once."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+
+from explorer.generate.scheduler import Scheduler, SchedulerBusy, scheduler_for
+from models.attention import MaskSpec
+from models.forward import RunOptions
+from models.generate import SamplingParams, generate
+
+OPTIONS = [RunOptions(), RunOptions(mask=MaskSpec(window=6)), RunOptions(mask=MaskSpec(window=5, sinks=3)),
+           RunOptions()]
+
+
+def prompt(n: int, seed: int) -> list:
+    return torch.randint(0, 97, (n,), generator=torch.Generator().manual_seed(seed)).tolist()
+
+
+def collect(sched, ids, params, options, out, key, **kw):
+    out[key] = list(sched.generate(ids, params, options=options, eos_ids=[], keep_logits=True, **kw))
+
+
+def assert_as_alone(model, ids, params, options, steps):
+    alone = list(generate(model, ids, params, options=options, eos_ids=[], keep_logits=True))
+    assert [s.token_id for s in steps] == [s.token_id for s in alone]
+    assert [s.position for s in steps] == [s.position for s in alone]
+    assert [s.phase for s in steps] == [s.phase for s in alone]
+    assert [s.cache_bytes for s in steps] == [s.cache_bytes for s in alone]
+    assert [s.cache_lengths for s in steps] == [s.cache_lengths for s in alone]
+    worst = max((a.logits - b.logits).abs().max().item() for a, b in zip(steps, alone))
+    assert worst <= 1e-5, worst
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_visitors_at_once_each_get_their_own_run(tiny, kind):
+    """Four visitors (different prompt lengths, cache policies, one sampling with a seed)
+    submitted together: the batch grows past one, and each run equals the same run alone."""
+    model = tiny[kind]
+    sched = Scheduler(model, prefill_chunk=4, prefill_tokens=8)
+    params = [SamplingParams(max_new_tokens=12), SamplingParams(max_new_tokens=20),
+              SamplingParams(max_new_tokens=9), SamplingParams(max_new_tokens=15, temperature=0.8, top_k=20, seed=3)]
+    prompts = [prompt(n, i) for i, n in enumerate([3, 10, 6, 13])]
+    out: dict = {}
+    threads = [threading.Thread(target=collect, args=(sched, prompts[i], params[i], OPTIONS[i], out, i))
+               for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert sorted(out) == [0, 1, 2, 3]
+    assert sched.stats["max_batch"] > 1
+    assert max(s.batch_size for steps in out.values() for s in steps) > 1
+    for i in range(4):
+        assert len(out[i]) == params[i].max_new_tokens
+        assert out[i][-1].finished == "length"
+        assert_as_alone(model, prompts[i], params[i], OPTIONS[i], out[i])
+    assert sched.load() == 0
+
+
+def test_a_run_joining_mid_stream(tiny):
+    """A second visitor arrives while the first decodes: it joins between two steps, both
+    runs stay exact, and the first run's later steps were shared (batch_size 2)."""
+    model = tiny["mistral"]
+    sched = Scheduler(model)
+    first_ids, second_ids = prompt(5, 1), prompt(8, 2)
+    params = SamplingParams(max_new_tokens=40)
+    first = sched.generate(first_ids, params, eos_ids=[], keep_logits=True)
+    steps = [next(first) for _ in range(3)]
+    out: dict = {}
+    joiner = threading.Thread(target=collect, args=(sched, second_ids, SamplingParams(max_new_tokens=10),
+                                                    RunOptions(), out, "b"))
+    joiner.start()
+    steps += list(first)
+    joiner.join(timeout=60)
+    assert steps[0].batch_size == 1 and max(s.batch_size for s in steps) == 2
+    assert_as_alone(model, first_ids, params, RunOptions(), steps)
+    assert_as_alone(model, second_ids, SamplingParams(max_new_tokens=10), RunOptions(), out["b"])
+
+
+def test_stop_and_closed_stream_leave_within_a_step(tiny):
+    model = tiny["llama"]
+    sched = Scheduler(model)
+    long = SamplingParams(max_new_tokens=240)
+    handle = sched.submit(prompt(4, 0), long, eos_ids=[])
+    other = sched.generate(prompt(6, 1), long, eos_ids=[])
+    assert handle.next(timeout=30) is not None and next(other) is not None
+    handle.stop()
+    while handle.next(timeout=30) is not None:
+        pass
+    assert handle.end == "stop"
+    other.close()            # a consumer that went away (Gradio closes the generator)
+    deadline = time.monotonic() + 10
+    while sched.load() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sched.load() == 0
+
+
+def test_deadline_and_should_stop(tiny):
+    model = tiny["llama"]
+    sched = Scheduler(model)
+    handle = sched.submit(prompt(4, 0), SamplingParams(max_new_tokens=240), eos_ids=[],
+                          deadline=time.perf_counter() - 1)
+    assert handle.next(timeout=30) is None and handle.end == "deadline"
+    calls = []
+    steps = list(sched.generate(prompt(4, 0), SamplingParams(max_new_tokens=240), eos_ids=[],
+                                should_stop=lambda: len(calls) > 2 or calls.append(1)))
+    assert len(steps) < 240
+
+
+def test_past_capacity_a_quick_busy_answer(tiny):
+    model = tiny["llama"]
+    sched = Scheduler(model, max_batch=1, max_waiting=1)
+    long = SamplingParams(max_new_tokens=240)
+    handles = [sched.submit(prompt(4, i), long, eos_ids=[]) for i in range(2)]
+    t0 = time.perf_counter()
+    with pytest.raises(SchedulerBusy) as refused:
+        sched.submit(prompt(4, 9), long, eos_ids=[])
+    assert time.perf_counter() - t0 < 0.5
+    assert refused.value.key == "generate.error.busy" and sched.stats["refused"] == 1
+    assert "busy" in str(refused.value).lower()
+    for h in handles:
+        h.stop()
+    with pytest.raises(ValueError, match="context"):
+        sched.submit(prompt(4, 0), SamplingParams(max_new_tokens=4096), eos_ids=[])
+
+
+def test_one_scheduler_per_model(tiny):
+    assert scheduler_for(tiny["llama"]) is scheduler_for(tiny["llama"])
+    assert scheduler_for(tiny["llama"]) is not scheduler_for(tiny["gemma3"])

@@ -153,7 +153,7 @@ def test_capture_stops_early_and_matches_a_full_forward(loaded):
 def test_pair_rotation_keeps_its_length_and_hits_the_models_own_q(loaded):
     model, tokenizer, _ = loaded(GEMMA)
     capture = rope_capture.capture_qk(model, tokenizer, prose(), 5, max_tokens=64)
-    result = pair.run(toeplitz.toeplitz(capture, head=2, q_token=50, k_token=0, n_positions=2), pair=1,
+    result = pair.run(toeplitz.toeplitz(capture, head=2, q_token=50, k_token=0, n_positions=16), pair=1,
                       position=300)
     (fig,) = pair.figures(result, "en")
     assert result.own_error < 1e-5

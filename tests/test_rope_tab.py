@@ -169,7 +169,7 @@ def test_language_switch_redraws_the_stored_results(runtime):
         "qk": tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, progress=fixed)[-2],
         "dist": tab.distance(runtime, SMOL, "en", TEXT, 16, progress=fixed)[-1],
         "sweep": tab.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed)[-1],
-        "cont": tab.continuation(runtime, SMOL, "en", 7, "full", 128, 2, progress=fixed)[-1],
+        "cont": tab.continuation(runtime, SMOL, "en", 7, "full", 128, 4, progress=fixed)[-1],
         "scale": tab.scaling("en", 64, 1e5, 4, 8192)[-1],
     }
     stored["pair"] = tab.rotate_pair("en", stored["qk"], 3, 40)[-1]
@@ -205,3 +205,26 @@ def test_language_switch_redraws_the_stored_results(runtime):
     np.testing.assert_array_equal(zh["sweep"][2].iloc[:, 1:].to_numpy(), en["sweep"][2].iloc[:, 1:].to_numpy())
     assert "贪心续写" in zh["cont"] and "greedy continuation" in en["cont"]
     assert "Layer 1 (causal, base 100k), head 2" in en["qk"][3] and "层" in zh["qk"][3]
+
+
+def test_server_limits_equal_the_sliders(runtime):
+    """Every slider of the tab offers exactly the range its experiment's run accepts."""
+    import app
+    from explorer.rope import capture, continuation, pair, sweep, toeplitz
+
+    demo = app.build_app(runtime, ("explorer.ui.rope",))
+    sliders = {block.elem_id: block for block in demo.blocks.values()
+               if getattr(block, "elem_id", None) and type(block).__name__ == "Slider"}
+    expected = {
+        "rope-qk-tokens": (capture.MIN_CAPTURE_TOKENS, capture.MAX_CAPTURE_TOKENS),
+        "rope-qk-positions": (toeplitz.MIN_TOEPLITZ_POSITIONS, toeplitz.MAX_TOEPLITZ_POSITIONS),
+        "rope-pair-position": (0, pair.MAX_POSITION),
+        "rope-sweep-tokens": (sweep.MIN_SWEEP_TOKENS, sweep.MAX_SWEEP_TOKENS),
+        "rope-cont-base": (continuation.MIN_LOG10_BASE, continuation.MAX_LOG10_BASE),
+        "rope-cont-new": (continuation.MIN_NEW_TOKENS, continuation.MAX_NEW_TOKENS),
+    }
+    for elem_id, (low, high) in expected.items():
+        assert (sliders[elem_id].minimum, sliders[elem_id].maximum) == (low, high), elem_id
+    assert (sweep.MIN_SWEEP_TOKENS, sweep.MAX_SWEEP_TOKENS) == (128, 2048)
+    with pytest.raises(Exception, match="between 3 and 8"):
+        continuation.check_log10_base(9)

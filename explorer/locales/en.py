@@ -552,7 +552,6 @@ STRINGS: dict[str, str] = {
         'This model has no sliding-window layers: apply the base to all (full-attention) '
         'layers instead.'),
     'rope.err.few_tokens': 'The text has only {n} tokens; perplexity needs at least {least}.',
-    'rope.err.log10_base': 'log10 of the base must be in (0, 12], got {value:g}.',
     'rope.base.progress': 'base {base}: forward over {tokens} tokens',
     'rope.qk.heading': (
         "### 2. The real model's q and k: only the distance counts\n"

@@ -524,7 +524,6 @@ STRINGS: dict[str, str] = {
     'rope.name.apply': '要改变的层',
     'rope.err.no_sliding': '这个模型没有滑动窗口层：请把 base 用于所有（全局注意力）层。',
     'rope.err.few_tokens': '这段文本只有 {n} 个 token；计算困惑度至少需要 {least} 个。',
-    'rope.err.log10_base': 'base 的 log10 必须在 (0, 12] 之内，收到 {value:g}。',
     'rope.base.progress': 'base {base}：对 {tokens} 个 token 做一次前向计算',
     'rope.qk.heading': (
         '### 2. 真实模型的 q 和 k：只有距离起作用\n'

@@ -16,6 +16,7 @@ from models.attention import MaskSpec
 from models.forward import Recorder
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
 
+MIN_CAPTURE_TOKENS = 16      # the tab's slider: 16 .. 512 tokens
 MAX_CAPTURE_TOKENS = 512
 
 
@@ -83,7 +84,7 @@ def capture_qk(model, tokenizer, text, layer, max_tokens=256) -> QKCapture:
     and k before and after RoPE."""
     config = model.config
     layer = whole_number(layer, Term("rope.name.layer"), 0, config.n_layers - 1)
-    max_tokens = whole_number(max_tokens, Term("rope.name.tokens"), 2, MAX_CAPTURE_TOKENS)
+    max_tokens = whole_number(max_tokens, Term("rope.name.tokens"), MIN_CAPTURE_TOKENS, MAX_CAPTURE_TOKENS)
     ids = token_ids(tokenizer, text, max_tokens)
     rec = Recorder(["q_pre_rope", "k_pre_rope", "q", "k"], layers=[layer])
     start = time.perf_counter()

@@ -10,12 +10,13 @@ import torch
 from explorer.inputs import InputError, finite_number, whole_number
 from explorer.locales import Term, text
 from explorer.rope.capture import capped_ids
-from explorer.rope.frequencies import MAX_BASE, base_label
+from explorer.rope.frequencies import base_label
 from explorer.rope.sweep import MAX_SWEEP_TOKENS, MIN_SWEEP_TOKENS, base_options, trained_base, \
     trained_base_pair, trained_options, trained_text
 from models.generate import SamplingParams, generate
 
-MAX_NEW_TOKENS = 48        # the tab's slider: 4 .. 48
+MIN_NEW_TOKENS, MAX_NEW_TOKENS = 4, 48        # the tab's sliders: 4 .. 48 new tokens,
+MIN_LOG10_BASE, MAX_LOG10_BASE = 3.0, 8.0     # bases 1k .. 100M
 TAIL_TOKENS = 40           # the end of the prompt shown above the table
 
 
@@ -30,11 +31,12 @@ class Continuation:
 
 
 def check_log10_base(log10_base) -> float:
-    """10 ** log10_base, for log10_base in (0, 12]."""
+    """10 ** log10_base, for log10_base in [MIN_LOG10_BASE, MAX_LOG10_BASE]."""
     exponent = finite_number(log10_base, Term("rope.name.log10_base"))
-    if not 0.0 < exponent <= 12.0:
-        raise InputError("rope.err.log10_base", value=exponent)
-    return float(min(10 ** exponent, MAX_BASE))
+    if not MIN_LOG10_BASE <= exponent <= MAX_LOG10_BASE:
+        raise InputError("inputs.between", name=Term("rope.name.log10_base"), low=f"{MIN_LOG10_BASE:g}",
+                         high=f"{MAX_LOG10_BASE:g}", value=f"{exponent:g}")
+    return float(10 ** exponent)
 
 
 @torch.inference_mode()
@@ -48,7 +50,7 @@ def run(model, tokenizer, text_in: str, log10_base, apply_to, n_tokens, n_new) -
     base = check_log10_base(log10_base)
     options = base_options(config, base, apply_to)
     n_tokens = whole_number(n_tokens, Term("rope.name.tokens"), MIN_SWEEP_TOKENS, MAX_SWEEP_TOKENS)
-    n_new = whole_number(n_new, Term("rope.name.new_tokens"), 1, MAX_NEW_TOKENS)
+    n_new = whole_number(n_new, Term("rope.name.new_tokens"), MIN_NEW_TOKENS, MAX_NEW_TOKENS)
     ids = capped_ids(tokenizer, text_in, n_tokens)
     return Continuation(
         base=base, trained=trained_base(config, apply_to), trained_pair=trained_base_pair(config),

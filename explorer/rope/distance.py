@@ -14,7 +14,7 @@ import torch
 from explorer.inputs import whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig
-from explorer.rope.capture import MAX_CAPTURE_TOKENS, token_ids
+from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, token_ids
 from models.config import SLIDING
 from models.forward import Recorder, RunOptions
 
@@ -45,7 +45,7 @@ class DistanceProfile:
 
 @torch.inference_mode()
 def run(model, tokenizer, text_in, max_tokens) -> DistanceProfile:
-    max_tokens = whole_number(max_tokens, Term("rope.name.tokens"), 2, MAX_CAPTURE_TOKENS)
+    max_tokens = whole_number(max_tokens, Term("rope.name.tokens"), MIN_CAPTURE_TOKENS, MAX_CAPTURE_TOKENS)
     ids = token_ids(tokenizer, text_in, max_tokens)
     config = model.config
     rec = Recorder(["attn_probs"], hooks={"attn_probs": lambda p, layer: mean_weight_by_distance(p),

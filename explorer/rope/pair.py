@@ -14,10 +14,10 @@ from explorer.inputs import InputError, whole_number
 from explorer.locales import Term, text
 from explorer.plotting import Fig
 from explorer.rope.capture import QKCapture, shown
-from explorer.rope.frequencies import MAX_CONTEXT
 from explorer.rope.toeplitz import ToeplitzResult
 from models.layers import apply_rope, rope_cos_sin
 
+MAX_POSITION = 512         # the tab's slider: positions 0 .. 512
 MAX_DRAWN_POINTS = 2001    # positions past this are sampled evenly
 
 
@@ -85,7 +85,7 @@ class PairRotation:
 
 
 def check_position(position) -> int:
-    return whole_number(position, Term("rope.name.position"), 0, MAX_CONTEXT)
+    return whole_number(position, Term("rope.name.position"), 0, MAX_POSITION)
 
 
 def run(capture_result: ToeplitzResult, pair, position) -> PairRotation:

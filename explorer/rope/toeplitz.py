@@ -20,7 +20,8 @@ from explorer.rope.capture import MAX_CAPTURE_TOKENS, QKCapture, capture_qk, rea
 from explorer.rope.frequencies import base_label
 from models.layers import apply_rope, rope_cos_sin
 
-MAX_TOEPLITZ_POSITIONS = 512
+MIN_TOEPLITZ_POSITIONS = 16   # the tab's slider: 16 .. 256 positions
+MAX_TOEPLITZ_POSITIONS = 256
 
 
 def placed_scores(q_vec: torch.Tensor, k_vec: torch.Tensor, inv_freq: torch.Tensor,
@@ -104,7 +105,8 @@ def toeplitz(capture: QKCapture, head, q_token, k_token, n_positions) -> Toeplit
     last = len(capture.tokens) - 1
     q_asked = whole_number(q_token, Term("rope.name.q_token"), 0, MAX_CAPTURE_TOKENS)
     k_asked = whole_number(k_token, Term("rope.name.k_token"), 0, MAX_CAPTURE_TOKENS)
-    n_positions = whole_number(n_positions, Term("rope.name.positions"), 2, MAX_TOEPLITZ_POSITIONS)
+    n_positions = whole_number(n_positions, Term("rope.name.positions"), MIN_TOEPLITZ_POSITIONS,
+                               MAX_TOEPLITZ_POSITIONS)
     q_index, k_index = min(q_asked, last), min(k_asked, last)
     q_vec = capture.q_pre[head, q_index]
     k_vec = capture.k_pre[capture.kv_head(head), k_index]
@@ -122,7 +124,8 @@ def toeplitz(capture: QKCapture, head, q_token, k_token, n_positions) -> Toeplit
 def run(model, tokenizer, text_in, layer, head, q_token, k_token, n_positions, max_tokens) -> ToeplitzResult:
     """Capture q and k of `layer` on the text, then the Toeplitz test with one q and one k. The
     inputs that do not need the model are checked first."""
-    whole_number(n_positions, Term("rope.name.positions"), 2, MAX_TOEPLITZ_POSITIONS)
+    whole_number(n_positions, Term("rope.name.positions"), MIN_TOEPLITZ_POSITIONS,
+                               MAX_TOEPLITZ_POSITIONS)
     whole_number(head, Term("rope.name.head"), 0, model.config.n_heads - 1)
     whole_number(q_token, Term("rope.name.q_token"), 0, MAX_CAPTURE_TOKENS)
     whole_number(k_token, Term("rope.name.k_token"), 0, MAX_CAPTURE_TOKENS)

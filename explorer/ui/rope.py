@@ -19,7 +19,7 @@ from explorer.rope import pair as pair_experiment
 from explorer.rope import scaling as scaling_experiment
 from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
-from explorer.rope.capture import MAX_CAPTURE_TOKENS
+from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS
 from explorer.texts import long_text
 from explorer.ui import TabContext, load_or_error, visitor_errors
 
@@ -203,12 +203,13 @@ def build(ctx: TabContext) -> None:
         with gr.Row():
             qk_layer = gr.Slider(0, 29, value=3, step=1, label=t("rope.qk.layer"), elem_id="rope-qk-layer")
             qk_head = gr.Slider(0, 8, value=0, step=1, label=t("rope.qk.head"), elem_id="rope-qk-head")
-            qk_tokens = gr.Slider(16, MAX_CAPTURE_TOKENS, value=256, step=16, label=t("rope.qk.tokens"),
+            qk_tokens = gr.Slider(MIN_CAPTURE_TOKENS, MAX_CAPTURE_TOKENS, value=256, step=16, label=t("rope.qk.tokens"),
                                   elem_id="rope-qk-tokens")
         with gr.Row():
             qk_q_token = gr.Number(120, label=t("rope.qk.q_token"), precision=0, elem_id="rope-qk-q")
             qk_k_token = gr.Number(40, label=t("rope.qk.k_token"), precision=0, elem_id="rope-qk-k")
-            qk_positions = gr.Slider(16, 256, value=128, step=16, label=t("rope.qk.positions"),
+            qk_positions = gr.Slider(toeplitz_experiment.MIN_TOEPLITZ_POSITIONS,
+                                     toeplitz_experiment.MAX_TOEPLITZ_POSITIONS, value=128, step=16, label=t("rope.qk.positions"),
                                      elem_id="rope-qk-positions")
             qk_run = gr.Button(t("rope.qk.run"), variant="primary", elem_id="rope-qk-run")
         qk_text_out = gr.Markdown(elem_id="rope-qk-result")
@@ -229,7 +230,7 @@ def build(ctx: TabContext) -> None:
         gr.Markdown(t("rope.pair.heading"), latex_delimiters=LATEX)
         with gr.Row():
             pair_index = gr.Slider(0, 31, value=0, step=1, label=t("rope.pair.pair"), elem_id="rope-pair-index")
-            pair_position = gr.Slider(0, 512, value=DEFAULT_PAIR_POSITION, step=1, label=t("rope.pair.position"),
+            pair_position = gr.Slider(0, pair_experiment.MAX_POSITION, value=DEFAULT_PAIR_POSITION, step=1, label=t("rope.pair.position"),
                                       elem_id="rope-pair-position")
         with gr.Row():
             pair_plot = gr.Plot(elem_id="rope-pair-plot", show_label=False, scale=3)
@@ -285,8 +286,9 @@ def build(ctx: TabContext) -> None:
     with ctx.section("rope.cont.title"):
         gr.Markdown(t("rope.cont.heading"))
         with gr.Row():
-            cont_base = gr.Slider(3, 8, value=6, step=0.1, label=t("rope.cont.base"), elem_id="rope-cont-base")
-            cont_new = gr.Slider(4, continuation_experiment.MAX_NEW_TOKENS, value=20, step=1,
+            cont_base = gr.Slider(continuation_experiment.MIN_LOG10_BASE, continuation_experiment.MAX_LOG10_BASE,
+                                  value=6, step=0.1, label=t("rope.cont.base"), elem_id="rope-cont-base")
+            cont_new = gr.Slider(continuation_experiment.MIN_NEW_TOKENS, continuation_experiment.MAX_NEW_TOKENS, value=20, step=1,
                                  label=t("rope.cont.new"), elem_id="rope-cont-new")
             cont_run = gr.Button(t("rope.cont.run"), elem_id="rope-cont-run")
         cont_text = gr.Markdown(elem_id="rope-cont-text")

@@ -19,7 +19,8 @@ import gradio as gr
 
 from explorer.runtime import Runtime
 from models.device import tune_cpu_allocator
-from explorer.ui import TAB_MODULES, TabContext, available_tabs, build_translator, shell, tab_id
+from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
+                         resize_charts_on_select, shell, tab_id)
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -40,6 +41,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
             for module in tabs:
                 with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}") as tab:
                     module.build(ctx)
+                resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))
         shell.wire_header(demo, header, runtime, t)
         shell.wire_tab_titles(header, tab_blocks, t)

@@ -82,7 +82,9 @@ class TabContext:
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""
-        return gr.Tab(self.t(title_key), elem_id=elem_id or "section-" + title_key.replace(".", "-"))
+        tab = gr.Tab(self.t(title_key), elem_id=elem_id or "section-" + title_key.replace(".", "-"))
+        resize_charts_on_select(tab)
+        return tab
 
     def redraw_on_language(self, state: gr.State, outputs: Sequence[Any],
                            draw: Callable[[Any, str], Any]) -> None:
@@ -98,6 +100,17 @@ class TabContext:
         """The loaded model named by the picker's value; gr.Error in plain words otherwise.
         `progress` may be a gr.Progress: the first load converts/loads with a visible bar."""
         return load_or_error(self.runtime, model_name, progress)
+
+
+# Plotly sizes a chart to its container when drawn; a chart redrawn while its tab or section is
+# hidden (a language switch seen from elsewhere) gets no width, so showing a tab sends the
+# window resize that Plotly's responsive charts listen to.
+RESIZE_JS = ("() => { for (const ms of [50, 300, 1000]) "
+             "setTimeout(() => window.dispatchEvent(new Event('resize')), ms); }")
+
+
+def resize_charts_on_select(tab: gr.Tab) -> None:
+    tab.select(None, None, None, js=RESIZE_JS, queue=False)
 
 
 def load_or_error(runtime: Runtime, model_name: Any, progress: Any = None) -> LoadedModel:

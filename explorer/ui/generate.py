@@ -236,22 +236,13 @@ def calculate_after_load(runtime, model_name, lang, tokens, element_bytes, conte
     return calculate(runtime, model_name, lang, tokens, element_bytes, context)
 
 
-# Plotly sizes a chart to its container when drawn; a chart redrawn while its section is hidden
-# (a language switch seen from the other section) gets no width, so showing a section sends the
-# window resize that Plotly's responsive charts listen to.
-RESIZE_JS = ("() => { for (const ms of [50, 300, 1000]) "
-             "setTimeout(() => window.dispatchEvent(new Event('resize')), ms); }")
-
-
 def build(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("generate.intro"))
-    with ctx.section("generate.section.run") as run_section:
+    with ctx.section("generate.section.run"):
         _build_run(ctx)
-    with ctx.section("generate.section.calculator") as calculator_section:
+    with ctx.section("generate.section.calculator"):
         _build_calculator(ctx)
-    for section in (run_section, calculator_section):
-        section.select(None, None, None, js=RESIZE_JS, queue=False)
 
 
 def _build_run(ctx: TabContext) -> None:

@@ -308,3 +308,13 @@ def test_compiled_kernel_memory_does_not_grow_with_n():
     compiled_extra, naive = sweep.extra["compiled"], sweep.extra["naive"]
     assert compiled_extra[0] == compiled_extra[1] < 4 * 256 * 256 / 2
     assert naive[1] / naive[0] > 12
+
+
+def test_row_rescales_are_the_rises_of_the_running_max():
+    result = schedule.run(_capture(n=48, mask=MaskSpec(window=20), seed=5), 8, 8, row=44)
+    row = result.row
+    m = row.running_max
+    rose = [j for j in range(1, len(m)) if np.isfinite(m[j - 1]) and m[j] > m[j - 1]]
+    assert row.rises == len(rose)
+    assert np.allclose(row.rise_rescales, [math.exp(m[j - 1] - m[j]) for j in rose], rtol=1e-5)
+    assert np.all((row.rise_rescales > 0) & (row.rise_rescales < 1))

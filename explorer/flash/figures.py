@@ -8,6 +8,7 @@ Plotly.react but not frames. The slider and the play button then animate in the 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import warnings
 from typing import Optional
@@ -100,8 +101,8 @@ def _traffic(result: FlashSchedule, upto: Optional[int]) -> list:
     cap, elem = result.capture, 4
     n, d = cap.n, cap.head_dim
     if upto is None:
-        t = result.naive_traffic
-        return [elem * n * d, elem * 2 * n * d, elem * n * d, t.total - elem * 4 * n * d]
+        parts = flash_io.naive_parts(n, n, d, elem)
+        return [parts["q"], parts["kv"], parts["o"], parts["sp"]]
     q_read = kv_read = 0
     for (qi, kj), status, read in zip(result.steps[:upto + 1], result.status[:upto + 1],
                                       result.step_read[:upto + 1]):
@@ -174,7 +175,8 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
     frames = [dict(name=str(i), data=[dict(type="heatmap", z=_frame_grid(result, i)),
                                       dict(type="bar", x=_traffic(result, i))],
                    traces=[0, 1], layout=dict(annotations=notes(i))) for i in range(steps)]
-    token = hashlib.sha1(f"{id(result)}:{lang}:{steps}:{bq}x{bk}:{n}".encode()).hexdigest()[:12]
+    # the page script re-adds frames when this changes: a digest of the frames themselves
+    token = hashlib.sha1(json.dumps(frames, ensure_ascii=False).encode()).hexdigest()[:16]
     play = dict(frame=dict(duration=FRAME_MS, redraw=True), fromcurrent=True,
                 transition=dict(duration=0), mode="immediate")
     fig.update_layout(

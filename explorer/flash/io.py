@@ -19,6 +19,8 @@ from typing import Sequence
 
 import torch
 
+from explorer.inputs import InputError, whole_number
+from explorer.locales import Term
 from models.attention import MaskSpec, TileTrace, TileVisibility, tiled_attention
 
 
@@ -32,10 +34,15 @@ class Traffic:
         return self.read + self.written
 
 
+def naive_parts(n: int, s: int, d: int, elem: int = 4) -> dict[str, int]:
+    """Algorithm 0's bytes by tensor: Q read; K and V read; O written; S and P each written
+    once and read once (4ns elements)."""
+    return {"q": elem * n * d, "kv": elem * 2 * s * d, "o": elem * n * d, "sp": elem * 4 * n * s}
+
+
 def naive(n: int, s: int, d: int, elem: int = 4) -> Traffic:
-    """Algorithm 0: S and P each written once and read once."""
-    return Traffic(read=elem * (n * d + s * d + n * s + n * s + s * d),
-                   written=elem * (n * s + n * s + n * d))
+    parts = naive_parts(n, s, d, elem)
+    return Traffic(read=parts["q"] + parts["kv"] + parts["sp"] // 2, written=parts["o"] + parts["sp"] // 2)
 
 
 def formula(n: int, s: int, d: int, block_q: int, elem: int = 4) -> Traffic:
@@ -133,9 +140,6 @@ MAX_SWEEP_TILES = 4096     # tiles of the largest n: the tiled path's Python loo
 def sweep_lengths(max_n, block_q: int, block_k: int, device: torch.device | str = "cpu") -> list[int]:
     """n = 128, 256, ... up to max_n (validated: InputError when max_n is out of range or its
     tiles exceed MAX_SWEEP_TILES)."""
-    from explorer.inputs import InputError, whole_number
-    from explorer.locales import Term
-
     top = MAX_SWEEP_N["cuda" if torch.device(device).type == "cuda" else "cpu"]
     max_n = whole_number(max_n, Term("flash.name.max_n"), MIN_SWEEP_N, top)
     tiles = math.ceil(max_n / block_q) * math.ceil(max_n / block_k)

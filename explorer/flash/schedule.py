@@ -60,6 +60,11 @@ class RowTrace:
         """Key blocks after the first visible one that raised the running max (rescale < 1)."""
         return int(np.sum(rises_per_step(self.running_max[None])))
 
+    @property
+    def rise_rescales(self) -> np.ndarray:
+        """The factors exp(m_old - m_new) of the steps that raised a finite running max."""
+        return self.rescale[1:][rises_per_step(self.running_max[None])[0]]
+
 
 @dataclass(frozen=True)
 class FlashSchedule:

@@ -85,7 +85,6 @@ def head_summary(state, lang: str) -> str:
     na = text("flash.na", lang)
     status = result.status
     n, d = cap.n, cap.head_dim
-    computed_rescales = row.rescale[row.computed][1:]   # the first visible block sets m
     return text(
         "flash.summary", lang, layer=cap.layer, head=cap.head, kv_head=cap.kv_head, n=n, d=d,
         mask=figures.mask_text(cap.mask, lang), bq=result.block_q, bk=result.block_k,
@@ -95,14 +94,14 @@ def head_summary(state, lang: str) -> str:
         tn=_diff(result.diff_tiled_naive),
         ts=na if result.diff_tiled_sdpa is None else _diff(result.diff_tiled_sdpa),
         ns=na if result.diff_naive_sdpa is None else _diff(result.diff_naive_sdpa),
-        naive_bytes=_bytes(result.naive_traffic.total), sp_bytes=_bytes(4 * 4 * n * n),
+        naive_bytes=_bytes(result.naive_traffic.total), sp_bytes=_bytes(io.naive_parts(n, n, d)["sp"]),
         tiled_bytes=_bytes(result.tiled_traffic.total), formula_bytes=_bytes(result.formula_traffic.total),
         out_bytes=_bytes(result.tiled_traffic.written),
         chip=figures.chip_text(result, lang),
         row=row.row, m=f"{float(row.running_max[-1]):.6g}", full_m=f"{row.full_max:.6g}",
         dm=_diff(row.max_diff), l=f"{float(row.normalizer[-1]):.6g}", full_l=f"{row.full_normalizer:.6g}",
         dl=_diff(row.normalizer_rel_diff), dout=_diff(row.out_diff), rises=row.rises,
-        min_rescale=f"{float(computed_rescales.min()) if len(computed_rescales) else 1.0:.3g}",
+        min_rescale=f"{float(row.rise_rescales.min()) if row.rises else 1.0:.3g}",
         capture_s=state["capture_s"], compute_s=state["compute_s"])
 
 

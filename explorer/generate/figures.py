@@ -229,6 +229,10 @@ def status(session: Session, lang: str = "en") -> str:
                   prompt=session.n_prompt, ttft=session.first_token_s or 0.0,
                   chat=text("generate.status.chat", lang) if session.chat else "",
                   rate=text("generate.status.rate", lang, rate=rate) if rate else "")
+    last = session.records[-1] if session.records else None
+    if last is not None and last.batch_size > 1:
+        # the shared decode loop: C2's memory-bound step, its weight reads shared, made visible
+        fields["rate"] += text("generate.status.shared", lang, n=last.batch_size - 1)
     if session.phase == "checking":
         return text("generate.status.checking", lang)
     if session.phase == "replay":
@@ -260,6 +264,10 @@ def summary(session: Session, lang: str = "en") -> str:
         held = min(last.cache_lengths[lay.layer] for lay in capped)
         lines.append(text("generate.ev.c9", lang, capped=len(capped), held=held, cap=cap,
                           full=len(session.layouts) - len(capped), t=last.context))
+    if session.max_batch() > 1:
+        lines.append(text("generate.ev.shared", lang, others=session.max_batch() - 1))
+    if session.replay_note == "busy" and not session.replay:
+        lines.append(text("generate.ev.busy", lang).strip())
     if session.replay:
         point = session.replay[-1]
         cached = next(r for r in session.records if r.context == point.context)
@@ -272,6 +280,8 @@ def summary(session: Session, lang: str = "en") -> str:
                          same=sum(p.same_token for p in session.replay))
         if session.replay_note == "budget":
             line += text("generate.ev.c1_budget", lang, s=REPLAY_BUDGET_S)
+        elif session.replay_note == "busy":
+            line += text("generate.ev.busy", lang)
         lines.append(line)
     if session.logit_diffs:
         diff = session.max_logit_diff()

@@ -48,7 +48,11 @@ MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
 MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together
-POLL_S = 0.1              # a consumer checks its stop flag at least this often
+# A run decodes while its consumer holds at most this many of its steps not yet taken: a
+# visitor's stream is never computed far ahead of what it shows, and a consumer that stopped
+# reading (a closed tab not yet noticed) stops costing the batch anything.
+AHEAD = 2
+POLL_S = 2.0              # a consumer waiting for its next step checks its stop flag this often
 
 
 class SchedulerBusy(InputError):
@@ -82,6 +86,7 @@ class _Run:
         self.fed = 0              # prompt tokens fed so far
         self.prefill_s = 0.0      # wall time of the forwards that fed the prompt
         self.tokens: list = []
+        self.pending = 0          # steps handed to the consumer and not yet taken
         self.generator = None
         if not params.greedy:
             seed = params.seed if params.seed is not None else int(torch.seed() % 2**31)
@@ -115,6 +120,10 @@ class RunHandle:
         if isinstance(item, _End):
             self.end = item.reason
             return None
+        with self._scheduler._lock:
+            self._run.pending -= 1
+            if self._run.pending == AHEAD - 1:   # the run may decode again
+                self._scheduler._lock.notify_all()
         if item.finished:
             self.end = item.finished
         return item
@@ -179,17 +188,27 @@ class Scheduler:
                  should_stop: Optional[Callable[[], bool]] = None,
                  deadline: Optional[float] = None) -> Iterator:
         """models.generate.generate's iterator, served by the shared loop: one Step (with
-        `batch_size`) per token. `should_stop` is polled at least every POLL_S; closing the
-        iterator, a stop or the deadline takes the run out of the batch before its next step."""
+        `batch_size`) per token. `should_stop` is polled before every step; closing the
+        iterator, a stop or the deadline takes the run out of the batch before its next step;
+        while waiting long for a step (queued, a long prefill) it is polled every POLL_S."""
         handle = self.submit(prompt_ids, params, options=options, eos_ids=eos_ids,
                              deadline=deadline, keep_logits=keep_logits)
         try:
-            while handle.end is None:
+            while True:
+                # polled once before every step, as models.generate.generate does
                 if should_stop is not None and should_stop():
                     return
                 step = handle.next(timeout=POLL_S)
-                if step is not None:
-                    yield step
+                while step is None and handle.end is None:
+                    # a long wait (queued, a long prefill): poll now and then as well
+                    if should_stop is not None and should_stop():
+                        return
+                    step = handle.next(timeout=POLL_S)
+                if step is None:
+                    return
+                yield step
+                if step.finished:
+                    return
         finally:
             handle.stop()
 
@@ -213,12 +232,17 @@ class Scheduler:
                 return
             try:
                 with torch.inference_mode():
-                    self._iteration()
+                    worked = self._iteration()
             except BaseException as error:   # never leave a consumer waiting forever
                 for run in list(self._active):
                     self._fail(run, error)
+                continue
+            if not worked:   # every run waits for its consumer to take a step
+                with self._lock:
+                    self._lock.wait(timeout=0.05)
 
-    def _iteration(self) -> None:
+    def _iteration(self) -> bool:
+        """One iteration (see the module doc); False when it found nothing to compute."""
         now = time.perf_counter()
         for run in list(self._active):                                    # 1. leave
             if run.stop.is_set():
@@ -237,11 +261,13 @@ class Scheduler:
                     run.out.put(error)
                     continue
                 self._active.append(run)
-        decoding = [run for run in self._active if run.tokens]
-        self._prefill([run for run in self._active if not run.tokens])    # 3. prefill
+        decoding = [run for run in self._active if run.tokens and run.pending < AHEAD]
+        joining = [run for run in self._active if not run.tokens]
+        self._prefill(joining)                                            # 3. prefill
         if decoding:                                                      # 4. decode
             self._decode(decoding)
         self.stats["max_batch"] = max(self.stats["max_batch"], len(decoding))
+        return bool(decoding or joining)
 
     def _prefill(self, joining: list) -> None:
         budget = self.prefill_tokens
@@ -298,15 +324,17 @@ class Scheduler:
         latency += time.perf_counter() - t0
         run.tokens.append(token)
         index = len(run.tokens) - 1
-        cache = run.batch.cache
+        cache, scores = run.batch.cache, run.batch.scores
         finished = "eos" if token in run.eos else ("length" if index == run.params.max_new_tokens - 1 else None)
+        if finished:   # out of the batch before its consumer hears of the last token
+            self._remove(run)
+        with self._lock:
+            run.pending += 1
         run.out.put(SharedStep(
             index=index, token_id=token, position=len(run.prompt) + index, phase=phase,
-            latency_s=latency, tokens_processed=n_fed, score_entries=run.batch.scores,
+            latency_s=latency, tokens_processed=n_fed, score_entries=scores,
             cache_bytes=cache.used_bytes(), cache_lengths=cache.lengths(),
             logits=last if run.keep_logits else None, finished=finished, batch_size=batch_size))
-        if finished:
-            self._remove(run)
 
     def _leave(self, run: _Run, reason: str) -> None:
         self._remove(run)

@@ -75,6 +75,9 @@ class StepRecord:
     score_entries: int
     cache_bytes: list
     cache_lengths: list
+    # runs whose tokens this step's forward computed, this one included (the shared decode
+    # loop, explorer/generate/scheduler.py); latency_s is that shared step's wall time
+    batch_size: int = 1
 
     @property
     def context(self) -> int:
@@ -101,7 +104,9 @@ class Session:
     decode_s: float = 0.0      # wall time from the first token to the last one
     logit_diffs: Optional[list] = None  # per generated token, max |cached - full| (C4)
     replay: list = field(default_factory=list)
-    replay_note: str = ""
+    replay_note: str = ""      # "" | "budget" (the replay ran out of time) | "busy" (C1 and C4
+                               # declined: other visitors were generating, see stream_generation)
+    others_at_end: int = 0     # runs of other visitors in the shared loop when decoding ended
 
     @property
     def streaming(self) -> bool:
@@ -130,6 +135,10 @@ class Session:
         """C3 at every step: measured per-layer bytes == formula per layer."""
         return all(r.cache_bytes == self.formula_bytes(r.context) for r in self.records)
 
+    def max_batch(self) -> int:
+        """The most runs one of this run's steps served (1: it decoded alone)."""
+        return max((r.batch_size for r in self.records), default=1)
+
     def max_logit_diff(self) -> Optional[float]:
         return max(self.logit_diffs) if self.logit_diffs else None
 
@@ -147,12 +156,16 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None,
                       deadline: Optional[float] = None) -> Iterator[Session]:
-    """Run the engine's generate() and yield the Session after every token (so a UI can stream
-    and a cancel lands within one step), then after the C4 check and each no-cache replay step.
+    """Decode through the model's shared loop (explorer/generate/scheduler.py: this run's
+    tokens batched with other visitors', each run's numbers its own) and yield the Session
+    after every token (so a UI can stream and a cancel lands within one step), then after the
+    C4 check and each no-cache replay step. The checks run one forward after another outside
+    the shared loop, and only while no other visitor is generating; otherwise they are
+    declined (replay_note "busy"), and a replay stops when someone arrives.
     `started` (time.perf_counter() when the request arrived) is where time to first token counts
     from; `deadline` is a perf_counter value past which the run ends with stopped="deadline"."""
+    from explorer.generate.scheduler import scheduler_for
     from models.forward import RunOptions
-    from models.generate import generate
 
     deadline = deadline if deadline is not None else time.perf_counter() + DEADLINE_S
     options = RunOptions(mask=request.mask())
@@ -173,8 +186,10 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
 
     cached_logits = []
     first_at = None
-    for step in generate(model, ids, request.sampling(), options=options,
-                         keep_logits=request.check_full_forward, should_stop=halt):
+    shared = scheduler_for(model)
+    for step in shared.generate(ids, request.sampling(), options=options,
+                                keep_logits=request.check_full_forward, should_stop=halt,
+                                deadline=deadline):
         now = time.perf_counter()
         if first_at is None:
             first_at = now
@@ -187,13 +202,23 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             piece=tokenizer.decode([step.token_id]), position=step.position, phase=step.phase,
             latency_s=step.latency_s, tokens_processed=step.tokens_processed,
             score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
-            cache_lengths=list(step.cache_lengths)))
+            cache_lengths=list(step.cache_lengths), batch_size=step.batch_size))
         session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)
         session.phase = "decode"
         if step.finished:
             session.stopped = step.finished
         yield session
+    if session.stopped is None and not halt():
+        session.stopped = "stop"   # the shared loop ended the run early (the process exits)
     if session.stopped in ("stop", "deadline") or not session.records:
+        session.phase = "done"
+        yield session
+        return
+    session.others_at_end = shared.load()
+    if session.others_at_end and (request.check_full_forward or request.compare_no_cache):
+        # the checks are whole forwards without a cache: run now they would stall every other
+        # visitor's stream, so they are declined while anyone else is generating
+        session.replay_note = "busy"
         session.phase = "done"
         yield session
         return
@@ -213,7 +238,11 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             yield session
             if halt():
                 break
-        if session.stopped != "stop" and len(session.replay) < len(replay_targets(session.records)):
+            if shared.load():   # a visitor arrived: the shared loop gets the CPU back
+                session.replay_note = "busy"
+                break
+        if (session.stopped != "stop" and not session.replay_note
+                and len(session.replay) < len(replay_targets(session.records))):
             session.replay_note = "budget"
     session.phase = "done"
     yield session

@@ -118,6 +118,18 @@ STRINGS: dict[str, str] = {
     'generate.status.running': (
         'Generating: **{n}** / {total} tokens · prompt {prompt} tokens{chat} · first token '
         'after {ttft:.2f} s{rate}'),
+    'generate.status.shared': ' · this step ran with {n} other visitors\' tokens',
+    'generate.ev.shared': (
+        'Decoding was shared: up to {others} other visitors\' tokens went through the same forward '
+        'as yours (one read of the weights for all of them, C2). Each step\'s latency is that shared '
+        'step\'s; your tokens, positions and cache bytes are your run\'s own.'),
+    'generate.ev.busy': (
+        ' The no-cache replay (C1) and the full-forward check (C4) were declined: other visitors were '
+        'generating, and these whole forwards would have stalled their streams. Run again when '
+        'the server is quiet to see them.'),
+    'generate.error.busy': (
+        'The server is busy: {capacity} generations are running or waiting. Please try again in a '
+        'minute.'),
     'generate.status.rate': ' · {rate:.1f} tokens/s',
     'generate.status.chat': ' (chat template)',
     'generate.status.checking': 'Checking cached logits against a full forward (C4)…',

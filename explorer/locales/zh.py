@@ -113,6 +113,14 @@ STRINGS: dict[str, str] = {
     'generate.status.running': (
         '生成中：**{n}** / {total} 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
         '用时 {ttft:.2f} 秒{rate}'),
+    'generate.status.shared': ' · 这一步与其他 {n} 位访客的 token 一起计算',
+    'generate.ev.shared': (
+        '解码是共享的：最多有其他 {others} 位访客的 token 与你的 token 在同一次前向计算中完成'
+        '（所有人只读一次权重，C2）。每一步的延迟是这次共享计算的时间；你的 token、位置和缓存字节都只属于你自己的运行。'),
+    'generate.ev.busy': (
+        ' 无缓存重放（C1）和完整前向检查（C4）被跳过：其他访客正在生成，这些完整的前向计算会让他们的输出停顿。'
+        '服务器空闲时再运行一次即可看到。'),
+    'generate.error.busy': '服务器繁忙：已有 {capacity} 个生成任务正在运行或等待。请一分钟后再试。',
     'generate.status.rate': ' · 每秒 {rate:.1f} 个 token',
     'generate.status.chat': '（对话模板）',
     'generate.status.checking': '正在把带缓存的 logits 与完整前向对比（C4）……',

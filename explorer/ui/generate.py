@@ -20,6 +20,7 @@ import pandas as pd
 from explorer.generate import figures, roofline, shapes
 from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
+from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.generate.session import Session, stream_generation
 from explorer.generate.transport import in_background
 from explorer.inputs import InputError
@@ -28,6 +29,8 @@ from explorer.ui import TabContext, load_or_error, visitor_errors
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
+GENERATE_CONCURRENCY_ID = "generate"
+SCHEDULER_CAPACITY = MAX_BATCH + MAX_WAITING   # runs the shared loop holds (batch + queue)
 TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (transport.in_background)
 HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
@@ -306,10 +309,14 @@ def _build_run(ctx: TabContext) -> None:
               sinks, compare, check, history_state]
     handler = functools.partial(run_generate, ctx.runtime)
     limit = int(DEADLINE_S) + 30
+    # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
+    # (explorer/generate/scheduler.py) serialises the forwards and batches the visitors' steps,
+    # so up to its capacity every run is admitted at once, and past it refused as busy.
+    concurrency = {"concurrency_id": GENERATE_CONCURRENCY_ID, "concurrency_limit": SCHEDULER_CAPACITY}
     event = start.click(handler, inputs, outputs, api_name="generate", show_progress="minimal",
-                        time_limit=limit, **ctx.model_event)
+                        time_limit=limit, **concurrency)
     submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
-                              show_progress="minimal", time_limit=limit, **ctx.model_event)
+                              show_progress="minimal", time_limit=limit, **concurrency)
     event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
     stop.click(stop_run, [ctx.lang, history_state], [stopped_note, history, history_state],

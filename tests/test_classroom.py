@@ -1,0 +1,50 @@
+"""The classroom benchmark, short (bench/classroom.py): four visitors stream /generate at the
+same moment through the in-process app; every run finishes with its own tokens (the greedy
+tokens of the same prompt decoded alone by the engine) and the shared loop batched them. And
+the GPU check (bench/gpu_check.py) skips with a clear message where there is no CUDA device."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.classroom import run_level, summarize
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "smollm2-135m-instruct"
+PROMPTS = ["Name a colour.", "Count to five.", "What is a cat?", "Say hello in French."]
+TOKENS = 12
+
+
+def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
+    from explorer.generate.request import encode_prompt
+    from explorer.generate.scheduler import scheduler_for
+    from models.generate import SamplingParams, generate
+
+    loaded = runtime.get(MODEL)
+    sched = scheduler_for(loaded.model)
+    before = sched.stats["max_batch"]
+    sched.stats["max_batch"] = 0
+    streams, wall = run_level(app_url, MODEL, len(PROMPTS), TOKENS, prompts=PROMPTS)
+    stats = summarize(len(PROMPTS), streams, wall)
+    assert stats["errors"] == 0 and stats["busy"] == 0, [s.error for s in streams]
+    assert sched.stats["max_batch"] > 1, "the four runs were never decoded in one batch"
+    sched.stats["max_batch"] = max(before, sched.stats["max_batch"])
+    for stream in streams:
+        ids, _ = encode_prompt(loaded.tokenizer, stream.prompt)
+        alone = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=TOKENS))]
+        assert stream.tokens == len(alone)
+        assert stream.text == loaded.tokenizer.decode(alone, skip_special_tokens=True)
+        assert stream.ttft is not None and stream.ttft > 0
+
+
+def test_gpu_check_skips_without_cuda():
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the check would run, not skip")
+    result = subprocess.run([sys.executable, "-m", "bench.gpu_check"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "gpu_check: skipped: no CUDA device" in result.stdout

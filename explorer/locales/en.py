@@ -790,7 +790,6 @@ STRINGS: dict[str, str] = {
     'about.place.generate': 'Generate tab',
     'about.place.attention': 'Attention tab',
     'about.place.rope': 'RoPE tab',
-    'about.place.mla': 'MLA tab',
     'about.place.moe': 'MoE tab',
     'about.place.flash': 'FlashAttention tab',
     'about.place.architecture': 'Architecture tab',

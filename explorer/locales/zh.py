@@ -746,7 +746,6 @@ STRINGS: dict[str, str] = {
     'about.place.generate': '“生成”标签页',
     'about.place.attention': '“注意力”标签页',
     'about.place.rope': '“RoPE”标签页',
-    'about.place.mla': '“MLA”标签页',
     'about.place.moe': '“MoE”标签页',
     'about.place.flash': '“FlashAttention”标签页',
     'about.place.architecture': '“架构”标签页',

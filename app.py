@@ -27,6 +27,12 @@ STATIC = ROOT / "static"
 
 QUEUE_MAX_SIZE = 64          # waiting events beyond this are refused with "queue full"
 DEFAULT_CONCURRENCY = 4      # events outside the "model" group (cheap text updates)
+# Per-visitor state (gr.State: attention probabilities, captured q/k, a finished run: up to
+# ~15 MB a visitor) is dropped this long after its last update, and at most this many
+# sessions are kept (Gradio drops the oldest): an API client that never closes its session
+# cannot hold memory until Gradio's default cap of 10,000 sessions.
+STATE_TTL_S = 3600
+STATE_SESSIONS = 200
 
 
 def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.Blocks:
@@ -46,8 +52,16 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_header(demo, header, runtime, t)
         shell.wire_tab_titles(header, tab_blocks, t)
         shell.wire_language_redraw(header, ctx.redraws)
+    bound_visitor_state(demo)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
     return demo
+
+
+def bound_visitor_state(demo: gr.Blocks, ttl_s: float = STATE_TTL_S) -> None:
+    """Give every gr.State of the app a lifetime (a tab may set a shorter one itself)."""
+    for block in demo.blocks.values():
+        if isinstance(block, gr.State) and not block.time_to_live < ttl_s:
+            block.time_to_live = ttl_s
 
 
 def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
@@ -59,6 +73,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "head": shell.head_html(),
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
+        "state_session_capacity": STATE_SESSIONS,
         "ssr_mode": False,
         "share": False,
         # Gradio's own input checks (e.g. a NaN sent to a number field) raise plain exceptions:

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Builds the Dockerfile for real with podman (no Docker engine, no image registry) and asks the
+# built image's app for a generation through gradio_client. Run as root on a Debian host:
+#     bash bench/container_check.sh            # prints one RESULT line at the end
+# Steps (a recipe for machines whose registries are unreachable and whose cgroups are off):
+#   1. a Debian bookworm minbase made by debootstrap, imported as the stand-in for
+#      python:3.11-slim (the Dockerfile's FROM);
+#   2. `podman build --isolation=chroot` of a clean `git archive HEAD` of this repo, with
+#      PIP_FIND_LINKS pointing at a mounted folder of local wheels (WHEELS, default /opt/wheels:
+#      the CPU torch wheel; a plain torch pin would pull the multi-GB CUDA build);
+#   3. `podman run` needs cgroups, so the image is exported and its CMD run in a chroot (with
+#      /proc, /dev and /tmp bound) as the image's user;
+#   4. the host's .venv asks it for one /generate through gradio_client (ask_for_generation).
+# Reused between runs: the base image (delete it with `podman rmi localhost/py-base:bookworm`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+WHEELS=${WHEELS:-/opt/wheels}
+PORT=${PORT:-7871}
+WORK=${WORK:-/var/tmp/explorer-container}
+PY=${PY:-$REPO/.venv/bin/python}
+started=$(date +%s)
+log() { echo "[container $(( $(date +%s) - started ))s] $*"; }
+
+# Waits up to 15 min for the server, then streams one short greedy /generate; fails unless text
+# came back. (bench/space_check.sh has the same function.)
+ask_for_generation() {
+  "$PY" - "$1" <<'PYEOF'
+import sys, time
+from gradio_client import Client
+url, end = sys.argv[1], time.time() + 900
+while True:
+    try:
+        client = Client(url, verbose=False)
+        break
+    except Exception:
+        if time.time() > end:
+            sys.exit("no server at " + url)
+        time.sleep(3)
+t0 = time.time()
+job = client.submit(api_name="/generate", prompt="What is a KV cache?", n_new=8,
+                    compare_value=False, check_value=False)
+outputs = job.result(timeout=600)
+text = next(o for o in outputs if isinstance(o, str) and o.strip())
+print(f"generation answered in {time.time() - t0:.1f} s: {text[:200]!r}")
+PYEOF
+}
+
+command -v podman >/dev/null && command -v debootstrap >/dev/null \
+  || DEBIAN_FRONTEND=noninteractive apt-get install -y podman debootstrap >/dev/null
+mkdir -p "$WORK"
+
+if ! podman image exists localhost/py-base:bookworm; then
+  MIRROR=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources | head -1)
+  ROOTFS=$(mktemp -d "$WORK/rootfs.XXXX")
+  log "debootstrap bookworm minbase from $MIRROR"
+  debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,ca-certificates \
+      bookworm "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1
+  tar -C "$ROOTFS" -c . | podman import - localhost/py-base:bookworm >/dev/null
+  rm -rf "$ROOTFS"
+fi
+podman tag localhost/py-base:bookworm docker.io/library/python:3.11-slim
+
+CONTEXT=$(mktemp -d "$WORK/context.XXXX")
+git -C "$REPO" archive HEAD | tar -C "$CONTEXT" -x
+log "building $(git -C "$REPO" rev-parse --short HEAD) with PIP_FIND_LINKS=$WHEELS"
+podman build --isolation=chroot -v /etc/ssl/certs:/etc/ssl/certs:ro -v "$WHEELS:/wheels:ro" \
+    --build-arg PIP_FIND_LINKS=/wheels -t localhost/explorer:check "$CONTEXT" >"$WORK/build.log" 2>&1 \
+  || { tail -30 "$WORK/build.log"; echo "RESULT container: build FAILED (log $WORK/build.log)"; exit 1; }
+rm -rf "$CONTEXT"
+log "built: $(podman image inspect localhost/explorer:check --format '{{.Size}}') bytes"
+
+IMG=$(mktemp -d "$WORK/image.XXXX")
+cid=$(podman create localhost/explorer:check)
+podman export "$cid" | tar -C "$IMG" -x
+podman rm "$cid" >/dev/null
+for dir in proc dev; do mount --bind /$dir "$IMG/$dir"; done
+mount -t tmpfs tmpfs "$IMG/tmp"
+server=""
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  for dir in tmp dev proc; do umount "$IMG/$dir" 2>/dev/null || umount -l "$IMG/$dir" 2>/dev/null || true; done
+  rm -rf "$IMG"
+}
+trap cleanup EXIT
+
+# The image's ENV and CMD, run as its user (uid 1000) from its WORKDIR.
+log "starting the image's app in a chroot on port $PORT"
+env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/explorer PYTHONUNBUFFERED=1 \
+    GRADIO_ANALYTICS_ENABLED=False EXPLORER_CACHE=/home/explorer/.cache/transformer-explorer \
+    HOST=127.0.0.1 PORT="$PORT" \
+    /usr/sbin/chroot --userspec=1000:1000 "$IMG" /bin/sh -c 'cd /home/explorer/app && exec python app.py' \
+    >"$WORK/app.log" 2>&1 &
+server=$!
+if ask_for_generation "http://127.0.0.1:$PORT/"; then
+  log "done"
+  echo "RESULT container: built and answered a generation in $(( $(date +%s) - started )) s"
+else
+  tail -20 "$WORK/app.log"
+  echo "RESULT container: the app did not answer (log $WORK/app.log)"
+  exit 1
+fi

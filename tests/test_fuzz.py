@@ -1,0 +1,59 @@
+"""The quick part of the fuzz (bench/fuzz.py): every endpoint the app's API lists, up to 12
+hostile cases each (values every handler must refuse, and hostile texts), against the app served in-process with both models loaded and a guard that refuses
+any forward pass. Invalid inputs answer an error quickly without reaching the model; no answer
+holds a traceback or a server path; the server keeps answering; memory stays bounded. The
+>= 500-cases-per-endpoint run is `python -m bench.fuzz`; its last result is in
+docs/HARDENING.md. Also here: the input checks the fuzz relies on, called directly."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from explorer.inputs import INT64_MAX, InputError, check_text, finite_number, whole_number
+
+pytestmark = pytest.mark.timeout(900)
+QUICK_CASES = 12   # per endpoint; the CI parts of the hardening tests stay within ~3 minutes
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 10**400, -10**400, "1e400",
+                                   "nan", [], {}, None, True, "x" * 65])
+def test_finite_number_refuses_in_plain_words(value):
+    with pytest.raises(InputError):
+        finite_number(value, "n")
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64, -2**63 - 1, 10**30, 0.5, math.nan])
+def test_whole_number_refuses_past_int64_and_fractions(value):
+    with pytest.raises(InputError):
+        whole_number(value, "n", 0)
+    assert whole_number(INT64_MAX - 1023, "n", 0) <= INT64_MAX  # largest float <= int64 max
+
+
+def test_text_is_capped_before_any_tokenizer():
+    with pytest.raises(InputError):
+        check_text("x" * 200_001, "t")
+    with pytest.raises(InputError):
+        check_text(" \n\t", "t")
+
+
+def test_every_endpoint_survives_the_quick_fuzz():
+    from bench import fuzz
+
+    url, demo, runtime, guard = fuzz.serve()
+    try:
+        for name in runtime.names():
+            runtime.get(name)
+        # Warm every handler first. The quick part sends only values every handler must refuse
+        # and texts (stopped by the guard at the model): no case starts a heavy run that
+        # ignores its hostile value. On a loaded 2-core CI machine an error may take longer
+        # than the full run's 1 s; memory growth is bounded loosely here, tightly in the full run.
+        fuzz.fuzz(url, guard, 1, seed=1, log=lambda line: None, invalid_s=30, any_s=60,
+                  rss_mb=1e9, max_huge=1, strict_only=True)
+        report = fuzz.fuzz(url, guard, QUICK_CASES, seed=0, log=lambda line: None, invalid_s=5.0,
+                           any_s=30.0, rss_mb=200.0, max_huge=2, strict_only=True)
+    finally:
+        demo.close()
+    assert report.per_endpoint and min(s["cases"] for s in report.per_endpoint.values()) >= 3
+    assert report.invalid > report.cases // 2
+    assert not report.failures, report.failures[:10]

@@ -54,7 +54,7 @@ class Settings:
     warmup: int = 32                 # linear warm-up steps, then cosine decay to lr / 10
     weight_decay: float = 0.1        # on matrices only
     aux_coef: float = 0.01           # "aux": weight of the switch loss (k when level)
-    bias_rate: float = 1e-3          # "bias": selection-bias step per update
+    bias_rate: float = 1e-2          # "bias": selection-bias step per update (probability units)
     seed: int = 0                    # initial weights and batch order
     rope_theta: float = 10000.0
     eval_tokens: int = 65536         # held-out tokens of the card's loss and load figures (a prefix)

@@ -1,0 +1,160 @@
+"""The training command of the project's own MoE models (explorer/moe/train.py) and the
+checkpoints it shipped (explorer/moe/checkpoints/): the first steps of a tiny setting run and
+are deterministic; each shipped checkpoint loads through models.loading like any checkpoint and
+reproduces its card's held-out loss and expert-load figures; the card shows the collapse of
+the unbalanced router (C15)."""
+from __future__ import annotations
+
+import json
+import pytest
+import torch
+
+from explorer.moe import corpus, train
+from explorer.moe.routing import moe_layers
+from explorer.moe.shipped import DENSE_NAME, MOE_NAMES
+from models.loading import load_model
+
+SHIPPED = train.DEFAULT_OUT
+NAMES = MOE_NAMES + (DENSE_NAME,)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("moe-tiny")
+    logs = []
+    cards = train.run(["none", "bias", "dense"], train.TINY, out, tiny=True, log=logs.append)
+    return out, cards, logs
+
+
+def test_tiny_training_writes_loadable_checkpoints(tiny_run):
+    out, cards, logs = tiny_run
+    assert any("step 0/" in line for line in logs)
+    for variant, card in cards.items():
+        folder = out / train.NAMES[variant]
+        for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                     "MODEL_CARD.md", "card.json"):
+            assert (folder / name).is_file(), name
+        model = load_model(folder, device="cpu", dtype=torch.float32)
+        trained = sum(p.numel() for n, p in model.named_parameters() if not n.endswith("selection_bias"))
+        assert trained == card["params"]["total"]
+        # a tiny model after 6 steps: about ln(512) = 6.24 nats, far from trained, not broken
+        assert 4.0 < card["held_out"]["loss"] < 7.0
+        assert card["steps"] == train.TINY.steps
+        assert card["tokens_seen"] == train.TINY.steps * train.TINY.batch * train.TINY.seq_len
+        if variant == "dense":
+            assert moe_layers(model) == [] and card["held_out"]["layers"] == []
+        else:
+            assert moe_layers(model) == list(range(train.TINY.n_layers))
+            for layer in card["held_out"]["layers"]:
+                assert sum(layer["counts"]) == card["held_out"]["tokens"] * train.TINY.top_k
+                assert layer["max_over_mean"] >= 1.0
+    # the bias variant's selection bias moved (it is updated after every step), the others have none
+    bias = load_model(out / train.NAMES["bias"], device="cpu", dtype=torch.float32)
+    assert bias.blocks[0].mlp.router.selection_bias.abs().sum() > 0
+    none = load_model(out / train.NAMES["none"], device="cpu", dtype=torch.float32)
+    assert none.blocks[0].mlp.router.selection_bias is None
+    assert "PSF" in (out / train.NAMES["none"] / "MODEL_CARD.md").read_text()
+
+
+def test_tiny_training_is_deterministic(tiny_run, tmp_path):
+    out, cards, _ = tiny_run
+    again = train.run(["bias"], train.TINY, tmp_path, tiny=True, log=lambda *_: None)
+    name = train.NAMES["bias"]
+    assert (tmp_path / name / "model.safetensors").read_bytes() == (out / name / "model.safetensors").read_bytes()
+    assert again["bias"]["held_out"] == cards["bias"]["held_out"]
+
+
+def test_corpus_list_is_pinned_and_split_by_file():
+    files = corpus.pinned_files()
+    assert len(files) == len(set(files)) > 500
+    assert not any(f.startswith("encodings/") or "/test" in f or f.startswith("test") for f in files)
+    train_files, held = corpus.split(files)
+    assert set(train_files).isdisjoint(held) and len(train_files) + len(held) == len(files)
+    assert len(held) == len(files) // corpus.HELD_OUT_EVERY + (len(files) % corpus.HELD_OUT_EVERY > corpus.HELD_OUT_EVERY // 2)
+
+
+# ---------------------------------------------------------------------------- shipped checkpoints
+
+def shipped_card(name: str) -> dict:
+    path = SHIPPED / name / "card.json"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run python -m explorer.moe.train")
+    return json.loads(path.read_text())
+
+
+def test_shipped_checkpoints_fit_the_budget():
+    total = sum(p.stat().st_size for n in NAMES for p in (SHIPPED / n).iterdir())
+    assert total <= 60e6, f"{total / 1e6:.1f} MB"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_checkpoint_reproduces_its_card(name):
+    """The card's check figures, measured again from the stored (bf16) weights loaded in fp32
+    through models.loading, on the held-out token ids stored beside the checkpoints."""
+    card = shipped_card(name)
+    check = json.loads((SHIPPED / train.CHECK_FILE).read_text())
+    ids = torch.tensor(check["ids"])
+    assert ids.numel() == card["check"]["tokens"] + 1
+    model = load_model(SHIPPED / name, device="cpu", dtype=torch.float32)
+    measured = train.evaluate(model, ids, check["seq_len"])
+    assert measured["tokens"] == card["check"]["tokens"]
+    assert measured["loss"] == pytest.approx(card["check"]["loss"], abs=2e-3)
+    for got, want in zip(measured.get("layers", []), card["check"]["layers"], strict=True):
+        assert got["layer"] == want["layer"]
+        assert got["max_over_mean"] == pytest.approx(want["max_over_mean"], abs=0.02)
+        assert got["entropy"] == pytest.approx(want["entropy"], abs=0.01)
+        # a pick may flip on another CPU's rounding, not more than a few in a thousand
+        assert sum(abs(a - b) for a, b in zip(got["counts"], want["counts"])) <= 0.005 * sum(want["counts"])
+
+
+def test_check_tokens_are_the_local_corpus_when_it_matches():
+    card = shipped_card(MOE_NAMES[0])
+    check = json.loads((SHIPPED / train.CHECK_FILE).read_text())
+    try:
+        local = corpus.load()
+    except corpus.CorpusError:
+        pytest.skip("no CPython 3.11 standard library here")
+    if local.digest != card["corpus"]["sha256"]:
+        pytest.skip("this Python's standard library sources differ from the training corpus")
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(SHIPPED / MOE_NAMES[0] / "tokenizer.json"))
+    ids = corpus.encode(tok, local.held_out)[:len(check["ids"])]
+    assert ids == check["ids"]
+
+
+def test_cards_show_the_collapse_without_balancing():
+    """C15: without balancing every layer has an expert that is almost never used and the
+    deepest layer's busiest expert takes several times its share; with the auxiliary loss or
+    the selection bias every expert keeps a real share and the worst layer stays far lower."""
+    cards = {name: shipped_card(name)["held_out"]["layers"] for name in MOE_NAMES}
+    worst = {name: max(l["max_over_mean"] for l in layers) for name, layers in cards.items()}
+    none, aux, bias = MOE_NAMES
+    assert all(l["min_share"] < 0.001 for l in cards[none]), cards[none]
+    assert worst[none] > 3.0 and worst[none] > 1.5 * max(worst[aux], worst[bias]), worst
+    for name in (aux, bias):
+        assert all(l["min_share"] > 0.04 for l in cards[name]), cards[name]
+        assert worst[name] < 2.5, worst
+    for name in MOE_NAMES:
+        card = shipped_card(name)
+        assert card["held_out"]["loss"] < card["unigram_loss"] - 1.0  # it learned something
+
+
+@pytest.mark.parametrize("variant", ["bias", "dense"])
+def test_family_runs_with_the_kv_cache(tiny_run, variant):
+    """explorer-moe through the engine's KV cache: a prefill then one token at a time gives the
+    full forward's logits, and the routing recorded token by token is the full forward's."""
+    from models.forward import Recorder
+
+    out, _, _ = tiny_run
+    model = load_model(out / train.NAMES[variant], device="cpu", dtype=torch.float32)
+    ids = torch.randint(0, train.TINY.vocab_size, (1, 24), generator=torch.Generator().manual_seed(1))
+    full = model(ids)
+    cache = model.new_cache(32)
+    steps = [model(ids[:, :16], cache=cache)] + [model(ids[:, t:t + 1], cache=cache) for t in range(16, 24)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=1e-5)
+    if variant != "dense":
+        rec_full, rec_step = Recorder(["expert_picks"]), Recorder(["expert_picks"])
+        model(ids, recorder=rec_full)
+        model(ids[:, :1], recorder=rec_step)
+        assert torch.equal(rec_full.get("expert_picks", 1)[:, :1], rec_step.get("expert_picks", 1))

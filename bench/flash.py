@@ -1,7 +1,7 @@
 """Benchmarks of the FlashAttention tab, printed as tables.
 
     .venv/bin/python bench/flash.py            # frames for n = 256 (32 x 32), timing, memory
-    .venv/bin/python bench/flash.py --long     # timing and memory up to n = 8192 (minutes)
+    .venv/bin/python bench/flash.py --long     # up to n = 8192, the compiled kernel to 16384 (minutes)
 
 The frames figure is the tab's budget (ready in <= 1 s after the head is captured). The timing
 table compares the three paths on one head measured in the same run: their ratios are the
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from explorer import prompts  # noqa: E402
-from explorer.flash import capture as flash_capture, figures, memory, schedule, timing  # noqa: E402
+from explorer.flash import capture as flash_capture, compiled, figures, memory, schedule, timing  # noqa: E402
 from explorer.runtime import Runtime  # noqa: E402
 from explorer.ui.flash import DEFAULT_PROMPT  # noqa: E402
 from models.attention import MaskSpec  # noqa: E402
@@ -74,6 +74,23 @@ def timings(ns, d=64, block=64, mask=MaskSpec()):
     print(f"crossover (tiled no slower than naive): {sweep.crossover}")
 
 
+def compiled_vs_naive(ns, d=64, block=64, mask=MaskSpec()):
+    """The compiled tiled kernel against naive and SDPA up to large n (the Python loop is left
+    out: at 16k tokens it would visit 65,536 tiles), with each path's measured extra memory."""
+    paths = ("naive", "sdpa", "compiled")
+    sweep = timing.sweep(ns, d, block, block, mask, repeats=3, paths=paths)
+    mem = memory.sweep(ns, d, block, block, mask, paths=paths)
+    print(f"\n## Compiled tiled kernel vs naive: one head, d = {d}, {block} x {block}, {mask.describe()}, "
+          f"{sweep.device}, {torch.get_num_threads()} threads, median of 3")
+    print("| n | naive ms | compiled ms | SDPA ms | compiled / naive | naive extra | compiled extra | SDPA extra |")
+    print("|---|---|---|---|---|---|---|---|")
+    for i, n in enumerate(sweep.ns):
+        naive, comp, sdpa = (sweep.seconds[p][i] * 1e3 for p in paths)
+        print(f"| {n} | {naive:.1f} | {comp:.1f} | {sdpa:.1f} | {comp / naive:.2f}x | "
+              f"{mem.extra['naive'][i] / 1e6:.1f} MB | {mem.extra['compiled'][i] / 1e3:.1f} kB | "
+              f"{mem.extra['sdpa'][i] / 1e3:.1f} kB |")
+
+
 def memories(ns, d=64, block=64, mask=MaskSpec()):
     sweep = memory.sweep(ns, d, block, block, mask)
     print(f"\n## Peak extra memory (beyond inputs and output), one head, d = {d}, {block} x {block}, "
@@ -98,6 +115,8 @@ def main():
     timings(ns)
     timings(ns, mask=MaskSpec(window=256))
     memories([n for n in ns if n <= (4096 if args.long else 1024)])
+    if compiled.available():
+        compiled_vs_naive([2048, 4096, 8192, 16384] if args.long else [1024, 2048])
 
 
 if __name__ == "__main__":

@@ -75,13 +75,13 @@ class MemorySweep:
 
 @torch.inference_mode()
 def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
-          device: torch.device | str = "cpu", seed: int = 0) -> MemorySweep:
+          device: torch.device | str = "cpu", seed: int = 0, paths: Sequence[str] = PATHS) -> MemorySweep:
     """Peak extra memory of naive, tiled and SDPA for one fp32 head of each length n."""
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
     from explorer.flash import compiled
 
-    paths = [p for p in PATHS if p != "compiled" or (device.type == "cpu" and compiled.available())]
+    paths = [p for p in paths if p != "compiled" or (device.type == "cpu" and compiled.available())]
     extra = {path: [] for path in paths}
     for n in ns:
         q, k, v = (torch.randn(1, 1, n, d, generator=gen).to(device) for _ in range(3))

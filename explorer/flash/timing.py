@@ -53,10 +53,11 @@ def _median_seconds(call, device: torch.device, repeats: int) -> float:
 
 @torch.inference_mode()
 def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
-          device: torch.device | str = "cpu", repeats: int = 3, seed: int = 0) -> TimingSweep:
+          device: torch.device | str = "cpu", repeats: int = 3, seed: int = 0,
+          paths: Sequence[str] = PATHS) -> TimingSweep:
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
-    paths = [p for p in PATHS if p != "compiled" or (device.type == "cpu" and compiled.available())]
+    paths = [p for p in paths if p != "compiled" or (device.type == "cpu" and compiled.available())]
     seconds = {path: [] for path in paths}
     tiles = []
     for n in ns:

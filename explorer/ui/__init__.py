@@ -52,6 +52,7 @@ TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.rope",
     "explorer.ui.flash",
     "explorer.ui.architecture",
+    "explorer.ui.moe",
     "explorer.ui.about",
 )
 

@@ -27,8 +27,7 @@ def head(runtime, lang="en", n=64, layer=1, head_=2, mask="causal", window=16, s
 
 
 def test_run_head_both_languages_same_numbers(runtime):
-    naive, tiles, row_fig, summary, state = head(runtime, "en")
-    result = state["result"]
+    naive, tiles, row_fig, summary, result = head(runtime, "en")
     assert result.n == 64 and result.grid == (4, 4) and result.skips_match_mask
     assert result.diff_tiled_naive <= 1e-5 and result.diff_tiled_sdpa <= 1e-5
     assert f"max |tiled − naive| = {result.diff_tiled_naive:.1e}" in summary
@@ -40,18 +39,17 @@ def test_run_head_both_languages_same_numbers(runtime):
     assert [b["method"] for b in fig["layout"]["updatemenus"][0]["buttons"]] == ["animate", "animate"]
     assert frames[-1]["data"][0]["z"][3][3] == 4           # the last tile is the current one
     # Chinese: the same numbers from a redraw of the stored result, no forward pass
-    zh = ui.draw_head(state, "zh")
+    zh = ui.draw_head(result, "zh")
     assert "精确（C16）" in zh[3] and f"{result.diff_tiled_naive:.1e}" in zh[3]
     assert figure(zh[1])["layout"]["meta"]["flash_frames"][0]["data"][0]["z"] == frames[0]["data"][0]["z"]
     assert "查询块" in json.dumps(figure(zh[1])["layout"]["meta"]["flash_frames"][5]["layout"], ensure_ascii=False)
     again = head(runtime, "zh")
-    assert again[4]["result"].diff_tiled_naive == result.diff_tiled_naive
+    assert again[4].diff_tiled_naive == result.diff_tiled_naive
     assert "朴素路径" in figure(again[0])["layout"]["title"]["text"]
 
 
 def test_run_head_sinks_window_and_chosen_row(runtime):
-    *_, summary, state = head(runtime, n=96, mask="sinks", window=24, sinks=4, bq=8, bk=8, row=90)
-    result = state["result"]
+    *_, summary, result = head(runtime, n=96, mask="sinks", window=24, sinks=4, bq=8, bk=8, row=90)
     assert result.capture.mask.window == 24 and result.capture.mask.sinks == 4
     assert result.row.row == 90 and result.row.q_block == 11
     assert result.skips_match_mask and (result.status == 0).sum() > 40
@@ -94,12 +92,12 @@ def test_exact_io_and_timing_handlers(runtime):
     zh_summary, zh_table = ui.draw_exact(cases, "zh")
     assert "个用例" in zh_summary and "掩码" in zh_table.columns
     io_fig, mem_fig, io_summary, state = ui.run_io(runtime, "en", "causal", 16, 2, 32, 32, 32, 16, 512)
-    assert state["counted"].ns == (128, 256, 512)
-    assert state["paper"].block_q == 32 and state["paper"].block_k == 32   # M = 16 KiB, d = 32
-    naive = state["memory"].extra["naive"]
+    assert state.counted.ns == (128, 256, 512)
+    assert state.paper.block_q == 32 and state.paper.block_k == 32   # M = 16 KiB, d = 32
+    naive = state.memory.extra["naive"]
     assert naive[-1] > 8 * naive[0]
     assert "Measured on CPU" in io_summary
-    assert len(figure(io_fig)["data"]) == 4 and len(figure(mem_fig)["data"]) == len(state["memory"].extra) + 1
+    assert len(figure(io_fig)["data"]) == 4 and len(figure(mem_fig)["data"]) == len(state.memory.extra) + 1
     time_fig, time_summary, sweep = ui.run_timing(runtime, "en", "causal", 16, 2, 32, 32, 32, 256)
     assert sweep.ns == (128, 256) and "At n = 256" in time_summary
     assert ("No crossover" in time_summary) == (sweep.crossover is None)

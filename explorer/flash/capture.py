@@ -3,6 +3,7 @@ recording points, together with the mask that layer used (its own MaskSpec restr
 visitor's choice, as ForwardContext made it)."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -63,6 +64,7 @@ class HeadCapture:
     scale: float
     softcap: Optional[float]     # attention-logit softcap of the checkpoint (None for both models)
     token_ids: tuple
+    seconds: float = 0.0         # wall time of the forward that captured it
 
     @property
     def n(self) -> int:
@@ -85,6 +87,7 @@ def capture(model, ids: Sequence[int], layer: int, head: int,
     """One forward of `ids` with a Recorder on q, k, v of `layer`; returns `head`'s slice."""
     config = model.config
     layer, head = check_layer_head(config, layer, head)
+    start = time.perf_counter()
     x = torch.tensor([list(ids)], dtype=torch.long, device=model.embed.weight.device)
     recorder = Recorder(["q", "k", "v"], layers=[layer])
     _, ctx = model(x, options=RunOptions(mask=override, last_logits_only=True), recorder=recorder,
@@ -96,4 +99,4 @@ def capture(model, ids: Sequence[int], layer: int, head: int,
     return HeadCapture(layer=layer, head=head, kv_head=kv_head, q=q, k=k, v=v,
                        positions=ctx.positions.cpu(), mask=ctx.layer_masks[layer],
                        scale=config.attn_scale, softcap=config.attn_logit_softcapping,
-                       token_ids=tuple(int(i) for i in ids))
+                       token_ids=tuple(int(i) for i in ids), seconds=time.perf_counter() - start)

@@ -1,5 +1,5 @@
-"""The Flash tab's figures, in the visitor's language, drawn from stored results only (a
-language switch redraws them without any computation).
+"""The Flash tab's figures, summaries and tables, in the visitor's language, drawn from stored
+results only (a language switch redraws them without any computation).
 
 The tiled path is one figure whose frames (one per tile of the recorded schedule) travel once
 in `layout.meta`; a small script in the page (explorer/ui/flash.py, FRAMES_JS) hands them to
@@ -305,3 +305,106 @@ def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
 def figures(result: FlashSchedule, lang: str) -> tuple[go.Figure, go.Figure, go.Figure]:
     """(naive, tiled animation, followed row) of one head's schedule."""
     return naive_figure(result, lang), tiles_figure(result, lang), row_figure(result, lang)
+
+
+# ----------------------------------------------------------------------------- summaries and tables
+TOLERANCE = 1e-5   # fp32: tiled and naive sum the same terms in another order
+
+
+def _bytes(count: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.2f} {unit}"
+    return f"{int(count)} B"
+
+
+def _diff(value: float) -> str:
+    return f"{value:.1e}"
+
+
+def summary(result: FlashSchedule, lang: str) -> str:
+    """The head's numbers in words: tiles, exactness (C16), traffic, the followed row (C17)."""
+    cap, row, status = result.capture, result.row, result.status
+    na = text("flash.na", lang)
+    n, d = cap.n, cap.head_dim
+    return text(
+        "flash.summary", lang, layer=cap.layer, head=cap.head, kv_head=cap.kv_head, n=n, d=d,
+        mask=mask_text(cap.mask, lang), bq=result.block_q, bk=result.block_k,
+        tiles=len(status), computed=int((status != SKIPPED).sum()),
+        partial=int((status == PARTIAL).sum()), skipped=int((status == SKIPPED).sum()),
+        match=text("flash.yes" if result.skips_match_mask else "flash.no", lang),
+        tn=_diff(result.diff_tiled_naive),
+        ts=na if result.diff_tiled_sdpa is None else _diff(result.diff_tiled_sdpa),
+        ns=na if result.diff_naive_sdpa is None else _diff(result.diff_naive_sdpa),
+        naive_bytes=_bytes(result.naive_traffic.total), sp_bytes=_bytes(flash_io.naive_parts(n, n, d)["sp"]),
+        tiled_bytes=_bytes(result.tiled_traffic.total), formula_bytes=_bytes(result.formula_traffic.total),
+        out_bytes=_bytes(result.tiled_traffic.written), chip=chip_text(result, lang),
+        row=row.row, m=f"{float(row.running_max[-1]):.6g}", full_m=f"{row.full_max:.6g}",
+        dm=_diff(row.max_diff), l=f"{float(row.normalizer[-1]):.6g}", full_l=f"{row.full_normalizer:.6g}",
+        dl=_diff(row.normalizer_rel_diff), dout=_diff(row.out_diff), rises=row.rises,
+        min_rescale=f"{float(row.rise_rescales.min()) if row.rises else 1.0:.3g}",
+        capture_s=cap.seconds, compute_s=result.seconds)
+
+
+def exact_table(cases, lang: str):
+    """The random cases, one row each, headers in `lang` (a pandas DataFrame)."""
+    import pandas as pd
+
+    return pd.DataFrame({
+        text("flash.col.n", lang): [c.n for c in cases],
+        text("flash.col.blocks", lang): [f"{c.block_q} × {c.block_k}" for c in cases],
+        text("flash.col.mask", lang): [mask_text(c.mask, lang) for c in cases],
+        text("flash.col.tn", lang): [_diff(c.tiled_vs_naive) for c in cases],
+        text("flash.col.ts", lang): [_diff(c.tiled_vs_sdpa) for c in cases],
+        text("flash.col.ns", lang): [_diff(c.naive_vs_sdpa) for c in cases],
+    })
+
+
+def exact_summary(cases, lang: str) -> str:
+    return text("flash.exact.summary", lang, cases=len(cases),
+                tn=_diff(max(c.tiled_vs_naive for c in cases)),
+                ts=_diff(max(c.tiled_vs_sdpa for c in cases)),
+                ns=_diff(max(c.naive_vs_sdpa for c in cases)), tol=_diff(TOLERANCE))
+
+
+def traffic_summary(result: flash_io.TrafficResult, lang: str) -> str:
+    counted, paper, measured, kib = result.counted, result.paper, result.memory, result.sram_kib
+    n, d = counted.ns[-1], counted.d
+    chip = sum(flash_io.on_chip_bytes(counted.block_q, counted.block_k, d).values())
+    pchip = sum(flash_io.on_chip_bytes(paper.block_q, paper.block_k, d).values())
+    extra = measured.extra
+    m0, m1 = measured.ns[0], measured.ns[-1]
+    out = text(
+        "flash.io.summary", lang, n=n, d=d, naive=_bytes(counted.naive[-1].total),
+        bq=counted.block_q, bk=counted.block_k, tiled=_bytes(counted.counted[-1].total),
+        ratio=counted.naive[-1].total / counted.counted[-1].total,
+        chip=_bytes(chip) + (text("flash.io.over", lang) if chip > kib * 1024 else ""), kib=kib,
+        pbq=paper.block_q, pbk=paper.block_k, pchip=_bytes(pchip), paper=_bytes(paper.counted[-1].total),
+        device=measured.device, mem_naive=_bytes(extra["naive"][-1]),
+        matrices=extra["naive"][-1] / (4 * m1 * m1), mem_tiled=_bytes(extra["tiled"][-1]),
+        mem_sdpa=_bytes(extra["sdpa"][-1]), n0=m0, mem_n=m1, growth_n=m1 / m0, growth_n2=(m1 / m0) ** 2,
+        g_naive=extra["naive"][-1] / max(1, extra["naive"][0]),
+        g_tiled=extra["tiled"][-1] / max(1, extra["tiled"][0]), seconds=result.seconds)
+    if "compiled" in extra:
+        out += " " + text("flash.io.compiled", lang, mem=_bytes(extra["compiled"][-1]),
+                          growth=extra["compiled"][-1] / max(1, extra["compiled"][0]))
+    return out
+
+
+def traffic_figures(result: flash_io.TrafficResult, lang: str) -> tuple[go.Figure, go.Figure]:
+    return (io_figure(result.counted, lang, paper=result.paper, sram_kib=result.sram_kib),
+            memory_figure(result.memory, lang))
+
+
+def timing_summary(sweep: TimingSweep, lang: str) -> str:
+    ms = {path: sweep.seconds[path][-1] * 1e3 for path in sweep.seconds}
+    if sweep.crossover is not None:
+        crossover = text("flash.time.crossover", lang, n=sweep.crossover)
+    else:
+        crossover = text("flash.time.no_crossover", lang, n=sweep.ns[-1], ratio=ms["tiled"] / ms["naive"])
+    out = text("flash.time.summary", lang, n=sweep.ns[-1], naive=ms["naive"], tiled=ms["tiled"],
+               sdpa=ms["sdpa"], tiles=sweep.tiles[-1], bq=sweep.block_q, bk=sweep.block_k,
+               crossover=crossover)
+    if "compiled" in ms:
+        out += " " + text("flash.time.compiled", lang, ms=ms["compiled"], ratio=ms["compiled"] / ms["naive"])
+    return out

@@ -14,6 +14,7 @@ paper's Theta(n^2 d^2 / M) once Bq grows with the on-chip size M (paper_blocks).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -151,3 +152,29 @@ def sweep_lengths(max_n, block_q: int, block_k: int, device: torch.device | str 
         ns.append(n)
         n *= 2
     return ns
+
+
+@dataclass(frozen=True)
+class TrafficResult:
+    """The Memory traffic section: bytes moved with the visitor's blocks and with the paper's
+    blocks for an on-chip size, and the measured extra memory, all against n."""
+    counted: IOSweep
+    paper: IOSweep
+    memory: "MemorySweep"
+    sram_kib: int
+    seconds: float
+
+
+def run_traffic(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec, sram_kib: int,
+                device: torch.device | str = "cpu", memory_max_n: int = 1024) -> TrafficResult:
+    """io sweeps for the given blocks and for paper_blocks(sram_kib), and the measured memory of
+    every path for the n up to memory_max_n (the profiler's events grow with the tiles)."""
+    from explorer.flash import memory
+
+    paper_q, paper_k = paper_blocks(sram_kib * 1024, d)
+    sweep_lengths(ns[-1], paper_q, paper_k, device)          # the paper's blocks fit the cap too
+    start = time.perf_counter()
+    counted = sweep(ns, d, block_q, block_k, mask)
+    paper = sweep(ns, d, paper_q, paper_k, mask)
+    measured = memory.sweep([n for n in ns if n <= memory_max_n], d, block_q, block_k, mask, device)
+    return TrafficResult(counted, paper, measured, sram_kib, time.perf_counter() - start)

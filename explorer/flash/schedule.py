@@ -8,6 +8,7 @@ through the trace's running max, normalizer and rescale factors."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -86,6 +87,7 @@ class FlashSchedule:
     diff_tiled_sdpa: Optional[float]   # None when SDPA cannot run this head (a logit softcap)
     diff_naive_sdpa: Optional[float]
     row: RowTrace
+    seconds: float               # wall time of run(): the three paths, the trace, the row
 
     @property
     def n(self) -> int:
@@ -169,6 +171,7 @@ def run(cap: HeadCapture, block_q: Any, block_k: Any, row: Any = None) -> FlashS
     n, d = cap.n, cap.head_dim
     block_q, block_k = check_blocks(n, block_q, block_k)
     row = None if row is None else whole_number(row, Term("flash.name.row"), 0, n - 1)
+    start = time.perf_counter()
     pos = cap.positions
     visible = cap.mask.visible(pos, pos).expand(n, n)                           # (n, n) bool
     q, k, v = cap.q[None, None], cap.k[None, None], cap.v[None, None]           # (1, 1, n, D)
@@ -199,4 +202,4 @@ def run(cap: HeadCapture, block_q: Any, block_k: Any, row: Any = None) -> FlashS
         diff_tiled_naive=_max_abs(out_tiled, out_naive),
         diff_tiled_sdpa=None if out_sdpa is None else _max_abs(out_tiled, out_sdpa),
         diff_naive_sdpa=None if out_sdpa is None else _max_abs(out_naive, out_sdpa),
-        row=follow)
+        row=follow, seconds=time.perf_counter() - start)

@@ -5,18 +5,14 @@ Thin wiring over explorer/flash (run -> typed result -> figures)."""
 from __future__ import annotations
 
 import functools
-import time
-from typing import Any
 
 import gradio as gr
-import numpy as np
-import pandas as pd
 
 from explorer import prompts
 from explorer.flash import capture as flash_capture
-from explorer.flash import exactness, figures, io, memory, schedule, timing
+from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, whole_number
-from explorer.locales import Term, normalize_language, text
+from explorer.locales import Term, normalize_language
 from explorer.ui import TabContext, load_or_error, visitor_errors
 from models.attention import MaskSpec
 
@@ -24,7 +20,6 @@ TITLE = "flash.tab"
 DEFAULT_PROMPT = ("FlashAttention computes exact attention in tiles: the score matrix never leaves "
                   "the chip, only the output is written back to memory.")
 MEMORY_MAX_N = {"cpu": 1024, "cuda": 16384}   # the profiler's events grow with the tiles
-TOLERANCE = 1e-5
 
 # Gradio's plot component hands Plotly.react data and layout but not frames; the tiled figure
 # carries its frames in layout.meta, and this script (run once when the page loads) gives them
@@ -45,17 +40,6 @@ FRAMES_JS = """
 """
 
 
-def _bytes(count: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if count >= size:
-            return f"{count / size:.2f} {unit}"
-    return f"{int(count)} B"
-
-
-def _diff(value) -> str:
-    return f"{value:.1e}"
-
-
 # ----------------------------------------------------------------------------- 1. naive vs tiled
 def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, window, sinks,
              block_q, block_k, row, progress=gr.Progress()):
@@ -70,45 +54,15 @@ def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, windo
     layer, head = flash_capture.check_layer_head(loaded.config, layer, head)
     ids = prompts.encode(loaded.tokenizer, prompt, n, truncate=True, name=Term("inputs.name.prompt"))
     ids = flash_capture.fill_to(ids, n, bos_id=loaded.tokenizer.bos_token_id)
-    start = time.perf_counter()
     captured = flash_capture.capture(loaded.model, ids, layer, head, override)
-    captured_at = time.perf_counter()
     result = schedule.run(captured, block_q, block_k, None if row == -1 else row)
-    drawn = figures.figures(result, lang)
-    state = {"result": result, "capture_s": captured_at - start,
-             "compute_s": time.perf_counter() - captured_at}
-    return (*drawn, head_summary(state, lang), state)
+    return (*draw_head(result, lang), result)
 
 
-def head_summary(state, lang: str) -> str:
-    result, cap, row = state["result"], state["result"].capture, state["result"].row
-    na = text("flash.na", lang)
-    status = result.status
-    n, d = cap.n, cap.head_dim
-    return text(
-        "flash.summary", lang, layer=cap.layer, head=cap.head, kv_head=cap.kv_head, n=n, d=d,
-        mask=figures.mask_text(cap.mask, lang), bq=result.block_q, bk=result.block_k,
-        tiles=len(status), computed=int((status != schedule.SKIPPED).sum()),
-        partial=int((status == schedule.PARTIAL).sum()), skipped=int((status == schedule.SKIPPED).sum()),
-        match=text("flash.yes" if result.skips_match_mask else "flash.no", lang),
-        tn=_diff(result.diff_tiled_naive),
-        ts=na if result.diff_tiled_sdpa is None else _diff(result.diff_tiled_sdpa),
-        ns=na if result.diff_naive_sdpa is None else _diff(result.diff_naive_sdpa),
-        naive_bytes=_bytes(result.naive_traffic.total), sp_bytes=_bytes(io.naive_parts(n, n, d)["sp"]),
-        tiled_bytes=_bytes(result.tiled_traffic.total), formula_bytes=_bytes(result.formula_traffic.total),
-        out_bytes=_bytes(result.tiled_traffic.written),
-        chip=figures.chip_text(result, lang),
-        row=row.row, m=f"{float(row.running_max[-1]):.6g}", full_m=f"{row.full_max:.6g}",
-        dm=_diff(row.max_diff), l=f"{float(row.normalizer[-1]):.6g}", full_l=f"{row.full_normalizer:.6g}",
-        dl=_diff(row.normalizer_rel_diff), dout=_diff(row.out_diff), rises=row.rises,
-        min_rescale=f"{float(row.rise_rescales.min()) if row.rises else 1.0:.3g}",
-        capture_s=state["capture_s"], compute_s=state["compute_s"])
-
-
-def draw_head(state, lang):
-    if not state:
+def draw_head(result, lang):
+    if result is None:
         return gr.update(), gr.update(), gr.update(), gr.update()
-    return (*figures.figures(state["result"], lang), head_summary(state, lang))
+    return (*figures.figures(result, lang), figures.summary(result, lang))
 
 
 # ----------------------------------------------------------------------------- 2. exactness
@@ -121,19 +75,7 @@ def run_exact(lang):
 def draw_exact(cases, lang):
     if not cases:
         return gr.update(), gr.update()
-    frame = pd.DataFrame({
-        text("flash.col.n", lang): [c.n for c in cases],
-        text("flash.col.blocks", lang): [f"{c.block_q} × {c.block_k}" for c in cases],
-        text("flash.col.mask", lang): [figures.mask_text(c.mask, lang) for c in cases],
-        text("flash.col.tn", lang): [_diff(c.tiled_vs_naive) for c in cases],
-        text("flash.col.ts", lang): [_diff(c.tiled_vs_sdpa) for c in cases],
-        text("flash.col.ns", lang): [_diff(c.naive_vs_sdpa) for c in cases],
-    })
-    summary = text("flash.exact.summary", lang, cases=len(cases),
-                   tn=_diff(max(c.tiled_vs_naive for c in cases)),
-                   ts=_diff(max(c.tiled_vs_sdpa for c in cases)),
-                   ns=_diff(max(c.naive_vs_sdpa for c in cases)), tol=_diff(TOLERANCE))
-    return summary, frame
+    return figures.exact_summary(cases, lang), figures.exact_table(cases, lang)
 
 
 # ----------------------------------------------------------------------------- 3. traffic and memory
@@ -152,44 +94,15 @@ def run_io(runtime, lang, mask_kind, window, sinks, block_q, block_k, head_dim, 
     d = whole_number(head_dim, Term("flash.name.head_dim"), 8, 512)
     kib = whole_number(sram_kib, Term("flash.name.sram"), 1, 1024)
     ns = io.sweep_lengths(max_n, block_q, block_k, runtime.device)
-    paper_q, paper_k = io.paper_blocks(kib * 1024, d)
-    io.sweep_lengths(ns[-1], paper_q, paper_k, runtime.device)    # the paper's blocks fit too
-    start = time.perf_counter()
-    counted = io.sweep(ns, d, block_q, block_k, mask)
-    paper = io.sweep(ns, d, paper_q, paper_k, mask)
-    device_kind = "cuda" if runtime.device.type == "cuda" else "cpu"
-    mem_ns = [n for n in ns if n <= MEMORY_MAX_N[device_kind]]
-    measured = memory.sweep(mem_ns, d, block_q, block_k, mask, runtime.device)
-    state = {"counted": counted, "paper": paper, "memory": measured, "kib": kib,
-             "seconds": time.perf_counter() - start}
-    return (*draw_io(state, lang), state)
+    kind = "cuda" if runtime.device.type == "cuda" else "cpu"
+    result = io.run_traffic(ns, d, block_q, block_k, mask, kib, runtime.device, MEMORY_MAX_N[kind])
+    return (*draw_io(result, lang), result)
 
 
-def draw_io(state, lang):
-    if not state:
+def draw_io(result, lang):
+    if result is None:
         return gr.update(), gr.update(), gr.update()
-    counted, paper, measured, kib = state["counted"], state["paper"], state["memory"], state["kib"]
-    n, d = counted.ns[-1], counted.d
-    chip = sum(io.on_chip_bytes(counted.block_q, counted.block_k, d).values())
-    pchip = sum(io.on_chip_bytes(paper.block_q, paper.block_k, d).values())
-    extra = measured.extra
-    m0, m1 = measured.ns[0], measured.ns[-1]
-    summary = text(
-        "flash.io.summary", lang, n=n, d=d, naive=_bytes(counted.naive[-1].total),
-        bq=counted.block_q, bk=counted.block_k, tiled=_bytes(counted.counted[-1].total),
-        ratio=counted.naive[-1].total / counted.counted[-1].total,
-        chip=_bytes(chip) + (text("flash.io.over", lang) if chip > kib * 1024 else ""), kib=kib,
-        pbq=paper.block_q, pbk=paper.block_k, pchip=_bytes(pchip), paper=_bytes(paper.counted[-1].total),
-        device=measured.device, mem_naive=_bytes(extra["naive"][-1]),
-        matrices=extra["naive"][-1] / (4 * m1 * m1), mem_tiled=_bytes(extra["tiled"][-1]),
-        mem_sdpa=_bytes(extra["sdpa"][-1]), n0=m0, mem_n=m1, growth_n=m1 / m0, growth_n2=(m1 / m0) ** 2,
-        g_naive=extra["naive"][-1] / max(1, extra["naive"][0]),
-        g_tiled=extra["tiled"][-1] / max(1, extra["tiled"][0]), seconds=state["seconds"])
-    if "compiled" in extra:
-        summary += " " + text("flash.io.compiled", lang, mem=_bytes(extra["compiled"][-1]),
-                              growth=extra["compiled"][-1] / max(1, extra["compiled"][0]))
-    return (figures.io_figure(counted, lang, paper=paper, sram_kib=kib),
-            figures.memory_figure(measured, lang), summary)
+    return (*figures.traffic_figures(result, lang), figures.traffic_summary(result, lang))
 
 
 # ----------------------------------------------------------------------------- 4. timing
@@ -198,23 +111,14 @@ def run_timing(runtime, lang, mask_kind, window, sinks, block_q, block_k, head_d
     mask, block_q, block_k = _mask_and_blocks(mask_kind, window, sinks, block_q, block_k)
     d = whole_number(head_dim, Term("flash.name.head_dim"), 8, 512)
     ns = io.sweep_lengths(max_n, block_q, block_k, runtime.device)
-    return (*draw_timing(timing.sweep(ns, d, block_q, block_k, mask, runtime.device), lang),)
+    sweep = timing.sweep(ns, d, block_q, block_k, mask, runtime.device)
+    return (*draw_timing(sweep, lang), sweep)
 
 
 def draw_timing(sweep, lang):
-    if not sweep:
-        return gr.update(), gr.update(), gr.update()
-    ms = {path: sweep.seconds[path][-1] * 1e3 for path in sweep.seconds}
-    if sweep.crossover is not None:
-        crossover = text("flash.time.crossover", lang, n=sweep.crossover)
-    else:
-        crossover = text("flash.time.no_crossover", lang, n=sweep.ns[-1], ratio=ms["tiled"] / ms["naive"])
-    summary = text("flash.time.summary", lang, n=sweep.ns[-1], naive=ms["naive"], tiled=ms["tiled"],
-                   sdpa=ms["sdpa"], tiles=sweep.tiles[-1], bq=sweep.block_q, bk=sweep.block_k,
-                   crossover=crossover)
-    if "compiled" in ms:
-        summary += " " + text("flash.time.compiled", lang, ms=ms["compiled"], ratio=ms["compiled"] / ms["naive"])
-    return figures.timing_figure(sweep, lang), summary, sweep
+    if sweep is None:
+        return gr.update(), gr.update()
+    return figures.timing_figure(sweep, lang), figures.timing_summary(sweep, lang)
 
 
 def build(ctx: TabContext) -> None:
@@ -289,6 +193,6 @@ def build(ctx: TabContext) -> None:
         time_state = gr.State(None)
         time_run.click(bind(run_timing), [ctx.lang, *shared, time_d, time_max],
                        [time_plot, time_summary, time_state], api_name="flash_timing", **ctx.model_event)
-        ctx.redraw_on_language(time_state, [time_plot, time_summary], lambda s, lang: draw_timing(s, lang)[:2])
+        ctx.redraw_on_language(time_state, [time_plot, time_summary], draw_timing)
 
     ctx.demo.load(None, None, None, js=FRAMES_JS)

@@ -46,6 +46,7 @@ class Stream:
     tokens: int = 0
     error: Optional[str] = None
     busy: bool = False
+    job: object = None        # the gradio_client Job, to ask a stream that never ends for its status
 
     @property
     def ttft(self) -> Optional[float]:
@@ -74,8 +75,8 @@ def stream_one(url: str, model: str, prompt: str, tokens: int, checks: bool, out
     try:
         client = Client(url, verbose=False)
         out.submitted = time.perf_counter()
-        job = client.submit(model, "en", prompt, tokens, 0.0, 0, 1.0, 0, "full", 64, 4, checks, checks,
-                            api_name="/generate")
+        job = out.job = client.submit(model, "en", prompt, tokens, 0.0, 0, 1.0, 0, "full", 64, 4,
+                                      checks, checks, api_name="/generate")
         for output in job:
             if output[0] and output[0] != out.text:
                 out.text = output[0]
@@ -91,8 +92,10 @@ def stream_one(url: str, model: str, prompt: str, tokens: int, checks: bool, out
 
 
 def run_level(url: str, model: str, n: int, tokens: int, checks: bool = False,
-              prompts: Optional[list] = None, start_gap_s: float = 0.0) -> tuple[list, float]:
-    """N clients at once (each in its own thread); their Streams and the level's wall time."""
+              prompts: Optional[list] = None, start_gap_s: float = 0.0,
+              timeout_s: float = 600.0) -> tuple[list, float]:
+    """N clients at once (each in its own thread); their Streams and the level's wall time.
+    A stream without an end after timeout_s counts as an error (with its job's status)."""
     prompts = prompts or [default_prompt()] * n
     streams = [Stream(prompt=prompts[i % len(prompts)], submitted=time.perf_counter()) for i in range(n)]
     threads = [threading.Thread(target=stream_one, args=(url, model, s.prompt, tokens, checks, s), daemon=True)
@@ -102,8 +105,13 @@ def run_level(url: str, model: str, n: int, tokens: int, checks: bool = False,
         thread.start()
         if start_gap_s:
             time.sleep(start_gap_s)
+    end = t0 + timeout_s
     for thread in threads:
-        thread.join(timeout=600)
+        thread.join(timeout=max(0.0, end - time.perf_counter()))
+    for thread, stream in zip(threads, streams):
+        if thread.is_alive() and stream.error is None:
+            code = getattr(stream.job.status(), "code", "?") if stream.job is not None else "not submitted"
+            stream.error = f"no end within {timeout_s:.0f} s ({len(stream.arrivals)} messages; status {code})"
     return streams, time.perf_counter() - t0
 
 
@@ -166,6 +174,8 @@ def main(argv=None):
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--with-checks", action="store_true", help="C1 replay and C4 check on")
     parser.add_argument("--url", help="an app already running (default: serve app.py here)")
+    parser.add_argument("--level-timeout", type=float, default=600.0,
+                        help="seconds a level may take; streams still open then count as errors")
     args = parser.parse_args(argv)
     loads = [int(x) for x in args.loads.split(",") if x.strip()]
 
@@ -187,7 +197,8 @@ def main(argv=None):
               f"load average {os.getloadavg()[0]:.1f}")
         print(HEADER, flush=True)
         for n in loads:
-            streams, wall = run_level(url, args.model, n, args.tokens, args.with_checks)
+            streams, wall = run_level(url, args.model, n, args.tokens, args.with_checks,
+                                      timeout_s=args.level_timeout)
             print(row(summarize(n, streams, wall)), flush=True)
             for s in streams:
                 if s.error and not s.busy:

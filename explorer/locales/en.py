@@ -1344,3 +1344,4 @@ STRINGS: dict[str, str] = {
         'the slowest {slow:.1f} %: only pairs that barely turn could be folded, so MLA keeps the '
         'up-projection free of position and gives position its own small RoPE key.'),
 }
+

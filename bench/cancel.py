@@ -3,16 +3,16 @@
     .venv/bin/python -m bench.cancel                 # 50 times each way (the recorded run)
     .venv/bin/python -m bench.cancel --times 3       # the short version (tests/test_cancel.py)
 
-The app is served in-process on a free port with its real Runtime (SmolLM2); a pre-hook on the
-model's token embedding records every forward pass (one per decoded token) with the thread that
-ran it, so the server side is observed exactly, not inferred from what the client received.
+The app is served in-process on a free port with its real Runtime (SmolLM2); the generate
+tab's shared decode loop is observed from inside (every token it hands to a run, and when each
+run leaves it), so the server side is measured exactly, not inferred from what the client got.
 Jobs are chained: while job i decodes, job i+1 is already queued behind it (the model group
 runs one event at a time); once job i has decoded `--after` tokens it is stopped, either
 - "stop": the Stop button's event (/stop in the same client session, which `cancels` the run), or
 - "drop": gradio_client's job.cancel(), what a closed tab or a client that goes away does,
 and the bench measures: tokens job i decoded after the stop returned (<= 2), the time until
-its worker thread ("kv-generate") is gone (<= 1 s), the time until job i+1 decodes its first
-token (<= 2 s); at the end, no worker left and the thread count back to its baseline.
+it left the shared decode loop, its cache freed (<= 1 s), the time until job i+1 decodes its first
+token (<= 2 s; the shared loop may have admitted it before the stop); at the end, no worker left and the thread count back to its baseline.
 The last line is a JSON summary; the exit status is 1 when a bound was broken.
 """
 from __future__ import annotations
@@ -41,36 +41,67 @@ JOB = dict(prompt="Write a long story about a lighthouse keeper.", n_new=256, te
 
 
 class Forwards:
-    """(time, thread id) of every forward pass of the guarded models."""
+    """Every token the generate tab's shared decode loop hands to a run (Scheduler._emit), with
+    the run, and when each run left the loop (Scheduler._remove: its cache freed). The loop
+    decodes every visitor's run in one thread (explorer/generate/scheduler.py), so a run is
+    observed by its own tokens, not by a thread."""
 
-    def __init__(self, guard):
+    def __init__(self, guard=None):
+        from explorer.generate import scheduler
+
         self.events: list[tuple[float, int]] = []
+        self.removed: dict[int, float] = {}
         self._lock = threading.Lock()
-        original = guard.hook
+        emit, remove = scheduler.Scheduler._emit, scheduler.Scheduler._remove
+        forwards = self
 
-        def hook(module, args):
-            with self._lock:
-                self.events.append((time.monotonic(), threading.get_ident()))
-            return original(module, args)
-        guard.hook = hook
+        def recorded_emit(self, run, *args, **kwargs):
+            with forwards._lock:
+                forwards.events.append((time.monotonic(), id(run)))
+            return emit(self, run, *args, **kwargs)
+
+        def recorded_remove(self, run):
+            with forwards._lock:
+                forwards.removed.setdefault(id(run), time.monotonic())
+            return remove(self, run)
+        scheduler.Scheduler._emit = recorded_emit
+        scheduler.Scheduler._remove = recorded_remove
+        self._restore = lambda: (setattr(scheduler.Scheduler, "_emit", emit),
+                                 setattr(scheduler.Scheduler, "_remove", remove))
+
+    def close(self) -> None:
+        self._restore()
 
     def by_thread_since(self, since: float) -> dict[int, list[float]]:
+        """run -> its token times at or after `since` (first-token order)."""
         with self._lock:
             events = list(self.events)
-        threads: dict[int, list[float]] = {}
-        for at, ident in events:
+        runs: dict[int, list[float]] = {}
+        for at, run in events:
             if at >= since:
-                threads.setdefault(ident, []).append(at)
-        return threads
+                runs.setdefault(run, []).append(at)
+        return runs
 
-    def since(self, since: float, ident: Optional[int] = None) -> int:
+    def since(self, since: float, run: Optional[int] = None) -> int:
         with self._lock:
-            return sum(1 for at, who in self.events if at >= since and (ident is None or who == ident))
+            return sum(1 for at, who in self.events if at >= since and (run is None or who == run))
+
+    def gone(self, run: Optional[int]) -> bool:
+        with self._lock:
+            return run is None or run in self.removed
+
+
+# Pools that keep idle threads for reuse (bounded by their own limits): gradio_client's
+# executors (the clients live in this process) and anyio's worker threads (Gradio runs sync
+# handlers on them, up to its thread limiter).
+POOLS = ("ThreadPoolExecutor", "AnyIO worker thread")
+CLIENT_SIDE = "_stream_heartbeat"   # gradio_client's per-client heartbeat (ends after close)
 
 
 def server_threads() -> int:
-    """Threads of this process less gradio_client's own pools (the clients live here too)."""
-    return sum(1 for t in threading.enumerate() if not t.name.startswith("ThreadPoolExecutor"))
+    """Threads of this process less the pools above and the clients' heartbeats."""
+    return sum(1 for t in threading.enumerate()
+               if not t.name.startswith(POOLS) and CLIENT_SIDE not in t.name)
 
 
 def workers() -> list[threading.Thread]:
@@ -101,11 +132,13 @@ class Summary:
     threads_baseline: int = 0
     threads_end: int = 0
     workers_end: int = 0
+    thread_names_end: list = field(default_factory=list)
     failures: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         out = {"threads_baseline": self.threads_baseline, "threads_end": self.threads_end,
-               "workers_end": self.workers_end, "failures": self.failures[:20]}
+               "workers_end": self.workers_end, "thread_names_end": self.thread_names_end,
+               "failures": self.failures[:20]}
         for mode in sorted({t.mode for t in self.trials}):
             trials = [t for t in self.trials if t.mode == mode]
             gone = [t.worker_gone_s for t in trials if t.worker_gone_s is not None]
@@ -180,14 +213,15 @@ def run(url: str, forwards: Forwards, times: int, modes=("stop", "cancel"), afte
         else:
             drop(job)
         stopped = time.monotonic()
-        gone = wait_for(lambda: ident not in {t.ident for t in threading.enumerate()}, 5)
+        gone = wait_for(lambda: forwards.gone(ident), 5)
         # the next job's first forward, from a thread not seen before
         next_ident, next_s = None, None
         if not last:
-            found = wait_for(lambda: first_forward_of_new_thread(stopped, seen) is not None, 10)
+            # batched: the next run may have joined the loop before the stop (then 0 s)
+            found = wait_for(lambda: first_forward_of_new_thread(started, seen) is not None, 10)
             if found is not None:
-                next_ident = first_forward_of_new_thread(stopped, seen)
-                next_s = forwards.by_thread_since(stopped)[next_ident][0] - stopped
+                next_ident = first_forward_of_new_thread(started, seen)
+                next_s = max(0.0, forwards.by_thread_since(started)[next_ident][0] - stopped)
         time.sleep(0.3)
         extra = forwards.since(stopped, ident)
         trial = Trial(mode, extra, gone, next_s)
@@ -209,6 +243,7 @@ def run(url: str, forwards: Forwards, times: int, modes=("stop", "cancel"), afte
     time.sleep(2.0)
     summary.workers_end = len(workers())
     summary.threads_end = server_threads()
+    summary.thread_names_end = sorted(t.name for t in threading.enumerate() if not t.name.startswith(POOLS))
     if summary.workers_end:
         summary.failures.append(f"{summary.workers_end} worker threads left")
     if summary.threads_end > summary.threads_baseline:
@@ -231,6 +266,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         summary = run(url, forwards, args.times, tuple(args.modes.split(",")), args.after)
     finally:
+        forwards.close()
         demo.close()
     result = summary.as_dict()
     result["wall_s"] = round(time.perf_counter() - started, 1)

@@ -11,7 +11,8 @@
 #   3. `podman run` needs cgroups, so the image is exported and its CMD run in a chroot (with
 #      /proc, /dev and /tmp bound) as the image's user;
 #   4. the host's .venv asks it for one /generate through gradio_client (ask_for_generation).
-# Reused between runs: the base image (delete it with `podman rmi localhost/py-base:bookworm`).
+# Reused between runs: the base image (delete it with `podman rmi localhost/py-base:bookworm`);
+# SKIP_BUILD=1 reuses the last built image (localhost/explorer:check) and only runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -61,6 +62,9 @@ if ! podman image exists localhost/py-base:bookworm; then
 fi
 podman tag localhost/py-base:bookworm docker.io/library/python:3.11-slim
 
+if [ "${SKIP_BUILD:-0}" = 1 ] && podman image exists localhost/explorer:check; then
+  log "SKIP_BUILD=1: reusing the image built before"
+else
 CONTEXT=$(mktemp -d "$WORK/context.XXXX")
 git -C "$REPO" archive HEAD | tar -C "$CONTEXT" -x
 log "building $(git -C "$REPO" rev-parse --short HEAD) with PIP_FIND_LINKS=$WHEELS"
@@ -68,9 +72,11 @@ podman build --isolation=chroot -v /etc/ssl/certs:/etc/ssl/certs:ro -v "$WHEELS:
     --build-arg PIP_FIND_LINKS=/wheels -t localhost/explorer:check "$CONTEXT" >"$WORK/build.log" 2>&1 \
   || { tail -30 "$WORK/build.log"; echo "RESULT container: build FAILED (log $WORK/build.log)"; exit 1; }
 rm -rf "$CONTEXT"
+fi
 log "built: $(podman image inspect localhost/explorer:check --format '{{.Size}}') bytes"
 
 IMG=$(mktemp -d "$WORK/image.XXXX")
+chmod 755 "$IMG"   # the image's root, entered by its user (uid 1000)
 cid=$(podman create localhost/explorer:check)
 podman export "$cid" | tar -C "$IMG" -x
 podman rm "$cid" >/dev/null

@@ -492,6 +492,7 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                 stats["slowest_s"] = round(stats["slowest_s"], 3)
                 report.per_endpoint[endpoint] = stats
                 log(f"{endpoint}: {stats}")
+                sys.stdout.flush()
     finally:
         guard.active = False
     gc.collect()
@@ -510,6 +511,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--invalid-s", type=float, default=1.0)
     parser.add_argument("--any-s", type=float, default=30.0)
     parser.add_argument("--rss-mb", type=float, default=50.0)
+    parser.add_argument("--strict-only", action="store_true",
+                        help="only values every handler must refuse, and texts (no heavy runs)")
+    parser.add_argument("--max-huge", type=int, default=3, help="multi-MB cases per endpoint")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args(argv)
     import torch
@@ -522,10 +526,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         # a first pass warms every handler's imports and caches: growth is measured after it
         fuzz(url, guard, min(args.cases, 6), seed=args.seed + 1,
-             only=args.endpoints.split(",") if args.endpoints else None, log=lambda line: None)
+             only=args.endpoints.split(",") if args.endpoints else None, log=lambda line: None,
+             strict_only=args.strict_only)
         report = fuzz(url, guard, args.cases, seed=args.seed,
                       only=args.endpoints.split(",") if args.endpoints else None,
-                      invalid_s=args.invalid_s, any_s=args.any_s, rss_mb=args.rss_mb)
+                      invalid_s=args.invalid_s, any_s=args.any_s, rss_mb=args.rss_mb,
+                      max_huge=args.max_huge, strict_only=args.strict_only)
     finally:
         demo.close()
     summary = {k: v for k, v in report.__dict__.items() if k not in ("per_endpoint", "invalid_seconds")}

@@ -35,6 +35,17 @@ from bench.fuzz import MB, rss_bytes, serve  # noqa: E402
 PROMPTS = ["What is a KV cache?", "用一句话解释注意力。", "Once upon a time", "List three colours."]
 
 
+def rss_parts_mb() -> dict:
+    """RssAnon (heap: the allocator's high-water mark, states, activations) and RssFile
+    (mapped files: safetensors weights, libraries) from /proc/self/status, in MB."""
+    parts = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(("RssAnon:", "RssFile:")):
+                parts[line.split(":")[0]] = round(int(line.split()[1]) / 1024, 1)
+    return parts
+
+
 def temp_files() -> int:
     folder = Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
     return sum(1 for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
@@ -124,6 +135,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for t in threads:
         t.start()
     samples = []
+    parts_start = rss_parts_mb()
     while any(t.is_alive() for t in threads):
         samples.append((time.monotonic() - start, rss_bytes() / MB))
         time.sleep(10)
@@ -131,12 +143,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         t.join()
     time.sleep(3)
     samples.append((time.monotonic() - start, rss_bytes() / MB))
+    parts_end = rss_parts_mb()
     settled = [s for s in samples if s[0] >= samples[-1][0] / 4]
     result = {
         "minutes": round((time.monotonic() - start) / 60, 2),
         "requests": counts,
         "rss_start_mb": round(samples[0][1], 1), "rss_end_mb": round(samples[-1][1], 1),
         "rss_max_mb": round(max(r for _, r in samples), 1),
+        "rss_parts_start_mb": parts_start, "rss_parts_end_mb": parts_end,
         "rss_slope_mb_per_min_after_first_quarter": None if slope_mb_per_min(settled) is None
         else round(slope_mb_per_min(settled), 2),
         "temp_files_start": files_start, "temp_files_end": temp_files(),

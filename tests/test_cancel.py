@@ -1,6 +1,6 @@
 """Stop and cancel a streaming /generate through the app's API (bench/cancel.py, short run):
-<= 2 tokens decoded after the stop, the worker thread gone within 1 s, the next queued job
-decoding within 2 s, no worker left and the thread count back to its baseline. The 50-times
+<= 2 tokens decoded after the stop, the run out of the shared decode loop within 1 s, the
+next job decoding within 2 s, no worker left and the thread count back to its baseline. The 50-times
 run is `python -m bench.cancel`; its last result is in docs/HARDENING.md."""
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def test_stop_and_cancel_end_the_run_and_free_the_model_for_the_next_job():
         runtime.get(runtime.default_name)
         summary = cancel.run(url, forwards, times=2, modes=("stop", "cancel"), log=lambda line: None)
     finally:
+        forwards.close()
         demo.close()
     result = summary.as_dict()
     assert not summary.failures, result

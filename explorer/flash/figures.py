@@ -264,7 +264,7 @@ def io_figure(sweep: flash_io.IOSweep, lang: str, paper: Optional[flash_io.IOSwe
 
 
 def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
-    c = colors(5)
+    c = colors(len(sweep.extra))
     ns = list(sweep.ns)
     fig = Fig()
     hover = template("flash.fig.io_hover", lang)
@@ -283,7 +283,7 @@ def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
 
 
 def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
-    c = colors(5)
+    c = colors(len(sweep.seconds))
     ns = list(sweep.ns)
     fig = Fig()
     hover = template("flash.fig.time_hover", lang)

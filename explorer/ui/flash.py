@@ -174,9 +174,8 @@ def build(ctx: TabContext) -> None:
             io_max = gr.Number(2048, precision=0, label=t("flash.io.max_n"), elem_id="flash-io-max-n")
             io_run = gr.Button(t("flash.io.run"), variant="primary", elem_id="flash-io-run")
         io_summary = gr.Markdown(elem_id="flash-io-summary")
-        with gr.Row():
-            io_plot = gr.Plot(elem_id="flash-io-plot", show_label=False)
-            mem_plot = gr.Plot(elem_id="flash-mem-plot", show_label=False)
+        io_plot = gr.Plot(elem_id="flash-io-plot", show_label=False)
+        mem_plot = gr.Plot(elem_id="flash-mem-plot", show_label=False)
         io_state = gr.State(None)
         io_run.click(bind(run_io), [ctx.lang, *shared, io_d, io_sram, io_max],
                      [io_plot, mem_plot, io_summary, io_state], api_name="flash_io", **ctx.model_event)

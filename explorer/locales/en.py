@@ -862,7 +862,6 @@ STRINGS: dict[str, str] = {
     'flash.yes': 'yes',
     'flash.no': 'no',
     'flash.na': 'n/a (the checkpoint caps its logits, SDPA cannot)',
-    'flash.need_run': 'Run the naive and tiled paths first.',
     'flash.exact.intro': "Random q, k, v (d = 64, fp32) for several n (1, and lengths no block divides), block sizes (7×13 and 64×32 divide none of them) and masks (causal, sliding window, sinks + window, bidirectional). Each case runs the engine's tiled path against its naive path and SDPA.",
     'flash.exact.run': 'Run the random cases',
     'flash.exact.summary': '{cases} cases. Largest max |tiled − naive| = {tn}, |tiled − SDPA| = {ts}, |naive − SDPA| = {ns}: all within {tol} (fp32 rounding).',
@@ -1344,4 +1343,3 @@ STRINGS: dict[str, str] = {
         'the slowest {slow:.1f} %: only pairs that barely turn could be folded, so MLA keeps the '
         'up-projection free of position and gives position its own small RoPE key.'),
 }
-

@@ -818,7 +818,6 @@ STRINGS: dict[str, str] = {
     'flash.yes': '是',
     'flash.no': '否',
     'flash.na': '不适用（该检查点对 logit 做了截断，SDPA 做不到）',
-    'flash.need_run': '请先运行朴素与分块路径。',
     'flash.exact.intro': '随机的 q、k、v（d = 64，fp32），取多个 n（包括 1，以及不能被块大小整除的长度）、多种块大小（7×13 与 64×32 都不能整除它们）和多种掩码（因果、滑动窗口、汇 + 窗口、双向）。每种情形都把引擎的分块路径与朴素路径和 SDPA 对比。',
     'flash.exact.run': '运行随机用例',
     'flash.exact.summary': '共 {cases} 个用例。最大的 max |分块 − 朴素| = {tn}，|分块 − SDPA| = {ts}，|朴素 − SDPA| = {ns}：都在 {tol} 之内（fp32 舍入）。',
@@ -1269,4 +1268,3 @@ STRINGS: dict[str, str] = {
         '最小二乘解等于 $R_m W$ 的平均（最大差 {check:.1e}）。最快的维度对残差 {fast:.1f} %，最慢的 '
         '{slow:.1f} %：只有几乎不转的维度对才能并入，所以 MLA 让上投影与位置无关，并把位置交给单独的小 RoPE 键。'),
 }
-

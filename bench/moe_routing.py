@@ -1,7 +1,7 @@
 """MoE tab benchmark: the routing heatmap of 256 tokens (one forward recording every MoE layer's
 router, then the figure), on a shipped explorer-moe checkpoint.
 
-    .venv/bin/python bench/moe_routing.py [--model explorer-moe-bias] [--tokens 256] [--repeat 7]
+    .venv/bin/python bench/moe_routing.py [--model explorer-moe-bias] [--tokens 256] [--repeat 7] [--threads N]
 
 Target (issue): <= 1 s on this CPU. Prints the median wall time and, beside it, this process's
 CPU seconds over its torch threads (a lower bound of the wall time on an idle machine, since a
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from explorer.moe import figures, routing, session, shipped  # noqa: E402
+from explorer.moe import routing, session, shipped  # noqa: E402
 from models.loading import load_model  # noqa: E402
 
 TARGET_S = 1.0
@@ -31,7 +31,10 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="explorer-moe-bias", choices=shipped.MOE_NAMES)
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
+                        help="torch threads (default: torch's, as the app runs)")
     args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
     from transformers import AutoTokenizer
 
     folder = shipped.folder(args.model)
@@ -44,7 +47,7 @@ def main(argv=None) -> int:
 
     def heatmap():
         result = routing.run_routing(model, ids, texts)
-        return figures.routing_heatmap(result, layer, "en")
+        return routing.figures(result, layer, "en")
 
     heatmap()  # warm-up
     wall, cpu = [], []

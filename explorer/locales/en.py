@@ -7,7 +7,7 @@ STRINGS: dict[str, str] = {
     'shell.heading': (
         '# Transformer Explorer\n'
         'A real small language model, run by our own PyTorch modules, opened up: watch the '
-        'KV cache grow, the attention masks, RoPE at work.'),
+        'KV cache grow, the attention masks, RoPE, FlashAttention\'s tiles and MoE routing at work.'),
     'shell.language': 'Language',
     'shell.model': 'Model',
     'shell.weights_note': (
@@ -1108,7 +1108,7 @@ STRINGS: dict[str, str] = {
     'moe.fig.cost.title': 'Compute follows k, parameters follow N: {n} tokens, N = {e} experts per layer',
     'moe.fig.cost.left': 'measured time per token',
     'moe.fig.cost.right': 'parameters',
-    'moe.fig.cost.time': 'ms per token (median; bars: min–max)',
+    'moe.fig.cost.time': 'ms per token (fastest run; bar: up to the slowest)',
     'moe.fig.cost.time_hover': 'k = %{{x}}<br>%{{y:.3f}} ms per token',
     'moe.fig.cost.total': 'total parameters',
     'moe.fig.cost.active': 'active parameters per token',
@@ -1343,3 +1343,4 @@ STRINGS: dict[str, str] = {
         'the slowest {slow:.1f} %: only pairs that barely turn could be folded, so MLA keeps the '
         'up-projection free of position and gives position its own small RoPE key.'),
 }
+

@@ -7,7 +7,7 @@ STRINGS: dict[str, str] = {
     'shell.heading': (
         '# Transformer 探索器\n'
         '一个真实的小型语言模型，由我们自己写的 PyTorch 模块运行，并把内部摊开给你看：KV '
-        '缓存如何增长、注意力掩码、RoPE 如何起作用。'),
+        '缓存如何增长、注意力掩码、RoPE、FlashAttention 的分块与 MoE 路由如何起作用。'),
     'shell.language': '语言',
     'shell.model': '模型',
     'shell.weights_note': (
@@ -1049,7 +1049,7 @@ STRINGS: dict[str, str] = {
     'moe.fig.cost.title': '计算量随 k 变化，参数量随 N 变化：{n} 个词元，每层 N = {e} 个专家',
     'moe.fig.cost.left': '实测每词元耗时',
     'moe.fig.cost.right': '参数量',
-    'moe.fig.cost.time': '每词元毫秒数（中位数；误差线：最小–最大）',
+    'moe.fig.cost.time': '每词元毫秒数（最快的一次；误差线：到最慢的一次）',
     'moe.fig.cost.time_hover': 'k = %{{x}}<br>每词元 %{{y:.3f}} 毫秒',
     'moe.fig.cost.total': '总参数量',
     'moe.fig.cost.active': '每词元激活参数量',
@@ -1268,3 +1268,4 @@ STRINGS: dict[str, str] = {
         '最小二乘解等于 $R_m W$ 的平均（最大差 {check:.1e}）。最快的维度对残差 {fast:.1f} %，最慢的 '
         '{slow:.1f} %：只有几乎不转的维度对才能并入，所以 MLA 让上投影与位置无关，并把位置交给单独的小 RoPE 键。'),
 }
+

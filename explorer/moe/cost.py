@@ -4,7 +4,6 @@ of one forward over the same tokens when every token is routed to k = 1, 2, 4, .
 multiply-adds per token that k implies and the parameter count, which k does not change."""
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -20,7 +19,7 @@ from explorer.moe.routing import moe_modules, moe_shape, routing_view
 @dataclass(frozen=True)
 class KTiming:
     k: int
-    ms_per_token: float          # median over `repeats` forwards
+    ms_per_token: float          # the fastest of `repeats` forwards (others' load only adds time)
     spread: tuple[float, float]  # min, max ms per token
     expert_macs_per_token: int   # multiply-adds of the experts one token runs through, all layers
     active_params: int           # parameters one token uses at this k
@@ -44,14 +43,20 @@ def expert_params(model) -> tuple[int, int]:
     return per_expert, sum(p.numel() for p in model.parameters()) - routed
 
 
+MIN_TOKENS = 256  # a shorter text is repeated up to this many tokens: timings of a few dozen
+                  # tokens are all per-op overhead, whatever k
+
+
 @torch.no_grad()
-def run_cost(model, ids: Sequence[int], ks: Sequence[int] = (1, 2, 4, 8), repeats: int = 5) -> CostResult:
+def run_cost(model, ids: Sequence[int], ks: Sequence[int] = (1, 2, 4, 8), repeats: int = 7) -> CostResult:
     n_experts, trained_k, _ = moe_shape(model)
     ks = [k for k in ks if 1 <= k <= n_experts]
     if not ks:
         raise ValueError(f"no k between 1 and {n_experts}")
     device = next(model.parameters()).device
-    x = torch.as_tensor(list(ids), dtype=torch.long, device=device)[None]
+    ids = list(ids)
+    ids = (ids * -(-MIN_TOKENS // len(ids)))[:max(MIN_TOKENS, len(ids))]
+    x = torch.as_tensor(ids, dtype=torch.long, device=device)[None]                  # (1, T)
     per_expert, others = expert_params(model)
     total = others + per_expert * n_experts
     views = {k: routing_view(model, top_k=k) for k in ks}
@@ -70,7 +75,7 @@ def run_cost(model, ids: Sequence[int], ks: Sequence[int] = (1, 2, 4, 8), repeat
     rows = []
     for k in ks:
         macs = k * per_expert  # a gated MLP's weights are each used once per token: MACs = params
-        rows.append(KTiming(k, statistics.median(times[k]), (min(times[k]), max(times[k])), macs,
+        rows.append(KTiming(k, min(times[k]), (min(times[k]), max(times[k])), macs,
                             others + k * per_expert, total))
     return CostResult(x.shape[1], trained_k, n_experts, tuple(rows))
 
@@ -79,7 +84,7 @@ def figures(result: CostResult, lang: Optional[str]) -> tuple[go.Figure]:
     """Left: measured time per token against k. Right: total and active parameters against k."""
     ks = [r.k for r in result.rows]
     fig = Fig(panels=(text("moe.fig.cost.left", lang), text("moe.fig.cost.right", lang)))
-    fig.add_scatter(x=ks, y=[r.ms_per_token for r in result.rows], mode="lines+markers",
+    fig.add_scatter(x=ks, y=[r.ms_per_token for r in result.rows], mode="lines+markers",  # fastest, bar up to slowest
                     name=text("moe.fig.cost.time", lang),
                     error_y=dict(type="data", symmetric=False,
                                  array=[r.spread[1] - r.ms_per_token for r in result.rows],
@@ -97,7 +102,8 @@ def figures(result: CostResult, lang: Optional[str]) -> tuple[go.Figure]:
         fig.update_xaxes(axis, title_text=text("moe.fig.cost.x", lang), tickmode="array", tickvals=ks)
     fig.update_yaxes(1, title_text=text("moe.fig.cost.y", lang), rangemode="tozero")
     fig.update_yaxes(2, title_text=text("moe.fig.cost.y2", lang), rangemode="tozero")
-    return (fig.finish(text("moe.fig.cost.title", lang, n=result.n_tokens, e=result.n_experts), height=380),)
+    fig.update_layout(legend=dict(y=-0.22, yanchor="top"))  # under the plots: the panel titles sit on top
+    return (fig.finish(text("moe.fig.cost.title", lang, n=result.n_tokens, e=result.n_experts), height=430),)
 
 
 def summary(result: CostResult, lang: Optional[str]) -> str:

@@ -29,7 +29,7 @@ DEFAULT_TEXT = '''def mean(values):
 DEFAULT_LAYER = 3
 PREFERENCE_TOKENS = 8192   # held-out tokens routed for the preference tables
 COST_KS = (1, 2, 4, 8)
-COST_REPEATS = 5
+COST_REPEATS = 7
 
 
 def _model(runtime, name: Any, progress: Any = None):

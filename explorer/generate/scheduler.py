@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import os
 import queue
 import threading
@@ -46,12 +47,20 @@ from models.generate import Step, check_prompt, sample_next
 # under ~5 tokens/s (bench/classroom.py), so further runs wait, and past the queue are refused.
 MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
 MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
+# Intra-op threads of a step that decodes several runs. A batched step is hundreds of small
+# ops (attention per run) between a few products of a handful of rows; their OpenMP regions
+# wait for every thread at each barrier, and on a busy 2-core CPU (other processes, the app's
+# own threads) one waiting thread stalls the op. Measured with SmolLM2, 30 runs, on the shared
+# development CPU: 0.33-0.41 s per step with one thread against 4.5-12.8 s with two. 0 keeps
+# torch's own setting. A run alone keeps torch's setting (the fused step splits its products
+# over every thread).
+BATCH_THREADS = int(os.environ.get("EXPLORER_BATCH_THREADS", "1"))
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together
 # A run decodes while its consumer holds at most this many of its steps not yet taken: a
 # visitor's stream is never computed far ahead of what it shows, and a consumer that stopped
 # reading (a closed tab not yet noticed) stops costing the batch anything.
-AHEAD = 2
+AHEAD = 8
 POLL_S = 2.0              # a consumer waiting for its next step checks its stop flag this often
 
 
@@ -284,7 +293,8 @@ class Scheduler:
                                device=self.model.embed.weight.device)             # (G, n)
             t0 = time.perf_counter()
             try:
-                logits = self.decoder.forward_many(ids, [run.batch for run in group])  # (G, 1, V)
+                with _threads(BATCH_THREADS if len(group) > 1 else 0):
+                    logits = self.decoder.forward_many(ids, [run.batch for run in group])  # (G, 1, V)
             except Exception as error:
                 for run in group:
                     self._fail(run, error)
@@ -303,7 +313,9 @@ class Scheduler:
     def _decode(self, runs: list) -> None:
         t0 = time.perf_counter()
         try:
-            logits = self.decoder.step_many([run.tokens[-1] for run in runs], [run.batch for run in runs])
+            with _threads(BATCH_THREADS if len(runs) > 1 else 0):
+                logits = self.decoder.step_many([run.tokens[-1] for run in runs],
+                                                [run.batch for run in runs])
         except Exception as error:
             for run in runs:
                 self._fail(run, error)
@@ -349,6 +361,19 @@ class Scheduler:
             if run in self._active:
                 self._active.remove(run)
         run.batch = None   # its cache: freed with the last reference
+
+
+@contextlib.contextmanager
+def _threads(n: int):
+    """torch's intra-op threads set to n (0: unchanged) for the block, then restored."""
+    before = torch.get_num_threads()
+    if n and n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n and n != before:
+            torch.set_num_threads(before)
 
 
 _SCHEDULERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

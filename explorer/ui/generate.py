@@ -224,6 +224,11 @@ def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: A
     """Calculator tables and the roofline. The loaded model's row appears once it is loaded."""
     lang = normalize_language(lang)
     n, b = shapes.check(tokens, element_bytes)
+    if model_name is not None:
+        try:
+            runtime.check_name(model_name)   # an unknown name is refused, not read as "none loaded"
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
     loaded_shape = roof = None
     if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
         loaded = runtime.get(model_name)

@@ -58,3 +58,17 @@ def test_every_endpoint_survives_the_quick_fuzz():
     assert report.per_endpoint and min(s["cases"] for s in report.per_endpoint.values()) >= 3
     assert report.invalid > report.cases // 2
     assert not report.failures, report.failures[:10]
+
+
+@pytest.mark.parametrize("name", [["smollm2-135m-instruct", "gemma-3-270m"], {"a": 1}, math.nan,
+                                  "../../etc/passwd"])
+def test_the_kv_calculator_refuses_a_model_name_that_is_not_one(runtime, name):
+    """Found by the fuzz: /kv_calculator read any unknown model value (a list of two names) as
+    "no model loaded" and answered; an unknown name is refused like everywhere else."""
+    import gradio as gr
+
+    from explorer.ui import generate as tab
+
+    with pytest.raises(gr.Error, match="Unknown model"):
+        tab.calculate(runtime, name, "en", 32768, 2, 512)
+    assert len(tab.calculate(runtime, None, "en", 32768, 2, 512)) == 5

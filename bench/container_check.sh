@@ -84,7 +84,8 @@ for dir in proc dev; do mount --bind /$dir "$IMG/$dir"; done
 mount -t tmpfs tmpfs "$IMG/tmp"
 server=""
 cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  set +e   # every step runs, whatever the server's exit status
+  [ -n "$server" ] && kill "$server" 2>/dev/null; [ -n "$server" ] && wait "$server" 2>/dev/null
   for dir in tmp dev proc; do umount "$IMG/$dir" 2>/dev/null || umount -l "$IMG/$dir" 2>/dev/null || true; done
   rm -rf "$IMG"
 }

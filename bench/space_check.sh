@@ -19,7 +19,7 @@ export PIP_FIND_LINKS=${PIP_FIND_LINKS:-/opt/wheels} PIP_DISABLE_PIP_VERSION_CHE
 started=$(date +%s)
 log() { echo "[space $(( $(date +%s) - started ))s] $*"; }
 server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; true; }
+cleanup() { set +e; [ -n "$server" ] && kill "$server" 2>/dev/null; [ -n "$server" ] && wait "$server" 2>/dev/null; true; }
 trap cleanup EXIT
 
 SDK=$(sed -n 's/^sdk_version: *//p' README.md | head -1)

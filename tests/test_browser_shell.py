@@ -35,7 +35,7 @@ def _expected_tab_titles(lang: str) -> list[str]:
 
 def _wait_tab_titles(page, lang: str) -> None:
     expected = _expected_tab_titles(lang)
-    tabs = page.locator("#explorer-tabs [role=tab]")
+    tabs = page.locator("#explorer-tabs [role=tab][id^=tab-]")
     for _ in range(50):
         if tabs.all_inner_texts() == expected:
             return
@@ -68,7 +68,7 @@ def test_language_switch_changes_visible_text_and_back(page, app_url, screenshot
     page.locator("#model-status", has_text="运行于").wait_for()
     assert "已加载" in page.locator("#model-status").inner_text()
     _wait_tab_titles(page, "zh")  # every tab, not only the selected one
-    page.locator("#explorer-tabs [role=tab]", has_text="关于").click()
+    page.locator("#explorer-tabs [role=tab][id^=tab-]", has_text="关于").click()
     page.locator("#claims-table", has_text="演示位置").wait_for()
     screenshot(page, "shell-zh")
 
@@ -101,7 +101,8 @@ def test_selecting_gemma_shows_its_notice_and_model_card(page, app_url, screensh
     notice = page.locator("#model-notice")
     notice.get_by_text("Gemma Terms of Use").wait_for()
     assert "ai.google.dev/gemma/terms" in notice.inner_text()
-    page.locator("#explorer-tabs [role=tab]", has_text="About").click()
+    page.locator("#explorer-tabs [role=tab][id^=tab-]", has_text="About").click()
+    page.locator("#section-about-section-card-button").click()  # the card's own sub-tab
     page.locator("#model-card", has_text="Gemma 3 270M").wait_for(timeout=LOAD_TIMEOUT)
     card = page.locator("#model-card").inner_text()
     assert "15 × sliding window of 512" in card and "3 × full (causal)" in card

@@ -134,3 +134,33 @@ def test_past_capacity_a_quick_busy_answer(tiny):
 def test_one_scheduler_per_model(tiny):
     assert scheduler_for(tiny["llama"]) is scheduler_for(tiny["llama"])
     assert scheduler_for(tiny["llama"]) is not scheduler_for(tiny["gemma3"])
+
+
+def test_the_tab_names_a_shared_step_and_declines_checks_while_busy(tiny):
+    """The Generate tab's status line says how many other visitors' tokens a step carried, the
+    evidence says decoding was shared; C1 and C4 are declined while another run is in the
+    loop, with the reason in the evidence."""
+    from explorer.generate import figures, request as req, session as sess
+
+    class Digits:
+        def decode(self, ids, skip_special_tokens=False):
+            return "".join(str(i % 10) for i in ids)
+
+    model = tiny["qwen2"]
+    sched = scheduler_for(model)
+    other = sched.submit(prompt(4, 5), SamplingParams(max_new_tokens=200), eos_ids=[])
+    try:
+        assert other.next(timeout=60) is not None
+        request = req.Request(prompt="x", max_new_tokens=6)
+        *_, session = sess.stream_generation(model, Digits(), [1, 2, 3], request)
+    finally:
+        other.stop()
+    assert session.max_batch() == 2 and session.stopped == "length"
+    assert session.replay_note == "busy" and session.logit_diffs is None and session.replay == []
+    shared = next(r for r in session.records if r.batch_size == 2)
+    session.records = session.records[:session.records.index(shared) + 1]
+    assert "this step ran with 1 other visitors' tokens" in figures.status(session, "en")
+    evidence = figures.summary(session, "en")
+    assert "Decoding was shared: up to 1 other visitors'" in evidence
+    assert "were declined" in evidence
+    assert "其他 1 位访客" in figures.status(session, "zh")

@@ -16,15 +16,7 @@ import sys
 import time
 
 from explorer.checkpoints import DEFAULT_EMBEDDED, EMBEDDED, CheckpointError, prepare_embedded
-
-
-def encode_prompt(tokenizer, text: str, raw: bool = False) -> list[int]:
-    """Chat-formatted ids when the tokenizer has a chat template (instruct models), else plain."""
-    if not raw and getattr(tokenizer, "chat_template", None):
-        return list(tokenizer.apply_chat_template([{"role": "user", "content": text}],
-                                                  add_generation_prompt=True, tokenize=True,
-                                                  return_dict=False))
-    return list(tokenizer(text).input_ids)
+from explorer.prompts import encode
 
 
 def main(argv=None) -> int:
@@ -62,7 +54,9 @@ def main(argv=None) -> int:
         folder = prepare_embedded(args.model)
         tokenizer = AutoTokenizer.from_pretrained(folder)
         model = load_model(folder)
-        ids = encode_prompt(tokenizer, args.prompt, args.raw)
+        # the prompt and the new tokens must fit the positions the model was trained for
+        room = model.config.max_position_embeddings - params.max_new_tokens
+        ids = encode(tokenizer, args.prompt, max(room, 1), chat=not args.raw)
         decoder = None
         if args.compile or args.autotune:
             import shutil

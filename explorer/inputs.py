@@ -24,8 +24,6 @@ class InputError(ValueError):
         super().__init__(self.message("en"))
 
     def message(self, lang: Optional[str]) -> str:
-        if not locales.has(self.key):  # TRANSITIONAL: a literal English sentence, not yet a key
-            return self.key
         return locales.text(self.key, lang, **self.fields)
 
 

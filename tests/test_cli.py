@@ -4,6 +4,7 @@ from transformers import AutoTokenizer
 
 from explorer import cli
 from explorer.checkpoints import prepare_embedded
+from explorer.prompts import encode
 from models.generate import SamplingParams, generate
 from models.loading import load_model
 
@@ -14,7 +15,7 @@ def test_cli_streams_the_engine_greedy_completion(capsys):
     folder = prepare_embedded("smollm2-135m-instruct")
     tok = AutoTokenizer.from_pretrained(folder)
     model = load_model(folder, device="cpu", dtype=torch.float32)
-    ids = cli.encode_prompt(tok, "Name a colour.")
+    ids = encode(tok, "Name a colour.", 4096, chat=True)
     assert tok.decode(ids).startswith("<|im_start|>")  # chat template applied
     out = []
     for s in generate(model, ids, SamplingParams(max_new_tokens=6)):

@@ -67,7 +67,7 @@ def test_about_lists_every_claim_of_the_syllabus():
     t = build_translator(available_tabs())
     table = about.claims_table(t, "en", {"rope": "about.tab"})  # pretend About shows RoPE
     assert "| C11 | RoPE rotates dimension pairs; the score depends only on m − n. | About tab |" in table
-    assert "| C6 | " in table and "Generate tab (planned); MLA tab (planned) |" in table
+    assert "| C6 | " in table and "Generate tab (planned); Architecture tab (planned) |" in table
     assert "“关于”标签页" in about.claims_table(t, "zh", {"rope": "about.tab"})
 
 

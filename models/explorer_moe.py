@@ -13,11 +13,9 @@ import dataclasses
 from dataclasses import dataclass
 
 import torch
-import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM
-from .layers import RMSNorm
 from .llama import LlamaAttention
 from .mixtral import MoEBlock, attention_key_map, skeleton_key_map
 from .moe import MoEFeedForward, moe_config
@@ -56,12 +54,7 @@ class ExplorerMoEForCausalLM(CausalLM):
 
     def __init__(self, config: ExplorerMoEConfig):
         super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(ExplorerMoEBlock(config, i) for i in range(config.n_layers))
-        self.norm = RMSNorm(config.d_model, config.norm_eps)
-        if not config.tie_embeddings:
-            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.build(config, (ExplorerMoEBlock(config, i) for i in range(config.n_layers)))
 
 
 def key_map(config: ExplorerMoEConfig) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from .attention import MaskSpec, TileTrace, attend, scored_entries, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
-from .layers import rope_cos_sin, rope_inv_freq, rotate, signed_sin
+from .layers import RMSNorm, rope_cos_sin, rope_inv_freq, rotate, signed_sin
 
 
 @dataclass(frozen=True)
@@ -236,6 +236,16 @@ class CausalLM(nn.Module):
     family: ClassVar[str] = ""   # each family class sets it; equal to its config's family
     config: ModelConfig
     embed_scale: Optional[float] = None
+
+    def build(self, config, blocks: Iterable[nn.Module], norm: Optional[nn.Module] = None) -> None:
+        """The parts every family has: the token embedding, its blocks, the final norm (RMSNorm
+        unless the family passes its own) and an LM head unless the embeddings are tied."""
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(blocks)
+        self.norm = norm if norm is not None else RMSNorm(config.d_model, config.norm_eps)
+        if not config.tie_embeddings:
+            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
 
     def layer_masks(self, override: Union[MaskSpec, Sequence, None] = None) -> list[MaskSpec]:
         """Each layer's own mask (causal, or causal + its sliding window), restricted by an

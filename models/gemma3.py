@@ -57,13 +57,9 @@ class Gemma3ForCausalLM(CausalLM):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.config = config
         self.embed_scale = config.d_model ** 0.5
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(Gemma3Block(config) for _ in range(config.n_layers))
-        self.norm = RMSNorm(config.d_model, config.norm_eps, unit_offset=True)
-        if not config.tie_embeddings:
-            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.build(config, (Gemma3Block(config) for _ in range(config.n_layers)),
+                   norm=RMSNorm(config.d_model, config.norm_eps, unit_offset=True))
 
 
 def key_map(config: ModelConfig) -> dict[str, list[str]]:

@@ -21,7 +21,6 @@ import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
-from .layers import RMSNorm
 from .llama import LlamaAttention
 from .mixtral import MoEBlock, attention_key_map, skeleton_key_map
 
@@ -47,12 +46,7 @@ class GptOssForCausalLM(CausalLM):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(MoEBlock(config, i, GptOssAttention(config)) for i in range(config.n_layers))
-        self.norm = RMSNorm(config.d_model, config.norm_eps)
-        if not config.tie_embeddings:
-            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.build(config, (MoEBlock(config, i, GptOssAttention(config)) for i in range(config.n_layers)))
 
 
 @dataclass(frozen=True)

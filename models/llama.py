@@ -49,12 +49,7 @@ class LlamaForCausalLM(CausalLM):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(LlamaBlock(config) for _ in range(config.n_layers))
-        self.norm = RMSNorm(config.d_model, config.norm_eps)
-        if not config.tie_embeddings:
-            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.build(config, (LlamaBlock(config) for _ in range(config.n_layers)))
 
 
 def key_map(config: ModelConfig) -> dict[str, list[str]]:

@@ -45,12 +45,7 @@ class MixtralForCausalLM(CausalLM):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(MoEBlock(config, i, LlamaAttention(config)) for i in range(config.n_layers))
-        self.norm = RMSNorm(config.d_model, config.norm_eps)
-        if not config.tie_embeddings:
-            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.build(config, (MoEBlock(config, i, LlamaAttention(config)) for i in range(config.n_layers)))
 
 
 def experts_key_map(ours: str, hf: str, n_experts: int, gate: str, up: str, down: str) -> dict:

@@ -6,11 +6,9 @@ with norm_topk_prob. Layers in mlp_only_layers (or off the decoder_sparse_step) 
 Block: models.mixtral.MoEBlock with Llama attention."""
 from __future__ import annotations
 
-import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM
-from .layers import RMSNorm
 from .llama import LlamaAttention
 from .mixtral import MoEBlock, attention_key_map, experts_key_map, skeleton_key_map
 
@@ -20,12 +18,7 @@ class Qwen2MoeForCausalLM(CausalLM):
 
     def __init__(self, config: ModelConfig):
         super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(MoEBlock(config, i, LlamaAttention(config)) for i in range(config.n_layers))
-        self.norm = RMSNorm(config.d_model, config.norm_eps)
-        if not config.tie_embeddings:
-            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.build(config, (MoEBlock(config, i, LlamaAttention(config)) for i in range(config.n_layers)))
 
 
 def key_map(config: ModelConfig) -> dict:

@@ -20,14 +20,27 @@ NAMES = MOE_NAMES + (DENSE_NAME,)
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
+    """The tiny run of three variants, with every selection-bias update it makes recorded
+    (a few +-rate steps can sum back to zero, so the updates are checked, not only the end)."""
+    import models.moe
+
     out = tmp_path_factory.mktemp("moe-tiny")
-    logs = []
-    cards = train.run(["none", "bias", "dense"], train.TINY, out, tiny=True, log=logs.append)
-    return out, cards, logs
+    logs, updates = [], []
+    apply = models.moe.update_selection_bias
+
+    def recorded(router, load, rate):
+        before = router.selection_bias.detach().clone()
+        apply(router, load, rate)
+        updates.append((router.selection_bias.detach() - before, load.float(), rate))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(models.moe, "update_selection_bias", recorded)
+        cards = train.run(["none", "bias", "dense"], train.TINY, out, tiny=True, log=logs.append)
+    return out, cards, logs, updates
 
 
 def test_tiny_training_writes_loadable_checkpoints(tiny_run):
-    out, cards, logs = tiny_run
+    out, cards, logs, updates = tiny_run
     assert any("step 0/" in line for line in logs)
     for variant, card in cards.items():
         folder = out / train.NAMES[variant]
@@ -48,16 +61,21 @@ def test_tiny_training_writes_loadable_checkpoints(tiny_run):
             for layer in card["held_out"]["layers"]:
                 assert sum(layer["counts"]) == card["held_out"]["tokens"] * train.TINY.top_k
                 assert layer["max_over_mean"] >= 1.0
-    # the bias variant's selection bias moved (it is updated after every step), the others have none
+    # the bias variant's selection bias is nudged after every step of every MoE layer, by
+    # rate * sign(mean load - load): up for under-loaded experts, down for over-loaded ones
+    assert len(updates) == train.TINY.steps * train.TINY.n_layers
+    for change, load, rate in updates:
+        assert torch.equal(change.sign(), (load.mean() - load).sign())
+        assert torch.allclose(change.abs()[load != load.mean()], torch.tensor(rate))
     bias = load_model(out / train.NAMES["bias"], device="cpu", dtype=torch.float32)
-    assert bias.blocks[0].mlp.router.selection_bias.abs().sum() > 0
+    assert bias.blocks[0].mlp.router.selection_bias is not None
     none = load_model(out / train.NAMES["none"], device="cpu", dtype=torch.float32)
     assert none.blocks[0].mlp.router.selection_bias is None
     assert "PSF" in (out / train.NAMES["none"] / "MODEL_CARD.md").read_text()
 
 
 def test_tiny_training_is_deterministic(tiny_run, tmp_path):
-    out, cards, _ = tiny_run
+    out, cards, _, _ = tiny_run
     again = train.run(["bias"], train.TINY, tmp_path, tiny=True, log=lambda *_: None)
     name = train.NAMES["bias"]
     assert (tmp_path / name / "model.safetensors").read_bytes() == (out / name / "model.safetensors").read_bytes()
@@ -146,7 +164,7 @@ def test_family_runs_with_the_kv_cache(tiny_run, variant):
     full forward's logits, and the routing recorded token by token is the full forward's."""
     from models.forward import Recorder
 
-    out, _, _ = tiny_run
+    out, _, _, _ = tiny_run
     model = load_model(out / train.NAMES[variant], device="cpu", dtype=torch.float32)
     ids = torch.randint(0, train.TINY.vocab_size, (1, 24), generator=torch.Generator().manual_seed(1))
     full = model(ids)

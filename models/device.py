@@ -63,7 +63,7 @@ def tune_cpu_allocator() -> bool:
     layer (SmolLM2 at 2048 tokens: a 25 MB gate/up product, several 5-13 MB activations), so
     the next layer's allocations fault the same pages in again: ~380,000 page faults in one
     2048-token SmolLM2 prefill, ~1.5 GB zeroed by the kernel, measured at 20-30% of its time
-    on this VM (docs/BENCHMARKS.md). Fixing the thresholds (what the PyTorch CPU tuning guide
+    on a 2-core CPU (docs/BENCHMARKS.md). Fixing the thresholds (what the PyTorch CPU tuning guide
     gets from jemalloc/tcmalloc) cuts that to a few thousand. The cost: the process keeps up
     to TRIM_THRESHOLD of freed memory mapped for reuse.
 

@@ -7,7 +7,7 @@ aten calls per token, and even the torch.compile'd static step (models.decoders.
 parallel regions with their thread wake-ups plus 30 SDPA calls of 40-80 us on a 64-slot cache.
 That held the compiled step at ~67% of the measured bandwidth on this 2-core CPU, while the
 same 121 products run back to back inside one parallel region reach ~100% of a large GEMV
-(docs/BENCHMARKS.md, run 7). models/decoders/fused_decode.cpp is that one region: both threads
+(docs/BENCHMARKS.md). models/decoders/fused_decode.cpp is that one region: both threads
 split every matrix by rows and meet at six barriers per layer.
 
 What stays the same as the engine:

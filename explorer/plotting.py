@@ -50,6 +50,30 @@ class Fig:
                                   yanchor="bottom", showarrow=False, font=dict(size=14))
                              for text, x in ((left, 0.22), (right, 0.78))])
 
+    def grid(self, rows: int, cols: int, titles: Sequence[str] = (), n: Optional[int] = None,
+             horizontal_spacing: float = 0.04, vertical_spacing: float = 0.06) -> None:
+        """A rows x cols grid of panels (make_subplots' layout as plain dicts): panel k = 1, 2,
+        ... row by row from the top, axes x/y, x2/y2, ...; `n` panels (default all), each
+        titled by `titles[k - 1]` above it. Put a trace in panel k with **Fig.panel(k)."""
+        n = rows * cols if n is None else n
+        width = (1.0 - horizontal_spacing * (cols - 1)) / cols
+        height = (1.0 - vertical_spacing * (rows - 1)) / rows
+        for k in range(1, n + 1):
+            r, c = divmod(k - 1, cols)
+            x0 = c * (width + horizontal_spacing)
+            y1 = 1.0 - r * (height + vertical_spacing)
+            suffix = "" if k == 1 else str(k)
+            self._axis(f"xaxis{suffix}", dict(domain=[x0, x0 + width], anchor=f"y{suffix}"))
+            self._axis(f"yaxis{suffix}", dict(domain=[y1 - height, y1], anchor=f"x{suffix}"))
+            if k <= len(titles):
+                self.add_annotation(text=titles[k - 1], x=x0 + width / 2, y=y1, xref="paper", yref="paper",
+                                    xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=14))
+
+    @staticmethod
+    def panel(k: int) -> dict:
+        """The axis keys of a trace in panel k of `grid` (or of `panels`)."""
+        return dict(xaxis="x" if k == 1 else f"x{k}", yaxis="y" if k == 1 else f"y{k}")
+
     def add_trace(self, kind: str, **trace) -> None:
         self.data.append({"type": kind, **trace})
 
@@ -98,7 +122,8 @@ class Fig:
         self.update_layout(
             title=dict(text=title, x=0.01, y=0.98, yanchor="top", yref="container", font=dict(size=15)),
             height=height, margin=dict(l=60, r=20, t=88 if title else 40, b=50),
-            hoverlabel=dict(font_size=12), paper_bgcolor="white", plot_bgcolor="white",
+            hoverlabel=dict(font_size=12), paper_bgcolor="white",
+            plot_bgcolor=self.layout.get("plot_bgcolor", "white"),
             font=dict(FONT), hovermode=self.layout.get("hovermode", "closest"),
             legend={**dict(orientation="h", yanchor="bottom", y=1.01, x=0, xanchor="left",
                            font=dict(size=12)), **self.layout.get("legend", {})})

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 import torch
 
 from explorer.locales import text
+from explorer.plotting import Fig
 from models.attention import MaskSpec
 from models.config import SLIDING
 
@@ -151,33 +152,29 @@ def strip_figure(result: CostResult, lang: str = "en") -> go.Figure:
     z = [[1 if k == "global" else 0 for k in kinds]]
     cells = [[(text("attention.fig.global_cell", lang) if k == "global"
                else text("attention.fig.local_cell", lang, w=result.window)) for k in kinds]]
-    fig = go.Figure(go.Heatmap(
+    fig = Fig()
+    fig.add_heatmap(
         z=z, x=list(range(len(kinds))), y=[text("attention.fig.layer_type", lang)], colorscale=MASK_COLORS,
         zmin=0, zmax=1, showscale=False, customdata=cells, xgap=2,
-        hovertemplate=text("attention.fig.strip_hover", lang) + "<extra></extra>"))
-    fig.update_layout(title=text("attention.fig.strip_title", lang, title=result.title + ":",
-                                 n_local=result.n_local, n_global=result.n_global).strip(),
-                      height=170, margin=dict(l=10, r=10, t=50, b=40))
-    fig.update_xaxes(title=text("attention.fig.layer", lang), dtick=1)
-    return fig
+        hovertemplate=text("attention.fig.strip_hover", lang) + "<extra></extra>")
+    fig.update_xaxes(title_text=text("attention.fig.layer", lang), dtick=1)
+    return fig.finish(text("attention.fig.strip_title", lang, title=result.title + ":",
+                           n_local=result.n_local, n_global=result.n_global).strip(), height=210)
 
 
 def cost_figure(result: CostResult, lang: str = "en") -> go.Figure:
     """Score entries per layer vs n, local and global, on log axes."""
     ns = [r.n for r in result.rows]
-    fig = go.Figure()
+    fig = Fig()
     for kind, color, count in (("global", "#E69F00", result.n_global), ("local", "#0072B2", result.n_local)):
         if count:
             name = text(f"attention.fig.one_{kind}", lang)
-            fig.add_trace(go.Scatter(x=ns, y=[getattr(r, f"scores_{kind}") for r in result.rows],
-                                     mode="lines+markers", name=name, line=dict(color=color),
-                                     hovertemplate=text("attention.fig.cost_hover", lang, kind=name)
-                                     + "<extra></extra>"))
-    fig.update_layout(title=text("attention.fig.cost_title", lang),
-                      height=380, margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title=text("attention.fig.cost_x", lang), type="log")
-    fig.update_yaxes(title=text("attention.fig.cost_y", lang), type="log")
-    return fig
+            fig.add_scatter(x=ns, y=[getattr(r, f"scores_{kind}") for r in result.rows],
+                            mode="lines+markers", name=name, line=dict(color=color),
+                            hovertemplate=text("attention.fig.cost_hover", lang, kind=name) + "<extra></extra>")
+    fig.update_xaxes(title_text=text("attention.fig.cost_x", lang), type="log")
+    fig.update_yaxes(title_text=text("attention.fig.cost_y", lang), type="log")
+    return fig.finish(text("attention.fig.cost_title", lang), height=380)
 
 
 def figures(result: CostResult, lang: str = "en") -> tuple[go.Figure, go.Figure]:

@@ -12,6 +12,7 @@ import torch
 
 from explorer.attention import model_title
 from explorer.locales import text
+from explorer.plotting import Fig
 from models.forward import Recorder, RunOptions
 
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -75,33 +76,28 @@ def data(result: GroupsResult) -> dict:
 def figures(result: GroupsResult, lang: str = "en") -> tuple[go.Figure]:
     """Query heads (top) joined to the KV head they read (bottom)."""
     n_q, n_kv = result.n_heads, result.n_kv_heads
-    fig = go.Figure()
+    fig = Fig()
     xq = np.linspace(0, 1, n_q) if n_q > 1 else np.array([0.5])
     xkv = np.array([np.mean([xq[h] for h in group]) for group in result.groups])
     for j, group in enumerate(result.groups):
         color = PALETTE[j % len(PALETTE)]
         for h in group:
-            fig.add_trace(go.Scatter(x=[xq[h], xkv[j]], y=[1, 0], mode="lines",
-                                     line=dict(color=color, width=2), hoverinfo="skip",
-                                     showlegend=False))
-        fig.add_trace(go.Scatter(
+            fig.add_scatter(x=[xq[h], xkv[j]], y=[1, 0], mode="lines",
+                            line=dict(color=color, width=2), hoverinfo="skip", showlegend=False)
+        fig.add_scatter(
             x=[xq[h] for h in group], y=[1] * len(group), mode="markers+text",
             marker=dict(size=26, color=color, symbol="circle"),
             text=[f"q{h}" for h in group], textposition="top center",
             name=text("attention.fig.kv_group", lang, j=j, first=group[0], last=group[-1]),
-            hovertemplate=[text("attention.fig.reads", lang, h=h, j=j) + "<extra></extra>" for h in group]))
-        fig.add_trace(go.Scatter(x=[xkv[j]], y=[0], mode="markers+text",
-                                 marker=dict(size=34, color=color, symbol="square"),
-                                 text=[f"kv{j}"], textposition="bottom center", showlegend=False,
-                                 hovertemplate=text("attention.fig.shared", lang, j=j, n=len(group))
-                                 + "<extra></extra>"))
-    fig.update_layout(title=text("attention.fig.groups_title", lang, title=result.title + ":", n_q=n_q,
-                                 n_kv=n_kv, plural="s" if n_kv > 1 else "").strip(),
-                      height=330, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", y=-0.15))
+            hovertemplate=[text("attention.fig.reads", lang, h=h, j=j) + "<extra></extra>" for h in group])
+        fig.add_scatter(x=[xkv[j]], y=[0], mode="markers+text",
+                        marker=dict(size=34, color=color, symbol="square"),
+                        text=[f"kv{j}"], textposition="bottom center", showlegend=False,
+                        hovertemplate=text("attention.fig.shared", lang, j=j, n=len(group)) + "<extra></extra>")
     fig.update_xaxes(visible=False, range=[-0.08, 1.08])
     fig.update_yaxes(visible=False, range=[-0.45, 1.45])
-    return (fig,)
+    return (fig.finish(text("attention.fig.groups_title", lang, title=result.title + ":", n_q=n_q,
+                            n_kv=n_kv, plural="s" if n_kv > 1 else "").strip(), height=370),)
 
 
 def summary(result: GroupsResult, lang: str = "en") -> str:

@@ -211,8 +211,7 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
                      n_kv_heads: Optional[int] = None, lang: str = "en"):
     """One head at full resolution, or all heads in a grid (pooled above GRID_CELLS tokens).
     Hover names the query token, key token, layer and head. Text in `lang`."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    from explorer.plotting import Fig
 
     probs = layer_map.probs.numpy()
     n_heads = probs.shape[0]
@@ -220,25 +219,24 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
     k_labels = [labels[int(p)] for p in layer_map.kv_pos]
     layer = layer_map.layer
     if head is not None:
-        fig = go.Figure(go.Heatmap(
+        fig = Fig()
+        fig.add_heatmap(
             z=np.round(probs[head], 5), x=k_labels, y=q_labels, colorscale=COLORSCALE, zmin=0,
-            colorbar=dict(title=text("attention.fig.probability", lang)),
-            hovertemplate=text("attention.fig.hover_one", lang, layer=layer, head=head) + "<extra></extra>"))
-        fig.update_layout(title=text("attention.fig.title_one", lang, model=title, layer=layer,
-                                      head=head).strip())
-        fig.update_xaxes(title=text("attention.fig.key_axis", lang), type="category", tickangle=-60)
-        fig.update_yaxes(title=text("attention.fig.query_axis", lang), type="category", autorange="reversed")
+            colorbar=dict(title=dict(text=text("attention.fig.probability", lang))),
+            hovertemplate=text("attention.fig.hover_one", lang, layer=layer, head=head) + "<extra></extra>")
+        fig.update_xaxes(title_text=text("attention.fig.key_axis", lang), type="category", tickangle=-60)
+        fig.update_yaxes(title_text=text("attention.fig.query_axis", lang), type="category", autorange="reversed")
         if n_prompt is not None and n_prompt < len(q_labels):
-            fig.add_hline(y=n_prompt - 0.5, line=dict(color="white", dash="dash", width=1))
-        fig.update_layout(height=640, margin=dict(l=10, r=10, t=50, b=10))
-        return fig
+            fig.add_shape(type="line", x0=0, x1=1, xref="paper", y0=n_prompt - 0.5, y1=n_prompt - 0.5,
+                          yref="y", line=dict(color="white", dash="dash", width=1))
+        return fig.finish(text("attention.fig.title_one", lang, model=title, layer=layer, head=head).strip(),
+                          height=640)
     cols = 3 if n_heads > 4 else 2
     rows = math.ceil(n_heads / cols)
     n_rep = max(1, n_heads // max(1, n_kv_heads or n_heads))
-    fig = make_subplots(rows=rows, cols=cols,
-                        subplot_titles=[text("attention.fig.head_title", lang, h=h, kv=h // n_rep)
-                                        for h in range(n_heads)],
-                        horizontal_spacing=0.04, vertical_spacing=0.06)
+    fig = Fig()
+    fig.grid(rows, cols, [text("attention.fig.head_title", lang, h=h, kv=h // n_rep) for h in range(n_heads)],
+             n=n_heads, horizontal_spacing=0.04, vertical_spacing=0.06)
     pooled_heads = [_pool(probs[h], GRID_CELLS) for h in range(n_heads)]
     factor = pooled_heads[0][1]
     # block means are small: one shared scale up to the largest mean keeps heads comparable
@@ -254,42 +252,39 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
             xs = [f"{k_labels[i]} … +{factor - 1}" for i in s_idx]
             ys = [f"{q_labels[i]} … +{factor - 1}" for i in t_idx]
             hover = text("attention.fig.hover_block", lang, layer=layer, head=h, f=factor) + "<extra></extra>"
-        fig.add_trace(go.Heatmap(z=np.round(pooled, 5), x=xs, y=ys, colorscale=COLORSCALE, zmin=0,
-                                 zmax=zmax, showscale=h == 0,
-                                 colorbar=dict(title=text("attention.fig.probability" if factor == 1
-                                                           else "attention.fig.block_mean", lang)),
-                                 hovertemplate=hover),
-                      row=h // cols + 1, col=h % cols + 1)
-    fig.update_xaxes(showticklabels=False, type="category")
-    fig.update_yaxes(showticklabels=False, type="category", autorange="reversed")
-    for c in range(1, cols + 1):
-        fig.update_xaxes(title_text=text("attention.fig.key_arrow", lang), row=rows, col=c)
-    for r in range(1, rows + 1):
-        fig.update_yaxes(title_text=text("attention.fig.query_arrow", lang), row=r, col=1)
+        fig.add_heatmap(z=np.round(pooled, 5), x=xs, y=ys, colorscale=COLORSCALE, zmin=0,
+                        zmax=zmax, showscale=h == 0,
+                        colorbar=dict(title=dict(text=text("attention.fig.probability" if factor == 1
+                                                           else "attention.fig.block_mean", lang))),
+                        hovertemplate=hover, **Fig.panel(h + 1))
+    for h in range(n_heads):
+        fig.update_xaxes(h + 1, showticklabels=False, type="category")
+        fig.update_yaxes(h + 1, showticklabels=False, type="category", autorange="reversed")
+        if h + cols >= n_heads:      # the lowest panel of its column
+            fig.update_xaxes(h + 1, title_text=text("attention.fig.key_arrow", lang))
+        if h % cols == 0:
+            fig.update_yaxes(h + 1, title_text=text("attention.fig.query_arrow", lang))
     pooled_note = text("attention.fig.pooled", lang, f=factor) if factor > 1 else ""
-    fig.update_layout(title=text("attention.fig.title_all", lang, model=title, layer=layer,
-                                  n=n_heads, pooled=pooled_note).strip(),
-                      height=300 * rows + 60, margin=dict(l=10, r=10, t=70, b=10))
-    return fig
+    return fig.finish(text("attention.fig.title_all", lang, model=title, layer=layer,
+                           n=n_heads, pooled=pooled_note).strip(), height=300 * rows + 100)
 
 
 def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
     """The (T, S) mask of this layer, from the same MaskSpec the forward used. Text in `lang`."""
-    import plotly.graph_objects as go
+    from explorer.plotting import Fig
 
     visible = layer_map.visible.numpy().astype(np.int8)
     q_labels = [labels[int(p)] for p in layer_map.q_pos]
     k_labels = [labels[int(p)] for p in layer_map.kv_pos]
-    fig = go.Figure(go.Heatmap(
+    fig = Fig()
+    fig.add_heatmap(
         z=visible, x=k_labels, y=q_labels, colorscale=MASK_COLORS, zmin=0, zmax=1, showscale=False,
-        hovertemplate=text("attention.fig.mask_hover", lang, layer=layer_map.layer) + "<extra></extra>"))
-    fig.update_layout(title=text("attention.fig.mask_title", lang, layer=layer_map.layer,
-                                  mask=describe(layer_map.layer_mask, lang)),
-                      height=640, margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title=text("attention.fig.key_token", lang), type="category", showticklabels=False)
-    fig.update_yaxes(title=text("attention.fig.query_token", lang), type="category", autorange="reversed",
+        hovertemplate=text("attention.fig.mask_hover", lang, layer=layer_map.layer) + "<extra></extra>")
+    fig.update_xaxes(title_text=text("attention.fig.key_token", lang), type="category", showticklabels=False)
+    fig.update_yaxes(title_text=text("attention.fig.query_token", lang), type="category", autorange="reversed",
                      showticklabels=False)
-    return fig
+    return fig.finish(text("attention.fig.mask_title", lang, layer=layer_map.layer,
+                           mask=describe(layer_map.layer_mask, lang)), height=640)
 
 
 

@@ -24,6 +24,7 @@ import torch
 from explorer.attention import long_ids, max_tokens, model_title
 from explorer.inputs import choice, whole_number
 from explorer.locales import Term, text
+from explorer.plotting import Fig
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
@@ -159,23 +160,24 @@ def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = 
     ys = [str(d) for d in result.distances]
     cells = np.where(result.changed, text("attention.fig.rf.changed", lang),
                     text("attention.fig.rf.unchanged", lang))
-    fig = go.Figure(go.Heatmap(
+    fig = Fig()
+    fig.add_heatmap(
         z=np.round(z, 3), x=list(range(n_layers)), y=ys, colorscale="Viridis",
-        colorbar=dict(title="log10 max|Δh|"), customdata=cells,
-        hovertemplate=text("attention.fig.rf.hover", lang) + "<extra></extra>"))
+        colorbar=dict(title=dict(text="log10 max|Δh|")), customdata=cells,
+        hovertemplate=text("attention.fig.rf.hover", lang) + "<extra></extra>")
     px = [p if p is not None else n_layers - 0.5 for p in result.predicted]
-    fig.add_trace(go.Scatter(x=[p - 0.5 for p in px], y=ys, mode="markers+lines",
-                             line=dict(color="#D55E00", width=2, shape="hv"),
-                             marker=dict(symbol="line-ns-open", size=14, color="#D55E00"),
-                             name=text("attention.fig.rf.rule", lang),
-                             hovertemplate=text("attention.fig.rf.rule_hover", lang) + "<extra></extra>"))
-    fig.update_layout(title=text("attention.fig.rf.title", lang, title=title + ":"),
-                      height=max(360, 26 * len(ys) + 160), margin=dict(l=10, r=10, t=50, b=10),
-                      plot_bgcolor="#d9d9d9", legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(title=text("attention.fig.rf.x", lang), dtick=1 if n_layers <= 32 else 2,
+    fig.add_scatter(x=[p - 0.5 for p in px], y=ys, mode="markers+lines",
+                    line=dict(color="#D55E00", width=2, shape="hv"),
+                    marker=dict(symbol="line-ns-open", size=14, color="#D55E00"),
+                    name=text("attention.fig.rf.rule", lang),
+                    hovertemplate=text("attention.fig.rf.rule_hover", lang) + "<extra></extra>")
+    # grey behind the heatmap: cells without a change (NaN) show as grey
+    fig.update_layout(plot_bgcolor="#d9d9d9")
+    fig.update_xaxes(title_text=text("attention.fig.rf.x", lang), dtick=1 if n_layers <= 32 else 2,
                      range=[-0.5, n_layers - 0.5])
-    fig.update_yaxes(title=text("attention.fig.rf.y", lang), type="category")
-    return fig
+    fig.update_yaxes(title_text=text("attention.fig.rf.y", lang), type="category")
+    return fig.finish(text("attention.fig.rf.title", lang, title=title + ":"),
+                      height=max(380, 26 * len(ys) + 180))
 
 
 # ----------------------------------------------------------------------------- the experiment

@@ -16,6 +16,7 @@ import torch
 from explorer.attention import long_ids, max_tokens, model_title
 from explorer.inputs import whole_number
 from explorer.locales import Term, text
+from explorer.plotting import Fig
 from explorer.prompts import token_text
 from models.forward import Recorder, RunOptions
 
@@ -110,15 +111,14 @@ def data(result: SinkResult) -> dict:
 def grid_figure(values: np.ndarray, what: str, title: str = "", lang: str = "en") -> go.Figure:
     """One (L, H) grid of masses; `what` and `title` come in `lang` already."""
     n_layers, n_heads = values.shape
-    fig = go.Figure(go.Heatmap(
+    fig = Fig()
+    fig.add_heatmap(
         z=np.round(values, 4), x=list(range(n_heads)), y=list(range(n_layers)),
-        colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title=text("attention.fig.sink.mass", lang)),
-        hovertemplate=text("attention.fig.sink.hover", lang, what=what) + "<extra></extra>"))
-    fig.update_layout(title=title, height=max(320, 16 * n_layers + 120),
-                      margin=dict(l=10, r=10, t=50, b=10))
-    fig.update_xaxes(title=text("attention.fig.sink.head", lang), dtick=1)
-    fig.update_yaxes(title=text("attention.fig.sink.layer", lang), autorange="reversed")
-    return fig
+        colorscale="Viridis", zmin=0, zmax=1, colorbar=dict(title=dict(text=text("attention.fig.sink.mass", lang))),
+        hovertemplate=text("attention.fig.sink.hover", lang, what=what) + "<extra></extra>")
+    fig.update_xaxes(title_text=text("attention.fig.sink.head", lang), dtick=1)
+    fig.update_yaxes(title_text=text("attention.fig.sink.layer", lang), autorange="reversed")
+    return fig.finish(title, height=max(360, 16 * n_layers + 160))
 
 
 def figures(result: SinkResult, lang: str = "en") -> tuple:

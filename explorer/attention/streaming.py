@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from explorer.attention import LONG_TEXT_MAX, long_ids, model_title
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term, text
+from explorer.plotting import Fig
 from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import RunOptions
@@ -181,37 +182,37 @@ def rolling_mean(values: np.ndarray, width: int) -> np.ndarray:
 def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64, lang: str = "en"):
     """Perplexity (exp of the rolling mean NLL) against position, one line per policy and model.
     Text in `lang`."""
-    import plotly.graph_objects as go
-
     colors = {"full": "#000000", "window": "#D55E00", "sinks": "#0072B2", SINKS_GLOBAL: "#009E73"}
     dashes = ["solid", "dot", "dash"]
-    fig = go.Figure()
+    fig = Fig()
     shown = []
     for m, result in enumerate(results):
         for policy, curve in result.nll.items():
             y = np.exp(rolling_mean(curve, smooth))
             shown.append(y[min(len(y) - 1, smooth // 2):])
             label = f"{result.model}: {policy_label(policy, result.window, result.sinks, lang)}"
-            fig.add_trace(go.Scatter(
+            fig.add_scatter(
                 x=np.arange(1, len(curve) + 1), y=np.round(y, 3), mode="lines", name=label,
                 line=dict(color=colors[policy], dash=dashes[m % len(dashes)], width=1.6),
                 hovertemplate=text("attention.fig.stream.hover", lang, label=label, smooth=smooth)
-                + "<extra></extra>"))
+                + "<extra></extra>")
     if results:
-        fig.add_vline(x=results[0].window, line=dict(color="grey", dash="dot"),
-                      annotation_text="w", annotation_position="top")
-    fig.update_layout(title=text("attention.fig.stream.title", lang, smooth=smooth),
-                      height=460, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", y=-0.2))
-    fig.update_xaxes(title=text("attention.fig.stream.x", lang))
+        w = results[0].window
+        fig.add_shape(type="line", x0=w, x1=w, xref="x", y0=0, y1=1, yref="paper",
+                      line=dict(color="grey", dash="dot"))
+        fig.add_annotation(text="w", x=w, xref="x", y=1, yref="paper", xanchor="center",
+                           yanchor="bottom", showarrow=False)
+    fig.update_xaxes(title_text=text("attention.fig.stream.x", lang))
     # the first few positions have almost no context (perplexity in the thousands): keep the
     # y range on the rest, where the policies differ
     y_range = None
     if shown:
         values = np.concatenate(shown)
         y_range = [math.log10(values.min() * 0.8), math.log10(values.max() * 1.5)]
-    fig.update_yaxes(title=text("attention.fig.stream.y", lang), type="log", range=y_range)
-    return fig
+    fig.update_yaxes(title_text=text("attention.fig.stream.y", lang), type="log")
+    if y_range is not None:
+        fig.update_yaxes(range=y_range)
+    return fig.finish(text("attention.fig.stream.title", lang, smooth=smooth), height=480)
 
 
 def streaming_summary(result: StreamingResult) -> dict:

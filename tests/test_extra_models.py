@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from explorer.checkpoints import EMBEDDED, CheckpointError, extra_checkpoints
+from explorer.moe.shipped import shipped_entries
 from explorer.runtime import Runtime, UnknownModelError
 from tests.test_moe_parity import tiny_moe_hf
 
@@ -20,7 +21,8 @@ def test_an_extra_folder_is_listed_and_loads(mixtral_folder, monkeypatch):
     hf, folder = mixtral_folder
     monkeypatch.setenv("EXPLORER_EXTRA_MODELS", f" {folder} ,")
     runtime = Runtime("cpu", torch.float32, load_tokenizer=lambda folder: None)
-    assert runtime.names() == [*EMBEDDED, "tiny-mixtral"]
+    # the embedded models, the project's own shipped ones, then the operator's
+    assert runtime.names() == [*EMBEDDED, *shipped_entries(), "tiny-mixtral"]
     assert runtime.default_name in EMBEDDED
     spec = runtime.spec("tiny-mixtral")
     assert "MixtralForCausalLM" in spec.description and "2 of 4 experts" in spec.description
@@ -31,9 +33,9 @@ def test_an_extra_folder_is_listed_and_loads(mixtral_folder, monkeypatch):
         assert (loaded.model(ids) - hf(ids).logits).abs().max() <= 1e-5
 
 
-def test_without_the_variable_only_embedded_models(monkeypatch):
+def test_without_the_variable_only_the_projects_models(monkeypatch):
     monkeypatch.delenv("EXPLORER_EXTRA_MODELS", raising=False)
-    assert Runtime("cpu", torch.float32).names() == list(EMBEDDED)
+    assert Runtime("cpu", torch.float32).names() == [*EMBEDDED, *shipped_entries()]
 
 
 def test_a_visitor_cannot_name_a_folder(mixtral_folder, monkeypatch):

@@ -354,7 +354,9 @@ def test_real_gemma_local_layers_cap_at_512(runtime):
 
 
 # ----- the worker thread behind the UI ------------------------------------------------------
-def _background(model, request, idle_timeout_s=5.0):
+def _background(model, request, idle_timeout_s=5.0, step_delay_s=0.0):
+    """in_background over a run of `model`; step_delay_s slows each step, so that a tiny model's
+    run outlasts a short idle timeout however fast the machine."""
     seen = []
 
     def make(should_stop):
@@ -362,6 +364,7 @@ def _background(model, request, idle_timeout_s=5.0):
                                                  should_stop=should_stop):
             seen.append(session)
             yield session
+            time.sleep(step_delay_s)
 
     return transport.in_background(make, idle_timeout_s=idle_timeout_s), seen
 
@@ -423,7 +426,8 @@ def test_closing_the_background_stream_stops_the_worker(tiny_llama):
 
 def test_an_abandoned_background_stream_stops_after_the_idle_timeout(tiny_llama):
     request = req.Request(prompt="x", max_new_tokens=250, compare_no_cache=False)
-    stream, seen = _background(tiny_llama, request, idle_timeout_s=0.2)
+    # 250 steps of >= 10 ms: the run would last 2.5 s, far past the 0.2 s idle timeout
+    stream, seen = _background(tiny_llama, request, idle_timeout_s=0.2, step_delay_s=0.01)
     next(stream)    # then never asked again, never closed
     final = _wait_for_end(seen)
     assert final.stopped == "stop" and len(final.records) < 250

@@ -70,5 +70,5 @@ def test_the_kv_calculator_refuses_a_model_name_that_is_not_one(runtime, name):
     from explorer.ui import generate as tab
 
     with pytest.raises(gr.Error, match="Unknown model"):
-        tab.calculate(runtime, name, "en", 32768, 2, 512)
-    assert len(tab.calculate(runtime, None, "en", 32768, 2, 512)) == 5
+        tab.calculate(runtime, name, "en", 32768, 2)
+    assert len(tab.calculate(runtime, None, "en", 32768, 2)) == 3

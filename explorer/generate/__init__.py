@@ -7,7 +7,10 @@
   (T, S) mask of the last steps;
 - figures.py: the run's charts, status line and summary in the visitor's language;
 - shapes.py: the calculator of published shapes (C3, C5, C6, C9);
-- roofline.py: the decode roofline of the loaded model (C2).
+- device_roof.py: this device's memory bandwidth and matmul FLOP rate, measured on demand and
+  kept per (device, dtype, threads) with the time they were measured;
+- roofline.py: the decode roofline of the loaded model (C2): bytes and FLOPs of a step from its
+  tensors, against the measured roof, beside the engine's batched decode timed at B = 1 ... 16.
 
 No Gradio here: explorer/ui/generate.py wires these into the tab.
 """

@@ -93,15 +93,6 @@ STRINGS: dict[str, str] = {
     'generate.calc_variants': (
         '**MHA vs GQA vs MQA** of the Llama 3 8B shape (32 query heads): only the KV heads '
         'change, and the cache with them.'),
-    'generate.roofline': (
-        '**Decode roofline (C2).** One decode step reads every weight once for the whole '
-        "batch plus each sequence's cache, and does about $2 \\times$ parameters FLOPs per "
-        'token plus $4 \\cdot n_{layers} \\cdot H \\cdot d_{head} \\cdot t$ for attention. '
-        'Intensity = FLOPs / bytes. Batch 1 sits far left (memory-bound); larger batches '
-        'share the weight reads and move right, toward compute-bound. Roof: this machine '
-        'as measured on an idle machine: ~30 GB/s, ~146 GFLOP/s fp32; '
-        'these are those design figures, not measured now.'),
-    'generate.roof_context': 'Roofline at context t (tokens per sequence)',
     'generate.calc.col.model': 'model',
     'generate.calc.col.attention': 'attention',
     'generate.calc.col.layers': 'layers',
@@ -114,7 +105,6 @@ STRINGS: dict[str, str] = {
     'generate.calc.col.variant': 'variant',
     'generate.calc.col.q_heads': 'q heads',
     'generate.calc.col.kv_heads': 'kv heads',
-    'generate.roofline_none': 'The roofline appears once the model is loaded.',
     'generate.status.running': (
         'Generating: **{n}** / {total} tokens · prompt {prompt} tokens{chat} · first token '
         'after {ttft:.2f} s{rate}'),
@@ -194,9 +184,8 @@ STRINGS: dict[str, str] = {
     'generate.name.check': 'Check against a full forward',
     'generate.name.calc_tokens': 'Context length',
     'generate.name.calc_bytes': 'Bytes per element',
-    'generate.name.roof_context': 'Roofline context',
     'generate.section.run': 'Run: tokens stream, the cache grows',
-    'generate.section.calculator': 'Published shapes and the roofline',
+    'generate.section.calculator': 'Published shapes',
     'generate.calc.loaded': '{title} (loaded)',
     'generate.calc.loaded_source': 'loaded model',
     'generate.calc.layers_capped': '{n} ({capped} capped at {w})',
@@ -232,14 +221,96 @@ STRINGS: dict[str, str] = {
     'generate.fig.visible': 'visible (1) / masked (0)',
     'generate.fig.key_axis': 'key position (S = {s} columns); queries at cache.pos + i, cache.pos = {pos}',
     'generate.fig.query_axis': 'T = {t} queries',
-    'generate.fig.intensity': 'arithmetic intensity (FLOP/byte)',
-    'generate.fig.gflops': 'attainable GFLOP/s',
-    'generate.fig.roof': 'roofline of this machine',
-    'generate.fig.batch': 'decode step, batch {b}',
-    'generate.fig.roofline_title': 'Decode roofline at t = {t} tokens',
-    'generate.fig.roof_hover': (
-        'B = %{{customdata[0]}}: %{{customdata[1]:,.1f}} MB read, %{{customdata[2]:,.2f}} GFLOP'
-        '<br>%{{x:.2f}} FLOP/B → %{{y:.1f}} GFLOP/s'),
+    # ---------------------------------------------------------------- the measured roofline (C2)
+    'generate.section.roofline': 'The decode roofline, measured',
+    'generate.roof.intro': (
+        '**Decode roofline (C2), measured on this machine.** One decode step of $B$ sequences '
+        'reads every weight once for the whole batch plus each sequence\'s own cache (a '
+        'sliding-window layer reads $\\min(t, w)$ tokens), and does $2$ FLOPs per weight per '
+        'token plus $4 \\cdot H \\cdot d_{head}$ per key per layer for attention. Intensity = '
+        'FLOPs / bytes, counted from the loaded model\'s tensors in their real dtype. **Measure '
+        'this machine** measures the roof (memory bandwidth: a matrix-vector product over a '
+        'matrix far larger than the caches; FLOP rate: a large square matmul; best of a few '
+        'repeats, kept until the server restarts) and then times the engine\'s batched decode '
+        'step at $B$ = 1, 2, 4, 8, 16 (B runs prefilled with $t$ tokens of the shipped text). '
+        'The dotted line is the model: where its intensity puts it under the measured roof; '
+        'the diamonds are the engine, measured.'),
+    'generate.roof.context': 'Context t (tokens per sequence)',
+    'generate.roof.refresh': 'Measure the device again (else the roof measured earlier in this server)',
+    'generate.roof.measure': 'Measure this machine',
+    'generate.roof.stop': 'Stop',
+    'generate.roof.none': 'Press **Measure this machine**: it takes a few seconds to a minute.',
+    'generate.roof.name.context': 'Context t',
+    'generate.roof.too_slow': 'The measurement took longer than {limit} s and was stopped: try a shorter context.',
+    'generate.roof.busy': (
+        'Other visitors are generating with this model right now: their steps would share the '
+        'processor and spoil the timing. Try again when the Generate runs have finished.'),
+    'generate.roof.threads': ', {n} intra-op thread(s)',
+    'generate.roof.device': (
+        '**This device, measured:** {device} ({dtype}{threads}): memory bandwidth '
+        '**{bandwidth:.1f} GB/s**, matmul **{flops:.1f} GFLOP/s**, ridge point '
+        '**{ridge:.2f} FLOP/byte**; measured {when} in {seconds:.1f} s (a {mib} MiB '
+        'matrix-vector product and a {n}×{n} matmul, best of {repeats}).'),
+    'generate.roof.sum.step': (
+        'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB ({bytes}-byte elements, '
+        'from the tensors) and does {gflop:.3f} GFLOP.'),
+    'generate.roof.sum.memory_bound': (
+        'Its intensity, {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured ridge '
+        '({ridge:.2f}): a single sequence is **memory-bound**.'),
+    'generate.roof.sum.compute_bound': (
+        'Its intensity, {intensity:.2f} FLOP/byte, is at or above the measured ridge '
+        '({ridge:.2f}): on this device even a single sequence is compute-bound.'),
+    'generate.roof.sum.share': (
+        'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, {share:.0f}% of the measured '
+        'bandwidth.'),
+    'generate.roof.sum.model_knee': (
+        'By the model\'s count the intensity reaches the ridge ({ridge:.2f} FLOP/byte) at '
+        'B ≈ {b:.1f}: the predicted knee.'),
+    'generate.roof.sum.model_no_knee': (
+        'By the model\'s count the intensity stays under the ridge at any batch: the step '
+        'stays memory-bound.'),
+    'generate.roof.sum.knee': (
+        'Measured: {r1:.1f} tokens/s at B = 1, {rb:.1f} at B = {b} ({gain:.1f}×). Tokens/s grew '
+        'about linearly up to B = {knee} ({gain_knee:.1f}× over B = 1), then only {after:.2f}× '
+        'more up to B = {b}: **the knee, read from the data, is at B = {knee}**.'),
+    'generate.roof.sum.no_knee': (
+        'Measured: {r1:.1f} tokens/s at B = 1, {rb:.1f} at B = {b} ({gain:.1f}×): tokens/s still '
+        'grew about linearly at the largest batch, so **no knee within B ≤ {b}**.'),
+    'generate.roof.sum.c2_pass': (
+        'B = {b} gives {gain:.1f}× the tokens/s of B = 1 (C2 asks ≥ {k:g}×): the batch rides on '
+        'the same weight read.'),
+    'generate.roof.sum.c2_fail': (
+        'B = {b} gives only {gain:.1f}× the tokens/s of B = 1 (C2 asks ≥ {k:g}×): on this run '
+        'batching did not ride on the weight read.'),
+    'generate.roof.fig.title': 'Decode roofline of {model} at t = {t} tokens, this device',
+    'generate.roof.fig.rates_title': 'Tokens per second against the batch size',
+    'generate.roof.fig.roof': 'roof of this device (measured)',
+    'generate.roof.fig.model': 'the model at t = {t} (what the roof allows)',
+    'generate.roof.fig.measured': 'the engine, measured',
+    'generate.roof.fig.predicted': 'the model under the measured roof',
+    'generate.roof.fig.ridge': 'ridge {ridge:.2f}',
+    'generate.roof.fig.knee': 'knee B = {b}',
+    'generate.roof.fig.intensity': 'arithmetic intensity (FLOP/byte)',
+    'generate.roof.fig.gflops': 'GFLOP/s',
+    'generate.roof.fig.batch': 'batch size B (sequences per step)',
+    'generate.roof.fig.tokens': 'tokens/s (all sequences)',
+    'generate.roof.fig.model_hover': (
+        'B = %{{customdata[0]}}: %{{customdata[1]:,.1f}} MB read, %{{customdata[2]:,.3f}} GFLOP'
+        '<br>%{{x:.2f}} FLOP/B → %{{y:.1f}} GFLOP/s allowed'),
+    'generate.roof.fig.measured_hover': (
+        'B = %{{customdata[0]}}: step %{{customdata[1]:.1f}} ms, %{{customdata[2]:.1f}} tokens/s'
+        '<br>%{{x:.2f}} FLOP/B → %{{y:.2f}} GFLOP/s achieved'),
+    'claims.m.intensity_b1': 'intensity at B = 1',
+    'claims.m.ridge': 'measured ridge point',
+    'claims.m.bandwidth': 'measured memory bandwidth',
+    'claims.m.peak_flops': 'measured matmul rate',
+    'claims.m.tokens_b1': 'tokens/s at B = 1',
+    'claims.m.tokens_b8': 'tokens/s at B = 8',
+    'claims.m.batch_speedup': 'tokens/s at B = 8 over B = 1',
+    'claims.m.knee_batch': 'knee (batch), measured',
+    'claims.C2.criterion': (
+        'Intensity at B = 1 below the measured ridge point (memory-bound), and B = {b} gives '
+        '≥ {k:g}× the tokens/s of B = 1'),
     # ---------------------------------------------------------------- Attention tab
     'attention.tab': 'Attention',
     'attention.intro': (

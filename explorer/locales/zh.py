@@ -88,15 +88,6 @@ STRINGS: dict[str, str] = {
     'generate.calc_variants': (
         '**MHA、GQA 与 MQA**：同一个 Llama 3 8B 结构（32 个查询头），只改变 KV 头数，'
         '缓存随之变化。'),
-    'generate.roofline': (
-        '**解码屋顶线（C2）。** 一个解码步对整个批次只读一次全部权重，'
-        '再加上每个序列自己的缓存；计算量约为每 token $2 \\times$ 参数量 FLOPs，'
-        '外加注意力的 $4 \\cdot n_{layers} \\cdot H \\cdot d_{head} \\cdot t$。强度 = '
-        'FLOPs / 字节。批大小 1 位于最左侧（受内存带宽限制）；'
-        '更大的批次分摊权重读取而右移，接近计算受限。屋顶：'
-        '本机在空闲时测得的数据：约 30 GB/s、约 146 GFLOP/s fp32；'
-        '这是设计文档中的数字，并非此刻实测。'),
-    'generate.roof_context': '屋顶线对应的上下文长度 t（每个序列的 token 数）',
     'generate.calc.col.model': '模型',
     'generate.calc.col.attention': '注意力',
     'generate.calc.col.layers': '层数',
@@ -109,7 +100,6 @@ STRINGS: dict[str, str] = {
     'generate.calc.col.variant': '变体',
     'generate.calc.col.q_heads': '查询头',
     'generate.calc.col.kv_heads': 'KV 头',
-    'generate.roofline_none': '模型加载后显示屋顶线。',
     'generate.status.running': (
         '生成中：**{n}** / {total} 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
         '用时 {ttft:.2f} 秒{rate}'),
@@ -183,9 +173,8 @@ STRINGS: dict[str, str] = {
     'generate.name.check': '与完整前向比对',
     'generate.name.calc_tokens': '上下文长度',
     'generate.name.calc_bytes': '每个元素的字节数',
-    'generate.name.roof_context': '屋顶线的上下文',
     'generate.section.run': '运行：逐个生成 token，缓存增长',
-    'generate.section.calculator': '已发布模型的结构与屋顶线',
+    'generate.section.calculator': '已发布模型的结构',
     'generate.calc.loaded': '{title}（已加载）',
     'generate.calc.loaded_source': '已加载的模型',
     'generate.calc.layers_capped': '{n}（{capped} 层上限 {w}）',
@@ -221,14 +210,87 @@ STRINGS: dict[str, str] = {
     'generate.fig.visible': '可见 (1) / 被遮蔽 (0)',
     'generate.fig.key_axis': '键的位置（S = {s} 列）；查询位于 cache.pos + i，cache.pos = {pos}',
     'generate.fig.query_axis': 'T = {t} 个查询',
-    'generate.fig.intensity': '算术强度（FLOP/字节）',
-    'generate.fig.gflops': '可达 GFLOP/s',
-    'generate.fig.roof': '本机的屋顶线',
-    'generate.fig.batch': '解码一步，批大小 {b}',
-    'generate.fig.roofline_title': 't = {t} 个 token 时解码的屋顶线',
-    'generate.fig.roof_hover': (
-        'B = %{{customdata[0]}}：读取 %{{customdata[1]:,.1f}} MB，%{{customdata[2]:,.2f}} GFLOP'
-        '<br>%{{x:.2f}} FLOP/B → %{{y:.1f}} GFLOP/s'),
+    # ---------------------------------------------------------------- 实测的屋顶线（C2）
+    'generate.section.roofline': '解码屋顶线（实测）',
+    'generate.roof.intro': (
+        '**解码屋顶线（C2），在本机实测。** $B$ 个序列的一个解码步对整个批次只读一次全部权重，'
+        '再加上每个序列自己的缓存（滑动窗口层只读 $\\min(t, w)$ 个 token）；计算量为每个 token '
+        '每个权重 $2$ FLOPs，外加注意力每层每个键 $4 \\cdot H \\cdot d_{head}$。强度 = FLOPs / 字节，'
+        '按已加载模型的张量及其真实数据类型计数。**测量本机** 先测屋顶（内存带宽：对远大于缓存的矩阵做'
+        '矩阵-向量乘；FLOP 速率：一个大的方阵乘法；取几次中最好的一次，保留到服务器重启），'
+        '再在 $B$ = 1、2、4、8、16 时为引擎的批量解码步计时（B 个运行各用内置文本的 $t$ 个 token 预填充）。'
+        '虚线是模型：其强度在实测屋顶下所处的位置；菱形是引擎的实测值。'),
+    'generate.roof.context': '上下文长度 t（每个序列的 token 数）',
+    'generate.roof.refresh': '重新测量设备（否则使用本服务器先前测得的屋顶）',
+    'generate.roof.measure': '测量本机',
+    'generate.roof.stop': '停止',
+    'generate.roof.none': '请按 **测量本机**：需要几秒到一分钟。',
+    'generate.roof.name.context': '上下文长度 t',
+    'generate.roof.too_slow': '测量超过 {limit} 秒，已停止：请尝试更短的上下文。',
+    'generate.roof.busy': (
+        '此刻有其他访客正在用这个模型生成：他们的解码步会分走处理器，使计时失真。'
+        '请在“生成”运行结束后再试。'),
+    'generate.roof.threads': '，{n} 个算子内线程',
+    'generate.roof.device': (
+        '**本设备实测：** {device}（{dtype}{threads}）：内存带宽 **{bandwidth:.1f} GB/s**，'
+        '矩阵乘法 **{flops:.1f} GFLOP/s**，脊点 **{ridge:.2f} FLOP/字节**；测于 {when}，'
+        '用时 {seconds:.1f} 秒（{mib} MiB 矩阵的矩阵-向量乘与 {n}×{n} 矩阵乘法，取 {repeats} 次中最好的一次）。'),
+    'generate.roof.sum.step': (
+        '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB（每个元素 {bytes} 字节，取自张量），'
+        '计算 {gflop:.3f} GFLOP。'),
+    'generate.roof.sum.memory_bound': (
+        '其强度 {intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
+        '单个序列**受内存带宽限制**。'),
+    'generate.roof.sum.compute_bound': (
+        '其强度 {intensity:.2f} FLOP/字节，达到或超过实测脊点（{ridge:.2f}）：'
+        '在本设备上即使单个序列也受计算限制。'),
+    'generate.roof.sum.share': (
+        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%。'),
+    'generate.roof.sum.model_knee': (
+        '按模型计数，强度在 B ≈ {b:.1f} 时达到脊点（{ridge:.2f} FLOP/字节）：这是预测的拐点。'),
+    'generate.roof.sum.model_no_knee': (
+        '按模型计数，无论批多大强度都低于脊点：这一步始终受内存带宽限制。'),
+    'generate.roof.sum.knee': (
+        '实测：B = 1 时每秒 {r1:.1f} 个 token，B = {b} 时 {rb:.1f} 个（{gain:.1f} 倍）。'
+        '每秒 token 数在 B = {knee} 之前近似线性增长（比 B = 1 多 {gain_knee:.1f} 倍），'
+        '之后到 B = {b} 只再增长 {after:.2f} 倍：**从数据读出的拐点在 B = {knee}**。'),
+    'generate.roof.sum.no_knee': (
+        '实测：B = 1 时每秒 {r1:.1f} 个 token，B = {b} 时 {rb:.1f} 个（{gain:.1f} 倍）：'
+        '到最大的批次仍近似线性增长，所以 **B ≤ {b} 之内没有拐点**。'),
+    'generate.roof.sum.c2_pass': (
+        'B = {b} 的每秒 token 数是 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
+        '批次共享同一次权重读取。'),
+    'generate.roof.sum.c2_fail': (
+        'B = {b} 的每秒 token 数只有 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
+        '这次测量中批处理没有借助同一次权重读取。'),
+    'generate.roof.fig.title': '{model} 在 t = {t} 个 token 时的解码屋顶线（本设备）',
+    'generate.roof.fig.rates_title': '每秒 token 数与批大小',
+    'generate.roof.fig.roof': '本设备的屋顶（实测）',
+    'generate.roof.fig.model': 't = {t} 时的模型（屋顶允许的值）',
+    'generate.roof.fig.measured': '引擎实测',
+    'generate.roof.fig.predicted': '实测屋顶下的模型',
+    'generate.roof.fig.ridge': '脊点 {ridge:.2f}',
+    'generate.roof.fig.knee': '拐点 B = {b}',
+    'generate.roof.fig.intensity': '算术强度（FLOP/字节）',
+    'generate.roof.fig.gflops': 'GFLOP/s',
+    'generate.roof.fig.batch': '批大小 B（每步的序列数）',
+    'generate.roof.fig.tokens': '每秒 token 数（所有序列合计）',
+    'generate.roof.fig.model_hover': (
+        'B = %{{customdata[0]}}：读取 %{{customdata[1]:,.1f}} MB，%{{customdata[2]:,.3f}} GFLOP'
+        '<br>%{{x:.2f}} FLOP/B → 允许 %{{y:.1f}} GFLOP/s'),
+    'generate.roof.fig.measured_hover': (
+        'B = %{{customdata[0]}}：一步 %{{customdata[1]:.1f}} 毫秒，每秒 %{{customdata[2]:.1f}} 个 token'
+        '<br>%{{x:.2f}} FLOP/B → 实际 %{{y:.2f}} GFLOP/s'),
+    'claims.m.intensity_b1': 'B = 1 时的强度',
+    'claims.m.ridge': '实测脊点',
+    'claims.m.bandwidth': '实测内存带宽',
+    'claims.m.peak_flops': '实测矩阵乘法速率',
+    'claims.m.tokens_b1': 'B = 1 时每秒 token 数',
+    'claims.m.tokens_b8': 'B = 8 时每秒 token 数',
+    'claims.m.batch_speedup': 'B = 8 与 B = 1 的每秒 token 数之比',
+    'claims.m.knee_batch': '实测拐点（批大小）',
+    'claims.C2.criterion': (
+        'B = 1 时强度低于实测脊点（受内存带宽限制），且 B = {b} 的每秒 token 数 ≥ B = 1 的 {k:g} 倍'),
     # ---------------------------------------------------------------- Attention tab
     'attention.tab': '注意力',
     'attention.intro': (

@@ -1,26 +1,26 @@
-"""Generate & KV cache tab, two sections: a run that streams tokens while the real cache grows
-(C3, C9), replays the same steps without a cache (C1) and checks the cached logits against a
-full forward (C4), under a chosen cache policy; and the calculator of published shapes (C3,
-C5, C6) with the decode roofline of the loaded model (C2).
+"""Generate & KV cache tab, three sections: a run that streams tokens while the real cache
+grows (C3, C9), replays the same steps without a cache (C1) and checks the cached logits
+against a full forward (C4), under a chosen cache policy; the calculator of published shapes
+(C3, C5, C6); and the decode roofline of the loaded model on this device's measured roof, with
+the engine's batched decode timed beside it (C2).
 
 Thin wiring over explorer/generate/: module-level handlers check inputs, run the experiment and
-keep its result in gr.State; the shell's language switch redraws both sections from it.
+keep its result in gr.State; the shell's language switch redraws every section from it.
 """
 from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import gradio as gr
 from gradio.components.plot import PlotData
 import pandas as pd
 
-from explorer.generate import figures, roofline, shapes
+from explorer.generate import device_roof, figures, roofline, shapes
 from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
-from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
+from explorer.generate.scheduler import BATCH_THREADS, MAX_BATCH, MAX_WAITING, scheduler_for
 from explorer.generate.session import Session, stream_generation
 from explorer.generate.transport import in_background
 from explorer.inputs import InputError
@@ -202,26 +202,14 @@ def draw_runs(runs, lang: str):
 
 
 # ----------------------------------------------------------------------------- the calculator section
-@dataclass(frozen=True)
-class CalculatorView:
-    """What the calculator section shows: the shapes at the chosen context, and the loaded
-    model's roofline (None until the model is loaded)."""
-    shapes: shapes.ShapesResult
-    roofline: Optional[roofline.RooflineResult]
-
-
-def draw_calculator(view: CalculatorView, lang: str):
-    """(shapes table, variants table, roofline figure, note) in `lang`."""
-    table, variants = shapes.tables(view.shapes, lang)
-    if view.roofline is None:
-        return table, variants, None, text("generate.roofline_none", lang)
-    return table, variants, roofline.figures(view.roofline, lang)[0], ""
+def draw_calculator(result: shapes.ShapesResult, lang: str):
+    """(shapes table, variants table) in `lang`."""
+    return shapes.tables(result, lang)
 
 
 @visitor_errors
-def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: Any,
-              roof_context: Any = 512):
-    """Calculator tables and the roofline. The loaded model's row appears once it is loaded."""
+def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: Any):
+    """Calculator tables. The loaded model's row appears once it is loaded."""
     lang = normalize_language(lang)
     n, b = shapes.check(tokens, element_bytes)
     if model_name is not None:
@@ -229,23 +217,48 @@ def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: A
             runtime.check_name(model_name)   # an unknown name is refused, not read as "none loaded"
         except ValueError as error:
             raise gr.Error(str(error)) from None
-    loaded_shape = roof = None
+    loaded_shape = None
     if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
         loaded = runtime.get(model_name)
         loaded_shape = shapes.shape_from_config(getattr(loaded.spec, "title", model_name), loaded.config)
-        n_params = sum(p.numel() for p in loaded.model.parameters())
-        roof = roofline.run(loaded.config, n_params, b, roof_context)
-    else:
-        roofline.check(b, roof_context)  # checked whether or not a model is loaded
-    view = CalculatorView(shapes.run(n, b, loaded_shape), roof)
-    return (*draw_calculator(view, lang), view)
+    result = shapes.run(n, b, loaded_shape)
+    return (*draw_calculator(result, lang), result)
 
 
 @visitor_errors
-def calculate_after_load(runtime, model_name, lang, tokens, element_bytes, context):
-    """The loaded model's row and roofline need it loaded (the header loads it on page load)."""
+def calculate_after_load(runtime, model_name, lang, tokens, element_bytes):
+    """The loaded model's row needs it loaded (the header loads it on page load)."""
     load_or_error(runtime, model_name)
-    return calculate(runtime, model_name, lang, tokens, element_bytes, context)
+    return calculate(runtime, model_name, lang, tokens, element_bytes)
+
+
+# ----------------------------------------------------------------------------- the roofline section
+def draw_roofline(result: roofline.RooflineResult, lang: str):
+    """(device line, roofline figure, tokens/s figure, summary) in `lang`."""
+    return (roofline.device_line(result.roof, lang), *roofline.figures(result, lang),
+            roofline.summary(result, lang))
+
+
+@visitor_errors
+def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Progress()):
+    """Measure this device's roof (or take the one measured before), then time the engine's
+    batched decode at B = 1 ... 16: (device line, roofline, tokens/s, summary, result) once
+    done, nothing before (it yields between forwards so that Stop ends it there)."""
+    lang = normalize_language(lang)
+    context = roofline.check_context(context)
+    loaded = load_or_error(runtime, model_name, progress)
+    if scheduler_for(loaded.model).load():
+        raise InputError("generate.roof.busy")   # their steps and these would time each other
+    # the shared loop's intra-op threads: the roof and the steps are measured as batches run
+    roof = device_roof.measure(loaded.device, loaded.dtype, BATCH_THREADS, refresh=refresh is True)
+    steps = roofline.run_steps(loaded.model, roofline.prompt_ids(loaded.tokenizer, context), roof,
+                               name=getattr(loaded.spec, "title", loaded.name), threads=BATCH_THREADS)
+    for item in steps:
+        if isinstance(item, roofline.RooflineResult):
+            yield (*draw_roofline(item, lang), item)
+        else:
+            progress(item[0], desc=item[1])
+            yield (gr.skip(),) * 5
 
 
 def build(ctx: TabContext) -> None:
@@ -255,6 +268,8 @@ def build(ctx: TabContext) -> None:
         _build_run(ctx)
     with ctx.section("generate.section.calculator"):
         _build_calculator(ctx)
+    with ctx.section("generate.section.roofline", elem_id="section-generate-roofline"):
+        _build_roofline(ctx)
 
 
 def _build_run(ctx: TabContext) -> None:
@@ -347,20 +362,38 @@ def _build_calculator(ctx: TabContext) -> None:
                               column_widths=["12%", "8%", "14%", "9%", "6%", "9%", "9%", "10%", "23%"])
     gr.Markdown(t("generate.calc_variants"))
     variants_table = gr.Dataframe(interactive=False, elem_id="gen-variants")
-    gr.Markdown(t("generate.roofline"), latex_delimiters=LATEX)
-    roof_context = gr.Slider(1, 8192, value=512, step=1, label=t("generate.roof_context"))
-    roofline_note = gr.Markdown()
-    roofline_plot = gr.Plot(show_label=False, elem_id="gen-roofline")
     calc_state = gr.State(None)
 
     calc = functools.partial(calculate, ctx.runtime)
     after_load = functools.partial(calculate_after_load, ctx.runtime)
-    calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes, roof_context]
-    calc_outputs = [calc_table, variants_table, roofline_plot, roofline_note, calc_state]
+    calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes]
+    calc_outputs = [calc_table, variants_table, calc_state]
     calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator")
     calc_bytes.change(calc, calc_inputs, calc_outputs, api_visibility="private")
-    roof_context.change(calc, calc_inputs, calc_outputs, api_visibility="private")
     ctx.demo.load(after_load, calc_inputs, calc_outputs, api_visibility="private", **ctx.model_event)
     ctx.model.change(after_load, calc_inputs, calc_outputs, api_visibility="private", **ctx.model_event)
-    ctx.redraw_on_language(calc_state, [calc_table, variants_table, roofline_plot, roofline_note],
-                           draw_calculator)
+    ctx.redraw_on_language(calc_state, [calc_table, variants_table], draw_calculator)
+
+
+def _build_roofline(ctx: TabContext) -> None:
+    t = ctx.t
+    gr.Markdown(t("generate.roof.intro"), latex_delimiters=LATEX)
+    with gr.Row():
+        context = gr.Slider(1, roofline.MAX_CONTEXT, value=roofline.DEFAULT_CONTEXT, step=1,
+                            label=t("generate.roof.context"), elem_id="gen-roof-context")
+        refresh = gr.Checkbox(value=False, label=t("generate.roof.refresh"))
+    with gr.Row():
+        measure = gr.Button(t("generate.roof.measure"), variant="primary", elem_id="gen-roof-measure")
+        stop = gr.Button(t("generate.roof.stop"), variant="stop", elem_id="gen-roof-stop")
+    device_note = gr.Markdown(t("generate.roof.none"), elem_id="gen-roof-device")
+    with gr.Row(equal_height=True):
+        roof_plot = gr.Plot(show_label=False, elem_id="gen-roofline")
+        rates_plot = gr.Plot(show_label=False, elem_id="gen-roof-rates")
+    roof_summary = gr.Markdown(elem_id="gen-roof-summary")
+    roof_state = gr.State(None)
+    outputs = [device_note, roof_plot, rates_plot, roof_summary, roof_state]
+    event = measure.click(functools.partial(measure_roofline, ctx.runtime),
+                          [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
+                          time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.model_event)
+    stop.click(None, None, None, cancels=[event], queue=False)
+    ctx.redraw_on_language(roof_state, [device_note, roof_plot, rates_plot, roof_summary], draw_roofline)

@@ -1,0 +1,154 @@
+"""This device's roof, measured: the memory bandwidth and the matmul FLOP rate that the decode
+roofline (explorer/generate/roofline.py, claim C2) is drawn against.
+
+- bandwidth: a matrix-vector product over a matrix much larger than the last-level cache
+  (256 MiB on a CPU, 1 GiB on a GPU), in the model's dtype on the model's device: the access
+  pattern of a decode step, which streams every weight once per token. Bytes read / time.
+- FLOP rate: a square matmul big enough to saturate the device (n = 1024 on a CPU, 8192 on a
+  GPU). 2·n³ / time.
+
+Each is the best of a few repeats after a warm-up: the roof is what the device can do, and a
+shared machine only ever makes a repeat slower. On CUDA the time is read from CUDA events
+after a synchronize (kernels launch asynchronously).
+
+`measure(device, dtype, threads)` measures on demand and keeps the result per (device, dtype,
+threads) in process memory with the wall-clock time it was measured; one measurement runs at a
+time (a lock), so concurrent callers wait and then share it. About a second on a 2-core CPU.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+
+@dataclass(frozen=True)
+class RoofSettings:
+    """How the roof is measured on one kind of device."""
+    bandwidth_bytes: int      # size of the streamed matrix (>> last-level cache)
+    matmul_n: int             # the square matmul is n x n @ n x n
+    repeats: int              # best of this many, after one warm-up
+
+
+CPU_SETTINGS = RoofSettings(bandwidth_bytes=256 << 20, matmul_n=1024, repeats=5)
+GPU_SETTINGS = RoofSettings(bandwidth_bytes=1 << 30, matmul_n=8192, repeats=10)
+
+
+@dataclass(frozen=True)
+class DeviceRoof:
+    device: str               # "cpu", "cuda:0"
+    dtype: str                # "float32", "bfloat16"
+    threads: int              # torch intra-op threads it ran with (CPU); 0 on a GPU
+    bandwidth: float          # bytes/s, best repeat
+    flops: float              # FLOP/s, best repeat
+    measured_at: float        # time.time() when the measurement ended
+    seconds: float            # wall time the measurement took
+    settings: RoofSettings
+
+    @property
+    def ridge(self) -> float:
+        """FLOP per byte where the roof turns from bandwidth-bound to compute-bound."""
+        return self.flops / self.bandwidth
+
+
+_LOCK = threading.Lock()
+_CACHE: dict[tuple[str, str, int], DeviceRoof] = {}
+
+
+def settings_for(device: torch.device) -> RoofSettings:
+    return GPU_SETTINGS if device.type == "cuda" else CPU_SETTINGS
+
+
+def _key(device: torch.device, dtype: torch.dtype, threads: int) -> tuple[str, str, int]:
+    return str(device), str(dtype).replace("torch.", ""), threads
+
+
+@contextlib.contextmanager
+def intra_op_threads(n: int):
+    """torch's intra-op threads set to n (0: unchanged) for the block, then restored."""
+    before = torch.get_num_threads()
+    if n and n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n and n != before:
+            torch.set_num_threads(before)
+
+
+def best_time(fn, device: torch.device, repeats: int) -> float:
+    """Seconds of the fastest of `repeats` calls of fn, after one warm-up call."""
+    fn()
+    best = math.inf
+    for _ in range(repeats):
+        if device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize(device)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize(device)
+            best = min(best, start.elapsed_time(end) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@torch.inference_mode()
+def _measure(device: torch.device, dtype: torch.dtype, threads: int,
+             settings: RoofSettings) -> DeviceRoof:
+    started = time.perf_counter()
+    element = torch.empty((), dtype=dtype).element_size()
+    cols = 4096
+    rows = settings.bandwidth_bytes // (element * cols)
+    matrix = torch.ones(rows, cols, device=device, dtype=dtype)                 # (rows, cols)
+    vector = torch.randn(cols, device=device, dtype=dtype)                      # (cols,)
+    seconds = best_time(lambda: torch.mv(matrix, vector), device, settings.repeats)
+    bandwidth = matrix.numel() * element / seconds
+    del matrix, vector
+    n = settings.matmul_n
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    seconds = best_time(lambda: torch.mm(a, b), device, settings.repeats)
+    flops = 2.0 * n ** 3 / seconds
+    return DeviceRoof(*_key(device, dtype, threads), bandwidth=bandwidth, flops=flops,
+                      measured_at=time.time(), seconds=time.perf_counter() - started,
+                      settings=settings)
+
+
+def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = False,
+            settings: Optional[RoofSettings] = None) -> DeviceRoof:
+    """The roof of `device` in `dtype` with `threads` intra-op threads (0: torch's current
+    setting; ignored on a GPU), measured now or taken from this process's cache. refresh=True
+    measures again and replaces the cached one."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        threads = 0
+    elif not threads:
+        threads = torch.get_num_threads()
+    key = _key(device, dtype, threads)
+    with _LOCK:
+        if not refresh and key in _CACHE:
+            return _CACHE[key]
+        with intra_op_threads(threads):
+            roof = _measure(device, dtype, threads, settings or settings_for(device))
+        _CACHE[key] = roof
+        return roof
+
+
+def cached(device, dtype: torch.dtype, threads: int = 0) -> Optional[DeviceRoof]:
+    """The cached roof of (device, dtype, threads), or None when it was never measured."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        threads = 0
+    elif not threads:
+        threads = torch.get_num_threads()
+    with _LOCK:
+        return _CACHE.get(_key(device, dtype, threads))

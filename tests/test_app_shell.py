@@ -66,8 +66,8 @@ def test_about_lists_every_claim_of_the_syllabus():
     assert set(ids) == set(about.CLAIM_PLACES)
     t = build_translator(available_tabs())
     table = about.claims_table(t, "en", {"rope": "about.tab"})  # pretend About shows RoPE
-    assert "| C11 | RoPE rotates dimension pairs; the score depends only on m − n. | About tab |" in table
-    assert "| C6 | " in table and "Generate tab (planned); Architecture tab (planned) |" in table
+    assert "| C11 | RoPE rotates dimension pairs; the score depends only on m − n. | [About tab](#open=rope) |" in table
+    assert "| C6 | " in table and "Architecture tab (planned); Generate tab (planned) |" in table
     assert "“关于”标签页" in about.claims_table(t, "zh", {"rope": "about.tab"})
 
 

@@ -833,8 +833,50 @@ STRINGS: dict[str, str] = {
     'rope.fig.pair_index': 'pair index i',
     'rope.fig.wave_log': 'wavelength (tokens, log)',
     'rope.fig.ratio_log': 'θ / θ original (log)',
+    # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
+    'claims.tab': 'Claims',
+    'claims.intro': (
+        '## Every claim, checked live\n'
+        'One row per claim of the course notes. Each row runs the same evidence function as the '
+        'tab that shows the claim, on the loaded model, and applies the claim\'s criterion to '
+        'the numbers it measures: ✓ when the criterion holds, ✗ when it does not or when the '
+        'computation failed, – when the claim has no evidence function yet. **Run** computes '
+        'the board once per model and device (about a minute on a 2-core CPU) and then answers '
+        'from memory; **Run again** measures afresh. The link in each row opens the tab and '
+        'section that show the claim.'),
+    'claims.run': 'Run',
+    'claims.rerun': 'Run again',
+    'claims.stop': 'Stop',
+    'claims.empty': 'Press **Run** to check every claim on the loaded model.',
+    'claims.col.id': 'id',
+    'claims.col.claim': 'claim',
+    'claims.col.evidence': 'evidence (measured now)',
+    'claims.col.criterion': 'criterion',
+    'claims.col.verdict': 'verdict',
+    'claims.col.seconds': 's',
+    'claims.col.link': 'shown in',
+    'claims.verdict.pass': '✓ holds',
+    'claims.verdict.fail': '✗ fails',
+    'claims.verdict.missing': '– not available',
+    'claims.err.missing': 'Not available: this claim has no evidence function yet.',
+    'claims.err.failed': 'The evidence computation failed (the server log has the details).',
+    'claims.err.bad_result': 'The evidence function returned no evidence for this claim.',
+    'claims.err.timeout': 'Timed out: still running after {limit:.0f} s.',
+    'claims.err.busy': 'Not run: the same computation from an earlier board is still running.',
+    'claims.err.board_time': "Not run: the board's time limit of {limit:.0f} s was reached.",
+    'claims.err.stopped': 'Not run: the board was stopped.',
+    'claims.open': '{tab} ›',
+    'claims.summary': (
+        '**{passed} of {total} claims hold** on {model} ({device}, {dtype}): {failed} fail, '
+        '{missing} not available. Computed at {time} in {seconds:.1f} s.'),
+    'claims.summary_stopped': 'Stopped before every claim had run: this partial board is not kept.',
+    'claims.progress': 'Checking {claim} ({done} of {total})',
+    'claims.stopped': 'Stopped.',
     # ---------------------------------------------------------------- About tab
     'about.tab': 'About',
+    'about.claims_pointer': (
+        'The **Claims** tab checks every claim live on the loaded model, with the numbers it '
+        'measures and a verdict: [open it](#open=claims).'),
     'about.intro': (
         '## What this is\n'
         'Transformer Explorer loads a small **real** checkpoint and runs it with **our own '

@@ -782,8 +782,45 @@ STRINGS: dict[str, str] = {
     'rope.fig.pair_index': '维度对序号 i',
     'rope.fig.wave_log': '波长（token，对数坐标）',
     'rope.fig.ratio_log': 'θ / θ 原始值（对数坐标）',
+    # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
+    'claims.tab': '论断核验',
+    'claims.intro': (
+        '## 每个论断，现场核验\n'
+        '课程笔记中的每个论断占一行。每一行都在已加载的模型上运行与演示该论断的标签页相同的'
+        '证据函数，并用该论断的判据检验测得的数值：判据成立为 ✓，不成立或计算失败为 ✗，'
+        '论断还没有证据函数时为 –。**运行**按模型和设备各计算一次（在 2 核 CPU 上约一分钟），'
+        '之后直接从内存作答；**重新运行**会重新测量。每行的链接会打开演示该论断的标签页和小节。'),
+    'claims.run': '运行',
+    'claims.rerun': '重新运行',
+    'claims.stop': '停止',
+    'claims.empty': '按**运行**，在已加载的模型上核验每个论断。',
+    'claims.col.id': '编号',
+    'claims.col.claim': '论断',
+    'claims.col.evidence': '证据（现场测得）',
+    'claims.col.criterion': '判据',
+    'claims.col.verdict': '结论',
+    'claims.col.seconds': '秒',
+    'claims.col.link': '演示位置',
+    'claims.verdict.pass': '✓ 成立',
+    'claims.verdict.fail': '✗ 不成立',
+    'claims.verdict.missing': '– 暂无',
+    'claims.err.missing': '暂无：此论断还没有证据函数。',
+    'claims.err.failed': '证据计算失败（详情见服务器日志）。',
+    'claims.err.bad_result': '证据函数没有返回此论断的证据。',
+    'claims.err.timeout': '超时：{limit:.0f} 秒后仍在运行。',
+    'claims.err.busy': '未运行：上一次核验中的同一计算仍在运行。',
+    'claims.err.board_time': '未运行：已达到整个核验的时间上限 {limit:.0f} 秒。',
+    'claims.err.stopped': '未运行：核验已被停止。',
+    'claims.open': '{tab} ›',
+    'claims.summary': (
+        '在 {model}（{device}，{dtype}）上，**{total} 个论断中有 {passed} 个成立**：'
+        '{failed} 个不成立，{missing} 个暂无。计算于 {time}，用时 {seconds:.1f} 秒。'),
+    'claims.summary_stopped': '在所有论断运行完之前已停止：这份不完整的结果不会保留。',
+    'claims.progress': '正在核验 {claim}（第 {done} 个，共 {total} 个）',
+    'claims.stopped': '已停止。',
     # ---------------------------------------------------------------- About tab
     'about.tab': '关于',
+    'about.claims_pointer': '“论断核验”标签页在已加载的模型上现场核验每个论断，给出实测数值和结论：[打开它](#open=claims)。',
     'about.intro': (
         '## 这是什么\n'
         'Transformer 探索器加载一个小型的**真实**检查点，并用**我们自己的 PyTorch '

@@ -53,6 +53,7 @@ TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.flash",
     "explorer.ui.architecture",
     "explorer.ui.moe",
+    "explorer.ui.claims",
     "explorer.ui.about",
 )
 

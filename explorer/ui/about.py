@@ -1,5 +1,6 @@
-"""About, two sections: which tab demonstrates each claim of the syllabus, and the model card of
-the selected model (numbers read from the loaded config and weights: explorer/about/card.py)."""
+"""About, two sections: which tab demonstrates each claim of the syllabus (with a pointer to the
+Claims tab, which checks them live), and the model card of the selected model (numbers read from
+the loaded config and weights: explorer/about/card.py)."""
 from __future__ import annotations
 
 import functools
@@ -9,20 +10,14 @@ from pathlib import Path
 import gradio as gr
 
 from explorer.about import card as model_card
+from explorer.claims.registry import CLAIMS
 from explorer.locales import normalize_language, text
 from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
 
 CLAIMS_FILE = Path(__file__).resolve().parents[2] / "docs" / "CLAIMS.md"
 
-# Where each claim is (or will be) shown: tab module ids, or topics of tabs not written yet.
-# A claim may need several places (C6: the calculator row exists, the MLA module is planned).
-CLAIM_PLACES = {
-    "C1": ("generate",), "C2": ("generate",), "C3": ("generate",), "C4": ("generate",),
-    "C5": ("generate", "attention"), "C6": ("generate", "architecture"), "C7": ("architecture",),
-    "C8": ("attention",), "C9": ("generate", "attention"), "C10": ("attention",),
-    "C11": ("rope",), "C12": ("rope",), "C13": ("rope",), "C14": ("moe",), "C15": ("moe",),
-    "C16": ("flash",), "C17": ("flash",), "C18": ("architecture",), "C19": ("architecture",),
-}
+# Where each claim is shown: tab module ids, the main one first (explorer/claims/registry.py).
+CLAIM_PLACES = {entry.claim: entry.places for entry in CLAIMS}
 # Names of planned tabs (a tab that exists is named by its own title).
 PLACE_KEYS = {
     "generate": "about.place.generate", "attention": "about.place.attention",
@@ -54,8 +49,9 @@ def draw_claims(built_tabs: dict[str, str], lang: str) -> str:
     for cid in claim_ids():
         places = []
         for place in CLAIM_PLACES.get(cid, ()):
-            if place in built_tabs:
-                places.append(text("about.tab_named", lang, title=text(built_tabs[place], lang)))
+            if place in built_tabs:  # a link the page's head script opens (explorer/ui/shell.py)
+                named = text("about.tab_named", lang, title=text(built_tabs[place], lang))
+                places.append(f"[{named}](#open={place})")
             else:
                 places.append(text("about.planned", lang, place=text(PLACE_KEYS[place], lang)))
         where = text("about.list_separator", lang).join(places) or "—"
@@ -85,6 +81,8 @@ def build(ctx: TabContext) -> None:
     gr.Markdown(t("about.intro"))
     with ctx.section("about.section.claims"):
         gr.Markdown(t("about.claims_heading"))
+        if "claims" in built_tabs:
+            gr.Markdown(t("about.claims_pointer"), elem_id="claims-pointer")
         claims = gr.Markdown(draw_claims(built_tabs, "en"), elem_id="claims-table")
         with gr.Accordion(t("about.claims_full"), open=False):
             gr.Markdown(CLAIMS_FILE.read_text(encoding="utf-8"))

@@ -44,6 +44,100 @@ window.explorerSetLanguage = async function (lang, remember) {
   }
 };
 </script>
+""" + """
+<script>
+// Links "#open=<tab id>/<section elem_id>" (the claims board, About) open a tab and a section.
+// Gradio 6 gives the button of a gr.Tab with elem_id X the id "X-button" and draws a tab's
+// content (its panel, id X, and its sections) only once the tab is shown. A tab pushed into
+// the "More tabs" menu has no button: it is found by its label, read at its index among its
+// siblings in the app's layout (window.gradio_config).
+(function () {
+  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+  async function poll(find, ms) {
+    for (let waited = 0; waited <= ms; waited += 100) {
+      const found = find();
+      if (found) return found;
+      await sleep(100);
+    }
+    return null;
+  }
+  function indexAmongTabs(elemId) {
+    const config = window.gradio_config;
+    if (!config) return -1;
+    const byId = new Map(config.components.map((c) => [c.id, c]));
+    const item = config.components.find((c) => c.type === "tabitem" && c.props.elem_id === elemId);
+    const parentOf = (node) => {
+      for (const child of node.children || []) {
+        if (item && child.id === item.id) return node;
+        const found = parentOf(child);
+        if (found) return found;
+      }
+      return null;
+    };
+    const parent = item && parentOf(config.layout);
+    if (!parent) return -1;
+    const siblings = parent.children.map((n) => byId.get(n.id))
+      .filter((c) => c && c.type === "tabitem" && c.props.visible !== false);
+    return siblings.indexOf(item);
+  }
+  async function selectTab(container, elemId) {
+    const button = document.getElementById(elemId + "-button");
+    if (button && button.offsetParent !== null) {
+      button.click();
+    } else {
+      const labels = container.querySelectorAll(
+        ":scope > .tab-wrapper > .tab-container.visually-hidden > button");
+      const label = labels[indexAmongTabs(elemId)];
+      const menu = container.querySelector(":scope > .tab-wrapper > .overflow-menu > button");
+      if (!label || !menu) return null;
+      menu.click();
+      const item = await poll(() => Array.from(container.querySelectorAll(
+        ":scope > .tab-wrapper .overflow-dropdown button"))
+        .find((b) => b.innerText.trim() === label.innerText.trim()), 2000);
+      if (!item) return null;
+      item.click();
+    }
+    return poll(() => document.getElementById(elemId), 10000);
+  }
+  window.explorerOpen = async function (target) {
+    const [tab, section] = decodeURIComponent(target).split("/");
+    if (!/^[\\w-]+$/.test(tab) || (section && !/^[\\w-]+$/.test(section))) return false;
+    const top = await poll(() => document.getElementById("explorer-tabs"), 10000);
+    let shown = top && await selectTab(top, "tab-" + tab);
+    let bar = shown;   // scrolled to: the section bar when there is one, so it stays in sight
+    if (shown && section) {
+      bar = await poll(() => shown.querySelector(".tabs"), 10000);
+      shown = bar && await selectTab(bar, section);
+    }
+    if (shown) bar.scrollIntoView({block: "start"});
+    return Boolean(shown);
+  };
+  // Opened on mousedown: a table (gr.Dataframe) redraws the cell under the pointer on
+  // mousedown, so the click that follows no longer lands on the link. A click with no mouse
+  // behind it (detail 0: the keyboard) opens it too.
+  const linkOf = (event) => event.target.closest && event.target.closest('a[href^="#open="]');
+  const open = (link) => window.explorerOpen(link.getAttribute("href").slice("#open=".length));
+  document.addEventListener("mousedown", (event) => {
+    const link = linkOf(event);
+    if (!link || event.button !== 0) return;
+    event.preventDefault();
+    event.stopPropagation();
+    open(link);
+  }, true);
+  document.addEventListener("click", (event) => {
+    const link = linkOf(event);
+    if (!link) return;
+    event.preventDefault();
+    event.stopPropagation();
+    if (event.detail === 0) open(link);
+  }, true);
+  const fromAddress = () => {
+    if (location.hash.startsWith("#open=")) window.explorerOpen(location.hash.slice(6));
+  };
+  window.addEventListener("hashchange", fromAddress);
+  window.addEventListener("load", fromAddress);
+})();
+</script>
 """
 
 

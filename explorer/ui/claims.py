@@ -1,0 +1,120 @@
+"""Claims tab: the board of every claim of docs/CLAIMS.md, computed live on the loaded model
+(explorer/claims/board.py), with a link per row that opens the tab and section showing it.
+
+Thin wiring: the handler loads the model and asks the board, which answers from its
+per-process cache or runs every claim's evidence function in a worker thread; the handler
+streams its progress (one message per claim, so Stop and a closed page take effect between
+claims) and keeps the finished board in gr.State for the language switch.
+
+EXPLORER_CLAIMS_REGISTRY="module:attribute" replaces the registry of evidence functions with
+another sequence of explorer.claims.registry.ClaimEntry (the browser tests serve a board of
+fast fake functions this way); unset, the board runs the real ones.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import queue
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gradio as gr
+
+from explorer.claims import board
+from explorer.claims.registry import CLAIMS, ClaimEntry
+from explorer.locales import normalize_language, text
+from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
+
+TITLE = "claims.tab"
+REGISTRY_ENV = "EXPLORER_CLAIMS_REGISTRY"
+# the board's own limit, plus loading the model and drawing the table
+EVENT_LIMIT_S = int(board.BOARD_LIMIT_S) + 60
+COLUMN_WIDTHS = ["5%", "19%", "27%", "21%", "9%", "5%", "14%"]
+
+
+def board_registry() -> tuple[ClaimEntry, ...]:
+    """The registry the tab runs: CLAIMS, or the one REGISTRY_ENV names."""
+    named = os.environ.get(REGISTRY_ENV, "").strip()
+    if not named:
+        return CLAIMS
+    module, _, attribute = named.partition(":")
+    return tuple(getattr(importlib.import_module(module), attribute))
+
+
+def draw(result: board.BoardResult, lang: str, tab_titles: Mapping[str, str] | None = None):
+    """(table, summary) of a finished board in `lang` (no evidence runs again)."""
+    return (*board.figures(result, lang, tab_titles), board.summary(result, lang))
+
+
+@visitor_errors
+def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, str],
+              rerun: bool, model_name, lang, progress=gr.Progress()):
+    """Stream the board: a progress message per claim, then (table, summary, result)."""
+    lang = normalize_language(lang)
+    loaded = load_or_error(runtime, model_name, progress)
+    updates: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            result = board.board(loaded, rerun=rerun, registry=registry, should_stop=stop.is_set,
+                                 progress=lambda done, total, claim: updates.put((done, total, claim)))
+            updates.put(result)
+        except BaseException as error:  # raised in the handler, where visitor_errors logs it
+            updates.put(error)
+
+    threading.Thread(target=work, name="claims-board", daemon=True).start()
+    try:
+        while True:
+            item = updates.get()
+            if isinstance(item, BaseException):
+                raise item
+            if isinstance(item, tuple):
+                done, total, claim = item
+                if claim:
+                    progress((done, total), desc=text("claims.progress", lang, claim=claim,
+                                                      done=done + 1, total=total))
+                    # a message between claims: Gradio closes this generator on Stop
+                    yield gr.skip(), text("claims.progress", lang, claim=claim, done=done + 1,
+                                          total=total), gr.skip()
+                continue
+            if item is None:  # stopped while another visitor's board was being computed
+                yield gr.skip(), text("claims.stopped", lang), gr.skip()
+                return
+            yield (*draw(item, lang, tab_titles), item)
+            return
+    finally:
+        stop.set()  # closed by Stop or a closed page: the board stops between claims
+
+
+@visitor_errors
+def stop_board(lang):
+    return text("claims.stopped", normalize_language(lang))
+
+
+def build(ctx: TabContext) -> None:
+    t = ctx.t
+    registry = board_registry()
+    tab_titles = {tab_id(module): module.TITLE for module in ctx.tabs}
+    gr.Markdown(t("claims.intro"))
+    with gr.Row():
+        run = gr.Button(t("claims.run"), variant="primary", elem_id="claims-run")
+        rerun = gr.Button(t("claims.rerun"), elem_id="claims-rerun")
+        stop = gr.Button(t("claims.stop"), variant="stop", elem_id="claims-stop")
+    summary = gr.Markdown(t("claims.empty"), elem_id="claims-summary")
+    table = gr.Dataframe(interactive=False, wrap=True, elem_id="claims-board",
+                         datatype=list(board.DATATYPES), column_widths=COLUMN_WIDTHS,
+                         show_label=False, max_height=4000)  # all 19 rows, no inner scroll
+    state = gr.State(None)
+    outputs = [table, summary, state]
+    limits = {"time_limit": EVENT_LIMIT_S, **ctx.model_event}
+    cached = functools.partial(run_board, ctx.runtime, registry, tab_titles, False)
+    again = functools.partial(run_board, ctx.runtime, registry, tab_titles, True)
+    first = run.click(cached, [ctx.model, ctx.lang], outputs, api_name="claims_board", **limits)
+    second = rerun.click(again, [ctx.model, ctx.lang], outputs, api_visibility="private", **limits)
+    stop.click(stop_board, [ctx.lang], [summary], cancels=[first, second], queue=False,
+               api_visibility="private")
+    ctx.redraw_on_language(state, [table, summary],
+                           functools.partial(draw, tab_titles=tab_titles))

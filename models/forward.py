@@ -135,6 +135,9 @@ class ForwardContext:
         # belongs to runs[i], a context with its own cache, positions and mask; the linear
         # layers see the whole batch, attention_core hands each row to its own run
         self.runs: Optional[list] = None
+        # the same batch with its caches in one pooled store: a callable (layer, q, k, v,
+        # sink_logit) -> (B, H, 1, D) that attends every row in one call (models.decoders.batched)
+        self.pooled: Optional[Callable] = None
 
     def record(self, point: str, layer: int, value: torch.Tensor) -> torch.Tensor:
         """Save `value` at a named point if the recorder asks for it; returns it unchanged."""
@@ -189,6 +192,8 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
                    v: torch.Tensor, sink_logit=None) -> torch.Tensor:
     """The part of self-attention every family shares: q (B,H,T,D), k/v (B,Hkv,T,D) before RoPE
     -> rotate at absolute positions -> cache -> mask -> attend. Returns (B,H,T,D)."""
+    if ctx.pooled is not None:   # one decode token per run, every run's cache in one store
+        return ctx.pooled(layer, q, k, v, sink_logit)                           # (B, H, 1, D)
     if ctx.runs is not None:   # row i attends over run i's own cache (models.decoders.batched)
         return torch.cat([attention_core(run, layer, q[i:i + 1], k[i:i + 1], v[i:i + 1], sink_logit)
                           for i, run in enumerate(ctx.runs)])                  # (B, H, Tq, D)

@@ -25,7 +25,9 @@ module only; `pos` and `length` are read-only properties elsewhere. The ways in:
   torch.compile (models.decoders.static), always inside `append_one`;
 - `append_one(write)`: one token whose K/V rows someone else writes in place (the static step,
   the fused C++ kernel): the cache picks each layer's slot, records the position it will hold,
-  lets `write` fill the rows, then advances;
+  lets `write` fill the rows, then advances; `append_many(caches, write)` does it for several
+  caches whose rows one call writes (the pooled batched step, models.decoders.batched);
+- `LayerKV.move_to(k, v, slot_pos)`: the same contents in other buffers (a pooled store's row);
 - `rewind(pos)`: forget every position from `pos` on (benchmarks replay one step)."""
 from __future__ import annotations
 
@@ -124,6 +126,19 @@ class LayerKV:
         self.slot_pos.index_copy_(0, slot, kept_pos)
         return k_all, v_all, pos_all
 
+    def move_to(self, k: torch.Tensor, v: torch.Tensor, slot_pos: torch.Tensor) -> None:
+        """Copy this layer's keys, values and slot positions into the given buffers (of the
+        same shapes: (B, Hkv, capacity, D) and (capacity,), e.g. views onto one row of a
+        pooled store, models.decoders.batched) and keep them from now on. The contents, and so
+        every position, length and mask, stay as they were; only where they live changes."""
+        if k.shape != self.k.shape or v.shape != self.v.shape or slot_pos.shape != self.slot_pos.shape:
+            raise ValueError(f"cannot move a {tuple(self.k.shape)} layer into {tuple(k.shape)} buffers")
+        k.copy_(self.k)
+        v.copy_(self.v)
+        slot_pos.copy_(self.slot_pos)
+        self.k, self.v, self.slot_pos = k, v, slot_pos
+        self._slot_pos_np = slot_pos.numpy() if slot_pos.device.type == "cpu" else None
+
     def used_bytes(self) -> int:
         """Bytes of the cache tensors' filled slots (K and V)."""
         n = self.length
@@ -220,6 +235,31 @@ class KVCache:
                 layer._set_slot_pos(slot, old)
             raise
         self.advance(1)
+        return out
+
+    @staticmethod
+    def append_many(caches: "list[KVCache]", write: Callable[[list, list], object]):
+        """append_one for several caches at once (a batched decode step, one token each, their
+        rows written by one call): `write(positions, slots)` gets each cache's position and
+        its per-layer slots, after every cache's slots record their new positions; then every
+        cache advances by one. If `write` raises, every slot position is restored and no `pos`
+        moves. Returns what `write` returns."""
+        for cache in caches:
+            cache.check_room(1)
+        positions = [cache._pos for cache in caches]
+        slots = [[layer.slot_of_int(pos) for layer in cache.layers] for cache, pos in zip(caches, positions)]
+        done = []   # (layer, slot, position it held before)
+        try:
+            for cache, pos, cache_slots in zip(caches, positions, slots):
+                for layer, slot in zip(cache.layers, cache_slots):
+                    done.append((layer, slot, layer._set_slot_pos(slot, pos)))
+            out = write(positions, slots)
+        except BaseException:
+            for layer, slot, old in reversed(done):
+                layer._set_slot_pos(slot, old)
+            raise
+        for cache in caches:
+            cache.advance(1)
         return out
 
     # --- going back ------------------------------------------------------------------------

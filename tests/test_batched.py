@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import gc
+
 import pytest
 import torch
 
+import models.decoders.batched as batched
 from models.attention import MaskSpec
 from models.decoders.batched import BatchedDecoder
 from models.forward import RunOptions
@@ -52,17 +55,20 @@ def run_batch(decoder: BatchedDecoder, plans: list, chunk: int = 4, trace: Optio
             logits = decoder.step_many([p.tokens[-1] for p, _ in live], [r for _, r in live])
             for row, (plan, run) in enumerate(list(live)):
                 live.remove((plan, run))
-                take(plan, run, logits[row, -1], live)
+                if not take(plan, run, logits[row, -1], live):
+                    decoder.release(run)   # as the scheduler does: its pooled row is free now
         step += 1
 
 
-def take(plan: Plan, run, logits: torch.Tensor, live: list):
+def take(plan: Plan, run, logits: torch.Tensor, live: list) -> bool:
+    """Record the run's next token; True while it goes on decoding."""
     plan.tokens.append(int(torch.argmax(logits)))
     plan.logits.append(logits.float().clone())
     plan.bytes.append(run.cache.used_bytes())
     done = len(plan.tokens) == plan.n_new or (plan.stop_after is not None and len(plan.tokens) == plan.stop_after)
     if not done:
         live.append((plan, run))
+    return not done
 
 
 def assert_as_alone(model, plan: Plan, tolerance: float = TOLERANCE):
@@ -131,6 +137,152 @@ def test_a_stopped_run_frees_its_rows(tiny):
     assert runs[1].cache.pos == before and [r.cache.pos for r in kept] == [7, 9]
     for run in kept:   # one batch row each: no cache holds another run's tokens
         assert run.cache[0].k.shape[0] == 1 and run.cache.lengths()[0] == run.cache.pos
+
+
+def pooled_calls(monkeypatch) -> list:
+    """Spy on the pooled attention: one entry (rows attended, columns) per SDPA call it makes."""
+    calls = []
+    sdpa = batched.F.scaled_dot_product_attention
+
+    def spy(q, k, v, **kw):
+        calls.append((k.shape[0], k.shape[2]))
+        return sdpa(q, k, v, **kw)
+    monkeypatch.setattr(batched.F, "scaled_dot_product_attention", spy)
+    return calls
+
+
+def in_pool(decoder: BatchedDecoder, run) -> bool:
+    """Whether every layer of the run's cache is a view onto the decoder's pooled store."""
+    pool = decoder.pool
+    return run.row is not None and all(
+        layer.k.untyped_storage().data_ptr() == pool.k[i].untyped_storage().data_ptr()
+        for i, layer in enumerate(run.cache.layers))
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_pooled_step_is_one_attention_call_per_layer(tiny, kind, monkeypatch):
+    """Three runs with three cache policies decode in one pooled store: each step makes one
+    attention call per layer over all their rows, and every run's logits equal those of the
+    same batch with attention per run (and of the run alone, test above)."""
+    model = tiny[kind]
+    options = [POLICIES["full"], POLICIES["window 6"], POLICIES["sinks 3 + window 5"]]
+    results = {}
+    for pooled in (True, False):
+        decoder = BatchedDecoder(model, solo=None, pooled=pooled)
+        runs = [decoder.start(40, o) for o in options]
+        for i, run in enumerate(runs):
+            decoder.prefill(prompt(4 + 3 * i, i), run)
+        calls = pooled_calls(monkeypatch)
+        out = [decoder.step_many([5 + s, 6 + s, 7 + s], runs) for s in range(12)]
+        monkeypatch.undo()
+        results[pooled] = torch.cat(out)
+        if pooled:
+            assert all(in_pool(decoder, run) for run in runs)
+            assert len(calls) == 12 * model.config.n_layers and {rows for rows, _ in calls} == {3}
+        else:
+            assert len(calls) == 3 * 12 * model.config.n_layers and {rows for rows, _ in calls} == {1}
+            assert all(run.row is None for run in runs)
+    assert (results[True] - results[False]).abs().max().item() <= TOLERANCE
+
+
+def test_a_row_is_reused_after_its_run_leaves(tiny):
+    """A long run leaves; a short one joins and takes its row without the store growing. The
+    row's old keys (positions the newcomer's queries would otherwise see) are never visible:
+    the newcomer decodes exactly as alone."""
+    model = tiny["llama"]
+    decoder = BatchedDecoder(model, solo=None)
+    plans = [Plan(prompt(5, 1), POLICIES["full"], n_new=16),
+             Plan(prompt(14, 2), POLICIES["full"], n_new=10),
+             Plan(prompt(3, 3), POLICIES["full"], n_new=12, join=12)]
+    seen = {}
+
+    def spy_start(max_len, options=None, _start=decoder.start):
+        run = _start(max_len, options)
+        seen[len(seen)] = run
+        return run
+    decoder.start = spy_start
+    trace = []
+    run_batch(decoder, plans, trace=trace)
+    long, newcomer = seen[1], seen[2]
+    assert long.released and newcomer.row is None   # both left; the last one freed the store
+    for plan in plans:
+        assert_as_alone(model, plan)
+    # replay the join by hand to see the rows: the newcomer gets the row the long run left
+    decoder = BatchedDecoder(model, solo=None)
+    runs = [decoder.start(60) for _ in range(3)]
+    for i, run in enumerate(runs):
+        decoder.prefill(prompt(20 - 5 * i, i), run)
+    decoder.step_many([1, 2, 3], runs)
+    rows, width = decoder.pool.rows, list(decoder.pool.widths)
+    middle = runs[1].row
+    decoder.release(runs[1])
+    assert middle not in decoder.pool.members
+    with pytest.raises(ValueError, match="released"):
+        decoder.step_many([1, 2], [runs[0], runs[1]])
+    new = decoder.start(12)
+    decoder.prefill(prompt(3, 9), new)
+    logits = decoder.step_many([4, 5, 6], [runs[0], new, runs[2]])
+    assert new.row == middle and decoder.pool.rows == rows and decoder.pool.widths == width
+    alone = decoder.start(12)
+    decoder.prefill(prompt(3, 9), alone)
+    ref = decoder.step_many([5], [alone])
+    assert (logits[1, -1] - ref[0, -1]).abs().max().item() <= TOLERANCE
+
+
+def test_a_dropped_run_frees_its_row(tiny):
+    """A run nobody holds any more (no release called) gives its row back when it is
+    collected; the last one gives the whole store back."""
+    model = tiny["llama"]
+    decoder = BatchedDecoder(model, solo=None)
+    runs = [decoder.start(16) for _ in range(2)]
+    for i in range(2):
+        decoder.prefill(prompt(4, i), runs[i])
+    decoder.step_many([1, 2], runs)
+    assert len(decoder.pool.members) == 2 and decoder.pool.allocated_bytes() > 0
+    del runs[0]
+    gc.collect()
+    assert len(decoder.pool.members) == 1
+    runs.clear()
+    gc.collect()
+    assert not decoder.pool.members and decoder.pool.allocated_bytes() == 0
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_a_ring_wraps_inside_the_pool_next_to_a_full_cache(tiny, kind):
+    """A window-4 run wraps its ring buffer several times inside its pooled row, between a
+    full-cache run and a sinks + window run, and the store grows (rows and widths) when a
+    longer run joins mid-way: every run decodes as alone, and the ring run's cache stays a
+    view of 4 slots (its own policy) onto the store."""
+    model = tiny[kind]
+    decoder = BatchedDecoder(model, solo=None)
+    plans = [Plan(prompt(6, 1), POLICIES["full"], n_new=24),
+             Plan(prompt(5, 2), RunOptions(mask=MaskSpec(window=4)), n_new=24),
+             Plan(prompt(9, 3), POLICIES["sinks 3 + window 5"], n_new=20, join=2),
+             Plan(prompt(30, 4), POLICIES["full"], n_new=10, join=6)]
+    rings = []
+    start = decoder.start
+
+    def spy_start(max_len, options=None):
+        run = start(max_len, options)
+        if options is plans[1].options:
+            rings.append(run)
+        return run
+    decoder.start = spy_start
+    widths = []
+    original = decoder.step_many
+
+    def spy_step(tokens, runs):
+        out = original(tokens, runs)
+        widths.append(list(decoder.pool.widths))
+        if rings and not rings[0].released and rings[0].pos > 12:
+            assert in_pool(decoder, rings[0])
+            assert rings[0].cache[0].capacity == 4 and rings[0].cache[0].k.shape[2] == 4
+        return out
+    decoder.step_many = spy_step
+    run_batch(decoder, plans, chunk=4)
+    assert max(w[0] for w in widths if w) > min(w[0] for w in widths if w)   # it grew mid-way
+    for plan in plans:
+        assert_as_alone(model, plan)
 
 
 def test_each_run_needs_its_own_cache(tiny):

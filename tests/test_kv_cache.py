@@ -222,3 +222,52 @@ def test_rewind_replays_the_same_logits(llama, mask):
             assert torch.equal(again, first[2])
         with pytest.raises(ValueError, match="can rewind to"):
             cache.rewind(cache.pos + 1)
+
+
+def test_append_many_records_every_caches_slots_and_undoes_a_failed_write(llama):
+    """The pooled batched step's way in: several caches (their own policies and positions)
+    record one token each before one write, advance together after it, and are all restored
+    when it fails."""
+    policies = [RunOptions(), RunOptions(mask=MaskSpec(window=4, sinks=1))]
+    caches = [llama.new_cache(16, options=o) for o in policies]
+    with torch.no_grad():
+        for cache, opts, n in zip(caches, policies, (3, 7)):
+            llama(torch.arange(1, n + 1)[None], cache=cache, options=opts)
+    before = [[layer.slot_pos.clone() for layer in cache.layers] for cache in caches]
+    n_layers = llama.config.n_layers
+
+    def fail(positions, slots):
+        assert positions == [3, 7] and slots == [[3] * n_layers, [3] * n_layers]
+        assert [int(c[0].slot_pos[3]) for c in caches] == [3, 7]
+        raise RuntimeError("write failed")
+
+    with pytest.raises(RuntimeError, match="write failed"):
+        type(caches[0]).append_many(caches, fail)
+    assert [c.pos for c in caches] == [3, 7]
+    assert all(torch.equal(a.slot_pos, b) for c, bs in zip(caches, before) for a, b in zip(c.layers, bs))
+    assert type(caches[0]).append_many(caches, lambda positions, slots: "written") == "written"
+    assert [c.pos for c in caches] == [4, 8] and caches[1].lengths() == [5] * n_layers
+    assert caches[1][0].positions().tolist() == [0, 4, 5, 6, 7]
+
+
+def test_move_to_keeps_the_contents_in_new_buffers(llama):
+    """A layer moved into other buffers (a pooled store's row) holds the same keys, values and
+    positions there, and the cache goes on writing into them."""
+    opts = RunOptions(mask=MaskSpec(window=4))
+    cache = llama.new_cache(16, options=opts)
+    ids = torch.randint(0, 97, (1, 9), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        llama(ids[:, :6], cache=cache, options=opts)
+        ref = copy.deepcopy(cache)
+        store = torch.zeros(3, *cache[0].k.shape[1:])
+        layer = cache[0]
+        old = (layer.k.clone(), layer.slot_pos.clone())
+        for i, lay in enumerate(cache.layers):
+            row = torch.zeros(1, *lay.k.shape[1:]) if i else store[1:2]
+            lay.move_to(row, torch.zeros_like(lay.v), torch.full_like(lay.slot_pos, -1))
+        assert torch.equal(store[1:2], old[0]) and torch.equal(layer.slot_pos, old[1])
+        with pytest.raises(ValueError, match="cannot move"):
+            layer.move_to(store, store, layer.slot_pos)
+        a = llama(ids[:, 6:9], cache=cache, options=opts)
+        b = llama(ids[:, 6:9], cache=ref, options=opts)
+    assert torch.equal(a, b) and torch.equal(store[1:2], cache[0].k)

@@ -360,6 +360,8 @@ class Scheduler:
         with self._lock:
             if run in self._active:
                 self._active.remove(run)
+        if run.batch is not None:   # its row of the pooled store: free for the next run now
+            self.decoder.release(run.batch)
         run.batch = None   # its cache: freed with the last reference
 
 

@@ -6,21 +6,41 @@ next tokens form one (B, 1, d) batch, so every linear layer and MLP runs once pe
 of them, and the step costs little more than a single run's. This is iteration-level batching
 (Orca; vLLM and TGI call it continuous batching): runs join and leave between any two steps.
 
+Attention in one call per layer: the pooled store. Each run keeps its own KVCache (its own
+policy: full, window ring buffer, sinks + window; its own `pos`, lengths and slot positions,
+written by models.kv_cache only), but when it decodes together with others its buffers live in
+a row of a `KVPool`: per layer one (rows, H_kv, width, D) K and V store and a (rows, width)
+table of slot positions, each run's LayerKV a view onto its row (`LayerKV.move_to`). A decode
+step of B runs then attends, per layer, in ONE call over the rows in use (as gpt-fast's batched
+cache and vLLM's paged cache do, here with one row per run instead of pages): queries
+(rows, H_kv, H / H_kv, D) (the query heads that share a KV head side by side) against the
+store's first S columns, S the longest filled extent of any run this step, with a boolean mask
+(rows, 1, 1, S) made from every row's own slot positions and its own layer's MaskSpec (window,
+sinks), so empty and padding slots and the other runs' keys are never visible. The new keys of
+all runs are written by one indexed store per layer, at the slots their caches chose
+(KVCache.append_many). A row whose run is not in this step (still prefilling, or paused) takes
+part with a zero query and is dropped from the output.
+Runs leave by `release` (or when their BatchRun is garbage-collected): their row is free at
+once for the next run that joins. Prefill chunks keep the per-run path (ForwardContext.runs:
+models.forward.attention_core hands row i to run i's own context) on the same buffers. Steps the
+pool cannot take (a sink logit, another attention implementation, a logit softcap, a
+non-causal mask) take that per-run path too.
+
 What stays each run's own (so its telemetry and tokens are those of the same run alone):
-- its KVCache (models.kv_cache): its own buffers, its own policy (full, window, sinks +
-  window) and its own `pos`, so every run feeds its token at its own absolute position;
-- its RunOptions: mask, sink logit, RoPE bases, attention implementation;
-- its attention: ForwardContext.runs makes models.forward.attention_core hand row i of the
-  batch's queries, keys and values to run i's own context (its positions, RoPE, cache, mask);
-  everything else in the families' blocks is row-wise and runs on the whole batch.
+- its KVCache, its positions (RoPE at its own absolute position), its mask and its options;
+- its cache bytes, read from its own cache (the view onto its row);
+- `scores`: the query-key scores its own attention computes alone (H x each layer's keys).
+Everything else in the families' blocks is row-wise and runs on the whole batch.
 
 Families are not copied here: the blocks of models/llama.py, models/gemma3.py, ... run as they
-are, with a ForwardContext whose `runs` is set. Tests (tests/test_batched.py): logits of every
-run within 1e-5 of the same run decoded alone (fp32), greedy tokens identical, for mixed prompt
-lengths and cache policies, runs joining and leaving between steps.
+are, with a ForwardContext whose `runs` (and `pooled`) is set. Tests (tests/test_batched.py):
+logits of every run within 1e-5 of the same run decoded alone (fp32), greedy tokens identical,
+for mixed prompt lengths and cache policies, runs joining and leaving between steps, a row
+reused after its run left, a ring buffer wrapping inside the pool next to a full cache.
 
 A run alone in the batch can take the fused C++ decode step (models.decoders.fused, CPU fp32,
-batch 1) on the same cache object, the fastest path of this engine for one sequence.
+batch 1), the fastest path of this engine for one sequence: it needs contiguous buffers of its
+own, so such a run first leaves the pool (its cache copied out, once).
 
     decoder = BatchedDecoder(model)
     a = decoder.start(max_len, RunOptions())                  # a BatchRun: cache + options
@@ -28,17 +48,25 @@ batch 1) on the same cache object, the fastest path of this engine for one seque
     decoder.prefill(prompt_a, a); decoder.prefill(prompt_b, b)  # (1, 1, V) each, or chunked
     logits = decoder.step_many([tok_a, tok_b], [a, b])        # (2, 1, V); each cache advanced
     a.scores                                                  # query-key scores of a's last call
+    decoder.release(a)                                        # a's row is free for the next run
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import torch
+import torch.nn.functional as F
 
-from ..forward import CausalLM, ForwardContext, RunOptions
+from ..forward import CausalLM, ForwardContext, RunOptions, rope_inv_freq_of, rope_kind
 from ..kv_cache import KVCache
+from ..layers import rotate, signed_sin
 from . import decode_options, eager_forward
+
+ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows (at least doubling)
+_FAR = 2 ** 62     # the window of a layer without one, as a number every distance is below
 
 
 @dataclass(eq=False)
@@ -48,10 +76,214 @@ class BatchRun:
     options: RunOptions
     layer_masks: list = field(repr=False)   # model.layer_masks(options.mask), made once
     scores: int = 0                         # query-key scores the run's last forward computed
+    row: Optional[int] = field(default=None, repr=False)   # its KVPool row while pooled
+    released: bool = field(default=False, repr=False)      # left: its row may hold another run
+    _finalizer: object = field(default=None, repr=False)
 
     @property
     def pos(self) -> int:
         return self.cache.pos
+
+
+class KVPool:
+    """Every pooled run's K/V buffers in one store per layer (see the module doc): k[l], v[l]
+    (rows, H_kv, width[l], D) and slot_pos[l] (rows, width[l]), -1 where no key is. Run r's
+    layer l is the view k[l][r.row : r.row + 1, :, :capacity] (and likewise v, slot_pos).
+    Grows by whole rows and widths, moving every member's view; freed when the last run leaves."""
+
+    def __init__(self, model: CausalLM):
+        config, param = model.config, model.embed.weight
+        self.n_layers, self.n_kv, self.head_dim = config.n_layers, config.n_kv_heads, config.head_dim
+        self.dtype, self.device = param.dtype, param.device
+        self._lock = threading.RLock()   # a run's finalizer may free its row from any thread
+        self._reset()
+
+    def _reset(self) -> None:
+        self.rows = 0
+        self.widths = [0] * self.n_layers
+        self.k: list = []
+        self.v: list = []
+        self.slot_pos: list = []
+        self.members: dict = {}   # row -> weakref to its BatchRun
+
+    @property
+    def span(self) -> int:
+        """Rows from 0 to the last one in use: what one pooled attention call covers."""
+        return max(self.members) + 1 if self.members else 0
+
+    def allocated_bytes(self) -> int:
+        return sum(t.nbytes for t in self.k + self.v)
+
+    def attach(self, runs: Sequence[BatchRun], on_move) -> None:
+        """Give every run of `runs` without a row one (the lowest free ones), its cache moved
+        into it. on_move(cache) is called for every cache whose buffers moved."""
+        with self._lock:
+            new = [run for run in runs if run.row is None]
+            if not new:
+                return
+            free = [r for r in range(self.rows) if r not in self.members]
+            rows = max(self.rows, len(self.members) + len(new))
+            widths = [max([w] + [run.cache.layers[l].capacity for run in new])
+                      for l, w in enumerate(self.widths)]
+            if rows > self.rows or widths != self.widths:
+                self._grow(rows, widths, on_move)
+                free = [r for r in range(self.rows) if r not in self.members]
+            for run, row in zip(new, free):
+                for l, layer in enumerate(run.cache.layers):
+                    self.slot_pos[l][row].fill_(-1)   # columns past this run's capacity: empty
+                    cap = layer.capacity
+                    layer.move_to(self.k[l][row:row + 1, :, :cap], self.v[l][row:row + 1, :, :cap],
+                                  self.slot_pos[l][row, :cap])
+                run.row = row
+                self.members[row] = weakref.ref(run)
+                run._finalizer = weakref.finalize(run, self._free, row, weakref.ref(self))
+                on_move(run.cache)
+
+    def _grow(self, rows: int, widths: list, on_move) -> None:
+        """New stores of at least `rows` rows and these widths; every member moves into them."""
+        if rows > self.rows:
+            rows = max(rows, 2 * self.rows)
+            rows = -(-rows // ROW_BLOCK) * ROW_BLOCK
+        kw = {"dtype": self.dtype, "device": self.device}
+        # zeros, not empty: a masked key still enters the kernel's products, and NaN * 0 is NaN
+        k = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]
+        v = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]
+        slot_pos = [torch.full((rows, w), -1, dtype=torch.long, device=self.device) for w in widths]
+        for row, ref in self.members.items():
+            run = ref()
+            if run is None:
+                continue
+            for l, layer in enumerate(run.cache.layers):
+                cap = layer.capacity
+                layer.move_to(k[l][row:row + 1, :, :cap], v[l][row:row + 1, :, :cap], slot_pos[l][row, :cap])
+            on_move(run.cache)
+        self.rows, self.widths, self.k, self.v, self.slot_pos = rows, list(widths), k, v, slot_pos
+
+    @staticmethod
+    def _free(row: int, pool_ref) -> None:
+        pool = pool_ref()
+        if pool is not None:
+            pool.free(row)
+
+    def free(self, row: int) -> None:
+        with self._lock:
+            self.members.pop(row, None)
+            if not self.members:    # the last run left: give the memory back
+                self._reset()
+
+    def release(self, run: BatchRun) -> None:
+        """Free the run's row (its views stay, but the row may be given to the next run)."""
+        with self._lock:
+            if run.row is None:
+                return
+            if run._finalizer is not None:
+                run._finalizer.detach()
+            row, run.row = run.row, None
+            self.free(row)
+
+    def detach(self, run: BatchRun, on_move) -> None:
+        """Move the run's cache out into buffers of its own and free its row."""
+        with self._lock:
+            if run.row is None:
+                return
+            for layer in run.cache.layers:
+                layer.move_to(torch.empty_like(layer.k, memory_format=torch.contiguous_format),
+                              torch.empty_like(layer.v, memory_format=torch.contiguous_format),
+                              torch.empty_like(layer.slot_pos))
+            on_move(run.cache)
+            self.release(run)
+
+
+class _NotPooled(Exception):
+    """The step's attention needs something the pooled call does not do (a sink logit)."""
+
+
+class _PooledStep:
+    """One decode token of each of B pooled runs: ForwardContext.pooled for their forward.
+    Built once per step; called once per layer by models.forward.attention_core."""
+
+    def __init__(self, decoder: "BatchedDecoder", runs: Sequence[BatchRun], positions: list,
+                 slots: list):
+        model = decoder.model
+        self.config, self.pool = model.config, decoder.pool
+        self.runs = runs
+        device = self.pool.device
+        self.n = self.pool.span
+        rows = [run.row for run in runs]
+        self.rows = torch.tensor(rows, device=device)                                   # (B,)
+        self.in_order = rows == list(range(self.n))
+        self.q_pos = torch.tensor(positions, device=device)                              # (B,)
+        self.slots = torch.tensor(slots, device=device).T.contiguous()                   # (L, B)
+        self._rope: dict = {}
+        self._masks: dict = {}
+        self._positions = positions
+        self._decoder = decoder
+
+    def rope(self, kind: str):
+        """(cos, signed sin) (B, 1, 1, D): each row at its own position with its own bases,
+        computed as models.layers.rope_cos_sin does for one run (the same products)."""
+        if kind not in self._rope:
+            inv = torch.stack([self._decoder.inv_freq(run.options, kind) for run in self.runs])  # (B, D/2)
+            freqs = self.q_pos.to(inv.dtype)[:, None] * inv.to(self.q_pos.device)            # (B, D/2)
+            emb = torch.cat((freqs, freqs), dim=-1)                                         # (B, D)
+            dtype = self.pool.dtype
+            cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+            self._rope[kind] = (cos[:, None, None], signed_sin(sin)[:, None, None])        # (B,1,1,D)
+        return self._rope[kind]
+
+    def visible(self, layer: int, width: int) -> torch.Tensor:
+        """(n, 1, 1, width) bool: row r's query sees the key in column c. Made from the rows'
+        slot positions and each run's own MaskSpec of this layer: causal ∧ (in its window ∨ a
+        sink) over filled slots, exactly MaskSpec.predicate. Layers whose runs all have the same
+        mask hold the same positions in the same slots: one mask for all of them."""
+        masks = tuple(run.layer_masks[layer] for run in self.runs)
+        key = (masks, width)
+        if key not in self._masks:
+            device = self.pool.device
+            kv = self.pool.slot_pos[layer][:self.n, :width]                                 # (n, S)
+            q = torch.full((self.n,), -1, dtype=torch.long, device=device)
+            window = torch.full((self.n,), _FAR, dtype=torch.long, device=device)
+            sinks = torch.zeros(self.n, dtype=torch.long, device=device)
+            q[self.rows] = self.q_pos
+            window[self.rows] = torch.tensor([m.window or _FAR for m in masks], device=device)
+            sinks[self.rows] = torch.tensor([m.sinks for m in masks], device=device)
+            q, window, sinks = q[:, None], window[:, None], sinks[:, None]                   # (n, 1)
+            vis = (kv >= 0) & (kv <= q) & (((q - kv) < window) | (kv < sinks))            # (n, S)
+            if not self.in_order:   # rows of runs not in this step: see every column (unread)
+                idle = torch.ones(self.n, dtype=torch.bool, device=device)
+                idle[self.rows] = False
+                vis |= idle[:, None]
+            self._masks[key] = vis[:, None, None]                                          # (n,1,1,S)
+        return self._masks[key]
+
+    def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                 sink_logit=None) -> torch.Tensor:
+        """q (B, H, 1, D), k/v (B, H_kv, 1, D) before RoPE -> rotate each row at its run's
+        position -> write every row's key and value into its run's slot -> one attention call
+        over the store's rows in use. Returns (B, H, 1, D)."""
+        if sink_logit is not None:
+            raise _NotPooled
+        pool = self.pool
+        cos, sin_signed = self.rope(rope_kind(self.config, layer))
+        q, k = rotate(q, cos, sin_signed), rotate(k, cos, sin_signed)
+        cols = self.slots[layer]                                                          # (B,)
+        pool.k[layer][self.rows, :, cols] = k[:, :, 0]                                    # (B, Hkv, D)
+        pool.v[layer][self.rows, :, cols] = v[:, :, 0]
+        width = max(min(p + 1, run.cache.layers[layer].capacity)
+                    for p, run in zip(self._positions, self.runs))
+        b, h, _, d = q.shape
+        hkv = pool.n_kv
+        if not self.in_order:   # every row in use takes part; rows of runs not in this step idle
+            full = q.new_zeros(self.n, h, 1, d)
+            full[self.rows] = q
+            q = full
+        # the query heads of one KV head side by side: (n, H_kv, H / H_kv, D), head h = g * rep + r
+        out = F.scaled_dot_product_attention(
+            q.reshape(self.n, hkv, h // hkv, d), pool.k[layer][:self.n, :, :width],
+            pool.v[layer][:self.n, :, :width], attn_mask=self.visible(layer, width),
+            scale=self.config.attn_scale)                                                 # (n, Hkv, rep, D)
+        out = out.reshape(self.n, h, 1, d)
+        return out if self.in_order else out[self.rows]                                    # (B, H, 1, D)
 
 
 class BatchedDecoder:
@@ -59,13 +291,20 @@ class BatchedDecoder:
 
     solo: "fused" lets a step with a single run go through models.decoders.fused.FusedDecoder
     when the model and the run's options allow it (CPU, fp32, SDPA, a family with a kernel),
-    None keeps every step in the engine's forward."""
+    None keeps every step in the engine's forward. pooled: False keeps every decode step's
+    attention per run (the path the pooled store is measured and tested against)."""
 
-    def __init__(self, model: CausalLM, solo: Optional[str] = "fused"):
+    def __init__(self, model: CausalLM, solo: Optional[str] = "fused", pooled: bool = True):
         if solo not in (None, "fused"):
             raise ValueError(f"solo must be None or 'fused', not {solo!r}")
-        self.model, self.solo = model, solo
+        self.model, self.solo, self.pooled = model, solo, pooled
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
+        self._inv_freq: dict = {}
+        self.pool = KVPool(model)
+        config = model.config
+        # what the pooled call cannot do for any run of this model; sink logits are found at
+        # the first pooled step (_NotPooled) and remembered here
+        self._pool_ok = config.attn_logit_softcapping is None
 
     def start(self, max_len: int, options: Optional[RunOptions] = None) -> BatchRun:
         """A new run: a cache for max_len tokens laid out by its options' mask."""
@@ -73,11 +312,18 @@ class BatchedDecoder:
         return BatchRun(cache=self.model.new_cache(max_len, 1, options=options), options=options,
                         layer_masks=self.model.layer_masks(options.mask))
 
+    def release(self, run: BatchRun) -> None:
+        """The run is done: its row of the pooled store is free at once for the next run (its
+        cache's lengths and bytes stay readable; it cannot decode further)."""
+        run.released = True
+        self.pool.release(run)
+
     @torch.inference_mode()
     def prefill(self, ids: Sequence[int], run: BatchRun) -> torch.Tensor:
         """Feed `ids` (a prompt, or a chunk of one) at run.pos onwards through the engine's
         forward; logits (1, 1, V) of the last one. A prompt fed in several chunks fills the
         cache exactly as one forward would (models.kv_cache)."""
+        self._check_live([run])
         logits, run.scores = eager_forward(self.model, run.options, ids, run.cache)
         return logits
 
@@ -93,6 +339,22 @@ class BatchedDecoder:
                 self._fused[options] = None
         return self._fused[options]
 
+    def inv_freq(self, options: RunOptions, kind: str) -> torch.Tensor:
+        key = (options.rope_theta, options.rope_local_theta, kind)
+        if key not in self._inv_freq:
+            self._inv_freq[key] = rope_inv_freq_of(self.model.config, options, kind)
+        return self._inv_freq[key]
+
+    def _moved(self, cache: KVCache) -> None:
+        """A cache's buffers moved: a fused decoder bound to it must bind again."""
+        for fused in self._fused.values():
+            if fused is not None and getattr(fused, "_bound", None) is cache:
+                fused._bound = None
+
+    def _check_live(self, runs: Sequence[BatchRun]) -> None:
+        if any(run.released for run in runs):
+            raise ValueError("a released run cannot decode further: its row may hold another run")
+
     @torch.inference_mode()
     def step_many(self, tokens: Sequence[int], runs: Sequence[BatchRun]) -> torch.Tensor:
         """Feed tokens[i] to runs[i] at its own position, all in one forward: logits (B, 1, V),
@@ -102,6 +364,8 @@ class BatchedDecoder:
         if len(runs) == 1:
             fused = self.fused_for(runs[0].options)
             if fused is not None:
+                self._check_live(runs)
+                self.pool.detach(runs[0], self._moved)   # the kernel needs buffers of its own
                 logits = fused.step(int(tokens[0]), runs[0].cache)
                 runs[0].scores = fused.scores_per_step(runs[0].cache)
                 return logits
@@ -109,18 +373,37 @@ class BatchedDecoder:
                            device=self.model.embed.weight.device)                   # (B, 1)
         return self.forward_many(ids, runs)
 
+    def _poolable(self, runs: Sequence[BatchRun]) -> bool:
+        if not (self.pooled and self._pool_ok and len(runs) > 1):
+            return False
+        for run in runs:
+            if run.options.attn_impl != "sdpa" or run.options.sink_logit is not None:
+                return False
+            if any(not m.causal for m in run.layer_masks):
+                return False
+            if run.cache.layers[0].k.dtype != self.pool.dtype or run.cache.layers[0].k.shape[0] != 1:
+                return False
+        return True
+
     @torch.inference_mode()
     def forward_many(self, ids: torch.Tensor, runs: Sequence[BatchRun]) -> torch.Tensor:
         """ids (B, T): row i fed to runs[i] at positions runs[i].pos .. + T - 1 (equal-length
         chunks of several prompts, or one decode token each). Logits (B, 1, V) of each row's
         last position; every run's cache advances by T. The embedding, every block's linear
-        layers and MLP, and the LM head run once on the batch; attention per run."""
+        layers and MLP, and the LM head run once on the batch; attention in one pooled call per
+        layer for a decode token (T = 1) of several runs, else per run."""
         model = self.model
         bsz, t = ids.shape
         if bsz != len(runs):
             raise ValueError(f"{bsz} rows of ids for {len(runs)} runs")
         if len({id(run.cache) for run in runs}) != len(runs):
             raise ValueError("each run of a batch needs its own cache")
+        self._check_live(runs)
+        if t == 1 and self._poolable(runs):
+            try:
+                return self._pooled_forward(ids, runs)
+            except _NotPooled:   # nothing was written; this model's steps go per run
+                self._pool_ok = False
         x = model.embed_tokens(ids)                                                 # (B, T, d)
         contexts = []
         for run in runs:
@@ -139,6 +422,30 @@ class BatchedDecoder:
             run.cache.advance(t)
             run.scores = ctx.score_entries
         return model.head(x[:, -1:])                                                # (B, 1, V)
+
+    def _pooled_forward(self, ids: torch.Tensor, runs: Sequence[BatchRun]) -> torch.Tensor:
+        """One decode token of each run, attention pooled (see the module doc)."""
+        model = self.model
+        self.pool.attach(runs, self._moved)
+        x = model.embed_tokens(ids)                                                 # (B, 1, d)
+
+        def write(positions: list, slots: list) -> torch.Tensor:
+            # every run's slots already record their new positions (KVCache.append_many)
+            batch = ForwardContext(model, torch.tensor(positions, device=ids.device), None,
+                                   RunOptions(), None, x.dtype, layer_masks=runs[0].layer_masks)
+            batch.pooled = _PooledStep(self, runs, positions, slots)
+            h = x
+            for i, block in enumerate(model.blocks):
+                h = block(h, batch, i)
+            return h
+
+        h = KVCache.append_many([run.cache for run in runs], write)
+        n_heads = model.config.n_heads
+        for run in runs:   # the scores its own attention computes alone: every key of its cache
+            # (a full layer: its filled slots; a ring: its whole buffer, as LayerKV._store gives)
+            run.scores = n_heads * sum(layer.length if layer.window is None else layer.capacity
+                                       for layer in run.cache.layers)
+        return model.head(h)                                                        # (B, 1, V)
 
     @staticmethod
     def cache_bytes(run: BatchRun) -> list[int]:

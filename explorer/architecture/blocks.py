@@ -541,6 +541,36 @@ def table(result: Blocks, lang: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+# C18's facts: what the claim says changed from the original Transformer to a Llama-style block,
+# each read from the block's tensors. SwiGLU is a gated MLP with SiLU; Gemma 3's GeGLU (the same
+# gate with GELU) does not count as SwiGLU. GQA: fewer KV heads than query heads (MQA, one KV
+# head, is its one-group case).
+MODERN_FACTS = ("pre_norm", "rmsnorm", "rope", "swiglu", "gqa", "no_bias", "no_encoder", "no_cross")
+
+
+def modern_facts(block: Block) -> dict[str, bool]:
+    """{fact: holds} for MODERN_FACTS, in that order."""
+    return {"pre_norm": block.pre_norm, "rmsnorm": block.norm_kind in ("rmsnorm", "rmsnorm_unit"),
+            "rope": block.position == "rope", "swiglu": block.activation == "swiglu",
+            "gqa": block.n_kv_heads < block.n_heads, "no_bias": not block.bias_tensors,
+            "no_encoder": block.encoder_layers == 0, "no_cross": not block.cross_attention}
+
+
+def is_llama_style(block: Block) -> bool:
+    """C18's criterion: every fact of MODERN_FACTS holds."""
+    return all(modern_facts(block).values())
+
+
+def facts_text(block: Block, lang: str) -> str:
+    """The verdict on one block: all facts hold, or which do not."""
+    facts = modern_facts(block)
+    if all(facts.values()):
+        return text("arch.blocks.verdict.all", lang, n=len(facts))
+    missing = [text(f"arch.blocks.fact.{key}", lang) for key, holds in facts.items() if not holds]
+    return text("arch.blocks.verdict.not", lang, held=sum(facts.values()), n=len(facts),
+                missing=text("arch.blocks.fact.sep", lang).join(missing))
+
+
 def summary(result: Blocks, lang: str) -> str:
     lines = []
     for block in result.blocks:
@@ -555,5 +585,5 @@ def summary(result: Blocks, lang: str) -> str:
         lines.append(text("arch.blocks.sum.line", lang, model=block.title, tensors=block.n_tensors,
                           total=block.total_params, biases=biases, norms=block.norms_per_block,
                           kind=_norm_label(block, lang), tied=_yes(block.tied_embeddings, lang),
-                          q=block.n_heads, kv=block.n_kv_heads) + match)
+                          q=block.n_heads, kv=block.n_kv_heads) + match + " " + facts_text(block, lang))
     return "\n\n".join(lines)

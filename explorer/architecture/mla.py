@@ -151,6 +151,32 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
         tiny_expanded_bytes=tokens * TINY.expanded_kv_bytes_per_token(4), tiny_absorbed_error=absorbed_error)
 
 
+# C6's criterion: DeepSeek-V3's latent + RoPE key is 4.5 d_head, what GQA holds with 2.25 KV heads
+# (the claim's figures, computed here from the config), and the tiny module's cache, up-projected,
+# gives back the per-head K and V it replaces. fp32 sums the same products in another order:
+# the errors sit near 1e-7.
+CLAIMED_IN_HEADS = 4.5
+CLAIMED_GQA_HEADS = 2.25
+LATENT_TOL = 1e-5
+
+
+def latent_error(result: CacheComparison) -> float:
+    """max |K, V from the up-projected cache − K, V of the uncached forward|."""
+    return max(result.tiny_k_error, result.tiny_v_error)
+
+
+def latent_reproduces(result: CacheComparison, tol: float = LATENT_TOL) -> bool:
+    """The latent cache holds exactly the formula's bytes and, up-projected, gives back the
+    per-head K and V within tol."""
+    return bool(latent_error(result) <= tol and result.tiny_cache_bytes == result.tiny_formula_bytes)
+
+
+def cache_claim_holds(result: CacheComparison, tol: float = LATENT_TOL) -> bool:
+    """C6: the DeepSeek-V3 figures (4.5 d_head = GQA with 2.25 KV heads) and the live module."""
+    return bool(result.latent_in_heads == CLAIMED_IN_HEADS and result.equal_gqa_heads == CLAIMED_GQA_HEADS
+                and latent_reproduces(result, tol))
+
+
 def layout_name(layout: CacheLayout, lang: str) -> str:
     return text(f"arch.mla.layout.{layout.key}", lang, heads=layout.kv_heads)
 
@@ -198,7 +224,10 @@ def cache_summary(result: CacheComparison, lang: str) -> str:
                 cache_bytes=result.tiny_cache_bytes, formula_bytes=result.tiny_formula_bytes,
                 expanded_bytes=result.tiny_expanded_bytes, tiny_r=result.tiny.kv_lora_rank,
                 tiny_rope=result.tiny.qk_rope_head_dim, tiny_heads=result.tiny.n_heads,
-                tiny_layers=result.tiny.n_layers, absorbed=result.tiny_absorbed_error)
+                tiny_layers=result.tiny.n_layers, absorbed=result.tiny_absorbed_error) + "\n\n" + \
+        text("arch.mla.verdict.ok" if latent_reproduces(result) else "arch.mla.verdict.broken", lang,
+             error=latent_error(result), tol=LATENT_TOL, cache_bytes=result.tiny_cache_bytes,
+             formula_bytes=result.tiny_formula_bytes)
 
 
 # ============================================================================ C7: folding RoPE
@@ -299,8 +328,22 @@ def fold_figures(result: Fold, lang: str) -> tuple[go.Figure]:
     return (fig.finish("", height=400),)
 
 
+# C7's criterion: over the positions asked, the best fixed W' leaves at least this share of R_m W
+# (relative residual), while one position alone fits exactly (the solver is not the cause).
+FOLD_RESIDUAL_MIN = 0.10
+ONE_POSITION_TOL = 1e-9
+
+
+def fold_leaves_residual(result: Fold, threshold: float = FOLD_RESIDUAL_MIN) -> bool:
+    """C7: no single W' stands in for R_m W over the positions: residual >= threshold, and the
+    residual with one position is ~0."""
+    return bool(result.residual >= threshold and result.residual_one <= ONE_POSITION_TOL)
+
+
 def fold_summary(result: Fold, lang: str) -> str:
+    verdict = "arch.fold.verdict.cannot" if fold_leaves_residual(result) else "arch.fold.verdict.can"
     return text("arch.fold.summary", lang, d_in=result.d_in, d_k=result.d_k, positions=result.positions,
                 base=result.base, residual=100 * result.residual, one=100 * result.residual_one,
                 check=result.lstsq_vs_mean, fast=100 * float(result.pair_residual[0]),
-                slow=100 * float(result.pair_residual[-1]))
+                slow=100 * float(result.pair_residual[-1])) + " " + \
+        text(verdict, lang, residual=100 * result.residual, threshold=100 * FOLD_RESIDUAL_MIN)

@@ -371,12 +371,28 @@ def training_figure(result: Training, lang: str) -> go.Figure:
     return fig.finish("", height=420)
 
 
+# C19's criterion at one depth: the last block's gradient over the first block's is at least
+# POST_GROWTH_MIN for post-norm (the gradient shrinks on its way down through every norm) and at
+# most PRE_GROWTH_MAX for pre-norm (the identity path carries it unscaled).
+POST_GROWTH_MIN = 3.0
+PRE_GROWTH_MAX = 1.5
+
+
+def placement_separates(result: InitGradients, depth: int) -> bool:
+    """C19 at `depth`: post-norm's last/first gradient ratio >= POST_GROWTH_MIN and pre-norm's
+    <= PRE_GROWTH_MAX."""
+    return bool(result.ratio("post", depth) >= POST_GROWTH_MIN and result.ratio("pre", depth) <= PRE_GROWTH_MAX)
+
+
 def init_summary(result: InitGradients, lang: str) -> str:
-    lines = [text("arch.norm.init.line", lang, depth=depth,
-                  post=result.ratio("post", depth), pre=result.ratio("pre", depth),
-                  post_first=float(result.grad_norms[("post", depth)][0]),
-                  pre_first=float(result.grad_norms[("pre", depth)][0]))
-             for depth in result.depths]
+    lines = []
+    for depth in result.depths:
+        verdict = "arch.norm.verdict.grows" if placement_separates(result, depth) else "arch.norm.verdict.level"
+        lines.append(text("arch.norm.init.line", lang, depth=depth,
+                          post=result.ratio("post", depth), pre=result.ratio("pre", depth),
+                          post_first=float(result.grad_norms[("post", depth)][0]),
+                          pre_first=float(result.grad_norms[("pre", depth)][0]))
+                     + " " + text(verdict, lang, post_min=POST_GROWTH_MIN, pre_max=PRE_GROWTH_MAX))
     return "\n".join(lines)
 
 

@@ -18,7 +18,8 @@ import plotly.graph_objects as go
 
 from explorer.flash import io as flash_io
 from explorer.flash.memory import MemorySweep
-from explorer.flash.schedule import FULL, PARTIAL, SKIPPED, FlashSchedule
+from explorer.flash.schedule import (FULL, PARTIAL, SKIPPED, TOLERANCE, FlashSchedule, online_softmax_exact,
+                                     tiled_exact)
 from explorer.flash.timing import TimingSweep
 from explorer.locales import template, text
 from explorer.plotting import MUTED, SEQUENTIAL, Fig, colors
@@ -308,9 +309,6 @@ def figures(result: FlashSchedule, lang: str) -> tuple[go.Figure, go.Figure, go.
 
 
 # ----------------------------------------------------------------------------- summaries and tables
-TOLERANCE = 1e-5   # fp32: tiled and naive sum the same terms in another order
-
-
 def _bytes(count: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if count >= size:
@@ -343,7 +341,23 @@ def summary(result: FlashSchedule, lang: str) -> str:
         dm=_diff(row.max_diff), l=f"{float(row.normalizer[-1]):.6g}", full_l=f"{row.full_normalizer:.6g}",
         dl=_diff(row.normalizer_rel_diff), dout=_diff(row.out_diff), rises=row.rises,
         min_rescale=f"{float(row.rise_rescales.min()) if row.rises else 1.0:.3g}",
-        capture_s=cap.seconds, compute_s=result.seconds)
+        capture_s=cap.seconds, compute_s=result.seconds) + "\n\n" + verdicts(result, lang)
+
+
+def verdicts(result: FlashSchedule, lang: str) -> str:
+    """C16's exactness and C17's online softmax on this head, each chosen by its criterion."""
+    row = result.row
+    exact = text("flash.verdict.exact.ok" if tiled_exact(result) else "flash.verdict.exact.off", lang,
+                 diff=_diff(result.diff_tiled_naive), tol=_diff(TOLERANCE))
+    worst = max(row.max_diff / max(1.0, abs(row.full_max)), row.normalizer_rel_diff, row.out_diff)
+    if online_softmax_exact(row):
+        online = text("flash.verdict.row.ok", lang, row=row.row, rises=row.rises, diff=_diff(worst),
+                      tol=_diff(TOLERANCE))
+    elif row.rises < 1:
+        online = text("flash.verdict.row.no_rise", lang, row=row.row)
+    else:
+        online = text("flash.verdict.row.off", lang, row=row.row, diff=_diff(worst), tol=_diff(TOLERANCE))
+    return exact + " " + online
 
 
 def exact_table(cases, lang: str):
@@ -361,10 +375,14 @@ def exact_table(cases, lang: str):
 
 
 def exact_summary(cases, lang: str) -> str:
+    worst = max(max(c.tiled_vs_naive, c.tiled_vs_sdpa, c.naive_vs_sdpa) for c in cases)
+    off = sum(max(c.tiled_vs_naive, c.tiled_vs_sdpa, c.naive_vs_sdpa) > TOLERANCE for c in cases)
+    verdict = (text("flash.exact.verdict.ok", lang, tol=_diff(TOLERANCE)) if not off else
+               text("flash.exact.verdict.off", lang, off=off, worst=_diff(worst), tol=_diff(TOLERANCE)))
     return text("flash.exact.summary", lang, cases=len(cases),
                 tn=_diff(max(c.tiled_vs_naive for c in cases)),
                 ts=_diff(max(c.tiled_vs_sdpa for c in cases)),
-                ns=_diff(max(c.naive_vs_sdpa for c in cases)), tol=_diff(TOLERANCE))
+                ns=_diff(max(c.naive_vs_sdpa for c in cases))) + " " + verdict
 
 
 def traffic_summary(result: flash_io.TrafficResult, lang: str) -> str:
@@ -388,7 +406,17 @@ def traffic_summary(result: flash_io.TrafficResult, lang: str) -> str:
     if "compiled" in extra:
         out += " " + text("flash.io.compiled", lang, mem=_bytes(extra["compiled"][-1]),
                           growth=extra["compiled"][-1] / max(1, extra["compiled"][0]))
-    return out
+    return out + "\n\n" + scaling_text(flash_io.scaling(counted, measured), lang)
+
+
+def scaling_text(found: flash_io.Scaling, lang: str) -> str:
+    """C16's scaling verdict: what naive and tiled write back and hold, as powers of n."""
+    exponents = [found.written_naive, found.written_tiled, found.memory_naive, found.memory_tiled]
+    if any(math.isnan(e) for e in exponents):
+        return text("flash.io.verdict.one_n", lang)
+    return text("flash.io.verdict.ok" if found.holds else "flash.io.verdict.off", lang,
+                wn=found.written_naive, wt=found.written_tiled, mn=found.memory_naive, mt=found.memory_tiled,
+                linear=flash_io.LINEAR_MAX, quadratic=flash_io.QUADRATIC_MIN)
 
 
 def traffic_figures(result: flash_io.TrafficResult, lang: str) -> tuple[go.Figure, go.Figure]:

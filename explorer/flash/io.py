@@ -133,6 +133,46 @@ def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
                    computed_tiles=tuple(computed), total_tiles=tuple(total))
 
 
+# C16's scaling criterion, read as the growth exponent e of a quantity y over the lengths of a
+# sweep, y ∝ n^e between the first and the last n: "linear" is e <= LINEAR_MAX, "quadratic"
+# e >= QUADRATIC_MIN (naive's written bytes also hold the n x d output, so at small n their
+# exponent sits a little under 2).
+LINEAR_MAX = 1.2
+QUADRATIC_MIN = 1.7
+
+
+def growth_exponent(ns: Sequence[int], values: Sequence[float]) -> float:
+    """log(y_last / y_first) / log(n_last / n_first); NaN for fewer than two lengths or a zero."""
+    if len(ns) < 2 or ns[-1] == ns[0] or values[0] <= 0 or values[-1] <= 0:
+        return float("nan")
+    return math.log(values[-1] / values[0]) / math.log(ns[-1] / ns[0])
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Growth exponents of what naive and tiled write back and of the extra memory they hold."""
+    written_naive: float
+    written_tiled: float
+    memory_naive: float
+    memory_tiled: float
+
+    @property
+    def holds(self) -> bool:
+        """Tiled linear (or flatter) in n in both, naive quadratic in both (NaN fails)."""
+        return bool(self.written_tiled <= LINEAR_MAX and self.memory_tiled <= LINEAR_MAX
+                    and self.written_naive >= QUADRATIC_MIN and self.memory_naive >= QUADRATIC_MIN)
+
+
+def scaling(io_sweep: "IOSweep", memory_sweep) -> Scaling:
+    """The exponents from a traffic sweep (bytes written, counted from the engine's schedule)
+    and a measured memory sweep (explorer.flash.memory.MemorySweep)."""
+    return Scaling(
+        written_naive=growth_exponent(io_sweep.ns, [t.written for t in io_sweep.naive]),
+        written_tiled=growth_exponent(io_sweep.ns, [t.written for t in io_sweep.counted]),
+        memory_naive=growth_exponent(memory_sweep.ns, memory_sweep.extra["naive"]),
+        memory_tiled=growth_exponent(memory_sweep.ns, memory_sweep.extra["tiled"]))
+
+
 MIN_SWEEP_N = 128
 MAX_SWEEP_N = {"cpu": 4096, "cuda": 16384}
 MAX_SWEEP_TILES = 4096     # tiles of the largest n: the tiled path's Python loop stays ~1 s

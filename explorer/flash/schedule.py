@@ -24,6 +24,7 @@ from models.attention import (TileTrace, TileVisibility, eager_attention, sdpa_a
 
 MAX_FRAMES = 512          # tiles in one schedule: each is a frame the browser's player holds
 SKIPPED, PARTIAL, FULL = 0, 1, 2
+TOLERANCE = 1e-5          # fp32: tiled and naive sum the same terms in another order
 
 
 def check_blocks(n: int, block_q: Any, block_k: Any) -> tuple[int, int]:
@@ -102,6 +103,19 @@ class FlashSchedule:
     def skips_match_mask(self) -> bool:
         """The engine skipped exactly the tiles the mask empties."""
         return bool(np.array_equal(self.traced_skipped, self.status == SKIPPED))
+
+
+def tiled_exact(result: "FlashSchedule", tol: float = TOLERANCE) -> bool:
+    """C16's exactness: max |tiled − naive| <= tol on the head."""
+    return bool(result.diff_tiled_naive <= tol)
+
+
+def online_softmax_exact(row: RowTrace, tol: float = TOLERANCE) -> bool:
+    """C17: the row's running max rose at least once after the first visible block (so a
+    rescale happened), and after its last block the running max (relative to the row's
+    largest score), the normalizer (relative) and the output equal the full softmax's within tol."""
+    return bool(row.rises >= 1 and row.max_diff <= tol * max(1.0, abs(row.full_max))
+                and row.normalizer_rel_diff <= tol and row.out_diff <= tol)
 
 
 def rises_per_step(running_max: np.ndarray) -> np.ndarray:

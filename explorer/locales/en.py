@@ -977,7 +977,7 @@ STRINGS: dict[str, str] = {
     'flash.na': 'n/a (the checkpoint caps its logits, SDPA cannot)',
     'flash.exact.intro': "Random q, k, v (d = 64, fp32) for several n (1, and lengths no block divides), block sizes (7×13 and 64×32 divide none of them) and masks (causal, sliding window, sinks + window, bidirectional). Each case runs the engine's tiled path against its naive path and SDPA.",
     'flash.exact.run': 'Run the random cases',
-    'flash.exact.summary': '{cases} cases. Largest max |tiled − naive| = {tn}, |tiled − SDPA| = {ts}, |naive − SDPA| = {ns}: all within {tol} (fp32 rounding).',
+    'flash.exact.summary': '{cases} cases. Largest max |tiled − naive| = {tn}, |tiled − SDPA| = {ts}, |naive − SDPA| = {ns}.',
     'flash.col.n': 'n',
     'flash.col.blocks': 'Bq × Bk',
     'flash.col.mask': 'mask',
@@ -1149,8 +1149,8 @@ STRINGS: dict[str, str] = {
         'names the file): embeddings, attention (DeepSeek-V3: latent attention), norms, dense '
         'layers, and per MoE layer the router, the shared experts and the $N$ routed experts. '
         '**Active** per token leaves out the $N - k$ routed experts a token is not sent to. '
-        'Mixtral 8x7B comes out at ≈ 46.7B total / 12.9B active, DeepSeek-V3 at 671B / 37B (its '
-        'multi-token-prediction module not counted). OpenAI counts gpt-oss\'s active parameters '
+        'The column before the source says whether each count rounds to the figures its authors '
+        'state (DeepSeek-V3\'s without its multi-token-prediction module). OpenAI counts gpt-oss\'s active parameters '
         'without the embedding table (a lookup, no matrix product): the last active column.'),
     'moe.params.col.model': 'model',
     'moe.params.col.n': 'N experts',
@@ -1426,7 +1426,7 @@ STRINGS: dict[str, str] = {
         '(formula: {formula_bytes:,}; the per-head K and V would take {expanded_bytes:,}); the '
         'up-projected cache differs from the uncached K by at most {k_error:.1e} and from V by '
         '{v_error:.1e}. With the key up-projection moved onto the query (absorbed), the scores '
-        'computed from the latent itself, no per-head K built, match the explicit ones to '
+        'computed from the latent itself, no per-head K built, differ from the explicit ones by '
         '{absorbed:.1e} (relative): only the RoPE part has to stay a key of its own.'),
     'arch.fold.heading': (
         '### Why the RoPE key is separate (C7)\n'
@@ -1453,7 +1453,153 @@ STRINGS: dict[str, str] = {
         "$W'$ leaves **{residual:.1f} %** of $R_m W$ unexplained; with position 0 alone it leaves "
         '{one:.1e} % (one position fits exactly). The least-squares answer equals the mean of '
         '$R_m W$ (largest difference {check:.1e}). The fastest pair keeps {fast:.1f} % residual, '
-        'the slowest {slow:.1f} %: only pairs that barely turn could be folded, so MLA keeps the '
+        'the slowest {slow:.1f} %.'),
+    # ---------------------------------------------------------------- verdicts of the Architecture, MoE and
+    # FlashAttention tabs, each chosen by the criterion the claims board uses (C6, C7, C14-C19)
+    'arch.mla.verdict.ok': (
+        '**The latent cache reproduces the per-head K and V:** largest difference {error:.1e}, within '
+        '{tol:.0e}; its tensors hold exactly the formula\'s {formula_bytes:,} bytes.'),
+    'arch.mla.verdict.broken': (
+        '**The up-projected cache does not reproduce the per-head K and V:** largest difference '
+        '{error:.1e} (tolerance {tol:.0e}); its tensors hold {cache_bytes:,} bytes, the formula '
+        '{formula_bytes:,}.'),
+    'arch.fold.verdict.cannot': (
+        "With {residual:.1f} % left (the criterion: at least {threshold:.0f} %), no fixed $W'$ stands in "
+        'for $R_m W$ over these positions: only pairs that barely turn could be folded, so MLA keeps the '
         'up-projection free of position and gives position its own small RoPE key.'),
+    'arch.fold.verdict.can': (
+        "Over these positions the best fixed $W'$ leaves only {residual:.1f} % (under the criterion's "
+        '{threshold:.0f} %): the rotation turns too little here to show that it cannot be folded; '
+        'more positions or a faster pair show the residual.'),
+    'arch.norm.verdict.grows': (
+        'Post-norm\'s gradient grows toward the output, pre-norm\'s does not (criterion: post-norm '
+        '≥ {post_min:g}, pre-norm ≤ {pre_max:g}).'),
+    'arch.norm.verdict.level': (
+        'At this depth the criterion (post-norm ≥ {post_min:g} and pre-norm ≤ {pre_max:g}) does not '
+        'separate the two placements.'),
+    'arch.blocks.verdict.all': (
+        'All {n} changes the claim lists hold: pre-norm, RMSNorm, RoPE, SwiGLU, fewer KV heads than '
+        'query heads, no bias tensor, no encoder, no cross-attention.'),
+    'arch.blocks.verdict.not': '{held} of the {n} changes of a Llama-style block hold; not: {missing}.',
+    'arch.blocks.fact.pre_norm': 'pre-norm',
+    'arch.blocks.fact.rmsnorm': 'RMSNorm',
+    'arch.blocks.fact.rope': 'RoPE',
+    'arch.blocks.fact.swiglu': 'SwiGLU MLP',
+    'arch.blocks.fact.gqa': 'fewer KV heads than query heads',
+    'arch.blocks.fact.no_bias': 'no bias tensor',
+    'arch.blocks.fact.no_encoder': 'no encoder',
+    'arch.blocks.fact.no_cross': 'no cross-attention',
+    'arch.blocks.fact.sep': ', ',
+    'moe.route.verdict.k': 'In all {layers} MoE layers every token went to exactly {k} distinct experts.',
+    'moe.route.verdict.not_k': (
+        'Not every token went to exactly {k} experts: {low} to {high} distinct experts per token over '
+        'the {layers} MoE layers.'),
+    'moe.params.col.match': 'rounds to the stated figures',
+    'moe.params.match.yes': 'yes',
+    'moe.params.match.no': 'no',
+    'moe.cost.verdict.grows': (
+        'Time per token grows with k: {ratio:.2f}× from k = {k0} to k = {k1} (criterion: at least '
+        '{threshold:g}×), with the same parameters at every k.'),
+    'moe.cost.verdict.flat': (
+        'By the criterion (at least {threshold:g}× from k = {k0} to k = {k1}, the same parameters) the '
+        'time did not grow with k here: {ratio:.2f}×.'),
+    'moe.load.verdict.helps': (
+        'Imbalance (CV of the load, mean over layers) on your text: {none:.2f} without balancing, '
+        '{aux:.2f} auxiliary loss, {bias:.2f} bias: {ratio:.1f}× the more uneven balanced router '
+        '(criterion ≥ {margin:g}×).'),
+    'moe.load.verdict.close': (
+        'Imbalance (CV of the load, mean over layers) on your text: {none:.2f} without balancing, '
+        '{aux:.2f} auxiliary loss, {bias:.2f} bias: only {ratio:.1f}× (criterion ≥ {margin:g}×).'),
+    'moe.load.verdict.missing': 'The comparison needs all three trained routers.',
+    'flash.verdict.exact.ok': '**Exact (C16):** max |tiled − naive| = {diff} ≤ {tol}.',
+    'flash.verdict.exact.off': '**Not exact (C16):** max |tiled − naive| = {diff} > {tol}.',
+    'flash.verdict.row.ok': (
+        '**Online softmax (C17):** row {row}\'s running max rose {rises} times and after its last '
+        'block it equals the full softmax to {diff} (≤ {tol}).'),
+    'flash.verdict.row.off': (
+        '**Online softmax (C17) does not match:** row {row} differs from the full softmax by {diff} '
+        '(> {tol}).'),
+    'flash.verdict.row.no_rise': (
+        '**Online softmax (C17):** row {row}\'s running max never rose after its first visible block, '
+        'so no rescale happened in it; pick another row.'),
+    'flash.exact.verdict.ok': 'All within {tol}.',
+    'flash.exact.verdict.off': '{off} cases differ by more than {tol} (largest {worst}).',
+    'flash.io.verdict.ok': (
+        '**Linear vs quadratic (C16):** from the first to the last n, naive\'s written bytes grow as '
+        'n^{wn:.2f} and its extra memory as n^{mn:.2f} (quadratic: exponent ≥ {quadratic:g}); tiled '
+        'writes n^{wt:.2f} and holds n^{mt:.2f} (linear or flatter: ≤ {linear:g}).'),
+    'flash.io.verdict.off': (
+        '**Not the scaling C16 states:** naive\'s written bytes grow as n^{wn:.2f} and its extra memory '
+        'as n^{mn:.2f} (quadratic needs ≥ {quadratic:g}); tiled writes n^{wt:.2f} and holds n^{mt:.2f} '
+        '(linear needs ≤ {linear:g}).'),
+    'flash.io.verdict.one_n': 'Two lengths or more are needed to read how bytes and memory grow with n.',
+    # claims board: C6, C7, C14-C19 (explorer/{architecture,moe,flash}/evidence.py)
+    'claims.m.mla_latent_heads': 'DeepSeek-V3 latent + RoPE key per token and layer',
+    'claims.m.mla_gqa_heads': 'KV heads of a GQA cache of that size',
+    'claims.m.mla_kv_error': 'max |up-projected cache − uncached K, V|',
+    'claims.m.mla_cache_bytes': 'tiny MLA cache, read from its tensors',
+    'claims.m.mla_formula_bytes': 'tiny MLA cache, formula',
+    'claims.m.fold_residual': "residual of the best fixed W' over all positions",
+    'claims.m.fold_residual_one': "residual of W' for one position",
+    'claims.m.fold_fast_pair': 'residual of the fastest pair',
+    'claims.m.fold_slow_pair': 'residual of the slowest pair',
+    'claims.m.arch_facts': 'facts of a Llama-style block that hold',
+    'claims.m.bias_tensors': 'bias tensors',
+    'claims.m.norms_per_block': 'norms per block',
+    'claims.m.q_heads': 'query heads',
+    'claims.m.kv_heads': 'KV heads',
+    'claims.m.encoder_layers': 'encoder layers',
+    'claims.m.post_ratio': 'post-norm: last block\'s gradient ÷ first\'s',
+    'claims.m.pre_ratio': 'pre-norm: last block\'s gradient ÷ first\'s',
+    'claims.m.moe_k': 'k (experts per token)',
+    'claims.m.moe_off_k': 'tokens × layers not sent to exactly k experts',
+    'claims.m.mixtral_total': 'Mixtral 8x7B total (billions)',
+    'claims.m.mixtral_active': 'Mixtral 8x7B active (billions)',
+    'claims.m.deepseek_total': 'DeepSeek-V3 total (billions)',
+    'claims.m.deepseek_active': 'DeepSeek-V3 active without the embedding table (billions)',
+    'claims.m.ms_smallest_k': 'time per token at the smallest k',
+    'claims.m.ms_largest_k': 'time per token at the largest k',
+    'claims.m.time_ratio_k': 'time per token, largest k ÷ smallest k',
+    'claims.m.cv_none': 'load CV without balancing',
+    'claims.m.cv_aux': 'load CV with the auxiliary loss',
+    'claims.m.cv_bias': 'load CV with the selection bias',
+    'claims.m.cv_margin': 'no balancing ÷ the more uneven balanced router',
+    'claims.m.flash_diff': 'max |tiled − naive| on a real head',
+    'claims.m.written_naive_exp': 'naive: exponent of n in bytes written',
+    'claims.m.written_tiled_exp': 'tiled: exponent of n in bytes written',
+    'claims.m.memory_naive_exp': 'naive: exponent of n in peak extra memory',
+    'claims.m.memory_tiled_exp': 'tiled: exponent of n in peak extra memory',
+    'claims.m.traffic_ratio': 'bytes moved, naive ÷ tiled (largest n)',
+    'claims.m.row_blocks': 'key blocks of the row',
+    'claims.m.row_rises': 'times the running max rose',
+    'claims.m.row_max_diff': '|running max − full row max|',
+    'claims.m.row_norm_diff': 'normalizer, relative difference',
+    'claims.m.row_out_diff': 'max |row output − full softmax output|',
+    'claims.C6.criterion': (
+        'DeepSeek-V3\'s latent + RoPE key = {in_heads:g}·d_head = GQA with {gqa:g} KV heads, and a tiny '
+        'MLA module\'s up-projected cache differs from its K and V by ≤ {tol:.0e}'),
+    'claims.C7.criterion': (
+        "The best fixed W' for R_m·W (d_k = {d_k}) over {positions} positions leaves a residual "
+        '≥ {threshold:.0f} %, while one position fits exactly'),
+    'claims.C18.criterion': (
+        'Read from the checkpoint\'s tensors, all {n} facts of a Llama-style block hold: pre-norm, '
+        'RMSNorm, RoPE, SwiGLU, fewer KV than query heads, no bias tensor, no encoder, no '
+        'cross-attention'),
+    'claims.C19.criterion': (
+        'At initialisation, {depth} layers: last block\'s gradient ÷ first\'s ≥ {post_min:g} for '
+        'post-norm and ≤ {pre_max:g} for pre-norm'),
+    'claims.C14.criterion': (
+        'Every token goes to exactly k experts; the calculator rounds to Mixtral\'s {mixtral} B and '
+        'DeepSeek-V3\'s {deepseek} B (total / active); time per token at k = {k1} ≥ {threshold:g}× '
+        'that at k = {k0}'),
+    'claims.C15.criterion': (
+        'On {tokens} held-out tokens, the load CV (mean over layers) without balancing ≥ {margin:g}× '
+        'that of the auxiliary-loss and of the bias router'),
+    'claims.C16.criterion': (
+        'On a real head max |tiled − naive| ≤ {tol:.0e}; from n = {n0} to {n1} naive\'s written bytes '
+        'and peak extra memory grow as n^e with e ≥ {quadratic:g}, tiled\'s with e ≤ {linear:g}'),
+    'claims.C17.criterion': (
+        'One row\'s running max rises at least once, and after its last block max, normalizer and '
+        'output equal the full softmax\'s within {tol:.0e}'),
 }
 

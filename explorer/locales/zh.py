@@ -919,7 +919,7 @@ STRINGS: dict[str, str] = {
     'flash.na': '不适用（该检查点对 logit 做了截断，SDPA 做不到）',
     'flash.exact.intro': '随机的 q、k、v（d = 64，fp32），取多个 n（包括 1，以及不能被块大小整除的长度）、多种块大小（7×13 与 64×32 都不能整除它们）和多种掩码（因果、滑动窗口、汇 + 窗口、双向）。每种情形都把引擎的分块路径与朴素路径和 SDPA 对比。',
     'flash.exact.run': '运行随机用例',
-    'flash.exact.summary': '共 {cases} 个用例。最大的 max |分块 − 朴素| = {tn}，|分块 − SDPA| = {ts}，|朴素 − SDPA| = {ns}：都在 {tol} 之内（fp32 舍入）。',
+    'flash.exact.summary': '共 {cases} 个用例。最大的 max |分块 − 朴素| = {tn}，|分块 − SDPA| = {ts}，|朴素 − SDPA| = {ns}。',
     'flash.col.n': 'n',
     'flash.col.blocks': 'Bq × Bk',
     'flash.col.mask': '掩码',
@@ -1083,7 +1083,7 @@ STRINGS: dict[str, str] = {
         '由各模型公开的 config.json 数值计算（explorer/moe/published.py 注明了文件）：嵌入、注意力'
         '（DeepSeek-V3 为潜在注意力）、归一化、稠密层，以及每个 MoE 层的路由器、共享专家和 $N$ 个路由专家。'
         '每个词元的**激活**参数量不计该词元没有被送往的 $N - k$ 个路由专家。'
-        'Mixtral 8x7B 算得约 46.7B 总量 / 12.9B 激活，DeepSeek-V3 为 671B / 37B（不含多词元预测模块）。'
+        '来源前一列说明每个计数舍入后是否等于作者公布的数字（DeepSeek-V3 不含多词元预测模块）。'
         'OpenAI 统计 gpt-oss 的激活参数时不计嵌入表（只是查表，没有矩阵乘法）：见最后一个激活列。'),
     'moe.params.col.model': '模型',
     'moe.params.col.n': '专家数 N',
@@ -1365,6 +1365,143 @@ STRINGS: dict[str, str] = {
         'W：{d_k} × {d_in}，RoPE 基数 {base:g}，位置 0 … {positions} − 1：最优的单个 $W\'$ 留下 '
         '**{residual:.1f} %** 的 $R_m W$ 无法解释；只用位置 0 时残差为 {one:.1e} %（单个位置可以精确拟合）。'
         '最小二乘解等于 $R_m W$ 的平均（最大差 {check:.1e}）。最快的维度对残差 {fast:.1f} %，最慢的 '
-        '{slow:.1f} %：只有几乎不转的维度对才能并入，所以 MLA 让上投影与位置无关，并把位置交给单独的小 RoPE 键。'),
+        '{slow:.1f} %。'),
+    # ---------------------------------------------------------------- 架构、MoE、FlashAttention 页的结论，
+    # 每条都由主张看板使用的同一判据选出（C6、C7、C14-C19）
+    'arch.mla.verdict.ok': (
+        '**潜在缓存复现了每个头的 K 和 V：**最大差 {error:.1e}，在 {tol:.0e} 之内；缓存张量恰好占公式给出的 '
+        '{formula_bytes:,} 字节。'),
+    'arch.mla.verdict.broken': (
+        '**上投影后的缓存没有复现每个头的 K 和 V：**最大差 {error:.1e}（容差 {tol:.0e}）；缓存张量占 '
+        '{cache_bytes:,} 字节，公式为 {formula_bytes:,}。'),
+    'arch.fold.verdict.cannot': (
+        "残差为 {residual:.1f} %（判据：至少 {threshold:.0f} %），在这些位置上没有任何固定的 $W'$ 能代替 "
+        '$R_m W$：只有几乎不转的维度对才能并入，所以 MLA 让上投影与位置无关，并把位置交给单独的小 RoPE 键。'),
+    'arch.fold.verdict.can': (
+        "在这些位置上，最优的固定 $W'$ 只留下 {residual:.1f} %（低于判据的 {threshold:.0f} %）："
+        '这里旋转得太少，不足以说明它无法并入；增加位置数或看转得更快的维度对，残差就会显现。'),
+    'arch.norm.verdict.grows': (
+        '后置归一化的梯度朝输出方向增长，前置归一化的不增长（判据：后置 ≥ {post_min:g}，前置 ≤ {pre_max:g}）。'),
+    'arch.norm.verdict.level': (
+        '在这个深度，判据（后置 ≥ {post_min:g} 且前置 ≤ {pre_max:g}）区分不出两种放置方式。'),
+    'arch.blocks.verdict.all': (
+        '主张列出的 {n} 项变化全部成立：前置归一化、RMSNorm、RoPE、SwiGLU、KV 头少于查询头、没有偏置张量、'
+        '没有编码器、没有交叉注意力。'),
+    'arch.blocks.verdict.not': 'Llama 式模块的 {n} 项变化中成立 {held} 项；不成立：{missing}。',
+    'arch.blocks.fact.pre_norm': '前置归一化',
+    'arch.blocks.fact.rmsnorm': 'RMSNorm',
+    'arch.blocks.fact.rope': 'RoPE',
+    'arch.blocks.fact.swiglu': 'SwiGLU MLP',
+    'arch.blocks.fact.gqa': 'KV 头少于查询头',
+    'arch.blocks.fact.no_bias': '没有偏置张量',
+    'arch.blocks.fact.no_encoder': '没有编码器',
+    'arch.blocks.fact.no_cross': '没有交叉注意力',
+    'arch.blocks.fact.sep': '、',
+    'moe.route.verdict.k': '在全部 {layers} 个 MoE 层中，每个词元都恰好被送往 {k} 个不同的专家。',
+    'moe.route.verdict.not_k': (
+        '并非每个词元都恰好被送往 {k} 个专家：在 {layers} 个 MoE 层中，每个词元被送往 {low} 到 {high} '
+        '个不同的专家。'),
+    'moe.params.col.match': '是否舍入到公布的数字',
+    'moe.params.match.yes': '是',
+    'moe.params.match.no': '否',
+    'moe.cost.verdict.grows': (
+        '每个词元的时间随 k 增长：从 k = {k0} 到 k = {k1} 为 {ratio:.2f}×（判据：至少 {threshold:g}×），'
+        '而每个 k 的参数量相同。'),
+    'moe.cost.verdict.flat': (
+        '按判据（从 k = {k0} 到 k = {k1} 至少 {threshold:g}×，参数量相同），这次时间没有随 k 增长：'
+        '{ratio:.2f}×。'),
+    'moe.load.verdict.helps': (
+        '你的文本上的不均衡度（负载的变异系数，各层平均）：不做均衡 {none:.2f}，辅助损失 {aux:.2f}，'
+        '偏置 {bias:.2f}：是两个均衡路由器中较不均衡者的 {ratio:.1f}×（判据 ≥ {margin:g}×）。'),
+    'moe.load.verdict.close': (
+        '你的文本上的不均衡度（负载的变异系数，各层平均）：不做均衡 {none:.2f}，辅助损失 {aux:.2f}，'
+        '偏置 {bias:.2f}：只有 {ratio:.1f}×（判据 ≥ {margin:g}×）。'),
+    'moe.load.verdict.missing': '比较需要全部三个训练好的路由器。',
+    'flash.verdict.exact.ok': '**精确（C16）：**max |分块 − 朴素| = {diff} ≤ {tol}。',
+    'flash.verdict.exact.off': '**不精确（C16）：**max |分块 − 朴素| = {diff} > {tol}。',
+    'flash.verdict.row.ok': (
+        '**在线 softmax（C17）：**第 {row} 行的运行最大值上升了 {rises} 次，最后一个块之后与完整 softmax '
+        '相差 {diff}（≤ {tol}）。'),
+    'flash.verdict.row.off': (
+        '**在线 softmax（C17）不一致：**第 {row} 行与完整 softmax 相差 {diff}（> {tol}）。'),
+    'flash.verdict.row.no_rise': (
+        '**在线 softmax（C17）：**第 {row} 行的运行最大值在第一个可见块之后从未上升，因此没有发生重缩放；'
+        '请换一行。'),
+    'flash.exact.verdict.ok': '全部在 {tol} 之内。',
+    'flash.exact.verdict.off': '有 {off} 个用例相差超过 {tol}（最大 {worst}）。',
+    'flash.io.verdict.ok': (
+        '**线性与二次（C16）：**从第一个 n 到最后一个 n，朴素写回的字节按 n^{wn:.2f} 增长，额外内存按 '
+        'n^{mn:.2f} 增长（二次：指数 ≥ {quadratic:g}）；分块写回 n^{wt:.2f}，占用 n^{mt:.2f}'
+        '（线性或更平：≤ {linear:g}）。'),
+    'flash.io.verdict.off': (
+        '**不符合 C16 所说的增长：**朴素写回的字节按 n^{wn:.2f} 增长，额外内存按 n^{mn:.2f} 增长'
+        '（二次需要 ≥ {quadratic:g}）；分块写回 n^{wt:.2f}，占用 n^{mt:.2f}（线性需要 ≤ {linear:g}）。'),
+    'flash.io.verdict.one_n': '至少需要两个长度，才能读出字节数和内存随 n 如何增长。',
+    # 主张看板：C6、C7、C14-C19（explorer/{architecture,moe,flash}/evidence.py）
+    'claims.m.mla_latent_heads': 'DeepSeek-V3 每个词元每层的潜在向量 + RoPE 键',
+    'claims.m.mla_gqa_heads': '同样大小的 GQA 缓存的 KV 头数',
+    'claims.m.mla_kv_error': 'max |上投影后的缓存 − 不用缓存的 K、V|',
+    'claims.m.mla_cache_bytes': '小 MLA 模块的缓存（读自张量）',
+    'claims.m.mla_formula_bytes': '小 MLA 模块的缓存（公式）',
+    'claims.m.fold_residual': "最优固定 W' 在所有位置上的残差",
+    'claims.m.fold_residual_one': "只有一个位置时 W' 的残差",
+    'claims.m.fold_fast_pair': '最快维度对的残差',
+    'claims.m.fold_slow_pair': '最慢维度对的残差',
+    'claims.m.arch_facts': 'Llama 式模块成立的事实数',
+    'claims.m.bias_tensors': '偏置张量',
+    'claims.m.norms_per_block': '每个模块的归一化数',
+    'claims.m.q_heads': '查询头',
+    'claims.m.kv_heads': 'KV 头',
+    'claims.m.encoder_layers': '编码器层数',
+    'claims.m.post_ratio': '后置归一化：最后一个模块的梯度 ÷ 第一个模块的',
+    'claims.m.pre_ratio': '前置归一化：最后一个模块的梯度 ÷ 第一个模块的',
+    'claims.m.moe_k': 'k（每个词元的专家数）',
+    'claims.m.moe_off_k': '没有恰好送往 k 个专家的词元 × 层',
+    'claims.m.mixtral_total': 'Mixtral 8x7B 总参数（十亿）',
+    'claims.m.mixtral_active': 'Mixtral 8x7B 激活参数（十亿）',
+    'claims.m.deepseek_total': 'DeepSeek-V3 总参数（十亿）',
+    'claims.m.deepseek_active': 'DeepSeek-V3 不含嵌入表的激活参数（十亿）',
+    'claims.m.ms_smallest_k': '最小 k 时每个词元的时间',
+    'claims.m.ms_largest_k': '最大 k 时每个词元的时间',
+    'claims.m.time_ratio_k': '每个词元的时间，最大 k ÷ 最小 k',
+    'claims.m.cv_none': '不做均衡时负载的变异系数',
+    'claims.m.cv_aux': '辅助损失时负载的变异系数',
+    'claims.m.cv_bias': '选择偏置时负载的变异系数',
+    'claims.m.cv_margin': '不做均衡 ÷ 较不均衡的均衡路由器',
+    'claims.m.flash_diff': '真实注意力头上的 max |分块 − 朴素|',
+    'claims.m.written_naive_exp': '朴素：写回字节数中 n 的指数',
+    'claims.m.written_tiled_exp': '分块：写回字节数中 n 的指数',
+    'claims.m.memory_naive_exp': '朴素：峰值额外内存中 n 的指数',
+    'claims.m.memory_tiled_exp': '分块：峰值额外内存中 n 的指数',
+    'claims.m.traffic_ratio': '搬运字节数，朴素 ÷ 分块（最大的 n）',
+    'claims.m.row_blocks': '该行的键块数',
+    'claims.m.row_rises': '运行最大值上升的次数',
+    'claims.m.row_max_diff': '|运行最大值 − 整行最大值|',
+    'claims.m.row_norm_diff': '归一化因子的相对差',
+    'claims.m.row_out_diff': 'max |该行输出 − 完整 softmax 的输出|',
+    'claims.C6.criterion': (
+        'DeepSeek-V3 的潜在向量 + RoPE 键 = {in_heads:g}·d_head = {gqa:g} 个 KV 头的 GQA，且一个小 MLA '
+        '模块上投影后的缓存与其 K、V 相差 ≤ {tol:.0e}'),
+    'claims.C7.criterion': (
+        "对 R_m·W（d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
+        '而单个位置可以精确拟合'),
+    'claims.C18.criterion': (
+        '从检查点的张量读出，Llama 式模块的 {n} 项事实全部成立：前置归一化、RMSNorm、RoPE、SwiGLU、'
+        'KV 头少于查询头、没有偏置张量、没有编码器、没有交叉注意力'),
+    'claims.C19.criterion': (
+        '初始化时 {depth} 层：最后一个模块的梯度 ÷ 第一个模块的，后置归一化 ≥ {post_min:g}，'
+        '前置归一化 ≤ {pre_max:g}'),
+    'claims.C14.criterion': (
+        '每个词元恰好被送往 k 个专家；计算器舍入后等于 Mixtral 的 {mixtral} B 和 DeepSeek-V3 的 '
+        '{deepseek} B（总量 / 激活）；k = {k1} 时每个词元的时间 ≥ k = {k0} 时的 {threshold:g}×'),
+    'claims.C15.criterion': (
+        '在 {tokens} 个验证词元上，不做均衡时负载的变异系数（各层平均）≥ 辅助损失路由器和偏置路由器的 '
+        '{margin:g}×'),
+    'claims.C16.criterion': (
+        '在一个真实的头上 max |分块 − 朴素| ≤ {tol:.0e}；从 n = {n0} 到 {n1}，朴素写回的字节和峰值额外内存按 '
+        'n^e 增长且 e ≥ {quadratic:g}，分块的 e ≤ {linear:g}'),
+    'claims.C17.criterion': (
+        '一行的运行最大值至少上升一次，且最后一个块之后最大值、归一化因子和输出与完整 softmax 相差都在 '
+        '{tol:.0e} 之内'),
 }
 

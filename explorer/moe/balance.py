@@ -41,6 +41,55 @@ def run(models: Sequence[tuple[str, Optional[str], object, Sequence[int], Sequen
     return BalanceResult(layer, tuple(routers))
 
 
+# C15's criterion: the imbalance of a router is the coefficient of variation (std / mean) of its
+# expert load, averaged over the MoE layers; the router trained without balancing must be at least
+# IMBALANCE_MARGIN times as imbalanced as each balanced one (auxiliary loss, selection bias).
+IMBALANCE_MARGIN = 1.5
+BALANCED = ("aux", "bias")
+
+
+def imbalance(loads: Sequence[LayerLoad]) -> float:
+    """Mean over the layers of the load's coefficient of variation (0: every expert equal)."""
+    return sum(l.cv for l in loads) / len(loads)
+
+
+def imbalances(result: BalanceResult, where: str = "text") -> dict[str, float]:
+    """{variant: imbalance} of the shipped routers, over the text ("text") or the held-out files
+    of their model cards ("held")."""
+    out = {}
+    for r in result.routers:
+        loads = r.text if where == "text" else r.held_out
+        if r.variant and loads:
+            out[r.variant] = imbalance(loads)
+    return out
+
+
+def balancing_margin(result: BalanceResult, where: str = "text") -> Optional[float]:
+    """The no-balancing router's imbalance over the larger of the balanced ones'; None unless
+    all three routers are present."""
+    found = imbalances(result, where)
+    if "none" not in found or not all(v in found for v in BALANCED):
+        return None
+    worst_balanced = max(found[v] for v in BALANCED)
+    return found["none"] / worst_balanced if worst_balanced > 0 else float("inf")
+
+
+def balancing_helps(result: BalanceResult, where: str = "text", margin: float = IMBALANCE_MARGIN) -> bool:
+    """C15: without balancing the load is at least `margin` times as uneven as with either fix."""
+    ratio = balancing_margin(result, where)
+    return bool(ratio is not None and ratio >= margin)
+
+
+def verdict(result: BalanceResult, lang: Optional[str], where: str = "text") -> str:
+    """The criterion's verdict in words, with the three imbalances it was read from."""
+    found, ratio = imbalances(result, where), balancing_margin(result, where)
+    if ratio is None:
+        return text("moe.load.verdict.missing", lang)
+    key = "moe.load.verdict.helps" if balancing_helps(result, where) else "moe.load.verdict.close"
+    return text(key, lang, none=found["none"], aux=found["aux"], bias=found["bias"], ratio=ratio,
+                margin=IMBALANCE_MARGIN)
+
+
 def label(router: RouterLoads, lang: Optional[str]) -> str:
     return text(f"moe.variant.{router.variant}", lang) if router.variant else router.name
 
@@ -54,7 +103,7 @@ def figures(result: BalanceResult, lang: Optional[str]) -> tuple[go.Figure, go.F
     """(max/mean load per layer, each expert's share in the chosen layer), every router."""
     both = series(result, lang)
     shares = [(name, next(l for l in loads if l.layer == result.layer)) for name, loads in both]
-    return load_figure(both, lang), share_figure(shares, lang)
+    return load_figure(both, lang, subtitle=verdict(result, lang)), share_figure(shares, lang)
 
 
 def table(result: BalanceResult, lang: Optional[str]) -> tuple[list[list], list[str]]:
@@ -70,9 +119,9 @@ def table(result: BalanceResult, lang: Optional[str]) -> tuple[list[list], list[
 
 
 def load_figure(series: Sequence[tuple[str, Sequence[LayerLoad]]], lang: Optional[str],
-                title_key: str = "moe.fig.load.title") -> go.Figure:
+                title_key: str = "moe.fig.load.title", subtitle: str = "") -> go.Figure:
     """max/mean load per layer, one bar group per (label, loads) series: the collapse of the
-    unbalanced router stands out as tall bars."""
+    unbalanced router stands out as tall bars. `subtitle`: a line under the title."""
     fig = Fig()
     palette = colors(len(series))
     for (label, loads), colour in zip(series, palette):
@@ -83,7 +132,12 @@ def load_figure(series: Sequence[tuple[str, Sequence[LayerLoad]]], lang: Optiona
     fig.add_shape(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dot", color="#666"))
     fig.update_layout(barmode="group")
     fig.update_yaxes(title_text=text("moe.fig.load.y", lang), rangemode="tozero")
-    return fig.finish(text(title_key, lang), height=380)
+    title = text(title_key, lang)
+    if not subtitle:
+        return fig.finish(title, height=380)
+    out = fig.finish(f"{title}<br><sub>{subtitle}</sub>", height=400)
+    out.update_layout(margin=dict(t=112))      # room for the second title line above the legend
+    return out
 
 
 def share_figure(series: Sequence[tuple[str, LayerLoad]], lang: Optional[str]) -> go.Figure:

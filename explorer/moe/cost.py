@@ -80,6 +80,23 @@ def run_cost(model, ids: Sequence[int], ks: Sequence[int] = (1, 2, 4, 8), repeat
     return CostResult(x.shape[1], trained_k, n_experts, tuple(rows))
 
 
+# C14's cost criterion: the fastest time per token at the largest k is at least this multiple of
+# the time at the smallest k (the expert work grows k_max / k_min times; attention and embedding
+# do not grow, so the time grows by less), and the parameter count is the same at every k.
+TIME_GROWTH_MIN = 1.2
+
+
+def time_ratio(result: CostResult) -> float:
+    """ms per token at the largest k over the smallest k's."""
+    return result.rows[-1].ms_per_token / result.rows[0].ms_per_token
+
+
+def time_grows_with_k(result: CostResult, threshold: float = TIME_GROWTH_MIN) -> bool:
+    """Compute follows k, parameters do not: time ratio >= threshold, one total at every k."""
+    return bool(len(result.rows) >= 2 and time_ratio(result) >= threshold
+                and len({r.total_params for r in result.rows}) == 1)
+
+
 def figures(result: CostResult, lang: Optional[str]) -> tuple[go.Figure]:
     """Left: measured time per token against k. Right: total and active parameters against k."""
     ks = [r.k for r in result.rows]
@@ -111,4 +128,6 @@ def summary(result: CostResult, lang: Optional[str]) -> str:
     return text("moe.cost.summary", lang, k0=first.k, k1=last.k, t0=first.ms_per_token,
                 t1=last.ms_per_token, ratio=last.ms_per_token / first.ms_per_token,
                 macs=last.expert_macs_per_token / first.expert_macs_per_token,
-                total=first.total_params / 1e6)
+                total=first.total_params / 1e6) + " " + \
+        text("moe.cost.verdict.grows" if time_grows_with_k(result) else "moe.cost.verdict.flat", lang,
+             ratio=time_ratio(result), threshold=TIME_GROWTH_MIN, k0=first.k, k1=last.k)

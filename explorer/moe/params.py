@@ -98,6 +98,29 @@ def count_params(c: dict, name: str = "", source: str = "", stated: Optional[tup
                       active - (0 if tied else vocab * d), n, k, layers, parts, source, stated)
 
 
+def decimals(stated: float) -> int:
+    """Decimal places of a stated figure as its authors wrote it: 46.7 -> 1, 671 -> 0."""
+    digits = format(stated, "g")
+    return len(digits.split(".")[1]) if "." in digits else 0
+
+
+def within_rounding(count: int, stated: float) -> bool:
+    """`count` (parameters) rounds to `stated` (billions) at the precision it was stated:
+    |count / 1e9 - stated| <= half a unit of its last digit."""
+    return abs(count / 1e9 - stated) <= 0.5 * 10.0 ** -decimals(stated) + 1e-12
+
+
+def reproduces_stated(count: ParamCount) -> bool:
+    """C14's calculator criterion: the total rounds to the stated total, and the active count
+    to the stated active one, with or without the embedding table (authors count it either
+    way: Mistral with it, DeepSeek and OpenAI without). False when nothing is stated."""
+    if count.stated is None:
+        return False
+    total, active = count.stated
+    return within_rounding(count.total, total) and (
+        within_rounding(count.active, active) or within_rounding(count.active_without_embedding, active))
+
+
 def published_counts() -> list[ParamCount]:
     return [count_params(e["config"], name, e["source"], e["stated"]) for name, e in PUBLISHED.items()]
 
@@ -135,6 +158,8 @@ def amount(n: int) -> str:
 def table(counts: Sequence[ParamCount], lang: Optional[str]) -> tuple[list[list], list[str]]:
     rows = [[c.name, c.n_experts, c.top_k, amount(c.total), amount(c.active),
              amount(c.active_without_embedding),
-             f"{c.stated[0]:g} B / {c.stated[1]:g} B" if c.stated else "—", c.source] for c in counts]
-    keys = ("model", "n", "k", "total", "active", "active_ne", "stated", "source")
+             f"{c.stated[0]:g} B / {c.stated[1]:g} B" if c.stated else "—",
+             text("moe.params.match.yes" if reproduces_stated(c) else "moe.params.match.no", lang)
+             if c.stated else "—", c.source] for c in counts]
+    keys = ("model", "n", "k", "total", "active", "active_ne", "stated", "match", "source")
     return rows, [text(f"moe.params.col.{k}", lang) for k in keys]

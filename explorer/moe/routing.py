@@ -187,6 +187,20 @@ def level_entropy(n_experts: int) -> float:
     return math.log(n_experts)
 
 
+def experts_per_token(result: RoutingResult) -> np.ndarray:
+    """(L, T): the distinct experts each token was sent to in each MoE layer, counted from the
+    recorded picks."""
+    picks = np.sort(result.picks, axis=-1)                                   # (L, T, k')
+    return 1 + (np.diff(picks, axis=-1) != 0).sum(axis=-1)
+
+
+def routes_to_k(result: RoutingResult) -> bool:
+    """C14's routing criterion: in every MoE layer every token went to exactly top_k distinct
+    experts (the model's k, not the width of whatever the router returned)."""
+    counts = experts_per_token(result)
+    return bool(result.picks.shape[-1] == result.top_k and counts.size and np.all(counts == result.top_k))
+
+
 # ---------------------------------------------------------------------------------------------
 # figures and summary, in the visitor's language
 
@@ -240,6 +254,9 @@ def figures(result: RoutingResult, layer: int, lang: Optional[str]) -> go.Figure
 
 def summary(result: RoutingResult, layer: int, lang: Optional[str]) -> str:
     load = result.loads[result.layer_index(layer)]
+    counts = experts_per_token(result)
+    verdict = "moe.route.verdict.k" if routes_to_k(result) else "moe.route.verdict.not_k"
     return text("moe.route.summary", lang, n=len(result.tokens), loss=result.loss, layer=layer,
                 max_mean=load.max_over_mean, cv=load.cv, entropy=load.entropy,
-                level=level_entropy(result.n_experts), k=result.top_k)
+                level=level_entropy(result.n_experts), k=result.top_k) + " " + \
+        text(verdict, lang, k=result.top_k, layers=len(result.layers), low=int(counts.min()), high=int(counts.max()))

@@ -1,0 +1,160 @@
+"""The claims board's evidence for the Architecture tab (C6, C7, C18, C19): each function passes on
+SmolLM2, and its criterion fails on a deliberately broken input, in the board's verdict and in the
+sentence the tab shows."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from explorer.architecture import blocks, evidence, mla, norm_placement
+from explorer.claims.evidence import Evidence
+from explorer.locales import text
+
+SMOL = "smollm2-135m-instruct"
+GEMMA = "gemma-3-270m"
+
+
+@pytest.fixture(scope="module")
+def smol(runtime):
+    return runtime.get(SMOL)
+
+
+def measure(found: Evidence, label: str) -> float:
+    return next(m.value for m in found.measures if m.label == label)
+
+
+def check_shape(found: Evidence, claim: str, section: str) -> None:
+    assert found.claim == claim and found.tab == "architecture" and found.section == section
+    assert found.criterion == f"claims.{claim}.criterion"
+    for lang in ("en", "zh"):   # the criterion and every label format in both languages
+        assert text(found.criterion, lang, **found.fields)
+        assert all(text(m.label, lang) for m in found.measures)
+
+
+# ----------------------------------------------------------------------------- C6
+
+def test_c6_passes(smol):
+    found = evidence.evidence_c6(smol)
+    check_shape(found, "C6", "section-arch-mla-heading")
+    assert found.passed is True and found.model == ""
+    assert measure(found, "claims.m.mla_latent_heads") == 4.5
+    assert measure(found, "claims.m.mla_gqa_heads") == 2.25
+    assert measure(found, "claims.m.mla_kv_error") <= mla.LATENT_TOL
+    assert measure(found, "claims.m.mla_cache_bytes") == measure(found, "claims.m.mla_formula_bytes") > 0
+
+
+def test_c6_fails_on_a_latent_with_one_dimension_zeroed(smol, monkeypatch):
+    from models.mla import LatentKVCache
+
+    original = LatentKVCache.update
+
+    def zeroing(self, layer, latent, rope_key):
+        latent = latent.clone()
+        latent[..., 0] = 0.0                  # one latent dimension lost on its way into the cache
+        return original(self, layer, latent, rope_key)
+
+    monkeypatch.setattr(LatentKVCache, "update", zeroing)
+    found = evidence.evidence_c6(smol)
+    assert found.passed is False
+    assert measure(found, "claims.m.mla_kv_error") > 100 * mla.LATENT_TOL
+    # the tab's summary reads the same criterion
+    assert "does not reproduce" in mla.cache_summary(mla.run_cache(), "en")
+
+
+def test_c6_criterion_needs_deepseeks_figures():
+    import dataclasses
+
+    result = mla.run_cache()
+    assert mla.cache_claim_holds(result) and "reproduces the per-head K and V" in mla.cache_summary(result, "en")
+    # a latent of another width is no longer 4.5 d_head
+    wider = dataclasses.replace(result, kv_lora_rank=result.kv_lora_rank + 128)
+    assert wider.latent_in_heads == 5.5 and not mla.cache_claim_holds(wider)
+
+
+# ----------------------------------------------------------------------------- C7
+
+def test_c7_passes(smol):
+    found = evidence.evidence_c7(smol)
+    check_shape(found, "C7", "section-arch-mla-heading")
+    assert found.passed is True and found.model == ""
+    assert measure(found, "claims.m.fold_residual") >= 100 * mla.FOLD_RESIDUAL_MIN
+    assert measure(found, "claims.m.fold_residual_one") < 1e-6
+
+
+def test_c7_fails_when_the_rotation_does_not_depend_on_position(smol, monkeypatch):
+    """RoPE broken into the identity at every position: one W' fits every m, the residual is 0."""
+    def no_rotation(positions, inv_freq, dtype):
+        cos, sin = mla_rope_cos_sin(positions, inv_freq, dtype)
+        return torch.ones_like(cos), torch.zeros_like(sin)
+
+    mla_rope_cos_sin = mla.rope_cos_sin
+    monkeypatch.setattr(mla, "rope_cos_sin", no_rotation)
+    found = evidence.evidence_c7(smol)
+    assert found.passed is False and measure(found, "claims.m.fold_residual") < 1e-6
+    summary = mla.fold_summary(mla.run_fold(**evidence.FOLD), "en")
+    assert "too little here" in summary and "no fixed" not in summary
+
+
+# ----------------------------------------------------------------------------- C18
+
+def test_c18_passes_on_smollm2(smol):
+    found = evidence.evidence_c18(smol)
+    check_shape(found, "C18", "section-arch-blocks-heading")
+    assert found.passed is True and found.model == SMOL
+    assert measure(found, "claims.m.arch_facts") == len(blocks.MODERN_FACTS) == found.fields["n"]
+    assert measure(found, "claims.m.bias_tensors") == 0 and measure(found, "claims.m.encoder_layers") == 0
+    assert (measure(found, "claims.m.q_heads"), measure(found, "claims.m.kv_heads")) == (9, 3)
+
+
+def test_c18_fails_when_a_bias_tensor_is_present(smol, monkeypatch):
+    real = blocks.checkpoint_inventory
+
+    def with_bias(folder):
+        inventory = real(folder)
+        inventory["model.layers.0.self_attn.q_proj.bias"] = (inventory["model.layers.0.self_attn.q_proj.weight"][0],)
+        return inventory
+
+    monkeypatch.setattr(blocks, "checkpoint_inventory", with_bias)
+    found = evidence.evidence_c18(smol)
+    assert found.passed is False and measure(found, "claims.m.bias_tensors") == 1
+    assert measure(found, "claims.m.arch_facts") == len(blocks.MODERN_FACTS) - 1
+
+
+def test_c18_on_gemma_every_fact_but_swiglu():
+    """Gemma 3's block, read from its tensors: pre-norm RMSNorm, RoPE, one KV head for four query
+    heads, no bias, no encoder; its gated MLP uses GELU (GeGLU), so the Llama-style criterion
+    fails on that one fact, and the tab says so."""
+    from explorer.checkpoints import prepare_embedded
+
+    block = blocks.run([blocks.checkpoint_entry(GEMMA, "Gemma", prepare_embedded(GEMMA))]).blocks[-1]
+    facts = blocks.modern_facts(block)
+    assert [key for key, holds in facts.items() if not holds] == ["swiglu"]
+    assert not blocks.is_llama_style(block)
+    assert "7 of the 8 changes" in blocks.facts_text(block, "en") and "SwiGLU MLP" in blocks.facts_text(block, "en")
+    # the post-norm original Transformer fails most of them
+    original = blocks.describe(blocks.original_transformer_entry())
+    assert sum(blocks.modern_facts(original).values()) == 0
+
+
+# ----------------------------------------------------------------------------- C19
+
+def test_c19_passes(smol):
+    found = evidence.evidence_c19(smol)
+    check_shape(found, "C19", "section-arch-norm-heading")
+    assert found.passed is True and found.model == ""
+    assert measure(found, "claims.m.post_ratio") >= norm_placement.POST_GROWTH_MIN
+    assert measure(found, "claims.m.pre_ratio") <= norm_placement.PRE_GROWTH_MAX
+
+
+def test_c19_fails_on_a_post_norm_stack_measured_as_pre_norm(smol, monkeypatch):
+    original = norm_placement.Block.forward
+
+    def always_pre(self, x, positions):
+        self.placement = "pre"
+        return original(self, x, positions)
+
+    monkeypatch.setattr(norm_placement.Block, "forward", always_pre)
+    found = evidence.evidence_c19(smol)
+    assert found.passed is False and measure(found, "claims.m.post_ratio") < norm_placement.POST_GROWTH_MIN
+    summary = norm_placement.init_summary(norm_placement.run_init((evidence.NORM_DEPTH,)), "en")
+    assert "does not separate" in summary

@@ -1,0 +1,118 @@
+"""The claims board's evidence for the FlashAttention tab (C16, C17): each function passes on a
+real head of SmolLM2, and its criterion fails on a deliberately broken input: a tiled path that
+skips a tile, memory that grows quadratically, an online softmax that forgets to rescale."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+
+import pytest
+import torch
+
+import models.attention as attention
+from explorer.claims.evidence import Evidence
+from explorer.flash import evidence, figures, io, schedule
+from explorer.locales import text
+
+SMOL = "smollm2-135m-instruct"
+
+
+@pytest.fixture(scope="module")
+def smol(runtime):
+    return runtime.get(SMOL)
+
+
+def measure(found: Evidence, label: str) -> float:
+    return next(m.value for m in found.measures if m.label == label)
+
+
+def check_shape(found: Evidence, claim: str) -> None:
+    assert found.claim == claim and found.tab == "flash" and found.section == "section-flash-sec-schedule"
+    assert found.criterion == f"claims.{claim}.criterion" and found.model == SMOL
+    for lang in ("en", "zh"):
+        assert text(found.criterion, lang, **found.fields)
+        assert all(text(m.label, lang) for m in found.measures)
+
+
+# ----------------------------------------------------------------------------- C16
+
+def test_c16_passes(smol):
+    found = evidence.evidence_c16(smol)
+    check_shape(found, "C16")
+    assert found.passed is True
+    assert measure(found, "claims.m.flash_diff") <= schedule.TOLERANCE
+    assert measure(found, "claims.m.written_tiled_exp") == pytest.approx(1.0)    # only the n×d output
+    assert measure(found, "claims.m.written_naive_exp") >= io.QUADRATIC_MIN
+    assert measure(found, "claims.m.memory_naive_exp") >= io.QUADRATIC_MIN
+    assert measure(found, "claims.m.memory_tiled_exp") <= io.LINEAR_MAX
+    assert measure(found, "claims.m.traffic_ratio") > 1
+
+
+class SkipsOneTile(attention.TileVisibility):
+    """The mask of the tile of query rows 32..63 and key columns 0..31 reads as empty, so the
+    tiled path skips a tile whose keys are visible."""
+
+    def __getitem__(self, index):
+        visible = super().__getitem__(index)
+        if index[0].start == 32 and index[1].start == 0:
+            return torch.zeros_like(visible)
+        return visible
+
+
+def test_c16_fails_when_the_tiled_path_skips_a_tile(smol, monkeypatch):
+    monkeypatch.setattr(schedule, "TileVisibility", SkipsOneTile)
+    found = evidence.evidence_c16(smol)
+    assert found.passed is False and measure(found, "claims.m.flash_diff") > 1e-3
+    head = evidence.head_schedule(smol, evidence.HEAD_N, evidence.HEAD_BLOCK)
+    assert not schedule.tiled_exact(head) and "**Not exact (C16):**" in figures.summary(head, "en")
+
+
+def test_c16_scaling_criterion_fails_on_quadratic_tiled_memory():
+    from explorer.flash import memory
+    from models.attention import MaskSpec
+
+    ns = (128, 256, 512)
+    traffic = io.sweep(ns, 32, 32, 32, MaskSpec())
+    measured = memory.MemorySweep(ns=ns, d=32, block_q=32, block_k=32, mask=MaskSpec(), device="CPU",
+                                  extra={"naive": tuple(8 * n * n for n in ns), "tiled": tuple(1000 + n for n in ns)},
+                                  score_matrix=tuple(4 * n * n for n in ns))
+    assert io.scaling(traffic, measured).holds
+    assert io.growth_exponent((128, 512), (1.0, 16.0)) == pytest.approx(2.0)
+    quadratic = dataclasses.replace(measured, extra={**measured.extra, "tiled": tuple(4 * n * n for n in ns)})
+    found = io.scaling(traffic, quadratic)
+    assert not found.holds and found.memory_tiled == pytest.approx(2.0)
+    assert "Not the scaling C16 states" in figures.scaling_text(found, "en")
+    one = dataclasses.replace(measured, ns=(128,), extra={"naive": (1,), "tiled": (1,)})
+    assert math.isnan(io.scaling(traffic, one).memory_tiled) and not io.scaling(traffic, one).holds
+
+
+# ----------------------------------------------------------------------------- C17
+
+def test_c17_passes(smol):
+    found = evidence.evidence_c17(smol)
+    check_shape(found, "C17")
+    assert found.passed is True
+    assert measure(found, "claims.m.row_blocks") == evidence.ROW_N // evidence.ROW_BLOCK
+    assert measure(found, "claims.m.row_rises") >= 1
+    assert measure(found, "claims.m.row_out_diff") <= schedule.TOLERANCE
+
+
+def forgetful_tiled_attention():
+    """The engine's tiled_attention with the rescale left out: the normalizer and output
+    accumulated so far are never multiplied by exp(m_old − m_new)."""
+    source = inspect.getsource(attention.tiled_attention)
+    line = "rescale = torch.exp(m - safe_m)"
+    assert source.count(line) == 1
+    namespace = dict(vars(attention))
+    exec(compile(source.replace(line, "rescale = torch.ones_like(m)"), attention.__file__, "exec"), namespace)
+    return namespace["tiled_attention"]
+
+
+def test_c17_fails_on_an_online_softmax_that_forgets_to_rescale(smol, monkeypatch):
+    monkeypatch.setattr(schedule, "tiled_attention", forgetful_tiled_attention())
+    found = evidence.evidence_c17(smol)
+    assert found.passed is False
+    assert measure(found, "claims.m.row_norm_diff") > 1e-3 or measure(found, "claims.m.row_out_diff") > 1e-3
+    row = evidence.head_schedule(smol, evidence.ROW_N, evidence.ROW_BLOCK)
+    assert "does not match" in figures.summary(row, "en")

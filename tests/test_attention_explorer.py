@@ -147,9 +147,36 @@ def test_head_groups_match_the_recorded_tensors(smol, runtime):
     assert result.groups == ((0, 1, 2), (3, 4, 5), (6, 7, 8))
     shapes = result.shapes
     assert shapes["q"][1] == 9 and shapes["k"][1] == 3 and shapes["v"][1] == 3
-    assert result.cache_bytes_fp32 * 3 == result.mha_bytes_fp32 == 2 * 30 * 9 * 64 * 4
+    # bytes per element from the recorded tensors (fp32 on the CPU), the cache read from its tensors
+    assert result.element_bytes == smol.model.embed.weight.element_size()
+    elem = result.element_bytes
+    assert result.variant_bytes("gqa") * 3 == result.variant_bytes("mha") == 2 * 30 * 9 * 64 * elem
+    assert result.variant_bytes("mqa") == 2 * 30 * 1 * 64 * elem
+    assert result.measured_per_token == result.variant_bytes("gqa")
+    assert groups.cache_follows_kv_heads(result)
     gemma = runtime.get(GEMMA)
     assert groups.head_groups(gemma.config) == [[0, 1, 2, 3]]
+
+
+def test_gqa_verdict_follows_the_measured_cache(smol):
+    """The sentence and C5's criterion read the measured numbers: a cache sized by the query
+    heads, or a k recorded with the query heads, fails it, and the text says so."""
+    import dataclasses
+
+    result = groups.run(smol)
+    assert "query heads (9) do not appear" in groups.summary(result, "en")
+    assert "查询头（9 个）不出现在其中" in groups.summary(result, "zh")
+    mha_sized = dataclasses.replace(result, cache_used=result.variant_bytes("mha") * result.tokens)
+    assert not groups.cache_follows_kv_heads(mha_sized)
+    assert "Does not hold here" in groups.summary(mha_sized, "en")
+    assert "138,240 B per token" in groups.summary(mha_sized, "en")
+    q_shaped = dataclasses.replace(result, shapes={**result.shapes, "k": result.shapes["q"]})
+    assert not groups.cache_follows_kv_heads(q_shaped)
+    # the element size is the model's, not a constant: bf16 halves every figure
+    half = dataclasses.replace(result, element_bytes=2,
+                               variants=tuple((n, h, b // 2) for n, h, b in result.variants),
+                               cache_used=result.cache_used // 2)
+    assert groups.cache_follows_kv_heads(half) and "\\times 2$ B = **23,040 B per token**" in groups.summary(half)
 
 
 def test_local_global_costs_count_from_the_real_masks(runtime):
@@ -371,7 +398,7 @@ def test_sink_streaming_and_receptive_figures_in_both_languages(smol):
 
     def sink_result(b):
         grid = grid_mod.SinkGrid(first=first, first_s=first_s, absorbed=absorbed, n_tokens=20, n_sinks=4,
-                                 sink_logit=b, first_query=8, seconds=0.1)
+                                 sink_logit=b, first_query=8, seconds=0.1, uniform=np.full(4, 0.02))
         return grid_mod.SinkResult(model="m1", title="M1", token0="x", grid=grid)
     result = sinks.StreamingResult(model="m1", n_tokens=120, window=32, sinks=2)
     for i, policy in enumerate(sinks.POLICIES + (sinks.SINKS_GLOBAL,)):
@@ -426,3 +453,119 @@ def test_one_mask_description_in_both_languages():
     from explorer.masks import describe_layers
     assert describe_layers([MaskSpec(window=512)] * 5 + [MaskSpec()], "en") == "5 × sliding window 512, 1 × causal"
     assert describe_layers([MaskSpec()] * 3, "zh") == "因果"
+
+
+# ----------------------------------------------------------------------------- verdicts follow the numbers
+
+
+def test_sink_grid_in_chunks_equals_one_forward(smol, text_ids, monkeypatch):
+    """Through the KV cache, chunk by chunk, the grid is the one-forward grid."""
+    ids = text_ids[:40]
+    whole = grid_mod.sink_grid(smol.model, ids, n_sinks=3)
+    monkeypatch.setattr(grid_mod, "CHUNK", 12)
+    assert grid_mod.sink_forwards(40) == 4
+    chunked = grid_mod.sink_grid(smol.model, ids, n_sinks=3)
+    for name in ("first", "first_s", "absorbed"):
+        np.testing.assert_allclose(getattr(chunked, name), getattr(whole, name), atol=2e-6)
+    # uniform attention over q + 1 keys gives key 0 a share of 1 / (q + 1)
+    expected = np.mean([1 / (q + 1) for q in range(whole.first_query, 40)])
+    np.testing.assert_allclose(whole.uniform, expected)
+
+
+def _grid(first: np.ndarray, uniform: float = 0.02):
+    n_layers, n_heads = first.shape
+    zeros = np.zeros_like(first)
+    return grid_mod.SinkGrid(first=first, first_s=first, absorbed=zeros, n_tokens=64, n_sinks=4,
+                             sink_logit=None, first_query=8, seconds=0.1,
+                             uniform=np.full(n_layers, uniform))
+
+
+def test_sink_verdict_and_sentence_follow_the_measured_mass():
+    first = np.full((4, 5), 0.01)
+    first[2:, :3] = 0.5                     # 6 of the 10 heads of layers 2-3 are sinks
+    verdict = grid_mod.sink_verdict(_grid(first))
+    assert verdict.later_from == 2 and (verdict.n_sink_heads, verdict.n_heads) == (6, 10)
+    assert verdict.holds and verdict.share == pytest.approx(0.6)
+    result = grid_mod.SinkResult(model="m", title="M", token0="x", grid=_grid(first))
+    assert "**Sinks measured:** in layers 2 and up, 6 of 10 heads (60%)" in grid_mod.summary(result)
+    assert "实测到注意力汇" in grid_mod.summary(result, "zh")
+    first[2:, 2] = 0.19                     # just under 10 x uniform: 4 of 10, below the half
+    verdict = grid_mod.sink_verdict(_grid(first))
+    assert verdict.n_sink_heads == 4 and not verdict.holds
+    result = grid_mod.SinkResult(model="m", title="M", token0="x", grid=_grid(first))
+    assert "**No clear sink here:**" in grid_mod.summary(result) and "这里没有明显的注意力汇" in \
+        grid_mod.summary(result, "zh")
+    # sinks in the early layers only do not count
+    early = np.full((4, 5), 0.01)
+    early[:2] = 0.9
+    assert not grid_mod.sink_verdict(_grid(early)).holds
+
+
+def test_tiled_path_sentences_are_measured_on_the_request(smol):
+    """The tiled map is compared with the eager one on the same request: both the agreement and
+    the speed sentence are chosen from the measured numbers."""
+    result = am.run(smol, "The cat sat on the mat.", 2, "all", "window", 4, 0, None, "tiled", 0)
+    paths = result.paths
+    assert paths is not None and paths.agree and paths.max_prob_diff <= am.PATH_TOLERANCE
+    text = am.summary(result)
+    assert f"largest probability difference **{paths.max_prob_diff:.1e}**" in text
+    assert "the same map" in text and f"{paths.seconds_tiled:.2f} s" in text
+    assert am.data(result)["tiled_vs_eager"]["ratio"] == pytest.approx(paths.ratio)
+    assert am.run(smol, "The cat sat.", 2, "all", "causal", 4, 0, None, "eager", 0).paths is None
+    cases = {(2e-3, 0.9, 0.3): ("**differ**", "3.0× slower"),
+             (1e-7, 0.1, 0.3): ("the same map", "i.e. faster"),
+             (1e-7, 0.31, 0.3): ("the same map", "about as fast")}
+    for (diff, tiled, eager_s), (same, speed) in cases.items():
+        fake = am.PathComparison(max_prob_diff=diff, max_logit_diff=diff, seconds_tiled=tiled,
+                                 seconds_eager=eager_s)
+        sentence = am.path_summary(fake, "en")
+        assert same in sentence and speed in sentence, sentence
+        assert am.path_summary(fake, "zh") != sentence
+
+
+def test_reach_verdict_follows_the_probe():
+    def probe(distances, final_changed, windows=(2, 2, 2), n_tokens=12):
+        changed = np.array([[False, False, c] for c in final_changed])
+        return rf.ReceptiveFieldResult(distances=distances, delta=changed * 1.0, changed=changed,
+                                       predicted=[], measured=[], layer_windows=list(windows),
+                                       n_tokens=n_tokens, seed=0, replacement=[])
+
+    # 3 layers, w = 2: reach 4 tokens, distance 3 the farthest that can change
+    assert rf.measured_reach(probe([1, 3, 4, 6], [True, True, False, False])).outcome == "matches"
+    assert rf.measured_reach(probe([1, 3, 4, 6], [True, True, True, False])).outcome == "differs"
+    assert rf.measured_reach(probe([1, 2, 5], [True, True, False])).outcome == "differs"   # not bracketed
+    assert rf.measured_reach(probe([1, 2, 3], [True, True, True], n_tokens=4)).outcome == "short_text"
+    assert rf.measured_reach(probe([1, 3], [True, True], windows=(2, None, 2))) is None
+
+
+def test_receptive_summary_states_the_measured_reach(smol):
+    run = rf.run(smol, "forced", 2, 36, 0)            # 30 layers, w = 2: reach 31 tokens
+    assert {30, 31} <= set(run.probe.distances)
+    assert run.probe.agrees and rf.measured_reach(run.probe).holds
+    text = rf.summary(run)
+    assert "distance 30 still changes the last position, distance 31 does not: 31 tokens" in text
+    assert rf.data(run)["reach_outcome"] == "matches"
+    short = rf.run(smol, "forced", 4, 40, 0)          # reach 91 > 40 tokens
+    assert rf.measured_reach(short.probe).outcome == "short_text"
+    assert "shorter than the reach" in rf.summary(short) and "短" in rf.summary(short, "zh")
+
+
+def test_local_sinks_sentence_compares_the_two_measured_policies():
+    from explorer.attention import streaming
+
+    assert streaming.local_sinks_effect(9.16, 1.19) == "hurts"
+    assert streaming.local_sinks_effect(1.10, 1.30) == "helps"
+    assert streaming.local_sinks_effect(1.20, 1.19) == "same"
+
+    def numbers(ratios):
+        summary = {"past_window_from": 260, "perplexity": {p: 10 * r for p, r in ratios.items()},
+                   "ratio": ratios, "seconds": {p: 60.0 for p in ratios}}
+        return {"title": "M", "n_tokens": 2048, "window": 256, "sinks": 4, "own_window": 512,
+                **summary, **streaming.streaming_verdict(summary)}
+
+    helps = streaming.summary_text(numbers({"full": 1.0, "window": 1.8, "sinks": 1.1,
+                                            "sinks_global": 1.4}))
+    assert "the sinks help in those layers as well" in helps and "**1.10×** against **1.40×**" in helps
+    same = streaming.summary_text(numbers({"full": 1.0, "window": 1.8, "sinks": 1.2,
+                                           "sinks_global": 1.19}), "zh")
+    assert "没有可测出的差别" in same

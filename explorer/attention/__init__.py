@@ -6,13 +6,20 @@
 - sinks: attention mass on the first tokens, every layer x head;
 - streaming: perplexity along a long text under full cache, window only and sinks + window;
 - receptive_field: how far back a token can reach the last position, layer by layer;
-- costs: score entries and cache bytes of local vs global layers as n grows.
+- costs: score entries and cache bytes of local vs global layers as n grows;
+- evidence: the board's evidence for claims C5, C8 and C10, from the experiments above.
 
-What they share lives here: the token limits and the long text the experiments read.
+What they share lives here: the token limits, the long text the experiments read, and the way a
+long experiment runs: as a generator (`steps(...)`) that yields a `Progress` after every
+forward pass and returns its result, so that its caller can stop it between two forwards
+(Gradio closes a cancelled generator at its next yield), with a `Deadline` checked before each
+forward. `run(...)` is the same computation drained to its result.
 """
 from __future__ import annotations
 
-from typing import Any
+import time
+from dataclasses import dataclass
+from typing import Any, Generator, Optional, TypeVar
 
 import torch
 
@@ -41,3 +48,56 @@ def long_ids(tokenizer, n_tokens: int) -> list[int]:
 def model_title(loaded: Any) -> str:
     """The model's display title (its registry name when the spec has none)."""
     return getattr(loaded.spec, "title", loaded.name)
+
+
+# ----------------------------------------------------------------------------- long runs
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a long experiment stands: `done` of `total` forward passes made. A `steps(...)`
+    generator yields Progress(0, total) once its inputs are checked, then one after each
+    forward."""
+    done: int
+    total: int
+    stage: str = ""            # the part of the experiment running (a policy name), "" if one
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+class TimeLimitReached(InputError):
+    """A long experiment reached its time limit between two forward passes."""
+
+    def __init__(self, seconds: float, done: int, total: int):
+        super().__init__("attention.err.time_limit", s=seconds, done=done, total=total)
+
+
+class Deadline:
+    """A time limit checked between forward passes: `check(done, total)` raises
+    TimeLimitReached once `seconds` have passed since the Deadline was made."""
+
+    def __init__(self, seconds: float):
+        self.seconds = float(seconds)
+        self.end = time.monotonic() + self.seconds
+
+    def check(self, done: int, total: int) -> None:
+        if time.monotonic() >= self.end:
+            raise TimeLimitReached(self.seconds, done, total)
+
+
+def check_deadline(deadline: Optional[Deadline], done: int, total: int) -> None:
+    if deadline is not None:
+        deadline.check(done, total)
+
+
+def drain(steps: Generator[Progress, None, T]) -> T:
+    """Run a `steps(...)` generator to its end and return its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as finished:
+            return finished.value

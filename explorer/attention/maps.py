@@ -292,6 +292,51 @@ def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
 # ----------------------------------------------------------------------------- the experiment
 
 
+PATH_TOLERANCE = 1e-4     # max |Δp| under which the tiled and eager maps count as the same
+SPEED_MARGIN = 1.1        # a time ratio within 1.1x either way reads as "about as fast"
+
+
+@dataclass(frozen=True)
+class PathComparison:
+    """The tiled path's map against the eager path's on the same request: the largest
+    probability and next-token logit differences, and the wall time of each forward."""
+    max_prob_diff: float
+    max_logit_diff: float
+    seconds_tiled: float
+    seconds_eager: float
+
+    @property
+    def agree(self) -> bool:
+        return self.max_prob_diff <= PATH_TOLERANCE
+
+    @property
+    def ratio(self) -> float:
+        return self.seconds_tiled / self.seconds_eager if self.seconds_eager > 0 else float("inf")
+
+    @property
+    def speed(self) -> str:
+        """"slower", "faster" or "same" (within SPEED_MARGIN), read from the measured ratio."""
+        if self.ratio > SPEED_MARGIN:
+            return "slower"
+        if self.ratio * SPEED_MARGIN < 1:
+            return "faster"
+        return "same"
+
+
+def compare_paths(model, ids: Sequence[int], layer: int, choice: MaskChoice,
+                  tiled: LayerMap, seconds_tiled: float) -> PathComparison:
+    """Run the eager path on the same ids, layer and mask and compare it with the tiled map."""
+    import time
+
+    start = time.perf_counter()
+    eager = layer_attention(model, ids, layer, choice, "eager")
+    seconds_eager = time.perf_counter() - start
+    return PathComparison(
+        max_prob_diff=float((tiled.probs - eager.probs).abs().max()),
+        max_logit_diff=float((tiled.last_logits - eager.last_logits).abs().max()),
+        seconds_tiled=seconds_tiled, seconds_eager=seconds_eager)
+
+
 @dataclass(frozen=True)
 class MapResult:
     model: str
@@ -304,6 +349,7 @@ class MapResult:
     next: NextTokens
     next_labels: tuple[str, ...]  # the tokens of `next`, whitespace made visible
     seconds: float
+    paths: Optional[PathComparison] = None   # tiled vs eager on this request (tiled path only)
 
     @property
     def n_tokens(self) -> int:
@@ -347,7 +393,12 @@ def run(loaded: Any, prompt: Any, layer: Any, head: Any, mask_kind: Any, window:
     start = time.perf_counter()
     model = loaded.model
     all_ids = ids + greedy_continuation(model, ids, n_generate, chosen)
+    map_start = time.perf_counter()
     layer_map = layer_attention(model, all_ids, layer, chosen, impl)
+    paths = None
+    if impl == "tiled":
+        paths = compare_paths(model, all_ids, layer, chosen, layer_map,
+                              time.perf_counter() - map_start)
     base_logits = layer_map.last_logits if chosen.is_default else last_logits(model, all_ids)
     nxt = next_tokens(base_logits, layer_map.last_logits)
     return MapResult(model=loaded.name, title=model_title(loaded), n_kv_heads=config.n_kv_heads,
@@ -355,7 +406,7 @@ def run(loaded: Any, prompt: Any, layer: Any, head: Any, mask_kind: Any, window:
                      layer_map=layer_map, next=nxt,
                      next_labels=tuple(visible_token(loaded.tokenizer, i)
                                        for i in (*nxt.ids, nxt.base_top, nxt.new_top)),
-                     seconds=time.perf_counter() - start)
+                     seconds=time.perf_counter() - start, paths=paths)
 
 
 def with_head(result: MapResult, head: Any) -> MapResult:
@@ -386,10 +437,29 @@ def data(result: MapResult, lang: str = "en") -> dict:
         "visible_entries": int(m.visible.sum()), "kl_nats": nxt.kl,
         "base_top": result.next_labels[n_next], "new_top": result.next_labels[n_next + 1],
         "seconds": result.seconds, "sink_logit": m.choice.sink_logit,
+        **path_data(result.paths),
         "next_tokens": {"token": list(result.next_labels[:n_next]),
                         "p unmodified": [round(p, 4) for p in nxt.p_base],
                         "p with this mask": [round(p, 4) for p in nxt.p_mask]},
     }
+
+
+def path_data(paths: Optional[PathComparison]) -> dict:
+    if paths is None:
+        return {}
+    return {"tiled_vs_eager": {"max_prob_diff": paths.max_prob_diff,
+                               "max_logit_diff": paths.max_logit_diff, "agree": paths.agree,
+                               "seconds_tiled": paths.seconds_tiled,
+                               "seconds_eager": paths.seconds_eager, "ratio": paths.ratio}}
+
+
+def path_summary(paths: PathComparison, lang: str) -> str:
+    """The tiled-vs-eager sentences, each chosen from the measured numbers."""
+    same = text("attention.paths_" + ("agree" if paths.agree else "differ"), lang,
+                diff=paths.max_prob_diff, logit=paths.max_logit_diff, tol=PATH_TOLERANCE)
+    speed = text("attention.paths_" + paths.speed, lang, tiled=paths.seconds_tiled,
+                 eager=paths.seconds_eager, ratio=paths.ratio)
+    return same + " " + speed
 
 
 def summary(result: MapResult, lang: str = "en") -> str:
@@ -404,7 +474,8 @@ def summary(result: MapResult, lang: str = "en") -> str:
                 impl=numbers["impl"], seconds=numbers["seconds"], row_min=numbers["row_sum_min"],
                 row_max=numbers["row_sum_max"], absorbed=absorbed, masked_max=numbers["masked_max"],
                 mask_matches=yes_no, base_top=numbers["base_top"], new_top=numbers["new_top"],
-                kl=numbers["kl_nats"])
+                kl=numbers["kl_nats"]) + (
+        "  \n" + path_summary(result.paths, lang) if result.paths is not None else "")
 
 
 def table(result: MapResult, lang: str = "en"):

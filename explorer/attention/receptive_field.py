@@ -8,20 +8,24 @@ when d <= l (w - 1): after L layers the reach is L (w - 1) + 1 tokens. Out of re
 state is bit-for-bit unchanged (masked probabilities are exactly 0), so "changed" is an exact
 test, not a threshold.
 
-All distances run as one batch: row 0 is the original text, row i the text perturbed at one
-distance.
+The distances run a few per batch (row 0 of each batch the original text, the others the text
+perturbed at one distance each), one forward per step, so the probe can stop between forwards.
+With a forced window, the distances L(w - 1) and L(w - 1) + 1 are probed too: `measured_reach`
+reads the reach after all L layers from them (claim C8's criterion).
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Generator, Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from explorer.attention import long_ids, max_tokens, model_title
+from explorer.attention import (Deadline, Progress, check_deadline, drain, long_ids, max_tokens,
+                                model_title)
 from explorer.inputs import choice, whole_number
 from explorer.locales import Term, text
 from explorer.plotting import Fig
@@ -81,10 +85,21 @@ def layer_windows(model, mask: Optional[MaskSpec]) -> list:
     return [m.window for m in model.layer_masks(mask)]
 
 
+ROWS_PER_FORWARD = 4   # perturbed copies per forward (each forward also carries the original)
+
+
+def probe_forwards(n_distances: int) -> int:
+    return math.ceil(n_distances / ROWS_PER_FORWARD)
+
+
 @torch.inference_mode()
-def probe(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[MaskSpec] = None,
-          seed: int = 0) -> ReceptiveFieldResult:
-    """One batched forward: the original and one perturbed copy per distance."""
+def probe_steps(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[MaskSpec] = None,
+                seed: int = 0, deadline: Optional[Deadline] = None
+                ) -> Generator[Progress, None, ReceptiveFieldResult]:
+    """The probe, ROWS_PER_FORWARD distances per forward; yields a Progress after every forward
+    and checks `deadline` before each. Row 0 of every batch is the original text, so each
+    perturbed row is compared with an original computed by the very same batched kernels (an
+    exact "changed" test needs that)."""
     ids = list(ids)
     n = len(ids)
     distances = sorted({int(d) for d in distances})
@@ -92,21 +107,31 @@ def probe(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[Ma
         raise ValueError(f"distances must lie in 0..{n - 1}")
     generator = torch.Generator().manual_seed(seed)
     vocab = model.config.vocab_size
-    batch = torch.tensor([ids] * (len(distances) + 1), dtype=torch.long)
-    replacement = []
-    for row, d in enumerate(distances, start=1):
+    rows, replacement = [], []
+    for d in distances:
         pos = n - 1 - d
         new = int(torch.randint(0, vocab, (1,), generator=generator))
         while new == ids[pos]:
             new = int(torch.randint(0, vocab, (1,), generator=generator))
-        batch[row, pos] = new
+        row = list(ids)
+        row[pos] = new
+        rows.append(row)
         replacement.append(new)
-    recorder = LastPositionRecorder()
     options = RunOptions(mask=mask, last_logits_only=True)
-    model(batch.to(model.embed.weight.device), recorder=recorder, options=options)
     n_layers = model.config.n_layers
-    resid = torch.stack([recorder.get("resid", i) for i in range(n_layers)], dim=1)  # (B, L, d)
-    delta = (resid[1:] - resid[:1]).abs().amax(-1).double().numpy()                  # (D, L)
+    total = probe_forwards(len(rows))
+    deltas = []
+    yield Progress(0, total)
+    for index in range(total):
+        check_deadline(deadline, index, total)
+        part = rows[index * ROWS_PER_FORWARD:(index + 1) * ROWS_PER_FORWARD]
+        batch = torch.tensor([ids] + part, dtype=torch.long)
+        recorder = LastPositionRecorder()
+        model(batch.to(model.embed.weight.device), recorder=recorder, options=options)
+        resid = torch.stack([recorder.get("resid", i) for i in range(n_layers)], dim=1)  # (B, L, d)
+        deltas.append((resid[1:] - resid[:1]).abs().amax(-1).double().numpy())           # (b, L)
+        yield Progress(index + 1, total)
+    delta = np.concatenate(deltas)                                                      # (D, L)
     changed = delta > 0
     windows = layer_windows(model, mask)
     predicted = [first_layer_reached(d, windows) for d in distances]
@@ -116,9 +141,61 @@ def probe(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[Ma
                                 n_tokens=n, seed=seed, replacement=replacement)
 
 
-def default_distances(n_tokens: int, window: int, count: int = 12) -> list[int]:
+def probe(model, ids: Sequence[int], distances: Sequence[int], mask: Optional[MaskSpec] = None,
+          seed: int = 0) -> ReceptiveFieldResult:
+    """probe_steps drained to its result."""
+    return drain(probe_steps(model, ids, distances, mask, seed))
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Claim C8's criterion on a probe with one window w on every layer: after all L layers, the
+    farthest probed distance that changed the last position and the nearest that did not,
+    against the rule's L(w - 1) (a distance d reaches when d <= L(w - 1): reach L(w - 1) + 1
+    tokens, the last one included)."""
+    rule: int                         # L (w - 1) + 1 tokens
+    farthest_changed: Optional[int]   # largest probed d changed after the last layer
+    nearest_unchanged: Optional[int]  # smallest probed d unchanged after the last layer
+    n_tokens: int
+
+    @property
+    def outcome(self) -> str:
+        """"matches": the measured boundary brackets the rule to one token (farthest changed
+        = L(w - 1), nearest unchanged = L(w - 1) + 1); "short_text": every probed distance
+        changed and the text is too short to probe past the rule; "differs" otherwise."""
+        last = self.rule - 1                       # the farthest distance the rule reaches
+        if self.nearest_unchanged is None:
+            if self.n_tokens - 1 <= last and self.farthest_changed == self.n_tokens - 1:
+                return "short_text"
+            return "differs"
+        if self.farthest_changed == last and self.nearest_unchanged == last + 1:
+            return "matches"
+        return "differs"
+
+    @property
+    def holds(self) -> bool:
+        return self.outcome == "matches"
+
+
+def measured_reach(result: ReceptiveFieldResult) -> Optional[Reach]:
+    """The Reach of a probe whose layers all have one window (None otherwise)."""
+    windows = set(result.layer_windows)
+    if len(windows) != 1 or None in windows:
+        return None
+    (window,) = windows
+    final = result.changed[:, -1]
+    changed = [d for d, c in zip(result.distances, final) if c]
+    unchanged = [d for d, c in zip(result.distances, final) if not c]
+    return Reach(rule=theoretical_reach(len(result.layer_windows), window),
+                 farthest_changed=max(changed) if changed else None,
+                 nearest_unchanged=min(unchanged) if unchanged else None, n_tokens=result.n_tokens)
+
+
+def default_distances(n_tokens: int, window: int, count: int = 12,
+                      n_layers: Optional[int] = None) -> list[int]:
     """Distances on both sides of the multiples of (w - 1), where the rule says the first
-    reached layer steps up, within the text (at most `count`, evenly spread)."""
+    reached layer steps up, within the text (at most `count`, evenly spread); with `n_layers`,
+    also both sides of the reach after the last layer, L(w - 1) and L(w - 1) + 1."""
     step = max(1, window - 1)
     multiples = list(range(step, n_tokens, step))
     pairs = max(1, (count - 1) // 2)
@@ -128,6 +205,9 @@ def default_distances(n_tokens: int, window: int, count: int = 12) -> list[int]:
     picks = {1}
     for m in multiples:
         picks.update(d for d in (m, m + 1) if d <= n_tokens - 1)
+    if n_layers is not None:
+        last = n_layers * step
+        picks.update(d for d in (last, last + 1) if d <= n_tokens - 1)
     return sorted(picks)
 
 
@@ -196,24 +276,34 @@ class ProbeRun:
     probe: ReceptiveFieldResult
 
 
-def run(loaded: Any, mode: Any, window: Any, n_tokens: Any, seed: Any) -> ProbeRun:
+def steps(loaded: Any, mode: Any, window: Any, n_tokens: Any, seed: Any,
+          deadline: Optional[Deadline] = None) -> Generator[Progress, None, ProbeRun]:
     """The probe on the first n tokens of the long text, at the distances around each multiple
-    of (w - 1). Inputs checked first."""
+    of (w - 1) (and, with a forced window, around the reach after the last layer), one forward
+    per step. Inputs checked before the first forward."""
     n_tokens = whole_number(n_tokens, Term("attention.name.tokens"), 8, 2 * max_tokens(loaded.device))
     seed = whole_number(seed, Term("attention.name.seed"), 0, 2**31 - 1)
     mode = choice(mode, Term("attention.name.rf_mode"), MODES)
+    n_layers = loaded.config.n_layers
     if mode == "forced":
         window = whole_number(window, Term("attention.name.window"), 2, n_tokens)
-        mask, step_window = MaskSpec(window=window), window
+        mask, step_window, reach_layers = MaskSpec(window=window), window, n_layers
     else:
-        window, mask = None, None
+        window, mask, reach_layers = None, None, None
         # all global: every distance reaches at layer 0
         step_window = loaded.config.sliding_window or n_tokens
     ids = long_ids(loaded.tokenizer, n_tokens)
     start = time.perf_counter()
-    result = probe(loaded.model, ids, default_distances(n_tokens, step_window), mask, seed)
+    distances = default_distances(n_tokens, step_window, n_layers=reach_layers)
+    result = yield from probe_steps(loaded.model, ids, distances, mask, seed, deadline)
     return ProbeRun(model=loaded.name, title=model_title(loaded), mode=mode, window=window,
-                    n_layers=loaded.config.n_layers, seconds=time.perf_counter() - start, probe=result)
+                    n_layers=n_layers, seconds=time.perf_counter() - start, probe=result)
+
+
+def run(loaded: Any, mode: Any, window: Any, n_tokens: Any, seed: Any,
+        deadline: Optional[Deadline] = None) -> ProbeRun:
+    """steps(...) drained to its result."""
+    return drain(steps(loaded, mode, window, n_tokens, seed, deadline))
 
 
 def data(run_: ProbeRun) -> dict:
@@ -222,7 +312,18 @@ def data(run_: ProbeRun) -> dict:
             "seed": p.seed, "distances": p.distances, "predicted_first_layer": p.predicted,
             "measured_first_layer": p.measured, "layer_windows": p.layer_windows,
             "agree": sum(a == b for a, b in zip(p.predicted, p.measured)), "seconds": run_.seconds,
-            "max_abs_delta": p.delta.max(axis=1).tolist()}
+            "max_abs_delta": p.delta.max(axis=1).tolist(), **reach_data(measured_reach(p))}
+
+
+def dash(value: Optional[int]) -> str:
+    return "—" if value is None else str(value)
+
+
+def reach_data(reach: Optional[Reach]) -> dict:
+    if reach is None:
+        return {}
+    return {"reach_rule": reach.rule, "farthest_changed": reach.farthest_changed,
+            "nearest_unchanged": reach.nearest_unchanged, "reach_outcome": reach.outcome}
 
 
 def figures(run_: ProbeRun, lang: str = "en") -> tuple:
@@ -248,7 +349,14 @@ def summary(run_: ProbeRun, lang: str = "en") -> str:
              "|---|" + "---|" * len(p.distances),
              f"| {text('attention.rf_rule', lang)} | {cells(p.predicted)} |",
              f"| {text('attention.rf_measured', lang)} | {cells(p.measured)} |"]
-    return text("attention.rf_summary", lang, n_tokens=p.n_tokens, windows=compact,
-                seconds=run_.seconds, batch=len(p.distances) + 1,
-                agree=sum(a == b for a, b in zip(p.predicted, p.measured)),
-                total=len(p.distances), rows="\n".join(lines))
+    out = text("attention.rf_summary", lang, n_tokens=p.n_tokens, windows=compact,
+               seconds=run_.seconds, batch=len(p.distances), forwards=probe_forwards(len(p.distances)),
+               agree=sum(a == b for a, b in zip(p.predicted, p.measured)),
+               total=len(p.distances), rows="\n".join(lines))
+    reach = measured_reach(p)
+    if reach is not None:
+        out += "\n\n" + text("attention.rf_reach_" + reach.outcome, lang, layers=len(p.layer_windows),
+                              window=p.layer_windows[0], rule=reach.rule,
+                              farthest=dash(reach.farthest_changed),
+                              nearest=dash(reach.nearest_unchanged), n_tokens=p.n_tokens)
+    return out

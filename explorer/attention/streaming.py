@@ -11,13 +11,14 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Generator, Optional, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from explorer.attention import LONG_TEXT_MAX, long_ids, model_title
+from explorer.attention import (LONG_TEXT_MAX, Deadline, Progress, check_deadline, drain, long_ids,
+                                model_title)
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term, text
 from explorer.plotting import Fig
@@ -66,12 +67,16 @@ def policy_layer_masks(model, policy: str, window: int, sinks: int) -> list[Mask
     return model.layer_masks(policy_mask_option(model, policy, window, sinks))
 
 
-@torch.inference_mode()
-def streaming_nll(model, ids: Sequence[int], policy: str, window: int = 256, sinks: int = 4,
-                  chunk: int = 256, progress: Optional[Callable[[float], None]] = None) -> np.ndarray:
-    """NLL (nats) of token t+1 given tokens <= t, for t = 0 .. n-2, under the eviction policy.
-    Chunked prefill through the engine's cache for that mask keeps memory bounded by
-    chunk x (window or n) scores per layer and chunk x vocab logits."""
+def chunk_count(n_tokens: int, chunk: int) -> int:
+    """Forward passes streaming_nll makes over n_tokens tokens (the last token is only a target)."""
+    return math.ceil((n_tokens - 1) / chunk)
+
+
+@torch.inference_mode()    # torch wraps a generator: inference mode holds inside each step
+def nll_steps(model, ids: Sequence[int], policy: str, window: int = 256, sinks: int = 4,
+              chunk: int = 256) -> Generator[int, None, np.ndarray]:
+    """streaming_nll one forward at a time: yields the tokens scored so far after each chunk's
+    forward, returns the NLL curve. Stopping it between two yields stops the forwards."""
     options = RunOptions(mask=policy_mask_option(model, policy, window, sinks))
     device = model.embed.weight.device
     x = torch.tensor(list(ids), dtype=torch.long, device=device)
@@ -84,9 +89,23 @@ def streaming_nll(model, ids: Sequence[int], policy: str, window: int = 256, sin
         targets = x[start + 1:stop + 1]
         nll[start:stop] = F.cross_entropy(logits.float(), targets, reduction="none").double().cpu()
         del logits
-        if progress is not None:
-            progress(stop / (n - 1))
+        yield stop
     return nll.numpy()
+
+
+def streaming_nll(model, ids: Sequence[int], policy: str, window: int = 256, sinks: int = 4,
+                  chunk: int = 256, progress: Optional[Callable[[float], None]] = None) -> np.ndarray:
+    """NLL (nats) of token t+1 given tokens <= t, for t = 0 .. n-2, under the eviction policy.
+    Chunked prefill through the engine's cache for that mask keeps memory bounded by
+    chunk x (window or n) scores per layer and chunk x vocab logits."""
+    steps = nll_steps(model, ids, policy, window, sinks, chunk)
+    while True:
+        try:
+            scored = next(steps)
+        except StopIteration as finished:
+            return finished.value
+        if progress is not None:
+            progress(scored / (len(ids) - 1))
 
 
 @dataclass
@@ -144,31 +163,53 @@ class StreamingCache:
         return [out[m] for m in sorted(out)]
 
 
-def run_streaming(model_name: str, model, ids: Sequence[int], window: int, sinks: int,
-                  cache: StreamingCache, policies: Optional[Sequence[str]] = None, chunk: int = 256,
-                  progress: Optional[Callable[[float, str], None]] = None) -> StreamingResult:
-    """All policies for one model; each curve measured once per key and then reused. The cache
-    belongs to the app instance (made in the tab's build): the curves are deterministic for their
-    key, so every visitor may share them, but no module-level state holds them."""
+def streaming_steps(model_name: str, model, ids: Sequence[int], window: int, sinks: int,
+                    cache: StreamingCache, policies: Optional[Sequence[str]] = None,
+                    chunk: int = 256, deadline: Optional[Deadline] = None
+                    ) -> Generator[Progress, None, StreamingResult]:
+    """All policies for one model, one forward per step: yields a Progress after every forward
+    (stage = the policy), returns the StreamingResult. A curve already in `cache` costs no
+    forward. `deadline` is checked before every forward. The cache belongs to the app instance
+    (made in the tab's build): the curves are deterministic for their key, so every visitor may
+    share them, but no module-level state holds them."""
     result = StreamingResult(model=model_name, n_tokens=len(ids), window=window, sinks=sinks)
     if policies is None:
         policies = policies_for(model.config)
-    for index, policy in enumerate(policies):
+    missing = [p for p in policies if cache.get((model_name, len(ids), p, window, sinks)) is None]
+    per_policy = chunk_count(len(ids), chunk)
+    total, done = per_policy * len(missing), 0
+    if missing:
+        yield Progress(0, total, missing[0])
+    for policy in policies:
         key = (model_name, len(ids), policy, window, sinks)
         hit = cache.get(key)
         if hit is None:
-            label = policy_label(policy, window, sinks)
-
-            def report(fraction, index=index, label=label):
-                if progress is not None:
-                    progress((index + fraction) / len(policies), f"{label}: {fraction:.0%}")
-
             start = time.perf_counter()
-            curve = streaming_nll(model, ids, policy, window, sinks, chunk, report)
+            steps = nll_steps(model, ids, policy, window, sinks, chunk)
+            for _ in range(per_policy):
+                check_deadline(deadline, done, total)
+                next(steps)
+                done += 1
+                yield Progress(done, total, policy)
+            curve = drain(steps)
             hit = (curve, time.perf_counter() - start)
             cache.put(key, hit)
         result.nll[policy], result.seconds[policy] = hit
     return result
+
+
+def run_streaming(model_name: str, model, ids: Sequence[int], window: int, sinks: int,
+                  cache: StreamingCache, policies: Optional[Sequence[str]] = None, chunk: int = 256,
+                  progress: Optional[Callable[[float, str], None]] = None) -> StreamingResult:
+    """streaming_steps drained; `progress(fraction, policy label)` after every forward."""
+    steps = streaming_steps(model_name, model, ids, window, sinks, cache, policies, chunk)
+    while True:
+        try:
+            step = next(steps)
+        except StopIteration as finished:
+            return finished.value
+        if progress is not None:
+            progress(step.fraction, policy_label(step.stage, window, sinks))
 
 
 def rolling_mean(values: np.ndarray, width: int) -> np.ndarray:
@@ -227,6 +268,23 @@ def streaming_summary(result: StreamingResult) -> dict:
 
 COLLAPSE_RATIO = 5.0    # "falls apart": perplexity past the window at least 5x the full cache
 DEGRADE_RATIO = 1.25    # a clear degradation, short of falling apart
+LAYER_KIND_MARGIN = 1.05  # sinks in every layer vs global layers only: a change beyond 5% counts
+
+
+def local_sinks_effect(sinks_ratio: float, global_ratio: float) -> str:
+    """What keeping the sinks in the sliding-window layers too does, read from the two measured
+    policies that differ only there: "hurts", "helps" or "same" (within LAYER_KIND_MARGIN)."""
+    if sinks_ratio > global_ratio * LAYER_KIND_MARGIN:
+        return "hurts"
+    if sinks_ratio * LAYER_KIND_MARGIN < global_ratio:
+        return "helps"
+    return "same"
+
+
+def eviction_hurts(verdict: dict) -> bool:
+    """Claim C10's StreamingLLM criterion: evicting the first tokens degrades (or collapses) the
+    perplexity past the window, and keeping the sinks brings it down again."""
+    return verdict["window_effect"] != "unchanged" and verdict["sinks_help"]
 
 
 def streaming_verdict(summary: dict) -> dict:
@@ -252,6 +310,7 @@ def streaming_verdict(summary: dict) -> dict:
         global_ratio = ratio[SINKS_GLOBAL]
         out["sinks_global_ratio"] = global_ratio
         out["sinks_global_closed"] = (window_ratio - global_ratio) / gap if gap > 1e-9 else float("nan")
+        out["local_sinks"] = local_sinks_effect(sinks_ratio, global_ratio)
     return out
 
 
@@ -286,17 +345,25 @@ def check_settings(n_tokens: Any, window: Any, sinks: Any) -> tuple[int, int, in
     return n_tokens, window, sinks
 
 
-def run(loaded: Any, n_tokens: Any, window: Any, sinks: Any, cache: StreamingCache,
-        progress: Optional[Callable[[float, str], None]] = None) -> StreamingRun:
-    """All policies for the loaded model on the first n tokens of the long text (each curve
-    measured once per key in `cache`), with the other models' curves for the same settings."""
+def steps(loaded: Any, n_tokens: Any, window: Any, sinks: Any, cache: StreamingCache,
+          deadline: Optional[Deadline] = None) -> Generator[Progress, None, StreamingRun]:
+    """All policies for the loaded model on the first n tokens of the long text, one forward per
+    step (each curve measured once per key in `cache`); returns the run, with the other models'
+    curves for the same settings. Inputs are checked before the first forward."""
     n_tokens, window, sinks = check_settings(n_tokens, window, sinks)
     ids = long_ids(loaded.tokenizer, n_tokens)
-    result = run_streaming(loaded.name, loaded.model, ids, window, sinks, cache, progress=progress)
+    result = yield from streaming_steps(loaded.name, loaded.model, ids, window, sinks, cache,
+                                        deadline=deadline)
     others = [r for r in cache.results(n_tokens, window, sinks)
               if r.model != loaded.name and len(r.nll) >= len(POLICIES)]
     return StreamingRun(title=model_title(loaded), curves=(result, *others),
                         own_window=loaded.config.sliding_window)
+
+
+def run(loaded: Any, n_tokens: Any, window: Any, sinks: Any, cache: StreamingCache,
+        deadline: Optional[Deadline] = None) -> StreamingRun:
+    """steps(...) drained to its result."""
+    return drain(steps(loaded, n_tokens, window, sinks, cache, deadline))
 
 
 def data(run_: StreamingRun) -> dict:
@@ -333,8 +400,9 @@ def summary_text(numbers: dict, lang: str = "en") -> str:
                     sinks_ratio=numbers["sinks_ratio"])
     if numbers.get("sinks_global_ratio") is not None:
         out += text("attention.stream_sinks_global", lang, global_ratio=numbers["sinks_global_ratio"])
-        if numbers["sinks_global_ratio"] < 0.8 * numbers["sinks_ratio"] and numbers.get("own_window"):
-            out += text("attention.stream_local_harm", lang, own_window=numbers["own_window"])
+        out += text("attention.stream_local_" + numbers["local_sinks"], lang,
+                    global_ratio=numbers["sinks_global_ratio"], sinks_ratio=numbers["sinks_ratio"],
+                    margin=LAYER_KIND_MARGIN - 1)
     if numbers.get("other_models"):
         out += "\n\n" + text("attention.stream_other", lang, models=", ".join(numbers["other_models"]))
     return out

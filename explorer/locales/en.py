@@ -329,7 +329,8 @@ STRINGS: dict[str, str] = {
     'attention.impl': 'Attention path',
     'attention.impl_info': (
         'tiled = the FlashAttention-style online softmax in readable PyTorch, run in every '
-        'layer: same numbers, about 10× slower here'),
+        'layer; the summary compares it with the eager path on your request (largest '
+        'difference, time of each)'),
     'attention.generate': 'Generated tokens to include',
     'attention.mask': 'Mask',
     'attention.mask.causal': "causal (the checkpoint's own)",
@@ -354,9 +355,11 @@ STRINGS: dict[str, str] = {
     'attention.gqa_summary': (
         '**{title}**: {n_heads} query heads, {n_kv} KV head(s), groups of {n_rep}. '
         'Recorded tensors of layer 0 in a real forward: q {q_shape}, k {k_shape}, v '
-        '{v_shape}. The cache stores only the KV heads: $2 \\times {layers} \\times {n_kv} '
-        '\\times {head_dim} \\times 4$ B = **{cache:,} B per token** in fp32; with one KV '
-        'head per query head (MHA) it would be {mha:,} B.'),
+        '{v_shape}. Formula: $2 \\times {layers} \\times {n_kv} \\times {head_dim} \\times '
+        '{elem}$ B = **{cache:,} B per token** ({elem} B per element, the recorded tensors\' '
+        'size); the engine\'s cache after {tokens} tokens holds **{measured:,.0f} B per '
+        'token**, read from its tensors. The same shape with one KV head per query head (MHA) '
+        'would need {mha:,} B, with a single KV head (MQA) {mqa:,} B.'),
     'attention.sinks_heading': (
         '## Attention sinks\n'
         'For every layer × head: the attention mass on the first token, and on the first '
@@ -381,11 +384,11 @@ STRINGS: dict[str, str] = {
         "engine's own KV cache with three eviction policies: the full cache; a window of "
         'the last $w$ tokens only (the first tokens are evicted); and $s$ sink tokens kept '
         'forever plus the window. On a model with sliding-window layers (Gemma 3) the full '
-        'cache keeps their own window of 512, and a fourth policy keeps the sinks in the '
+        'cache keeps their own window, and a fourth policy keeps the sinks in the '
         'global layers only. One pass per policy gives exactly the NLL a cache with that '
-        'policy gives token by token. On a 2-core CPU one pass over 2,048 tokens takes '
-        'about one to two minutes (the measured time of each pass is shown); a result, '
-        'once measured, is kept in memory and comes back at once.'),
+        'policy gives token by token. The measured time of each pass is shown; a result, '
+        'once measured, is kept in memory and comes back at once. A run can be stopped '
+        'between two forward passes, and it stops by itself at its time limit.'),
     'attention.source': (
         'Text: The Python Language Reference, chapters “Execution model” and “The import '
         'system” (CPython 3.11 docs). © Python Software Foundation, PSF License.'),
@@ -417,10 +420,18 @@ STRINGS: dict[str, str] = {
     'attention.stream_sinks_global': (
         ' Keeping them only in the global layers (the sliding-window layers keep just the '
         'window): **{global_ratio:.2f}×**.'),
-    'attention.stream_local_harm': (
-        ' So the harm comes from the sliding-window layers: in this checkpoint they never '
-        'see a token more than {own_window} positions back, and forcing them to keep the '
-        'first tokens at larger distances hurts more than it helps.'),
+    'attention.stream_local_hurts': (
+        ' The two sink policies differ only in the sliding-window layers: keeping the sinks '
+        'there too measured **{sinks_ratio:.2f}×** against **{global_ratio:.2f}×** without '
+        'them, so in this run the sinks hurt in those layers.'),
+    'attention.stream_local_helps': (
+        ' The two sink policies differ only in the sliding-window layers: keeping the sinks '
+        'there too measured **{sinks_ratio:.2f}×** against **{global_ratio:.2f}×** without '
+        'them, so in this run the sinks help in those layers as well.'),
+    'attention.stream_local_same': (
+        ' The two sink policies differ only in the sliding-window layers: {sinks_ratio:.2f}× '
+        'with the sinks there too, {global_ratio:.2f}× without: within {margin:.0%}, no '
+        'measurable difference in this run.'),
     'attention.stream_other': 'Also measured in this server: {models}.',
     'attention.rf_rule': 'first layer, rule',
     'attention.rf_measured': 'first layer, measured',
@@ -438,8 +449,9 @@ STRINGS: dict[str, str] = {
     'attention.seed': 'seed (replacement tokens)',
     'attention.rf_run': 'Probe the receptive field',
     'attention.rf_summary': (
-        '{n_tokens} tokens, windows per layer: {windows}; {seconds:.1f} s for one batched '
-        'forward of {batch} rows. First layer that changes, measured vs the rule: '
+        '{n_tokens} tokens, windows per layer: {windows}; {batch} perturbed copies in '
+        '{forwards} batched forwards (each with the original), {seconds:.1f} s. First layer '
+        'that changes, measured vs the rule: '
         '**{agree} of {total} distances agree**.  \n'
         '{rows}'),
     'attention.reach_heading': 'Reach $L(w-1)+1$ from public configs (Mistral 7B: $32 \\cdot 4095 + 1 = 131{,}041$):',
@@ -495,6 +507,84 @@ STRINGS: dict[str, str] = {
     'attention.err.no_sink': 'Sinks + window needs at least one sink (s ≥ 1); for none, choose the sliding window.',
     'attention.err.too_long': 'Prompt ({n} tokens) + {new} generated tokens exceeds the limit of {limit} tokens here.',
     'attention.err.long_text_short': 'The long text has {n} tokens with this tokenizer; asked for {asked}.',
+    'attention.err.time_limit': (
+        'The run reached its time limit of {s:.0f} s after {done} of {total} forward passes '
+        'and stopped; ask for fewer tokens.'),
+    'attention.progress': 'Running: forward pass {done} of {total}{stage}…',
+    'attention.progress_stage': ' ({stage})',
+    'attention.stop': 'Stop',
+    'attention.stopped': 'Stopped.',
+    'attention.paths_agree': (
+        'Tiled vs eager path on this request: largest probability difference **{diff:.1e}** '
+        '(≤ {tol:g}: the same map), largest next-token logit difference {logit:.1e}.'),
+    'attention.paths_differ': (
+        'Tiled vs eager path on this request: largest probability difference **{diff:.1e}**, '
+        'above {tol:g}: the two paths **differ** here (next-token logits up to {logit:.1e}).'),
+    'attention.paths_slower': (
+        'The tiled forward took {tiled:.2f} s, the eager one {eager:.2f} s: **{ratio:.1f}× '
+        'slower**, measured now.'),
+    'attention.paths_faster': (
+        'The tiled forward took {tiled:.2f} s, the eager one {eager:.2f} s: **{ratio:.2f}×** '
+        'the time, i.e. faster, measured now.'),
+    'attention.paths_same': (
+        'The tiled forward took {tiled:.2f} s, the eager one {eager:.2f} s: about as fast '
+        '({ratio:.2f}×), measured now.'),
+    'attention.sink_verdict_yes': (
+        '**Sinks measured:** in layers {later} and up, {k} of {n} heads ({share:.0%}) put at '
+        'least {factor:g}× the uniform share on token 0 (uniform: {uniform:.4f} on average; '
+        'their mean mass there: {mean:.3f}), at least the {need:.0%} the claim asks.'),
+    'attention.sink_verdict_no': (
+        '**No clear sink here:** in layers {later} and up, only {k} of {n} heads '
+        '({share:.0%}) put at least {factor:g}× the uniform share on token 0 (uniform: '
+        '{uniform:.4f}; mean mass there: {mean:.3f}), fewer than the {need:.0%} the claim asks.'),
+    'attention.gqa_kv_only': (
+        '**Measured:** the recorded k and v have {k_heads} heads, the KV heads, and the cache '
+        'holds {measured:,.0f} B per token = the formula with {n_kv} KV heads: query heads '
+        '({n_heads}) do not appear in it.'),
+    'attention.gqa_kv_not': (
+        '**Does not hold here:** the recorded k has {k_heads} heads and the cache holds '
+        '{measured:,.0f} B per token against {cache:,} B for {n_kv} KV heads.'),
+    'attention.rf_reach_matches': (
+        '**Reach after all {layers} layers, measured:** distance {farthest} still changes the '
+        'last position, distance {nearest} does not: {rule} tokens (the last one included), '
+        'exactly $L(w-1)+1$ = {layers} × ({window} − 1) + 1 = {rule}.'),
+    'attention.rf_reach_differs': (
+        '**Reach after all {layers} layers, measured:** farthest changed distance {farthest}, '
+        'nearest unchanged {nearest}; the rule $L(w-1)+1$ = {rule} predicts {rule} − 1 and '
+        '{rule}: they **differ**.'),
+    'attention.rf_reach_short_text': (
+        'Every probed distance changed the last position after all {layers} layers: the text '
+        '({n_tokens} tokens) is shorter than the reach $L(w-1)+1$ = {rule}; use more tokens '
+        'or a smaller window to see its end.'),
+    'claims.C5.criterion': (
+        'The recorded k and v have the KV heads ({n_kv}), not the query heads ({n_q}); the '
+        'filled cache holds 2·L·n_kv·d_head·{elem} B per token; MHA / GQA / MQA bytes are '
+        'proportional to their KV heads'),
+    'claims.C8.criterion': (
+        'With window {window} on all {layers} layers, distance L(w−1) = {last} changes the last '
+        'position and L(w−1)+1 does not; every probed distance first changes at the layer the '
+        'rule gives; Mistral 7B (32 layers, w = 4096) gives ≈ 131K tokens'),
+    'claims.C10.criterion': (
+        'In layers ≥ L/2, at least {need:.0%} of the heads put ≥ {factor:g}× the uniform share '
+        'on token 0; window-only perplexity ≥ {degrade:g}× the full cache\'s and sinks + window '
+        'lower than window-only ({n} tokens, w = {window}, s = {sinks})'),
+    'claims.m.c5_q_heads': 'query heads (recorded q)',
+    'claims.m.c5_kv_heads': 'KV heads (recorded k)',
+    'claims.m.c5_measured': 'cache bytes per token (measured)',
+    'claims.m.c5_mha': 'MHA variant, bytes per token',
+    'claims.m.c5_gqa': 'GQA (this model), bytes per token',
+    'claims.m.c5_mqa': 'MQA variant, bytes per token',
+    'claims.m.c8_rule': 'reach L(w−1)+1',
+    'claims.m.c8_farthest': 'farthest distance that changes the last position',
+    'claims.m.c8_nearest': 'nearest distance that does not',
+    'claims.m.c8_agree': 'probed distances agreeing with the rule',
+    'claims.m.c8_mistral': 'Mistral 7B reach',
+    'claims.m.c10_sink_share': 'heads of the later layers that are sinks',
+    'claims.m.c10_mass': 'mean mass on token 0, later layers',
+    'claims.m.c10_uniform': 'uniform share on token 0, later layers',
+    'claims.m.c10_ppl_full': 'perplexity, full cache',
+    'claims.m.c10_ppl_window': 'perplexity, window only',
+    'claims.m.c10_ppl_sinks': 'perplexity, sinks + window',
     # ---------------------------------------------------------------- attention map and mask figures
     'attention.fig.probability': 'probability',
     'attention.fig.block_mean': 'block mean p',

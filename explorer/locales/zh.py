@@ -307,8 +307,8 @@ STRINGS: dict[str, str] = {
     'attention.all_heads': '全部头',
     'attention.impl': '注意力计算路径',
     'attention.impl_info': (
-        'tiled = 用易读的 PyTorch 写的 FlashAttention 式在线 softmax，每一层都用它：'
-        '数值相同，在这里大约慢 10 倍'),
+        'tiled = 用易读的 PyTorch 写的 FlashAttention 式在线 softmax，每一层都用它；'
+        '结果说明会在你的这次请求上把它与 eager 路径比较（最大差异、各自耗时）'),
     'attention.generate': '包含的生成 token 数',
     'attention.mask': '掩码',
     'attention.mask.causal': '因果（检查点自带）',
@@ -332,9 +332,11 @@ STRINGS: dict[str, str] = {
     'attention.gqa_summary': (
         '**{title}**：{n_heads} 个查询头，{n_kv} 个 KV 头，每组 {n_rep} 个。'
         '一次真实前向中第 0 层记录到的张量：q {q_shape}，k {k_shape}，v {v_shape}。'
-        '缓存只存 KV 头：$2 \\times {layers} \\times {n_kv} \\times {head_dim} \\times 4$ '
-        'B = **每个 token {cache:,} B**（fp32）；若每个查询头各有一个 KV 头（MHA）则为 '
-        '{mha:,} B。'),
+        '公式：$2 \\times {layers} \\times {n_kv} \\times {head_dim} \\times {elem}$ '
+        'B = **每个 token {cache:,} B**（每个元素 {elem} B，即记录到的张量的大小）；'
+        '引擎的缓存在 {tokens} 个 token 之后实际存有 **每个 token {measured:,.0f} B**，'
+        '从其张量读出。同样的形状若每个查询头各有一个 KV 头（MHA）需要 {mha:,} B，'
+        '只有一个 KV 头（MQA）需要 {mqa:,} B。'),
     'attention.sinks_heading': (
         '## 注意力汇（attention sink）\n'
         '对每一层 × 每个头：落在第一个 token、以及前 $s$ 个 token 上的注意力质量，对查询行 '
@@ -357,10 +359,10 @@ STRINGS: dict[str, str] = {
         '沿长文本逐 token 计算负对数似然：文本分块送入引擎自己的 KV 缓存，'
         '使用三种驱逐策略：完整缓存；只保留最近 $w$ 个 token 的窗口（最前面的 token '
         '被驱逐）；永久保留 $s$ 个汇 token 再加窗口。对带滑动窗口层的模型（Gemma 3），'
-        '完整缓存中这些层仍保留自己的 512 窗口，并增加第四种策略：只在全局层保留汇 token。'
-        '每种策略跑一遍，得到的 NLL 与该策略的缓存逐 token 解码得到的完全相同。在双核 CPU '
-        '上，对 2,048 个 token 跑一遍大约需要一到两分钟（下方显示每一遍的实测时间）；'
-        '测过的结果会保存在内存中，再次请求时立即返回。'),
+        '完整缓存中这些层仍保留自己的窗口，并增加第四种策略：只在全局层保留汇 token。'
+        '每种策略跑一遍，得到的 NLL 与该策略的缓存逐 token 解码得到的完全相同。'
+        '下方显示每一遍的实测时间；测过的结果会保存在内存中，再次请求时立即返回。'
+        '运行可以在两次前向计算之间停止，到达时间上限时也会自行停止。'),
     'attention.source': (
         '文本：The Python Language Reference, chapters “Execution model” and “The import '
         'system” (CPython 3.11 docs). © Python Software Foundation, PSF License.'),
@@ -384,9 +386,15 @@ STRINGS: dict[str, str] = {
     'attention.stream_sinks': ' 保留 {s} 个汇 token 后为 **{sinks_ratio:.2f} 倍**（弥补了 {closed:.0%} 的差距）。',
     'attention.stream_sinks_worse': ' 在每一层都保留 {s} 个汇 token，在这里反而**更差**：**{sinks_ratio:.2f} 倍**。',
     'attention.stream_sinks_global': ' 只在全局层保留它们（滑动窗口层只保留窗口）：**{global_ratio:.2f} 倍**。',
-    'attention.stream_local_harm': (
-        ' 可见伤害来自滑动窗口层：在这个检查点中它们从未看到过超过 {own_window} '
-        '个位置之前的 token，强迫它们在更远的距离上保留最前面的 token 弊大于利。'),
+    'attention.stream_local_hurts': (
+        ' 两种汇策略只在滑动窗口层不同：在这些层也保留汇 token 时实测 **{sinks_ratio:.2f} 倍**，'
+        '不保留时 **{global_ratio:.2f} 倍**，所以在这次运行中汇 token 在这些层里有害。'),
+    'attention.stream_local_helps': (
+        ' 两种汇策略只在滑动窗口层不同：在这些层也保留汇 token 时实测 **{sinks_ratio:.2f} 倍**，'
+        '不保留时 **{global_ratio:.2f} 倍**，所以在这次运行中汇 token 在这些层里同样有帮助。'),
+    'attention.stream_local_same': (
+        ' 两种汇策略只在滑动窗口层不同：在这些层也保留汇 token 时 {sinks_ratio:.2f} 倍，'
+        '不保留时 {global_ratio:.2f} 倍：相差在 {margin:.0%} 以内，这次运行中没有可测出的差别。'),
     'attention.stream_other': '本服务器上也已测过：{models}。',
     'attention.rf_rule': '最先变化的层（规则）',
     'attention.rf_measured': '最先变化的层（实测）',
@@ -403,8 +411,8 @@ STRINGS: dict[str, str] = {
     'attention.seed': '随机种子（替换 token）',
     'attention.rf_run': '探测感受野',
     'attention.rf_summary': (
-        '{n_tokens} 个 token，各层窗口：{windows}；一次 {batch} 行的批量前向耗时 '
-        '{seconds:.1f} 秒。最先发生变化的层，实测与规则对比：**{total} 个距离中有 {agree} '
+        '{n_tokens} 个 token，各层窗口：{windows}；{batch} 份扰动副本分 {forwards} 次批量前向'
+        '（每批都带原文），耗时 {seconds:.1f} 秒。最先发生变化的层，实测与规则对比：**{total} 个距离中有 {agree} '
         '个一致**。  \n'
         '{rows}'),
     'attention.reach_heading': '由公开配置算出的感受野 $L(w-1)+1$（Mistral 7B：$32 \\cdot 4095 + 1 = 131{,}041$）：',
@@ -460,6 +468,76 @@ STRINGS: dict[str, str] = {
     'attention.err.no_sink': '汇 + 窗口至少需要一个汇（s ≥ 1）；若不要汇，请选择滑动窗口。',
     'attention.err.too_long': '提示（{n} 个 token）+ {new} 个生成的 token 超过了这里 {limit} 个 token 的上限。',
     'attention.err.long_text_short': '用这个分词器，长文本只有 {n} 个 token；请求的是 {asked} 个。',
+    'attention.err.time_limit': '运行在 {total} 次前向计算中完成 {done} 次后到达 {s:.0f} 秒的时间上限，已停止；请减少 token 数。',
+    'attention.progress': '运行中：第 {done} / {total} 次前向计算{stage}…',
+    'attention.progress_stage': '（{stage}）',
+    'attention.stop': '停止',
+    'attention.stopped': '已停止。',
+    'attention.paths_agree': (
+        '这次请求上 tiled 与 eager 路径对比：概率最大差异 **{diff:.1e}**（≤ {tol:g}：同一张图），'
+        '下一个 token 的 logit 最大差异 {logit:.1e}。'),
+    'attention.paths_differ': (
+        '这次请求上 tiled 与 eager 路径对比：概率最大差异 **{diff:.1e}**，超过 {tol:g}：'
+        '两条路径在这里**不一致**（下一个 token 的 logit 相差最多 {logit:.1e}）。'),
+    'attention.paths_slower': (
+        'tiled 前向耗时 {tiled:.2f} 秒，eager 前向 {eager:.2f} 秒：**慢 {ratio:.1f} 倍**（本次实测）。'),
+    'attention.paths_faster': (
+        'tiled 前向耗时 {tiled:.2f} 秒，eager 前向 {eager:.2f} 秒：用时为 **{ratio:.2f} 倍**，'
+        '即更快（本次实测）。'),
+    'attention.paths_same': (
+        'tiled 前向耗时 {tiled:.2f} 秒，eager 前向 {eager:.2f} 秒：速度相当（{ratio:.2f} 倍，本次实测）。'),
+    'attention.sink_verdict_yes': (
+        '**实测到注意力汇：** 第 {later} 层及以后，{n} 个头中有 {k} 个（{share:.0%}）放在第 0 个 '
+        'token 上的质量至少是均匀分配的 {factor:g} 倍（均匀分配平均为 {uniform:.4f}；'
+        '它们在那里的平均质量：{mean:.3f}），达到论断要求的 {need:.0%}。'),
+    'attention.sink_verdict_no': (
+        '**这里没有明显的注意力汇：** 第 {later} 层及以后，{n} 个头中只有 {k} 个（{share:.0%}）'
+        '放在第 0 个 token 上的质量至少是均匀分配的 {factor:g} 倍（均匀分配：{uniform:.4f}；'
+        '那里的平均质量：{mean:.3f}），少于论断要求的 {need:.0%}。'),
+    'attention.gqa_kv_only': (
+        '**实测：** 记录到的 k 和 v 有 {k_heads} 个头，即 KV 头；缓存每个 token 存 {measured:,.0f} B'
+        '，等于按 {n_kv} 个 KV 头计算的公式：查询头（{n_heads} 个）不出现在其中。'),
+    'attention.gqa_kv_not': (
+        '**这里不成立：** 记录到的 k 有 {k_heads} 个头，缓存每个 token 存 {measured:,.0f} B，'
+        '而按 {n_kv} 个 KV 头应为 {cache:,} B。'),
+    'attention.rf_reach_matches': (
+        '**经过全部 {layers} 层后的实测感受野：** 距离 {farthest} 仍会改变最后一个位置，'
+        '距离 {nearest} 不会：{rule} 个 token（含最后一个），正好是 $L(w-1)+1$ = '
+        '{layers} × ({window} − 1) + 1 = {rule}。'),
+    'attention.rf_reach_differs': (
+        '**经过全部 {layers} 层后的实测感受野：** 最远的有变化距离为 {farthest}，最近的无变化距离为 '
+        '{nearest}；规则 $L(w-1)+1$ = {rule} 预测的是 {rule} − 1 和 {rule}：二者**不一致**。'),
+    'attention.rf_reach_short_text': (
+        '经过全部 {layers} 层后，所有探测的距离都改变了最后一个位置：文本（{n_tokens} 个 token）'
+        '比感受野 $L(w-1)+1$ = {rule} 短；请用更多 token 或更小的窗口来看到它的边界。'),
+    'claims.C5.criterion': (
+        '记录到的 k 和 v 的头数是 KV 头数（{n_kv}），不是查询头数（{n_q}）；填充后的缓存每个 token '
+        '存 2·L·n_kv·d_head·{elem} B；MHA / GQA / MQA 的字节数与各自的 KV 头数成正比'),
+    'claims.C8.criterion': (
+        '在全部 {layers} 层上使用窗口 {window} 时，距离 L(w−1) = {last} 会改变最后一个位置，'
+        'L(w−1)+1 不会；每个探测距离最先变化的层都符合规则；Mistral 7B（32 层，w = 4096）'
+        '得到约 131K 个 token'),
+    'claims.C10.criterion': (
+        '在第 L/2 层及以后，至少 {need:.0%} 的头放在第 0 个 token 上的质量 ≥ 均匀分配的 {factor:g} 倍；'
+        '只保留窗口时的困惑度 ≥ 完整缓存的 {degrade:g} 倍，且汇 + 窗口低于只保留窗口'
+        '（{n} 个 token，w = {window}，s = {sinks}）'),
+    'claims.m.c5_q_heads': '查询头数（记录到的 q）',
+    'claims.m.c5_kv_heads': 'KV 头数（记录到的 k）',
+    'claims.m.c5_measured': '每个 token 的缓存字节数（实测）',
+    'claims.m.c5_mha': 'MHA 变体，每个 token 的字节数',
+    'claims.m.c5_gqa': 'GQA（本模型），每个 token 的字节数',
+    'claims.m.c5_mqa': 'MQA 变体，每个 token 的字节数',
+    'claims.m.c8_rule': '感受野 L(w−1)+1',
+    'claims.m.c8_farthest': '仍会改变最后一个位置的最远距离',
+    'claims.m.c8_nearest': '不再改变它的最近距离',
+    'claims.m.c8_agree': '与规则一致的探测距离数',
+    'claims.m.c8_mistral': 'Mistral 7B 的感受野',
+    'claims.m.c10_sink_share': '后半部分层中是汇的头的比例',
+    'claims.m.c10_mass': '后半部分层第 0 个 token 上的平均质量',
+    'claims.m.c10_uniform': '后半部分层均匀分配给第 0 个 token 的份额',
+    'claims.m.c10_ppl_full': '困惑度，完整缓存',
+    'claims.m.c10_ppl_window': '困惑度，只保留窗口',
+    'claims.m.c10_ppl_sinks': '困惑度，汇 + 窗口',
     # ---------------------------------------------------------------- attention map and mask figures
     'attention.fig.probability': '概率',
     'attention.fig.block_mean': '块内平均 p',

@@ -4,12 +4,18 @@ layout, attention sinks, the StreamingLLM experiment, the receptive field throug
 local vs global layers. Thin wiring over explorer.attention: each handler below is a
 module-level function (callable without a server) that checks inputs, runs the experiment and
 returns its figures and text together with the typed result, which the section keeps in
-gr.State; the shell's one language switch redraws every section from those results."""
+gr.State; the shell's one language switch redraws every section from those results. The three
+handlers that make several forward passes (sinks, StreamingLLM, receptive field) are generators
+with a progress line, a Stop button and a time limit (see "long runs" below)."""
 from __future__ import annotations
+
+from typing import Callable, Generator
 
 import gradio as gr
 
-from explorer.attention import LONG_TEXT_MAX, costs, groups, maps, receptive_field as rf, sinks, streaming
+from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
+    receptive_field as rf, sinks, streaming
+from explorer.locales import text
 from explorer.ui import TabContext, visitor_errors
 
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
@@ -70,16 +76,61 @@ def local_global(loaded, lang) -> tuple:
     return (*draw_costs(result, lang), costs.data(result), result)
 
 
+# ----------------------------------------------------------------------------- long runs
+# The sink grid, StreamingLLM and the receptive-field probe make several forward passes. Their
+# handlers are generators that yield after every forward (the progress line), so a Stop, a closed
+# tab or a dropped client ends the work at the next yield: Gradio closes a cancelled generator
+# there. Each run also has a deadline, checked before every forward, a little shorter than its
+# event's Gradio `time_limit=`, so that the visitor reads why it stopped.
+
+SINK_TIME_LIMIT_S = 120
+STREAM_TIME_LIMIT_S = 600
+PROBE_TIME_LIMIT_S = 120
+TIME_LIMIT_MARGIN_S = 30       # Gradio's own limit on the event: the deadline plus this
+
+
+def progress_line(step: Progress, lang: str, stage: str = "") -> str:
+    stage = text("attention.progress_stage", lang, stage=stage) if stage else ""
+    return text("attention.progress", lang, done=step.done, total=step.total, stage=stage)
+
+
+def follow(steps: Generator, report: Callable[[Progress], tuple]) -> Generator:
+    """Yield report(progress) for every Progress of an experiment's steps(...); return its
+    result. Closing this generator (Gradio does, at a yield, on Stop or a closed client) closes
+    the steps too, before their next forward."""
+    try:
+        while True:
+            try:
+                step = next(steps)
+            except StopIteration as finished:
+                return finished.value
+            yield report(step)
+    finally:
+        steps.close()
+
+
+def stopped_note(lang, running) -> tuple:
+    """Stop's own output (the event it cancels is stopped by Gradio): the status line says
+    "Stopped." when a run was in progress, and the running flag is cleared."""
+    if not running:
+        return gr.skip(), False
+    return text("attention.stopped", lang), False
+
+
 def draw_sinks(result: sinks.SinkResult, lang: str) -> tuple:
     first, first_s, absorbed = sinks.figures(result, lang)
     return first, first_s, gr.update(value=absorbed, visible=absorbed is not None), sinks.summary(result, lang)
 
 
 @visitor_errors
-def sink_grid(loaded, lang, n_tokens, n_sinks, use_logit, sink_logit) -> tuple:
-    """(first, first s, absorbed, summary, data, result): mass on the first tokens."""
-    result = sinks.run(loaded, n_tokens, n_sinks, use_logit, sink_logit)
-    return (*draw_sinks(result, lang), sinks.data(result), result)
+def sink_grid(loaded, lang, n_tokens, n_sinks, use_logit, sink_logit,
+              time_limit_s: float = SINK_TIME_LIMIT_S):
+    """Yields (first, first s, absorbed, summary, data, result, status, running): the progress
+    after every forward (other outputs unchanged), then the mass on the first tokens."""
+    steps = sinks.steps(loaded, n_tokens, n_sinks, use_logit, sink_logit, Deadline(time_limit_s))
+    skip = (gr.skip(),) * 6
+    result = yield from follow(steps, lambda step: (*skip, progress_line(step, lang), True))
+    yield (*draw_sinks(result, lang), sinks.data(result), result, "", False)
 
 
 def draw_streaming(result: streaming.StreamingRun, lang: str) -> tuple:
@@ -88,10 +139,18 @@ def draw_streaming(result: streaming.StreamingRun, lang: str) -> tuple:
 
 @visitor_errors
 def streaming_ppl(loaded, lang, n_tokens, window, n_sinks, cache: streaming.StreamingCache,
-                  progress=None) -> tuple:
-    """(figure, summary, data, result): perplexity along the text under each eviction policy."""
-    result = streaming.run(loaded, n_tokens, window, n_sinks, cache, progress)
-    return (*draw_streaming(result, lang), streaming.data(result), result)
+                  time_limit_s: float = STREAM_TIME_LIMIT_S):
+    """Yields (figure, summary, data, result, status, running): the progress after every
+    forward, then the perplexity along the text under each eviction policy."""
+    steps = streaming.steps(loaded, n_tokens, window, n_sinks, cache, Deadline(time_limit_s))
+
+    def report(step):
+        # the first Progress comes after the inputs were checked: window and sinks are numbers
+        stage = streaming.policy_label(step.stage, int(window), int(n_sinks), lang)
+        return (*(gr.skip(),) * 4, progress_line(step, lang, stage), True)
+
+    result = yield from follow(steps, report)
+    yield (*draw_streaming(result, lang), streaming.data(result), result, "", False)
 
 
 def draw_receptive(result: rf.ProbeRun | str, lang: str) -> tuple:
@@ -103,10 +162,14 @@ def draw_receptive(result: rf.ProbeRun | str, lang: str) -> tuple:
 
 
 @visitor_errors
-def receptive_field(loaded, lang, mode, window, n_tokens, seed) -> tuple:
-    """(figure, summary, reach table, data, result): which layers a distant token reaches."""
-    result = rf.run(loaded, mode, window, n_tokens, seed)
-    return (*draw_receptive(result, lang), rf.data(result), result)
+def receptive_field(loaded, lang, mode, window, n_tokens, seed,
+                    time_limit_s: float = PROBE_TIME_LIMIT_S):
+    """Yields (figure, summary, reach table, data, result, status, running): the progress
+    after every forward, then which layers a distant token reaches."""
+    steps = rf.steps(loaded, mode, window, n_tokens, seed, Deadline(time_limit_s))
+    skip = (gr.skip(),) * 5
+    result = yield from follow(steps, lambda step: (*skip, progress_line(step, lang), True))
+    yield (*draw_receptive(result, lang), rf.data(result), result, "", False)
 
 
 NO_PROBE = "no probe yet"
@@ -175,7 +238,11 @@ def build(ctx: TabContext) -> None:
             use_logit = gr.Checkbox(False, label=t("attention.use_sink_logit"), elem_id="sink-use-logit")
             sink_b = gr.Slider(-5, 10, value=2.0, step=0.1, label=t("attention.sink_logit"),
                                elem_id="sink-b")
-        sink_run = gr.Button(t("attention.sink_run"), elem_id="sink-run")
+        with gr.Row():
+            sink_run = gr.Button(t("attention.sink_run"), elem_id="sink-run", scale=4)
+            sink_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="sink-stop", scale=1)
+        sink_status = gr.Markdown(elem_id="sink-status")
+        sink_running = gr.State(False)
         with gr.Row():
             sink_first = gr.Plot(elem_id="sink-first", show_label=False)
             sink_first_s = gr.Plot(elem_id="sink-first-s", show_label=False)
@@ -193,7 +260,11 @@ def build(ctx: TabContext) -> None:
                                       label=t("attention.stream_tokens"), elem_id="stream-tokens")
             stream_window = gr.Number(256, label=t("attention.window"), precision=0, elem_id="stream-window")
             stream_sinks = gr.Number(4, label=t("attention.sinks"), precision=0, elem_id="stream-sinks")
-        stream_run = gr.Button(t("attention.stream_run"), elem_id="stream-run")
+        with gr.Row():
+            stream_run = gr.Button(t("attention.stream_run"), elem_id="stream-run", scale=4)
+            stream_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="stream-stop", scale=1)
+        stream_status = gr.Markdown(elem_id="stream-status")
+        stream_running = gr.State(False)
         stream_plot = gr.Plot(elem_id="stream-plot", show_label=False)
         stream_summary = gr.Markdown(elem_id="stream-summary")
         with gr.Accordion(t("attention.data"), open=False):
@@ -209,7 +280,11 @@ def build(ctx: TabContext) -> None:
             rf_tokens = gr.Slider(16, 1024, value=96, step=8, label=t("attention.rf_tokens"),
                                   elem_id="rf-tokens")
             rf_seed = gr.Number(0, label=t("attention.seed"), precision=0, elem_id="rf-seed")
-        rf_run = gr.Button(t("attention.rf_run"), elem_id="rf-run")
+        with gr.Row():
+            rf_run = gr.Button(t("attention.rf_run"), elem_id="rf-run", scale=4)
+            rf_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="rf-stop", scale=1)
+        rf_status = gr.Markdown(elem_id="rf-status")
+        rf_running = gr.State(False)
         rf_plot = gr.Plot(elem_id="rf-plot", show_label=False)
         rf_summary = gr.Markdown(elem_id="rf-summary")
         gr.Markdown(t("attention.reach_heading"), latex_delimiters=LATEX)
@@ -255,18 +330,15 @@ def build(ctx: TabContext) -> None:
 
     def on_sinks(model_name, lang, n_tokens, n_sinks, with_logit, b, progress=gr.Progress()):
         """Attention mass on the first token(s) for every layer x head."""
-        return sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
+        yield from sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
 
     def on_streaming(model_name, lang, n_tokens, w, s, progress=gr.Progress()):
         """Perplexity along the long text: full cache, window only, sinks + window."""
-        def report(fraction, message):
-            progress(fraction, desc=message)
-
-        return streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache, report)
+        yield from streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache)
 
     def on_receptive(model_name, lang, mode, w, n_tokens, seed, progress=gr.Progress()):
         """Which layers' last hidden state changes when the token at distance d is replaced."""
-        return receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
+        yield from receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
 
     map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
                   impl, n_generate]
@@ -294,15 +366,27 @@ def build(ctx: TabContext) -> None:
                 api_visibility="private").then(
             on_groups, [ctx.model, ctx.lang], group_outputs, api_visibility="private", **ctx.model_event)
 
-    sink_run.click(on_sinks, [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
-                   [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state],
-                   api_name="sink_grid", **ctx.model_event)
-    stream_run.click(on_streaming, [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
-                     [stream_plot, stream_summary, stream_data, stream_state], api_name="streaming_ppl",
-                     **ctx.model_event)
-    rf_run.click(on_receptive, [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
-                 [rf_plot, rf_summary, reach, rf_data, rf_state], api_name="receptive_field",
-                 **ctx.model_event)
+    # the long runs: progress after every forward, a Stop that cancels the event, a time limit
+    sink_event = sink_run.click(
+        on_sinks, [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
+        [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
+         sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
+        **ctx.model_event)
+    stream_event = stream_run.click(
+        on_streaming, [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
+        [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
+        api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
+        **ctx.model_event)
+    rf_event = rf_run.click(
+        on_receptive, [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
+        [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
+        api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
+        **ctx.model_event)
+    for stop, event, status, running in ((sink_stop, sink_event, sink_status, sink_running),
+                                         (stream_stop, stream_event, stream_status, stream_running),
+                                         (rf_stop, rf_event, rf_status, rf_running)):
+        stop.click(stopped_note, [ctx.lang, running], [status, running], cancels=[event],
+                   api_visibility="private")
 
     # the shell's one language switch redraws each section from its stored result
     ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)

@@ -1,0 +1,144 @@
+"""The Claims tab (explorer/ui/claims.py): its handler called directly, and its API through
+gradio_client in both languages, on a board of fast fake evidence functions
+(tests/test_claims_fakes.py) served with the real SmolLM2 loaded."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import gradio as gr
+import pytest
+
+from explorer.claims import board
+from explorer.runtime import UnknownModelError
+from explorer.ui import claims as claims_tab
+from tests import test_claims_fakes as fakes
+from tests.test_claims import fake_loaded
+
+FAKE = "tests.test_claims_fakes:FAST_REGISTRY"
+MODULES = ("explorer.ui.claims", "explorer.ui.about")
+TITLES = {"rope": "rope.tab", "moe": "moe.tab", "claims": "claims.tab"}
+
+
+class FakeRuntime:
+    def __init__(self):
+        self.loaded = fake_loaded()
+
+    def get(self, name, progress=None):
+        if name != self.loaded.name:
+            raise UnknownModelError(f"Unknown model {name!r}. Available models: {self.loaded.name}.")
+        return self.loaded
+
+
+def _last(generator):
+    values = list(generator)
+    return values[-1], values
+
+
+def test_the_handler_streams_progress_then_the_board_in_the_visitors_language():
+    board.CACHE.clear()
+    (table, summary, result), messages = _last(claims_tab.run_board(
+        FakeRuntime(), fakes.FAST_REGISTRY, TITLES, False, "smollm2-135m-instruct", "zh-CN"))
+    assert isinstance(result, board.BoardResult) and len(table) == 19
+    assert "**19 个论断中有 14 个成立**" in summary and table.columns[0] == "编号"
+    assert any(isinstance(m[1], str) and m[1].startswith("正在核验 C1（第 1 个，共 19 个）")
+               for m in messages[:-1])
+    # the language switch redraws from the stored result without running anything
+    redrawn_table, redrawn_summary = claims_tab.draw(result, "en", TITLES)
+    assert redrawn_summary.startswith("**14 of 19 claims hold**")
+    assert list(redrawn_table.iloc[:, 0]) == [f"C{i}" for i in range(1, 20)]
+
+
+def test_the_handler_refuses_an_unknown_model_in_plain_words():
+    with pytest.raises(gr.Error, match="Unknown model 'nope'"):
+        list(claims_tab.run_board(FakeRuntime(), fakes.FAST_REGISTRY, TITLES, False, "nope", "en"))
+
+
+def test_closing_the_stream_stops_the_board(monkeypatch):
+    """Gradio closes the generator on Stop: the board stops between claims and keeps nothing."""
+    board.CACHE.clear()
+    def sleepy(loaded):
+        time.sleep(0.2)
+        return fakes.passing(loaded)
+
+    monkeypatch.setattr(fakes, "sleepy_tab", sleepy, raising=False)
+    registry = tuple(fakes.entry("C11", "sleepy_tab") for _ in range(5))
+    stream = claims_tab.run_board(FakeRuntime(), registry, TITLES, False, "smollm2-135m-instruct", "en")
+    first = next(stream)
+    assert first[1].startswith("Checking C11 (1 of 5)")
+    stream.close()
+    for _ in range(40):
+        if not any(t.name == "claims-board" and t.is_alive() for t in threading.enumerate()):
+            break
+        time.sleep(0.05)
+    assert board.CACHE.cached(fake_loaded(), registry) is None
+
+
+def test_the_registry_can_be_replaced_for_tests(monkeypatch):
+    monkeypatch.delenv(claims_tab.REGISTRY_ENV, raising=False)
+    assert claims_tab.board_registry() is board.CLAIMS
+    monkeypatch.setenv(claims_tab.REGISTRY_ENV, FAKE)
+    assert claims_tab.board_registry() == fakes.FAST_REGISTRY
+
+
+# ----------------------------------------------------------------------------- the API
+
+@pytest.fixture(scope="module")
+def board_client(runtime):
+    import app
+    from gradio_client import Client
+
+    from conftest import free_port
+
+    os.environ[claims_tab.REGISTRY_ENV] = FAKE   # read when the tab is built
+    try:
+        demo = app.build_app(runtime, MODULES)
+    finally:
+        del os.environ[claims_tab.REGISTRY_ENV]
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                **app.launch_options(MODULES))
+    try:
+        yield demo, Client(f"http://127.0.0.1:{port}/", verbose=False)
+    finally:
+        demo.close()
+
+
+def test_api_returns_the_board_as_data_in_both_languages(board_client):
+    _, client = board_client
+    table, summary = client.predict("smollm2-135m-instruct", "en", api_name="/claims_board")
+    assert table["headers"] == ["id", "claim", "evidence (measured now)", "criterion", "verdict",
+                                "s", "shown in"]
+    rows = {row[0]: row for row in table["data"]}
+    assert list(rows) == [f"C{i}" for i in range(1, 20)]
+    assert rows["C11"][4] == "✓ holds" and rows["C12"][4] == "✗ fails"
+    assert rows["C14"][4] == "– not available"
+    assert rows["C11"][2] == "s = 30; s = 3.1e-06 s"        # 30: the real SmolLM2's layers
+    assert rows["C11"][6].endswith("(#open=rope/section-rope-qk-title)")
+    assert summary.startswith("**14 of 19 claims hold** on SmolLM2-135M-Instruct")
+
+    table_zh, summary_zh = client.predict("smollm2-135m-instruct", "zh", api_name="/claims_board")
+    assert table_zh["headers"][0] == "编号" and table_zh["data"][10][4] == "✓ 成立"
+    assert "**19 个论断中有 14 个成立**" in summary_zh
+    # the second call was answered from the cache: the same computation time
+    assert summary.split("Computed at ")[1].split(" in ")[0] in summary_zh
+
+
+def test_api_refuses_bad_inputs_clearly(board_client):
+    _, client = board_client
+    with pytest.raises(Exception, match="no-such-model"):
+        client.predict("no-such-model", "en", api_name="/claims_board")
+    with pytest.raises(Exception, match="xx"):
+        client.predict("smollm2-135m-instruct", "xx", api_name="/claims_board")
+
+
+def test_the_board_event_is_bounded_and_stoppable(board_client):
+    demo, _ = board_client
+    events = list(demo.fns.values())
+    run = next(f for f in events if f.api_name == "claims_board")
+    assert (run.concurrency_id, run.concurrency_limit) == ("model", 1)
+    assert run.time_limit == claims_tab.EVENT_LIMIT_S > board.BOARD_LIMIT_S
+    stop = next(f for f in events if f.cancels)
+    rerun = [f for f in events if f.fn is not None and getattr(f.fn, "args", ())[3:4] == (True,)]
+    assert rerun and {run._id, rerun[0]._id} <= set(stop.cancels)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from explorer.generate.session import Session
 
@@ -12,7 +12,8 @@ _DONE = object()
 
 
 def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]], *,
-                  idle_timeout_s: float = 5.0, min_interval_s: float = 0.0) -> Iterator[Session]:
+                  idle_timeout_s: float = 5.0, min_interval_s: float = 0.0,
+                  alive: Optional[Callable[[], bool]] = None) -> Iterator[Session]:
     """Run `make_stream(should_stop)` in a worker thread and yield snapshots of its Session.
 
     Why: a web framework's work between two yields (Gradio: postprocess, diff, send: ~2-4 ms
@@ -27,14 +28,19 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     decoded meanwhile arrive merged). Every message costs the server and the browser CPU time
     that a 2-core machine takes from the decode itself; ~10 messages a second still read as a
     live stream. Only decode steps are held back: the first snapshot, the end of decoding and
-    the later phases go out as soon as they exist."""
+    the later phases go out as soon as they exist.
+    alive: False once the consumer's client is gone (client_alive()). The web framework closes
+    this generator only after the snapshot it waits for, up to min_interval_s and a step late;
+    should_stop reads `alive` itself, so a run whose client vanished stops at the next step the
+    worker receives (make_stream polls should_stop before every step)."""
     updates: queue.Queue = queue.Queue()
     stop = threading.Event()
     polled = [time.monotonic()]
     waiting = [False]   # the consumer is blocked on the queue, i.e. asking for more
 
     def should_stop() -> bool:
-        return stop.is_set() or (not waiting[0] and time.monotonic() - polled[0] > idle_timeout_s)
+        return (stop.is_set() or (alive is not None and not alive())
+                or (not waiting[0] and time.monotonic() - polled[0] > idle_timeout_s))
 
     def work():
         try:
@@ -75,3 +81,28 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
                 return
     finally:
         stop.set()
+
+
+def client_alive() -> Callable[[], bool]:
+    """Inside a Gradio event handler: a function that turns False once the event's client is
+    gone. Gradio notices a closed event stream at once (the stream's task is cancelled and
+    marks every event of that session not `alive`) but stops a generator only after its next
+    yield; reading the flag lets the run stop at its next step instead. Outside an event (a
+    test, the CLI), or where Gradio's queue does not have this shape, it is always True and
+    Gradio's own close is what stops the run (tests/test_cancel.py drops a real connection and
+    fails if this stops working)."""
+    try:
+        from gradio.context import LocalContext
+    except ImportError:
+        return always_alive
+    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
+    events = getattr(getattr(blocks, "_queue", None), "event_ids_to_events", None)
+    event = events.get(event_id) if isinstance(events, dict) and event_id is not None else None
+    if event is None or not isinstance(getattr(event, "alive", None), bool):
+        return always_alive
+    return lambda: event.alive
+
+
+def always_alive() -> bool:
+    """client_alive() where no Gradio event is known."""
+    return True

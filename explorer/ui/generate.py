@@ -22,7 +22,7 @@ from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_
                                        check_context, encode_prompt, parse_request)
 from explorer.generate.scheduler import BATCH_THREADS, MAX_BATCH, MAX_WAITING, scheduler_for
 from explorer.generate.session import Session, stream_generation
-from explorer.generate.transport import in_background
+from explorer.generate.transport import client_alive, in_background
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import TabContext, load_or_error, visitor_errors
@@ -129,7 +129,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
-        deadline=started + DEADLINE_S), min_interval_s=TEXT_INTERVAL_S)
+        deadline=started + DEADLINE_S), min_interval_s=TEXT_INTERVAL_S, alive=client_alive())
     for session in _engine_errors(stream, lang):
         now = time.perf_counter()
         # a step shared by N visitors: each redraws its charts N times less often, so the

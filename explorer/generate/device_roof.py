@@ -2,18 +2,18 @@
 roofline (explorer/generate/roofline.py, claim C2) is drawn against.
 
 - bandwidth: a matrix-vector product over a matrix much larger than the last-level cache
-  (256 MiB on a CPU, 1 GiB on a GPU), in the model's dtype on the model's device: the access
+  (128 MiB on a CPU, 4x a 32 MiB L3; 1 GiB on a GPU), in the model's dtype on the model's device: the access
   pattern of a decode step, which streams every weight once per token. Bytes read / time.
-- FLOP rate: a square matmul big enough to saturate the device (n = 1024 on a CPU, 8192 on a
+- FLOP rate: a square matmul big enough to saturate the device (n = 768 on a CPU, 8192 on a
   GPU). 2·n³ / time.
 
-Each is the best of a few repeats after a warm-up: the roof is what the device can do, and a
+Each is the best of several repeats after a warm-up: the roof is what the device can do, and a
 shared machine only ever makes a repeat slower. On CUDA the time is read from CUDA events
 after a synchronize (kernels launch asynchronously).
 
 `measure(device, dtype, threads)` measures on demand and keeps the result per (device, dtype,
 threads) in process memory with the wall-clock time it was measured; one measurement runs at a
-time (a lock), so concurrent callers wait and then share it. About a second on a 2-core CPU.
+time (a lock), so concurrent callers wait and then share it. About two seconds on a 2-core CPU.
 """
 from __future__ import annotations
 
@@ -32,10 +32,13 @@ class RoofSettings:
     """How the roof is measured on one kind of device."""
     bandwidth_bytes: int      # size of the streamed matrix (>> last-level cache)
     matmul_n: int             # the square matmul is n x n @ n x n
-    repeats: int              # best of this many, after one warm-up
+    repeats: int              # best of at least this many, after one warm-up ...
+    min_seconds: float = 0.0  # ... and of as many more as fit in this time (at most 10x repeats):
+                              # on a shared CPU a repeat that no other process interrupted
+                              # comes more surely from many short tries
 
 
-CPU_SETTINGS = RoofSettings(bandwidth_bytes=256 << 20, matmul_n=1024, repeats=5)
+CPU_SETTINGS = RoofSettings(bandwidth_bytes=128 << 20, matmul_n=768, repeats=5, min_seconds=0.75)
 GPU_SETTINGS = RoofSettings(bandwidth_bytes=1 << 30, matmul_n=8192, repeats=10)
 
 
@@ -49,6 +52,7 @@ class DeviceRoof:
     measured_at: float        # time.time() when the measurement ended
     seconds: float            # wall time the measurement took
     settings: RoofSettings
+    tries: tuple = (0, 0)     # timed calls of the matrix-vector product and of the matmul
 
     @property
     def ridge(self) -> float:
@@ -81,11 +85,14 @@ def intra_op_threads(n: int):
             torch.set_num_threads(before)
 
 
-def best_time(fn, device: torch.device, repeats: int) -> float:
-    """Seconds of the fastest of `repeats` calls of fn, after one warm-up call."""
+def best_time(fn, device: torch.device, repeats: int, min_seconds: float = 0.0) -> tuple[float, int]:
+    """(seconds of the fastest call of fn, calls timed), after one warm-up call: at least
+    `repeats` calls, more while fewer than `min_seconds` have passed (at most 10 x repeats)."""
     fn()
-    best = math.inf
-    for _ in range(repeats):
+    times: list[float] = []
+    started = time.perf_counter()
+    while len(times) < repeats or (len(times) < 10 * repeats
+                                   and time.perf_counter() - started < min_seconds):
         if device.type == "cuda":
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize(device)
@@ -93,12 +100,12 @@ def best_time(fn, device: torch.device, repeats: int) -> float:
             fn()
             end.record()
             torch.cuda.synchronize(device)
-            best = min(best, start.elapsed_time(end) / 1e3)
+            times.append(start.elapsed_time(end) / 1e3)
         else:
             t0 = time.perf_counter()
             fn()
-            best = min(best, time.perf_counter() - t0)
-    return best
+            times.append(time.perf_counter() - t0)
+    return min(times), len(times)
 
 
 @torch.inference_mode()
@@ -110,17 +117,18 @@ def _measure(device: torch.device, dtype: torch.dtype, threads: int,
     rows = settings.bandwidth_bytes // (element * cols)
     matrix = torch.ones(rows, cols, device=device, dtype=dtype)                 # (rows, cols)
     vector = torch.randn(cols, device=device, dtype=dtype)                      # (cols,)
-    seconds = best_time(lambda: torch.mv(matrix, vector), device, settings.repeats)
+    seconds, mv_tries = best_time(lambda: torch.mv(matrix, vector), device, settings.repeats,
+                                  settings.min_seconds)
     bandwidth = matrix.numel() * element / seconds
     del matrix, vector
     n = settings.matmul_n
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
-    seconds = best_time(lambda: torch.mm(a, b), device, settings.repeats)
+    seconds, mm_tries = best_time(lambda: torch.mm(a, b), device, settings.repeats, settings.min_seconds)
     flops = 2.0 * n ** 3 / seconds
     return DeviceRoof(*_key(device, dtype, threads), bandwidth=bandwidth, flops=flops,
                       measured_at=time.time(), seconds=time.perf_counter() - started,
-                      settings=settings)
+                      settings=settings, tries=(mv_tries, mm_tries))
 
 
 def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = False,

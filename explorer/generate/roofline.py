@@ -36,7 +36,8 @@ LINE_BATCHES = tuple(2 ** i for i in range(11))  # the model's line: 1 ... 1024
 DEFAULT_CONTEXT = 64
 MAX_CONTEXT = 512          # every measured run is prefilled with t tokens: 16 x 512 at most
 WARMUP_STEPS = 1
-TIMED_STEPS = 3            # per batch size; the best one counts (a shared machine only slows)
+TIMED_STEPS = 4            # per batch size, after a warm-up; the best one counts (a shared
+                           # machine only ever slows a step down)
 TIME_LIMIT_S = 120.0
 # A doubling of B that multiplies tokens/s by less than this ends linear growth: √2 is half of
 # the doubling on a log scale (2x = linear, 1x = flat).
@@ -50,7 +51,7 @@ C2_BATCH = 8
 C2_MIN_SPEEDUP = 2.5
 EVIDENCE_CONTEXT = 16
 EVIDENCE_BATCHES = (1, 2, 4, 8)
-EVIDENCE_STEPS = 2
+EVIDENCE_STEPS = 3
 
 
 # ----------------------------------------------------------------------------- the model's count
@@ -242,8 +243,8 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
     RooflineResult, so that a caller can stop it between any two forwards (close it).
 
     The largest batch of runs is prefilled with `ids` once; batch B steps the first B of them,
-    so a run's context grows by the steps it took, and the measured points are counted at the
-    context they really had. `threads`: torch's intra-op threads for the forwards (0:
+    one step of each batch size per round, so a run's context grows by the steps it took, and
+    the measured points are counted at the context they really had (mean over their steps). `threads`: torch's intra-op threads for the forwards (0:
     unchanged). Raises InputError past `time_limit_s`."""
     from models.decoders.batched import BatchedDecoder
     from models.forward import RunOptions
@@ -255,7 +256,7 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
     steps_per_run = (WARMUP_STEPS + timed_steps) * len(batches)
     decoder = BatchedDecoder(model, solo=None)      # the same batched forward at every B
     device = model.embed.weight.device
-    runs, seconds, contexts, times = [], [], [], []
+    runs = []
 
     def out_of_time() -> None:
         if time.perf_counter() - started > time_limit_s:
@@ -269,26 +270,31 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
             decoder.prefill(list(ids), run_)
         runs.append(run_)
     tokens = [int(ids[-1])] * len(runs)
-    for n, batch in enumerate(batches):
-        yield 0.4 + 0.6 * n / len(batches), f"B = {batch}"
-        out_of_time()
-        group = runs[:batch]
-        step_times, keys = [], []
-        with device_roof.intra_op_threads(threads), torch.inference_mode():
-            for step in range(WARMUP_STEPS + timed_steps):
+    # Rounds, each timing one step of every batch size in turn: a burst of other work on a
+    # shared machine then slows one round of all sizes, not every step of one size.
+    timed = {batch: [] for batch in batches}
+    keys = {batch: [] for batch in batches}
+    rounds = WARMUP_STEPS + timed_steps
+    for round_ in range(rounds):
+        for n, batch in enumerate(batches):
+            yield 0.4 + 0.6 * (round_ * len(batches) + n) / (rounds * len(batches)), \
+                f"B = {batch} ({round_ + 1}/{rounds})"
+            out_of_time()
+            group = runs[:batch]
+            with device_roof.intra_op_threads(threads), torch.inference_mode():
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)
                 t0 = time.perf_counter()
                 logits = decoder.step_many(tokens[:batch], group)            # (B, 1, V)
                 next_tokens = logits[:, -1].argmax(dim=-1).tolist()          # waits for the step
                 elapsed = time.perf_counter() - t0
-                tokens[:batch] = next_tokens
-                if step >= WARMUP_STEPS:
-                    step_times.append(elapsed)
-                    keys.append(sum(r.pos for r in group) / batch)           # keys attended to
-        seconds.append(min(step_times))
-        contexts.append(sum(keys) / len(keys))
-        times.append(tuple(step_times))
+            tokens[:batch] = next_tokens
+            if round_ >= WARMUP_STEPS:
+                timed[batch].append(elapsed)
+                keys[batch].append(sum(r.pos for r in group) / batch)        # keys attended to
+    seconds = [min(timed[b]) for b in batches]
+    contexts = [sum(keys[b]) / len(keys[b]) for b in batches]
+    times = [tuple(timed[b]) for b in batches]
     measured = [shape.cost(round(c), b) for c, b in zip(contexts, batches)]
     yield RooflineResult(
         model=name, roof=roof, shape=shape, context=context, line_batches=tuple(line_batches),
@@ -361,12 +367,15 @@ def figures(result: RooflineResult, lang: str = "en") -> tuple[go.Figure, go.Fig
                     hovertemplate=text("generate.roof.fig.measured_hover", lang) + "<extra></extra>")
     fig.add_shape(type="line", x0=ridge, x1=ridge, y0=0, y1=1, yref="paper",
                   line=dict(color="#999", dash="dash", width=1))
-    fig.add_annotation(x=math.log10(ridge), y=1.0, yref="paper", showarrow=False, yanchor="bottom",
-                       text=text("generate.roof.fig.ridge", lang, ridge=ridge), font=dict(size=11))
-    lowest = min([f / 1e9 for f in result.achieved_flops] + [min(roof.flops, xs[0] * roof.bandwidth) / 1e9])
+    fig.add_annotation(x=math.log10(ridge), y=0.0, yref="paper", showarrow=False, yanchor="bottom",
+                       xanchor="left", text=text("generate.roof.fig.ridge", lang, ridge=ridge),
+                       font=dict(size=11))
+    achieved = [f / 1e9 for f in result.achieved_flops]
+    lowest = min(achieved + [min(roof.flops, xs[0] * roof.bandwidth) / 1e9])
+    highest = max(achieved + [roof.flops / 1e9])   # a step on a busy machine can pass the roof
     fig.update_xaxes(type="log", dtick="D2", title_text=text("generate.roof.fig.intensity", lang))
     fig.update_yaxes(type="log", dtick="D2", title_text=text("generate.roof.fig.gflops", lang),
-                     range=[math.log10(lowest) - 0.15, math.log10(roof.flops / 1e9) + 0.3])
+                     range=[math.log10(lowest) - 0.15, math.log10(highest) + 0.3])
     roofline = fig.finish(text("generate.roof.fig.title", lang, model=result.model, t=result.context),
                           height=420)
 
@@ -392,6 +401,16 @@ def figures(result: RooflineResult, lang: str = "en") -> tuple[go.Figure, go.Fig
     return roofline, rates.finish(text("generate.roof.fig.rates_title", lang), height=420)
 
 
+def over_roof(result: RooflineResult) -> Optional[tuple[int, float]]:
+    """(batch, share of the roof) of the measured step furthest above the measured roof, or None
+    when every step stayed under it. Above it means the roof was measured while the machine
+    was busier than during the steps (the roof is a best case, so it should bound them)."""
+    shares = [max(bw / result.roof.bandwidth, fl / result.roof.flops) for bw, fl in
+              zip(result.achieved_bandwidth, result.achieved_flops)]
+    worst = max(range(len(shares)), key=shares.__getitem__)
+    return (result.batches[worst], shares[worst]) if shares[worst] > 1.0 else None
+
+
 def device_line(roof: DeviceRoof, lang: str = "en") -> str:
     """The measured roof in words: bandwidth, FLOP/s, ridge, when and how."""
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(roof.measured_at))
@@ -399,7 +418,7 @@ def device_line(roof: DeviceRoof, lang: str = "en") -> str:
     return text("generate.roof.device", lang, device=roof.device, dtype=roof.dtype, threads=threads,
                 bandwidth=roof.bandwidth / 1e9, flops=roof.flops / 1e9, ridge=roof.ridge, when=when,
                 mib=roof.settings.bandwidth_bytes >> 20, n=roof.settings.matmul_n,
-                repeats=roof.settings.repeats, seconds=roof.seconds)
+                mv=roof.tries[0], mm=roof.tries[1], seconds=roof.seconds)
 
 
 def summary(result: RooflineResult, lang: str = "en") -> str:
@@ -414,6 +433,9 @@ def summary(result: RooflineResult, lang: str = "en") -> str:
     parts.append(text(key, lang, intensity=i1, ridge=roof.ridge, ratio=roof.ridge / i1))
     parts.append(text("generate.roof.sum.share", lang, ms=b1_seconds * 1e3,
                       gbs=result.achieved_bandwidth[0] / 1e9, share=100 * result.achieved_bandwidth[0] / roof.bandwidth))
+    over = over_roof(result)
+    if over is not None:
+        parts.append(text("generate.roof.sum.over_roof", lang, b=over[0], share=100 * over[1]))
     crossing = crossing_batch(shape, result.context, roof.ridge)
     if crossing is None:
         parts.append(text("generate.roof.sum.model_no_knee", lang))
@@ -437,7 +459,7 @@ def summary(result: RooflineResult, lang: str = "en") -> str:
 
 # ----------------------------------------------------------------------------- claims board
 def evidence_c2(loaded) -> "Evidence":
-    """C2 on the loaded model: the tab's own measurement at t = 16, B = 1, 2, 4, 8 (two timed
+    """C2 on the loaded model: the tab's own measurement at t = 16, B = 1, 2, 4, 8 (three timed
     steps each, on the shared loop's intra-op threads), against this device's roof (the cached
     one when it was measured before)."""
     from explorer.generate.scheduler import BATCH_THREADS

@@ -250,7 +250,7 @@ STRINGS: dict[str, str] = {
         '**This device, measured:** {device} ({dtype}{threads}): memory bandwidth '
         '**{bandwidth:.1f} GB/s**, matmul **{flops:.1f} GFLOP/s**, ridge point '
         '**{ridge:.2f} FLOP/byte**; measured {when} in {seconds:.1f} s (a {mib} MiB '
-        'matrix-vector product and a {n}×{n} matmul, best of {repeats}).'),
+        'matrix-vector product, best of {mv} tries, and a {n}×{n} matmul, best of {mm}).'),
     'generate.roof.sum.step': (
         'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB ({bytes}-byte elements, '
         'from the tensors) and does {gflop:.3f} GFLOP.'),
@@ -263,6 +263,10 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.share': (
         'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, {share:.0f}% of the measured '
         'bandwidth.'),
+    'generate.roof.sum.over_roof': (
+        'The step at B = {b} ran at {share:.0f}% of the measured roof: the roof was measured '
+        'while the machine was busier than during the steps. Tick "Measure the device again" '
+        'and measure once more.'),
     'generate.roof.sum.model_knee': (
         'By the model\'s count the intensity reaches the ridge ({ridge:.2f} FLOP/byte) at '
         'B ≈ {b:.1f}: the predicted knee.'),

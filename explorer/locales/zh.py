@@ -234,7 +234,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.device': (
         '**本设备实测：** {device}（{dtype}{threads}）：内存带宽 **{bandwidth:.1f} GB/s**，'
         '矩阵乘法 **{flops:.1f} GFLOP/s**，脊点 **{ridge:.2f} FLOP/字节**；测于 {when}，'
-        '用时 {seconds:.1f} 秒（{mib} MiB 矩阵的矩阵-向量乘与 {n}×{n} 矩阵乘法，取 {repeats} 次中最好的一次）。'),
+        '用时 {seconds:.1f} 秒（{mib} MiB 矩阵的矩阵-向量乘取 {mv} 次中最好的一次，{n}×{n} 矩阵乘法取 {mm} 次中最好的一次）。'),
     'generate.roof.sum.step': (
         '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB（每个元素 {bytes} 字节，取自张量），'
         '计算 {gflop:.3f} GFLOP。'),
@@ -246,6 +246,9 @@ STRINGS: dict[str, str] = {
         '在本设备上即使单个序列也受计算限制。'),
     'generate.roof.sum.share': (
         '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%。'),
+    'generate.roof.sum.over_roof': (
+        'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
+        '请勾选“重新测量设备”，再测一次。'),
     'generate.roof.sum.model_knee': (
         '按模型计数，强度在 B ≈ {b:.1f} 时达到脊点（{ridge:.2f} FLOP/字节）：这是预测的拐点。'),
     'generate.roof.sum.model_no_knee': (

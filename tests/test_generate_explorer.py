@@ -128,7 +128,72 @@ def test_replay_without_cache_counts_quadratic_scores(tiny_llama):
     assert phases.index("checking") < phases.index("replay") and phases[-1] == "done"
     assert [m for phase, _, m in snapshots if phase == "replay"] == list(range(1, 8))
     fig = figures.latency_figure(session)
-    assert len(fig.data) == 4 and fig.data[2].y[-1] > 0
+    traces = {trace.name: trace for trace in fig.data}
+    assert len(fig.data) == 7
+    assert list(traces["no cache (recompute all): computed"].y) == [p.score_entries for p in session.replay]
+    assert list(traces["with KV cache: needed by the mask"].y) == [r.visible_pairs for r in decode]
+    assert all(y > 0 for y in traces["no cache (recompute all)"].y)
+
+
+def test_both_counts_computed_and_needed_under_a_causal_mask(tiny_llama):
+    """C1: the path computes the t x S square without a cache and one row with it; the causal
+    mask needs t(t+1)/2 pairs without a cache and the whole row of t with it."""
+    _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=8, check_full_forward=False)
+    c = tiny_llama.config
+    heads = c.n_layers * c.n_heads
+    prefill = session.records[0]
+    # the prompt's forward keeps only the last logits: its last layer scores the last row only
+    assert prefill.score_entries == c.n_heads * (9 * (c.n_layers - 1) + 3)
+    assert prefill.visible_pairs == heads * 6            # every fed query, every layer: 3·4/2
+    for record in session.records[1:]:
+        assert record.visible_pairs == heads * record.context
+    for point in session.replay:
+        t = point.context
+        assert (point.score_entries, point.visible_pairs) == (heads * t * t, heads * t * (t + 1) // 2)
+        assert (point.cached_score_entries, point.cached_visible_pairs) == (heads * t, heads * t)
+        assert point.cached_latency_s > 0 and point.latency_s > 0
+    verdict = checks.c1_verdict(session.replay)
+    assert verdict.exponent_uncached == pytest.approx(2.0) and verdict.exponent_cached == pytest.approx(1.0)
+    assert verdict.t_max == session.records[-1].context
+
+
+def test_counts_under_a_window_come_from_the_ring_buffers_slots(tiny_llama):
+    """With a window w = 4 the cached step computes its row over the ring's 4 slots (eager
+    path, every slot) and needs min(t, 4) of them; without a cache, the square and the band."""
+    _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=8, policy="window", window=4,
+                     check_full_forward=False)
+    c = tiny_llama.config
+    heads = c.n_layers * c.n_heads
+    for point in session.replay:
+        t = point.context
+        assert point.cached_score_entries == heads * 4
+        assert point.cached_visible_pairs == heads * min(t, 4)
+        assert point.visible_pairs == heads * sum(min(q + 1, 4) for q in range(t))
+        assert point.score_entries == heads * t * t
+    for record in session.records[1:]:
+        assert record.visible_pairs == heads * min(record.context, 4)
+
+
+def point(t, cached_scores, scores, cached_s=0.01, s=0.05):
+    return checks.ReplayPoint(context=t, latency_s=s, score_entries=scores, visible_pairs=0,
+                              cached_latency_s=cached_s, cached_score_entries=cached_scores,
+                              cached_visible_pairs=0, same_token=True)
+
+
+def test_c1_criterion_passes_on_t_and_t_squared_and_fails_otherwise():
+    good = [point(t, 3 * t, 3 * t * t) for t in (20, 30, 40, 50)]
+    assert checks.c1_verdict(good).passed
+    # a "cache" that recomputes every key each step: its counts grow like t^2 too
+    recomputing = [point(t, 3 * t * t, 3 * t * t) for t in (20, 30, 40, 50)]
+    verdict = checks.c1_verdict(recomputing)
+    assert not verdict.passed and verdict.exponent_cached == pytest.approx(2.0)
+    # the counts are right but the step without a cache was not slower at the largest t
+    slower = good[:-1] + [point(50, 150, 7500, cached_s=0.06, s=0.05)]
+    assert not checks.c1_verdict(slower).passed
+    # too short a span of t to fit an exponent: no verdict of growth, so no pass
+    short = [point(t, 3 * t, 3 * t * t) for t in (40, 41, 42)]
+    assert checks.c1_verdict(short).exponent_cached is None and not checks.c1_verdict(short).passed
+    assert checks.c1_verdict([]) is None
 
 
 def test_replay_targets_are_bounded_and_spread():
@@ -156,15 +221,11 @@ def test_logit_check_per_position_on_tiny_models(tiny_llama, tiny_gemma):
 
 
 def test_stop_and_deadline_end_within_one_step(tiny_llama):
-    calls = {"n": 0}
-
-    def stop_after_three():
-        calls["n"] += 1
-        return calls["n"] > 3
-
+    flag = {"stop": False}   # raised once the consumer has seen three tokens
     request = req.Request(prompt="x", max_new_tokens=50)
-    *_, stopped = sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
-                                            should_stop=stop_after_three)
+    for stopped in sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+                                          should_stop=lambda: flag["stop"]):
+        flag["stop"] = len(stopped.records) >= 3
     assert len(stopped.records) == 3 and stopped.stopped == "stop"
     assert stopped.replay == [] and stopped.logit_diffs is None
     late = list(sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
@@ -456,27 +517,107 @@ def test_background_stream_raises_the_workers_error():
         list(transport.in_background(make))
 
 
-def test_mask_rows_are_the_engines_non_square_mask(tiny_gemma, tiny_llama):
-    _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=7, compare_no_cache=False,
-                     check_full_forward=False)
+def test_mask_is_drawn_over_the_caches_real_slots(tiny_gemma, tiny_llama):
+    """C4's (T, S) mask: the last T tokens fed as one chunk into the engine's cache holding the
+    tokens before them. A full layer's keys are positions 0..t-1 (S = cache.pos + T); a ring
+    buffer's are its w slots in ring order (slot = position mod w) then the chunk's T keys."""
+    _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=7, compare_no_cache=False)
     t_end = session.records[-1].context          # 10 tokens fed
-    blocks = checks.mask_rows(session, n_queries=4)
-    assert [session.layouts[b.layer].describe() for b in blocks] == ["sliding window 5", "full (global)"]
-    for block in blocks:
-        assert block.cache_pos == t_end - 4 and block.q_pos == tuple(range(t_end - 4, t_end))
-        assert all(len(row) == t_end for row in block.visible)        # (T, S), S != T
-    window, full = blocks
+    reading = session.cache_reading
+    assert reading.tokens == t_end
+    window, full = reading.masks
+    assert [session.layouts[b.layer].describe() for b in reading.masks] == ["sliding window 5", "full (global)"]
+    for block in reading.masks:
+        assert block.cache_pos == t_end - 8 and block.q_pos == tuple(range(t_end - 8, t_end))
+    assert full.kv_pos == tuple(range(t_end)) and full.capacity == session.max_len
+    # the ring held positions cache.pos-5 .. cache.pos-1 (all 5 slots filled at cache.pos = 2?
+    # no: cache.pos = 2, so 2 slots filled, 3 empty), then the chunk's 8 keys
+    ring, chunk = window.kv_pos[:5], window.kv_pos[5:]
+    assert chunk == tuple(range(t_end - 8, t_end)) and window.capacity == 5
+    assert sorted(p for p in ring if p >= 0) == list(range(max(0, t_end - 8 - 5), t_end - 8))
+    assert all(p < 0 or p % 5 == slot for slot, p in enumerate(ring))
     for q, row in zip(window.q_pos, window.visible):
-        assert [k for k, v in enumerate(row) if v] == list(range(q - 4, q + 1))
+        seen = sorted(p for p, v in zip(window.kv_pos, row) if v)
+        assert seen == list(range(max(0, q - 4), q + 1))          # the window, by position
     for q, row in zip(full.q_pos, full.visible):
         assert [k for k, v in enumerate(row) if v] == list(range(q + 1))
+    # a run long enough that the ring wrapped before the chunk: every slot full, in ring order
+    _, long = run(tiny_gemma, list(range(1, 13)), max_new_tokens=8, compare_no_cache=False)
+    (window, _) = long.cache_reading.masks
+    ring = window.kv_pos[:5]
+    assert sorted(ring) == list(range(window.cache_pos - 5, window.cache_pos))
+    assert [p % 5 for p in ring] == [0, 1, 2, 3, 4] and len(window.kv_pos) == 5 + 8
     _, sinks = run(tiny_llama, [1, 2, 3, 4, 5, 6], max_new_tokens=6, policy="sinks", window=3, sinks=2,
-                   compare_no_cache=False, check_full_forward=False)
-    (block,) = checks.mask_rows(sinks, n_queries=2)
+                   compare_no_cache=False)
+    (block,) = sinks.cache_reading.masks
+    assert block.capacity == 5 and block.kv_pos[:2] == (0, 1)   # the sinks stay in slots 0, 1
     q, row = block.q_pos[-1], block.visible[-1]
-    assert [k for k, v in enumerate(row) if v] == [0, 1, q - 2, q - 1, q]
+    assert sorted(p for p, v in zip(block.kv_pos, row) if v) == [0, 1, q - 2, q - 1, q]
     fig = figures.mask_figure(sinks)
-    assert fig.data[0].type == "heatmap" and len(fig.data[0].z) == 8  # default: the last 8 tokens
+    heat = fig.data[0]
+    assert heat.type == "heatmap" and len(heat.z) == 8 and len(heat.z[0]) == 5 + 8
+    assert [list(r) for r in heat.z] == [[int(v) for v in r] for r in block.visible]
+    assert "13 keys (5 ring slots" in fig.layout.annotations[0].text
+
+
+def test_allocated_and_used_bytes_are_read_from_the_tensors(tiny_gemma):
+    """C3: allocated = the whole K and V buffers (a window's w slots, a full layer's
+    prompt + max new tokens), used = the slots holding tokens, both read back from the
+    engine's cache, equal to the formula and to what the run's own cache reported."""
+    _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=9, compare_no_cache=False)
+    c = tiny_gemma.config
+    row = 2 * c.n_kv_heads * c.head_dim * 4                   # K and V of one slot, fp32
+    reading = session.cache_reading
+    last = session.records[-1]
+    assert reading.capacity == (5,) * 5 + (13,)
+    assert reading.allocated_bytes == (5 * row,) * 5 + (13 * row,)
+    assert reading.held == (5,) * 5 + (12,) and list(reading.used_bytes) == last.cache_bytes
+    assert session.formula_allocated() == list(reading.allocated_bytes)
+    verdict = sess.c3_verdict(session)
+    assert verdict.passed and verdict.used_equal and verdict.allocated_equal and verdict.reading_equal
+    fig = figures.layer_bytes_figure(session)
+    allocated = next(trace for trace in fig.data if trace.name == "allocated (whole buffers)")
+    assert [y * 1024 for y in allocated.y] == list(reading.allocated_bytes)
+    assert fig.layout.barmode == "overlay"
+    text = figures.summary(session)
+    assert f"take **{sum(reading.allocated_bytes):,} B**" in text and "the same as the run's own" in text
+
+
+def test_c3_criterion_fails_on_a_cache_that_dropped_a_token(tiny_gemma):
+    import dataclasses
+
+    _, session = run(tiny_gemma, [1, 2, 3, 4], max_new_tokens=9, compare_no_cache=False)
+    c = tiny_gemma.config
+    row = 2 * c.n_kv_heads * c.head_dim * 4
+    dropped = session.snapshot()
+    last = dropped.records[-1]
+    dropped.records[-1] = dataclasses.replace(last, cache_bytes=[b - row for b in last.cache_bytes],
+                                              cache_lengths=[n - 1 for n in last.cache_lengths])
+    verdict = sess.c3_verdict(dropped)
+    assert not verdict.passed and not verdict.used_equal and verdict.reading_equal is False
+    reading = session.cache_reading
+    short = dataclasses.replace(session.snapshot(), cache_reading=dataclasses.replace(
+        reading, allocated_bytes=(reading.allocated_bytes[0] - row,) + reading.allocated_bytes[1:]))
+    assert not sess.c3_verdict(short).passed and sess.c3_verdict(short).allocated_equal is False
+    unread = dataclasses.replace(session.snapshot(), cache_reading=None)
+    assert not sess.c3_verdict(unread).passed       # no pass without the tensors read back
+
+
+def test_c9_criterion_on_windowed_layers(tiny_gemma):
+    import dataclasses
+
+    _, session = run(tiny_gemma, [1, 2, 3], max_new_tokens=10, compare_no_cache=False)
+    verdict = sess.c9_verdict(session)
+    assert verdict.passed and (verdict.cap, verdict.capped_held, verdict.capped_slots) == (5, 5, 5)
+    assert verdict.full_held == verdict.tokens == 12
+    # a windowed layer that kept growing past its window fails
+    broken = session.snapshot()
+    last = broken.records[-1]
+    broken.records[-1] = dataclasses.replace(last, cache_lengths=[6] + last.cache_lengths[1:])
+    assert not sess.c9_verdict(broken).passed
+    # before the window is passed there is nothing to show yet
+    _, early = run(tiny_gemma, [1, 2], max_new_tokens=2, compare_no_cache=False)
+    assert not sess.c9_verdict(early).passed
 
 
 def test_c4_check_projects_only_the_compared_rows(tiny_gemma, monkeypatch):

@@ -65,21 +65,30 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
 
     bars = plot_data(final[2])
     t_end = len(ids) + 4
-    measured = [y * 1024 for trace in bars["data"] if trace["type"] == "bar" for y in trace["y"]]
-    assert measured == [2 * 3 * 64 * 4 * t_end] * 30
+    used = [y * 1024 for trace in bars["data"]
+            if trace["type"] == "bar" and trace["name"].startswith("30 layers") for y in trace["y"]]
+    assert used == [2 * 3 * 64 * 4 * t_end] * 30
+    # the whole buffers, read back: preallocated for prompt + max new tokens
+    allocated = next(trace for trace in bars["data"] if trace["name"] == "allocated (whole buffers)")
+    assert [y * 1024 for y in allocated["y"]] == [2 * 3 * 64 * 4 * (len(ids) + 5)] * 30
+    assert f"take **{30 * 2 * 3 * 64 * 4 * (len(ids) + 5):,} B**" in evidence
     growth = plot_data(final[3])
     measured_line = next(tr for tr in growth["data"] if tr["name"] == "30 layers: full (global)")
     assert measured_line["x"] == list(range(len(ids), t_end + 1))
     assert measured_line["y"][-1] * 1024 == 2 * 30 * 3 * 64 * 4 * t_end
     latency = plot_data(final[4])
     names = {trace.get("name") for trace in latency["data"]}
-    assert {"with KV cache", "no cache (recompute all)"} <= names
+    assert {"with KV cache (your run)", "with KV cache (replayed)", "no cache (recompute all)",
+            "with KV cache: computed", "with KV cache: needed by the mask",
+            "no cache (recompute all): computed", "no cache (recompute all): needed by the mask"} <= names
     diff = plot_data(final[5])
     assert len(diff["data"][0]["y"]) == 5 and max(diff["data"][0]["y"]) <= checks.C4_TOLERANCE
-    # C4's (T, S) mask: the last 8 tokens as queries at cache.pos + i over all t_end keys, causal
+    # C4's (T, S) mask over the cache's slots: the last 8 tokens as one chunk at cache.pos =
+    # t_end - 8, each column a key the engine attended over (a full cache: positions 0..t_end-1)
     mask = plot_data(final[6])["data"][0]
     assert len(mask["z"]) == 8 and len(mask["z"][0]) == t_end
     assert [sum(row) for row in mask["z"]] == list(range(t_end - 7, t_end + 1))
+    assert mask["customdata"][0] == list(range(t_end))
 
     # the visitor's table of runs, drawn after the run from their session state
     history = client.predict("en", api_name="/runs")
@@ -90,12 +99,16 @@ def test_cache_policy_sinks_window_on_the_real_model(client, runtime):
     final = client.predict(*args(policy="sinks", window=16, sinks=4, max_new=3, compare=False),
                            api_name="/generate")
     evidence = final[7]
-    assert "**C9**: 30 windowed layers hold 20 tokens each (capped at 20)" in evidence
+    assert "**C9**: all 30 layers have a window: each holds 20 tokens (capped at 20)" in evidence
+    assert "Their buffers have 20 slots and never grow." in evidence
     assert "(equal, checked at all 3 steps)" in evidence
     c4 = float(re.search(r"= \*\*([0-9.e+-]+)\*\*", evidence.split("**C4**")[1]).group(1))
     assert c4 <= checks.C4_TOLERANCE
     bars = plot_data(final[2])
-    assert [t["name"] for t in bars["data"] if t["type"] == "bar"] == ["30 layers: 4 sinks + window 16"]
+    assert [t["name"] for t in bars["data"] if t["type"] == "bar"] == [
+        "allocated (whole buffers)", "30 layers: 4 sinks + window 16"]
+    allocated = bars["data"][0]
+    assert [y * 1024 for y in allocated["y"]] == [2 * 3 * 64 * 4 * 20] * 30   # 4 + 16 slots
 
 
 # Out-of-range slider values are refused by Gradio itself (its own message); the rest by the

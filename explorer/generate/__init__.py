@@ -3,9 +3,11 @@
 - request.py: the checks of a generation request (limits, Request, encode_prompt);
 - session.py: one generation recorded step by step (Session, stream_generation: the run);
 - transport.py: the worker thread and queue that stream a Session to the web framework;
-- checks.py: after a run, the no-cache replay (C1), cached vs full-forward logits (C4) and the
-  (T, S) mask of the last steps;
+- checks.py: after a run, cached vs full-forward logits (C4), the engine's cache read back
+  (allocated and used bytes, C3; the (T, S) mask over its real slots, C4) and the no-cache
+  replay timed against a cached step of the same engine, with computed and needed scores (C1);
 - figures.py: the run's charts, status line and summary in the visitor's language;
+- evidence.py: the claims board's evidence for C1, C3, C4 and C9, through the tab's own run;
 - shapes.py: the calculator of published shapes (C3, C5, C6, C9);
 - device_roof.py: this device's memory bandwidth and matmul FLOP rate, measured on demand and
   kept per (device, dtype, threads) with the time they were measured;

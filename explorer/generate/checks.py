@@ -1,26 +1,128 @@
-"""The checks run after a generation: the cached logits against one forward pass without a
-cache (C4), the same decode steps recomputed without a cache (C1), and the (T, S) mask each
-decode step used, evaluated by the engine's own MaskSpec predicate."""
+"""The checks run after a generation, each a computation of the engine (models/) over the run's
+own tokens:
+
+- C4: the cached logits against one forward pass without a cache (`logit_differences`);
+- C3 / C4: the engine's cache filled with the run's tokens (`read_engine_cache`): its buffers'
+  real storage (allocated), the rows holding tokens (used), and the (T, S) mask of the last
+  tokens evaluated by the engine's own MaskSpec predicate over the key positions the cache
+  really holds (a ring buffer's slots, not 0..t-1);
+- C1: the same decode steps recomputed without a cache, each timed side by side with one cached
+  step of the same engine at the same t (`replay_without_cache`), with two counts per step:
+  the scores the path computed (t x S entries, the engine's own count) and the scores the mask
+  needs (query-key pairs it leaves visible, the engine's predicate over the positions).
+"""
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 REPLAY_BUDGET_S = 20.0          # the no-cache replay stops after this (points measured so far stay)
 REPLAY_MAX_POINTS = 24          # no-cache steps replayed, spread evenly over the generated ones
 C4_TOLERANCE = 1e-4             # fp32; the engine's tests hold the same bound
+MASK_QUERIES = 8                # T: the last tokens drawn as one chunk in the (T, S) mask
+# C1's criterion: computed scores grow like t^a; without a cache a = 2 (the whole t x t square
+# every step), with one a = 1 (one row of t). A fit over a run's steps must land within this of
+# the exponent, and the no-cache step must be slower than the cached step at the largest t.
+C1_EXPONENT_SLACK = 0.2
+C1_MIN_SPAN = 1.5               # t_max / t_min a fit needs (a shorter span says little)
+
+
+# ----- counting: what a path computes and what the mask needs (C1) --------------------------
+def visible_pairs(masks: Sequence, n_heads: int, q_pos, kv_pos_per_layer: Sequence) -> int:
+    """Query-key pairs the mask leaves visible, all layers and heads: for each layer, the
+    engine's MaskSpec predicate (`masks`, one per layer) over the queries' absolute positions
+    (T,) and the key positions that layer attends over (S,; -1 for an empty slot, never
+    visible). A layer whose mask and key positions equal an earlier layer's is counted from it."""
+    import torch
+
+    q_pos = torch.as_tensor(q_pos)
+    counted: list = []          # (mask, kv_pos, count) already evaluated
+    total = 0
+    for mask, kv_pos in zip(masks, kv_pos_per_layer):
+        kv_pos = torch.as_tensor(kv_pos)
+        for seen_mask, seen_pos, count in counted:
+            if seen_mask == mask and (seen_pos is kv_pos or torch.equal(seen_pos, kv_pos)):
+                break
+        else:
+            count = int(mask.visible(q_pos, kv_pos).sum())
+            counted.append((mask, kv_pos, count))
+        total += count
+    return n_heads * total
+
+
+def needed_scores(masks: Sequence, n_heads: int, n_fed: int, context: int) -> int:
+    """Scores the mask needs for a forward that fed the last `n_fed` of `context` tokens (a
+    decode step: 1; a prefill or a forward without a cache: all of them), over the absolute
+    key positions 0..context-1 every layer could see."""
+    import torch
+
+    positions = torch.arange(context)
+    return visible_pairs(masks, n_heads, positions[context - n_fed:], [positions] * len(masks))
+
+
+def growth_exponent(ts: Sequence[float], values: Sequence[float]) -> Optional[float]:
+    """Least-squares slope of log(value) against log(t): value ~ t^slope. None when the points
+    span less than C1_MIN_SPAN in t or a value is not positive."""
+    pairs = [(t, v) for t, v in zip(ts, values) if t > 0]
+    if len(pairs) < 2 or any(v <= 0 for _, v in pairs):
+        return None
+    if max(t for t, _ in pairs) / min(t for t, _ in pairs) < C1_MIN_SPAN:
+        return None
+    xs = [math.log(t) for t, _ in pairs]
+    ys = [math.log(v) for _, v in pairs]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
 
 
 @dataclass(frozen=True)
 class ReplayPoint:
-    context: int               # t: tokens fed to the no-cache forward (same t as the cached step)
-    latency_s: float
-    score_entries: int
+    """One decode step at context t, recomputed twice by the eager engine, back to back."""
+    context: int               # t: tokens in context (the cached step fed 1, the no-cache forward t)
+    latency_s: float           # the forward over all t tokens without a cache
+    score_entries: int         # ... the scores it computed (the engine's count: t x S per head)
+    visible_pairs: int         # ... the scores its mask needs (~t²/2 per head under a causal mask)
+    cached_latency_s: float    # one cached step at the same t (the cache filled beforehand)
+    cached_score_entries: int  # ... its computed scores (one row: S = the slots it attends over)
+    cached_visible_pairs: int  # ... the pairs its mask leaves visible among the cache's slots
     same_token: bool           # its next-token argmax equals the cached step's (greedy runs)
 
+    @property
+    def ratio(self) -> float:
+        """No-cache time over cached time at this t."""
+        return self.latency_s / max(self.cached_latency_s, 1e-12)
 
+
+@dataclass(frozen=True)
+class C1Verdict:
+    """C1 read from the replay: how the computed scores grow with t on each path, and the
+    time ratio at the largest t."""
+    exponent_cached: Optional[float]
+    exponent_uncached: Optional[float]
+    t_max: int
+    ratio_at_max: float
+    passed: bool
+
+
+def c1_verdict(points: Sequence[ReplayPoint]) -> Optional[C1Verdict]:
+    """C1's criterion on replayed points: uncached scores ~t^2 and cached ~t (fitted exponents
+    within C1_EXPONENT_SLACK) and the no-cache step slower than the cached one at the largest
+    t. None without points."""
+    if not points:
+        return None
+    ts = [p.context for p in points]
+    exp_c = growth_exponent(ts, [p.cached_score_entries for p in points])
+    exp_u = growth_exponent(ts, [p.score_entries for p in points])
+    last = max(points, key=lambda p: p.context)
+    passed = (exp_c is not None and exp_u is not None and abs(exp_c - 1.0) <= C1_EXPONENT_SLACK
+              and abs(exp_u - 2.0) <= C1_EXPONENT_SLACK and last.ratio > 1.0)
+    return C1Verdict(exp_c, exp_u, last.context, last.ratio, bool(passed))
+
+
+# ----- C4: cached logits against one forward without a cache --------------------------------
 def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: Sequence,
                       options=None) -> list[float]:
     """C4: per generated token, max |cached logits - logits of one full forward without cache|.
@@ -43,6 +145,95 @@ def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: S
     return (cached - rows).abs().amax(dim=-1).tolist()
 
 
+def c4_holds(diffs: Optional[Sequence[float]], tolerance: float = C4_TOLERANCE) -> bool:
+    """C4's criterion: every generated position's max |cached − full| within the tolerance."""
+    return bool(diffs) and all(math.isfinite(d) and d <= tolerance for d in diffs)
+
+
+# ----- C3 / C4: the engine's cache holding the run's tokens ---------------------------------
+@dataclass(frozen=True)
+class MaskBlock:
+    """The (T, S) visibility of one kind of layer for the last T tokens, fed as one chunk."""
+    layer: int                 # the first layer of this kind
+    cache_pos: int             # t - T: the queries sit at cache_pos + i
+    q_pos: tuple               # (T,) absolute query positions
+    kv_pos: tuple              # (S,) the absolute position of each key the chunk attended
+                               # over, in the engine's order (cache slots, then for a ring
+                               # buffer the chunk's own keys); -1: an empty slot
+    visible: tuple             # (T, S) booleans: MaskSpec.visible(q_pos, kv_pos)
+    capacity: int              # the layer's cache slots (a ring buffer: window + sinks)
+
+
+@dataclass(frozen=True)
+class CacheReading:
+    """The engine's cache after the run's t tokens, read from its tensors, per layer."""
+    tokens: int                # t: cache.pos after the run's tokens
+    max_len: int               # the length the cache was made for (prompt + max new tokens)
+    capacity: tuple            # slots per layer (K and V rows per KV head)
+    allocated_bytes: tuple     # numel x element size of the layer's K and V buffers
+    held: tuple                # slots holding a token (slot position >= 0)
+    used_bytes: tuple          # held x the bytes of one slot's K and V rows
+    masks: tuple               # MaskBlock per kind of layer
+
+
+def read_layer(layer) -> tuple[int, int, int, int]:
+    """(capacity, allocated bytes, slots holding a token, their bytes) of one models.kv_cache
+    LayerKV, from its tensors: the buffers' storage and the positions its slots record."""
+    capacity = layer.k.shape[2]
+    allocated = layer.allocated_bytes()
+    held = int((layer.slot_pos >= 0).sum())
+    row_bytes = layer.k[:, :, :1].nbytes + layer.v[:, :, :1].nbytes      # one slot, all KV heads
+    return capacity, allocated, held, held * row_bytes
+
+
+def read_engine_cache(model, ids: Sequence[int], tokens: int, options, max_len: int,
+                      n_queries: int = MASK_QUERIES) -> CacheReading:
+    """Make the cache the engine makes for a run (model.new_cache(max_len) under the run's
+    mask, as the shared decode loop does), fill it with the run's first `tokens` tokens through
+    the engine's cached forward, the last T = n_queries of them as one chunk, and read it.
+    The chunk records, for the first layer of each kind, the key positions its queries
+    attended over (models.forward.Recorder's kv_pos): the (T, S) mask is the engine's MaskSpec
+    predicate over them. A chunk fills the cache exactly as single steps do (models/kv_cache.py;
+    tests/test_kv_cache.py), so every number equals the run's own cache at the same t."""
+    import torch
+
+    from models.decoders import decode_options
+    from models.forward import Recorder
+
+    options = decode_options(options)
+    masks = model.layer_masks(options.mask)
+    firsts: dict = {}                     # MaskSpec -> the first layer that has it
+    for i, spec in enumerate(masks):
+        firsts.setdefault(spec, i)
+    n = max(1, min(n_queries, tokens - 1))
+    device = model.embed.weight.device
+    fed = [int(i) for i in list(ids)[:tokens]]
+    cache = model.new_cache(max_len, 1, options=options)
+    recorder = Recorder(["attn_probs"], layers=firsts.values(),
+                        hooks={"attn_probs": lambda value, layer: None})   # keep kv_pos only
+    with torch.inference_mode():
+        if tokens - n:
+            model(torch.tensor([fed[:tokens - n]], device=device), cache=cache, options=options)
+        cache_pos = cache.pos
+        model(torch.tensor([fed[tokens - n:]], device=device), cache=cache, options=options,
+              recorder=recorder)
+    q_pos = torch.arange(cache_pos, cache_pos + n)
+    blocks = []
+    for spec, layer in firsts.items():
+        kv_pos = recorder.get("kv_pos", layer).reshape(-1)                   # (S,)
+        visible = spec.visible(q_pos, kv_pos)                                # (T, S)
+        blocks.append(MaskBlock(layer=layer, cache_pos=cache_pos, q_pos=tuple(q_pos.tolist()),
+                               kv_pos=tuple(kv_pos.tolist()),
+                               visible=tuple(tuple(row) for row in visible.tolist()),
+                               capacity=cache[layer].k.shape[2]))
+    read = [read_layer(cache[i]) for i in range(len(masks))]
+    return CacheReading(tokens=cache.pos, max_len=max_len,
+                        capacity=tuple(r[0] for r in read), allocated_bytes=tuple(r[1] for r in read),
+                        held=tuple(r[2] for r in read), used_bytes=tuple(r[3] for r in read),
+                        masks=tuple(blocks))
+
+
+# ----- C1: the same steps without a cache ---------------------------------------------------
 def replay_targets(records: Sequence, max_points: int = REPLAY_MAX_POINTS) -> list:
     """The decode steps to replay without cache: evenly spread, first and last included."""
     decode = [r for r in records if r.phase == "decode"]
@@ -53,57 +244,48 @@ def replay_targets(records: Sequence, max_points: int = REPLAY_MAX_POINTS) -> li
 
 
 def replay_without_cache(model, ids: Sequence[int], records: Sequence, options,
-                         budget_end: float, greedy: bool = True) -> Iterator[ReplayPoint]:
-    """C1 baseline, teacher-forced: for a cached decode step at context t, one forward over the
-    same t tokens without a cache (what generate(use_cache=False) does at that step), timed."""
+                         budget_end: float, greedy: bool = True, max_len: Optional[int] = None,
+                         max_points: int = REPLAY_MAX_POINTS) -> Iterator[ReplayPoint]:
+    """C1, teacher-forced, on the eager engine alone so the two times compare one engine with
+    itself: for each replayed decode step at context t, (1) one cached step that feeds token
+    t-1 to a cache holding the t-1 before it (the cache is filled between targets, untimed),
+    then (2) one forward over the same t tokens without a cache (what generate(use_cache=False)
+    does at that step), each timed, back to back."""
     import torch
 
-    opts = dataclasses.replace(options, last_logits_only=True)
+    from models.decoders import decode_options
+
+    opts = decode_options(options)
     device = model.embed.weight.device
-    for record in replay_targets(records):
+    ids = [int(i) for i in ids]
+    targets = replay_targets(records, max_points)
+    if not targets:
+        return
+    masks = model.layer_masks(opts.mask)
+    heads = model.config.n_heads
+    cache = model.new_cache(max_len or len(ids), 1, options=opts)
+    for record in targets:
         if time.perf_counter() > budget_end:
             return
         t = record.context
-        x = torch.tensor([list(ids)[:t]], dtype=torch.long, device=device)
         with torch.inference_mode():
+            if cache.pos < t - 1:                       # fill the gap since the last target
+                model(torch.tensor([ids[cache.pos:t - 1]], device=device), cache=cache, options=opts)
+            step = torch.tensor([[ids[t - 1]]], device=device)
+            t0 = time.perf_counter()
+            logits, ctx = model(step, cache=cache, options=opts, return_context=True)
+            int(torch.argmax(logits[0, -1]))
+            cached_latency = time.perf_counter() - t0
+            cached_pairs = visible_pairs(masks, heads, [t - 1],
+                                         [cache[i].slot_pos for i in range(len(masks))])
+            cached_scores = ctx.score_entries
+            x = torch.tensor([ids[:t]], dtype=torch.long, device=device)
             t0 = time.perf_counter()
             logits, ctx = model(x, options=opts, return_context=True)
             token = int(torch.argmax(logits[0, -1]))
             latency = time.perf_counter() - t0
         yield ReplayPoint(context=t, latency_s=latency, score_entries=ctx.score_entries,
+                          visible_pairs=needed_scores(masks, heads, t, t),
+                          cached_latency_s=cached_latency, cached_score_entries=cached_scores,
+                          cached_visible_pairs=cached_pairs,
                           same_token=(token == record.token_id) if greedy else True)
-
-
-@dataclass(frozen=True)
-class MaskBlock:
-    """The (T, S) visibility of one kind of layer for the last T tokens fed."""
-    layer: int                 # the first layer of this kind
-    cache_pos: int             # t - T: the queries sit at cache_pos + i
-    q_pos: tuple               # (T,) absolute query positions
-    visible: tuple             # (T, S) booleans over absolute key positions 0..S-1
-
-
-def mask_rows(session, n_queries: int = 8) -> list[MaskBlock]:
-    """C4's non-square mask: for the last `n_queries` tokens fed, the (T, S) visibility over
-    absolute key positions 0..t-1, computed by the engine's own MaskSpec predicate, once per
-    kind of layer. Row i is query position cache.pos + i with cache.pos = t - T: what a chunk of
-    T tokens sees, and, one row at a time, what each decode step computed."""
-    import torch
-
-    from models.attention import MaskSpec
-
-    if not session.records:
-        return []
-    t_end = session.records[-1].context
-    n = min(n_queries, t_end)
-    q_pos = torch.arange(t_end - n, t_end)
-    kv_pos = torch.arange(t_end)
-    blocks, seen = [], set()
-    for lay in session.layouts:  # one block per distinct mask (Gemma: local and global)
-        if (lay.window, lay.sinks) in seen:
-            continue
-        seen.add((lay.window, lay.sinks))
-        visible = MaskSpec(window=lay.window, sinks=lay.sinks).visible(q_pos, kv_pos)  # (T, S)
-        blocks.append(MaskBlock(layer=lay.layer, cache_pos=t_end - n, q_pos=tuple(q_pos.tolist()),
-                                visible=tuple(tuple(row) for row in visible.tolist())))
-    return blocks

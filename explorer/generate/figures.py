@@ -1,6 +1,8 @@
 """What a visitor sees of a generation Session, in the visitor's language: the five charts of
-the run (bytes per layer, growth, latency with and without a cache, cached vs full-forward
-logits, the (T, S) mask), the status line and the summary of the evidence (C1, C3, C4, C9).
+the run (allocated and used bytes per layer against the formula, growth, latency and score
+counts with and without a cache, cached vs full-forward logits, the (T, S) mask over the
+cache's real slots), the status line and the summary of the evidence (C1, C3, C4, C9), whose
+sentences are chosen by the criteria the claims board uses (explorer/generate/evidence.py).
 Every number is read from the Session; nothing here runs the model."""
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ from typing import Optional
 import plotly.graph_objects as go
 
 from explorer import plotting
-from explorer.generate.checks import C4_TOLERANCE, REPLAY_BUDGET_S, mask_rows, replay_targets
+from explorer.generate.checks import (C1_EXPONENT_SLACK, C4_TOLERANCE, REPLAY_BUDGET_S, c1_verdict,
+                                      c4_holds, replay_targets)
 from explorer.generate.request import DEADLINE_S
-from explorer.generate.session import Session
+from explorer.generate.session import Session, c3_verdict, c9_verdict
 from explorer.locales import text
 from explorer.plotting import Fig
 
@@ -21,6 +24,8 @@ C4_PLOT_FLOOR = 1e-9            # bottom of the C4 chart's log axis
 # Colour-blind-safe, from viridis: one colour per kind of layer cache.
 KIND_COLOURS = {"full": "#440154", "window": "#21918c", "sinks+window": "#5ec962"}
 CACHED_COLOUR, UNCACHED_COLOUR = "#3b528b", "#e5a000"  # viridis blue vs a cividis-safe amber
+LIVE_COLOUR = "#7f9fcf"          # the live run's cached steps (the shared loop's engine path)
+ALLOCATED_FILL = "rgba(120, 120, 120, 0.18)"
 LATENCY_HEIGHT, MASK_HEIGHT = 440, 260
 
 
@@ -42,13 +47,26 @@ def _kinds(session: Session, lang: str) -> list[str]:
 
 
 def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
-    """C3/C9: bars = bytes of each layer's cache tensors at the latest step, coloured by the
-    layer's cache kind; a tick per layer = the formula for the tokens that layer holds."""
+    """C3/C9: per layer, the bytes of the cache tensors' rows holding tokens at the latest step
+    (solid, coloured by the layer's cache kind), behind them the layer's whole preallocated K
+    and V buffers once the checks have read them back (grey outline), and a tick per layer for
+    the formula at the tokens that layer holds."""
     if not session.records:
         return empty_figure(text("generate.fig.bars_title", lang, t=0), lang)
     record = session.records[-1]
     formula = session.formula_bytes(record.context)
+    reading = session.cache_reading
     fig = Fig()
+    if reading is not None:
+        layers = list(range(len(reading.allocated_bytes)))
+        fig.add_bar(x=layers, y=[_kib(b) for b in reading.allocated_bytes],
+                    name=text("generate.fig.allocated", lang), marker_color=ALLOCATED_FILL,
+                    marker_line=dict(color="#555", width=1),
+                    customdata=[[reading.capacity[i], reading.allocated_bytes[i]] for i in layers],
+                    hovertemplate=(f"{text('generate.fig.layer', lang)} %{{x}}<br>"
+                                   f"{text('generate.fig.allocated', lang)}: %{{customdata[1]:,}} B "
+                                   f"(%{{customdata[0]:,}} {text('generate.fig.slots', lang)})"
+                                   "<extra></extra>"))
     for name in _kinds(session, lang):
         members = [lay for lay in session.layouts if lay.describe(lang) == name]
         idx = [lay.layer for lay in members]
@@ -68,7 +86,7 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
                     hoverinfo="skip")
     fig.update_xaxes(title_text=text("generate.fig.layer", lang), dtick=1 if len(formula) <= 20 else 2)
     fig.update_yaxes(title_text=text("generate.fig.kib", lang), rangemode="tozero")
-    fig.update_layout(bargap=0.15)
+    fig.update_layout(bargap=0.15, barmode="overlay")
     return fig.finish(text("generate.fig.bars_title", lang, t=record.context))
 
 
@@ -113,39 +131,56 @@ def growth_figure(session: Session, lang: str = "en") -> go.Figure:
 
 
 def latency_figure(session: Session, lang: str = "en") -> go.Figure:
-    """C1: per decode step, wall time (top) and counted scores (bottom), with the cache (the
-    live run) and without (teacher-forced replay at the same t)."""
+    """C1: per decode step, wall time (top) and scores (bottom). Time: the live run's cached
+    steps, and the replay's cached step and no-cache forward at the same t (one engine, timed
+    back to back). Scores: what each path computed (solid: the engine's count, t x S per head)
+    and what the mask needs (dotted: visible query-key pairs)."""
     title = text("generate.fig.latency_title", lang)
     decode = [r for r in session.records if r.phase == "decode"]
     if not decode:
         return empty_figure(title, lang, height=LATENCY_HEIGHT)
     fig = Fig()
+    live = text("generate.fig.live_cache", lang)
     with_cache, without = text("generate.fig.with_cache", lang), text("generate.fig.without_cache", lang)
+    computed, needed = text("generate.fig.computed", lang), text("generate.fig.needed", lang)
     t = [r.context for r in decode]
     custom = [[r.piece] for r in decode]
     top, bottom = dict(xaxis="x", yaxis="y"), dict(xaxis="x2", yaxis="y2")
     fig.add_scatter(x=t, y=[r.latency_s * 1e3 for r in decode], mode="lines+markers", **top,
-                    name=with_cache, legendgroup="c", line=dict(color=CACHED_COLOUR),
-                    marker=dict(size=4), customdata=custom,
-                    hovertemplate="t = %{x} (%{customdata[0]})<br>%{y:.1f} ms<extra>" + with_cache + "</extra>")
+                    name=live, line=dict(color=LIVE_COLOUR, width=1.5), marker=dict(size=3),
+                    customdata=custom,
+                    hovertemplate="t = %{x} (%{customdata[0]})<br>%{y:.1f} ms<extra>" + live + "</extra>")
     fig.add_scatter(x=t, y=[r.score_entries for r in decode], mode="lines+markers", **bottom,
-                    name=with_cache, legendgroup="c", showlegend=False, line=dict(color=CACHED_COLOUR),
+                    name=f"{with_cache}: {computed}", legendgroup="c", line=dict(color=CACHED_COLOUR),
                     marker=dict(size=4), customdata=custom,
-                    hovertemplate="t = %{x} (%{customdata[0]})<br>%{y:,}<extra>" + with_cache + "</extra>")
+                    hovertemplate=("t = %{x} (%{customdata[0]})<br>%{y:,}<extra>"
+                                   f"{with_cache}: {computed}</extra>"))
+    fig.add_scatter(x=t, y=[r.visible_pairs for r in decode], mode="lines", **bottom,
+                    name=f"{with_cache}: {needed}", legendgroup="c",
+                    line=dict(color=CACHED_COLOUR, dash="dot", width=3),
+                    hovertemplate=f"t = %{{x}}<br>%{{y:,}}<extra>{with_cache}: {needed}</extra>")
     if session.replay:
         rt = [p.context for p in session.replay]
-        style = dict(line=dict(color=UNCACHED_COLOUR, dash="dot"), marker=dict(size=6, symbol="square"))
+        fig.add_scatter(x=rt, y=[p.cached_latency_s * 1e3 for p in session.replay], mode="lines+markers",
+                        **top, name=text("generate.fig.replayed_cache", lang), legendgroup="c",
+                        line=dict(color=CACHED_COLOUR), marker=dict(size=6, symbol="circle"),
+                        hovertemplate="t = %{x}<br>%{y:.1f} ms<extra>" + with_cache + "</extra>")
+        style = dict(line=dict(color=UNCACHED_COLOUR), marker=dict(size=6, symbol="square"))
         fig.add_scatter(x=rt, y=[p.latency_s * 1e3 for p in session.replay], mode="lines+markers",
                         **top, name=without, legendgroup="u", **style,
                         hovertemplate="t = %{x}<br>%{y:.1f} ms<extra>" + without + "</extra>")
         fig.add_scatter(x=rt, y=[p.score_entries for p in session.replay], mode="lines+markers",
-                        **bottom, name=without, legendgroup="u", showlegend=False, **style,
-                        hovertemplate="t = %{x}<br>%{y:,}<extra>" + without + "</extra>")
+                        **bottom, name=f"{without}: {computed}", legendgroup="u", **style,
+                        hovertemplate=f"t = %{{x}}<br>%{{y:,}}<extra>{without}: {computed}</extra>")
+        fig.add_scatter(x=rt, y=[p.visible_pairs for p in session.replay], mode="lines", **bottom,
+                        name=f"{without}: {needed}", legendgroup="u",
+                        line=dict(color=UNCACHED_COLOUR, dash="dot", width=3),
+                        hovertemplate=f"t = %{{x}}<br>%{{y:,}}<extra>{without}: {needed}</extra>")
     dtick = dict(dtick=1) if max(t) - min(t) <= 8 else {}
     fig.update_layout(
         xaxis=dict(anchor="y", matches="x2", showticklabels=False, **dtick),
         xaxis2=dict(anchor="y2", title=dict(text=text("generate.fig.tokens_in_cache", lang)), **dtick),
-        yaxis=dict(domain=[0.54, 1.0], rangemode="tozero",
+        yaxis=dict(domain=[0.56, 1.0], rangemode="tozero",
                    title=dict(text=text("generate.fig.latency", lang))),
         yaxis2=dict(domain=[0.0, 0.46], rangemode="tozero",
                     title=dict(text=text("generate.fig.scores", lang))))
@@ -182,31 +217,47 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
     return fig.finish(title)
 
 
-def mask_figure(session: Session, lang: str = "en", n_queries: int = 8) -> go.Figure:
+def mask_figure(session: Session, lang: str = "en") -> go.Figure:
+    """C4: for each kind of layer, the (T, S) mask of the last T tokens fed as one chunk at
+    cache.pos: columns are the keys in the engine's order (the cache's slots, then for a ring
+    buffer the chunk's own keys), each holding the absolute position the engine recorded; the
+    cells are the engine's MaskSpec predicate over those positions (checks.read_engine_cache)."""
     title = text("generate.fig.mask_title", lang)
-    blocks = mask_rows(session, n_queries)
-    if not blocks:
-        return empty_figure(title, lang, height=MASK_HEIGHT)
+    reading = session.cache_reading
+    if reading is None or not reading.masks:
+        message = "generate.fig.empty"
+        if session.records:
+            message = ("generate.fig.mask_pending" if session.phase != "done" else
+                       "generate.fig.mask_busy" if session.replay_note == "busy" else "generate.fig.mask_off")
+        return empty_figure(title, lang, height=MASK_HEIGHT, message=message)
+    blocks = reading.masks
     fig = Fig()
-    y_labels, z = [], []
+    titles = []
     for block in blocks:
         kind = session.layouts[block.layer].describe(lang)
-        for q, line in zip(block.q_pos, block.visible):
-            y_labels.append(f"{kind} · q {q}")
-            z.append([1 if v else 0 for v in line])
-    s = len(z[0])
-    fig.add_heatmap(
-        z=z, x=list(range(s)), y=y_labels, zmin=0, zmax=1, showscale=False,
-        colorscale=[[0.0, "#f3f1ea"], [0.5, "#f3f1ea"], [0.5, "#00204c"], [1.0, "#00204c"]],
-        xgap=1 if s <= 128 else 0, ygap=1,
-        hovertemplate=(f"{text('generate.fig.query', lang)} %{{y}}<br>"
-                       f"{text('generate.fig.key', lang)} %{{x}}<br>%{{z}} = "
-                       f"{text('generate.fig.visible', lang)}<extra></extra>"))
-    first = blocks[0]
-    fig.update_xaxes(title_text=text("generate.fig.key_axis", lang, s=s, pos=first.cache_pos))
-    fig.update_yaxes(autorange="reversed", title_text=text("generate.fig.query_axis", lang,
-                                                           t=len(first.q_pos)))
-    return fig.finish(title, height=max(MASK_HEIGHT, 120 + 18 * len(z)))
+        s = len(block.kv_pos)
+        key = "generate.fig.mask_panel_ring" if s > block.capacity else "generate.fig.mask_panel"
+        titles.append(text(key, lang, kind=kind, s=s, slots=block.capacity, t=len(block.q_pos)))
+    fig.grid(len(blocks), 1, titles=titles, vertical_spacing=0.16 if len(blocks) > 1 else 0.06)
+    query, key_word = text("generate.fig.query", lang), text("generate.fig.key", lang)
+    empty = text("generate.fig.empty_slot", lang)
+    for k, block in enumerate(blocks, start=1):
+        s = len(block.kv_pos)
+        held = [empty if p < 0 else p for p in block.kv_pos]
+        fig.add_heatmap(
+            z=[[1 if v else 0 for v in row] for row in block.visible], x=list(range(s)),
+            y=[f"q {q}" for q in block.q_pos], zmin=0, zmax=1, showscale=False,
+            colorscale=[[0.0, "#f3f1ea"], [0.5, "#f3f1ea"], [0.5, "#00204c"], [1.0, "#00204c"]],
+            xgap=1 if s <= 128 else 0, ygap=1,
+            customdata=[held for _ in block.q_pos],
+            hovertemplate=(f"{query} %{{y}}<br>{text('generate.fig.column', lang)} %{{x}}: "
+                           f"{key_word} %{{customdata}}<br>%{{z}} = "
+                           f"{text('generate.fig.visible', lang)}<extra></extra>"),
+            **Fig.panel(k))
+        fig.update_yaxes(k, autorange="reversed")
+        fig.update_xaxes(k, title_text=text("generate.fig.mask_key_axis", lang, pos=block.cache_pos))
+    height = max(MASK_HEIGHT, 70 + sum(110 + 16 * len(b.q_pos) for b in blocks))
+    return fig.finish(title, height=height)
 
 
 def figures(session: Session, lang: str = "en") -> tuple[go.Figure, ...]:
@@ -245,36 +296,63 @@ def status(session: Session, lang: str = "en") -> str:
 
 
 def summary(session: Session, lang: str = "en") -> str:
-    """The evidence of the run in Markdown: C3 bytes against the formula, the C9 cap, the C1
-    replay and the C4 check, every number read from the Session."""
+    """The evidence of the run in Markdown: C3's used and allocated bytes against the formula,
+    the C9 cap, the C1 replay and the C4 check. Every number is read from the Session, and
+    each verdict word is chosen by the criterion the claims board applies (c3_verdict,
+    c9_verdict, c1_verdict, c4_holds)."""
     if not session.records:
         return ""
     config, last = session.config, session.records[-1]
     formula = session.formula_bytes(last.context)
-    match = session.bytes_match_formula()
+    c3 = c3_verdict(session)
     lines = [text("generate.ev.c3", lang, t=last.context, measured=sum(last.cache_bytes),
-                  formula=sum(formula), steps=len(session.records),
-                  match=text("generate.ev.equal" if match else "generate.ev.differ", lang),
+                  formula=sum(formula), steps=c3.steps,
+                  match=text("generate.ev.equal" if c3.used_equal else "generate.ev.differ", lang),
                   layers=config.n_layers, kv=config.n_kv_heads, d=config.head_dim,
                   b=session.element_bytes,
                   full=config.kv_bytes_per_token(session.element_bytes) * last.context)]
-    capped = [lay for lay in session.layouts if lay.capacity is not None]
-    if capped:
-        cap = min(lay.capacity for lay in capped)
-        held = min(last.cache_lengths[lay.layer] for lay in capped)
-        lines.append(text("generate.ev.c9", lang, capped=len(capped), held=held, cap=cap,
-                          full=len(session.layouts) - len(capped), t=last.context))
+    reading = session.cache_reading
+    if reading is not None:
+        lines[-1] += text("generate.ev.c3_allocated", lang, allocated=sum(reading.allocated_bytes),
+                          max_len=reading.max_len, slots=sum(reading.capacity),
+                          formula=sum(session.formula_allocated()),
+                          match=text("generate.ev.equal" if c3.allocated_equal else "generate.ev.differ", lang),
+                          used=sum(reading.used_bytes),
+                          run=text("generate.ev.same_as_run" if c3.reading_equal else "generate.ev.not_run", lang))
+    c9 = c9_verdict(session)
+    if c9.capped_layers:
+        key = ("generate.ev.c9_before" if c9.tokens <= c9.cap else
+               "generate.ev.c9" if c9.full_layers else "generate.ev.c9_all")
+        lines.append(text(key, lang, capped=c9.capped_layers, held=c9.capped_held, cap=c9.cap,
+                          full=c9.full_layers, t=c9.tokens))
+        if c9.capped_slots is not None:
+            lines[-1] += text("generate.ev.c9_slots", lang, slots=c9.capped_slots)
     if session.max_batch() > 1:
         lines.append(text("generate.ev.shared", lang, others=session.max_batch() - 1))
     if session.replay_note == "busy" and not session.replay:
         lines.append(text("generate.ev.busy", lang).strip())
     if session.replay:
-        point = session.replay[-1]
-        cached = next(r for r in session.records if r.context == point.context)
-        line = text("generate.ev.c1", lang, t=point.context, cached=cached.latency_s * 1e3,
-                    cs=cached.score_entries, uncached=point.latency_s * 1e3, us=point.score_entries,
-                    ratio=point.latency_s / max(cached.latency_s, 1e-9),
-                    sratio=point.score_entries / max(cached.score_entries, 1))
+        point = max(session.replay, key=lambda p: p.context)
+        live = next(r for r in session.records if r.context == point.context)
+        line = text("generate.ev.c1", lang, t=point.context, cached=point.cached_latency_s * 1e3,
+                    uncached=point.latency_s * 1e3, ratio=point.ratio, live=live.latency_s * 1e3,
+                    cs=point.cached_score_entries, us=point.score_entries,
+                    cn=point.cached_visible_pairs, un=point.visible_pairs,
+                    share=point.visible_pairs / max(point.score_entries, 1))
+        verdict = c1_verdict(session.replay)
+        if verdict.exponent_cached is None or verdict.exponent_uncached is None:
+            line += text("generate.ev.c1_short", lang, t0=min(p.context for p in session.replay),
+                         t1=point.context)
+        elif c9.capped_layers and point.context > c9.cap:
+            # past a window the cached step's keys stop growing: C9's O(w), not C1's O(t)
+            line += text("generate.ev.c1_growth_window", lang, t0=min(p.context for p in session.replay),
+                         t1=point.context, ec=verdict.exponent_cached, eu=verdict.exponent_uncached,
+                         cap=c9.cap)
+        else:
+            line += text("generate.ev.c1_growth", lang, t0=min(p.context for p in session.replay),
+                         t1=point.context, ec=verdict.exponent_cached, eu=verdict.exponent_uncached,
+                         slack=C1_EXPONENT_SLACK,
+                         verdict=text("generate.ev.holds" if verdict.passed else "generate.ev.fails", lang))
         if session.request.temperature == 0.0:
             line += text("generate.ev.c1_tokens", lang, n=len(session.replay),
                          same=sum(p.same_token for p in session.replay))
@@ -284,9 +362,8 @@ def summary(session: Session, lang: str = "en") -> str:
             line += text("generate.ev.busy", lang)
         lines.append(line)
     if session.logit_diffs:
-        diff = session.max_logit_diff()
-        ok = diff <= C4_TOLERANCE
-        lines.append(text("generate.ev.c4", lang, n=len(session.logit_diffs), diff=diff,
-                          tol=C4_TOLERANCE,
-                          verdict=text("generate.ev.within" if ok else "generate.ev.beyond", lang)))
+        lines.append(text("generate.ev.c4", lang, n=len(session.logit_diffs),
+                          diff=session.max_logit_diff(), tol=C4_TOLERANCE,
+                          verdict=text("generate.ev.within" if c4_holds(session.logit_diffs)
+                                       else "generate.ev.beyond", lang)))
     return "\n\n".join(lines)

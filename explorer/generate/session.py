@@ -3,8 +3,12 @@ step's telemetry, and the streaming run (`stream_generation`, the experiment's `
 yields the Session after every token, then after the C4 check and each no-cache replay step.
 
 Every number comes from the real run: bytes are read from the cache tensors
-(`Step.cache_bytes`), score counts from the forward (`Step.score_entries`), latencies are wall
-times of the engine's own steps; ModelConfig's formula is computed beside them, never instead.
+(`Step.cache_bytes`: the rows holding tokens), score counts from the forward
+(`Step.score_entries`: what the path computed), latencies are wall times of the engine's own
+steps; beside them, the scores the mask needs (`StepRecord.visible_pairs`, the engine's MaskSpec
+over the positions) and ModelConfig's formula, never instead. After the run the checks
+(explorer/generate/checks.py) add the engine's cache read back (allocated and used bytes, the
+(T, S) mask over its real slots), the C4 logit differences and the C1 replay.
 The Session is the result the figures and summaries are drawn from (explorer/generate/figures.py);
 it grows while the run streams, and `snapshot()` hands a reader a copy that does not.
 """
@@ -15,7 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from explorer.generate.checks import (REPLAY_BUDGET_S, logit_differences, replay_targets,
+from explorer.generate.checks import (REPLAY_BUDGET_S, CacheReading, logit_differences,
+                                      needed_scores, read_engine_cache, replay_targets,
                                       replay_without_cache)
 from explorer.generate.request import DEADLINE_S, Request
 from explorer import masks
@@ -34,6 +39,12 @@ class LayerLayout:
     def capacity(self) -> Optional[int]:
         """Tokens this layer's cache can hold (None: grows with the sequence)."""
         return None if self.window is None else self.window + self.sinks
+
+    def mask(self):
+        """The layer's mask as the engine's MaskSpec (causal, with its window and sinks)."""
+        from models.attention import MaskSpec
+
+        return MaskSpec(window=self.window, sinks=self.sinks)
 
     def describe(self, lang: Optional[str] = "en") -> str:
         """The layer's cache in `lang`: "full (global)", or its mask (explorer.masks)."""
@@ -78,6 +89,9 @@ class StepRecord:
     # runs whose tokens this step's forward computed, this one included (the shared decode
     # loop, explorer/generate/scheduler.py); latency_s is that shared step's wall time
     batch_size: int = 1
+    # query-key pairs the step's mask leaves visible, all layers and heads: what attention
+    # needs (score_entries: what the path computed, t x S per head on the eager path)
+    visible_pairs: int = 0
 
     @property
     def context(self) -> int:
@@ -107,6 +121,17 @@ class Session:
     replay_note: str = ""      # "" | "budget" (the replay ran out of time) | "busy" (C1 and C4
                                # declined: other visitors were generating, see stream_generation)
     others_at_end: int = 0     # runs of other visitors in the shared loop when decoding ended
+    cache_reading: Optional[CacheReading] = None   # the engine's cache after the run's tokens
+
+    @property
+    def max_len(self) -> int:
+        """The tokens the run's cache is made for: prompt + max new tokens."""
+        return self.n_prompt + self.request.max_new_tokens
+
+    @property
+    def masks(self) -> list:
+        """Each layer's MaskSpec in this run."""
+        return [lay.mask() for lay in self.layouts]
 
     @property
     def streaming(self) -> bool:
@@ -133,7 +158,25 @@ class Session:
 
     def bytes_match_formula(self) -> bool:
         """C3 at every step: measured per-layer bytes == formula per layer."""
-        return all(r.cache_bytes == self.formula_bytes(r.context) for r in self.records)
+        return bool(self.records) and all(r.cache_bytes == self.formula_bytes(r.context)
+                                          for r in self.records)
+
+    def formula_allocated(self) -> Optional[list]:
+        """ModelConfig's formula for every slot of each layer's buffers (capacity tokens)."""
+        reading = self.cache_reading
+        if reading is None:
+            return None
+        return [self.config.kv_layer_bytes(c, self.element_bytes) for c in reading.capacity]
+
+    def reading_matches_run(self) -> Optional[bool]:
+        """The engine's cache read back holds what the run's own cache reported at its last
+        step: the same tokens, per layer the same rows and bytes (None before the reading)."""
+        reading = self.cache_reading
+        if reading is None or not self.records:
+            return None
+        last = self.records[-1]
+        return (reading.tokens == last.context and list(reading.held) == last.cache_lengths
+                and list(reading.used_bytes) == last.cache_bytes)
 
     def max_batch(self) -> int:
         """The most runs one of this run's steps served (1: it decoded alone)."""
@@ -148,14 +191,74 @@ class Session:
                                    logit_diffs=None if self.logit_diffs is None else list(self.logit_diffs))
 
 
+# ----- the criteria of C3 and C9, read from a Session (the summary and the claims board) ------
+@dataclass(frozen=True)
+class C3Verdict:
+    """C3 on one run: the used bytes against the formula at every step, the allocated buffers
+    against the formula at their capacity, and the read-back cache against the run's own."""
+    steps: int
+    used_equal: bool                  # every step, every layer: used bytes == formula
+    allocated_equal: Optional[bool]   # every layer: allocated bytes == formula at capacity
+    reading_equal: Optional[bool]     # the read-back cache == the run's last step
+    passed: bool                      # all three hold (the reading is needed)
+
+
+def c3_verdict(session: Session) -> C3Verdict:
+    used = session.bytes_match_formula()
+    reading = session.cache_reading
+    allocated = None if reading is None else list(reading.allocated_bytes) == session.formula_allocated()
+    matches = session.reading_matches_run()
+    return C3Verdict(steps=len(session.records), used_equal=used, allocated_equal=allocated,
+                     reading_equal=matches, passed=bool(used and allocated and matches))
+
+
+@dataclass(frozen=True)
+class C9Verdict:
+    """C9 on one run: layers with a window hold min(t, capacity) tokens at every step, their
+    buffers have capacity slots and no more, while full layers hold every token."""
+    capped_layers: int
+    full_layers: int
+    cap: Optional[int]                # the smallest capacity (window + sinks) of a capped layer
+    tokens: int                       # t at the last step
+    capped_held: Optional[int]        # the most tokens a capped layer held at the last step
+    capped_slots: Optional[int]       # the most slots a capped layer's buffers have (read back)
+    full_held: Optional[int]          # the fewest tokens a full layer held at the last step
+    every_step: bool                  # held == min(t, capacity) on every layer at every step
+    passed: bool                      # capped layers exist, t passed the cap, all of the above
+
+
+def c9_verdict(session: Session) -> C9Verdict:
+    capped = [lay for lay in session.layouts if lay.capacity is not None]
+    full = [lay for lay in session.layouts if lay.capacity is None]
+    every_step = bool(session.records) and all(
+        r.cache_lengths[lay.layer] == (r.context if lay.capacity is None else min(r.context, lay.capacity))
+        for r in session.records for lay in session.layouts)
+    last = session.records[-1] if session.records else None
+    reading = session.cache_reading
+    cap = min((lay.capacity for lay in capped), default=None)
+    capped_held = max((last.cache_lengths[lay.layer] for lay in capped), default=None) if last else None
+    full_held = min((last.cache_lengths[lay.layer] for lay in full), default=None) if last else None
+    slots = None
+    if reading is not None and capped:
+        slots = max(reading.capacity[lay.layer] for lay in capped)
+    tokens = last.context if last else 0
+    passed = bool(capped and last and tokens > cap and every_step and slots is not None
+                  and all(reading.capacity[lay.layer] == lay.capacity for lay in capped)
+                  and all(reading.held[lay.layer] == lay.capacity for lay in capped)
+                  and all(reading.held[lay.layer] == tokens for lay in full))
+    return C9Verdict(capped_layers=len(capped), full_layers=len(full), cap=cap, tokens=tokens,
+                     capped_held=capped_held, capped_slots=slots, full_held=full_held,
+                     every_step=every_step, passed=passed)
+
+
 def element_size(model) -> int:
     return model.embed.weight.element_size()
 
 
 def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *, model_name: str = "",
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
-                      started: Optional[float] = None,
-                      deadline: Optional[float] = None) -> Iterator[Session]:
+                      started: Optional[float] = None, deadline: Optional[float] = None,
+                      scheduler=None) -> Iterator[Session]:
     """Decode through the model's shared loop (explorer/generate/scheduler.py: this run's
     tokens batched with other visitors', each run's numbers its own) and yield the Session
     after every token (so a UI can stream and a cancel lands within one step), then after the
@@ -163,7 +266,9 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     the shared loop, and only while no other visitor is generating; otherwise they are
     declined (replay_note "busy"), and a replay stops when someone arrives.
     `started` (time.perf_counter() when the request arrived) is where time to first token counts
-    from; `deadline` is a perf_counter value past which the run ends with stopped="deadline"."""
+    from; `deadline` is a perf_counter value past which the run ends with stopped="deadline".
+    `scheduler`: the decode loop to run in (default: the model's shared one; the claims board
+    passes a loop of its own, so that its checks are not declined while visitors generate)."""
     from explorer.generate.scheduler import scheduler_for
     from models.forward import RunOptions
 
@@ -186,7 +291,8 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
 
     cached_logits = []
     first_at = None
-    shared = scheduler_for(model)
+    masks, heads = session.masks, model.config.n_heads
+    shared = scheduler if scheduler is not None else scheduler_for(model)
     for step in shared.generate(ids, request.sampling(), options=options,
                                 keep_logits=request.check_full_forward, should_stop=halt,
                                 deadline=deadline):
@@ -202,7 +308,8 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             piece=tokenizer.decode([step.token_id]), position=step.position, phase=step.phase,
             latency_s=step.latency_s, tokens_processed=step.tokens_processed,
             score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
-            cache_lengths=list(step.cache_lengths), batch_size=step.batch_size))
+            cache_lengths=list(step.cache_lengths), batch_size=step.batch_size,
+            visible_pairs=needed_scores(masks, heads, step.tokens_processed, step.position)))
         session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)
         session.phase = "decode"
         if step.finished:
@@ -222,18 +329,25 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         session.phase = "done"
         yield session
         return
+    everything = session.prompt_ids + session.generated_ids
     if request.check_full_forward and cached_logits:
         session.phase = "checking"
-        session.logit_diffs = logit_differences(model, session.prompt_ids + session.generated_ids,
-                                                session.n_prompt, cached_logits, options)
+        session.logit_diffs = logit_differences(model, everything, session.n_prompt,
+                                                cached_logits, options)
         del cached_logits
+        yield session
+    if request.check_full_forward or request.compare_no_cache:
+        # C3's allocated bytes and C4's mask: the engine's cache holding the run's tokens
+        session.phase = "checking"
+        session.cache_reading = read_engine_cache(model, everything, session.records[-1].context,
+                                                  options, session.max_len)
         yield session
     if request.compare_no_cache:
         session.phase = "replay"
         budget_end = min(deadline, time.perf_counter() + REPLAY_BUDGET_S)
-        for point in replay_without_cache(model, session.prompt_ids + session.generated_ids,
-                                          session.records, options, budget_end,
-                                          greedy=request.temperature == 0.0):
+        for point in replay_without_cache(model, everything, session.records, options, budget_end,
+                                          greedy=request.temperature == 0.0,
+                                          max_len=session.max_len):
             session.replay.append(point)
             yield session
             if halt():

@@ -68,15 +68,22 @@ STRINGS: dict[str, str] = {
         'n_{\\text{kv heads}} \\times d_{\\text{head}} \\times t \\times b$: K and V, per '
         'layer, per KV head, per dimension, per token, times bytes per element. The query '
         'heads do not appear. A layer with a window $w$ (plus $s$ sinks) holds $\\min(t, w '
-        '+ s)$ tokens, so its bytes stop growing (C9). The bars are read from the cache '
-        'tensors themselves; the black ticks are the formula.'),
+        '+ s)$ tokens, so its bytes stop growing (C9). The coloured bars are the rows of the '
+        'cache tensors that hold tokens (used), the grey outlines the whole buffers the engine '
+        'preallocated for prompt + max new tokens (allocated, read back from the tensors once '
+        'the run ends), the black ticks the formula.'),
     'generate.mask_note': (
         '**Cached = full forward (C4).** With a cache, the $T$ new tokens are queries at '
-        'absolute positions $\\text{cache.pos} + i$ against $S = \\text{cache.pos} + T$ '
-        "keys: the mask is $(T, S)$, not square, and RoPE's cos/sin start at cache.pos. "
-        "Below: that mask for the last tokens, drawn by the engine's own mask predicate "
-        "(one row = one decode step). The chart above compares every cached step's logits "
-        'with one forward pass over the whole text without a cache.'),
+        'absolute positions $\\text{cache.pos} + i$ against the $S$ keys the cache holds plus '
+        "their own: the mask is $(T, S)$, not square, and RoPE's cos/sin start at cache.pos. "
+        'Below: the last $T$ tokens of your run fed as one chunk into the engine\'s cache '
+        'holding the tokens before them, one panel per kind of layer. Each column is a key '
+        'in the order the engine attends over it (the cache\'s slots, then the chunk): a full '
+        'cache has $S = \\text{cache.pos} + T$, a sliding window\'s ring buffer has its '
+        '$w$ slots in ring order plus the chunk\'s $T$ keys. Each cell is the engine\'s own '
+        'mask predicate over the absolute positions the slots hold (hover a cell to see it); '
+        'each row is also what that token\'s decode step saw. The chart above compares every '
+        "cached step's logits with one forward pass over the whole text without a cache."),
     'generate.history': 'Your runs (compare cache policies)',
     'generate.calculator': 'Cache calculator: published model shapes (C3, C5, C6)',
     'generate.calc_formulas': (
@@ -122,7 +129,8 @@ STRINGS: dict[str, str] = {
         'minute.'),
     'generate.status.rate': ' · {rate:.1f} tokens/s',
     'generate.status.chat': ' (chat template)',
-    'generate.status.checking': 'Checking cached logits against a full forward (C4)…',
+    'generate.status.checking': (
+        'Checking: cached logits against a full forward (C4), the cache read back (C3)…'),
     'generate.status.replay': 'Replaying without cache (C1): {n} / {total} steps…',
     'generate.status.done': (
         'Done ({reason}): **{n}** tokens · prompt {prompt} tokens{chat} · first token '
@@ -135,7 +143,8 @@ STRINGS: dict[str, str] = {
     'generate.stopped': '**Stopped.**',
     'generate.stopped_after': '**Stopped** after {n} new tokens.',
     'generate.ev.c3': (
-        '**C3** at t = {t} tokens: the cache tensors hold **{measured:,} B**; the formula '
+        '**C3** at t = {t} tokens: the rows of the cache tensors holding tokens take '
+        '**{measured:,} B** (used); the formula '
         'per layer gives **{formula:,} B** ({match}, checked at all {steps} steps). '
         'Uncapped: 2 × {layers} × {kv} × {d} × {t} × {b} = {full:,} B.'),
     'generate.ev.equal': 'equal',
@@ -144,9 +153,11 @@ STRINGS: dict[str, str] = {
         '**C9**: {capped} windowed layers hold {held} tokens each (capped at {cap}); '
         '{full} full layers hold all {t}.'),
     'generate.ev.c1': (
-        '**C1** at t = {t}: with the cache a step took **{cached:.1f} ms** and computed '
-        '{cs:,} scores; recomputing without it took **{uncached:.1f} ms** and {us:,} '
-        'scores (×{ratio:.1f} time, ×{sratio:.0f} scores).'),
+        '**C1** at t = {t}, one engine timed back to back: a cached step took '
+        '**{cached:.1f} ms**, the forward without a cache **{uncached:.1f} ms** (×{ratio:.1f}); '
+        "the live run's step took {live:.1f} ms. Scores computed (t × S entries per head, "
+        'all layers): {cs:,} with the cache, {us:,} without; needed under the mask (visible '
+        'query-key pairs): {cn:,} and {un:,} ({share:.0%} of what the no-cache path computed).'),
     'generate.ev.c1_budget': ' The replay stopped after its {s:.0f} s budget; later steps were not replayed.',
     'generate.ev.c1_tokens': ' The no-cache forward chose the same next token at {same} of {n} replayed steps.',
     'generate.ev.c4': (
@@ -154,6 +165,74 @@ STRINGS: dict[str, str] = {
         '({verdict} {tol:g}).'),
     'generate.ev.within': 'within the tolerance',
     'generate.ev.beyond': 'BEYOND the tolerance',
+    'generate.ev.c3_allocated': (
+        ' The buffers preallocated for {max_len} tokens ({slots:,} slots over all layers) take '
+        '**{allocated:,} B** (formula at their slots: {formula:,} B, {match}); read back from '
+        "the engine's cache holding the run's tokens, the used rows take {used:,} B, {run}."),
+    'generate.ev.same_as_run': "the same as the run's own cache reported",
+    'generate.ev.not_run': "NOT what the run's own cache reported",
+    'generate.ev.c9_before': (
+        '**C9**: {capped} windowed layers hold {held} tokens each (cap {cap}); the run has not '
+        'passed the window yet (t = {t}): generate past {cap} tokens to see the cap. {full} '
+        'full layers hold all {t}.'),
+    'generate.ev.c9_slots': ' Their buffers have {slots} slots and never grow.',
+    'generate.ev.c9_all': (
+        '**C9**: all {capped} layers have a window: each holds {held} tokens (capped at {cap}) '
+        'of the {t} in context.'),
+    'generate.ev.c1_growth_window': (
+        ' From t = {t0} to {t1} the computed scores grow like t^{ec:.2f} with the cache (its '
+        'windowed layers stop at {cap} keys, C9) and t^{eu:.2f} without.'),
+    'generate.ev.c1_growth': (
+        ' From t = {t0} to {t1} the computed scores grow like t^{ec:.2f} with the cache and '
+        't^{eu:.2f} without: C1 (exponents within ±{slack} of 1 and 2, the step without a '
+        'cache slower at the largest t) {verdict}.'),
+    'generate.ev.c1_short': (
+        ' The replayed steps span t = {t0} to {t1}, too short to fit how the counts grow.'),
+    'generate.ev.holds': 'holds',
+    'generate.ev.fails': 'does NOT hold',
+    'generate.fig.allocated': 'allocated (whole buffers)',
+    'generate.fig.slots': 'slots',
+    'generate.fig.live_cache': 'with KV cache (your run)',
+    'generate.fig.replayed_cache': 'with KV cache (replayed)',
+    'generate.fig.computed': 'computed',
+    'generate.fig.needed': 'needed by the mask',
+    'generate.fig.mask_panel': '{kind}: S = {s} keys (cache.pos + T), T = {t} queries',
+    'generate.fig.mask_panel_ring': (
+        '{kind}: S = {s} keys ({slots} ring slots + the chunk\'s {t}), T = {t} queries'),
+    'generate.fig.mask_key_axis': 'key column, in the engine\'s order; queries at cache.pos + i, cache.pos = {pos}',
+    'generate.fig.column': 'column',
+    'generate.fig.empty_slot': 'empty slot',
+    'generate.fig.mask_pending': 'Drawn from the cache once generation ends',
+    'generate.fig.mask_busy': 'Declined: other visitors were generating',
+    'generate.fig.mask_off': 'Both checks were off for this run',
+    'claims.m.c1_exp_uncached': 'growth exponent of computed scores, no cache',
+    'claims.m.c1_exp_cached': 'growth exponent of computed scores, with the cache',
+    'claims.m.c1_ratio': 'step time without / with the cache at the largest t',
+    'claims.m.c1_t_max': 'largest t replayed',
+    'claims.m.c3_bytes_per_token': 'used cache bytes per token (measured)',
+    'claims.m.c3_allocated': 'allocated cache bytes (all layers)',
+    'claims.m.c3_steps': 'steps checked',
+    'claims.m.c3_llama2_token': 'Llama-2-7B fp16, per token',
+    'claims.m.c3_llama2_32k': 'Llama-2-7B fp16, at 32K tokens',
+    'claims.m.c4_max_diff': 'max |cached − full| logit difference',
+    'claims.m.c4_positions': 'generated positions checked',
+    'claims.m.c9_window_held': 'tokens held by a windowed layer',
+    'claims.m.c9_window_slots': 'slots allocated in a windowed layer',
+    'claims.m.c9_full_held': 'tokens held by a full-cache layer',
+    'claims.m.c9_tokens': 'tokens in context',
+    'claims.C1.criterion': (
+        'Computed scores grow like t^a with a within ±{slack} of 2 without a cache and of 1 '
+        'with one, and a step without the cache is slower at the largest t (time ratio > 1).'),
+    'claims.C3.criterion': (
+        'At every step, used cache bytes = 2 × H_kv × d_head × tokens held × b per layer; the '
+        'allocated buffers = the formula at their slots; the calculator gives {per_token} MiB '
+        'per token and {at_32k} GiB at 32K for Llama-2-7B in fp16.'),
+    'claims.C4.criterion': 'Max |cached − full forward| logit difference ≤ {tol:g} at every generated position.',
+    'claims.C9.criterion': (
+        'Past the window (t > {cap}), every windowed layer holds exactly {cap} tokens in {cap} '
+        'allocated slots at every step, while a full cache ({full}) holds all t tokens.'),
+    'claims.C9.full_global': 'the global layers',
+    'claims.C9.full_run': 'a run of the same prompt with a full cache',
     'generate.col.run': 'run',
     'generate.col.model': 'model',
     'generate.col.policy': 'cache policy',
@@ -192,7 +271,7 @@ STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- Generate & KV cache figures
     'generate.fig.layer': 'layer',
     'generate.fig.kib': 'KV cache (KiB)',
-    'generate.fig.measured': 'measured (cache tensors)',
+    'generate.fig.measured': 'used (rows holding tokens)',
     'generate.fig.formula': 'formula',
     'generate.fig.formula_full': 'formula, no cap (2·L·H_kv·d·t·b)',
     'generate.fig.tokens_in_cache': 'tokens in context t',
@@ -202,7 +281,7 @@ STRINGS: dict[str, str] = {
     'generate.fig.bars_title': 'KV cache per layer after {t} tokens',
     'generate.fig.growth_title': 'KV cache vs tokens (all layers)',
     'generate.fig.latency': 'step latency (ms)',
-    'generate.fig.scores': 'scores computed',
+    'generate.fig.scores': 'attention scores (all layers)',
     'generate.fig.with_cache': 'with KV cache',
     'generate.fig.without_cache': 'no cache (recompute all)',
     'generate.fig.latency_title': 'Per decode step: time and attention scores',

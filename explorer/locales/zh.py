@@ -66,13 +66,19 @@ STRINGS: dict[str, str] = {
         'n_{\\text{kv heads}} \\times d_{\\text{head}} \\times t \\times b$：K 和 V、每层、'
         '每个 KV 头、每个维度、每个 token，再乘以每个元素的字节数。查询头数不出现。带窗口 '
         '$w$（加 $s$ 个汇 token）的层只保存 $\\min(t, w + s)$ 个 token，'
-        '字节数不再增长（C9）。柱子直接读自缓存张量，黑色短线是公式值。'),
+        '字节数不再增长（C9）。彩色柱子是缓存张量中存有 token 的行（已用），灰色轮廓是引擎为'
+        '提示词 + 最大新 token 数预先分配的整个缓冲区（已分配，运行结束后从张量读回），'
+        '黑色短线是公式值。'),
     'generate.mask_note': (
         '**缓存 = 完整前向（C4）。** 使用缓存时，$T$ 个新 token 作为查询，位于绝对位置 '
-        '$\\text{cache.pos} + i$，面对 $S = \\text{cache.pos} + T$ 个键：掩码是 $(T, S)$，'
-        '不是方阵；RoPE 的 cos/sin 从 cache.pos 开始。下图是最后几个 token 的掩码，'
-        '由引擎自己的掩码谓词绘制（每一行就是一个解码步）。上面的图把每一步缓存计算的 '
-        'logits 与不带缓存、对整段文本的一次前向计算进行比较。'),
+        '$\\text{cache.pos} + i$，面对缓存中保存的键再加上它们自己的 $S$ 个键：掩码是 '
+        '$(T, S)$，不是方阵；RoPE 的 cos/sin 从 cache.pos 开始。下图：把你这次运行的最后 $T$ '
+        '个 token 作为一个块，送入已保存其之前 token 的引擎缓存，每种层一个面板。每一列是一个键，'
+        '按引擎遍历它们的顺序排列（先是缓存的槽位，再是这个块）：完整缓存的 '
+        '$S = \\text{cache.pos} + T$，滑动窗口的环形缓冲区是按环形顺序排列的 $w$ 个槽位再加上'
+        '块自己的 $T$ 个键。每个格子是引擎自己的掩码谓词在槽位所存绝对位置上的取值（悬停可查看）；'
+        '每一行也正是该 token 的解码步所看到的。上面的图把每一步缓存计算的 logits 与不带缓存、'
+        '对整段文本的一次前向计算进行比较。'),
     'generate.history': '你的运行记录（比较缓存策略）',
     'generate.calculator': '缓存计算器：已发布模型的结构（C3、C5、C6）',
     'generate.calc_formulas': (
@@ -113,7 +119,7 @@ STRINGS: dict[str, str] = {
     'generate.error.busy': '服务器繁忙：已有 {capacity} 个生成任务正在运行或等待。请一分钟后再试。',
     'generate.status.rate': ' · 每秒 {rate:.1f} 个 token',
     'generate.status.chat': '（对话模板）',
-    'generate.status.checking': '正在把带缓存的 logits 与完整前向对比（C4）……',
+    'generate.status.checking': '正在检查：带缓存的 logits 与完整前向对比（C4），读回缓存（C3）……',
     'generate.status.replay': '正在不使用缓存重放（C1）：{n} / {total} 步……',
     'generate.status.done': (
         '完成（{reason}）：**{n}** 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
@@ -126,7 +132,7 @@ STRINGS: dict[str, str] = {
     'generate.stopped': '**已停止。**',
     'generate.stopped_after': '**已停止**：已生成 {n} 个新 token。',
     'generate.ev.c3': (
-        '**C3** t = {t} 个 token 时：缓存张量共 **{measured:,} B**；逐层公式给出 '
+        '**C3** t = {t} 个 token 时：缓存张量中存有 token 的行占 **{measured:,} B**（已用）；逐层公式给出 '
         '**{formula:,} B**（{match}，所有 {steps} 步都已核对）。不设上限时：2 × {layers} × '
         '{kv} × {d} × {t} × {b} = {full:,} B。'),
     'generate.ev.equal': '相等',
@@ -135,9 +141,11 @@ STRINGS: dict[str, str] = {
         '**C9**：{capped} 个窗口层各保存 {held} 个 token（上限 {cap}）；{full} '
         '个完整层保存全部 {t} 个。'),
     'generate.ev.c1': (
-        '**C1** t = {t} 时：使用缓存一步耗时 **{cached:.1f} 毫秒**，计算 {cs:,} 个分数；'
-        '不用缓存重算耗时 **{uncached:.1f} 毫秒**，计算 {us:,} 个分数（时间 ×{ratio:.1f}，'
-        '分数 ×{sratio:.0f}）。'),
+        '**C1** t = {t} 时，同一引擎紧挨着计时：使用缓存的一步耗时 **{cached:.1f} 毫秒**，'
+        '不用缓存的前向耗时 **{uncached:.1f} 毫秒**（×{ratio:.1f}）；你这次运行的那一步耗时 '
+        '{live:.1f} 毫秒。计算的分数（每个头 t × S 项，所有层）：使用缓存 {cs:,} 个，不用缓存 '
+        '{us:,} 个；掩码下真正需要的（可见的查询-键对）：{cn:,} 和 {un:,} 个（占无缓存路径所算的 '
+        '{share:.0%}）。'),
     'generate.ev.c1_budget': ' 重放在 {s:.0f} 秒预算用完后停止；之后的步骤没有重放。',
     'generate.ev.c1_tokens': ' 在 {n} 个重放步骤中，无缓存前向有 {same} 步选出了相同的下一个 token。',
     'generate.ev.c4': (
@@ -145,6 +153,69 @@ STRINGS: dict[str, str] = {
         '**{diff:.2e}**（{verdict} {tol:g}）。'),
     'generate.ev.within': '在容差之内',
     'generate.ev.beyond': '超出容差',
+    'generate.ev.c3_allocated': (
+        ' 为 {max_len} 个 token 预先分配的缓冲区（所有层共 {slots:,} 个槽位）占 '
+        '**{allocated:,} B**（按槽位数计算的公式值：{formula:,} B，{match}）；从保存了这次运行 '
+        'token 的引擎缓存读回，已用的行占 {used:,} B，{run}。'),
+    'generate.ev.same_as_run': '与运行时缓存自身报告的一致',
+    'generate.ev.not_run': '与运行时缓存自身报告的不一致',
+    'generate.ev.c9_before': (
+        '**C9**：{capped} 个窗口层各保存 {held} 个 token（上限 {cap}）；这次运行还没有越过窗口'
+        '（t = {t}）：生成超过 {cap} 个 token 才能看到上限。{full} 个完整层保存全部 {t} 个。'),
+    'generate.ev.c9_slots': ' 它们的缓冲区只有 {slots} 个槽位，永不增长。',
+    'generate.ev.c9_all': '**C9**：全部 {capped} 层都有窗口：上下文中的 {t} 个 token 里，每层保存 {held} 个（上限 {cap}）。',
+    'generate.ev.c1_growth_window': (
+        ' 从 t = {t0} 到 {t1}，计算的分数在使用缓存时按 t^{ec:.2f} 增长（其窗口层最多 {cap} 个键，C9），'
+        '不用缓存时按 t^{eu:.2f} 增长。'),
+    'generate.ev.c1_growth': (
+        ' 从 t = {t0} 到 {t1}，计算的分数在使用缓存时按 t^{ec:.2f} 增长，不用缓存时按 '
+        't^{eu:.2f} 增长：C1（指数与 1 和 2 相差不超过 ±{slack}，且在最大的 t 处不用缓存的一步更慢）'
+        '{verdict}。'),
+    'generate.ev.c1_short': ' 重放的步骤只覆盖 t = {t0} 到 {t1}，跨度太短，无法拟合计数的增长方式。',
+    'generate.ev.holds': '成立',
+    'generate.ev.fails': '不成立',
+    'generate.fig.allocated': '已分配（整个缓冲区）',
+    'generate.fig.slots': '个槽位',
+    'generate.fig.live_cache': '使用 KV 缓存（你的运行）',
+    'generate.fig.replayed_cache': '使用 KV 缓存（重放）',
+    'generate.fig.computed': '实际计算',
+    'generate.fig.needed': '掩码需要',
+    'generate.fig.mask_panel': '{kind}：S = {s} 个键（cache.pos + T），T = {t} 个查询',
+    'generate.fig.mask_panel_ring': '{kind}：S = {s} 个键（{slots} 个环形槽位 + 块自己的 {t} 个），T = {t} 个查询',
+    'generate.fig.mask_key_axis': '键所在的列，按引擎的顺序；查询位于 cache.pos + i，cache.pos = {pos}',
+    'generate.fig.column': '列',
+    'generate.fig.empty_slot': '空槽位',
+    'generate.fig.mask_pending': '生成结束后从缓存中绘制',
+    'generate.fig.mask_busy': '已跳过：其他访问者正在生成',
+    'generate.fig.mask_off': '这次运行关闭了两项检查',
+    'claims.m.c1_exp_uncached': '不用缓存时计算分数的增长指数',
+    'claims.m.c1_exp_cached': '使用缓存时计算分数的增长指数',
+    'claims.m.c1_ratio': '最大 t 处不用缓存与使用缓存的单步耗时之比',
+    'claims.m.c1_t_max': '重放的最大 t',
+    'claims.m.c3_bytes_per_token': '每个 token 的已用缓存字节（实测）',
+    'claims.m.c3_allocated': '已分配的缓存字节（所有层）',
+    'claims.m.c3_steps': '核对的步数',
+    'claims.m.c3_llama2_token': 'Llama-2-7B fp16，每个 token',
+    'claims.m.c3_llama2_32k': 'Llama-2-7B fp16，32K 个 token',
+    'claims.m.c4_max_diff': '缓存与完整前向的最大 |logit 差|',
+    'claims.m.c4_positions': '核对的生成位置数',
+    'claims.m.c9_window_held': '窗口层保存的 token 数',
+    'claims.m.c9_window_slots': '窗口层分配的槽位数',
+    'claims.m.c9_full_held': '完整缓存层保存的 token 数',
+    'claims.m.c9_tokens': '上下文中的 token 数',
+    'claims.C1.criterion': (
+        '计算的分数按 t^a 增长：不用缓存时 a 与 2 相差不超过 ±{slack}，使用缓存时与 1 相差不超过 '
+        '±{slack}；并且在最大的 t 处，不用缓存的一步更慢（耗时之比 > 1）。'),
+    'claims.C3.criterion': (
+        '每一步每层的已用缓存字节 = 2 × H_kv × d_head × 保存的 token 数 × b；已分配的缓冲区 = '
+        '按槽位数计算的公式值；计算器对 fp16 的 Llama-2-7B 给出每个 token {per_token} MiB、'
+        '32K 时 {at_32k} GiB。'),
+    'claims.C4.criterion': '每个生成位置上，缓存与完整前向的最大 |logit 差| ≤ {tol:g}。',
+    'claims.C9.criterion': (
+        '越过窗口后（t > {cap}），每个窗口层在每一步都正好在 {cap} 个已分配槽位中保存 {cap} 个 '
+        'token，而完整缓存（{full}）保存全部 t 个 token。'),
+    'claims.C9.full_global': '全局层',
+    'claims.C9.full_run': '同一提示词在完整缓存下的运行',
     'generate.col.run': '次序',
     'generate.col.model': '模型',
     'generate.col.policy': '缓存策略',
@@ -181,7 +252,7 @@ STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- Generate & KV cache figures
     'generate.fig.layer': '层',
     'generate.fig.kib': 'KV 缓存（KiB）',
-    'generate.fig.measured': '实测（缓存张量）',
+    'generate.fig.measured': '已用（存有 token 的行）',
     'generate.fig.formula': '公式',
     'generate.fig.formula_full': '公式，无上限（2·L·H_kv·d·t·b）',
     'generate.fig.tokens_in_cache': '上下文中的 token 数 t',
@@ -191,7 +262,7 @@ STRINGS: dict[str, str] = {
     'generate.fig.bars_title': '{t} 个 token 后每层的 KV 缓存',
     'generate.fig.growth_title': 'KV 缓存随 token 数增长（所有层）',
     'generate.fig.latency': '每步延迟（毫秒）',
-    'generate.fig.scores': '计算的注意力分数',
+    'generate.fig.scores': '注意力分数（所有层）',
     'generate.fig.with_cache': '使用 KV 缓存',
     'generate.fig.without_cache': '无缓存（全部重算）',
     'generate.fig.latency_title': '每个解码步：耗时与注意力分数',

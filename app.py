@@ -17,6 +17,7 @@ from typing import Any
 
 import gradio as gr
 
+from explorer.inputs import short_choice_errors
 from explorer.runtime import Runtime
 from models.device import tune_cpu_allocator
 from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
@@ -53,6 +54,8 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_tab_titles(header, tab_blocks, t)
         shell.wire_language_redraw(header, ctx.redraws)
     bound_visitor_state(demo)
+    # a value outside a dropdown's or radio's choices: a short error, not the value quoted back
+    short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
     return demo
 

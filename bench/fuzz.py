@@ -50,6 +50,9 @@ MB = 1 << 20
 # What an error message must never hold: a traceback, a source file, a server path.
 LEAK = re.compile(r"Traceback|File \"|\.py\b|site-packages|/(?:work|root|home|tmp|usr|opt|var|etc)/"
                   r"|\.cache/")
+# An error is a sentence or two: a longer one quotes the visitor's value back (Gradio's own
+# choice check quoted a 2 MB value whole) or dumps internals.
+MAX_MESSAGE_CHARS = 1000
 
 
 class ModelTouched(RuntimeError):
@@ -494,6 +497,8 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                         report.fail(case, f"answer took more than {any_s} s", answer)
                     if answer.message and LEAK.search(without_echo(answer.message, case)):
                         report.fail(case, "traceback or path in the message", answer)
+                    if answer.message and len(answer.message) > MAX_MESSAGE_CHARS:
+                        report.fail(case, f"message of {len(answer.message):,} characters", answer)
                     stats["failures"] += len(report.failures) - before
                     report.rss_peak_mb = max(report.rss_peak_mb, rss_bytes() / MB)
                 if probe is not None:

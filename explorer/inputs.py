@@ -13,6 +13,7 @@ from explorer.locales import Term
 INT64_MAX = 2**63 - 1
 MAX_TEXT_CHARS = 200_000   # no visitor text may be longer, whatever a tab's own cap
 _SHOWN_VALUE_CHARS = 40    # an error repeats at most this much of what was sent
+_SHOWN_OPTIONS_CHARS = 200  # and lists at most this much of a component's choices
 
 
 class InputError(ValueError):
@@ -83,3 +84,56 @@ def choice(value: Any, name: str | Term, options: tuple) -> Any:
         raise InputError("inputs.not_option", name=name, value=shown(value),
                          options=", ".join(str(option) for option in options))
     return value
+
+
+def short_choice_errors(component_classes: tuple, error_class: type) -> None:
+    """Make the choice components (Gradio's Dropdown, Radio, CheckboxGroup: classes with
+    `choices` as (label, value) pairs) refuse a value outside their choices with the short
+    "inputs.not_option" text, raised as `error_class` (gr.Error: Gradio shows its message as
+    it is), before their own check: that one quotes the whole value back ("Value: ... is not
+    in the list of choices"), so an API client's 2 MB value came back as 2 MB of error text.
+    Patched on the classes, not on the app's instances: Gradio answers a gr.update() by
+    building a new instance for the session. A component that allows custom values is left to
+    its own check; None passes, as in Gradio. Idempotent. English: a component's check runs
+    before the handler and does not know the visitor's language."""
+    for cls in component_classes:
+        original = cls.preprocess
+        if getattr(original, "checks_choices_first", False):
+            continue
+
+        def preprocess(self, payload, _original=original):
+            try:
+                check_choice_payload(self, payload)
+            except InputError as refused:
+                raise error_class(str(refused), print_exception=False) from None
+            return _original(self, payload)
+
+        preprocess.checks_choices_first = True
+        preprocess.__doc__ = original.__doc__
+        cls.preprocess = preprocess
+
+
+def check_choice_payload(component: Any, payload: Any) -> None:
+    """InputError("inputs.not_option") when `payload` (or an item of a list payload, where the
+    component holds several) is not one of `component.choices`' values; a custom-value
+    component and None pass."""
+    if payload is None or getattr(component, "allow_custom_value", False):
+        return
+    values = [value for _, value in getattr(component, "choices", None) or []]
+    # a list is a list of choices only where the component holds several (a multiselect
+    # dropdown, a checkbox group); elsewhere it is one value, and no choice
+    several = getattr(component, "multiselect", None) or isinstance(getattr(component, "value", None), list)
+    for item in payload if isinstance(payload, list) and several else [payload]:
+        try:
+            known = item in values
+        except Exception:   # a value whose comparison fails is no choice
+            known = False
+        if not known:
+            label = getattr(component, "label", None)
+            key = getattr(label, "key", None)
+            name = Term(key) if isinstance(key, str) and locales.has(key) else \
+                (label if isinstance(label, str) and label else Term("inputs.name.choice"))
+            options = ", ".join(str(value) for value in values)
+            if len(options) > _SHOWN_OPTIONS_CHARS:
+                options = options[:_SHOWN_OPTIONS_CHARS - 1] + "…"
+            raise InputError("inputs.not_option", name=name, value=shown(item), options=options)

@@ -72,3 +72,34 @@ def test_the_kv_calculator_refuses_a_model_name_that_is_not_one(runtime, name):
     with pytest.raises(gr.Error, match="Unknown model"):
         tab.calculate(runtime, name, "en", 32768, 2)
     assert len(tab.calculate(runtime, None, "en", 32768, 2)) == 3
+
+
+def test_a_value_outside_a_choice_is_refused_in_a_short_message():
+    """Found by the fuzz: Gradio's own check of a dropdown quoted a refused value back whole
+    (2 MB of error text for a 2 MB value). app.build_app patches the choice components to
+    refuse it first, in a sentence that shows at most 40 characters of it."""
+    import gradio as gr
+
+    import app  # noqa: F401  (build_app's patch is what the server runs with)
+    from explorer.inputs import short_choice_errors
+
+    short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
+    with gr.Blocks():
+        dropdown = gr.Dropdown([("fp16 (2)", 2), ("fp32 (4)", 4)], value=2, label="Bytes")
+        multi = gr.Dropdown(["a", "b"], value=["a"], multiselect=True, label="Letters")
+        radio = gr.Radio(["en", "zh"], value="en", label="Language")
+        group = gr.CheckboxGroup(["x", "y"], value=["x"], label="Boxes")
+        custom = gr.Dropdown(["a"], value="a", allow_custom_value=True, label="Free")
+    huge = "m" * (2 << 20)
+    for component, bad in [(dropdown, huge), (dropdown, math.nan), (dropdown, [2, 4]),
+                           (multi, ["a", huge]), (radio, huge), (radio, {"value": "en"}),
+                           (group, ["x", huge])]:
+        with pytest.raises(gr.Error) as refused:
+            component.preprocess(bad)
+        assert "must be one of" in refused.value.message and len(refused.value.message) < 300
+    assert dropdown.preprocess(4) == 4 and dropdown.preprocess(None) is None
+    assert multi.preprocess(["b"]) == ["b"] and radio.preprocess("zh") == "zh"
+    assert group.preprocess(["y"]) == ["y"] and custom.preprocess("free text") == "free text"
+    patched = gr.Dropdown.preprocess
+    short_choice_errors((gr.Dropdown,), gr.Error)   # idempotent: not wrapped twice
+    assert gr.Dropdown.preprocess is patched

@@ -33,6 +33,7 @@ STRINGS: dict[str, str] = {
     'inputs.not_option': '{name} must be one of {options}, got {value}.',
     'inputs.name.text': 'The text',
     'inputs.name.prompt': 'The prompt',
+    'inputs.name.choice': 'The choice',
     'inputs.internal': 'Something went wrong on the server; the request was not completed. Try again.',
     # ---------------------------------------------------------------- Generate & KV cache tab
     'generate.tab': 'Generate & KV cache',

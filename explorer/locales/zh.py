@@ -31,6 +31,7 @@ STRINGS: dict[str, str] = {
     'inputs.not_option': '{name}必须是 {options} 之一，收到的是 {value}。',
     'inputs.name.text': '文本',
     'inputs.name.prompt': '提示词',
+    'inputs.name.choice': '所选项',
     'inputs.internal': '服务器出了点问题，请求没有完成。请再试一次。',
     # ---------------------------------------------------------------- Generate & KV cache tab
     'generate.tab': '生成与 KV 缓存',

@@ -116,3 +116,15 @@ def test_c17_fails_on_an_online_softmax_that_forgets_to_rescale(smol, monkeypatc
     assert measure(found, "claims.m.row_norm_diff") > 1e-3 or measure(found, "claims.m.row_out_diff") > 1e-3
     row = evidence.head_schedule(smol, evidence.ROW_N, evidence.ROW_BLOCK)
     assert "does not match" in figures.summary(row, "en")
+
+
+def test_exactness_summary_is_chosen_by_the_tolerance():
+    from explorer.flash import exactness
+    from models.attention import MaskSpec
+
+    cases = exactness.random_cases(ns=(37,), blocks=((16, 16),), masks=(MaskSpec(),))
+    assert "All within 1.0e-05." in figures.exact_summary(cases, "en")
+    broken = [dataclasses.replace(cases[0], tiled_vs_naive=0.25)]
+    summary = figures.exact_summary(broken, "en")
+    assert "Cases differing by more than 1.0e-05: 1 (largest 2.5e-01)" in summary and "All within" not in summary
+    assert "有 1 个用例相差超过" in figures.exact_summary(broken, "zh")

@@ -137,3 +137,10 @@ def test_c15_load_figure_carries_the_verdict():
     assert "only 1.2×" in balance.figures(level, "en")[0].layout.title.text
     zh_fig, _ = balance.figures(level, "zh")
     assert "只有 1.2×" in zh_fig.layout.title.text
+
+
+def test_c14_routes_the_loaded_model_when_it_is_an_moe(runtime):
+    loaded = runtime.get("explorer-moe-bias")
+    found = evidence.evidence_c14(loaded)
+    assert found.passed is True and found.model == "explorer-moe-bias"
+    assert measure(found, "claims.m.moe_k") == 2 and measure(found, "claims.m.moe_off_k") == 0

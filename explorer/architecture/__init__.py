@@ -6,7 +6,9 @@
 - norm_placement.py  pre-norm vs post-norm stacks: gradient norm per layer at initialisation and
                      a short training run without warmup (C19);
 - mla.py             the latent cache's size from DeepSeek-V3's config against MHA/GQA (C6), and
-                     why a position-dependent rotation cannot live in one fixed projection (C7).
+                     why a position-dependent rotation cannot live in one fixed projection (C7);
+- evidence.py        the claims board's rows for C6, C7, C18, C19, read through the criteria the
+                     summaries above use.
 
 Each module is run(...) -> a frozen result, figures(result, lang), summary(result, lang).
 """

@@ -12,4 +12,5 @@ online-softmax path, whose recorded tile trace drives the pictures.
     timing.py     wall time of naive, tiled and SDPA at several n
     exactness.py  tiled vs naive vs SDPA on random inputs across n, block sizes and masks
     figures.py    figures(result, lang): Plotly figures in the visitor's language
+    evidence.py   the claims board's rows for C16 and C17, through the criteria the summaries use
 """

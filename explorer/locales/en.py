@@ -1697,7 +1697,7 @@ STRINGS: dict[str, str] = {
         '**Online softmax (C17):** row {row}\'s running max never rose after its first visible block, '
         'so no rescale happened in it; pick another row.'),
     'flash.exact.verdict.ok': 'All within {tol}.',
-    'flash.exact.verdict.off': '{off} cases differ by more than {tol} (largest {worst}).',
+    'flash.exact.verdict.off': 'Cases differing by more than {tol}: {off} (largest {worst}).',
     'flash.io.verdict.ok': (
         '**Linear vs quadratic (C16):** from the first to the last n, naive\'s written bytes grow as '
         'n^{wn:.2f} and its extra memory as n^{mn:.2f} (quadratic: exponent ≥ {quadratic:g}); tiled '

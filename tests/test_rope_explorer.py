@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -135,6 +136,43 @@ def test_toeplitz_on_real_q_and_k(loaded, name, layer):
     # only q rotated: the absolute position is back, diagonals clearly not constant
     assert result.spread_query.relative > 1e-2, result.spread_query
     assert result.spread_query.spread > 1000 * result.spread_both.spread
+    # the criteria the summary and the claims board read their verdicts from
+    assert toeplitz.toeplitz_holds(result) and toeplitz.identity_holds(result) and toeplitz.reproduces(result)
+    assert toeplitz.absolute_position_remains(result)
+    summary = toeplitz.summary(result, "en")
+    assert "**Both rotated: constant along every diagonal.**" in summary
+    assert "**Only q rotated: the absolute position remains.**" in summary
+    assert f"largest spread is {result.spread_both.relative:.1g} of the largest score" in summary
+    assert "reproduces the q and k the model used" in summary
+
+
+def test_toeplitz_verdicts_fail_on_broken_inputs(loaded):
+    """Each verdict follows its number: RoPE applied to one side only where both sides are
+    expected is not Toeplitz; both sides rotated where one side is expected leaves no trace of
+    m; a capture whose q was rotated at shuffled positions is not reproduced."""
+    import dataclasses
+
+    model, tokenizer, _ = loaded(SMOL)
+    capture = rope_capture.capture_qk(model, tokenizer, prose(), 3, max_tokens=64)
+    good = toeplitz.toeplitz(capture, 0, q_token=60, k_token=20, n_positions=64)
+    one_side_as_both = dataclasses.replace(good, both=good.query_only, spread_both=good.spread_query)
+    assert not toeplitz.toeplitz_holds(one_side_as_both)
+    assert "**Both rotated: not constant along the diagonals.**" in toeplitz.summary(one_side_as_both, "en")
+    assert "对角线不是常数" in toeplitz.summary(one_side_as_both, "zh")
+    both_as_one_side = dataclasses.replace(good, query_only=good.both, spread_query=good.spread_both)
+    assert not toeplitz.absolute_position_remains(both_as_one_side)
+    assert both_as_one_side.one_side_ratio == pytest.approx(1.0)
+    assert "no clear trace of the absolute position" in toeplitz.summary(both_as_one_side, "en")
+    # the model's q as if it had been rotated at shuffled positions
+    order = torch.randperm(capture.q.shape[1], generator=torch.Generator().manual_seed(0))
+    cos, sin = rope_cos_sin(order, capture.inv_freq(), torch.float32)
+    shuffled = dataclasses.replace(capture, q=apply_rope(capture.q_pre, cos, sin))
+    bad = toeplitz.toeplitz(shuffled, 0, q_token=60, k_token=20, n_positions=64)
+    assert not toeplitz.reproduces(bad) and bad.reproduction_relative > 1e-2
+    assert "does **not** reproduce" in toeplitz.summary(bad, "en")
+    # a broken identity: the offset scores taken one position off
+    assert not toeplitz.identity_holds(dataclasses.replace(good, identity_error=1e-3))
+    assert "does **not** hold" in toeplitz.summary(dataclasses.replace(good, identity_error=1e-3), "en")
 
 
 def test_capture_stops_early_and_matches_a_full_forward(loaded):
@@ -162,6 +200,22 @@ def test_pair_rotation_keeps_its_length_and_hits_the_models_own_q(loaded):
     assert radii.max() - radii.min() < 1e-4 * max(radii.max(), 1e-6)
     assert result.angle == pytest.approx(300 * result.theta)
     assert len(fig.data) == 5
+    assert pair.length_kept(result) and pair.hits_own_q(result)
+    summary = pair.summary(result, "en")
+    assert "lies where our rotation puts it" in summary and f"Its length stays {result.radius:.4g}" in summary
+
+
+def test_pair_verdicts_follow_the_numbers():
+    """The synthetic capture's q is random, not the rotation of its q_pre: the summary says the
+    model's q is not where the rotation puts it; a stretched trajectory is not length-kept."""
+    import dataclasses
+
+    rotation = pair.run(toeplitz.toeplitz(synthetic_capture(), 1, 5, 3, 16), 2, 40)
+    assert pair.length_kept(rotation) and not pair.hits_own_q(rotation)
+    assert "is **not** where our rotation puts it" in pair.summary(rotation, "en")
+    assert "**不在**" in pair.summary(rotation, "zh")
+    stretched = dataclasses.replace(rotation, points=rotation.points * np.linspace(1, 1.1, len(rotation.points))[:, None])
+    assert not pair.length_kept(stretched) and "is **not** constant" in pair.summary(stretched, "en")
 
 
 def test_real_scores_follow_the_models_mask(loaded):
@@ -373,3 +427,139 @@ def test_text_is_capped_before_the_tokenizer_sees_it():
     assert caught.value.key == "inputs.too_long" and len(seen) == 1
     assert rope_capture.token_ids(tokenizer, "word " * 1_000, 10) == list(range(10))
     assert seen[-1] == 10 * CHARS_PER_TOKEN_BOUND
+
+
+# ----------------------------------------------------------------------------- distance: token 0's share, chosen
+
+def test_first_key_share_by_hand_and_the_hover_chosen_from_it():
+    """At distance d only query d reaches token 0: its share of the mean at d is exact, and the
+    hover calls token 0 a sink only where that share is at least FIRST_KEY_MOST."""
+    probs = torch.rand(1, 2, 8, 8).tril()
+    probs = probs / probs.sum(-1, keepdim=True)
+    first = distance.first_key_by_distance(probs)
+    mean = probs[0].double().mean(0)
+    for d in range(8):
+        assert float(first[d]) == pytest.approx(float(mean[d, 0]) / (8 - d))
+    # a profile where token 0 takes everything at distance 3 and nothing at distance 5
+    t = 8
+    profile = np.full((1, t), 0.1)
+    first_key = np.zeros((1, t))
+    first_key[0, 3] = 0.1                    # all of distance 3's mean weight is on token 0
+    first_key[0, 5] = 0.01                   # a tenth of distance 5's
+    result = distance.DistanceProfile(profile=profile, layer_types=("full_attention",), seconds=0.1,
+                                      first_key=first_key)
+    share = result.first_key_share()
+    assert share[0, 3] == pytest.approx(1.0) and share[0, 5] == pytest.approx(0.1) and share[0, 0] == 0
+    hover = distance.figures(result, "en")[0].data[0].text[0]
+    assert "100% of it is query 3's weight on token 0" in hover[3] and "(a sink)" in hover[3]
+    assert "query 5's weight on token 0: 10% of it" in hover[5] and "sink" not in hover[5]
+    assert "sink" not in hover[7] or "0%" in hover[7]
+    assert "注意力汇" in distance.figures(result, "zh")[0].data[0].text[0][3]
+
+
+def test_sink_sentence_follows_the_measured_mass():
+    t = 16
+    uniform_mass = float(np.mean(1.0 / np.arange(2, t + 1)))
+    reach = np.arange(t, 0, -1)
+    for mass, sink in ((0.5, True), (uniform_mass, False)):
+        first_key = np.zeros((2, t))
+        first_key[:, 1:] = mass / reach[1:]          # every query m ≥ 1 puts `mass` on token 0
+        result = distance.DistanceProfile(profile=np.full((2, t), 0.05), layer_types=("full_attention",) * 2,
+                                          seconds=0.1, first_key=first_key)
+        assert result.sink_mass() == pytest.approx([mass, mass])
+        assert distance.has_sink(result) is sink
+        en = distance.summary(result, "en")
+        assert (f"Token 0 gets {mass:.3f}" in en) and (("only ×" in en) is not sink)
+
+
+def test_distance_on_the_real_model_finds_its_sink(loaded):
+    model, tokenizer, _ = loaded(SMOL)
+    result = distance.run(model, tokenizer, prose(), 64)
+    share = result.first_key_share()
+    assert ((share >= 0) & (share <= 1 + 1e-9)).all()
+    assert distance.has_sink(result), result.sink_mass()
+    assert "×" in distance.summary(result, "en") and "at distances of 63 tokens or more" in distance.summary(result, "en")
+
+
+# ----------------------------------------------------------------------------- the sweep's verdicts
+
+def fake_sweep(nll: dict, trained=1e5, planned=None) -> rope_sweep.Sweep:
+    return rope_sweep.Sweep(bases=tuple(nll), trained=trained, trained_pair=(trained, trained), apply_to="full",
+                            nll={k: torch.full((40,), float(v)) for k, v in nll.items()},
+                            seconds={k: 1.0 for k in nll}, n_tokens=41, model_title="M",
+                            planned=tuple(planned or nll), time_limit_s=30.0)
+
+
+def test_perplexity_rise_verdict_follows_the_numbers():
+    rises = fake_sweep({1e5: 3.0, 1e4: 3.2, 1e7: 3.1})
+    assert rope_sweep.perplexity_rises(rises)
+    assert rope_sweep.perplexity_ratios(rises)[1e4] == pytest.approx(math.exp(0.2))
+    en = rope_sweep.summary(rises, "en")
+    assert "**Every changed base raised the perplexity** by at least 1%: all 2 of them" in en
+    assert f"×{math.exp(0.1):.3f} (10M)" in en
+    assert "每个改动后的 base 都让困惑度上升" in rope_sweep.summary(rises, "zh")
+    # a changed base that never reached the model: the same NLL as trained
+    ignored = fake_sweep({1e5: 3.0, 1e7: 3.0})
+    assert not rope_sweep.perplexity_rises(ignored)
+    assert "1 of 1 did not: 10M (×1.000)" in rope_sweep.summary(ignored, "en")
+    assert not rope_sweep.perplexity_rises(fake_sweep({1e5: 3.0}))      # nothing changed was measured
+    cut = fake_sweep({1e5: 3.0, 1e4: 3.2}, planned=(1e5, 1e4, 1e7, 1e8))
+    assert cut.timed_out
+    assert "**Time limit of 30 s reached:** 2 of 4 forwards ran; not measured: 10M, 100M." in rope_sweep.summary(cut, "en")
+    assert "10M, 100M" in rope_sweep.summary(cut, "zh")
+
+
+def counting_forwards(monkeypatch, model) -> list:
+    """Counts the model's forward calls from now on."""
+    calls = []
+    forward = model.forward
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return forward(*args, **kwargs)
+    monkeypatch.setattr(model, "forward", counted)
+    return calls
+
+
+def test_a_sweep_closed_after_its_first_forward_runs_no_more(loaded, monkeypatch):
+    model, tokenizer, _ = loaded(SMOL)
+    calls = counting_forwards(monkeypatch, model)
+    steps = rope_sweep.steps(model, tokenizer, text(), [1e4, 1e6, 1e7], "full", 128)
+    assert next(steps) == rope_sweep.SweepStep(0, 4, 1e5) and calls == []     # checks only, no forward yet
+    assert next(steps) == rope_sweep.SweepStep(1, 4, 1e4) and len(calls) == 1
+    steps.close()                       # what Gradio does on Stop or a closed page, at the next yield
+    assert len(calls) == 1
+
+
+def test_the_time_limit_ends_a_sweep_with_what_it_measured(loaded):
+    model, tokenizer, _ = loaded(SMOL)
+    result = rope_sweep.run(model, tokenizer, text(), [1e4, 1e6], "full", 128, time_limit_s=0.0)
+    assert result.bases == (1e5,) and result.planned == (1e5, 1e4, 1e6) and result.timed_out
+    en = rope_sweep.summary(result, "en")
+    assert "**Time limit of 0 s reached:** 1 of 3 forwards ran; not measured: 10k, 1M." in en
+
+
+def test_the_tab_handlers_stop_between_forwards(runtime, monkeypatch):
+    """The sweep and continuation handlers are generators that yield between forwards: closed
+    after the first forward they run no more; with a zero time limit they end with the message."""
+    from explorer.ui import rope as tab
+
+    fixed = lambda *args, **kwargs: None  # noqa: E731
+    model = runtime.get(SMOL).model
+    calls = counting_forwards(monkeypatch, model)
+    handler = tab.sweep(runtime, SMOL, "en", "10000, 1M, 10M", "full", 128, progress=fixed)
+    first = next(handler)
+    assert first[1] == "forward 1 of 4: base 100k (trained), 128 tokens…" and first[4] == "" and calls == []
+    assert next(handler)[1].startswith("forward 2 of 4") and len(calls) == 1
+    handler.close()
+    assert len(calls) == 1
+    continuing = tab.continuation(runtime, SMOL, "en", 7, "full", 128, 8, progress=fixed)
+    assert next(continuing)[0] == "decoding: 1 of 16 new tokens…" and len(calls) == 2
+    continuing.close()
+    assert len(calls) == 2
+    monkeypatch.setattr(tab, "SWEEP_TIME_LIMIT_S", 0.0)
+    *_, last = tab.sweep(runtime, SMOL, "zh", "10000, 1M", "full", 128, progress=fixed)
+    assert "到达 0 秒的时间上限" in last[1] and last[3].timed_out and len(calls) == 3
+    monkeypatch.setattr(tab, "CONTINUATION_TIME_LIMIT_S", 0.0)
+    *_, last = tab.continuation(runtime, SMOL, "en", 7, "full", 128, 8, progress=fixed)
+    assert "**Time limit of 0 s reached:** 0 of 16 new tokens were decoded." in last[0] and len(calls) == 3

@@ -93,8 +93,8 @@ def test_both_languages_give_the_same_numbers():
     assert en.data[-1].name == "context 8,192 tokens" and zh.data[-1].name == "上下文 8,192 个 token"
     en_table, zh_table = freq.table(result, "en"), freq.table(result, "zh")
     assert list(en_table.columns)[:2] == ["base", "who uses it"] and "谁在用" in zh_table.columns
-    assert list(en_table["who uses it"]) == ["original RoPE, Gemma-3 local layers", "Gemma-3 global layers"]
-    assert list(zh_table["谁在用"]) == ["原始 RoPE、Gemma-3 的局部层", "Gemma-3 的全局层"]
+    assert list(en_table["who uses it"]) == ["original RoPE (RoFormer paper)", "your choice"]
+    assert list(zh_table["谁在用"]) == ["原始 RoPE（RoFormer 论文）", "你的选择"]
     np.testing.assert_array_equal(en_table.iloc[:, 2:].to_numpy(), zh_table.iloc[:, 2:].to_numpy())
     assert list(en_table.iloc[:, 3]) == [25, 17]
 
@@ -104,9 +104,54 @@ def test_summary_states_the_results_numbers():
     en = freq.summary(result, "en")
     assert "base **10k**: 25 of 32 pairs complete a full turn inside 8,192 tokens, **7 never do**" in en
     ratio = result.theta[3, 1:] / result.theta[0, 1:]
-    assert f"pair 0 keeps θ₀ = 1 and all 31 other pairs slow down (by ×{ratio.max():.3g}" in en
+    assert en.count("Computed from the formula") == 1 and "Measured" not in en    # θ is a formula value
+    assert f"**31 of the 31 other pairs slow down** (by ×{ratio.max():.3g}" in en
+    assert "7 → 15 pairs never complete a turn" in en
     zh = freq.summary(freq.run((1e4, 1e6), 256, 32768), "zh")
-    assert "一圈也转不完" in zh
+    assert "一圈也转不完" in zh and "其余 127 对中有 127 对变慢" in zh
+
+
+def broken(result: freq.Frequencies, theta) -> freq.Frequencies:
+    import dataclasses
+
+    return dataclasses.replace(result, theta=np.asarray(theta, dtype=np.float64))
+
+
+def test_the_slowing_verdict_follows_the_numbers():
+    """larger_base_slows reads θ: true for the formula's θ, false when a pair does not slow or
+    θ₀ moves, and the summary's sentence follows it in both languages."""
+    result = freq.run((1e4, 1e6), 8, 100)
+    assert freq.larger_base_slows(result)
+    compared = freq.slowing(result)
+    assert (compared.low, compared.high, compared.slowed, compared.theta0_ratio) == (1e4, 1e6, 3, 1.0)
+    # a broken frequency table: the larger base's pair 2 as fast as the smaller base's
+    theta = result.theta.copy()
+    theta[1, 2] = theta[0, 2]
+    stuck = broken(result, theta)
+    assert not freq.larger_base_slows(stuck) and freq.slowing(stuck).slowed == 2
+    assert "only **2 of the 3 other pairs slow down**" in freq.summary(stuck, "en")
+    assert "只有 2 对变慢" in freq.summary(stuck, "zh") and "没有" in freq.summary(stuck, "zh")
+    theta = result.theta.copy()
+    theta[1, 0] = 1.01                                                     # θ₀ moved
+    assert not freq.larger_base_slows(broken(result, theta))
+    assert freq.slowing(freq.run((1e4,), 8, 100)) is None                  # one base: nothing compared
+    assert not freq.larger_base_slows(freq.run((1e4,), 8, 100))
+
+
+def test_who_uses_a_base_names_the_loaded_model_from_its_config():
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(layer_types=["sliding_attention"] * 5 + ["full_attention"], head_dim=32,
+                             layer_rope_theta=lambda layer: 1e6 if layer == 5 else 2e4)
+    bases = freq.model_bases(config, "Tiny")
+    assert bases.groups == (("sliding_attention", 5, 2e4), ("full_attention", 1, 1e6))
+    assert freq.describe_bases(bases, "en") == (
+        "**Tiny**, read from its config: head dimension 32; base 20k on its 5 sliding layers; "
+        "base 1M on its 1 full layers.")
+    assert "5 个滑动窗口层用 base 20k" in freq.describe_bases(bases, "zh")
+    table = freq.table(freq.run((2e4, 5e5, 1e6, 3e3), 32, 100, bases), "en")
+    assert list(table["who uses it"]) == ["Tiny: sliding layers (its config)", "Llama 3 (published config)",
+                                          "Tiny: full layers (its config)", "your choice"]
 
 
 def test_handler_returns_figure_summary_table_and_the_result():

@@ -46,7 +46,7 @@ def test_frequencies_endpoint(client):
     fig = figure(plot)
     assert len(fig["data"]) == 9                   # 4 bases × (θ, wavelength) + the context line
     assert "base **10k**: 25 of 32 pairs complete a full turn" in text
-    assert "pair 0 keeps θ₀ = 1 and all 31 other pairs slow down" in text
+    assert "Computed from the formula" in text and "**31 of the 31 other pairs slow down**" in text
     rows = table["data"]
     assert [r[0] for r in rows] == ["10k", "100k", "500k", "1M"]
     zh_plot, zh_text, zh_table = client.predict("zh", "10000, 1M", 256, 32768, api_name="/rope_frequencies")
@@ -73,6 +73,10 @@ def test_real_q_k_toeplitz_then_pair_rotation(client):
     one_spread = numbers_after("only q rotated", text)
     assert both_spread[1] < 1e-4 < 1e-2 < one_spread[1]
     assert "Layer 3 (causal, base 100k), head 2 (KV head 0)" in text
+    # each verdict is chosen from its number (tests/test_rope_explorer.py feeds the failing cases)
+    assert "**Both rotated: constant along every diagonal.**" in text
+    assert "**Only q rotated: the absolute position remains.**" in text
+    assert "reproduces the q and k the model used" in text
     assert rows_of(figure(both)["data"][0]["z"]) == 64
     assert rows_of(figure(real)["data"][0]["z"]) == 64
     # the pair endpoint reads the capture kept in this session's state
@@ -118,18 +122,20 @@ def test_distance_endpoint(client):
 
 
 def test_perplexity_and_continuation_endpoints(client):
-    plot, text, table = client.predict(SMOL, "en", "10000, 10M", "full", 128,
-                                       api_name="/rope_perplexity")
+    plot, text, table, note = client.predict(SMOL, "en", "10000, 10M", "full", 128,
+                                             api_name="/rope_perplexity")
     bases = [row[0] for row in table["data"]]
     assert bases == ["100k (trained)", "10k", "10M"]
-    assert "Base 100k (trained): perplexity" in text
+    assert "Base 100k (trained): perplexity" in text and note == ""
+    assert "**Every changed base raised the perplexity** by at least 1%" in text
     assert len(figure(plot)["data"]) == 3
-    zh_plot, zh_text, zh_table = client.predict(SMOL, "zh", "10M", "full", 128, api_name="/rope_perplexity")
+    zh_plot, zh_text, zh_table, _ = client.predict(SMOL, "zh", "10M", "full", 128, api_name="/rope_perplexity")
     assert [t["name"] for t in figure(zh_plot)["data"]] == ["base 100k（训练值）", "base 10M"]
     assert figure(zh_plot)["layout"]["xaxis"]["title"]["text"] == "被预测 token 的位置（token）"
     assert [row[0] for row in zh_table["data"]] == ["100k（训练值）", "10M"]
-    cont = client.predict(SMOL, "en", 7, "full", 128, 4, api_name="/rope_continue")
+    cont, _ = client.predict(SMOL, "en", 7, "full", 128, 4, api_name="/rope_continue")
     assert "| 100k (trained) |" in cont and "| 10M |" in cont
+    assert re.search(r"The two continuations agree on (all 4 tokens|the first \d of 4 tokens)", cont)
     expect_error(client, "no sliding-window layers", SMOL, "en", "10000", "sliding", 128,
                  api_name="/rope_perplexity")
     expect_error(client, "greater than 1", SMOL, "en", "0.5, 10000", "full", 128,
@@ -228,3 +234,59 @@ def test_server_limits_equal_the_sliders(runtime):
     assert (sweep.MIN_SWEEP_TOKENS, sweep.MAX_SWEEP_TOKENS) == (128, 2048)
     with pytest.raises(Exception, match="between 3 and 8"):
         continuation.check_log10_base(9)
+
+
+def test_stop_cancels_a_running_sweep(app_url, runtime, client):
+    """Stop (the event's cancels=; the client's job.cancel() is the same call) ends a sweep
+    between two forwards: at most the forward under way finishes, none starts after it, and
+    the server answers the next request."""
+    import time
+
+    from gradio_client import Client
+
+    model = runtime.get(SMOL).model
+    calls = []
+    forward = model.forward
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return forward(*args, **kwargs)
+
+    # the cancel call waits for the forward under way: longer than httpx's default 5 s on a busy CPU
+    own = Client(app_url, verbose=False, httpx_kwargs={"timeout": 120})
+    model.forward = counted
+    try:
+        job = own.submit(SMOL, "en", "10000, 1M, 10M, 100M, 1B", "full", 128, api_name="/rope_perplexity")
+        deadline = time.monotonic() + 240
+        while not calls and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert calls, "the sweep never started"
+        assert own.predict("en", api_name="/rope_perplexity_stop") == "Stopped."
+        job.cancel()
+        cancelled_at = len(calls)
+        time.sleep(5)
+        assert len(calls) <= cancelled_at + 1 and len(calls) < 6, (cancelled_at, len(calls))
+    finally:
+        del model.forward
+        own.close()
+    assert not any("perplexity **" in str(out) for out in job.outputs())   # no final summary
+    _, text, _ = client.predict("en", "10000", 64, 100, api_name="/rope_frequencies")
+    assert "base **10k**" in text
+
+
+def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
+    """The sweep and the continuation (many forwards each) have a Stop that cancels them and a
+    Gradio time limit of their run's limit plus one forward; the run's own limit is what ends
+    the work (explorer/rope: time_limit_s)."""
+    import app
+    from explorer.ui import rope as tab
+
+    demo = app.build_app(runtime, ("explorer.ui.rope",))
+    events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
+    config = demo.get_config_file()
+    for api_name, limit in (("rope_perplexity", tab.SWEEP_TIME_LIMIT_S),
+                            ("rope_continue", tab.CONTINUATION_TIME_LIMIT_S)):
+        event = events[api_name]
+        assert event.time_limit == int(limit) + tab.EVENT_SLACK_S
+        cancelling = [d for d in config["dependencies"] if event._id in (d.get("cancels") or [])]
+        assert cancelling, f"no Stop cancels {api_name}"

@@ -41,6 +41,7 @@ class QKCapture:
     q: torch.Tensor              # (H, T, D) after RoPE, as the model used them
     k: torch.Tensor              # (Hkv, T, D)
     seconds: float = 0.0
+    dtype: str = "float32"       # the model's compute dtype (q, k are kept as fp32 copies)
 
     @property
     def window(self) -> Optional[int]:
@@ -91,11 +92,13 @@ def capture_qk(model, tokenizer, text, layer, max_tokens=256) -> QKCapture:
     model(torch.tensor([ids], device=model.embed.weight.device), recorder=rec, stop_at_layer=layer + 1)
     seconds = time.perf_counter() - start
     get = lambda point: rec.get(point, layer)[0].float()  # noqa: E731  (B=1)
+    dtype = str(rec.get("q", layer).dtype).removeprefix("torch.")
     return QKCapture(
         tokens=token_strings(tokenizer, ids), layer=layer, layer_kind=config.layer_types[layer],
         theta_base=float(config.layer_rope_theta(layer)), mask=model.layer_masks()[layer],
         n_heads=config.n_heads, n_kv_heads=config.n_kv_heads, attn_scale=float(config.attn_scale),
-        q_pre=get("q_pre_rope"), k_pre=get("k_pre_rope"), q=get("q"), k=get("k"), seconds=seconds)
+        q_pre=get("q_pre_rope"), k_pre=get("k_pre_rope"), q=get("q"), k=get("k"), seconds=seconds,
+        dtype=dtype)
 
 
 def rope_reproduction_error(capture: QKCapture) -> float:
@@ -106,6 +109,22 @@ def rope_reproduction_error(capture: QKCapture) -> float:
     q_err = (apply_rope(capture.q_pre, cos, sin) - capture.q).abs().max()
     k_err = (apply_rope(capture.k_pre, cos, sin) - capture.k).abs().max()
     return float(max(q_err, k_err))
+
+
+def reproduction_scale(capture: QKCapture) -> float:
+    """The largest |entry| of the model's q and k: what the reproduction error is relative to."""
+    return float(max(capture.q.abs().max(), capture.k.abs().max()))
+
+
+# Our fp32 recomputation of a tensor the model computed in `dtype` agrees to a few units of that
+# dtype's rounding, relative to the tensor's largest entry (the model rounds q_pre, cos, sin and
+# the products to its dtype; in fp32 the same code gives the same bits).
+ROUNDING_UNITS = 8
+
+
+def rounding_tolerance(dtype: str) -> float:
+    """Relative tolerance for "our recomputation equals the model's tensor" in `dtype`."""
+    return ROUNDING_UNITS * float(torch.finfo(getattr(torch, dtype)).eps)
 
 
 def real_scores(capture: QKCapture, head) -> torch.Tensor:

@@ -1,9 +1,11 @@
 """Greedy continuation after the first tokens of the long text: the model as trained beside the
-same model with a changed RoPE base (the chosen layers), both decoded greedily."""
+same model with a changed RoPE base (the chosen layers), both decoded greedily, one token at a
+time so that the caller can stop between two forwards and a time limit ends the decoding."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional, Union
 
 import torch
 
@@ -28,6 +30,28 @@ class Continuation:
     tail: str                      # the prompt's last TAIL_TOKENS tokens, decoded
     trained_text: str              # greedy continuation with the trained base(s)
     base_text: str                 # greedy continuation with `base`
+    trained_ids: tuple[int, ...] = ()
+    base_ids: tuple[int, ...] = ()
+    n_new: int = 0                 # tokens asked for, per continuation
+    time_limit_s: Optional[float] = None
+    timed_out: bool = False        # the time limit ended the decoding early
+
+    @property
+    def agreeing(self) -> int:
+        """Tokens the two continuations share from the start."""
+        same = 0
+        for trained, changed in zip(self.trained_ids, self.base_ids):
+            if trained != changed:
+                break
+            same += 1
+        return same
+
+
+@dataclass(frozen=True)
+class ContinuationStep:
+    """Progress between two forwards: `done` of `total` new tokens decoded in all."""
+    done: int
+    total: int
 
 
 def check_log10_base(log10_base) -> float:
@@ -39,24 +63,58 @@ def check_log10_base(log10_base) -> float:
     return float(10 ** exponent)
 
 
-@torch.inference_mode()
-def greedy(model, tokenizer, ids, options, n_new: int) -> str:
-    steps = generate(model, list(ids), SamplingParams(max_new_tokens=n_new), options=options)
-    return tokenizer.decode([step.token_id for step in steps])
+def greedy_ids(model, ids, options, n_new: int, should_stop) -> Iterator[int]:
+    """Greedy tokens after `ids`, one per forward, until n_new or should_stop(). Inference mode
+    is entered around each forward, not across the yields: a web server may resume this
+    generator on another thread, and the mode is per thread."""
+    steps = generate(model, list(ids), SamplingParams(max_new_tokens=n_new), options=options,
+                     should_stop=should_stop)
+    while True:
+        with torch.inference_mode():
+            step = next(steps, None)
+        if step is None:
+            return
+        yield step.token_id
 
 
-def run(model, tokenizer, text_in: str, log10_base, apply_to, n_tokens, n_new) -> Continuation:
+def steps(model, tokenizer, text_in: str, log10_base, apply_to, n_tokens, n_new,
+          time_limit_s: Optional[float] = None) -> Iterator[Union[ContinuationStep, Continuation]]:
+    """A ContinuationStep after every decoded token, the Continuation last. Past `time_limit_s`
+    from the start no further forward begins (the texts so far are kept, `timed_out`). Every
+    input is checked before the first forward."""
+    started = time.monotonic()
     config = model.config
     base = check_log10_base(log10_base)
     options = base_options(config, base, apply_to)
     n_tokens = whole_number(n_tokens, Term("rope.name.tokens"), MIN_SWEEP_TOKENS, MAX_SWEEP_TOKENS)
     n_new = whole_number(n_new, Term("rope.name.new_tokens"), MIN_NEW_TOKENS, MAX_NEW_TOKENS)
     ids = capped_ids(tokenizer, text_in, n_tokens)
-    return Continuation(
+    out_of_time = [False]
+
+    def should_stop() -> bool:
+        if time_limit_s is not None and time.monotonic() - started >= time_limit_s:
+            out_of_time[0] = True
+        return out_of_time[0]
+
+    decoded: list[list[int]] = [[], []]
+    for run_index, run_options in enumerate((trained_options(config, apply_to), options)):
+        for token in greedy_ids(model, ids, run_options, n_new, should_stop):
+            decoded[run_index].append(token)
+            yield ContinuationStep(len(decoded[0]) + len(decoded[1]), 2 * n_new)
+    yield Continuation(
         base=base, trained=trained_base(config, apply_to), trained_pair=trained_base_pair(config),
-        tail=tokenizer.decode(ids[-TAIL_TOKENS:]),
-        trained_text=greedy(model, tokenizer, ids, trained_options(config, apply_to), n_new),
-        base_text=greedy(model, tokenizer, ids, options, n_new))
+        tail=tokenizer.decode(ids[-TAIL_TOKENS:]), trained_text=tokenizer.decode(decoded[0]),
+        base_text=tokenizer.decode(decoded[1]), trained_ids=tuple(decoded[0]), base_ids=tuple(decoded[1]),
+        n_new=n_new, time_limit_s=time_limit_s, timed_out=out_of_time[0])
+
+
+def run(model, tokenizer, text_in: str, log10_base, apply_to, n_tokens, n_new,
+        time_limit_s: Optional[float] = None) -> Continuation:
+    """`steps` driven to the end."""
+    for item in steps(model, tokenizer, text_in, log10_base, apply_to, n_tokens, n_new, time_limit_s):
+        if isinstance(item, Continuation):
+            return item
+    raise AssertionError("steps() ends with its Continuation")
 
 
 def _cell(value: str) -> str:
@@ -65,7 +123,16 @@ def _cell(value: str) -> str:
 
 
 def summary(result: Continuation, lang: str) -> str:
-    return text("rope.cont.result", lang, tail=_cell(result.tail),
-                trained=trained_text(result.trained, result.trained_pair, lang),
-                trained_text=_cell(result.trained_text), base=base_label(result.base),
-                base_text=_cell(result.base_text))
+    out = text("rope.cont.result", lang, tail=_cell(result.tail),
+               trained=trained_text(result.trained, result.trained_pair, lang),
+               trained_text=_cell(result.trained_text), base=base_label(result.base),
+               base_text=_cell(result.base_text))
+    compared = min(len(result.trained_ids), len(result.base_ids))
+    if compared:
+        same = result.agreeing
+        key = "rope.cont.same" if same == compared else "rope.cont.differ"
+        out += "\n\n" + text(key, lang, same=same, n=compared, first=same + 1)
+    if result.timed_out:
+        out += "\n\n" + text("rope.cont.timed_out", lang, limit=result.time_limit_s or 0.0,
+                              done=len(result.trained_ids) + len(result.base_ids), total=2 * result.n_new)
+    return out

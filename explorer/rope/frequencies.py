@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from explorer.inputs import InputError, check_text, finite_number, whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig, colors
+from models.config import SLIDING
 from models.layers import rope_inv_freq
 
 MAX_BASES = 8
@@ -30,12 +31,11 @@ MAX_BASE = 1e12
 # Eight bases written out in full ("1000000000000.0, ...") fit in well under this many characters.
 MAX_BASES_CHARS = 400
 
-# Bases worth comparing -> the locale key naming who uses them.
-REFERENCE_BASES = {
-    10_000.0: "rope.who.10k",
-    100_000.0: "rope.who.100k",
-    500_000.0: "rope.who.500k",
-    1_000_000.0: "rope.who.1M",
+# Published bases of models that are not loaded here -> the locale key naming who uses them.
+# The loaded models' bases are read from their configs (ModelBases), never written down.
+PUBLISHED_BASES = {
+    10_000.0: "rope.who.original",    # RoFormer (Su et al. 2021)
+    500_000.0: "rope.who.llama3",     # Llama 3's config.json: rope_theta 500000
 }
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
@@ -98,6 +98,47 @@ def base_label(base: float) -> str:
     return f"{base:,.6g}"
 
 
+# ============================================================================ the loaded model's bases
+
+@dataclass(frozen=True)
+class ModelBases:
+    """The RoPE bases a loaded model was trained with, read from its config."""
+    title: str
+    head_dim: int
+    groups: tuple[tuple[str, int, float], ...]   # (layer kind, number of layers, base), in layer order
+
+    @property
+    def bases(self) -> tuple[float, ...]:
+        return tuple(dict.fromkeys(base for _, _, base in self.groups))
+
+    def kinds_with(self, base: float) -> tuple[str, ...]:
+        return tuple(kind for kind, _, group_base in self.groups if group_base == base)
+
+
+def model_bases(config, title: str) -> ModelBases:
+    """(kind, count, base) per layer kind of `config` (models.config.ModelConfig)."""
+    counts: dict[tuple[str, float], int] = {}
+    for layer, kind in enumerate(config.layer_types):
+        key = (kind, float(config.layer_rope_theta(layer)))
+        counts[key] = counts.get(key, 0) + 1
+    groups = tuple((kind, n, base) for (kind, base), n in counts.items())
+    return ModelBases(title=title, head_dim=int(config.head_dim), groups=groups)
+
+
+def kind_name(kind: str, lang: str) -> str:
+    return text("rope.fig.kind.sliding" if kind == SLIDING else "rope.fig.kind.full", lang)
+
+
+def describe_bases(bases: ModelBases, lang: str) -> str:
+    """"SmolLM2 (read from its config): head dimension 64; base 100k on its 30 full layers"."""
+    if bases is None:
+        return ""
+    groups = text("rope.model.separator", lang).join(
+        text("rope.model.group", lang, base=base_label(base), n=n, kind=kind_name(kind, lang))
+        for kind, n, base in bases.groups)
+    return text("rope.model.bases", lang, title=bases.title, head_dim=bases.head_dim, groups=groups)
+
+
 # ============================================================================ the experiment
 
 @dataclass(frozen=True)
@@ -107,6 +148,7 @@ class Frequencies:
     context: int                   # positions 0 .. context-1
     bases: tuple[float, ...]
     theta: np.ndarray              # (n_bases, head_dim // 2) rad/token, float64
+    model: Optional[ModelBases] = None   # the loaded model's bases, for "who uses it"
 
     @property
     def pairs(self) -> int:
@@ -139,8 +181,9 @@ class Frequencies:
         return self.pairs - self.full_turn_counts
 
 
-def run(bases: Sequence[float], head_dim, context) -> Frequencies:
-    """θ_i = base^(−2i/d) for every base and pair, from the engine's rope_inv_freq."""
+def run(bases: Sequence[float], head_dim, context, model: Optional[ModelBases] = None) -> Frequencies:
+    """θ_i = base^(−2i/d) for every base and pair, from the engine's rope_inv_freq. `model`:
+    the loaded model's bases (only named in the table, never used in the computation)."""
     head_dim = check_head_dim(head_dim)
     context = check_context(context)
     if isinstance(bases, (str, bytes)) or not isinstance(bases, Sequence) or not bases:
@@ -149,11 +192,68 @@ def run(bases: Sequence[float], head_dim, context) -> Frequencies:
         raise InputError("rope.err.too_many_bases", limit=MAX_BASES, n=len(bases))
     checked = tuple(dict.fromkeys(check_base(base) for base in bases))
     theta = np.stack([rope_inv_freq(head_dim, base).double().numpy() for base in checked])  # (B, d/2)
-    return Frequencies(head_dim=head_dim, context=context, bases=checked, theta=theta)
+    return Frequencies(head_dim=head_dim, context=context, bases=checked, theta=theta, model=model)
 
 
-def who_uses(base: float, lang: str) -> str:
-    return text(REFERENCE_BASES.get(base, "rope.who.other"), lang)
+def who_uses(base: float, lang: str, model: Optional[ModelBases] = None) -> str:
+    users = []
+    if model is not None and base in model.bases:
+        kinds = text("rope.model.separator", lang).join(kind_name(kind, lang) for kind in model.kinds_with(base))
+        users.append(text("rope.who.model", lang, title=model.title, kinds=kinds))
+    if base in PUBLISHED_BASES:
+        users.append(text(PUBLISHED_BASES[base], lang))
+    return text("rope.model.separator", lang).join(users) if users else text("rope.who.other", lang)
+
+
+# ============================================================================ the criterion (C13, first half)
+
+@dataclass(frozen=True)
+class Slowing:
+    """The smallest and the largest base of a result compared pair by pair."""
+    low: float
+    high: float
+    theta0_ratio: float            # θ_0 at `high` ÷ θ_0 at `low`
+    ratios: np.ndarray             # (pairs − 1,) θ_i at `high` ÷ θ_i at `low`, i ≥ 1
+    never_low: int                 # pairs that never complete a turn inside the context
+    never_high: int
+
+    @property
+    def slowed(self) -> int:
+        return int((self.ratios < 1.0).sum())
+
+    @property
+    def fastest_ratio(self) -> float:
+        """The ratio of the pair that slowed least (1.0 or more: some pair did not slow)."""
+        return float(self.ratios.max())
+
+    @property
+    def slowest_ratio(self) -> float:
+        return float(self.ratios.min())
+
+
+# θ_0 = base^0 = 1 for every base: equal to the last bit in float64.
+THETA0_TOL = 1e-12
+
+
+def slowing(result: Frequencies) -> Optional[Slowing]:
+    """The comparison of the smallest and the largest base; None with fewer than two bases or
+    fewer than two pairs."""
+    if len(result.bases) < 2 or result.pairs < 2:
+        return None
+    order = np.argsort(result.bases, kind="stable")
+    low, high = int(order[0]), int(order[-1])
+    return Slowing(low=result.bases[low], high=result.bases[high],
+                   theta0_ratio=float(result.theta[high, 0] / result.theta[low, 0]),
+                   ratios=result.theta[high, 1:] / result.theta[low, 1:],
+                   never_low=int(result.never_counts[low]), never_high=int(result.never_counts[high]))
+
+
+def larger_base_slows(result: Frequencies) -> bool:
+    """C13: the larger base leaves pair 0 as it is (θ_0 ratio 1 within THETA0_TOL) and slows
+    every other pair (ratio < 1)."""
+    compared = slowing(result)
+    return bool(compared is not None and abs(compared.theta0_ratio - 1.0) <= THETA0_TOL
+                and compared.slowed == len(compared.ratios))
 
 
 def figures(result: Frequencies, lang: str) -> tuple[go.Figure]:
@@ -199,14 +299,15 @@ def summary(result: Frequencies, lang: str) -> str:
              for base, full, never, theta, wavelength in zip(result.bases, result.full_turn_counts,
                                                              result.never_counts, result.theta,
                                                              result.wavelength)]
-    order = np.argsort(result.bases, kind="stable")
-    if len(order) >= 2 and result.pairs >= 2:
-        low, high = int(order[0]), int(order[-1])
-        ratio = result.theta[high, 1:] / result.theta[low, 1:]          # (pairs − 1,) all < 1
-        lines.append("\n" + text("rope.freq.slower", lang, low=base_label(result.bases[low]),
-                                 high=base_label(result.bases[high]), n=len(ratio),
-                                 min_ratio=float(ratio.max()), max_ratio=float(ratio.min()),
-                                 last=len(ratio)))
+    compared = slowing(result)
+    if compared is not None:
+        key = "rope.freq.slower" if larger_base_slows(result) else "rope.freq.not_slower"
+        lines.append("\n" + text(key, lang, low=base_label(compared.low), high=base_label(compared.high),
+                                 theta0_ratio=compared.theta0_ratio, slowed=compared.slowed,
+                                 n=len(compared.ratios), min_ratio=float(compared.ratios[0]),
+                                 max_ratio=compared.slowest_ratio, fastest=compared.fastest_ratio,
+                                 last=len(compared.ratios), never_low=compared.never_low,
+                                 never_high=compared.never_high, context=result.context))
     return "\n".join(lines)
 
 
@@ -216,7 +317,7 @@ def table(result: Frequencies, lang: str) -> pd.DataFrame:
     theta1 = result.theta[:, 1] if result.pairs > 1 else np.full(len(result.bases), np.nan)
     columns = {
         "rope.col.base": [base_label(base) for base in result.bases],
-        "rope.col.who": [who_uses(base, lang) for base in result.bases],
+        "rope.col.who": [who_uses(base, lang, result.model) for base in result.bases],
         "rope.col.pairs": [result.pairs] * len(result.bases),
         "rope.col.full_turn": result.full_turn_counts.astype(int).tolist(),
         "rope.col.never": result.never_counts.astype(int).tolist(),

@@ -13,7 +13,7 @@ import torch
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term, text
 from explorer.plotting import Fig
-from explorer.rope.capture import QKCapture, shown
+from explorer.rope.capture import QKCapture, rounding_tolerance, shown
 from explorer.rope.toeplitz import ToeplitzResult
 from models.layers import apply_rope, rope_cos_sin
 
@@ -66,6 +66,19 @@ class PairRotation:
     own: tuple[float, float]      # the model's post-RoPE q at the token's position, this pair
     own_error: float              # |our rotation to the token's position − the model's q|
     radii: np.ndarray             # (d/2,) length of every pair of this q
+    vector_scale: float = 1.0     # the largest |entry| of the model's post-RoPE q of this token
+    dtype: str = "float32"        # the model's compute dtype
+
+    @property
+    def radius_spread(self) -> float:
+        """(largest − smallest) distance from the origin over the drawn points, relative to the
+        radius: RoPE rotates, so this is rounding only."""
+        lengths = np.hypot(self.points[:, 0], self.points[:, 1])
+        return float((lengths.max() - lengths.min()) / max(self.radius, 1e-30))
+
+    @property
+    def own_relative(self) -> float:
+        return self.own_error / max(self.vector_scale, 1e-30)
 
     @property
     def radius(self) -> float:
@@ -82,6 +95,21 @@ class PairRotation:
     @property
     def wavelength(self) -> float:
         return 2 * math.pi / self.theta
+
+
+# The rotated points are computed in float32: their length varies by a few float32 roundings.
+LENGTH_TOL = 1e-5
+
+
+def length_kept(result: PairRotation) -> bool:
+    """The pair keeps its length at every drawn position, to LENGTH_TOL (relative)."""
+    return bool(result.radius_spread <= LENGTH_TOL)
+
+
+def hits_own_q(result: PairRotation) -> bool:
+    """Our rotation to the token's own position lands on the q the model used, to a few units of
+    the model dtype's rounding relative to that q's largest entry."""
+    return bool(result.own_relative <= rounding_tolerance(result.dtype))
 
 
 def check_position(position) -> int:
@@ -107,7 +135,8 @@ def run(capture_result: ToeplitzResult, pair, position) -> PairRotation:
         layer=capture.layer, head=head, token=token, word=capture.tokens[token], head_dim=d, pair=pair,
         position=position, steps=steps.numpy(), points=pair_trajectory(vector, pair, inv_freq, steps),
         theta=float(inv_freq[pair]), own=own, own_error=float(np.abs(at_token - np.array(own)).max()),
-        radii=pair_radii(capture, head, token).numpy())
+        radii=pair_radii(capture, head, token).numpy(), vector_scale=float(real.abs().max()),
+        dtype=capture.dtype)
 
 
 def figures(result: PairRotation, lang: str) -> tuple[go.Figure]:
@@ -148,7 +177,14 @@ def figures(result: PairRotation, lang: str) -> tuple[go.Figure]:
 
 def summary(result: PairRotation, lang: str) -> str:
     strongest = ", ".join(f"{int(i)} ({float(result.radii[i]):.2f})" for i in np.argsort(-result.radii)[:4])
-    return text("rope.pair.result", lang, pair=result.pair, partner=result.pair + result.head_dim // 2,
-                theta=result.theta, wavelength=result.wavelength, radius=result.radius,
-                position=result.position, angle=result.angle, turns=result.turns, token=result.token,
-                error=result.own_error, strongest=strongest)
+    out = text("rope.pair.result", lang, pair=result.pair, partner=result.pair + result.head_dim // 2,
+               theta=result.theta, wavelength=result.wavelength, radius=result.radius,
+               position=result.position, angle=result.angle, turns=result.turns, strongest=strongest)
+    verdicts = [
+        text("rope.pair.length.kept" if length_kept(result) else "rope.pair.length.changed", lang,
+             radius=result.radius, spread=result.radius_spread, tol=LENGTH_TOL, n=len(result.steps)),
+        text("rope.pair.own.hits" if hits_own_q(result) else "rope.pair.own.misses", lang,
+             token=result.token, error=result.own_error, rel=result.own_relative,
+             tol=rounding_tolerance(result.dtype)),
+    ]
+    return out + "\n\n" + "\n".join(f"- {line}" for line in verdicts)

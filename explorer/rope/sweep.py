@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,9 @@ SMOOTHING = 64                          # the chart's trailing mean, tokens
 
 # Sweep key of the unmodified model when no single base is "the trained one" (never a valid base).
 UNMODIFIED = 0.0
+
+# A changed base "raises the perplexity" when it is at least this much above the trained one's.
+PPL_RISE_MIN = 0.01
 
 # progress(done, total, key): `done` of `total` forwards finished, the next one's sweep key
 Progress = Callable[[int, int, float], None]
@@ -129,6 +132,12 @@ class Sweep:
     seconds: dict                  # key -> forward seconds
     n_tokens: int
     model_title: str = ""
+    planned: tuple[float, ...] = ()      # every key asked for; more than `bases` when time ran out
+    time_limit_s: Optional[float] = None
+
+    @property
+    def timed_out(self) -> bool:
+        return len(self.planned) > len(self.bases)
 
     @property
     def reference(self) -> float:
@@ -149,10 +158,22 @@ class Sweep:
         return [float(torch.exp(nll[lo:hi].mean())) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
-def run(model, tokenizer, text_in: str, bases: Sequence[float], apply_to: str = "full",
-        n_tokens=1024, progress: Optional[Progress] = None, model_title: str = "") -> Sweep:
-    """One forward of the first `n_tokens` tokens of `text_in` per base, NLL per position for each.
-    The model as trained always comes first (the trained base, or both of Gemma's bases)."""
+@dataclass(frozen=True)
+class SweepStep:
+    """Progress between two forwards: `done` of `total` finished, `key` runs next."""
+    done: int
+    total: int
+    key: float
+
+
+def steps(model, tokenizer, text_in: str, bases: Sequence[float], apply_to: str = "full", n_tokens=1024,
+          model_title: str = "", time_limit_s: Optional[float] = None) -> Iterator[Union[SweepStep, Sweep]]:
+    """The sweep one forward at a time: a SweepStep before each forward, the Sweep last. The model
+    as trained always comes first (the trained base, or both of Gemma's bases). Whoever drives
+    it can stop between forwards by not asking for the next item (a closed generator runs no
+    more forwards); past `time_limit_s` from the start no further forward begins, and the Sweep
+    holds the bases measured so far (`timed_out`). Every input is checked before the first."""
+    started = time.monotonic()
     config = model.config
     n_tokens = whole_number(n_tokens, Term("rope.name.tokens"), MIN_SWEEP_TOKENS, MAX_SWEEP_TOKENS)
     if isinstance(bases, str) or not bases:
@@ -170,16 +191,47 @@ def run(model, tokenizer, text_in: str, bases: Sequence[float], apply_to: str = 
         raise InputError("rope.err.few_tokens", n=len(ids), least=MIN_SWEEP_TOKENS)
     nll, seconds = {}, {}
     for index, key in enumerate(keys):
-        if progress is not None:
-            progress(index, len(keys), key)
+        # the model as trained always runs: every row is compared with it
+        if index > 0 and time_limit_s is not None and time.monotonic() - started >= time_limit_s:
+            break
+        yield SweepStep(index, len(keys), key)
         options = trained_options(config, apply_to) if key == reference else base_options(config, key, apply_to)
         start = time.perf_counter()
         nll[key] = nll_per_position(model, ids, options)
         seconds[key] = time.perf_counter() - start
-    if progress is not None:
-        progress(len(keys), len(keys), keys[-1])
-    return Sweep(bases=keys, trained=trained, trained_pair=trained_base_pair(config), apply_to=apply_to,
-                 nll=nll, seconds=seconds, n_tokens=len(ids), model_title=model_title)
+    yield Sweep(bases=tuple(nll), trained=trained, trained_pair=trained_base_pair(config), apply_to=apply_to,
+                nll=nll, seconds=seconds, n_tokens=len(ids), model_title=model_title, planned=keys,
+                time_limit_s=time_limit_s)
+
+
+def run(model, tokenizer, text_in: str, bases: Sequence[float], apply_to: str = "full",
+        n_tokens=1024, progress: Optional[Progress] = None, model_title: str = "",
+        time_limit_s: Optional[float] = None) -> Sweep:
+    """One forward of the first `n_tokens` tokens of `text_in` per base, NLL per position for each
+    (`steps` driven to the end; `progress(done, total, next key)` before each forward)."""
+    for item in steps(model, tokenizer, text_in, bases, apply_to, n_tokens, model_title, time_limit_s):
+        if isinstance(item, Sweep):
+            if progress is not None:
+                progress(len(item.bases), len(item.planned), item.bases[-1])
+            return item
+        if progress is not None:
+            progress(item.done, item.total, item.key)
+    raise AssertionError("steps() ends with its Sweep")
+
+
+# ============================================================================ the criterion (C13, second half)
+
+def perplexity_ratios(result: Sweep) -> dict:
+    """Changed key -> its perplexity ÷ the model as trained."""
+    trained = result.perplexity(result.reference)
+    return {key: result.perplexity(key) / trained for key in result.bases if key != result.reference}
+
+
+def perplexity_rises(result: Sweep) -> bool:
+    """C13: every changed base measured raises the perplexity by at least PPL_RISE_MIN (and at
+    least one was measured)."""
+    ratios = perplexity_ratios(result)
+    return bool(ratios) and all(ratio >= 1.0 + PPL_RISE_MIN for ratio in ratios.values())
 
 
 def moving_average(values: np.ndarray, window: int) -> np.ndarray:
@@ -229,8 +281,9 @@ def table(result: Sweep, lang: str) -> pd.DataFrame:
 
 
 def summary(result: Sweep, lang: str) -> str:
-    """The trained base's perplexity, the lowest one in the sweep, and whether any larger base
-    did better in the last quarter of the text (where a longer reach would help)."""
+    """The trained base's perplexity, the lowest one in the sweep, whether every changed base
+    raised it (the C13 criterion), whether any larger base did better in the last quarter of
+    the text (where a longer reach would help), and a time limit that cut the sweep short."""
     ppl = {key: result.perplexity(key) for key in result.bases}
     last_quarter = {key: result.binned_perplexity(key)[-1] for key in result.bases}
     best = min(ppl, key=ppl.get)
@@ -244,11 +297,29 @@ def summary(result: Sweep, lang: str) -> str:
             verdict = text("rope.base.some_better", lang, which=", ".join(base_label(b) for b in better),
                            gain=gain)
         else:
-            verdict = text("rope.base.none_better", lang)
+            closest = min(larger, key=lambda b: last_quarter[b])
+            verdict = text("rope.base.none_better", lang, closest=base_label(closest),
+                           ratio=last_quarter[closest] / last_quarter[reference])
         larger_text = text("rope.base.larger", lang, items=items, verdict=verdict)
     else:
         larger_text = text("rope.base.no_larger", lang)
-    return text("rope.base.result", lang, model=result.model_title,
-                apply=text(f"rope.base.apply.{result.apply_to}", lang), tokens=result.n_tokens,
-                trained=result.label(reference, lang), trained_ppl=ppl[reference],
-                best=result.label(best, lang), best_ppl=ppl[best], larger=larger_text)
+    out = text("rope.base.result", lang, model=result.model_title,
+               apply=text(f"rope.base.apply.{result.apply_to}", lang), tokens=result.n_tokens,
+               trained=result.label(reference, lang), trained_ppl=ppl[reference],
+               best=result.label(best, lang), best_ppl=ppl[best], larger=larger_text)
+    ratios = perplexity_ratios(result)
+    if ratios:
+        low, high = min(ratios, key=ratios.get), max(ratios, key=ratios.get)
+        below = [key for key, ratio in ratios.items() if ratio < 1.0 + PPL_RISE_MIN]
+        if perplexity_rises(result):
+            rise = text("rope.base.rise.all", lang, n=len(ratios), rise=PPL_RISE_MIN, low=ratios[low],
+                        low_base=base_label(low), high=ratios[high], high_base=base_label(high))
+        else:
+            rise = text("rope.base.rise.not_all", lang, n=len(below), total=len(ratios), rise=PPL_RISE_MIN,
+                        items=", ".join(f"{base_label(key)} (×{ratios[key]:.3f})" for key in below))
+        out += "\n\n" + rise
+    if result.timed_out:
+        left = [base_label(key) for key in result.planned if key not in result.nll]
+        out += "\n\n" + text("rope.base.timed_out", lang, limit=result.time_limit_s or 0.0,
+                              done=len(result.bases), total=len(result.planned), left=", ".join(left))
+    return out

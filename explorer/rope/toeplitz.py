@@ -16,12 +16,22 @@ from explorer.locales import Term, template, text
 from explorer.masks import describe
 from explorer.plotting import Fig
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, QKCapture, capture_qk, real_scores, \
-    rope_reproduction_error, shown
+    reproduction_scale, rope_reproduction_error, rounding_tolerance, shown
 from explorer.rope.frequencies import base_label
 from models.layers import apply_rope, rope_cos_sin
 
 MIN_TOEPLITZ_POSITIONS = 16   # the tab's slider: 16 .. 256 positions
 MAX_TOEPLITZ_POSITIONS = 256
+
+# The criteria the summary and the claims board (explorer/rope/evidence.py) read a verdict from.
+# Scores are computed in float64, whose rounding leaves ~1e-15 of the largest score along a
+# diagonal; a rotation that were not a pure function of n − m leaves a spread of the order of
+# the scores themselves (only q rotated: 1e-3 .. 1 on the real models).
+TOEPLITZ_TOL = 1e-9           # both rotated: largest diagonal spread / largest score
+IDENTITY_TOL = 1e-9           # |<R_m q, R_n k> − <q, R_(n−m) k>| / largest score
+ONE_SIDE_MIN_RELATIVE = 1e-3  # only q rotated: the spread must be at least this ...
+ONE_SIDE_MIN_RATIO = 1e3      # ... and this many times the both-rotated spread
+FLOAT64_EPS = float(np.finfo(np.float64).eps)   # floor of a spread in a ratio (no 0 / 0)
 
 
 def placed_scores(q_vec: torch.Tensor, k_vec: torch.Tensor, inv_freq: torch.Tensor,
@@ -92,10 +102,46 @@ class ToeplitzResult:
     identity_error: float
     reproduction_error: float     # our rotation of the captured q_pre, k_pre vs the model's q, k
     real: torch.Tensor            # (T, T) the layer's scaled scores on the text, NaN where masked
+    reproduction_scale: float = 1.0   # the largest |entry| of the model's q, k
 
     @property
     def n_positions(self) -> int:
         return self.both.shape[0]
+
+    @property
+    def reproduction_relative(self) -> float:
+        return self.reproduction_error / max(self.reproduction_scale, 1e-30)
+
+    @property
+    def one_side_ratio(self) -> float:
+        """Only-q spread ÷ both-rotated spread (relative spreads, the latter floored at float64's
+        epsilon)."""
+        return self.spread_query.relative / max(self.spread_both.relative, FLOAT64_EPS)
+
+
+# ============================================================================ criteria
+
+def toeplitz_holds(result: ToeplitzResult) -> bool:
+    """C11: both rotated, every diagonal is constant up to TOEPLITZ_TOL of the largest score."""
+    return bool(result.spread_both.relative <= TOEPLITZ_TOL)
+
+
+def identity_holds(result: ToeplitzResult) -> bool:
+    """<R_m q, R_n k> = <q, R_(n−m) k> to IDENTITY_TOL of the largest score."""
+    return bool(result.identity_error <= IDENTITY_TOL)
+
+
+def reproduces(result: ToeplitzResult) -> bool:
+    """Our rotation of the captured pre-RoPE q, k gives the q, k the model used, to a few units
+    of the model dtype's rounding (capture.rounding_tolerance)."""
+    return bool(result.reproduction_relative <= rounding_tolerance(result.capture.dtype))
+
+
+def absolute_position_remains(result: ToeplitzResult) -> bool:
+    """C12: only q rotated, the diagonals spread by at least ONE_SIDE_MIN_RELATIVE of the largest
+    score and ONE_SIDE_MIN_RATIO times the both-rotated spread."""
+    return bool(result.spread_query.relative >= ONE_SIDE_MIN_RELATIVE
+                and result.one_side_ratio >= ONE_SIDE_MIN_RATIO)
 
 
 def toeplitz(capture: QKCapture, head, q_token, k_token, n_positions) -> ToeplitzResult:
@@ -118,7 +164,8 @@ def toeplitz(capture: QKCapture, head, q_token, k_token, n_positions) -> Toeplit
         clamped=(q_index, k_index) != (q_asked, k_asked), both=both, query_only=one,
         spread_both=diagonal_spread(both), spread_query=diagonal_spread(one),
         identity_error=relative_identity_error(q_vec, k_vec, inv_freq, n_positions),
-        reproduction_error=rope_reproduction_error(capture), real=real_scores(capture, head))
+        reproduction_error=rope_reproduction_error(capture), real=real_scores(capture, head),
+        reproduction_scale=reproduction_scale(capture))
 
 
 def run(model, tokenizer, text_in, layer, head, q_token, k_token, n_positions, max_tokens) -> ToeplitzResult:
@@ -183,8 +230,20 @@ def summary(result: ToeplitzResult, lang: str) -> str:
                k_word=shown(capture.tokens[result.k_token]), n=result.n_positions,
                both=result.spread_both.spread, both_rel=result.spread_both.relative,
                one=result.spread_query.spread, one_rel=result.spread_query.relative,
-               scale=result.spread_both.scale, identity=result.identity_error,
-               repro=result.reproduction_error)
+               scale=result.spread_both.scale)
+    verdicts = [
+        text("rope.qk.toeplitz.holds" if toeplitz_holds(result) else "rope.qk.toeplitz.fails", lang,
+             rel=result.spread_both.relative, scale=result.spread_both.scale, tol=TOEPLITZ_TOL),
+        text("rope.qk.one_side.remains" if absolute_position_remains(result) else "rope.qk.one_side.gone",
+             lang, ratio=result.one_side_ratio, rel=result.spread_query.relative,
+             min_rel=ONE_SIDE_MIN_RELATIVE, min_ratio=ONE_SIDE_MIN_RATIO),
+        text("rope.qk.identity.holds" if identity_holds(result) else "rope.qk.identity.fails", lang,
+             identity=result.identity_error, tol=IDENTITY_TOL),
+        text("rope.qk.repro.holds" if reproduces(result) else "rope.qk.repro.fails", lang,
+             repro=result.reproduction_error, rel=result.reproduction_relative,
+             tol=rounding_tolerance(capture.dtype), dtype=capture.dtype),
+    ]
+    out += "\n\n" + "\n".join(f"- {line}" for line in verdicts)
     if result.clamped:
         last = len(capture.tokens) - 1
         out += "\n\n" + text("rope.qk.clamped", lang, tokens=last + 1, last=last)

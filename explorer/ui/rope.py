@@ -3,7 +3,10 @@ model's q and k (C11) and what one-sided rotation leaves (C12), one pair rotatin
 against distance, the real model's perplexity and continuation with its base changed, and the
 context-extension recipes. One section per experiment of explorer/rope; the handlers are
 module-level (a test calls them without a server) and return the typed result for the
-section's gr.State, from which the language switch redraws."""
+section's gr.State, from which the language switch redraws. The handlers that run many
+forwards (the perplexity sweep, the continuation) are generators that yield between two
+forwards: Stop, a closed page or a finished event closes them there, and a time limit inside
+the run ends them with what was measured so far."""
 from __future__ import annotations
 
 import functools
@@ -28,6 +31,13 @@ LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": 
 DEFAULT_BASES = "10000, 100000, 500000, 1000000"
 DEFAULT_SWEEP = "10000, 100000, 500000, 1000000, 10000000"
 DEFAULT_PAIR_POSITION = 24
+# Time limits of the long handlers, checked between two forwards (one forward of 2,048 tokens
+# of Gemma takes tens of seconds on a busy CPU, so a run ends at most one forward later).
+SWEEP_TIME_LIMIT_S = 300.0
+CONTINUATION_TIME_LIMIT_S = 120.0
+# Gradio's own `time_limit=` on the events (it acts on streaming events; the limit inside the
+# run is what ends the work): the run's limit plus one forward.
+EVENT_SLACK_S = 120
 
 
 def default_capture_text() -> str:
@@ -50,11 +60,35 @@ def draw_frequencies(result: frequencies_experiment.Frequencies, lang: str):
 
 
 @visitor_errors
-def frequencies(lang, bases_text, head_dim, context):
-    """Per-pair frequency θ_i = base^(-2i/d) and wavelength for several bases against a context."""
+def frequencies(lang, bases_text, head_dim, context, model_bases=None):
+    """Per-pair frequency θ_i = base^(-2i/d) and wavelength for several bases against a context;
+    `model_bases` (the section's gr.State, from the model picker) names the loaded model's bases
+    in the table."""
     lang = normalize_language(lang)
-    result = frequencies_experiment.run(frequencies_experiment.parse_bases(bases_text), head_dim, context)
+    result = frequencies_experiment.run(frequencies_experiment.parse_bases(bases_text), head_dim, context,
+                                        model_bases)
     return (*draw_frequencies(result, lang), result)
+
+
+# ----------------------------------------------------------------------------- the loaded model's bases
+
+def draw_model_bases(bases: frequencies_experiment.ModelBases, lang: str):
+    """The note on the model's bases, for the frequencies and the base sections."""
+    note = frequencies_experiment.describe_bases(bases, lang)
+    return note, note
+
+
+def model_limits(runtime, model_name, lang, progress=gr.Progress()):
+    """The sliders and defaults that follow the picked model, and its RoPE bases read from its
+    config."""
+    loaded = load_or_error(runtime, model_name, progress)
+    config = loaded.config
+    bases = frequencies_experiment.model_bases(config, getattr(loaded.spec, "title", loaded.name))
+    return (gr.update(maximum=config.n_layers - 1, value=min(3, config.n_layers - 1)),
+            gr.update(maximum=config.n_heads - 1, value=0),
+            gr.update(maximum=config.head_dim // 2 - 1),
+            config.head_dim, float(config.rope_theta), bases,
+            *draw_model_bases(bases, normalize_language(lang)))
 
 
 # ----------------------------------------------------------------------------- real q and k: Toeplitz
@@ -125,18 +159,31 @@ def draw_sweep(result: sweep_experiment.Sweep, lang: str):
 
 
 def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Progress()):
-    """Perplexity per position on the long text for each RoPE base (one forward per base)."""
+    """Perplexity per position on the long text for each RoPE base (one forward per base). A
+    generator: (figure, summary, table, state, stop note) after each forward, the figure, table
+    and state only at the end; closing it (Stop, a closed page) runs no further forward."""
     lang = normalize_language(lang)
     bases = frequencies_experiment.parse_bases(bases_text)
     loaded = load_or_error(runtime, model_name, progress)
+    first = True
+    for item in sweep_experiment.steps(loaded.model, loaded.tokenizer, long_text(), bases, apply, n_tokens,
+                                       model_title=getattr(loaded.spec, "title", loaded.name),
+                                       time_limit_s=SWEEP_TIME_LIMIT_S):
+        clear = "" if first else gr.skip()   # the first message clears the last run's "Stopped."
+        first = False
+        if isinstance(item, sweep_experiment.Sweep):
+            yield (*draw_sweep(item, lang), item, "")
+            return
+        label = sweep_experiment.key_label(loaded.config, apply, item.key, lang)
+        status = text("rope.base.progress", lang, base=label, tokens=n_tokens, done=item.done + 1,
+                      total=item.total)
+        yield gr.skip(), status, gr.skip(), gr.skip(), clear
 
-    def report(done, total, key):
-        label = sweep_experiment.key_label(loaded.config, apply, key, lang)
-        progress(done / total, desc=text("rope.base.progress", lang, base=label, tokens=n_tokens))
 
-    result = sweep_experiment.run(loaded.model, loaded.tokenizer, long_text(), bases, apply, n_tokens,
-                                  progress=report, model_title=getattr(loaded.spec, "title", loaded.name))
-    return (*draw_sweep(result, lang), result)
+@visitor_errors
+def stopped(lang):
+    """The Stop buttons' note (their events cancel the run)."""
+    return text("rope.stopped", normalize_language(lang))
 
 
 # ----------------------------------------------------------------------------- continuation
@@ -146,14 +193,20 @@ def draw_continuation(result: continuation_experiment.Continuation, lang: str):
 
 
 def continuation(runtime, model_name, lang, log10_base, apply, n_tokens, n_new, progress=gr.Progress()):
-    """Greedy continuation of the long text's first tokens, trained base vs a changed base."""
+    """Greedy continuation of the long text's first tokens, trained base vs a changed base. A
+    generator like `sweep`: (summary, state, stop note), a progress line after every token."""
     lang = normalize_language(lang)
     continuation_experiment.check_log10_base(log10_base)
     loaded = load_or_error(runtime, model_name, progress)
-    progress(0.1)
-    result = continuation_experiment.run(loaded.model, loaded.tokenizer, long_text(), log10_base, apply,
-                                         n_tokens, n_new)
-    return draw_continuation(result, lang), result
+    first = True
+    for item in continuation_experiment.steps(loaded.model, loaded.tokenizer, long_text(), log10_base, apply,
+                                              n_tokens, n_new, time_limit_s=CONTINUATION_TIME_LIMIT_S):
+        clear = "" if first else gr.skip()
+        first = False
+        if isinstance(item, continuation_experiment.Continuation):
+            yield draw_continuation(item, lang), item, ""
+            return
+        yield text("rope.cont.progress", lang, done=item.done, total=item.total), gr.skip(), clear
 
 
 # ----------------------------------------------------------------------------- scaling recipes
@@ -176,8 +229,10 @@ def build(ctx: TabContext) -> None:
     bind = lambda handler: visitor_errors(functools.partial(handler, runtime))  # noqa: E731
     gr.Markdown(t("rope.intro"), latex_delimiters=LATEX)
 
+    model_bases_state = gr.State(None)   # the picked model's bases (ModelBases), from its config
     with ctx.section("rope.freq.title"):
         gr.Markdown(t("rope.freq.heading"), latex_delimiters=LATEX)
+        freq_model_note = gr.Markdown(elem_id="rope-freq-model")
         with gr.Row():
             freq_bases = gr.Textbox(DEFAULT_BASES, label=t("rope.freq.bases"), scale=3,
                                     elem_id="rope-freq-bases")
@@ -190,10 +245,9 @@ def build(ctx: TabContext) -> None:
         freq_text = gr.Markdown(elem_id="rope-freq-text")
         freq_table = gr.Dataframe(elem_id="rope-freq-table", interactive=False, wrap=True)
         freq_state = gr.State(None)
-        freq_inputs = [ctx.lang, freq_bases, freq_dim, freq_context]
+        freq_inputs = [ctx.lang, freq_bases, freq_dim, freq_context, model_bases_state]
         freq_outputs = [freq_plot, freq_text, freq_table]
         freq_run.click(frequencies, freq_inputs, [*freq_outputs, freq_state], api_name="rope_frequencies")
-        ctx.demo.load(frequencies, freq_inputs, [*freq_outputs, freq_state], api_visibility="private")
         ctx.redraw_on_language(freq_state, freq_outputs, draw_frequencies)
 
     with ctx.section("rope.qk.title"):
@@ -263,6 +317,7 @@ def build(ctx: TabContext) -> None:
 
     with ctx.section("rope.base.title"):
         gr.Markdown(t("rope.base.heading"), latex_delimiters=LATEX)
+        base_model_note = gr.Markdown(elem_id="rope-base-model")
         gr.Markdown(t("rope.base.source"), elem_id="rope-base-source")
         with gr.Row():
             sweep_bases = gr.Textbox(DEFAULT_SWEEP, label=t("rope.base.bases"), scale=3,
@@ -273,14 +328,20 @@ def build(ctx: TabContext) -> None:
         apply_to = gr.Radio([(t("rope.base.apply.full"), "full"), (t("rope.base.apply.sliding"), "sliding"),
                              (t("rope.base.apply.all"), "all")], value="full", label=t("rope.base.apply"),
                             elem_id="rope-apply-to")
-        sweep_run = gr.Button(t("rope.base.run"), variant="primary", elem_id="rope-sweep-run")
+        with gr.Row():
+            sweep_run = gr.Button(t("rope.base.run"), variant="primary", elem_id="rope-sweep-run")
+            sweep_stop = gr.Button(t("rope.stop"), variant="stop", elem_id="rope-sweep-stop")
+        sweep_note = gr.Markdown(elem_id="rope-sweep-note")
         sweep_text = gr.Markdown(elem_id="rope-sweep-text")
         sweep_plot = gr.Plot(elem_id="rope-sweep-plot", show_label=False)
         sweep_table = gr.Dataframe(elem_id="rope-sweep-table", interactive=False, wrap=True)
         sweep_state = gr.State(None)
         sweep_outputs = [sweep_plot, sweep_text, sweep_table]
-        sweep_run.click(bind(sweep), [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
-                        [*sweep_outputs, sweep_state], api_name="rope_perplexity", **ctx.model_event)
+        sweep_event = sweep_run.click(
+            bind(sweep), [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
+            [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
+            time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
+        sweep_stop.click(stopped, [ctx.lang], [sweep_note], cancels=[sweep_event], api_name="rope_perplexity_stop")
         ctx.redraw_on_language(sweep_state, sweep_outputs, draw_sweep)
 
     with ctx.section("rope.cont.title"):
@@ -291,10 +352,15 @@ def build(ctx: TabContext) -> None:
             cont_new = gr.Slider(continuation_experiment.MIN_NEW_TOKENS, continuation_experiment.MAX_NEW_TOKENS, value=20, step=1,
                                  label=t("rope.cont.new"), elem_id="rope-cont-new")
             cont_run = gr.Button(t("rope.cont.run"), elem_id="rope-cont-run")
+            cont_stop = gr.Button(t("rope.stop"), variant="stop", elem_id="rope-cont-stop")
+        cont_note = gr.Markdown(elem_id="rope-cont-note")
         cont_text = gr.Markdown(elem_id="rope-cont-text")
         cont_state = gr.State(None)
-        cont_run.click(bind(continuation), [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
-                       [cont_text, cont_state], api_name="rope_continue", **ctx.model_event)
+        cont_event = cont_run.click(
+            bind(continuation), [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
+            [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
+            time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
+        cont_stop.click(stopped, [ctx.lang], [cont_note], cancels=[cont_event], api_name="rope_continue_stop")
         ctx.redraw_on_language(cont_state, [cont_text], draw_continuation)
 
     with ctx.section("rope.scale.section"):
@@ -313,13 +379,10 @@ def build(ctx: TabContext) -> None:
         ctx.redraw_on_language(scale_state, [scale_plot], draw_scaling)
 
     # ------------------------------------------------------------------ follow the model picker
-    def limits(model_name, progress=gr.Progress()):
-        config = load_or_error(runtime, model_name, progress).config
-        return (gr.update(maximum=config.n_layers - 1, value=min(3, config.n_layers - 1)),
-                gr.update(maximum=config.n_heads - 1, value=0),
-                gr.update(maximum=config.head_dim // 2 - 1),
-                config.head_dim, float(config.rope_theta))
-
-    limit_outputs = [qk_layer, qk_head, pair_index, freq_dim, scale_base]
-    ctx.model.change(limits, [ctx.model], limit_outputs, api_visibility="private")
-    ctx.demo.load(limits, [ctx.model], limit_outputs, api_visibility="private")
+    # the sliders, the head dimension and the model's bases; then the frequencies with them
+    limit_outputs = [qk_layer, qk_head, pair_index, freq_dim, scale_base, model_bases_state,
+                     freq_model_note, base_model_note]
+    for trigger in (ctx.model.change, ctx.demo.load):
+        trigger(bind(model_limits), [ctx.model, ctx.lang], limit_outputs, api_visibility="private").then(
+            frequencies, freq_inputs, [*freq_outputs, freq_state], api_visibility="private")
+    ctx.redraw_on_language(model_bases_state, [freq_model_note, base_model_note], draw_model_bases)

@@ -491,3 +491,38 @@ def evidence_from(result: RooflineResult, model: str = "") -> "Evidence":
                     criterion="claims.C2.criterion", tab="generate",
                     section="section-generate-roofline",
                     fields={"b": C2_BATCH, "k": C2_MIN_SPEEDUP}, model=model)
+
+
+# ----------------------------------------------------------------------------- command line
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """The section's measurement from a shell, as a Markdown table (docs/BENCHMARKS.md):
+        python -m explorer.generate.roofline --model smollm2-135m-instruct --context 64"""
+    import argparse
+    import os
+
+    from explorer.generate.scheduler import BATCH_THREADS
+    from explorer.runtime import Runtime
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--context", type=int, default=DEFAULT_CONTEXT)
+    parser.add_argument("--steps", type=int, default=TIMED_STEPS)
+    args = parser.parse_args(argv)
+    loaded = Runtime().get(args.model)
+    roof = device_roof.measure(loaded.device, loaded.dtype, BATCH_THREADS)
+    result = run(loaded.model, prompt_ids(loaded.tokenizer, check_context(args.context)), roof,
+                 name=args.model, timed_steps=args.steps, threads=BATCH_THREADS)
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min), {result.threads} intra-op thread(s)")
+    print(device_line(roof).replace("**", ""))
+    print("\n| B | step ms (best) | tokens/s | intensity FLOP/B | GB/s achieved | GFLOP/s achieved |")
+    print("|---|---|---|---|---|---|")
+    for row in zip(result.batches, result.step_seconds, result.tokens_per_s, result.intensity,
+                   result.achieved_bandwidth, result.achieved_flops):
+        b, s, r, i, bw, fl = row
+        print(f"| {b} | {s * 1e3:.1f} | {r:.1f} | {i:.2f} | {bw / 1e9:.1f} | {fl / 1e9:.1f} |")
+    print()
+    print(summary(result).replace("**", ""))
+
+
+if __name__ == "__main__":
+    main()

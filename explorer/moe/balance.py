@@ -135,8 +135,9 @@ def load_figure(series: Sequence[tuple[str, Sequence[LayerLoad]]], lang: Optiona
     title = text(title_key, lang)
     if not subtitle:
         return fig.finish(title, height=380)
-    out = fig.finish(f"{title}<br><sub>{subtitle}</sub>", height=400)
-    out.update_layout(margin=dict(t=112))      # room for the second title line above the legend
+    out = fig.finish(f"{title}<br><sub>{subtitle}</sub>", height=410)
+    # a two-line title rises above its anchor: lower it, and leave room above the legend
+    out.update_layout(title_y=0.93, margin=dict(t=122))
     return out
 
 

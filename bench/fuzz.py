@@ -492,7 +492,10 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                         if touched and case.strict:
                             report.fail(case, "invalid input reached the model", answer)
                         if answer.seconds > invalid_s:
-                            report.fail(case, f"error took more than {invalid_s} s", answer)
+                            # an ignored value's case completes (status "complete", no message):
+                            # it is its answer that was slow, not an error without words
+                            what = "error" if not answer.ok else "answer (accepted)"
+                            report.fail(case, f"{what} took more than {invalid_s} s", answer)
                     if answer.seconds > any_s:
                         report.fail(case, f"answer took more than {any_s} s", answer)
                     if answer.message and LEAK.search(without_echo(answer.message, case)):

@@ -103,3 +103,26 @@ def test_a_value_outside_a_choice_is_refused_in_a_short_message():
     patched = gr.Dropdown.preprocess
     short_choice_errors((gr.Dropdown,), gr.Error)   # idempotent: not wrapped twice
     assert gr.Dropdown.preprocess is patched
+
+
+@pytest.mark.parametrize("window, sinks", [(10**400, 4), (-10**400, 4), (64, 10**400),
+                                           (math.nan, 4), (64, "abc")])
+def test_flash_timing_refuses_an_unusable_value_in_a_control_the_mask_does_not_read(
+        monkeypatch, window, sinks):
+    """Found by the fuzz: with a causal mask, /flash_timing ignored a window or sink count of
+    10**400 and ran its whole timing sweep (10-12 s here) before answering; the fuzz reported
+    that slow *completed* answer as "error took more than 1 s" with an empty message. Such a
+    value is refused before any sweep."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from explorer.flash import timing
+    from explorer.ui import flash
+
+    monkeypatch.setattr(timing, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
+    runtime = SimpleNamespace(device=torch.device("cpu"))
+    with pytest.raises(InputError):
+        flash.run_timing(runtime, "en", "causal", window, sinks, 32, 32, 64, 2048)
+    with pytest.raises(InputError):
+        flash.run_io(runtime, "en", "causal", window, sinks, 32, 32, 64, 96, 2048)

@@ -11,7 +11,7 @@ import gradio as gr
 from explorer import prompts
 from explorer.flash import capture as flash_capture
 from explorer.flash import exactness, figures, io, schedule, timing
-from explorer.inputs import check_text, whole_number
+from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
 from explorer.ui import TabContext, load_or_error, visitor_errors
 from models.attention import MaskSpec
@@ -80,6 +80,11 @@ def draw_exact(cases, lang):
 
 # ----------------------------------------------------------------------------- 3. traffic and memory
 def _mask_and_blocks(mask_kind, window, sinks, block_q, block_k) -> tuple[MaskSpec, int, int]:
+    # a causal mask reads neither window nor sinks; a value no mask could use (NaN, 10**400,
+    # text) is refused all the same, before a sweep of seconds that would ignore it
+    for value, name in ((window, "flash.name.window"), (sinks, "flash.name.sinks")):
+        if value is not None:
+            finite_number(value, Term(name))
     override = flash_capture.mask_override(mask_kind, window, sinks)
     block_q = whole_number(block_q, Term("flash.name.block_q"), 1, io.MAX_SWEEP_N["cuda"])
     block_k = whole_number(block_k, Term("flash.name.block_k"), 1, io.MAX_SWEEP_N["cuda"])

@@ -1389,11 +1389,12 @@ STRINGS: dict[str, str] = {
     'moe.load.intro': (
         'The same text through the three routers, beside each model\'s load over the held-out '
         'files (from its model card, measured on the stored weights and re-checked by the '
-        'tests). Without balancing, a few experts take most tokens in the deeper layers and '
-        'some are almost never used (**collapse**); the auxiliary loss '
+        'tests). Without balancing a router can send most tokens to a few experts and leave '
+        'others almost unused (**collapse**); the auxiliary loss '
         '$N \\sum_e f_e P_e$ ($f_e$: picks per token, $P_e$: mean router probability) and the '
         'selection bias (added to the scores for choosing only, nudged after each step toward '
-        'equal load) keep it level.'),
+        'equal load) are meant to level it. The line under the chart\'s title compares the three '
+        'on your text.'),
     'moe.load.run': 'Compare the three routers',
     'moe.load.held': '{name}, held-out files',
     'moe.load.text': '{name}, your text',
@@ -1437,9 +1438,9 @@ STRINGS: dict[str, str] = {
     'moe.cost.section': 'Time per token vs k',
     'moe.cost.intro': (
         'The same weights, the same tokens, routed to $k$ = 1, 2, 4, 8 experts: the measured time '
-        'of one forward per token follows $k$ (attention and the embedding cost the same at every '
-        '$k$, so it grows less than the expert work), while the parameter count stays that of '
-        'all $N$ experts.'),
+        'of one forward per token against $k$ (attention and the embedding cost the same at every '
+        '$k$, so the time can grow only by part of the expert work), while the parameter count '
+        'stays that of all $N$ experts. The summary says whether the time grew.'),
     'moe.cost.run': 'Time it',
     'moe.cost.summary': (
         'k = {k0}: {t0:.3f} ms per token; k = {k1}: {t1:.3f} ms per token ({ratio:.2f}×, for '

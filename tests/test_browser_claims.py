@@ -63,6 +63,9 @@ def _run_board(page):
 
 def test_board_in_english_and_chinese(page, board_url, screenshot):
     _open(page, board_url)
+    page.locator("#tab-claims-button").click()
+    # before a run: every claim, linked, nothing measured
+    assert _cell(page, 10, 4).inner_text() == "… not run" and _cell(page, 18, 0).inner_text() == "C19"
     _run_board(page)
     summary = page.locator("#claims-summary").inner_text()
     assert summary.startswith("14 of 19 claims hold on SmolLM2-135M-Instruct")

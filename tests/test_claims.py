@@ -105,6 +105,19 @@ def test_table_has_nineteen_rows_in_both_languages(fast):
     assert en.set_index("id").loc["C14", "criterion"] == "—"
 
 
+def test_the_board_before_and_while_it_runs():
+    blank = board.pending(fakes.FAST_REGISTRY)
+    en = board.table(blank, "en")
+    assert len(en) == 19 and set(en["verdict"]) == {"… not run"} and set(en["evidence (measured now)"]) == {"—"}
+    assert en.iloc[13, 6] == "[MoE routing ›](#open=moe)"                  # linked before any run
+    assert board.summary(blank, "zh") == "按**运行**，在已加载的模型上核验每个论断。"
+    seen: list = []
+    result = board.run(fake_loaded(), registry=fakes.FAST_REGISTRY, on_row=seen.append)
+    assert tuple(seen) == result.rows
+    halfway = board.table(board.pending(fakes.FAST_REGISTRY, result.rows[:12]), "en")
+    assert list(halfway["verdict"][10:14]) == ["✓ holds", "✗ fails", "… not run", "… not run"]
+
+
 def test_summary_counts_the_verdicts_in_both_languages(fast):
     en, zh = board.summary(fast, "en"), board.summary(fast, "zh")
     assert en.startswith("**14 of 19 claims hold** on SmolLM2-135M-Instruct (cpu, float32): "

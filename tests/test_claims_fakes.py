@@ -73,3 +73,14 @@ FAST_REGISTRY: tuple[ClaimEntry, ...] = tuple(
                   "C15": "not_evidence", "C16": "wrong_claim"}.get(claim, f"evidence_{claim.lower()}"),
           "moe" if claim == "C14" else "rope")
     for claim in CLAIM_IDS)
+
+
+def sleepy(loaded):
+    """A passing evidence function that takes a visible moment (the progress bar's test)."""
+    import time
+    time.sleep(0.4)
+    return _evidence("C11", True, loaded)
+
+
+# 19 claims of 0.4 s each: a board that is seen running for ~8 s
+SLOW_REGISTRY: tuple[ClaimEntry, ...] = tuple(entry("C11", "sleepy") for _ in CLAIM_IDS)

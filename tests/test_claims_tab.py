@@ -42,8 +42,10 @@ def test_the_handler_streams_progress_then_the_board_in_the_visitors_language():
         FakeRuntime(), fakes.FAST_REGISTRY, TITLES, False, "smollm2-135m-instruct", "zh-CN"))
     assert isinstance(result, board.BoardResult) and len(table) == 19
     assert "**19 个论断中有 14 个成立**" in summary and table.columns[0] == "编号"
-    assert any(isinstance(m[1], str) and m[1].startswith("正在核验 C1（第 1 个，共 19 个）")
-               for m in messages[:-1])
+    progress = messages[:-1]
+    assert [m[1] for m in progress] == [f"正在核验 C{i}（第 {i} 个，共 19 个）" for i in range(1, 20)]
+    # each progress message carries the table so far: rows measured, then rows still to come
+    assert list(progress[12][0]["结论"][10:14]) == ["✓ 成立", "✗ 不成立", "… 未运行", "… 未运行"]
     # the language switch redraws from the stored result without running anything
     redrawn_table, redrawn_summary = claims_tab.draw(result, "en", TITLES)
     assert redrawn_summary.startswith("**14 of 19 claims hold**")

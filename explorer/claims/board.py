@@ -47,6 +47,7 @@ TIMEOUT = "claims.err.timeout"          # it ran past its limit
 BUSY = "claims.err.busy"                # it is still running from an earlier board
 BOARD_TIME = "claims.err.board_time"    # not started: the board's time limit was reached
 STOPPED = "claims.err.stopped"          # not started or abandoned: the visitor stopped the board
+NOT_RUN = "claims.verdict.pending"      # the board before its first run (the tab's first view)
 
 Progress = Callable[[int, int, str], None]   # (claims done, claims in all, claim starting now)
 
@@ -68,11 +69,11 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        """"pass", "fail" (criterion not met, or no evidence because something broke) or
-        "missing" (no evidence function yet)."""
+        """"pass", "fail" (criterion not met, or no evidence because something broke),
+        "missing" (no evidence function yet) or "pending" (the board has not run)."""
         if self.passed:
             return "pass"
-        return "missing" if self.error == MISSING else "fail"
+        return {MISSING: "missing", NOT_RUN: "pending"}.get(self.error, "fail")
 
     @property
     def link(self) -> str:
@@ -161,11 +162,12 @@ def _run_one(entry: ClaimEntry, loaded: Any, limit_s: float,
 
 def run(loaded: Any, progress: Optional[Progress] = None,
         should_stop: Optional[Callable[[], bool]] = None,
-        registry: Sequence[ClaimEntry] = CLAIMS, *,
+        registry: Sequence[ClaimEntry] = CLAIMS, *, on_row: Optional[Callable[[Row], None]] = None,
         claim_limit_s: float = CLAIM_LIMIT_S, board_limit_s: float = BOARD_LIMIT_S) -> BoardResult:
     """Every claim's evidence on `loaded` (an explorer.runtime.LoadedModel), in registry order.
-    `progress(done, total, claim)` hears before each claim; `should_stop()` is polled while
-    waiting (True: the running function is abandoned and the rest are marked stopped)."""
+    `progress(done, total, claim)` hears before each claim and `on_row(row)` after it;
+    `should_stop()` is polled while waiting (True: the running function is abandoned and the
+    rest are marked stopped)."""
     should_stop = should_stop or (lambda: False)
     started = time.perf_counter()
     rows: list[Row] = []
@@ -187,6 +189,8 @@ def run(loaded: Any, progress: Optional[Progress] = None,
                           row.seconds, row.tab, row.section)
             complete = complete and row.error != STOPPED
             rows.append(row)
+        if on_row is not None:
+            on_row(rows[-1])
     if progress is not None:
         progress(len(registry), len(registry), "")
     spec = getattr(loaded, "spec", None)
@@ -195,6 +199,14 @@ def run(loaded: Any, progress: Optional[Progress] = None,
         device=str(loaded.device), dtype=str(loaded.dtype).replace("torch.", ""),
         rows=tuple(rows), computed_at=time.time(), seconds=time.perf_counter() - started,
         complete=complete)
+
+
+def pending(registry: Sequence[ClaimEntry] = CLAIMS, done: Sequence[Row] = ()) -> BoardResult:
+    """The board before it runs (every claim with its statement and link, nothing measured),
+    or while it runs: the rows `done` so far, then the claims still to come."""
+    rows = (*done, *(_not_run(entry, NOT_RUN) for entry in registry[len(done):]))
+    return BoardResult(model="", title="", device="", dtype="", rows=rows, computed_at=0.0,
+                       seconds=0.0, complete=False)
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -224,7 +236,8 @@ class BoardCache:
 
     def get(self, loaded: Any, *, rerun: bool = False, progress: Optional[Progress] = None,
             should_stop: Optional[Callable[[], bool]] = None,
-            registry: Sequence[ClaimEntry] = CLAIMS, **limits: float) -> Optional[BoardResult]:
+            registry: Sequence[ClaimEntry] = CLAIMS, on_row: Optional[Callable[[Row], None]] = None,
+            **limits: float) -> Optional[BoardResult]:
         """The cached board, or a new one (rerun=True: always new unless one finished after
         this call began). None when stopped while waiting for another visitor's board."""
         should_stop = should_stop or (lambda: False)
@@ -240,7 +253,7 @@ class BoardCache:
                 cached = self._results.get(key)
             if cached is not None and (not rerun or cached.computed_at >= asked):
                 return cached
-            result = run(loaded, progress, should_stop, registry, **limits)
+            result = run(loaded, progress, should_stop, registry, on_row=on_row, **limits)
             if result.complete:   # a stopped board is shown, not kept
                 with self._lock:
                     self._results[key] = result
@@ -254,10 +267,11 @@ CACHE = BoardCache()
 
 def board(loaded: Any, *, rerun: bool = False, progress: Optional[Progress] = None,
           should_stop: Optional[Callable[[], bool]] = None,
-          registry: Sequence[ClaimEntry] = CLAIMS, **limits: float) -> Optional[BoardResult]:
+          registry: Sequence[ClaimEntry] = CLAIMS, on_row: Optional[Callable[[Row], None]] = None,
+          **limits: float) -> Optional[BoardResult]:
     """run() through the process's cache (see BoardCache.get)."""
     return CACHE.get(loaded, rerun=rerun, progress=progress, should_stop=should_stop,
-                     registry=registry, **limits)
+                     registry=registry, on_row=on_row, **limits)
 
 
 # ----------------------------------------------------------------------------- words
@@ -306,6 +320,8 @@ def format_measure(measure: Measure, lang: str) -> str:
 
 
 def _evidence_cell(row: Row, lang: str) -> str:
+    if row.error == NOT_RUN:
+        return "—"
     if row.evidence is None:
         return _text(row.error or FAILED, lang, **row.error_fields)
     return "; ".join(format_measure(m, lang) for m in row.evidence.measures)
@@ -336,6 +352,8 @@ def table(result: BoardResult, lang: str,
 
 def summary(result: BoardResult, lang: str) -> str:
     """"n of 19 pass on <model>, computed at <time> in <s>", with the other verdicts counted."""
+    if all(row.verdict == "pending" for row in result.rows):
+        return _text("claims.empty", lang)
     at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(result.computed_at))
     line = _text("claims.summary", lang, passed=result.count("pass"), total=len(result.rows),
                  model=result.title, device=result.device, dtype=result.dtype, time=at,

@@ -1139,6 +1139,7 @@ STRINGS: dict[str, str] = {
     'claims.err.busy': 'Not run: the same computation from an earlier board is still running.',
     'claims.err.board_time': "Not run: the board's time limit of {limit:.0f} s was reached.",
     'claims.err.stopped': 'Not run: the board was stopped.',
+    'claims.verdict.pending': '… not run',
     'claims.open': '{tab} ›',
     'claims.summary': (
         '**{passed} of {total} claims hold** on {model} ({device}, {dtype}): {failed} fail, '

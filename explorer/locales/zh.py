@@ -1026,6 +1026,7 @@ STRINGS: dict[str, str] = {
     'claims.err.busy': '未运行：上一次核验中的同一计算仍在运行。',
     'claims.err.board_time': '未运行：已达到整个核验的时间上限 {limit:.0f} 秒。',
     'claims.err.stopped': '未运行：核验已被停止。',
+    'claims.verdict.pending': '… 未运行',
     'claims.open': '{tab} ›',
     'claims.summary': (
         '在 {model}（{device}，{dtype}）上，**{total} 个论断中有 {passed} 个成立**：'

@@ -51,7 +51,8 @@ def draw(result: board.BoardResult, lang: str, tab_titles: Mapping[str, str] | N
 @visitor_errors
 def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, str],
               rerun: bool, model_name, lang, progress=gr.Progress()):
-    """Stream the board: a progress message per claim, then (table, summary, result)."""
+    """Stream the board: after each claim the table so far and a progress line, then (table,
+    summary, result)."""
     lang = normalize_language(lang)
     loaded = load_or_error(runtime, model_name, progress)
     updates: queue.Queue = queue.Queue()
@@ -60,25 +61,31 @@ def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, 
     def work() -> None:
         try:
             result = board.board(loaded, rerun=rerun, registry=registry, should_stop=stop.is_set,
-                                 progress=lambda done, total, claim: updates.put((done, total, claim)))
+                                 progress=lambda done, total, claim: updates.put((done, total, claim)),
+                                 on_row=updates.put)
             updates.put(result)
         except BaseException as error:  # raised in the handler, where visitor_errors logs it
             updates.put(error)
 
     threading.Thread(target=work, name="claims-board", daemon=True).start()
+    rows: list[board.Row] = []
     try:
         while True:
             item = updates.get()
             if isinstance(item, BaseException):
                 raise item
+            if isinstance(item, board.Row):
+                rows.append(item)
+                continue
             if isinstance(item, tuple):
                 done, total, claim = item
                 if claim:
-                    progress((done, total), desc=text("claims.progress", lang, claim=claim,
-                                                      done=done + 1, total=total))
-                    # a message between claims: Gradio closes this generator on Stop
-                    yield gr.skip(), text("claims.progress", lang, claim=claim, done=done + 1,
-                                          total=total), gr.skip()
+                    line = text("claims.progress", lang, claim=claim, done=done + 1, total=total)
+                    progress((done, total), desc=line)
+                    # a message between claims (Gradio closes this generator on Stop): the rows
+                    # measured so far, the others still to come
+                    so_far = board.pending(registry, rows)
+                    yield (*board.figures(so_far, lang, tab_titles), line, gr.skip())
                 continue
             if item is None:  # stopped while another visitor's board was being computed
                 yield gr.skip(), text("claims.stopped", lang), gr.skip()
@@ -103,11 +110,14 @@ def build(ctx: TabContext) -> None:
         run = gr.Button(t("claims.run"), variant="primary", elem_id="claims-run")
         rerun = gr.Button(t("claims.rerun"), elem_id="claims-rerun")
         stop = gr.Button(t("claims.stop"), variant="stop", elem_id="claims-stop")
+    # before the first run: every claim with its statement and link, nothing measured
+    blank = board.pending(registry)
     summary = gr.Markdown(t("claims.empty"), elem_id="claims-summary")
-    table = gr.Dataframe(interactive=False, wrap=True, elem_id="claims-board",
+    table = gr.Dataframe(board.table(blank, "en", tab_titles), interactive=False, wrap=True,
+                         elem_id="claims-board",
                          datatype=list(board.DATATYPES), column_widths=COLUMN_WIDTHS,
                          show_label=False, max_height=4000)  # all 19 rows, no inner scroll
-    state = gr.State(None)
+    state = gr.State(blank)   # drawn again in the visitor's language by the language switch
     outputs = [table, summary, state]
     limits = {"time_limit": EVENT_LIMIT_S, **ctx.model_event}
     cached = functools.partial(run_board, ctx.runtime, registry, tab_titles, False)

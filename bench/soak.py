@@ -1,17 +1,25 @@
-"""Mixed traffic against the app for a given time: runs, Stops, cancels, model and language
-switches; RSS sampled along the way.
+"""Mixed traffic against the app for a given time: runs, Stops, cancels, dropped connections,
+model and language switches; memory sampled along the way.
 
-    .venv/bin/python -m bench.soak --minutes 10 --json soak.json
+    .venv/bin/python -m bench.soak --minutes 30 --json soak.json
 
 The app is served in-process on a free port with its real Runtime (both models). Two visitors
 send requests one after the other, each picked at random (seeded) from:
 - a short generation (8 tokens) on either model, in either language;
-- a generation stopped after a few tokens by Stop (/cancel + /stop, as the browser does), or
-  cancelled by the client (job.cancel(), a closed tab);
-- an attention map, a RoPE frequency chart in the other language, a head-group chart.
-Reported: requests by kind and their errors, the RSS slope (least squares over the samples
-after the first quarter, MB per minute) and its range, files in Gradio's temp folder at the
-start and end, and the queue at the end (events waiting or running; must be 0).
+- a generation stopped after a few tokens by Stop (/cancel + /stop, as the browser does),
+  cancelled by the client (job.cancel(), a closed tab), or dropped: its connection closed
+  with nothing sent (bench.cancel.DroppedJob, a killed browser);
+- a model switch (the header's /load_model), an attention map, a RoPE frequency chart, a
+  head-group chart.
+Memory is read as its parts (/proc/self/status): RssFile is the mapped safetensors weights
+(and libraries), faulted in as forwards touch them and bounded by the files' size; RssAnon is
+the heap. Every minute the heap is also read after gc and malloc_trim(0) ("live"): the app
+keeps up to 1 GB of freed heap mapped for reuse (models.device.tune_cpu_allocator), which is
+not growth. Reported: requests by kind and their errors, the slopes (least squares over the
+samples after the first quarter, MB per minute) of RSS, RssFile and the live heap, the
+sessions Gradio holds (each with its gr.State) against the cap, the weights' size (RssFile's
+ceiling), files in Gradio's temp folder at the start and end, and the queue at the end
+(events waiting or running; must be 0).
 """
 from __future__ import annotations
 
@@ -46,6 +54,21 @@ def rss_parts_mb() -> dict:
     return parts
 
 
+def live_anon_mb() -> float:
+    """RssAnon after gc and malloc_trim(0): the heap in use, less what glibc keeps for reuse."""
+    from bench.fuzz import live_rss_bytes
+
+    live_rss_bytes()
+    return rss_parts_mb().get("RssAnon", 0.0)
+
+
+def weights_mb(runtime, models) -> float:
+    """Size of the models' safetensors files: what RssFile can grow to for weights."""
+    total = sum(p.stat().st_size for name in models
+                for p in Path(runtime.get(name).folder).glob("*.safetensors"))
+    return round(total / MB, 1)
+
+
 def temp_files() -> int:
     folder = Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
     return sum(1 for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
@@ -67,18 +90,30 @@ def slope_mb_per_min(samples: list[tuple[float, float]]) -> Optional[float]:
     return 60 * sum((t - mt) * (r - mr) for t, r in samples) / var if var else None
 
 
-def visitor(url: str, models: list, seed: int, until: float, counts: dict, lock: threading.Lock):
+KINDS = ["generate", "generate", "stop", "cancel", "drop", "switch", "attention", "rope", "groups"]
+
+
+def visitor(url: str, models: list, seed: int, until: float, counts: dict, lock: threading.Lock,
+            payloads: dict):
     from gradio_client import Client
+
+    from bench.cancel import DroppedJob
 
     rng = random.Random(seed)
     while time.monotonic() < until:
-        kind = rng.choice(["generate", "generate", "stop", "cancel", "attention", "rope", "groups"])
+        kind = rng.choice(KINDS)
         model = rng.choice(models)
         lang = rng.choice(["en", "zh"])
         client = Client(url, verbose=False)
         error = None
         try:
-            if kind == "generate":
+            if kind == "drop":
+                job = DroppedJob(url, payloads[model, lang])
+                time.sleep(rng.uniform(0.5, 3.0))
+                job.drop()
+            elif kind == "switch":
+                client.predict(model_name=model, lang=lang, api_name="/load_model")
+            elif kind == "generate":
                 client.predict(model_name=model, lang=lang, prompt=rng.choice(PROMPTS), n_new=8,
                                compare_value=rng.random() < 0.3, check_value=rng.random() < 0.3,
                                api_name="/generate")
@@ -115,36 +150,60 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--visitors", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sessions", type=int, help="override app.STATE_SESSIONS (the session cap)")
+    parser.add_argument("--models", type=lambda text: text.split(","),
+                        help="comma-separated model ids (default: every model the app lists)")
     parser.add_argument("--json", help="write the summary here")
     args = parser.parse_args(argv)
     import app
 
     if args.sessions:
         app.STATE_SESSIONS = args.sessions
+    from bench.cancel import join_payload
+
     url, demo, runtime, _ = serve()
-    models = runtime.names()
+    models = [name for name in runtime.names() if name in (args.models or runtime.names())]
     for name in models:
         runtime.get(name)
+    payloads = {(model, lang): join_payload(url, "/generate", dict(
+        model_name=model, lang=lang, prompt=PROMPTS[0], n_new=200, compare_value=False,
+        check_value=False)) for model in models for lang in ("en", "zh")}
     files_start = temp_files()
     counts: dict = {}
     lock = threading.Lock()
     start = time.monotonic()
     until = start + 60 * args.minutes
-    threads = [threading.Thread(target=visitor, args=(url, models, args.seed + i, until, counts, lock),
+    threads = [threading.Thread(target=visitor, args=(url, models, args.seed + i, until, counts, lock,
+                                                      payloads),
                                 daemon=True) for i in range(args.visitors)]
     for t in threads:
         t.start()
-    samples = []
+    samples, parts, live, sessions = [], [], [], []
     parts_start = rss_parts_mb()
+    next_live = 0.0
     while any(t.is_alive() for t in threads):
-        samples.append((time.monotonic() - start, rss_bytes() / MB))
+        now = time.monotonic() - start
+        samples.append((now, rss_bytes() / MB))
+        part = rss_parts_mb()
+        parts.append((now, part.get("RssAnon", 0.0), part.get("RssFile", 0.0)))
+        sessions.append((now, len(demo.state_holder.session_data)))
+        if now >= next_live:
+            live.append((now, live_anon_mb()))
+            next_live = now + 60
         time.sleep(10)
     for t in threads:
         t.join()
     time.sleep(3)
-    samples.append((time.monotonic() - start, rss_bytes() / MB))
+    now = time.monotonic() - start
+    samples.append((now, rss_bytes() / MB))
     parts_end = rss_parts_mb()
+    parts.append((now, parts_end.get("RssAnon", 0.0), parts_end.get("RssFile", 0.0)))
+    live.append((now, live_anon_mb()))
     settled = [s for s in samples if s[0] >= samples[-1][0] / 4]
+
+    def slope(points):
+        value = slope_mb_per_min([p for p in points if p[0] >= now / 4])
+        return None if value is None else round(value, 2)
+
     result = {
         "minutes": round((time.monotonic() - start) / 60, 2),
         "requests": counts,
@@ -153,6 +212,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         "rss_parts_start_mb": parts_start, "rss_parts_end_mb": parts_end,
         "rss_slope_mb_per_min_after_first_quarter": None if slope_mb_per_min(settled) is None
         else round(slope_mb_per_min(settled), 2),
+        "file_slope_mb_per_min": slope([(t, f) for t, _, f in parts]),
+        "anon_slope_mb_per_min": slope([(t, a) for t, a, _ in parts]),
+        "live_anon_mb": [round(a, 1) for _, a in live],
+        "live_anon_slope_mb_per_min": slope(live),
+        "live_anon_slope_last_half_mb_per_min": None if slope_mb_per_min(
+            [p for p in live if p[0] >= now / 2]) is None
+        else round(slope_mb_per_min([p for p in live if p[0] >= now / 2]), 2),
+        "weights_mb": weights_mb(runtime, models),
+        "sessions_held_max": max((n for _, n in sessions), default=0),
         "temp_files_start": files_start, "temp_files_end": temp_files(),
         "queue_end": queue_size(demo),
         "sessions_held_end": len(demo.state_holder.session_data),
@@ -161,7 +229,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     }
     demo.close()
     if args.json:
-        Path(args.json).write_text(json.dumps({**result, "rss_samples": samples}, indent=1))
+        Path(args.json).write_text(json.dumps({**result, "rss_samples": samples, "rss_parts": parts,
+                                               "live_anon": live, "sessions": sessions}, indent=1))
     print(json.dumps(result, ensure_ascii=False))
     return 0 if result["queue_end"] == 0 and result["generate_workers_end"] == 0 else 1
 

@@ -288,6 +288,28 @@ def test_handler_redraws_in_the_other_language(runtime):
     assert en[1].layout.title.text != roof_fig.layout.title.text
 
 
+def test_handler_declines_while_visitors_generate_and_stops_between_forwards(runtime, monkeypatch):
+    import gradio as gr
+
+    from explorer.ui import generate as tab
+
+    class Busy:
+        def load(self):
+            return 2
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tab, "scheduler_for", lambda model: Busy())
+        with pytest.raises(gr.Error, match="Other visitors are generating"):
+            list(tab.measure_roofline(runtime, MODEL, "en", 8, False, progress=lambda *a, **k: None))
+    # Stop closes the generator between two forwards: nothing more runs, no result comes
+    steps = tab.measure_roofline(runtime, MODEL, "en", 8, False, progress=lambda *a, **k: None)
+    first = next(steps)
+    assert len(first) == 5 and all(isinstance(value, type(gr.skip())) for value in first)
+    steps.close()
+    with pytest.raises(StopIteration):
+        next(steps)
+
+
 @pytest.mark.browser
 def test_roofline_section_in_the_browser_in_both_languages(page, app_url):
     from tests.conftest import SCREENSHOTS

@@ -11,9 +11,9 @@ Two halves, drawn on one chart:
   hence tokens/s and FLOP/s achieved, beside what the roof allows.
 
 The knee, where batching stops paying (decode turns compute-bound or overhead-bound), is read
-from the measured tokens/s: the last batch before a doubling of B gains less than √2× (half of
-linear growth on a log scale). The model's own knee is where its intensity crosses the
-measured ridge point.
+from the measured tokens/s: the batch after which no doubling of B gains √2× any more (half of
+linear growth on a log scale; `knee`). The model's own knee is where its intensity crosses the
+measured ridge point (`crossing_batch`).
 """
 from __future__ import annotations
 
@@ -44,9 +44,9 @@ TIME_LIMIT_S = 120.0
 KNEE_GROWTH_PER_DOUBLING = math.sqrt(2.0)
 # C2's batching half: B = 8 sequences per step give at least this many times the tokens/s of
 # one. Linear would be 8x, no sharing of the weight read at most 1x. The engine measured
-# 3.6-4.2x for SmolLM2 at t = 16-64 on the 2-core development CPU under load (one intra-op
-# thread; docs/BENCHMARKS.md); 2.5x leaves room for a noisier machine and still fails a curve
-# that does not grow.
+# 3.4-4.2x for SmolLM2 and 3.7x for Gemma at t = 16-78 on the 2-core development CPU under
+# load (one intra-op thread; docs/BENCHMARKS.md); 2.5x leaves room for a noisier machine and
+# still fails a curve that does not grow.
 C2_BATCH = 8
 C2_MIN_SPEEDUP = 2.5
 EVIDENCE_CONTEXT = 16
@@ -244,8 +244,9 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
 
     The largest batch of runs is prefilled with `ids` once; batch B steps the first B of them,
     one step of each batch size per round, so a run's context grows by the steps it took, and
-    the measured points are counted at the context they really had (mean over their steps). `threads`: torch's intra-op threads for the forwards (0:
-    unchanged). Raises InputError past `time_limit_s`."""
+    the measured points are counted at the context they really had (mean over their steps).
+    `threads`: torch's intra-op threads for the forwards (0: unchanged). Raises InputError
+    past `time_limit_s`."""
     from models.decoders.batched import BatchedDecoder
     from models.forward import RunOptions
 

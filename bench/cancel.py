@@ -164,6 +164,7 @@ class Trial:
     next_started_s: Optional[float]
     last: bool = False        # no job after it: next_started_s is None by design
     step_s: float = 0.0       # the run's longest time between its last tokens before the stop
+    boundary_s: Optional[float] = None   # stop -> end of the loop's first step begun after it
 
 
 @dataclass
@@ -187,6 +188,13 @@ class Summary:
                          "max_step_s": round(max(t.step_s for t in trials), 3),
                          "gone_within_s": sum(t.worker_gone_s is not None
                                               and t.worker_gone_s <= WORKER_GONE_S for t in trials),
+                         # left at the first step boundary after the stop (however long the
+                         # steps of a loaded CPU): the stop itself worked
+                         "gone_by_boundary": sum(t.worker_gone_s is not None and t.worker_gone_s
+                                                 <= max(WORKER_GONE_S, (t.boundary_s or 0) + 0.05)
+                                                 for t in trials),
+                         "next_within_s": sum(t.next_started_s is not None
+                                              and t.next_started_s <= NEXT_STARTS_S for t in trials),
                          "max_extra_tokens": max(t.extra_tokens for t in trials),
                          "max_worker_gone_s": round(max(gone), 3) if gone else None,
                          "max_next_started_s": round(max(nxt), 3) if nxt else None,
@@ -330,7 +338,7 @@ def run(url: str, forwards: Forwards, times: int, modes=("stop", "cancel", "drop
         extra = forwards.since(stopped, ident)
         step_s = forwards.step_s(ident, before=stopped)
         boundary = forwards.boundary_s(stopped)
-        trial = Trial(mode, extra, gone, next_s, last, step_s)
+        trial = Trial(mode, extra, gone, next_s, last, step_s, boundary)
         summary.trials.append(trial)
         if extra > MAX_EXTRA_TOKENS:
             summary.failures.append(f"trial {i} ({mode}): {extra} tokens after the stop")
@@ -347,7 +355,8 @@ def run(url: str, forwards: Forwards, times: int, modes=("stop", "cancel", "drop
         if not last and (next_s is None or next_s > next_bound):
             summary.failures.append(f"trial {i} ({mode}): next job started after {next_s} s")
         log(f"trial {i} {mode}: extra tokens {extra}, worker gone {gone and round(gone, 3)} s, "
-            f"next started {next_s and round(next_s, 3)} s, steps of {step_s:.3f} s")
+            f"next started {next_s and round(next_s, 3)} s, steps of {step_s:.3f} s, "
+            f"boundary {boundary and round(boundary, 3)} s")
         if not last:
             client, job, ident = next_client, next_job, next_ident
             seen.add(ident)

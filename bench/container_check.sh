@@ -10,7 +10,8 @@
 #      the CPU torch wheel; a plain torch pin would pull the multi-GB CUDA build);
 #   3. `podman run` needs cgroups, so the image is exported and its CMD run in a chroot (with
 #      /proc, /dev and /tmp bound) as the image's user;
-#   4. the host's .venv asks it for one /generate through gradio_client (ask_for_generation).
+#   4. the host's .venv asks it for one /generate through gradio_client (bench/ask_generation.py,
+#      the step bench/space_check.sh ends with too).
 # Reused between runs: the base image (delete it with `podman rmi localhost/py-base:bookworm`);
 # SKIP_BUILD=1 reuses the last built image (localhost/explorer:check) and only runs it.
 set -euo pipefail
@@ -22,30 +23,6 @@ WORK=${WORK:-/var/tmp/explorer-container}
 PY=${PY:-$REPO/.venv/bin/python}
 started=$(date +%s)
 log() { echo "[container $(( $(date +%s) - started ))s] $*"; }
-
-# Waits up to 15 min for the server, then streams one short greedy /generate; fails unless text
-# came back. (bench/space_check.sh has the same function.)
-ask_for_generation() {
-  "$PY" - "$1" <<'PYEOF'
-import sys, time
-from gradio_client import Client
-url, end = sys.argv[1], time.time() + 900
-while True:
-    try:
-        client = Client(url, verbose=False)
-        break
-    except Exception:
-        if time.time() > end:
-            sys.exit("no server at " + url)
-        time.sleep(3)
-t0 = time.time()
-job = client.submit(api_name="/generate", prompt="What is a KV cache?", n_new=8,
-                    compare_value=False, check_value=False)
-outputs = job.result(timeout=600)
-text = next(o for o in outputs if isinstance(o, str) and o.strip())
-print(f"generation answered in {time.time() - t0:.1f} s: {text[:200]!r}")
-PYEOF
-}
 
 command -v podman >/dev/null && command -v debootstrap >/dev/null \
   || DEBIAN_FRONTEND=noninteractive apt-get install -y podman debootstrap >/dev/null
@@ -99,7 +76,7 @@ env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/explorer PYTHONUNBUFFERED=1 \
     /usr/sbin/chroot --userspec=1000:1000 "$IMG" /bin/sh -c 'cd /home/explorer/app && exec python app.py' \
     >"$WORK/app.log" 2>&1 &
 server=$!
-if ask_for_generation "http://127.0.0.1:$PORT/"; then
+if "$PY" "$REPO/bench/ask_generation.py" "http://127.0.0.1:$PORT/" --timeout-s 600; then
   log "done"
   echo "RESULT container: built and answered a generation in $(( $(date +%s) - started )) s"
 else

@@ -388,6 +388,7 @@ class Report:
     rss_start_mb: float = 0.0
     rss_end_mb: float = 0.0
     rss_peak_mb: float = 0.0
+    skipped: list = field(default_factory=list)   # endpoints not fuzzed (max_minutes, skip)
 
     def fail(self, case: Case, why: str, answer: Answer) -> None:
         if len(self.failures) < 200:
@@ -433,7 +434,10 @@ def endpoints_of(url: str) -> dict[str, list[dict]]:
 def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
          only: Optional[list[str]] = None, invalid_s: float = 1.0, any_s: float = 30.0,
          rss_mb: float = 50.0, log: Callable[[str], None] = print, max_huge: int = 3,
-         strict_only: bool = False) -> Report:
+         strict_only: bool = False, max_minutes: Optional[float] = None,
+         skip: Optional[list[str]] = None) -> Report:
+    """max_minutes: no endpoint is started past this time (the rest are listed in
+    report.skipped); skip: endpoints not fuzzed."""
     import httpx
 
     endpoints = all_endpoints = endpoints_of(url)
@@ -451,7 +455,12 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
     guard.active = True
     try:
         with httpx.Client() as http:
+            started = time.monotonic()
             for endpoint, parameters in endpoints.items():
+                if endpoint in (skip or ()) or (
+                        max_minutes is not None and time.monotonic() - started > 60 * max_minutes):
+                    report.skipped.append(endpoint)
+                    continue
                 stats = {"cases": 0, "invalid": 0, "errors": 0, "reached_model": 0, "ignored": 0,
                          "slowest_s": 0.0, "failures": 0}
                 base_args = default_args(parameters)
@@ -534,6 +543,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--strict-only", action="store_true",
                         help="only values every handler must refuse, and texts (no heavy runs)")
     parser.add_argument("--max-huge", type=int, default=3, help="multi-MB cases per endpoint")
+    parser.add_argument("--max-minutes", type=float,
+                        help="start no endpoint after this many minutes (the rest are listed as skipped)")
+    parser.add_argument("--skip", help="comma-separated api names not to fuzz")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args(argv)
     import torch
@@ -547,11 +559,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         # a first pass warms every handler's imports and caches: growth is measured after it
         fuzz(url, guard, min(args.cases, 6), seed=args.seed + 1,
              only=args.endpoints.split(",") if args.endpoints else None, log=lambda line: None,
-             strict_only=args.strict_only)
+             strict_only=args.strict_only, skip=args.skip.split(",") if args.skip else None)
         report = fuzz(url, guard, args.cases, seed=args.seed,
                       only=args.endpoints.split(",") if args.endpoints else None,
                       invalid_s=args.invalid_s, any_s=args.any_s, rss_mb=args.rss_mb,
-                      max_huge=args.max_huge, strict_only=args.strict_only)
+                      max_huge=args.max_huge, strict_only=args.strict_only,
+                      max_minutes=args.max_minutes,
+                      skip=args.skip.split(",") if args.skip else None)
     finally:
         demo.close()
     summary = {k: v for k, v in report.__dict__.items() if k not in ("per_endpoint", "invalid_seconds")}

@@ -93,48 +93,53 @@ def slope_mb_per_min(samples: list[tuple[float, float]]) -> Optional[float]:
 KINDS = ["generate", "generate", "stop", "cancel", "drop", "switch", "attention", "rope", "groups"]
 
 
-def visitor(url: str, models: list, seed: int, until: float, counts: dict, lock: threading.Lock,
-            payloads: dict):
+def one_request(url: str, kind: str, model: str, lang: str, rng: random.Random, payloads: dict) -> None:
+    """One request of `kind` as a fresh visitor (a new session); raises what the client raised."""
     from gradio_client import Client
 
     from bench.cancel import DroppedJob
 
+    if kind == "drop":
+        job = DroppedJob(url, payloads[model, lang])
+        time.sleep(rng.uniform(0.5, 3.0))
+        job.drop()
+        return
+    client = Client(url, verbose=False)
+    try:
+        if kind == "switch":
+            client.predict(model_name=model, lang=lang, api_name="/load_model")
+        elif kind == "generate":
+            client.predict(model_name=model, lang=lang, prompt=rng.choice(PROMPTS), n_new=8,
+                           compare_value=rng.random() < 0.3, check_value=rng.random() < 0.3,
+                           api_name="/generate")
+        elif kind in ("stop", "cancel"):
+            job = client.submit(model_name=model, lang=lang, prompt=rng.choice(PROMPTS),
+                                n_new=200, compare_value=False, check_value=False,
+                                api_name="/generate")
+            time.sleep(rng.uniform(0.5, 3.0))
+            job.cancel()
+            if kind == "stop":
+                client.predict(lang, api_name="/stop")
+        elif kind == "attention":
+            client.predict(model_name=model, lang=lang, api_name="/attention_map")
+        elif kind == "rope":
+            client.predict(lang=lang, api_name="/rope_frequencies")
+        else:
+            client.predict(model_name=model, lang=lang, api_name="/head_groups")
+    finally:
+        client.close()
+
+
+def visitor(url: str, models: list, seed: int, until: float, counts: dict, lock: threading.Lock,
+            payloads: dict):
     rng = random.Random(seed)
     while time.monotonic() < until:
         kind = rng.choice(KINDS)
-        model = rng.choice(models)
-        lang = rng.choice(["en", "zh"])
-        client = Client(url, verbose=False)
         error = None
         try:
-            if kind == "drop":
-                job = DroppedJob(url, payloads[model, lang])
-                time.sleep(rng.uniform(0.5, 3.0))
-                job.drop()
-            elif kind == "switch":
-                client.predict(model_name=model, lang=lang, api_name="/load_model")
-            elif kind == "generate":
-                client.predict(model_name=model, lang=lang, prompt=rng.choice(PROMPTS), n_new=8,
-                               compare_value=rng.random() < 0.3, check_value=rng.random() < 0.3,
-                               api_name="/generate")
-            elif kind in ("stop", "cancel"):
-                job = client.submit(model_name=model, lang=lang, prompt=rng.choice(PROMPTS),
-                                    n_new=200, compare_value=False, check_value=False,
-                                    api_name="/generate")
-                time.sleep(rng.uniform(0.5, 3.0))
-                job.cancel()
-                if kind == "stop":
-                    client.predict(lang, api_name="/stop")
-            elif kind == "attention":
-                client.predict(model_name=model, lang=lang, api_name="/attention_map")
-            elif kind == "rope":
-                client.predict(lang=lang, api_name="/rope_frequencies")
-            else:
-                client.predict(model_name=model, lang=lang, api_name="/head_groups")
+            one_request(url, kind, rng.choice(models), rng.choice(["en", "zh"]), rng, payloads)
         except Exception as exc:  # counted, not fatal: the soak reports them
             error = f"{type(exc).__name__}: {str(exc)[:120]}"
-        finally:
-            client.close()
         with lock:
             entry = counts.setdefault(kind, {"requests": 0, "errors": 0, "examples": []})
             entry["requests"] += 1
@@ -142,6 +147,32 @@ def visitor(url: str, models: list, seed: int, until: float, counts: dict, lock:
                 entry["errors"] += 1
                 if len(entry["examples"]) < 3:
                     entry["examples"].append(error)
+
+
+def per_kind(url: str, demo, models: list, payloads: dict, n: int, seed: int = 0) -> dict:
+    """Where the heap goes: each kind of request in turn, n times by one visitor (each a new
+    session), the live heap (after gc and malloc_trim) and the sessions Gradio holds read
+    before and after. A kind whose heap grows by about its sessions' gr.State per request and
+    stops at the session cap is state, a bound; one that grows past the cap is a leak."""
+    rng = random.Random(seed)
+    for kind in dict.fromkeys(KINDS):   # warm-up: every kind once (imports, caches, pools)
+        one_request(url, kind, rng.choice(models), "en", rng, payloads)
+    out = {}
+    for kind in dict.fromkeys(KINDS):
+        time.sleep(2)
+        before, held = live_anon_mb(), len(demo.state_holder.session_data)
+        errors = 0
+        for _ in range(n):
+            try:
+                one_request(url, kind, rng.choice(models), rng.choice(["en", "zh"]), rng, payloads)
+            except Exception:
+                errors += 1
+        time.sleep(2)   # a dropped or cancelled run leaves the loop
+        after = live_anon_mb()
+        out[kind] = {"requests": n, "errors": errors, "live_anon_delta_mb": round(after - before, 1),
+                     "per_request_kb": round(1024 * (after - before) / n),
+                     "sessions_before": held, "sessions_after": len(demo.state_holder.session_data)}
+    return out
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -152,6 +183,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--sessions", type=int, help="override app.STATE_SESSIONS (the session cap)")
     parser.add_argument("--models", type=lambda text: text.split(","),
                         help="comma-separated model ids (default: every model the app lists)")
+    parser.add_argument("--per-kind", type=int, metavar="N",
+                        help="instead of the mixed traffic: N requests of each kind in turn, the live "
+                             "heap read before and after each kind")
     parser.add_argument("--json", help="write the summary here")
     args = parser.parse_args(argv)
     import app
@@ -167,6 +201,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     payloads = {(model, lang): join_payload(url, "/generate", dict(
         model_name=model, lang=lang, prompt=PROMPTS[0], n_new=200, compare_value=False,
         check_value=False)) for model in models for lang in ("en", "zh")}
+    if args.per_kind:
+        result = {"per_kind": per_kind(url, demo, models, payloads, args.per_kind, args.seed),
+                  "session_cap": demo.state_session_capacity, "weights_mb": weights_mb(runtime, models)}
+        demo.close()
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=1))
+        print(json.dumps(result))
+        return 0
     files_start = temp_files()
     counts: dict = {}
     lock = threading.Lock()

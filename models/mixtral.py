@@ -11,6 +11,7 @@ import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext
+from .key_maps import attention_key_map, experts_key_map, skeleton_key_map
 from .layers import GatedMLP, RMSNorm
 from .llama import LlamaAttention
 from .moe import MoEFeedForward, moe_config, recorder_for
@@ -46,37 +47,6 @@ class MixtralForCausalLM(CausalLM):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.build(config, (MoEBlock(config, i, LlamaAttention(config)) for i in range(config.n_layers)))
-
-
-def experts_key_map(ours: str, hf: str, n_experts: int, gate: str, up: str, down: str) -> dict:
-    """Per-expert checkpoint tensors (hf.{e}.{gate|up|down}.weight, as Mixtral, Qwen2-MoE and
-    OLMoE store them) -> our stacked (E, 2F, d) and (E, d, F) tensors: a list of lists is
-    stacked on a new dim 0, one entry per expert, each inner list concatenated on dim 0."""
-    return {f"{ours}.w_gate_up": [[f"{hf}.{e}.{gate}.weight", f"{hf}.{e}.{up}.weight"] for e in range(n_experts)],
-            f"{ours}.w_down": [[f"{hf}.{e}.{down}.weight"] for e in range(n_experts)]}
-
-
-def attention_key_map(config: ModelConfig, ours: str, hf: str) -> dict:
-    """Llama-style q/k/v/o projections (and their biases where the config has them)."""
-    m = {f"{ours}.wqkv.weight": [f"{hf}.{p}_proj.weight" for p in "qkv"],
-         f"{ours}.wo.weight": [f"{hf}.o_proj.weight"]}
-    if config.qkv_bias:
-        m[f"{ours}.wqkv.bias"] = [f"{hf}.{p}_proj.bias" for p in "qkv"]
-    if config.o_bias:
-        m[f"{ours}.wo.bias"] = [f"{hf}.o_proj.bias"]
-    return m
-
-
-def skeleton_key_map(config: ModelConfig) -> dict:
-    """Embedding, final norm, LM head and each block's two norms (the same names in every
-    Llama-style family)."""
-    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
-    if not config.tie_embeddings:
-        m["lm_head.weight"] = ["lm_head.weight"]
-    for i in range(config.n_layers):
-        m[f"blocks.{i}.attn_norm.weight"] = [f"model.layers.{i}.input_layernorm.weight"]
-        m[f"blocks.{i}.mlp_norm.weight"] = [f"model.layers.{i}.post_attention_layernorm.weight"]
-    return m
 
 
 def key_map(config: ModelConfig) -> dict:

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from .attention import MaskSpec, attend
 from .config import UnsupportedModelError
 from .forward import Recorder
+from .key_maps import gated_mlp_key_map, skeleton_key_map
 from .layers import GatedMLP, RMSNorm, apply_rope, rope_cos_sin, rope_inv_freq
 
 
@@ -295,13 +296,9 @@ class MLAForCausalLM(nn.Module):
 
 def key_map(config: MLAConfig) -> dict[str, list[str]]:
     """Our parameter name -> the DeepSeek-V3 tensor names it is made of (concatenated on dim 0)."""
-    m = {"embed.weight": ["model.embed_tokens.weight"], "norm.weight": ["model.norm.weight"]}
-    if not config.tie_embeddings:
-        m["lm_head.weight"] = ["lm_head.weight"]
+    m = skeleton_key_map(config)
     for i in range(config.n_layers):
         hf, ours = f"model.layers.{i}", f"blocks.{i}"
-        m[f"{ours}.attn_norm.weight"] = [f"{hf}.input_layernorm.weight"]
-        m[f"{ours}.mlp_norm.weight"] = [f"{hf}.post_attention_layernorm.weight"]
         if config.q_lora_rank is None:
             m[f"{ours}.attn.wq.weight"] = [f"{hf}.self_attn.q_proj.weight"]
         else:
@@ -312,8 +309,7 @@ def key_map(config: MLAConfig) -> dict[str, list[str]]:
         m[f"{ours}.attn.kv_a_norm.weight"] = [f"{hf}.self_attn.kv_a_layernorm.weight"]
         m[f"{ours}.attn.wkv_b.weight"] = [f"{hf}.self_attn.kv_b_proj.weight"]
         m[f"{ours}.attn.wo.weight"] = [f"{hf}.self_attn.o_proj.weight"]
-        m[f"{ours}.mlp.w_gate_up.weight"] = [f"{hf}.mlp.gate_proj.weight", f"{hf}.mlp.up_proj.weight"]
-        m[f"{ours}.mlp.w_down.weight"] = [f"{hf}.mlp.down_proj.weight"]
+        m.update(gated_mlp_key_map(f"{ours}.mlp", f"{hf}.mlp"))
     return m
 
 

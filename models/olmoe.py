@@ -13,7 +13,8 @@ import torch.nn as nn
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
 from .layers import RMSNorm
-from .mixtral import MoEBlock, attention_key_map, experts_key_map, skeleton_key_map
+from .key_maps import attention_key_map, experts_key_map, skeleton_key_map
+from .mixtral import MoEBlock
 
 
 class OlmoeAttention(nn.Module):

@@ -10,7 +10,8 @@ from __future__ import annotations
 from .config import ModelConfig
 from .forward import CausalLM
 from .llama import LlamaAttention
-from .mixtral import MoEBlock, attention_key_map, experts_key_map, skeleton_key_map
+from .key_maps import attention_key_map, experts_key_map, skeleton_key_map
+from .mixtral import MoEBlock
 
 
 class Qwen2MoeForCausalLM(CausalLM):

@@ -42,6 +42,7 @@ WORKER = "kv-generate"
 MAX_EXTRA_TOKENS = 2
 WORKER_GONE_S = 1.0
 NEXT_STARTS_S = 2.0
+HTTPX = {"timeout": 60}   # gradio_client's requests: a loaded CPU serves its config slowly
 JOB = dict(prompt="Write a long story about a lighthouse keeper.", n_new=256, temp=0.0,
            compare_value=False, check_value=False)
 
@@ -263,7 +264,7 @@ def join_payload(url: str, api_name: str, kwargs: dict) -> dict:
     gr.State."""
     from gradio_client import Client
 
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, httpx_kwargs=HTTPX)
     try:
         fn_index = client._infer_fn_index(api_name, None)
         endpoint = client.endpoints[fn_index]
@@ -288,7 +289,7 @@ def run(url: str, forwards: Forwards, times: int, modes=("stop", "cancel", "drop
     def submit(i: int):
         if plan[i] == "drop":
             return None, DroppedJob(url, payload)
-        client = Client(url, verbose=False)   # a session per job, as a tab per visitor
+        client = Client(url, verbose=False, httpx_kwargs=HTTPX)   # a session per job, a tab each
         clients.append(client)
         return client, client.submit(api_name="/generate", **JOB)
 
@@ -299,7 +300,9 @@ def run(url: str, forwards: Forwards, times: int, modes=("stop", "cancel", "drop
         return None
 
     # warm-up: one full short run, so imports and thread pools exist before the baseline
-    Client(url, verbose=False).predict(api_name="/generate", **{**JOB, "n_new": 2})
+    warm = Client(url, verbose=False, httpx_kwargs=HTTPX)
+    warm.predict(api_name="/generate", **{**JOB, "n_new": 2})
+    warm.close()
     wait_for(lambda: not workers(), 5)
     time.sleep(1.0)
     summary.threads_baseline = server_threads()

@@ -104,7 +104,7 @@ def one_request(url: str, kind: str, model: str, lang: str, rng: random.Random, 
         time.sleep(rng.uniform(0.5, 3.0))
         job.drop()
         return
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, httpx_kwargs={"timeout": 60})   # a loaded CPU answers slowly
     try:
         if kind == "switch":
             client.predict(model_name=model, lang=lang, api_name="/load_model")

@@ -121,14 +121,23 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
     page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
     evidence = page.locator("#gen-evidence").inner_text()
     assert "C3" in evidence and "equal, checked at all 12 steps" in evidence
+    assert "buffers preallocated for" in evidence and "the same as the run's own cache" in evidence
     assert "C1" in evidence and "C4" in evidence and "within the tolerance" in evidence
-    # C1: both curves; C4: one point per generated token
+    # 12 steps after a ~36-token prompt span too few t to fit a growth exponent: said so
+    assert "needed under the mask" in evidence and "too short to fit how the counts grow" in evidence
+    # C1: time with and without the cache, computed and needed scores; C4: one point per token
     legend = page.locator("#gen-latency .legendtext").all_text_contents()
-    assert "with KV cache" in legend and "no cache (recompute all)" in legend
+    assert {"with KV cache: your run", "with KV cache: replayed", "no cache (recompute all)",
+            "with KV cache: computed", "no cache (recompute all): needed by the mask"} <= set(legend)
     assert page.locator("#gen-diff .scatterlayer .point").count() == 12
+    # C3: allocated behind used; C4: the mask over the cache's slots, one panel (SmolLM2: full)
+    assert "allocated (whole buffers)" in page.locator("#gen-bars .legendtext").all_text_contents()
     assert page.locator("#gen-mask .heatmaplayer image, #gen-mask .hm image").count() >= 1
+    assert "keys (cache.pos + T)" in page.locator("#gen-mask .annotation-text").first.text_content()
     assert page.locator("#gen-history tbody tr").count() >= 1
     _shot(page, "generate-done")
+    for chart in ("bars", "latency", "mask"):
+        page.locator(f"#gen-{chart}").screenshot(path=str(SCREENSHOTS / f"generate-{chart}.png"))
     # the second section: the calculator of published shapes (the roofline's own section:
     # tests/test_roofline.py)
     page.get_by_role("tab", name="Published shapes").click()
@@ -153,6 +162,10 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
         " return svg && svg.getBoundingClientRect().width <= box.getBoundingClientRect().width; })",
         timeout=10_000)
     _shot(page, "generate-zh")
+    page.locator("#gen-evidence", has_text="预先分配的缓冲区").wait_for(timeout=30_000)
+    assert "已分配（整个缓冲区）" in page.locator("#gen-bars .legendtext").all_text_contents()
+    for chart in ("bars", "latency", "mask"):
+        page.locator(f"#gen-{chart}").screenshot(path=str(SCREENSHOTS / f"generate-{chart}-zh.png"))
 
 
 def test_gemma_local_layers_flatten_past_512(page, app_url):
@@ -165,15 +178,20 @@ def test_gemma_local_layers_flatten_past_512(page, app_url):
     _set_number(page, "gen-max-new", 4)
     page.locator("#gen-policy").get_by_text("Model's own").click()
     page.locator("label", has_text="replay without cache").click()   # off: keep this run short
-    page.locator("label", has_text="check against a full forward").click()
     page.locator("#gen-start").click()
     page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
     evidence = page.locator("#gen-evidence").inner_text()
     assert re.search(r"C9: 15 windowed layers hold 512 tokens each \(capped at 512\); 3 full layers", evidence)
+    assert "Their buffers have 512 slots and never grow." in evidence     # read back (C3)
     names = page.locator("#gen-bars .legendtext").all_text_contents()
     assert any("15 layers: sliding window 512" in n for n in names)
     assert any("3 layers: full (global)" in n for n in names)
+    # C4's mask over the cache's real slots: the ring's 512 slots plus the chunk's 8 keys
+    panels = page.locator("#gen-mask .annotation-text").all_text_contents()
+    assert any("S = 520 keys (512 ring slots + the chunk's 8)" in p for p in panels), panels
     _shot(page, "generate-gemma-c9")
+    for chart in ("bars", "mask"):
+        page.locator(f"#gen-{chart}").screenshot(path=str(SCREENSHOTS / f"generate-gemma-{chart}.png"))
 
 
 def test_closing_the_tab_ends_the_generation(new_page, app_url, client):

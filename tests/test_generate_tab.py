@@ -78,7 +78,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
     assert measured_line["y"][-1] * 1024 == 2 * 30 * 3 * 64 * 4 * t_end
     latency = plot_data(final[4])
     names = {trace.get("name") for trace in latency["data"]}
-    assert {"with KV cache (your run)", "with KV cache (replayed)", "no cache (recompute all)",
+    assert {"with KV cache: your run", "with KV cache: replayed", "no cache (recompute all)",
             "with KV cache: computed", "with KV cache: needed by the mask",
             "no cache (recompute all): computed", "no cache (recompute all): needed by the mask"} <= names
     diff = plot_data(final[5])

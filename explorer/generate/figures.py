@@ -26,7 +26,8 @@ KIND_COLOURS = {"full": "#440154", "window": "#21918c", "sinks+window": "#5ec962
 CACHED_COLOUR, UNCACHED_COLOUR = "#3b528b", "#e5a000"  # viridis blue vs a cividis-safe amber
 LIVE_COLOUR = "#7f9fcf"          # the live run's cached steps (the shared loop's engine path)
 ALLOCATED_FILL = "rgba(120, 120, 120, 0.18)"
-LATENCY_HEIGHT, MASK_HEIGHT = 440, 260
+LATENCY_HEIGHT, MASK_HEIGHT = 600, 260
+LATENCY_LEGEND_MARGIN = 150   # px under the latency chart: its legend sits below the x axis
 
 
 def empty_figure(title: str = "", lang: Optional[str] = "en", height: int = 360,
@@ -147,44 +148,48 @@ def latency_figure(session: Session, lang: str = "en") -> go.Figure:
     custom = [[r.piece] for r in decode]
     top, bottom = dict(xaxis="x", yaxis="y"), dict(xaxis="x2", yaxis="y2")
     fig.add_scatter(x=t, y=[r.latency_s * 1e3 for r in decode], mode="lines+markers", **top,
-                    name=live, line=dict(color=LIVE_COLOUR, width=1.5), marker=dict(size=3),
+                    name=live, legendrank=1, line=dict(color=LIVE_COLOUR, width=1.5), marker=dict(size=3),
                     customdata=custom,
                     hovertemplate="t = %{x} (%{customdata[0]})<br>%{y:.1f} ms<extra>" + live + "</extra>")
     fig.add_scatter(x=t, y=[r.score_entries for r in decode], mode="lines+markers", **bottom,
-                    name=f"{with_cache}: {computed}", legendgroup="c", line=dict(color=CACHED_COLOUR),
+                    name=f"{with_cache}: {computed}", legendrank=4, line=dict(color=CACHED_COLOUR),
                     marker=dict(size=4), customdata=custom,
                     hovertemplate=("t = %{x} (%{customdata[0]})<br>%{y:,}<extra>"
                                    f"{with_cache}: {computed}</extra>"))
     fig.add_scatter(x=t, y=[r.visible_pairs for r in decode], mode="lines", **bottom,
-                    name=f"{with_cache}: {needed}", legendgroup="c",
+                    name=f"{with_cache}: {needed}", legendrank=6,
                     line=dict(color=CACHED_COLOUR, dash="dot", width=3),
                     hovertemplate=f"t = %{{x}}<br>%{{y:,}}<extra>{with_cache}: {needed}</extra>")
     if session.replay:
         rt = [p.context for p in session.replay]
         fig.add_scatter(x=rt, y=[p.cached_latency_s * 1e3 for p in session.replay], mode="lines+markers",
-                        **top, name=text("generate.fig.replayed_cache", lang), legendgroup="c",
+                        **top, name=text("generate.fig.replayed_cache", lang), legendrank=2,
                         line=dict(color=CACHED_COLOUR), marker=dict(size=6, symbol="circle"),
                         hovertemplate="t = %{x}<br>%{y:.1f} ms<extra>" + with_cache + "</extra>")
         style = dict(line=dict(color=UNCACHED_COLOUR), marker=dict(size=6, symbol="square"))
         fig.add_scatter(x=rt, y=[p.latency_s * 1e3 for p in session.replay], mode="lines+markers",
-                        **top, name=without, legendgroup="u", **style,
+                        **top, name=without, legendrank=3, **style,
                         hovertemplate="t = %{x}<br>%{y:.1f} ms<extra>" + without + "</extra>")
         fig.add_scatter(x=rt, y=[p.score_entries for p in session.replay], mode="lines+markers",
-                        **bottom, name=f"{without}: {computed}", legendgroup="u", **style,
+                        **bottom, name=f"{without}: {computed}", legendrank=5, **style,
                         hovertemplate=f"t = %{{x}}<br>%{{y:,}}<extra>{without}: {computed}</extra>")
         fig.add_scatter(x=rt, y=[p.visible_pairs for p in session.replay], mode="lines", **bottom,
-                        name=f"{without}: {needed}", legendgroup="u",
+                        name=f"{without}: {needed}", legendrank=7,
                         line=dict(color=UNCACHED_COLOUR, dash="dot", width=3),
                         hovertemplate=f"t = %{{x}}<br>%{{y:,}}<extra>{without}: {needed}</extra>")
     dtick = dict(dtick=1) if max(t) - min(t) <= 8 else {}
+    # seven series: the legend goes under the x axis, two entries a row, not over the title
+    fig.update_layout(legend=dict(y=-0.12, yanchor="top", entrywidth=0.5, entrywidthmode="fraction"))
     fig.update_layout(
         xaxis=dict(anchor="y", matches="x2", showticklabels=False, **dtick),
         xaxis2=dict(anchor="y2", title=dict(text=text("generate.fig.tokens_in_cache", lang)), **dtick),
         yaxis=dict(domain=[0.56, 1.0], rangemode="tozero",
-                   title=dict(text=text("generate.fig.latency", lang))),
+                   title=dict(text=text("generate.fig.latency", lang), font=dict(size=12))),
         yaxis2=dict(domain=[0.0, 0.46], rangemode="tozero",
-                    title=dict(text=text("generate.fig.scores", lang))))
-    return fig.finish(title, height=LATENCY_HEIGHT)
+                    title=dict(text=text("generate.fig.scores", lang), font=dict(size=12))))
+    figure = fig.finish(title, height=LATENCY_HEIGHT)
+    figure.layout.margin.b = LATENCY_LEGEND_MARGIN
+    return figure
 
 
 def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
@@ -255,7 +260,8 @@ def mask_figure(session: Session, lang: str = "en") -> go.Figure:
                            f"{text('generate.fig.visible', lang)}<extra></extra>"),
             **Fig.panel(k))
         fig.update_yaxes(k, autorange="reversed")
-        fig.update_xaxes(k, title_text=text("generate.fig.mask_key_axis", lang, pos=block.cache_pos))
+    # one axis title, under the last panel (the panels share cache.pos)
+    fig.update_xaxes(len(blocks), title_text=text("generate.fig.mask_key_axis", lang, pos=blocks[0].cache_pos))
     height = max(MASK_HEIGHT, 70 + sum(110 + 16 * len(b.q_pos) for b in blocks))
     return fig.finish(title, height=height)
 

@@ -193,8 +193,8 @@ STRINGS: dict[str, str] = {
     'generate.ev.fails': 'does NOT hold',
     'generate.fig.allocated': 'allocated (whole buffers)',
     'generate.fig.slots': 'slots',
-    'generate.fig.live_cache': 'with KV cache (your run)',
-    'generate.fig.replayed_cache': 'with KV cache (replayed)',
+    'generate.fig.live_cache': 'with KV cache: your run',
+    'generate.fig.replayed_cache': 'with KV cache: replayed',
     'generate.fig.computed': 'computed',
     'generate.fig.needed': 'needed by the mask',
     'generate.fig.mask_panel': '{kind}: S = {s} keys (cache.pos + T), T = {t} queries',
@@ -282,7 +282,7 @@ STRINGS: dict[str, str] = {
     'generate.fig.bars_title': 'KV cache per layer after {t} tokens',
     'generate.fig.growth_title': 'KV cache vs tokens (all layers)',
     'generate.fig.latency': 'step latency (ms)',
-    'generate.fig.scores': 'attention scores (all layers)',
+    'generate.fig.scores': 'scores, all layers',
     'generate.fig.with_cache': 'with KV cache',
     'generate.fig.without_cache': 'no cache (recompute all)',
     'generate.fig.latency_title': 'Per decode step: time and attention scores',
@@ -299,8 +299,6 @@ STRINGS: dict[str, str] = {
     'generate.fig.query': 'query',
     'generate.fig.key': 'key position',
     'generate.fig.visible': 'visible (1) / masked (0)',
-    'generate.fig.key_axis': 'key position (S = {s} columns); queries at cache.pos + i, cache.pos = {pos}',
-    'generate.fig.query_axis': 'T = {t} queries',
     # ---------------------------------------------------------------- the measured roofline (C2)
     'generate.section.roofline': 'The decode roofline, measured',
     'generate.roof.intro': (

@@ -177,8 +177,8 @@ STRINGS: dict[str, str] = {
     'generate.ev.fails': '不成立',
     'generate.fig.allocated': '已分配（整个缓冲区）',
     'generate.fig.slots': '个槽位',
-    'generate.fig.live_cache': '使用 KV 缓存（你的运行）',
-    'generate.fig.replayed_cache': '使用 KV 缓存（重放）',
+    'generate.fig.live_cache': '使用 KV 缓存：你的运行',
+    'generate.fig.replayed_cache': '使用 KV 缓存：重放',
     'generate.fig.computed': '实际计算',
     'generate.fig.needed': '掩码需要',
     'generate.fig.mask_panel': '{kind}：S = {s} 个键（cache.pos + T），T = {t} 个查询',
@@ -263,7 +263,7 @@ STRINGS: dict[str, str] = {
     'generate.fig.bars_title': '{t} 个 token 后每层的 KV 缓存',
     'generate.fig.growth_title': 'KV 缓存随 token 数增长（所有层）',
     'generate.fig.latency': '每步延迟（毫秒）',
-    'generate.fig.scores': '注意力分数（所有层）',
+    'generate.fig.scores': '分数（所有层）',
     'generate.fig.with_cache': '使用 KV 缓存',
     'generate.fig.without_cache': '无缓存（全部重算）',
     'generate.fig.latency_title': '每个解码步：耗时与注意力分数',
@@ -280,8 +280,6 @@ STRINGS: dict[str, str] = {
     'generate.fig.query': '查询',
     'generate.fig.key': '键位置',
     'generate.fig.visible': '可见 (1) / 被遮蔽 (0)',
-    'generate.fig.key_axis': '键的位置（S = {s} 列）；查询位于 cache.pos + i，cache.pos = {pos}',
-    'generate.fig.query_axis': 'T = {t} 个查询',
     # ---------------------------------------------------------------- 实测的屋顶线（C2）
     'generate.section.roofline': '解码屋顶线（实测）',
     'generate.roof.intro': (

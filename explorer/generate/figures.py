@@ -26,6 +26,9 @@ KIND_COLOURS = {"full": "#440154", "window": "#21918c", "sinks+window": "#5ec962
 CACHED_COLOUR, UNCACHED_COLOUR = "#3b528b", "#e5a000"  # viridis blue vs a cividis-safe amber
 LIVE_COLOUR = "#7f9fcf"          # the live run's cached steps (the shared loop's engine path)
 ALLOCATED_FILL = "rgba(120, 120, 120, 0.18)"
+# in layer units: every bar one layer wide whatever layers its trace holds (an overlay of
+# traces with sparse layers, Gemma's 3 global ones, would otherwise widen theirs)
+BAR_WIDTH = 0.8
 LATENCY_HEIGHT, MASK_HEIGHT = 600, 260
 LATENCY_LEGEND_MARGIN = 150   # px under the latency chart: its legend sits below the x axis
 
@@ -60,7 +63,7 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
     fig = Fig()
     if reading is not None:
         layers = list(range(len(reading.allocated_bytes)))
-        fig.add_bar(x=layers, y=[_kib(b) for b in reading.allocated_bytes],
+        fig.add_bar(x=layers, y=[_kib(b) for b in reading.allocated_bytes], width=BAR_WIDTH,
                     name=text("generate.fig.allocated", lang), marker_color=ALLOCATED_FILL,
                     marker_line=dict(color="#555", width=1),
                     customdata=[[reading.capacity[i], reading.allocated_bytes[i]] for i in layers],
@@ -72,7 +75,7 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
         members = [lay for lay in session.layouts if lay.describe(lang) == name]
         idx = [lay.layer for lay in members]
         fig.add_bar(
-            x=idx, y=[_kib(record.cache_bytes[i]) for i in idx],
+            x=idx, y=[_kib(record.cache_bytes[i]) for i in idx], width=BAR_WIDTH,
             name=text("generate.fig.layers_of_kind", lang, n=len(idx), kind=name),
             marker_color=KIND_COLOURS[members[0].kind],
             customdata=[[name, record.cache_lengths[i], record.cache_bytes[i], formula[i]] for i in idx],
@@ -87,7 +90,7 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
                     hoverinfo="skip")
     fig.update_xaxes(title_text=text("generate.fig.layer", lang), dtick=1 if len(formula) <= 20 else 2)
     fig.update_yaxes(title_text=text("generate.fig.kib", lang), rangemode="tozero")
-    fig.update_layout(bargap=0.15, barmode="overlay")
+    fig.update_layout(barmode="overlay")
     return fig.finish(text("generate.fig.bars_title", lang, t=record.context))
 
 

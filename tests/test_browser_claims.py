@@ -128,3 +128,41 @@ def test_a_tab_in_the_more_tabs_menu_is_found_by_its_place(new_page, board_url):
     assert page.evaluate("() => window.explorerOpen('about/section-about-section-card')")
     page.locator("#section-about-section-card").wait_for()
     assert page.locator("#model-card").is_visible()
+
+
+@pytest.fixture(scope="module")
+def slow_board_url(runtime):
+    """The same app with a board of 19 claims of 0.4 s each: seen running, stopped midway."""
+    import app
+
+    from conftest import free_port
+
+    os.environ[claims_tab.REGISTRY_ENV] = "tests.test_claims_fakes:SLOW_REGISTRY"
+    try:
+        demo = app.build_app(runtime, ("explorer.ui.rope", "explorer.ui.claims"))
+    finally:
+        del os.environ[claims_tab.REGISTRY_ENV]
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                **app.launch_options(("explorer.ui.rope", "explorer.ui.claims")))
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+def test_the_board_fills_row_by_row_and_stop_ends_it(page, slow_board_url):
+    _open(page, slow_board_url)
+    page.locator("#tab-claims-button").click()
+    page.locator("#claims-run").click()
+    page.locator("#claims-summary", has_text=re.compile(r"Checking C11 \(([3-9]|1[0-2]) of 19\)")).wait_for()
+    assert _cell(page, 0, 4).inner_text() == "✓ holds"        # measured rows appear as they come
+    assert _cell(page, 18, 4).inner_text() == "… not run"
+    page.locator("#claims-stop").click()
+    page.locator("#claims-summary", has_text="Stopped.").wait_for()
+    page.wait_for_timeout(1500)                                 # nothing more arrives after Stop
+    assert page.locator("#claims-summary").inner_text() == "Stopped."
+    assert _cell(page, 18, 4).inner_text() == "… not run"
+    # the stopped board was not kept: Run measures again, to the end
+    page.locator("#claims-run").click()
+    page.locator("#claims-summary", has_text="19 of 19 claims hold").wait_for(timeout=60_000)

@@ -34,3 +34,20 @@ def test_card_summary_in_both_languages(loaded):
     total = f"{card.kv_cache_bytes_per_token:,}"
     assert en.startswith("### Tiny Gemma") and total in en and total in zh
     assert "5 × sliding window of" in en and en != zh
+
+
+def test_about_links_each_claim_to_its_tabs_and_points_to_the_board():
+    from explorer.claims.registry import CLAIMS
+    from explorer.ui import about
+
+    built = {"generate": "generate.tab", "attention": "attention.tab", "rope": "rope.tab",
+             "flash": "flash.tab", "architecture": "arch.tab", "moe": "moe.tab", "claims": "claims.tab"}
+    en, zh = about.draw_claims(built, "en"), about.draw_claims(built, "zh")
+    assert "(planned)" not in en
+    for entry in CLAIMS:
+        row = next(line for line in en.splitlines() if line.startswith(f"| {entry.claim} |"))
+        assert [f"(#open={place})" in row for place in entry.places] == [True] * len(entry.places)
+    assert "| C11 | RoPE rotates dimension pairs; the score depends only on m − n. | [RoPE tab](#open=rope) |" in en
+    assert "| C11 | RoPE 按位置旋转各维度对；注意力分数只取决于 m − n。 | [“RoPE 旋转位置编码”标签页](#open=rope) |" in zh
+    # a tab that is not built is named as planned, without a link
+    assert "| C14 | " in about.draw_claims({}, "en") and "(#open=" not in about.draw_claims({}, "en")

@@ -144,3 +144,23 @@ def test_the_board_event_is_bounded_and_stoppable(board_client):
     stop = next(f for f in events if f.cancels)
     rerun = [f for f in events if f.fn is not None and getattr(f.fn, "args", ())[3:4] == (True,)]
     assert rerun and {run._id, rerun[0]._id} <= set(stop.cancels)
+
+
+class LoadedRuntime(FakeRuntime):
+    def names(self):
+        return [self.loaded.name, "other"]
+
+    def is_loaded(self, name):
+        return name == self.loaded.name
+
+
+def test_a_change_of_model_shows_its_kept_board_or_the_claims_not_yet_run():
+    board.CACHE.clear()
+    runtime = LoadedRuntime()
+    table, summary, result = claims_tab.show_cached(runtime, fakes.FAST_REGISTRY, TITLES, "other", "en")
+    assert summary.startswith("Press **Run**") and set(table["verdict"]) == {"… not run"}
+    kept = board.board(runtime.loaded, registry=fakes.FAST_REGISTRY)
+    table, summary, result = claims_tab.show_cached(runtime, fakes.FAST_REGISTRY, TITLES,
+                                                    "smollm2-135m-instruct", "zh")
+    assert result is kept and "**19 个论断中有 14 个成立**" in summary
+    assert claims_tab.show_cached(runtime, fakes.FAST_REGISTRY, TITLES, None, "en")[2].rows[0].verdict == "pending"

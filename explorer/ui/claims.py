@@ -97,6 +97,19 @@ def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, 
 
 
 @visitor_errors
+def show_cached(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, str],
+                model_name, lang):
+    """On a change of model: that model's board if one is kept, else the board before a run.
+    Runs and loads nothing."""
+    lang = normalize_language(lang)
+    result = None
+    if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
+        result = board.CACHE.cached(runtime.get(model_name), registry)
+    result = result or board.pending(registry)
+    return (*draw(result, lang, tab_titles), result)
+
+
+@visitor_errors
 def stop_board(lang):
     return text("claims.stopped", normalize_language(lang))
 
@@ -126,5 +139,9 @@ def build(ctx: TabContext) -> None:
     second = rerun.click(again, [ctx.model, ctx.lang], outputs, api_visibility="private", **limits)
     stop.click(stop_board, [ctx.lang], [summary], cancels=[first, second], queue=False,
                api_visibility="private")
+    # another model: its kept board, or the claims not yet run (a board names its model, but a
+    # table of the previous model's numbers under the new model's name invites a misreading)
+    ctx.model.change(functools.partial(show_cached, ctx.runtime, registry, tab_titles),
+                     [ctx.model, ctx.lang], outputs, api_visibility="private")
     ctx.redraw_on_language(state, [table, summary],
                            functools.partial(draw, tab_titles=tab_titles))

@@ -99,8 +99,9 @@ class BoardResult:
         return sum(row.verdict == verdict for row in self.rows)
 
 
-def _not_run(entry: ClaimEntry, reason: str, **fields: Any) -> Row:
-    return Row(entry.claim, entry.statement, None, reason, fields, 0.0, entry.places[0], "")
+def _no_verdict(entry: ClaimEntry, reason: str, seconds: float = 0.0, **fields: Any) -> Row:
+    """A row without evidence: `reason` says why (a locale key, formatted with `fields`)."""
+    return Row(entry.claim, entry.statement, None, reason, fields, seconds, entry.places[0], "")
 
 
 # Evidence functions abandoned at their time limit and still running, by target.
@@ -114,13 +115,13 @@ def _run_one(entry: ClaimEntry, loaded: Any, limit_s: float,
         function = resolve(entry)
     except Exception:
         log.exception("claims board: importing %s failed", entry.target)
-        return _not_run(entry, FAILED)
+        return _no_verdict(entry, FAILED)
     if function is None:
-        return _not_run(entry, MISSING)
+        return _no_verdict(entry, MISSING)
     with _ABANDONED_LOCK:
         earlier = _ABANDONED.get(entry.target)
         if earlier is not None and earlier.is_alive():
-            return _not_run(entry, BUSY)
+            return _no_verdict(entry, BUSY)
         _ABANDONED.pop(entry.target, None)
 
     outcome: dict[str, Any] = {}
@@ -143,22 +144,20 @@ def _run_one(entry: ClaimEntry, loaded: Any, limit_s: float,
             with _ABANDONED_LOCK:
                 _ABANDONED[entry.target] = worker
             if should_stop():
-                return Row(entry.claim, entry.statement, None, STOPPED, {}, elapsed,
-                           entry.places[0], "")
+                return _no_verdict(entry, STOPPED, elapsed)
             log.warning("claims board: %s ran past its limit of %.0f s", entry.target, limit_s)
-            return Row(entry.claim, entry.statement, None, TIMEOUT, {"limit": limit_s}, elapsed,
-                       entry.places[0], "")
+            return _no_verdict(entry, TIMEOUT, elapsed, limit=limit_s)
     seconds = time.perf_counter() - started
     if "error" in outcome:
         error = outcome["error"]
         log.error("claims board: %s raised", entry.target, exc_info=(type(error), error,
                                                                       error.__traceback__))
-        return Row(entry.claim, entry.statement, None, FAILED, {}, seconds, entry.places[0], "")
+        return _no_verdict(entry, FAILED, seconds)
     evidence = outcome.get("value")
     if not isinstance(evidence, Evidence) or evidence.claim != entry.claim:
         log.error("claims board: %s returned %r, not the Evidence of %s", entry.target,
                   type(evidence).__name__, entry.claim)
-        return Row(entry.claim, entry.statement, None, BAD_RESULT, {}, seconds, entry.places[0], "")
+        return _no_verdict(entry, BAD_RESULT, seconds)
     return Row(entry.claim, entry.statement, evidence, None, {}, seconds,
                evidence.tab or entry.places[0], evidence.section)
 
@@ -181,15 +180,14 @@ def run(loaded: Any, progress: Optional[Progress] = None,
         left = board_limit_s - (time.perf_counter() - started)
         if should_stop():
             complete = False
-            rows.append(_not_run(entry, STOPPED))
+            rows.append(_no_verdict(entry, STOPPED))
         elif left <= 0:
-            rows.append(_not_run(entry, BOARD_TIME, limit=board_limit_s))
+            rows.append(_no_verdict(entry, BOARD_TIME, limit=board_limit_s))
         else:
             row = _run_one(entry, loaded, min(claim_limit_s, left), should_stop)
             if row.error == TIMEOUT and row.error_fields["limit"] < claim_limit_s:
                 # the board's limit, not the function's own, cut it off
-                row = Row(row.claim, row.statement, None, BOARD_TIME, {"limit": board_limit_s},
-                          row.seconds, row.tab, row.section)
+                row = _no_verdict(entry, BOARD_TIME, row.seconds, limit=board_limit_s)
             complete = complete and row.error != STOPPED
             rows.append(row)
         if on_row is not None:
@@ -207,7 +205,7 @@ def run(loaded: Any, progress: Optional[Progress] = None,
 def pending(registry: Sequence[ClaimEntry] = CLAIMS, done: Sequence[Row] = ()) -> BoardResult:
     """The board before it runs (every claim with its statement and link, nothing measured),
     or while it runs: the rows `done` so far, then the claims still to come."""
-    rows = (*done, *(_not_run(entry, NOT_RUN) for entry in registry[len(done):]))
+    rows = (*done, *(_no_verdict(entry, NOT_RUN) for entry in registry[len(done):]))
     return BoardResult(model="", title="", device="", dtype="", rows=rows, computed_at=0.0,
                        seconds=0.0, complete=False)
 

@@ -231,9 +231,9 @@ class BoardCache:
         with self._lock:
             return self._results.get(self.key(loaded, registry))
 
-    def clear(self) -> None:
+    def forget(self, loaded: Any, registry: Sequence[ClaimEntry] = CLAIMS) -> None:
         with self._lock:
-            self._results.clear()
+            self._results.pop(self.key(loaded, registry), None)
 
     def get(self, loaded: Any, *, rerun: bool = False, progress: Optional[Progress] = None,
             should_stop: Optional[Callable[[], bool]] = None,

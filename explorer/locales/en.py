@@ -1113,8 +1113,8 @@ STRINGS: dict[str, str] = {
         'tab that shows the claim, on the loaded model, and applies the claim\'s criterion to '
         'the numbers it measures: ✓ when the criterion holds, ✗ when it does not or when the '
         'computation failed, – when the claim has no evidence function yet. **Run** computes '
-        'the board once per model and device (about a minute on a 2-core CPU) and then answers '
-        'from memory; **Run again** measures afresh. The link in each row opens the tab and '
+        'the board once per model and device (the summary says how long it took) and then '
+        'answers from memory; **Run again** measures afresh. The link in each row opens the tab and '
         'section that show the claim.'),
     'claims.run': 'Run',
     'claims.rerun': 'Run again',

@@ -88,7 +88,8 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
                     name=text("generate.fig.formula", lang),
                     marker=dict(symbol="line-ew-open", size=16, color="#000", line=dict(width=3, color="#000")),
                     hoverinfo="skip")
-    fig.update_xaxes(title_text=text("generate.fig.layer", lang), dtick=1 if len(formula) <= 20 else 2)
+    fig.update_xaxes(title_text=text("generate.fig.layer", lang), dtick=1 if len(formula) <= 20 else 2,
+                     range=[-0.6, len(formula) - 0.4])
     fig.update_yaxes(title_text=text("generate.fig.kib", lang), rangemode="tozero")
     fig.update_layout(barmode="overlay")
     return fig.finish(text("generate.fig.bars_title", lang, t=record.context))

@@ -196,6 +196,22 @@ def test_c1_criterion_passes_on_t_and_t_squared_and_fails_otherwise():
     assert checks.c1_verdict([]) is None
 
 
+def test_c1_sentence_is_chosen_by_the_criterion(tiny_llama):
+    """The summary's C1 verdict is c1_verdict's, and carries the fitted exponents."""
+    import dataclasses
+
+    _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=12, check_full_forward=False)
+    good = [dataclasses.replace(p, latency_s=0.05, cached_latency_s=0.01) for p in session.replay]
+    shown = dataclasses.replace(session.snapshot(), replay=good)
+    assert checks.c1_verdict(good).passed
+    assert "t^1.00 with the cache and t^2.00 without: C1" in figures.summary(shown)
+    assert ") holds." in figures.summary(shown) and "成立" in figures.summary(shown, "zh")
+    recomputing = [dataclasses.replace(p, cached_score_entries=p.score_entries) for p in good]
+    broken = dataclasses.replace(session.snapshot(), replay=recomputing)
+    assert "t^2.00 with the cache" in figures.summary(broken)
+    assert ") does NOT hold." in figures.summary(broken) and "不成立" in figures.summary(broken, "zh")
+
+
 def test_replay_targets_are_bounded_and_spread():
     records = [sess.StepRecord(i, 0, "", 10 + i, "prefill" if i == 0 else "decode", 0.0, 1, 0,
                                   [], []) for i in range(200)]

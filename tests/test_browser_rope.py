@@ -50,7 +50,14 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     _open_rope_tab(page, app_url)
     freq_text = page.locator("#rope-freq-text")
     freq_text.get_by_text("never do").first.wait_for()
-    assert "pair 0 keeps θ₀ = 1" in freq_text.inner_text()
+    assert "Computed from the formula" in freq_text.inner_text()
+    assert "other pairs slow down" in freq_text.inner_text()
+    # the loaded model's bases come from its config, in the section and in the table
+    page.locator("#rope-freq-model").get_by_text("read from its config").wait_for(timeout=RUN_TIMEOUT)
+    assert "base 100k on its 30 full-attention layers" in page.locator("#rope-freq-model").inner_text()
+    from playwright.sync_api import expect
+
+    expect(page.locator("#rope-freq-table")).to_contain_text("SmolLM2-135M-Instruct: full-attention layers (its config)")
     # formulas are typeset by KaTeX in the Markdown, not left as raw dollars
     assert page.locator("#tab-rope .katex").count() > 5
     _shot(page, "rope-freq-plot", "rope-frequencies")
@@ -68,6 +75,8 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     result = page.locator("#rope-qk-result")
     result.get_by_text("Layer 3").wait_for(timeout=RUN_TIMEOUT)
     assert "both rotated" in result.inner_text()
+    assert "Both rotated: constant along every diagonal." in result.inner_text()
+    assert "Only q rotated: the absolute position remains." in result.inner_text()
     page.locator("#rope-qk-both .js-plotly-plot").wait_for()
     page.locator("#rope-qk-real .js-plotly-plot").wait_for()
     screenshot(page, "rope-section-qk-en")
@@ -90,22 +99,34 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     _shot(page, "rope-dist-plot", "rope-distance")
     screenshot(page, "rope-section-distance-en")
     _section(page, "Changing the base")
+    assert "base 100k on its 30 full-attention layers" in page.locator("#rope-base-model").inner_text()
 
     # a small sweep (2 bases + trained, 256 tokens) and a continuation
     page.locator("#rope-sweep-bases textarea, #rope-sweep-bases input").first.fill("10000, 10M")
     _set_slider(page, "rope-sweep-tokens", 256)
     page.locator("#rope-sweep-run").click()
     page.locator("#rope-sweep-text").get_by_text("(trained): perplexity").wait_for(timeout=RUN_TIMEOUT)
+    assert "raised the perplexity" in page.locator("#rope-sweep-text").inner_text()
     page.locator("#rope-sweep-plot .js-plotly-plot").wait_for()
     _shot(page, "rope-sweep-plot", "rope-sweep")
     screenshot(page, "rope-section-base-en")
     _section(page, "Continuation")
     _set_slider(page, "rope-cont-new", 8)
     page.locator("#rope-cont-run").click()
-    page.locator("#rope-cont-text").get_by_text("(trained)").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#rope-cont-text").get_by_text("The two continuations agree").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-cont-text", "rope-continuation")
     assert "(trained)" in page.locator("#rope-cont-text").inner_text()
     screenshot(page, "rope-section-continuation-en")
+
+    # Stop: a long sweep is cancelled between two forwards and says so (last of the model runs:
+    # the forward under way when Stop is pressed still finishes on the server)
+    _section(page, "Changing the base")
+    page.locator("#rope-sweep-bases textarea, #rope-sweep-bases input").first.fill("1e4, 1e6, 1e7, 1e8, 1e9")
+    page.locator("#rope-sweep-run").click()
+    page.locator("#rope-sweep-text").get_by_text("forward 1 of 6").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#rope-sweep-stop").click()
+    page.locator("#rope-sweep-note").get_by_text("Stopped.").wait_for(timeout=RUN_TIMEOUT)
+    screenshot(page, "rope-section-base-stopped-en")
 
     _section(page, "Context extension")
     page.locator("#rope-scale-run").click()
@@ -129,10 +150,11 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     screenshot(page, "rope-section-freq-zh")
     checks = {
         "qk": [("#rope-qk-both .xtitle", "键的位置 n"), ("#rope-qk-real .xtitle", "键 token 的位置 n"),
-               ("#rope-qk-result", "第 3 层")],
+               ("#rope-qk-result", "第 3 层"), ("#rope-qk-result", "每条对角线都是常数")],
         "pair": [("#rope-pair-plot .xtitle", "（维度 6）"), ("#rope-pair-text", "第 6 对")],
         "distance": [("#rope-dist-plot .xtitle", "距离 m − n")],
-        "base": [("#rope-sweep-plot .legendtext", "训练值"), ("#rope-sweep-table", "困惑度")],
+        "base": [("#rope-sweep-plot .legendtext", "训练值"), ("#rope-sweep-table", "困惑度"),
+                 ("#rope-sweep-text", "困惑度上升"), ("#rope-base-model", "从其配置读出")],
         "continuation": [("#rope-cont-text", "贪心续写")],
         "scaling": [("#rope-scale-plot .annotation-text", "相对于原始值的频率")],
     }
@@ -145,6 +167,8 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     _shot(page, "rope-pair-plot", "rope-pair-zh")
     _section(page, "改变 base")
     _shot(page, "rope-sweep-plot", "rope-sweep-zh")
+    # the switch redrew the stored sweep and dropped the English "Stopped." note
+    assert page.locator("#rope-sweep-note").inner_text().strip() == ""
 
 
 def test_rope_tab_in_chinese(page, app_url, screenshot):

@@ -146,12 +146,12 @@ def test_who_uses_a_base_names_the_loaded_model_from_its_config():
     bases = freq.model_bases(config, "Tiny")
     assert bases.groups == (("sliding_attention", 5, 2e4), ("full_attention", 1, 1e6))
     assert freq.describe_bases(bases, "en") == (
-        "**Tiny**, read from its config: head dimension 32; base 20k on its 5 sliding layers; "
-        "base 1M on its 1 full layers.")
+        "**Tiny**, read from its config: head dimension 32; base 20k on its 5 sliding-window layers; "
+        "base 1M on its 1 full-attention layers.")
     assert "5 个滑动窗口层用 base 20k" in freq.describe_bases(bases, "zh")
     table = freq.table(freq.run((2e4, 5e5, 1e6, 3e3), 32, 100, bases), "en")
-    assert list(table["who uses it"]) == ["Tiny: sliding layers (its config)", "Llama 3 (published config)",
-                                          "Tiny: full layers (its config)", "your choice"]
+    assert list(table["who uses it"]) == ["Tiny: sliding-window layers (its config)", "Llama 3 (published config)",
+                                          "Tiny: full-attention layers (its config)", "your choice"]
 
 
 def test_handler_returns_figure_summary_table_and_the_result():

@@ -747,7 +747,8 @@ STRINGS: dict[str, str] = {
         'Hugging Face layout pair $i$ is dimensions $(i,\\ i + d/2)$ — and rotates pair '
         '$i$ by the angle $m\\,\\theta_i$ at position $m$, with $\\theta_i = '
         "\\text{base}^{-2i/d}$. Everything below is computed with the engine's own RoPE "
-        'code on the loaded model.'),
+        'code; the sections on q and k, distance, the base and the continuation run the loaded '
+        'model.'),
     'rope.freq.heading': (
         '### Frequencies and wavelengths for several bases\n'
         'Pair $i$ turns $\\theta_i = \\text{base}^{-2i/d}$ radians per token and completes a '
@@ -800,6 +801,8 @@ STRINGS: dict[str, str] = {
         '**{title}**, read from its config: head dimension {head_dim}; {groups}.'),
     'rope.model.group': 'base {base} on its {n} {kind} layers',
     'rope.model.separator': '; ',
+    'rope.model.kind.full': 'full-attention',
+    'rope.model.kind.sliding': 'sliding-window',
     'rope.stop': 'Stop',
     'rope.stopped': 'Stopped.',
     'rope.name.layer': 'The layer',

@@ -690,7 +690,7 @@ STRINGS: dict[str, str] = {
         'RoPE 把每个维度为 $d$ 的查询和键向量分成 $d/2$ 对——在 Hugging Face 的布局中第 $i$ '
         '对是维度 $(i,\\ i + d/2)$——并在位置 $m$ 处把第 $i$ 对旋转角度 $m\\,\\theta_i$，'
         '其中 $\\theta_i = \\text{base}^{-2i/d}$。下面的一切都用引擎自己的 RoPE '
-        '代码在已加载的模型上计算。'),
+        '代码计算；关于 q 和 k、距离、base 和续写的小节运行已加载的模型。'),
     'rope.freq.heading': (
         '### 多个 base 下的频率与波长\n'
         '第 $i$ 对维度每个 token 转过 $\\theta_i = \\text{base}^{-2i/d}$ 弧度，每 $\\lambda_i = '
@@ -735,6 +735,8 @@ STRINGS: dict[str, str] = {
     'rope.model.bases': '**{title}**，从其配置读出：头维度 {head_dim}；{groups}。',
     'rope.model.group': '{n} 个{kind}层用 base {base}',
     'rope.model.separator': '；',
+    'rope.model.kind.full': '全局注意力',
+    'rope.model.kind.sliding': '滑动窗口',
     'rope.stop': '停止',
     'rope.stopped': '已停止。',
     'rope.name.layer': '层',

@@ -10,8 +10,11 @@ in the visitor's language (explorer/ui/rope.py keeps the result in a gr.State).
     sweep         perplexity of the real model with its RoPE base changed
     continuation  greedy continuation, trained base beside a changed one
     scaling       context-extension recipes (PI, NTK-aware, YaRN), frequencies only
+    evidence      the claims board's C11, C12, C13, judged by the criteria the summaries use
 
-Every rotation goes through models.layers (rope_inv_freq, rope_cos_sin, apply_rope): the code the
+A sentence that states a result is chosen by a criterion function of the result (e.g.
+toeplitz.toeplitz_holds, sweep.perplexity_rises) and carries its number. Every rotation goes
+through models.layers (rope_inv_freq, rope_cos_sin, apply_rope): the code the
 model runs, never a second RoPE. Bad inputs raise explorer.inputs.InputError (locale keys) before
 any real work.
 """

@@ -126,7 +126,7 @@ def model_bases(config, title: str) -> ModelBases:
 
 
 def kind_name(kind: str, lang: str) -> str:
-    return text("rope.fig.kind.sliding" if kind == SLIDING else "rope.fig.kind.full", lang)
+    return text("rope.model.kind.sliding" if kind == SLIDING else "rope.model.kind.full", lang)
 
 
 def describe_bases(bases: ModelBases, lang: str) -> str:

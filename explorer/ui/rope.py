@@ -158,6 +158,11 @@ def draw_sweep(result: sweep_experiment.Sweep, lang: str):
             sweep_experiment.table(result, lang))
 
 
+def redraw_sweep(result: sweep_experiment.Sweep, lang: str):
+    """The language switch: the stored sweep in `lang`, and no "Stopped." note in the old one."""
+    return (*draw_sweep(result, lang), "")
+
+
 def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Progress()):
     """Perplexity per position on the long text for each RoPE base (one forward per base). A
     generator: (figure, summary, table, state, stop note) after each forward, the figure, table
@@ -190,6 +195,10 @@ def stopped(lang):
 
 def draw_continuation(result: continuation_experiment.Continuation, lang: str):
     return continuation_experiment.summary(result, lang)
+
+
+def redraw_continuation(result: continuation_experiment.Continuation, lang: str):
+    return draw_continuation(result, lang), ""
 
 
 def continuation(runtime, model_name, lang, log10_base, apply, n_tokens, n_new, progress=gr.Progress()):
@@ -342,7 +351,7 @@ def build(ctx: TabContext) -> None:
             [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
             time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
         sweep_stop.click(stopped, [ctx.lang], [sweep_note], cancels=[sweep_event], api_name="rope_perplexity_stop")
-        ctx.redraw_on_language(sweep_state, sweep_outputs, draw_sweep)
+        ctx.redraw_on_language(sweep_state, [*sweep_outputs, sweep_note], redraw_sweep)
 
     with ctx.section("rope.cont.title"):
         gr.Markdown(t("rope.cont.heading"))
@@ -361,7 +370,7 @@ def build(ctx: TabContext) -> None:
             [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
             time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
         cont_stop.click(stopped, [ctx.lang], [cont_note], cancels=[cont_event], api_name="rope_continue_stop")
-        ctx.redraw_on_language(cont_state, [cont_text], draw_continuation)
+        ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)
 
     with ctx.section("rope.scale.section"):
         gr.Markdown(t("rope.scale.heading"), latex_delimiters=LATEX)

@@ -3,6 +3,8 @@ SmolLM2, and its criterion fails on a deliberately broken input, in the board's 
 sentence the tab shows."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -120,17 +122,18 @@ def test_c18_fails_when_a_bias_tensor_is_present(smol, monkeypatch):
     assert measure(found, "claims.m.arch_facts") == len(blocks.MODERN_FACTS) - 1
 
 
-def test_c18_on_gemma_every_fact_but_swiglu():
+def test_c18_on_gemma_every_fact_with_a_geglu_mlp():
     """Gemma 3's block, read from its tensors: pre-norm RMSNorm, RoPE, one KV head for four query
-    heads, no bias, no encoder; its gated MLP uses GELU (GeGLU), so the Llama-style criterion
-    fails on that one fact, and the tab says so."""
+    heads, no bias, no encoder, and a gated MLP whose gate uses GELU (GeGLU), which counts as the
+    claim's gated MLP; a plain GELU MLP (GPT-2) does not."""
     from explorer.checkpoints import prepare_embedded
 
     block = blocks.run([blocks.checkpoint_entry(GEMMA, "Gemma", prepare_embedded(GEMMA))]).blocks[-1]
     facts = blocks.modern_facts(block)
-    assert [key for key, holds in facts.items() if not holds] == ["swiglu"]
-    assert not blocks.is_llama_style(block)
-    assert "7 of the 8 changes" in blocks.facts_text(block, "en") and "SwiGLU MLP" in blocks.facts_text(block, "en")
+    assert block.activation == "geglu" and all(facts.values()) and blocks.is_llama_style(block)
+    plain = dataclasses.replace(block, activation="gelu")
+    assert [key for key, holds in blocks.modern_facts(plain).items() if not holds] == ["gated_mlp"]
+    assert "7 of the 8 changes" in blocks.facts_text(plain, "en") and "gated MLP" in blocks.facts_text(plain, "en")
     # the post-norm original Transformer fails most of them
     original = blocks.describe(blocks.original_transformer_entry())
     assert sum(blocks.modern_facts(original).values()) == 0

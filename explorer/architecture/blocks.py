@@ -542,16 +542,17 @@ def table(result: Blocks, lang: str) -> pd.DataFrame:
 
 
 # C18's facts: what the claim says changed from the original Transformer to a Llama-style block,
-# each read from the block's tensors. SwiGLU is a gated MLP with SiLU; Gemma 3's GeGLU (the same
-# gate with GELU) does not count as SwiGLU. GQA: fewer KV heads than query heads (MQA, one KV
-# head, is its one-group case).
-MODERN_FACTS = ("pre_norm", "rmsnorm", "rope", "swiglu", "gqa", "no_bias", "no_encoder", "no_cross")
+# each read from the block's tensors. The claim's "ReLU/GELU -> SwiGLU" is the change from a plain
+# MLP to a gated one (an elementwise gate times an up projection): SwiGLU gates with SiLU, Gemma 3's
+# GeGLU with GELU, and both count; a plain ReLU or GELU MLP does not. GQA: fewer KV heads than
+# query heads (MQA, one KV head, is its one-group case).
+MODERN_FACTS = ("pre_norm", "rmsnorm", "rope", "gated_mlp", "gqa", "no_bias", "no_encoder", "no_cross")
 
 
 def modern_facts(block: Block) -> dict[str, bool]:
     """{fact: holds} for MODERN_FACTS, in that order."""
     return {"pre_norm": block.pre_norm, "rmsnorm": block.norm_kind in ("rmsnorm", "rmsnorm_unit"),
-            "rope": block.position == "rope", "swiglu": block.activation == "swiglu",
+            "rope": block.position == "rope", "gated_mlp": block.activation in ("swiglu", "geglu"),
             "gqa": block.n_kv_heads < block.n_heads, "no_bias": not block.bias_tensors,
             "no_encoder": block.encoder_layers == 0, "no_cross": not block.cross_attention}
 

@@ -10,8 +10,8 @@ tab's summary uses (explorer/claims/evidence.py describes the shape).
 
 C6, C7 and C19 do not depend on the loaded model (Evidence.model is ""): C6 and C7 compute from
 DeepSeek-V3's published shape, C19 on small stacks built at initialisation. C18 reads the
-loaded checkpoint: every fact holds for SmolLM2 (Llama architecture); Gemma 3 has all but one,
-its MLP is GeGLU (the gate with GELU, not SiLU), so its row fails with "not: SwiGLU MLP".
+loaded checkpoint: every fact holds for SmolLM2 (Llama architecture) and for Gemma 3, whose gated
+MLP uses GELU (GeGLU) where Llama uses SiLU (SwiGLU): the measures say which.
 """
 from __future__ import annotations
 

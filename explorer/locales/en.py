@@ -1755,13 +1755,13 @@ STRINGS: dict[str, str] = {
         'At this depth the criterion (post-norm ≥ {post_min:g} and pre-norm ≤ {pre_max:g}) does not '
         'separate the two placements.'),
     'arch.blocks.verdict.all': (
-        'All {n} changes the claim lists hold: pre-norm, RMSNorm, RoPE, SwiGLU, fewer KV heads than '
+        'All {n} changes the claim lists hold: pre-norm, RMSNorm, RoPE, a gated MLP (SwiGLU or GeGLU), fewer KV heads than '
         'query heads, no bias tensor, no encoder, no cross-attention.'),
     'arch.blocks.verdict.not': '{held} of the {n} changes of a Llama-style block hold; not: {missing}.',
     'arch.blocks.fact.pre_norm': 'pre-norm',
     'arch.blocks.fact.rmsnorm': 'RMSNorm',
     'arch.blocks.fact.rope': 'RoPE',
-    'arch.blocks.fact.swiglu': 'SwiGLU MLP',
+    'arch.blocks.fact.gated_mlp': 'gated MLP (SwiGLU or GeGLU)',
     'arch.blocks.fact.gqa': 'fewer KV heads than query heads',
     'arch.blocks.fact.no_bias': 'no bias tensor',
     'arch.blocks.fact.no_encoder': 'no encoder',
@@ -1860,7 +1860,7 @@ STRINGS: dict[str, str] = {
         '≥ {threshold:.0f} %, while one position fits exactly'),
     'claims.C18.criterion': (
         'Read from the checkpoint\'s tensors, all {n} facts of a Llama-style block hold: pre-norm, '
-        'RMSNorm, RoPE, SwiGLU, fewer KV than query heads, no bias tensor, no encoder, no '
+        'RMSNorm, RoPE, a gated MLP (SwiGLU or GeGLU), fewer KV than query heads, no bias tensor, no encoder, no '
         'cross-attention'),
     'claims.C19.criterion': (
         'At initialisation, {depth} layers: last block\'s gradient ÷ first\'s ≥ {post_min:g} for '

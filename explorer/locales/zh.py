@@ -1603,13 +1603,13 @@ STRINGS: dict[str, str] = {
     'arch.norm.verdict.level': (
         '在这个深度，判据（后置 ≥ {post_min:g} 且前置 ≤ {pre_max:g}）区分不出两种放置方式。'),
     'arch.blocks.verdict.all': (
-        '主张列出的 {n} 项变化全部成立：前置归一化、RMSNorm、RoPE、SwiGLU、KV 头少于查询头、没有偏置张量、'
+        '主张列出的 {n} 项变化全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、KV 头少于查询头、没有偏置张量、'
         '没有编码器、没有交叉注意力。'),
     'arch.blocks.verdict.not': 'Llama 式模块的 {n} 项变化中成立 {held} 项；不成立：{missing}。',
     'arch.blocks.fact.pre_norm': '前置归一化',
     'arch.blocks.fact.rmsnorm': 'RMSNorm',
     'arch.blocks.fact.rope': 'RoPE',
-    'arch.blocks.fact.swiglu': 'SwiGLU MLP',
+    'arch.blocks.fact.gated_mlp': '门控 MLP（SwiGLU 或 GeGLU）',
     'arch.blocks.fact.gqa': 'KV 头少于查询头',
     'arch.blocks.fact.no_bias': '没有偏置张量',
     'arch.blocks.fact.no_encoder': '没有编码器',
@@ -1704,7 +1704,7 @@ STRINGS: dict[str, str] = {
         "对 R_m·W（d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
         '而单个位置可以精确拟合'),
     'claims.C18.criterion': (
-        '从检查点的张量读出，Llama 式模块的 {n} 项事实全部成立：前置归一化、RMSNorm、RoPE、SwiGLU、'
+        '从检查点的张量读出，Llama 式模块的 {n} 项事实全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、'
         'KV 头少于查询头、没有偏置张量、没有编码器、没有交叉注意力'),
     'claims.C19.criterion': (
         '初始化时 {depth} 层：最后一个模块的梯度 ÷ 第一个模块的，后置归一化 ≥ {post_min:g}，'

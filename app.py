@@ -18,6 +18,7 @@ from typing import Any
 import gradio as gr
 
 from explorer.inputs import short_choice_errors
+from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.runtime import Runtime
 from models.device import tune_cpu_allocator
 from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
@@ -34,6 +35,12 @@ DEFAULT_CONCURRENCY = 4      # events outside the "model" group (cheap text upda
 # cannot hold memory until Gradio's default cap of 10,000 sessions.
 STATE_TTL_S = 3600
 STATE_SESSIONS = 200
+# Gradio runs each step of a streaming event in a worker thread, and a Generate stream holds
+# one while it waits for its next token from the shared decode loop: every run the loop admits
+# (MAX_BATCH decoding + MAX_WAITING queued, explorer/generate/scheduler.py) needs a thread,
+# plus a margin for the other tabs' events (Gradio's default of 40 would queue a classroom's
+# 41st stream behind the others).
+MAX_THREADS = MAX_BATCH + MAX_WAITING + 16
 
 
 def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.Blocks:
@@ -77,6 +84,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         "state_session_capacity": STATE_SESSIONS,
+        "max_threads": MAX_THREADS,
         "ssr_mode": False,
         "share": False,
         # Gradio's own input checks (e.g. a NaN sent to a number field) raise plain exceptions:

@@ -9,6 +9,14 @@ tokens / the level's wall time), the share of runs refused as busy, and other er
 
     .venv/bin/python -m bench.classroom [--model smollm2-135m-instruct] [--loads 1,5,10,20,30,50]
                                         [--tokens 48] [--with-checks] [--url http://...]
+    .venv/bin/python -m bench.classroom --engine [--loads 1,10,30] [--rounds 3]
+
+--engine measures the decode loop's engine alone, in this process, side by side in one run (so
+that a shared, busy CPU slows both alike): per batch size B, the step time of B runs with the
+pooled attention (one call per layer, models/decoders/batched.py) against attention per run,
+each run at its own position (the default prompt's length plus a few tokens apart), on the
+scheduler's thread setting; and a run alone through the fused step (the engine's fastest path
+for one sequence). Rounds alternate the paths; the median of each is printed.
 
 The clients share the CPU with the server (a classroom's browsers would not): on a 2-core
 machine their message handling takes a share of the cores from the decode.
@@ -68,12 +76,34 @@ def default_prompt() -> str:
     return DEFAULT_PROMPT
 
 
-def stream_one(url: str, model: str, prompt: str, tokens: int, checks: bool, out: Stream) -> None:
-    """One visitor: submit /generate and read its stream to the end."""
+OPENING = threading.Semaphore(4)   # clients opening the app at once (each parses its API)
+
+
+def connect(url: str, out: Stream, clients: list, index: int, tries: int = 3) -> None:
+    """One visitor opens the app (a gradio_client Client), before anyone presses Start; a
+    few at a time, each tried again after a timeout (opening is outside the measured time)."""
     from gradio_client import Client
 
+    for attempt in range(tries):
+        try:
+            with OPENING:
+                clients[index] = Client(url, verbose=False)
+            return
+        except Exception as error:   # counted as an error of the level after the last try
+            if attempt == tries - 1:
+                out.error = f"could not open the app: {str(error)[:200]}"
+
+
+def stream_one(url: str, model: str, prompt: str, tokens: int, checks: bool, out: Stream,
+               client=None) -> None:
+    """One visitor: submit /generate and read its stream to the end (a client of its own,
+    opened here unless given)."""
+    from gradio_client import Client
+
+    if out.error is not None:   # the app never opened for this visitor
+        return
     try:
-        client = Client(url, verbose=False)
+        client = client or Client(url, verbose=False)
         out.submitted = time.perf_counter()
         job = out.job = client.submit(model, "en", prompt, tokens, 0.0, 0, 1.0, 0, "full", 64, 4,
                                       checks, checks, api_name="/generate")
@@ -95,11 +125,20 @@ def run_level(url: str, model: str, n: int, tokens: int, checks: bool = False,
               prompts: Optional[list] = None, start_gap_s: float = 0.0,
               timeout_s: float = 600.0) -> tuple[list, float]:
     """N clients at once (each in its own thread); their Streams and the level's wall time.
-    A stream without an end after timeout_s counts as an error (with its job's status)."""
+    Every visitor opens the app first (as a class loads the page before pressing Start);
+    then all submit together, and the wall time runs from there. A stream without an end
+    after timeout_s counts as an error (with its job's status)."""
     prompts = prompts or [default_prompt()] * n
     streams = [Stream(prompt=prompts[i % len(prompts)], submitted=time.perf_counter()) for i in range(n)]
-    threads = [threading.Thread(target=stream_one, args=(url, model, s.prompt, tokens, checks, s), daemon=True)
-               for s in streams]
+    clients: list = [None] * n
+    openers = [threading.Thread(target=connect, args=(url, s, clients, i), daemon=True)
+               for i, s in enumerate(streams)]
+    for thread in openers:
+        thread.start()
+    for thread in openers:
+        thread.join(timeout=timeout_s)
+    threads = [threading.Thread(target=stream_one, args=(url, model, s.prompt, tokens, checks, s, c),
+                                daemon=True) for s, c in zip(streams, clients)]
     t0 = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -148,6 +187,78 @@ HEADER = ("| clients | TTFT p50 s | TTFT p95 s | TTFT p99 s | gap p99 s | slowes
           "aggregate tok/s | busy | errors |\n|---|---|---|---|---|---|---|---|---|")
 
 
+ENGINE_HEADER = ("| B | per-run attention step ms, wall / CPU | pooled step ms, wall / CPU | "
+                 "per-run / pooled (CPU) | pooled tokens/s, wall / CPU | pooled tokens/s per run (CPU) |"
+                 "\n|---|---|---|---|---|---|")
+
+
+def engine_steps(model, prompt_ids: list, b: int, pooled: bool, steps: int = 6) -> tuple:
+    """Median wall time and median CPU time (this process, all threads) of one decode step of
+    b runs (the prompt prefilled, run i's i % 8 tokens shorter so their positions differ),
+    pooled or per-run attention; B = 1 takes the fused step where the machine can.
+    The CPU time is what the step costs when it has the cores to itself: on a CPU shared with
+    other jobs the wall time also holds the time the OS gave to them."""
+    import torch
+    from explorer.generate.scheduler import BATCH_THREADS, _threads
+    from models.decoders.batched import BatchedDecoder
+
+    decoder = BatchedDecoder(model, solo="fused" if b == 1 else None, pooled=pooled)
+    runs = [decoder.start(len(prompt_ids) + steps + 4) for _ in range(b)]
+    with _threads(BATCH_THREADS if b > 1 else 0), torch.inference_mode():
+        for cut in range(min(b, 8)):   # run i's prompt i % 8 tokens shorter: its own positions
+            group = runs[cut::8]
+            ids = torch.tensor([prompt_ids[:len(prompt_ids) - cut]] * len(group))          # (G, P - cut)
+            decoder.forward_many(ids, group)
+        decoder.step_many([7] * b, runs)        # warm-up (the pooled store allocated here)
+        walls, cpus = [], []
+        for _ in range(steps):
+            t0, c0 = time.perf_counter(), time.process_time()
+            decoder.step_many([7] * b, runs)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+    return sorted(walls)[len(walls) // 2], sorted(cpus)[len(cpus) // 2]
+
+
+def engine_table(model_name: str, loads: list, rounds: int) -> list:
+    """Per B: (B, per-run step (wall s, CPU s), pooled step (wall s, CPU s)), medians over
+    alternating rounds."""
+    import torch
+    from explorer.checkpoints import prepare_embedded
+    from explorer.generate.request import encode_prompt
+    from transformers import AutoTokenizer
+    from models.loading import load_model
+
+    folder = prepare_embedded(model_name)
+    model = load_model(folder, device="cpu", dtype=torch.float32)
+    prompt_ids, _ = encode_prompt(AutoTokenizer.from_pretrained(str(folder)), default_prompt())
+    rows = []
+    for b in loads:
+        per_run, pooled = [], []
+        for _ in range(rounds):
+            per_run.append(engine_steps(model, prompt_ids, b, pooled=False))
+            pooled.append(engine_steps(model, prompt_ids, b, pooled=True))
+        median = lambda pairs: tuple(sorted(x)[rounds // 2] for x in zip(*pairs))  # noqa: E731
+        rows.append((b, median(per_run), median(pooled)))
+    return rows
+
+
+def engine_row(b: int, per_run: tuple, pooled: tuple) -> str:
+    """One row: wall and CPU ms of each path, their CPU-time ratio, and the pooled tokens/s
+    by wall time and by CPU time."""
+    (wall_r, cpu_r), (wall_p, cpu_p) = per_run, pooled
+    return (f"| {b:>3} | {wall_r * 1e3:.0f} / {cpu_r * 1e3:.0f} | {wall_p * 1e3:.0f} / {cpu_p * 1e3:.0f} | "
+            f"{cpu_r / cpu_p:.2f} | {b / wall_p:.1f} / {b / cpu_p:.1f} | {1 / cpu_p:.1f} |")
+
+
+def cpu_seconds(pid: int) -> Optional[float]:
+    """User + system CPU seconds a process has used so far (Linux /proc), None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def serve(port: int) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT,
                             env={**os.environ, "PORT": str(port), "HOST": "127.0.0.1"},
@@ -176,8 +287,19 @@ def main(argv=None):
     parser.add_argument("--url", help="an app already running (default: serve app.py here)")
     parser.add_argument("--level-timeout", type=float, default=600.0,
                         help="seconds a level may take; streams still open then count as errors")
+    parser.add_argument("--engine", action="store_true",
+                        help="the decode engine alone, pooled vs per-run attention (no app)")
+    parser.add_argument("--rounds", type=int, default=3, help="--engine: alternating rounds")
     args = parser.parse_args(argv)
     loads = [int(x) for x in args.loads.split(",") if x.strip()]
+    if args.engine:
+        print(f"{args.model}, engine only, default prompt; os.cpu_count()={os.cpu_count()}, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        print(ENGINE_HEADER, flush=True)
+        for b, per_run, pooled in engine_table(args.model, loads, args.rounds):
+            print(engine_row(b, per_run, pooled), flush=True)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return
 
     server = None
     url = args.url
@@ -197,9 +319,18 @@ def main(argv=None):
               f"load average {os.getloadavg()[0]:.1f}")
         print(HEADER, flush=True)
         for n in loads:
+            cpu0 = cpu_seconds(server.pid) if server is not None else None
             streams, wall = run_level(url, args.model, n, args.tokens, args.with_checks,
                                       timeout_s=args.level_timeout)
-            print(row(summarize(n, streams, wall)), flush=True)
+            stats = summarize(n, streams, wall)
+            print(row(stats), flush=True)
+            cpu1 = cpu_seconds(server.pid) if server is not None else None
+            if cpu0 is not None and cpu1 is not None and cpu1 > cpu0:
+                # what the level cost the app's process, whatever share of the cores it got
+                tokens = stats["aggregate"] * wall
+                print(f"    the app's process: {cpu1 - cpu0:.1f} CPU s for {tokens:.0f} tokens "
+                      f"({tokens / (cpu1 - cpu0):.1f} tokens per CPU second), "
+                      f"load average {os.getloadavg()[0]:.1f}", flush=True)
             for s in streams:
                 if s.error and not s.busy:
                     print(f"    error: {s.error}", flush=True)

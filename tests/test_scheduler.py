@@ -91,15 +91,19 @@ def test_stop_and_closed_stream_leave_within_a_step(tiny):
     handle = sched.submit(prompt(4, 0), long, eos_ids=[])
     other = sched.generate(prompt(6, 1), long, eos_ids=[])
     assert handle.next(timeout=30) is not None and next(other) is not None
+    assert max(next(other).batch_size for _ in range(3)) == 2   # decoded together
+    stopped = handle._run.batch   # its models.decoders.batched.BatchRun
     handle.stop()
     while handle.next(timeout=30) is not None:
         pass
     assert handle.end == "stop"
+    # out of the loop, and its row of the pooled store given back
+    assert stopped.released and stopped.row is None
     other.close()            # a consumer that went away (Gradio closes the generator)
     deadline = time.monotonic() + 10
     while sched.load() and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert sched.load() == 0
+    assert sched.load() == 0 and not sched.decoder.pool.members
 
 
 def test_deadline_and_should_stop(tiny):

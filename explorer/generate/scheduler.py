@@ -12,8 +12,10 @@ loop does:
    `prefill_tokens` tokens per iteration in all, so a joining prompt never stalls the decoding
    runs for long; chunks of equal length from several runs go through one forward;
 4. decode: every decoding run's next token in one forward (models.decoders.batched): the
-   weights are read once for all of them (claim C2's memory-bound step, shared). A run alone
-   takes the fused C++ step (the engine's fastest path for one sequence) on the same cache.
+   weights are read once for all of them (claim C2's memory-bound step, shared), and the
+   runs' caches share one pooled store, so each layer's attention is one call for all of
+   them. A run alone takes the fused C++ step (the engine's fastest path for one sequence).
+A run that leaves gives its row of the pooled store back at once (BatchedDecoder.release).
 
 Each run's telemetry stays its own and exact: its tokens, positions, scores and cache bytes
 (read from its own cache) are those of the same run decoded alone (tests/test_batched.py,
@@ -47,13 +49,14 @@ from models.generate import Step, check_prompt, sample_next
 # under ~5 tokens/s (bench/classroom.py), so further runs wait, and past the queue are refused.
 MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
 MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
-# Intra-op threads of a step that decodes several runs. A batched step is hundreds of small
-# ops (attention per run) between a few products of a handful of rows; their OpenMP regions
-# wait for every thread at each barrier, and on a busy 2-core CPU (other processes, the app's
-# own threads) one waiting thread stalls the op. Measured with SmolLM2, 30 runs, on the shared
-# development CPU: 0.33-0.41 s per step with one thread against 4.5-12.8 s with two. 0 keeps
-# torch's own setting. A run alone keeps torch's setting (the fused step splits its products
-# over every thread).
+# Intra-op threads of a step that decodes several runs. A batched step is a few products of
+# B rows and, per layer, a dozen small ops (the pooled attention among them); their OpenMP
+# regions wait for every thread at each barrier, and on a busy 2-core CPU (other processes,
+# the app's own threads) one waiting thread stalls the op. Measured with SmolLM2, 30 runs, on
+# the shared development CPU (attention then per run): 0.33-0.41 s per step with one thread
+# against 4.5-12.8 s with two. On cores the app has to itself, 2 may be faster (not measured;
+# docs/SCALING.md). 0 keeps torch's own setting. A run alone keeps torch's setting (the fused
+# step splits its products over every thread).
 BATCH_THREADS = int(os.environ.get("EXPLORER_BATCH_THREADS", "1"))
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together

@@ -118,3 +118,29 @@ def test_in_background_stops_the_run_once_the_client_is_gone_without_being_close
         pass
     assert time.monotonic() - started < 1.0
     assert len(polled_after_gone) <= 1
+
+
+def test_in_background_sends_nothing_more_once_the_client_is_gone():
+    """Snapshots the worker made after the client left are not delivered (the last one would
+    be, as the end of the run): the consumer would build figures for nobody, and a run stopped
+    before its first token has none to build."""
+    from explorer.generate import transport
+    from explorer.generate.session import Session
+
+    gone = threading.Event()
+
+    class Snap(Session):
+        def __init__(self, index):
+            self.phase, self.stopped, self.index = "decode", None, index
+
+        def snapshot(self):
+            return self
+
+    def make(should_stop):
+        for index in range(6):
+            if index == 3:
+                gone.set()
+            yield Snap(index)
+
+    delivered = [snap.index for snap in transport.in_background(make, alive=lambda: not gone.is_set())]
+    assert all(index < 3 for index in delivered), delivered

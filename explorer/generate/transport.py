@@ -32,7 +32,9 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     alive: False once the consumer's client is gone (client_alive()). The web framework closes
     this generator only after the snapshot it waits for, up to min_interval_s and a step late;
     should_stop reads `alive` itself, so a run whose client vanished stops at the next step the
-    worker receives (make_stream polls should_stop before every step)."""
+    worker receives (make_stream polls should_stop before every step), and this generator
+    ends without yielding again (a run stopped before its first token has nothing to show,
+    and nobody would see it)."""
     updates: queue.Queue = queue.Queue()
     stop = threading.Event()
     polled = [time.monotonic()]
@@ -70,6 +72,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
                     break
             polled[0] = time.monotonic()
             waiting[0] = False
+            if alive is not None and not alive():
+                return   # nobody to send to: the finally stops the worker, no figure is built
             for item in items:
                 if isinstance(item, BaseException):
                     raise item

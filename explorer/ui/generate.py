@@ -122,6 +122,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     # Python each), work that takes the GIL and a core from the decode.
     held = None   # outputs 3..8 of the last chart message, re-sent while only text changes
     diff = mask = gr.skip()
+    mask_from = None   # what the mask was drawn from: it changes only with the cache reading
     first = True  # the first message also clears the previous run's "Stopped."
     last_charts = 0.0
     # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
@@ -148,7 +149,9 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         if session.phase != "decode" or held is None:
             diff = _plot_data(figures.logit_diff_figure(session, lang))
         if session.phase != "decode":
-            mask = _plot_data(figures.mask_figure(session, lang))
+            drawn_from = (id(session.cache_reading), session.phase == "done", session.replay_note)
+            if drawn_from != mask_from:   # not again for every replay step
+                mask, mask_from = _plot_data(figures.mask_figure(session, lang)), drawn_from
         done = session.phase == "done"
         row = history_row(session, run_number)
         held = (_plot_data(figures.layer_bytes_figure(session, lang)),

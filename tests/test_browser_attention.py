@@ -1,9 +1,11 @@
 """The Attention tab in a real browser (Debian Chromium): run a map, change the mask, pick a head,
-measure sinks, probe the receptive field, a short StreamingLLM run, Chinese. Screenshots go to
+the tiled path measured against the eager one, measure sinks, probe the receptive field, stop a
+long StreamingLLM run, a short one, Chinese. Screenshots go to
 artifacts/screenshots/attention-*.png; look at them after a layout change."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -72,25 +74,38 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     page.locator("#attention-map").scroll_into_view_if_needed()
     screenshot(page, "attention-sinks-window-head0")
 
+    # the tiled path: its map is compared with the eager one on the same request
+    page.locator("#attention-impl").get_by_text("tiled", exact=True).click()
+    page.locator("#attention-run").click()
+    summary.get_by_text("Tiled vs eager path").wait_for(timeout=RUN_TIMEOUT)
+    text = summary.inner_text()
+    assert "the same map" in text and re.search(r"\d\.\d\d s, the eager one \d\.\d\d s", text)
+    page.locator("#attention-summary").scroll_into_view_if_needed()
+    screenshot(page, "attention-tiled-vs-eager")
+
     # sinks grid with a sink logit
     _section(page, "sinks")
     _set_number(page, "sink-tokens", 64)
     page.locator("#sink-use-logit input").check()
     page.locator("#sink-run").click()
     page.locator("#sink-summary").get_by_text("absorbs").wait_for(timeout=RUN_TIMEOUT)
+    # the verdict on token 0 is chosen from the measured grid (with b = 2 the logit absorbs
+    # what token 0 held)
+    assert re.search(r"Sinks measured:|No clear sink here:", page.locator("#sink-summary").inner_text())
     page.locator("#sink-absorbed .js-plotly-plot").wait_for()
     page.locator("#sink-first").scroll_into_view_if_needed()
     screenshot(page, "attention-sinks-grid")
 
     # receptive field with a forced window
     _section(page, "rf")
-    _set_number(page, "rf-tokens", 48)
-    _set_number(page, "rf-window", 4)
+    _set_number(page, "rf-tokens", 40)
+    _set_number(page, "rf-window", 2)
     page.locator("#rf-run").click()
     page.locator("#rf-summary").get_by_text("distances agree").wait_for(timeout=RUN_TIMEOUT)
     rf_text = page.locator("#rf-summary").inner_text()
     agree = re.search(r"(\d+) of (\d+) distances agree", rf_text)
     assert agree and agree.group(1) == agree.group(2)
+    assert "distance 31 does not: 31 tokens" in rf_text
     assert "131041" in page.locator("#rf-reach").inner_text().replace(",", "")
     page.locator("#rf-plot").scroll_into_view_if_needed()
     screenshot(page, "attention-receptive-field")
@@ -162,3 +177,23 @@ def test_gemma_local_global_and_groups(page, app_url, screenshot):
     page.locator("#attention-map .gtitle", has_text="shown as means of").wait_for()
     page.locator("#attention-map").scroll_into_view_if_needed()
     screenshot(page, "attention-gemma-long-prompt")
+
+
+def test_a_long_streaming_run_stops_after_the_forward_under_way(page, app_url, screenshot):
+    """Stop during a long StreamingLLM run: the progress line shows the forwards made, Stop
+    replaces it with "Stopped." and no further progress arrives."""
+    _open_tab(page, app_url)
+    _section(page, "stream")
+    _set_number(page, "stream-tokens", 2048)
+    page.locator("#stream-run").click()
+    status = page.locator("#stream-status")
+    status.get_by_text(re.compile(r"forward pass [1-9]\d* of \d+")).wait_for(timeout=RUN_TIMEOUT)
+    total = int(re.search(r"of (\d+)", status.inner_text()).group(1))
+    page.locator("#stream-stop").click()
+    status.get_by_text("Stopped.").wait_for(timeout=30_000)
+    time.sleep(5)
+    assert "Stopped." in status.inner_text() and "Running" not in status.inner_text()
+    assert total == 3 * 8                      # 3 policies x 2048 / 256 tokens per forward
+    assert "Perplexity over positions" not in page.locator("#stream-summary").inner_text()
+    status.scroll_into_view_if_needed()
+    screenshot(page, "attention-streaming-stopped")

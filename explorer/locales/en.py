@@ -536,7 +536,7 @@ STRINGS: dict[str, str] = {
         'that changes, measured vs the rule: '
         '**{agree} of {total} distances agree**.  \n'
         '{rows}'),
-    'attention.reach_heading': 'Reach $L(w-1)+1$ from public configs (Mistral 7B: $32 \\cdot 4095 + 1 = 131{,}041$):',
+    'attention.reach_heading': 'Reach $L(w-1)+1$ computed from public configs (Mistral 7B: 32 layers, $w = 4096$):',
     'attention.lg_heading': (
         '## Local vs global layers\n'
         'A sliding-window layer computes about $n \\cdot w$ scores and caches at most $w$ '

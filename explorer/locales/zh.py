@@ -488,7 +488,7 @@ STRINGS: dict[str, str] = {
         '（每批都带原文），耗时 {seconds:.1f} 秒。最先发生变化的层，实测与规则对比：**{total} 个距离中有 {agree} '
         '个一致**。  \n'
         '{rows}'),
-    'attention.reach_heading': '由公开配置算出的感受野 $L(w-1)+1$（Mistral 7B：$32 \\cdot 4095 + 1 = 131{,}041$）：',
+    'attention.reach_heading': '由公开配置算出的感受野 $L(w-1)+1$（Mistral 7B：32 层，$w = 4096$）：',
     'attention.lg_heading': (
         '## 局部层与全局层\n'
         '滑动窗口层大约计算 $n \\cdot w$ 个分数，缓存最多 $w$ 个 token；全局层计算 '

@@ -65,7 +65,7 @@ from ..kv_cache import KVCache
 from ..layers import rotate, signed_sin
 from . import decode_options, eager_forward
 
-ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows (at least doubling)
+ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows
 _FAR = 2 ** 62     # the window of a layer without one, as a number every distance is below
 
 
@@ -141,9 +141,7 @@ class KVPool:
 
     def _grow(self, rows: int, widths: list, on_move) -> None:
         """New stores of at least `rows` rows and these widths; every member moves into them."""
-        if rows > self.rows:
-            rows = max(rows, 2 * self.rows)
-            rows = -(-rows // ROW_BLOCK) * ROW_BLOCK
+        rows = -(-rows // ROW_BLOCK) * ROW_BLOCK   # whole blocks: fewer than ROW_BLOCK rows spare
         kw = {"dtype": self.dtype, "device": self.device}
         # zeros, not empty: a masked key still enters the kernel's products, and NaN * 0 is NaN
         k = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]

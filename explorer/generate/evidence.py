@@ -62,11 +62,13 @@ def _loop(model):
 
 
 def run_session(loaded, ids, **fields) -> Session:
-    """The tab's run (greedy) on `ids` to the end, checks included as `fields` ask."""
+    """The tab's run (greedy) on `ids` for max_new_tokens (no end-of-sequence token stops it,
+    so the run spans the t its criterion needs), checks included as `fields` ask."""
     request = Request(prompt=PROMPT, **fields)
     session = None
     for session in stream_generation(loaded.model, loaded.tokenizer, ids, request,
-                                     model_name=loaded.name, scheduler=_loop(loaded.model)):
+                                     model_name=loaded.name, scheduler=_loop(loaded.model),
+                                     eos_ids=()):
         pass
     return session
 

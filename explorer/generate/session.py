@@ -258,7 +258,7 @@ def element_size(model) -> int:
 def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *, model_name: str = "",
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None, deadline: Optional[float] = None,
-                      scheduler=None) -> Iterator[Session]:
+                      scheduler=None, eos_ids: Optional[Sequence[int]] = None) -> Iterator[Session]:
     """Decode through the model's shared loop (explorer/generate/scheduler.py: this run's
     tokens batched with other visitors', each run's numbers its own) and yield the Session
     after every token (so a UI can stream and a cancel lands within one step), then after the
@@ -268,7 +268,9 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     `started` (time.perf_counter() when the request arrived) is where time to first token counts
     from; `deadline` is a perf_counter value past which the run ends with stopped="deadline".
     `scheduler`: the decode loop to run in (default: the model's shared one; the claims board
-    passes a loop of its own, so that its checks are not declined while visitors generate)."""
+    passes a loop of its own, so that its checks are not declined while visitors generate).
+    `eos_ids`: the tokens that end the run (default: the model's; the board passes none, so
+    that its runs reach the length it needs)."""
     from explorer.generate.scheduler import scheduler_for
     from models.forward import RunOptions
 
@@ -293,7 +295,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     first_at = None
     masks, heads = session.masks, model.config.n_heads
     shared = scheduler if scheduler is not None else scheduler_for(model)
-    for step in shared.generate(ids, request.sampling(), options=options,
+    for step in shared.generate(ids, request.sampling(), options=options, eos_ids=eos_ids,
                                 keep_logits=request.check_full_forward, should_stop=halt,
                                 deadline=deadline):
         now = time.perf_counter()

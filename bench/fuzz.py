@@ -391,7 +391,7 @@ class Report:
     skipped: list = field(default_factory=list)   # endpoints not fuzzed (max_minutes, skip)
 
     def fail(self, case: Case, why: str, answer: Answer) -> None:
-        if len(self.failures) < 200:
+        if len(self.failures) < 2000:
             self.failures.append({"endpoint": case.endpoint, "case": case.label(), "why": why,
                                   "status": answer.status, "seconds": round(answer.seconds, 3),
                                   "message": (answer.message or "")[:300]})
@@ -520,6 +520,12 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                     if not alive.ok:
                         report.fail(Case(probe, {}), f"server not answering after {endpoint}", alive)
                 stats["slowest_s"] = round(stats["slowest_s"], 3)
+                reasons: dict = {}   # this endpoint's failures by reason, printed as it ends
+                for failure in report.failures:
+                    if failure.get("endpoint") == endpoint:
+                        why = re.sub(r"[\d.]+ s$", "N s", failure["why"])
+                        reasons[why] = reasons.get(why, 0) + 1
+                stats["failure_reasons"] = reasons
                 report.per_endpoint[endpoint] = stats
                 log(f"{endpoint}: {stats}")
                 sys.stdout.flush()

@@ -35,7 +35,7 @@ MISTRAL_REACH_K = 131                         # the claim's "~131K"
 
 # C10: the sink grid over the opening of the long text, and the perplexity past a small window
 C10_SINK_TOKENS = 128
-C10_STREAM_TOKENS = 192
+C10_STREAM_TOKENS = 128
 C10_WINDOW = 32
 C10_SINKS = 4
 

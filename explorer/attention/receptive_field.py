@@ -33,14 +33,9 @@ from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
 
-class LastPositionRecorder(Recorder):
+def last_position_recorder() -> Recorder:
     """Keeps only the last position of each block's output: (B, d) per layer."""
-
-    def __init__(self):
-        super().__init__(["resid"])
-
-    def save(self, point, layer, value):
-        self.records[(point, layer)] = value.detach()[:, -1].float().cpu()
+    return Recorder(["resid"], hooks={"resid": lambda value, layer: value[:, -1].float()})
 
 
 def theoretical_reach(n_layers: int, window: int) -> int:
@@ -126,7 +121,7 @@ def probe_steps(model, ids: Sequence[int], distances: Sequence[int], mask: Optio
         check_deadline(deadline, index, total)
         part = rows[index * ROWS_PER_FORWARD:(index + 1) * ROWS_PER_FORWARD]
         batch = torch.tensor([ids] + part, dtype=torch.long)
-        recorder = LastPositionRecorder()
+        recorder = last_position_recorder()
         model(batch.to(model.embed.weight.device), recorder=recorder, options=options)
         resid = torch.stack([recorder.get("resid", i) for i in range(n_layers)], dim=1)  # (B, L, d)
         deltas.append((resid[1:] - resid[:1]).abs().amax(-1).double().numpy())           # (b, L)

@@ -10,6 +10,11 @@ tokens / the level's wall time), the share of runs refused as busy, and other er
     .venv/bin/python -m bench.classroom [--model smollm2-135m-instruct] [--loads 1,5,10,20,30,50]
                                         [--tokens 48] [--with-checks] [--url http://...]
     .venv/bin/python -m bench.classroom --engine [--loads 1,10,30] [--rounds 3]
+    .venv/bin/python -m bench.classroom --solo [--rounds 3]
+
+--solo compares one visitor alone in the app with the engine's fastest path for one sequence
+(the fused decode step, in this process while the app idles), alternating, on the default
+prompt: streamed tokens/s after the first against the bare decode rate.
 
 --engine measures the decode loop's engine alone, in this process, side by side in one run (so
 that a shared, busy CPU slows both alike): per batch size B, the step time of B runs with the
@@ -250,6 +255,43 @@ def engine_row(b: int, per_run: tuple, pooled: tuple) -> str:
             f"{cpu_r / cpu_p:.2f} | {b / wall_p:.1f} / {b / cpu_p:.1f} | {1 / cpu_p:.1f} |")
 
 
+def bare_rate(model, prompt_ids: list, tokens: int) -> float:
+    """Greedy decode rate (tokens/s after the first) of the fused step alone, no app."""
+    import torch
+    from models.decoders.batched import BatchedDecoder
+
+    decoder = BatchedDecoder(model, solo="fused")
+    run = decoder.start(len(prompt_ids) + tokens)
+    with torch.inference_mode():
+        decoder.fused_for(run.options)   # the kernel built and its weights packed before timing
+        token = int(decoder.prefill(prompt_ids, run)[0, -1].argmax())
+        t0 = time.perf_counter()
+        for _ in range(tokens - 1):
+            token = int(decoder.step_many([token], [run])[0, -1].argmax())
+    return (tokens - 1) / (time.perf_counter() - t0)
+
+
+def solo(url: str, model_name: str, tokens: int, rounds: int) -> list:
+    """(bare fused tokens/s, the app's streamed tokens/s) per round, alternating."""
+    import torch
+    from explorer.checkpoints import prepare_embedded
+    from explorer.generate.request import encode_prompt
+    from transformers import AutoTokenizer
+    from models.loading import load_model
+
+    folder = prepare_embedded(model_name)
+    model = load_model(folder, device="cpu", dtype=torch.float32)
+    prompt_ids, _ = encode_prompt(AutoTokenizer.from_pretrained(str(folder)), default_prompt())
+    pairs = []
+    for _ in range(rounds):
+        bare = bare_rate(model, prompt_ids, tokens)
+        streams, _ = run_level(url, model_name, 1, tokens)
+        pairs.append((bare, streams[0].rate))
+        print(f"    fused step alone {bare:.1f} tokens/s, through the app {streams[0].rate or 0:.1f} "
+              f"tokens/s, load average {os.getloadavg()[0]:.1f}", flush=True)
+    return pairs
+
+
 def cpu_seconds(pid: int) -> Optional[float]:
     """User + system CPU seconds a process has used so far (Linux /proc), None elsewhere."""
     try:
@@ -289,7 +331,9 @@ def main(argv=None):
                         help="seconds a level may take; streams still open then count as errors")
     parser.add_argument("--engine", action="store_true",
                         help="the decode engine alone, pooled vs per-run attention (no app)")
-    parser.add_argument("--rounds", type=int, default=3, help="--engine: alternating rounds")
+    parser.add_argument("--rounds", type=int, default=3, help="--engine, --solo: alternating rounds")
+    parser.add_argument("--solo", action="store_true",
+                        help="one visitor through the app vs the fused step alone, alternating")
     args = parser.parse_args(argv)
     loads = [int(x) for x in args.loads.split(",") if x.strip()]
     if args.engine:
@@ -317,6 +361,14 @@ def main(argv=None):
         print(f"{args.model}, {args.tokens} new tokens, default prompt, greedy, "
               f"checks {'on' if args.with_checks else 'off'}; os.cpu_count()={os.cpu_count()}, "
               f"load average {os.getloadavg()[0]:.1f}")
+        if args.solo:
+            pairs = solo(url, args.model, args.tokens, args.rounds)
+            ratios = sorted(app / bare for bare, app in pairs if app)
+            if ratios:
+                print(f"one visitor through the app / the fused step alone: median "
+                      f"{ratios[len(ratios) // 2]:.2f}x over {len(ratios)} rounds "
+                      f"(goal >= 0.9x); load average {os.getloadavg()[0]:.1f}", flush=True)
+            return
         print(HEADER, flush=True)
         for n in loads:
             cpu0 = cpu_seconds(server.pid) if server is not None else None

@@ -1,7 +1,9 @@
 """Changing the base of the real model (claim C13): perplexity per position on the long text, one
 forward per base, the model as trained always first. The NLL is computed from the final hidden
 states, a bounded block of rows through the LM head at a time, so a forward never holds all
-(T, V) logits (Gemma's V = 262,144 at 2,048 tokens would be 2 GB)."""
+(T, V) logits (Gemma's V = 262,144 at 2,048 tokens would be 2 GB). `steps` yields between two
+forwards, so whoever drives it can stop there, and a time limit ends it with the bases measured;
+`perplexity_rises` is the criterion of the summary and of the claims board (C13)."""
 from __future__ import annotations
 
 import dataclasses

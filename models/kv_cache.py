@@ -140,9 +140,12 @@ class LayerKV:
         self._slot_pos_np = slot_pos.numpy() if slot_pos.device.type == "cpu" else None
 
     def used_bytes(self) -> int:
-        """Bytes of the cache tensors' filled slots (K and V)."""
-        n = self.length
-        return self.k[:, :, :n].nbytes + self.v[:, :, :n].nbytes
+        """Bytes of the cache tensors' filled slots (K and V): k[:, :, :n].nbytes +
+        v[:, :, :n].nbytes, read from the tensors' shape and element size without making the
+        slices (a shared decode loop reads it for every run and layer after every step)."""
+        b, h, _, d = self.k.shape
+        return b * h * self.length * d * self.k.element_size() + \
+            self.v.shape[0] * self.v.shape[1] * self.length * self.v.shape[3] * self.v.element_size()
 
     def allocated_bytes(self) -> int:
         return self.k.nbytes + self.v.nbytes

@@ -17,7 +17,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.inputs import short_choice_errors
+from explorer.inputs import short_choice_errors, short_number_errors
 from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.runtime import Runtime
 from models.device import tune_cpu_allocator
@@ -63,6 +63,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     bound_visitor_state(demo)
     # a value outside a dropdown's or radio's choices: a short error, not the value quoted back
     short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
+    short_number_errors(gr.Number, gr.Error)   # text, NaN or a list sent to a number field: likewise
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
     return demo
 

@@ -129,11 +129,39 @@ def check_choice_payload(component: Any, payload: Any) -> None:
         except Exception:   # a value whose comparison fails is no choice
             known = False
         if not known:
-            label = getattr(component, "label", None)
-            key = getattr(label, "key", None)
-            name = Term(key) if isinstance(key, str) and locales.has(key) else \
-                (label if isinstance(label, str) and label else Term("inputs.name.choice"))
+            name = _component_name(component, "inputs.name.choice")
             options = ", ".join(str(value) for value in values)
             if len(options) > _SHOWN_OPTIONS_CHARS:
                 options = options[:_SHOWN_OPTIONS_CHARS - 1] + "…"
             raise InputError("inputs.not_option", name=name, value=shown(item), options=options)
+
+
+def short_number_errors(number_class: type, error_class: type) -> None:
+    """The same for Gradio's Number: a value its own conversion cannot take (text, a list, a
+    dict, NaN or ±inf where it rounds) was answered with Gradio's processing error, ~1,100
+    characters naming the event's components, and a traceback in the server log; it is
+    answered with the short "inputs.not_number" text instead. Idempotent."""
+    original = number_class.preprocess
+    if getattr(original, "checks_numbers_first", False):
+        return
+
+    def preprocess(self, payload, _original=original):
+        try:
+            return _original(self, payload)
+        except (TypeError, ValueError, OverflowError):
+            refused = InputError("inputs.not_number", name=_component_name(self, "inputs.name.number"),
+                                 value=shown(payload))
+            raise error_class(str(refused), print_exception=False) from None
+
+    preprocess.checks_numbers_first = True
+    preprocess.__doc__ = original.__doc__
+    number_class.preprocess = preprocess
+
+
+def _component_name(component: Any, fallback_key: str) -> Any:
+    """A component's label as an error's {name}: its locale key as a Term where it has one."""
+    label = getattr(component, "label", None)
+    key = getattr(label, "key", None)
+    if isinstance(key, str) and locales.has(key):
+        return Term(key)
+    return label if isinstance(label, str) and label else Term(fallback_key)

@@ -126,3 +126,24 @@ def test_flash_timing_refuses_an_unusable_value_in_a_control_the_mask_does_not_r
         flash.run_timing(runtime, "en", "causal", window, sinks, 32, 32, 64, 2048)
     with pytest.raises(InputError):
         flash.run_io(runtime, "en", "causal", window, sinks, 32, 32, 64, 96, 2048)
+
+
+def test_a_value_a_number_field_cannot_take_is_refused_in_a_short_message():
+    """Gradio's Number answered text, a list or NaN with its processing error (~1,100
+    characters naming the event's components, and a traceback in the log); app.build_app
+    patches it to answer one short sentence."""
+    import gradio as gr
+
+    from explorer.inputs import short_number_errors
+
+    short_number_errors(gr.Number, gr.Error)
+    with gr.Blocks():
+        number = gr.Number(64, precision=0, label="Window")
+    for bad in ["x" * 5000, "nan", [1, 2], {"n": 1}, math.nan, math.inf]:
+        with pytest.raises(gr.Error) as refused:
+            number.preprocess(bad)
+        assert "must be a number" in refused.value.message and len(refused.value.message) < 200
+    assert number.preprocess(12) == 12 and number.preprocess(None) is None
+    patched = gr.Number.preprocess
+    short_number_errors(gr.Number, gr.Error)
+    assert gr.Number.preprocess is patched

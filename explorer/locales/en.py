@@ -34,6 +34,7 @@ STRINGS: dict[str, str] = {
     'inputs.name.text': 'The text',
     'inputs.name.prompt': 'The prompt',
     'inputs.name.choice': 'The choice',
+    'inputs.name.number': 'The number',
     'inputs.internal': 'Something went wrong on the server; the request was not completed. Try again.',
     # ---------------------------------------------------------------- Generate & KV cache tab
     'generate.tab': 'Generate & KV cache',

@@ -32,6 +32,7 @@ STRINGS: dict[str, str] = {
     'inputs.name.text': '文本',
     'inputs.name.prompt': '提示词',
     'inputs.name.choice': '所选项',
+    'inputs.name.number': '数值',
     'inputs.internal': '服务器出了点问题，请求没有完成。请再试一次。',
     # ---------------------------------------------------------------- Generate & KV cache tab
     'generate.tab': '生成与 KV 缓存',

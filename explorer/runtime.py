@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from explorer.checkpoints.errors import without_paths
+from explorer.inputs import shown
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,8 @@ class Runtime:
     def check_name(self, name: Any) -> str:
         if not isinstance(name, str) or name not in self._registry:
             known = ", ".join(self._registry)
-            raise UnknownModelError(f"Unknown model {name!r}. Available models: {known}.")
+            # at most 40 characters of what was sent: an API client's 2 MB id is not echoed
+            raise UnknownModelError(f"Unknown model {shown(name)}. Available models: {known}.")
         return name
 
     def is_loaded(self, name: str) -> bool:

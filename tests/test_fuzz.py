@@ -160,3 +160,13 @@ def test_an_unknown_model_id_is_not_echoed_whole(runtime):
     with pytest.raises(UnknownModelError) as refused:
         runtime.check_name("注意力" * 700_000)
     assert len(str(refused.value)) < 400 and "Available models" in str(refused.value)
+
+
+def test_a_base_list_item_that_is_no_number_is_quoted_short():
+    """Found by the 500-case fuzz: /rope_frequencies quoted an unparsable item whole (50 family
+    emoji: an error of 1,155 characters)."""
+    from explorer.rope.frequencies import parse_bases
+
+    with pytest.raises(InputError) as refused:
+        parse_bases("👩\u200d👩\u200d👧\u200d👦" * 50)
+    assert refused.value.key == "rope.err.not_number" and len(str(refused.value)) < 200

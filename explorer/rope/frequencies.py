@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.inputs import InputError, check_text, finite_number, whole_number
+from explorer.inputs import InputError, check_text, finite_number, shown, whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig, colors
 from models.config import SLIDING
@@ -85,7 +85,7 @@ def parse_bases(bases_text) -> tuple[float, ...]:
         try:
             number = float(raw) * scale
         except ValueError:
-            raise InputError("rope.err.not_number", item=repr(item)) from None
+            raise InputError("rope.err.not_number", item=shown(item)) from None   # <= 40 characters
         bases.setdefault(check_base(number), None)
     return tuple(bases)
 

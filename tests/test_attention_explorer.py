@@ -355,6 +355,24 @@ def test_receptive_field_follows_the_rule_exactly_and_is_reproducible(smol, text
     assert other.replacement != result.replacement
 
 
+def test_receptive_field_on_an_moe_model_ignores_expert_grouping_rounding():
+    """Our shipped MoE model (4 layers): the perturbed token's routing regroups the experts'
+    matrix products, which moves unreached positions by rounding only; the probe still finds
+    the rule's reach L(w - 1) + 1 = 5 tokens exactly, and a reached position moves far more."""
+    from explorer.moe.shipped import folder as shipped_folder
+
+    from models.loading import load_model
+    from transformers import AutoTokenizer
+
+    folder = shipped_folder("explorer-moe-aux")
+    model = load_model(folder, torch.device("cpu"), torch.float32)
+    ids = AutoTokenizer.from_pretrained(folder)(long_text()[:400])["input_ids"][:13]
+    result = rf.probe(model, ids, [1, 2, 4, 5, 7, 8, 9, 10, 12], MaskSpec(window=2), seed=0)
+    assert result.agrees, (result.predicted, result.measured)
+    reached = result.delta[result.changed]
+    unreached = result.delta[~result.changed]
+    assert reached.min() > 100 * max(unreached.max(), 1e-12)
+
 def test_figures_build(smol, text_ids):
     ids = text_ids[:20]
     labels = token_labels(smol.tokenizer, ids)

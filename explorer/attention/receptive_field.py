@@ -6,7 +6,10 @@ unperturbed run. With window w (a key is visible when q - k < w) one layer moves
 most w - 1 positions, so the perturbation can reach the last position at layer l (1-based) only
 when d <= l (w - 1): after L layers the reach is L (w - 1) + 1 tokens. Out of reach, the hidden
 state is bit-for-bit unchanged (masked probabilities are exactly 0), so "changed" is an exact
-test, not a threshold.
+test, not a threshold. The one exception is a mixture-of-experts model: its MoE layers gather
+each expert's tokens into one matrix product, and which rows share it depends on every token's
+routing, the perturbed one included, so an unreached position can differ in its last bits; there
+"changed" means more than MOE_ROUNDING of the layer's largest original activation.
 
 The distances run a few per batch (row 0 of each batch the original text, the others the text
 perturbed at one distance each), one forward per step, so the probe can stop between forwards.
@@ -59,11 +62,16 @@ def first_layer_reached(distance: int, layer_windows: Sequence[Optional[int]]) -
     return None
 
 
+# A change an MoE model's expert grouping can make to an unreached position (see the module doc),
+# relative to the layer's largest activation: fp32 rounding is ~1e-7 relative, a token within
+# reach moves the state by far more than this on every model probed (tests/test_attention_explorer.py).
+MOE_ROUNDING = 1e-5
+
 @dataclass(frozen=True)
 class ReceptiveFieldResult:
     distances: list            # d values probed
     delta: np.ndarray          # (len(d), L) max |Δ resid| at the last position, per block
-    changed: np.ndarray        # (len(d), L) bool: delta > 0 exactly
+    changed: np.ndarray        # (len(d), L) bool: delta > 0 exactly (MoE: beyond rounding)
     predicted: list            # first block index the rule predicts, per d (None: never)
     measured: list             # first block index that changed, per d (None: never)
     layer_windows: list        # window per layer in this run (None: global)
@@ -115,7 +123,7 @@ def probe_steps(model, ids: Sequence[int], distances: Sequence[int], mask: Optio
     options = RunOptions(mask=mask, last_logits_only=True)
     n_layers = model.config.n_layers
     total = probe_forwards(len(rows))
-    deltas = []
+    deltas, scales = [], []
     yield Progress(0, total)
     for index in range(total):
         check_deadline(deadline, index, total)
@@ -125,9 +133,11 @@ def probe_steps(model, ids: Sequence[int], distances: Sequence[int], mask: Optio
         model(batch.to(model.embed.weight.device), recorder=recorder, options=options)
         resid = torch.stack([recorder.get("resid", i) for i in range(n_layers)], dim=1)  # (B, L, d)
         deltas.append((resid[1:] - resid[:1]).abs().amax(-1).double().numpy())           # (b, L)
+        scales.append(resid[0].abs().amax(-1).double().numpy())                           # (L,)
         yield Progress(index + 1, total)
     delta = np.concatenate(deltas)                                                      # (D, L)
-    changed = delta > 0
+    floor = MOE_ROUNDING * np.max(scales, axis=0) if model.config.n_experts else 0.0     # (L,) or 0
+    changed = delta > floor
     windows = layer_windows(model, mask)
     predicted = [first_layer_reached(d, windows) for d in distances]
     measured = [int(np.argmax(row)) if row.any() else None for row in changed]

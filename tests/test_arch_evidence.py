@@ -139,6 +139,18 @@ def test_c18_on_gemma_every_fact_with_a_geglu_mlp():
     assert sum(blocks.modern_facts(original).values()) == 0
 
 
+
+@pytest.mark.parametrize("name, experts", [("explorer-moe-aux", True), ("explorer-dense", False)])
+def test_c18_on_our_shipped_models(runtime, name, experts):
+    """Our MoE models keep the experts' stacked tensors (gate|up fused, (E, 2F, d)); their dense
+    baseline has a Llama MLP under the same architecture name: both are read, both hold."""
+    loaded = runtime.get(name)
+    block = evidence.loaded_block(loaded)
+    assert blocks.checkpoint_entry(name, name, loaded.folder).scheme == ("explorer_moe" if experts else "llama")
+    assert block.activation == "swiglu" and block.n_heads == 6 and block.n_kv_heads == 2
+    assert block.d_ff == (loaded.config.d_expert if experts else loaded.config.d_ff)
+    assert evidence.evidence_c18(loaded).passed is True
+
 # ----------------------------------------------------------------------------- C19
 
 def test_c19_passes(smol):

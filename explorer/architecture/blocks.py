@@ -20,6 +20,7 @@ the parameters of each component, summed from the shapes.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -108,9 +109,17 @@ ORIGINAL = Scheme(
     encoder="encoder.", embedding=("embed.",),
     fused_qkv=("self_attn.in_proj_weight", 0), mlp_in=("linear1.weight", 0))
 
-SCHEMES = {"llama": LLAMA, "gemma3": GEMMA3, "gpt2": GPT2_SCHEME, "transformer": ORIGINAL}
+# Our shipped MoE models (explorer/moe/checkpoints): Llama names, and in each block's MLP a router
+# (mlp.gate) and the experts' stacked tensors, gate|up fused as (E, 2F, d) and down as (E, d, F);
+# their dense baseline has a Llama MLP, so the scheme is chosen from the tensors.
+EXPLORER_MOE = dataclasses.replace(
+    LLAMA, key="explorer_moe", gate="mlp.experts.gate_up_proj", mlp_in=("mlp.experts.down_proj", 2))
+
+SCHEMES = {"llama": LLAMA, "gemma3": GEMMA3, "gpt2": GPT2_SCHEME, "transformer": ORIGINAL,
+           "explorer_moe": EXPLORER_MOE}
 ARCHITECTURE_SCHEMES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
-                        "Qwen2ForCausalLM": "llama", "Gemma3ForCausalLM": "gemma3"}
+                        "Qwen2ForCausalLM": "llama", "Gemma3ForCausalLM": "gemma3",
+                        "ExplorerMoeForCausalLM": "explorer_moe"}
 
 
 @dataclass(frozen=True)
@@ -244,13 +253,16 @@ def checkpoint_entry(key: str, title: str, folder: Path, module: Optional[torch.
     if arch not in ARCHITECTURE_SCHEMES:
         raise InventoryError(f"no block description for architecture {arch!r}")
     scheme = ARCHITECTURE_SCHEMES[arch]
+    inventory = dict(inventory) if inventory is not None else checkpoint_inventory(folder)
+    if scheme == "explorer_moe" and not any(".mlp.experts." in name for name in inventory):
+        scheme = "llama"   # the dense baseline
     head_dim = hf.get("head_dim") or hf["hidden_size"] // hf["num_attention_heads"]
     rope = hf.get("rope_parameters") or {}
     thetas = sorted({float(v["rope_theta"]) for v in rope.values() if isinstance(v, dict) and "rope_theta" in v}
                     or {float(rope.get("rope_theta", hf.get("rope_theta", 10000.0)))})
     activation = hf.get("hidden_act") or hf.get("hidden_activation") or "silu"
     return ModelEntry(key=key, title=title, origin="weights", source=f"{Path(folder).name}/*.safetensors",
-                      scheme=scheme, inventory=dict(inventory) if inventory is not None else checkpoint_inventory(folder),
+                      scheme=scheme, inventory=inventory,
                       head_dim=int(head_dim), activation=activation, position_scheme="rope",
                       rope_thetas=tuple(thetas), unit_offset_norm=scheme == "gemma3",
                       module_params=None if module is None else sum(p.numel() for p in module.parameters()))

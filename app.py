@@ -58,7 +58,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
                 resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))
         shell.wire_header(demo, header, runtime, t)
-        shell.wire_tab_titles(header, tab_blocks, t)
+        shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
     bound_visitor_state(demo)
     # a value outside a dropdown's or radio's choices: a short error, not the value quoted back

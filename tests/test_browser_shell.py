@@ -70,6 +70,8 @@ def test_language_switch_changes_visible_text_and_back(page, app_url, screenshot
     _wait_tab_titles(page, "zh")  # every tab, not only the selected one
     page.locator("#explorer-tabs [role=tab][id^=tab-]", has_text="关于").click()
     page.locator("#claims-table", has_text="演示位置").wait_for()
+    # a section's title too, the one not selected included
+    page.locator("#section-about-section-card-button", has_text="模型卡").wait_for(timeout=10_000)
     screenshot(page, "shell-zh")
 
     switch.get_by_text("English").click()

@@ -81,11 +81,13 @@ class TabContext:
     tabs: tuple[ModuleType, ...] = ()  # the tab modules of this app, in display order
     concurrency_id: str = MODEL_CONCURRENCY_ID
     redraws: list = field(default_factory=list)  # Redraw entries, wired once by the shell
+    sections: list = field(default_factory=list)  # (section tab, title key): titles follow the switch
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""
         tab = gr.Tab(self.t(title_key), elem_id=elem_id or "section-" + title_key.replace(".", "-"))
         resize_charts_on_select(tab)
+        self.sections.append((tab, title_key))
         return tab
 
     def redraw_on_language(self, state: gr.State, outputs: Sequence[Any],

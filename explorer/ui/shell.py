@@ -238,9 +238,9 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
 
 
 def wire_tab_titles(header: Header, tabs: list[tuple[gr.Tab, str]], t: Translator) -> None:
-    """Tab titles follow the language switch from the server: Gradio 6.31 re-translates only
-    the selected tab's title when the browser's locale changes at run time (the others keep
-    the language the page was first drawn in)."""
+    """Tab and section titles follow the language switch from the server: Gradio 6.31
+    re-translates only the selected tab's title when the browser's locale changes at run time
+    (the others keep the language the page was first drawn in)."""
     def titles(lang):
         lang = normalize_language(lang)
         return [gr.Tab(label=t.text(key, lang)) for _, key in tabs]

@@ -42,8 +42,9 @@ def test_every_endpoint_survives_the_quick_fuzz(monkeypatch):
     from bench import fuzz
 
     # Each case is a new session, and Gradio keeps up to the cap of them with their records and
-    # component copies: 113 MB of growth over 471 cases with the app's cap of 200 (40
-    # endpoints). A cap of 20 bounds that part, so the 100 MB bound below is about the rest.
+    # component copies. With the app's cap of 200 this run grew the live heap 113 MB over 471
+    # cases (40 endpoints); with 20 it stays under the 100 MB bound below. How much of the 113
+    # MB the sessions hold was not separated (docs/HARDENING.md).
     monkeypatch.setattr(app, "STATE_SESSIONS", 20)
     url, demo, runtime, guard = fuzz.serve()
     try:

@@ -235,3 +235,18 @@ def test_calculator_handler_and_its_redraw(runtime):
     assert "SmolLM2-135M-Instruct（已加载）" in list(table.iloc[:, 0])
     with pytest.raises(gr.Error, match="上下文长度"):
         tab.calculate(runtime, MODEL, "zh", 0, 2)
+
+
+def test_a_run_that_ends_before_its_first_token_still_gets_its_row():
+    """A deadline can pass during the prefill: the run ends with no step recorded, and its row
+    in the visitor's table says so instead of failing on the missing cache reading."""
+    from explorer.generate.session import Session
+    from explorer.ui.generate import history_row
+
+    request = req.parse_request("Hello", 8)
+    session = Session(model_name="SmolLM2", config=None, element_bytes=4, layouts=[],
+                      prompt_ids=[1, 2, 3], chat=False, request=request, phase="done",
+                      stopped="deadline")
+    row = history_row(session, 3)
+    assert row["run"] == 3 and row["new"] == 0 and row["prompt"] == 3
+    assert row["cache"] == "0 B" and row["c4"] == "—"

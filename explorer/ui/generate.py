@@ -70,14 +70,15 @@ def history_frame(lang: str, rows: list[dict]) -> pd.DataFrame:
 
 
 def history_row(session: Session, run: int) -> dict:
-    last = session.records[-1]
+    # a run can end before its first token (its deadline passed during the prefill): no cache yet
+    cache_bytes = sum(session.records[-1].cache_bytes) if session.records else 0
     diff = session.max_logit_diff()
     generated = session.text.replace("\n", " ")
     request = session.request
     return {"run": run, "model": session.model_name,
             "policy": (request.policy, request.window, request.sinks),
             "prompt": session.n_prompt, "new": len(session.records),
-            "cache": shapes.format_bytes(sum(last.cache_bytes)),
+            "cache": shapes.format_bytes(cache_bytes),
             "c3": "✓" if session.bytes_match_formula() else "✗",
             "c4": "—" if diff is None else f"{diff:.1e}",
             "text": generated if len(generated) <= 90 else generated[:87] + "…"}

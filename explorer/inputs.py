@@ -148,6 +148,8 @@ def short_number_errors(number_class: type, error_class: type) -> None:
     def preprocess(self, payload, _original=original):
         try:
             return _original(self, payload)
+        except error_class:
+            raise   # Gradio's own short answer, e.g. "Value 0 is less than minimum value 1."
         except (TypeError, ValueError, OverflowError):
             refused = InputError("inputs.not_number", name=_component_name(self, "inputs.name.number"),
                                  value=shown(payload))

@@ -3,6 +3,7 @@
 EXPLORER_DTYPE override."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
@@ -76,3 +77,16 @@ def tune_cpu_allocator() -> bool:
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     # mallopt returns 1 on success, 0 on error
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+
+
+@contextlib.contextmanager
+def intra_op_threads(n: int):
+    """torch's intra-op threads set to n (0: unchanged) for the block, then restored."""
+    before = torch.get_num_threads()
+    if n and n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n and n != before:
+            torch.set_num_threads(before)

@@ -17,7 +17,6 @@ time (a lock), so concurrent callers wait and then share it. About two seconds o
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import threading
 import time
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import torch
+
+from models.device import intra_op_threads
 
 
 @dataclass(frozen=True)
@@ -70,19 +71,6 @@ def settings_for(device: torch.device) -> RoofSettings:
 
 def _key(device: torch.device, dtype: torch.dtype, threads: int) -> tuple[str, str, int]:
     return str(device), str(dtype).replace("torch.", ""), threads
-
-
-@contextlib.contextmanager
-def intra_op_threads(n: int):
-    """torch's intra-op threads set to n (0: unchanged) for the block, then restored."""
-    before = torch.get_num_threads()
-    if n and n != before:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if n and n != before:
-            torch.set_num_threads(before)
 
 
 def best_time(fn, device: torch.device, repeats: int, min_seconds: float = 0.0) -> tuple[float, int]:

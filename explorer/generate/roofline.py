@@ -30,6 +30,7 @@ from explorer.generate.device_roof import DeviceRoof
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term, text
 from explorer.plotting import Fig, colors
+from models.device import intra_op_threads
 
 BATCHES = (1, 2, 4, 8, 16)                       # measured
 LINE_BATCHES = tuple(2 ** i for i in range(11))  # the model's line: 1 ... 1024
@@ -266,7 +267,7 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
     for i in range(max(batches)):
         yield 0.4 * i / max(batches), f"prefill {i + 1}/{max(batches)}"
         out_of_time()
-        with device_roof.intra_op_threads(threads), torch.inference_mode():
+        with intra_op_threads(threads), torch.inference_mode():
             run_ = decoder.start(context + steps_per_run + 1, RunOptions())
             decoder.prefill(list(ids), run_)
         runs.append(run_)
@@ -282,7 +283,7 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
                 f"B = {batch} ({round_ + 1}/{rounds})"
             out_of_time()
             group = runs[:batch]
-            with device_roof.intra_op_threads(threads), torch.inference_mode():
+            with intra_op_threads(threads), torch.inference_mode():
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)
                 t0 = time.perf_counter()

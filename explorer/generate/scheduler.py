@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import contextlib
 import os
 import queue
 import threading
@@ -43,6 +42,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import torch
 
 from explorer.inputs import InputError
+from models.device import intra_op_threads
 from models.generate import Step, check_prompt, sample_next
 
 # A classroom is ~30 visitors; past 32 in one step the per-visitor rate on a 2-core CPU falls
@@ -296,7 +296,7 @@ class Scheduler:
                                device=self.model.embed.weight.device)             # (G, n)
             t0 = time.perf_counter()
             try:
-                with _threads(BATCH_THREADS if len(group) > 1 else 0):
+                with intra_op_threads(BATCH_THREADS if len(group) > 1 else 0):
                     logits = self.decoder.forward_many(ids, [run.batch for run in group])  # (G, 1, V)
             except Exception as error:
                 for run in group:
@@ -316,7 +316,7 @@ class Scheduler:
     def _decode(self, runs: list) -> None:
         t0 = time.perf_counter()
         try:
-            with _threads(BATCH_THREADS if len(runs) > 1 else 0):
+            with intra_op_threads(BATCH_THREADS if len(runs) > 1 else 0):
                 logits = self.decoder.step_many([run.tokens[-1] for run in runs],
                                                 [run.batch for run in runs])
         except Exception as error:
@@ -366,19 +366,6 @@ class Scheduler:
         if run.batch is not None:   # its row of the pooled store: free for the next run now
             self.decoder.release(run.batch)
         run.batch = None   # its cache: freed with the last reference
-
-
-@contextlib.contextmanager
-def _threads(n: int):
-    """torch's intra-op threads set to n (0: unchanged) for the block, then restored."""
-    before = torch.get_num_threads()
-    if n and n != before:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if n and n != before:
-            torch.set_num_threads(before)
 
 
 _SCHEDULERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -109,3 +109,24 @@ def assert_cache_bookkeeping(cache):
         assert held == sorted(held) and held[-1] == N_TOTAL - 1 and len(held) == layer.length
         if layer.kind == "sinks+window":
             assert held[:3] == [0, 1, 2]
+
+
+def measure(found, label: str) -> float:
+    """The value of the measure labelled `label` in a claims-board Evidence."""
+    return next(m.value for m in found.measures if m.label == label)
+
+
+def check_evidence(found, claim: str, tab: str, section: str, model: str | None = None) -> None:
+    """An Evidence's shape: its claim, the tab and section it links to, the model it ran on (when
+    given), and its criterion and every measure's label formatting in both languages."""
+    from explorer.claims.evidence import Evidence
+    from explorer.locales import text
+
+    assert isinstance(found, Evidence) and found.claim == claim
+    assert found.tab == tab and found.section == section
+    assert found.criterion == f"claims.{claim}.criterion"
+    if model is not None:
+        assert found.model == model
+    for lang in ("en", "zh"):
+        assert text(found.criterion, lang, **found.fields)
+        assert all(text(m.label, lang) for m in found.measures)

@@ -10,7 +10,7 @@ import torch
 
 from explorer.architecture import blocks, evidence, mla, norm_placement
 from explorer.claims.evidence import Evidence
-from explorer.locales import text
+from tests.helpers import check_evidence, measure
 
 SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma-3-270m"
@@ -21,16 +21,8 @@ def smol(runtime):
     return runtime.get(SMOL)
 
 
-def measure(found: Evidence, label: str) -> float:
-    return next(m.value for m in found.measures if m.label == label)
-
-
 def check_shape(found: Evidence, claim: str, section: str) -> None:
-    assert found.claim == claim and found.tab == "architecture" and found.section == section
-    assert found.criterion == f"claims.{claim}.criterion"
-    for lang in ("en", "zh"):   # the criterion and every label format in both languages
-        assert text(found.criterion, lang, **found.fields)
-        assert all(text(m.label, lang) for m in found.measures)
+    check_evidence(found, claim, "architecture", section)
 
 
 # ----------------------------------------------------------------------------- C6

@@ -12,8 +12,8 @@ import torch
 
 import models.attention as attention
 from explorer.claims.evidence import Evidence
+from tests.helpers import check_evidence, measure
 from explorer.flash import evidence, figures, io, schedule
-from explorer.locales import text
 
 SMOL = "smollm2-135m-instruct"
 
@@ -23,16 +23,8 @@ def smol(runtime):
     return runtime.get(SMOL)
 
 
-def measure(found: Evidence, label: str) -> float:
-    return next(m.value for m in found.measures if m.label == label)
-
-
 def check_shape(found: Evidence, claim: str) -> None:
-    assert found.claim == claim and found.tab == "flash" and found.section == "section-flash-sec-schedule"
-    assert found.criterion == f"claims.{claim}.criterion" and found.model == SMOL
-    for lang in ("en", "zh"):
-        assert text(found.criterion, lang, **found.fields)
-        assert all(text(m.label, lang) for m in found.measures)
+    check_evidence(found, claim, "flash", "section-flash-sec-schedule", model=SMOL)
 
 
 # ----------------------------------------------------------------------------- C16

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from explorer.claims.evidence import Evidence
+from tests.helpers import check_evidence, measure
 from explorer.locales import text
 from explorer.moe import balance, cost, evidence, params, routing, shipped
 
@@ -20,16 +21,8 @@ def smol(runtime):
     return runtime.get(SMOL)
 
 
-def measure(found: Evidence, label: str) -> float:
-    return next(m.value for m in found.measures if m.label == label)
-
-
 def check_shape(found: Evidence, claim: str, section: str) -> None:
-    assert found.claim == claim and found.tab == "moe" and found.section == section
-    assert found.criterion == f"claims.{claim}.criterion"
-    for lang in ("en", "zh"):
-        assert text(found.criterion, lang, **found.fields)
-        assert all(text(m.label, lang) for m in found.measures)
+    check_evidence(found, claim, "moe", section)
 
 
 # ----------------------------------------------------------------------------- C14

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Generator, Optional, TypeVar
+from typing import Any, Callable, Generator, Optional, TypeVar
 
 import torch
 
@@ -94,10 +94,13 @@ def check_deadline(deadline: Optional[Deadline], done: int, total: int) -> None:
         deadline.check(done, total)
 
 
-def drain(steps: Generator[Progress, None, T]) -> T:
-    """Run a `steps(...)` generator to its end and return its result."""
+def drain(steps: Generator[Any, None, T], each: Optional[Callable[[Any], None]] = None) -> T:
+    """Run a `steps(...)` generator to its end and return its result; `each(step)` is called
+    with every value it yields (a progress report)."""
     while True:
         try:
-            next(steps)
+            step = next(steps)
         except StopIteration as finished:
             return finished.value
+        if each is not None:
+            each(step)

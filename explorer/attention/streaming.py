@@ -98,14 +98,8 @@ def streaming_nll(model, ids: Sequence[int], policy: str, window: int = 256, sin
     """NLL (nats) of token t+1 given tokens <= t, for t = 0 .. n-2, under the eviction policy.
     Chunked prefill through the engine's cache for that mask keeps memory bounded by
     chunk x (window or n) scores per layer and chunk x vocab logits."""
-    steps = nll_steps(model, ids, policy, window, sinks, chunk)
-    while True:
-        try:
-            scored = next(steps)
-        except StopIteration as finished:
-            return finished.value
-        if progress is not None:
-            progress(scored / (len(ids) - 1))
+    report = None if progress is None else (lambda scored: progress(scored / (len(ids) - 1)))
+    return drain(nll_steps(model, ids, policy, window, sinks, chunk), report)
 
 
 @dataclass
@@ -202,14 +196,9 @@ def run_streaming(model_name: str, model, ids: Sequence[int], window: int, sinks
                   cache: StreamingCache, policies: Optional[Sequence[str]] = None, chunk: int = 256,
                   progress: Optional[Callable[[float, str], None]] = None) -> StreamingResult:
     """streaming_steps drained; `progress(fraction, policy label)` after every forward."""
-    steps = streaming_steps(model_name, model, ids, window, sinks, cache, policies, chunk)
-    while True:
-        try:
-            step = next(steps)
-        except StopIteration as finished:
-            return finished.value
-        if progress is not None:
-            progress(step.fraction, policy_label(step.stage, window, sinks))
+    report = None if progress is None else (
+        lambda step: progress(step.fraction, policy_label(step.stage, window, sinks)))
+    return drain(streaming_steps(model_name, model, ids, window, sinks, cache, policies, chunk), report)
 
 
 def rolling_mean(values: np.ndarray, width: int) -> np.ndarray:

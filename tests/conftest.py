@@ -7,6 +7,7 @@ in which case they fail: CI must never pass by skipping them.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -54,19 +55,28 @@ def runtime():
     return Runtime()
 
 
-@pytest.fixture(scope="session")
-def app_url(runtime):
-    """URL of the full app, served in-process on a free port for the whole session."""
+@contextlib.contextmanager
+def served(runtime, tabs=None):
+    """URL of the app (all tabs, or the tab modules `tabs`), served in-process on a free port
+    until the block ends."""
     import app
 
-    demo = app.build_app(runtime)
+    options = () if tabs is None else (tuple(tabs),)
+    demo = app.build_app(runtime, *options)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
-                quiet=True, **app.launch_options())
+                quiet=True, **app.launch_options(*options))
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
         demo.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(runtime):
+    """URL of the full app, served in-process on a free port for the whole session."""
+    with served(runtime) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -19,18 +19,10 @@ RUN_TIMEOUT = 240_000    # ms; a forward on a busy 2-core CPU
 @pytest.fixture(scope="module")
 def flash_url(runtime):
     """The app with the shell and this tab only: the same wiring, fewer start-up events."""
-    import app
-    from tests.conftest import free_port
+    from tests.conftest import served
 
-    tabs = ("explorer.ui.flash",)
-    demo = app.build_app(runtime, tabs)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(tabs))
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with served(runtime, ("explorer.ui.flash",)) as url:
+        yield url
 
 
 def _open_tab(page, app_url):

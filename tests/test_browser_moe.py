@@ -9,7 +9,7 @@ import re
 import pytest
 import torch
 
-from tests.conftest import SCREENSHOTS, free_port
+from tests.conftest import SCREENSHOTS, served
 
 pytestmark = pytest.mark.browser
 
@@ -18,22 +18,14 @@ RUN_TIMEOUT = 120_000   # ms; forwards on a busy 2-core CPU
 
 @pytest.fixture(scope="module")
 def moe_app_url():
-    import app
     from explorer.moe import shipped
     from explorer.runtime import Runtime
 
     entries = shipped.shipped_entries()
     runtime = Runtime(device="cpu", dtype=torch.float32, registry=entries,
                       prepare=lambda name, progress=None: entries[name].prepare(progress))
-    tabs = ("explorer.ui.moe",)
-    demo = app.build_app(runtime, tab_modules=tabs)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(tabs))
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with served(runtime, ("explorer.ui.moe",)) as url:
+        yield url
 
 
 def _shot(page, elem_id: str, name: str) -> None:

@@ -22,7 +22,7 @@ from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.runtime import Runtime
 from models.device import tune_cpu_allocator
 from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
-                         resize_charts_on_select, shell, tab_id)
+                         resize_charts_on_select, serving, shell, tab_id)
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -64,6 +64,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     # a value outside a dropdown's or radio's choices: a short error, not the value quoted back
     short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
     short_number_errors(gr.Number, gr.Error)   # text, NaN or a list sent to a number field: likewise
+    serving.install()   # sessions build their components' configs only on demand
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
     return demo
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import types
 
 import pytest
 import torch
@@ -487,6 +488,40 @@ def test_background_stream_merges_decode_steps_within_the_interval(tiny_llama):
     gaps = [b[0] - a[0] for a, b in zip(decode, decode[1:])]
     assert all(gap >= 0.09 for gap in gaps)
     assert counts == sorted(counts)
+
+
+def test_background_stream_interval_may_follow_the_snapshot(tiny_llama):
+    """min_interval_s as a function of the last snapshot sent: its value holds back the next."""
+    request = req.Request(prompt="x", max_new_tokens=12, compare_no_cache=False,
+                          check_full_forward=False)
+
+    def make(should_stop):
+        for session in sess.stream_generation(tiny_llama, DigitTokenizer(), [1, 2], request,
+                                              should_stop=should_stop):
+            time.sleep(0.02)
+            yield session
+
+    asked = []
+
+    def interval(snapshot):
+        asked.append(len(snapshot.records))
+        return 0.0 if len(snapshot.records) < 6 else 10.0   # hold everything after 6 tokens
+
+    counts = [len(s.records) for s in transport.in_background(make, min_interval_s=interval)]
+    assert counts[:6] == [1, 2, 3, 4, 5, 6]    # no interval: every step alone
+    assert counts[6:] and counts[6] == 12      # then held until decoding ended: merged
+    assert asked[:6] == [1, 2, 3, 4, 5, 6]
+
+
+def test_generate_tab_spaces_text_by_the_visitors_sharing_a_step():
+    from explorer.ui import generate as tab
+
+    def session_with(batch):
+        return types.SimpleNamespace(records=[types.SimpleNamespace(batch_size=batch)])
+
+    assert tab.text_interval(types.SimpleNamespace(records=[])) == tab.TEXT_INTERVAL_S
+    assert tab.text_interval(session_with(1)) == tab.TEXT_INTERVAL_S
+    assert tab.text_interval(session_with(30)) == pytest.approx(30 / tab.MESSAGES_PER_S)
 
 
 def test_closing_the_background_stream_stops_the_worker(tiny_llama):

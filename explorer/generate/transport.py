@@ -4,7 +4,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Union
 
 from explorer.generate.session import Session
 
@@ -12,7 +12,8 @@ _DONE = object()
 
 
 def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]], *,
-                  idle_timeout_s: float = 5.0, min_interval_s: float = 0.0,
+                  idle_timeout_s: float = 5.0,
+                  min_interval_s: Union[float, Callable[[Session], float]] = 0.0,
                   alive: Optional[Callable[[], bool]] = None) -> Iterator[Session]:
     """Run `make_stream(should_stop)` in a worker thread and yield snapshots of its Session.
 
@@ -28,7 +29,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     decoded meanwhile arrive merged). Every message costs the server and the browser CPU time
     that a 2-core machine takes from the decode itself; ~10 messages a second still read as a
     live stream. Only decode steps are held back: the first snapshot, the end of decoding and
-    the later phases go out as soon as they exist.
+    the later phases go out as soon as they exist. A function of the last snapshot sent may
+    stand for the number (a UI that spaces its messages by how many visitors share a step).
     alive: False once the consumer's client is gone (client_alive()). The web framework closes
     this generator only after the snapshot it waits for, up to min_interval_s and a step late;
     should_stop reads `alive` itself, so a run whose client vanished stops at the next step the
@@ -80,7 +82,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
             sessions = [item for item in items if isinstance(item, Session)]
             if sessions:
                 yield sessions[-1]
-                hold_until = time.monotonic() + min_interval_s if min_interval_s > 0 else None
+                interval = min_interval_s(sessions[-1]) if callable(min_interval_s) else min_interval_s
+                hold_until = time.monotonic() + interval if interval > 0 else None
             if items[-1] is _DONE:
                 return
     finally:

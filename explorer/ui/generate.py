@@ -32,6 +32,11 @@ CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens st
 GENERATE_CONCURRENCY_ID = "generate"
 SCHEDULER_CAPACITY = MAX_BATCH + MAX_WAITING   # runs the shared loop holds (batch + queue)
 TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (transport.in_background)
+# ... and at most this many messages a second from all the runs of one shared step together:
+# each message costs the server milliseconds of Python (Gradio's processing of ten outputs)
+# that take the GIL and a core from the decode, so with N visitors in a step each visitor's
+# text comes every N / MESSAGES_PER_S seconds, several tokens at a time.
+MESSAGES_PER_S = 40
 HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
@@ -47,6 +52,12 @@ def _plot_data(figure) -> PlotData:
 
 
 # ----------------------------------------------------------------------------- the run section
+def text_interval(session: Session) -> float:
+    """Seconds between two text messages of a run whose last step was shared by N runs."""
+    shared = session.records[-1].batch_size if session.records else 1
+    return max(TEXT_INTERVAL_S, shared / MESSAGES_PER_S)
+
+
 def policy_text(lang: str, policy: str, window: int, sinks: int) -> str:
     if policy == "full":
         return text("generate.policy.full", lang)
@@ -104,9 +115,9 @@ def _engine_errors(stream, lang: str):
 
 @visitor_errors
 def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_value, policy_value,
-                 w, s, compare_value, check_value, runs):
-    """Stream one generation: (text, status, 5 charts, evidence, runs, last session, stopped
-    note) after every merged step, then after the checks."""
+                 w, s, compare_value, check_value, runs, last_session=None):
+    """Stream one generation: (text, status, 5 charts, evidence, runs, last finished session)
+    after every merged step, then after the checks."""
     lang = normalize_language(lang)
     started = time.perf_counter()
     request = parse_request(prompt, n_new, temp, k, p, seed_value, policy_value, w, s,
@@ -118,20 +129,21 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     run_number = (runs[-1]["run"] + 1) if runs else 1
     # The first token goes out alone (text and status); the charts follow with the next one
     # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
-    # last charts as PlotData (serialized once; Gradio passes it through), not gr.skip():
-    # Gradio 6 answers each skip by building a fresh component and its config (~1 ms of
-    # Python each), work that takes the GIL and a core from the decode.
+    # last charts as PlotData (serialized once; Gradio passes it through) and the states as
+    # they are, not gr.skip(): Gradio 6 answers a skip on a component by building a fresh
+    # component (~1 ms of Python), work that holds the GIL the decode needs between its ops.
     held = None   # outputs 3..8 of the last chart message, re-sent while only text changes
     diff = mask = gr.skip()
     mask_from = None   # what the mask was drawn from: it changes only with the cache reading
-    first = True  # the first message also clears the previous run's "Stopped."
+    first = True
     last_charts = 0.0
+    held_runs = runs
     # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
     # adding to every step; closing this generator (Stop, closed tab) stops the worker.
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
-        deadline=started + DEADLINE_S), min_interval_s=TEXT_INTERVAL_S, alive=client_alive())
+        deadline=started + DEADLINE_S), min_interval_s=text_interval, alive=client_alive())
     for session in _engine_errors(stream, lang):
         now = time.perf_counter()
         # a step shared by N visitors: each redraws its charts N times less often, so the
@@ -140,16 +152,14 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         shared = session.records[-1].batch_size if session.records else 1
         if session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared):
             rest = held if held is not None else (gr.skip(),) * 6
-            yield (session.text, figures.status(session, lang), *rest, gr.skip(), gr.skip(),
-                   "" if first else gr.skip())
+            yield (session.text, figures.status(session, lang), *rest, held_runs, last_session)
             first = False
             continue
         last_charts = now
-        # C4 is computed after decoding: while decoding, its chart is cleared once (of the
-        # previous run's points) and then left alone; the mask is drawn once decoding ends.
+        # C4 is computed after decoding: while decoding, its chart and the mask are cleared
+        # once (of the previous run's) and then left alone; both are drawn once decoding ends.
         if session.phase != "decode" or held is None:
             diff = _plot_data(figures.logit_diff_figure(session, lang))
-        if session.phase != "decode":
             drawn_from = (id(session.cache_reading), session.phase == "done", session.replay_note)
             if drawn_from != mask_from:   # not again for every replay step
                 mask, mask_from = _plot_data(figures.mask_figure(session, lang)), drawn_from
@@ -161,9 +171,10 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
                 figures.summary(session, lang))
         # the runs so far, this one included: marked partial until it is done, so that a
         # Stop (which cancels this generator) still leaves its row
-        yield (session.text, figures.status(session, lang), *held,
-               runs + [{**row, "partial": not done}], session if done else gr.skip(),
-               "" if first else gr.skip())
+        held_runs = runs + [{**row, "partial": not done}]
+        if done:
+            last_session = session
+        yield (session.text, figures.status(session, lang), *held, held_runs, last_session)
         first = False
 
 
@@ -185,6 +196,10 @@ def stop_run(lang, runs):
         else text("generate.stopped", lang)
     runs = settle_runs(runs)
     return note, history_frame(lang, runs), runs
+
+
+def clear_note() -> str:
+    return ""
 
 
 def fill_long_prompt():
@@ -290,8 +305,8 @@ def _build_run(ctx: TabContext) -> None:
             output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
                                 autoscroll=True, elem_id="gen-output")
             status = gr.Markdown(elem_id="gen-status")
-            # Written by Stop, cleared by the next run's first message: a component of its own,
-            # so that a token message already in flight when Stop is pressed cannot overwrite it.
+            # Written by Stop, cleared when the next run starts: a component of its own, so that
+            # a token message already in flight when Stop is pressed cannot overwrite it.
             stopped_note = gr.Markdown(elem_id="gen-stopped")
         with gr.Column(scale=2, min_width=300):
             with gr.Accordion(t("generate.sampling"), open=True):
@@ -332,9 +347,9 @@ def _build_run(ctx: TabContext) -> None:
     # The table of runs is not an output of the streaming run: it is drawn after the run (and by
     # Stop) from history_state, so no message still in flight after Stop can overwrite it.
     outputs = [output, status, bars, growth, latency, diff, mask, evidence, history_state,
-               last_session, stopped_note]
+               last_session]
     inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
-              sinks, compare, check, history_state]
+              sinks, compare, check, history_state, last_session]
     handler = functools.partial(run_generate, ctx.runtime)
     limit = int(DEADLINE_S) + 30
     # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
@@ -345,6 +360,10 @@ def _build_run(ctx: TabContext) -> None:
                         time_limit=limit, **concurrency)
     submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
                               show_progress="minimal", time_limit=limit, **concurrency)
+    # A new run clears the last run's "Stopped." at once, by a listener of its own: were it an
+    # output of the stream, every message would have to skip it (see run_generate).
+    for trigger in (start.click, prompt.submit):
+        trigger(clear_note, None, [stopped_note], queue=False, api_visibility="private")
     event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
     stop.click(stop_run, [ctx.lang, history_state], [stopped_note, history, history_state],

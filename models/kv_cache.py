@@ -28,6 +28,8 @@ module only; `pos` and `length` are read-only properties elsewhere. The ways in:
   lets `write` fill the rows, then advances; `append_many(caches, write)` does it for several
   caches whose rows one call writes (the pooled batched step, models.decoders.batched);
 - `LayerKV.move_to(k, v, slot_pos)`: the same contents in other buffers (a pooled store's row);
+- `copy_prefix(source, n)`: an empty cache starts with another cache's first n positions (two
+  runs whose first n tokens are equal; the shared decode loop's prefix reuse);
 - `rewind(pos)`: forget every position from `pos` on (benchmarks replay one step)."""
 from __future__ import annotations
 
@@ -264,6 +266,41 @@ class KVCache:
         for cache in caches:
             cache.advance(1)
         return out
+
+    # --- a prefix taken from another cache ---------------------------------------------------
+
+    def holds_prefix(self, n: int) -> bool:
+        """Every layer holds positions 0..n-1, each in slot p (as a cache that was fed just
+        those n tokens would): true of a full layer once n tokens are in, of a ring layer
+        until it first wraps."""
+        if not 0 < n <= self._pos:
+            return False
+        expected = torch.arange(n, device=self.layers[0].slot_pos.device)
+        return all(n <= layer.capacity and bool(torch.equal(layer.slot_pos[:n], expected))
+                   for layer in self.layers)
+
+    def copy_prefix(self, source: "KVCache", n: int) -> None:
+        """Start this empty cache with the keys and values of positions 0..n-1 of `source`,
+        a cache of the same model and the same per-layer policy that holds them
+        (`holds_prefix`): as if those n tokens had been fed here. What makes this exact: a
+        token's keys and values at a layer depend only on the tokens up to it and their
+        positions (causal attention, RoPE by absolute position), so two runs whose first n
+        tokens are equal compute the same rows for them (up to the rounding of the products
+        they were computed in)."""
+        if self._pos != 0:
+            raise ValueError("a prefix can only start an empty cache")
+        if len(source.layers) != len(self.layers) or not source.holds_prefix(n):
+            raise ValueError(f"the source cache does not hold positions 0..{n - 1} in place")
+        for mine, theirs in zip(self.layers, source.layers):
+            if (mine.window, mine.sinks) != (theirs.window, theirs.sinks) or n > mine.capacity:
+                raise ValueError("the two caches' layers keep different windows")
+            if mine.k.shape[:2] != theirs.k.shape[:2] or mine.k.shape[3] != theirs.k.shape[3]:
+                raise ValueError("the two caches hold different numbers of rows or heads")
+        for mine, theirs in zip(self.layers, source.layers):
+            mine.k[:, :, :n] = theirs.k[:, :, :n]
+            mine.v[:, :, :n] = theirs.v[:, :, :n]
+            mine.slot_pos[:n] = theirs.slot_pos[:n]
+        self.advance(n)
 
     # --- going back ------------------------------------------------------------------------
 

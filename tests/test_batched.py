@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import gc
+import threading
 
 import pytest
+
 import torch
 
 import models.decoders.batched as batched
@@ -351,3 +353,32 @@ def test_real_checkpoints_batched_equal_alone(real_model):
     run_batch(BatchedDecoder(model), plans, chunk=16)
     for plan in plans:
         assert_as_alone(model, plan, tolerance=1e-4)
+
+
+def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
+    """Both real checkpoints through the shared loop: four visitors on one 40-token prompt
+    (one feeds it, three copy its keys and values), greedy tokens identical to each alone and
+    logits within 1e-4, as for any batched run."""
+    from explorer.generate.scheduler import Scheduler
+    from models.generate import SamplingParams, generate
+
+    model = real_model
+    ids = torch.randint(100, 30000, (40,), generator=torch.Generator().manual_seed(40)).tolist()
+    sched = Scheduler(model)
+    params = SamplingParams(max_new_tokens=8)
+    out: dict = {}
+
+    def visit(i):
+        out[i] = list(sched.generate(ids, params, eos_ids=[], keep_logits=True))
+
+    threads = [threading.Thread(target=visit, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    alone = list(generate(model, ids, params, eos_ids=[], keep_logits=True))
+    assert sorted(s[0].shared_prefix for s in out.values()) == [0, 39, 39, 39]
+    for steps in out.values():
+        assert [s.token_id for s in steps] == [s.token_id for s in alone]
+        worst = max((a.logits - b.logits).abs().max().item() for a, b in zip(steps, alone))
+        assert worst <= 1e-4, worst

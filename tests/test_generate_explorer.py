@@ -692,3 +692,39 @@ def test_c4_check_projects_only_the_compared_rows(tiny_gemma, monkeypatch):
     full = full_forward_logits(tiny_gemma, ids[:10], RunOptions())[6:10]   # rows 6..9 predict 7..10
     # the same numbers (to fp32 rounding: a matmul over fewer rows may block differently)
     torch.testing.assert_close(torch.tensor(diffs), full.abs().amax(dim=-1), rtol=1e-6, atol=1e-6)
+
+
+def test_a_run_that_copied_its_prompt_says_so_in_both_languages(tiny_llama):
+    """Two visitors on one 20-token prompt in one loop: the second copies 19 tokens' keys and
+    values; its record and its evidence say how many, and C3 still holds for it (its cache
+    holds every token)."""
+    import threading
+
+    from explorer.generate.scheduler import Scheduler
+
+    request = req.Request(prompt="x", max_new_tokens=4, compare_no_cache=False,
+                          check_full_forward=False)
+    ids = list(range(3, 23))
+    loop = Scheduler(tiny_llama)
+    finals = []
+
+    def visit():
+        *_, last = sess.stream_generation(tiny_llama, DigitTokenizer(), ids, request, scheduler=loop,
+                                          eos_ids=[])
+        finals.append(last)
+
+    threads = [threading.Thread(target=visit) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    copied = [s for s in finals if s.records[0].shared_prefix]
+    assert len(finals) == 2 and len(copied) == 1
+    session = copied[0]
+    assert session.records[0].shared_prefix == 19 and session.records[0].tokens_processed == 1
+    assert session.bytes_match_formula()
+    en, zh = figures.summary(session, "en"), figures.summary(session, "zh")
+    assert "first 19 of 20 tokens" in en and "only the last 1" in en
+    assert "前 19 个" in zh and "前缀复用" in zh
+    other = next(s for s in finals if s is not session)
+    assert "prefix reuse" not in figures.summary(other, "en")

@@ -260,3 +260,17 @@ def test_a_run_that_ends_before_its_first_token_still_gets_its_row():
     row = history_row(session, 3)
     assert row["run"] == 3 and row["new"] == 0 and row["prompt"] == 3
     assert row["cache"] == "0 B" and row["c4"] == "—"
+
+
+def test_the_empty_charts_are_built_and_serialised_once():
+    """Thirty runs starting together all show the same "pending" charts: one figure and one
+    serialisation for all of them, while a drawn chart is serialised anew."""
+    from explorer.generate import figures
+    from explorer.ui import generate as tab
+
+    a = figures.empty_figure("t", "en", message="generate.fig.c4_pending")
+    assert figures.empty_figure("t", "en", message="generate.fig.c4_pending") is a
+    assert figures.is_shared(a) and a is not figures.empty_figure("t", "zh", message="generate.fig.c4_pending")
+    assert tab._plot_data(a) is tab._plot_data(a)
+    drawn = figures.plotting.empty_figure("x")
+    assert not figures.is_shared(drawn) and tab._plot_data(drawn) is not tab._plot_data(drawn)

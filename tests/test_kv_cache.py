@@ -271,3 +271,38 @@ def test_move_to_keeps_the_contents_in_new_buffers(llama):
         a = llama(ids[:, 6:9], cache=cache, options=opts)
         b = llama(ids[:, 6:9], cache=ref, options=opts)
     assert torch.equal(a, b) and torch.equal(store[1:2], cache[0].k)
+
+
+@pytest.mark.parametrize("mask", [None, MaskSpec(window=6, sinks=2)])
+def test_a_copied_prefix_gives_what_feeding_it_gives(llama, mask):
+    """copy_prefix: a cache started with another cache's first n positions, then fed the rest,
+    holds what a cache fed every token holds and gives the same logits; a ring that has wrapped,
+    a different window, a cache already fed and a prefix the source lacks are refused."""
+    opts = RunOptions(mask=mask)
+    ids = torch.randint(0, 97, (1, 16), generator=torch.Generator().manual_seed(11))
+    n = 5 if mask is not None else 12      # a ring of 2 + 6 slots holds positions 0..7 in place
+    with torch.no_grad():
+        donor = llama.new_cache(16, options=opts)
+        llama(ids[:, :n + 1], cache=donor, options=opts)        # fed more than the prefix
+        fresh = llama.new_cache(16, options=opts)
+        expected = llama(ids, cache=fresh, options=opts)[0, -1]
+        copied = llama.new_cache(16, options=opts)
+        assert donor.holds_prefix(n) and not donor.holds_prefix(n + 2)
+        copied.copy_prefix(donor, n)
+        assert copied.pos == n and copied.lengths() == [min(n, layer.capacity) for layer in copied.layers]
+        got = llama(ids[:, n:], cache=copied, options=opts)[0, -1]
+    assert (got - expected).abs().max().item() <= 1e-5
+    for a, b in zip(copied.layers, fresh.layers):
+        assert torch.equal(a.slot_pos, b.slot_pos)
+        assert torch.allclose(a.k, b.k, atol=1e-5) and torch.allclose(a.v, b.v, atol=1e-5)
+    with pytest.raises(ValueError, match="empty cache"):
+        copied.copy_prefix(donor, 2)
+    with pytest.raises(ValueError, match="does not hold"):
+        llama.new_cache(16, options=opts).copy_prefix(donor, n + 2)
+    other = RunOptions(mask=MaskSpec(window=7)) if mask is None else RunOptions()
+    with pytest.raises(ValueError, match="different windows"):
+        llama.new_cache(16, options=other).copy_prefix(donor, 4)
+    if mask is not None:   # the ring wraps: position 2 is gone from its slot
+        with torch.no_grad():
+            llama(ids[:, n + 1:], cache=donor, options=opts)
+        assert not donor.holds_prefix(3)

@@ -168,3 +168,67 @@ def test_the_tab_names_a_shared_step_and_declines_checks_while_busy(tiny):
     assert "Decoding was shared: up to 1 other visitors'" in evidence
     assert "were declined" in evidence
     assert "其他 1 位访客" in figures.status(session, "zh")
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
+    """Five visitors submit the same 24-token prompt together, a sixth one that begins the same
+    and goes on, a seventh a different one: one run feeds the shared prompt, the others copy
+    its keys and values and feed only their own rest; every run still equals the same run
+    alone, and each says on its first step how many of its tokens were copied."""
+    from explorer.generate.scheduler import SHARE_MIN
+
+    model = tiny[kind]
+    sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64)
+    same = prompt(24, 5)
+    longer = same + prompt(6, 6)
+    prompts = [same] * 5 + [longer, prompt(24, 7)]
+    params = SamplingParams(max_new_tokens=6)
+    out: dict = {}
+    threads = [threading.Thread(target=collect, args=(sched, ids, params, RunOptions(), out, i))
+               for i, ids in enumerate(prompts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert sorted(out) == list(range(7))
+    for i, ids in enumerate(prompts):
+        assert_as_alone(model, ids, params, RunOptions(), out[i])
+    shared = [out[i][0].shared_prefix for i in range(7)]
+    if kind == "gemma3":
+        # its sliding layers keep 5 slots: a ring holds no 16-token prefix in place to copy
+        assert min(layer.capacity for layer in model.new_cache(30).layers) < SHARE_MIN
+        assert shared == [0] * 7 and sched.stats["shared_tokens"] == 0
+        return
+    assert sorted(shared[:5]) == [0, 23, 23, 23, 23]     # one fed it, four copied all but one token
+    assert shared[5] in (23, 24) and shared[6] == 0
+    assert [out[i][0].tokens_processed for i in range(7)] == [len(p) - s for p, s in zip(prompts, shared)]
+    assert sched.stats["shared_tokens"] == sum(shared) and sum(shared) >= 4 * 23 + SHARE_MIN
+    assert sched.stats["prefill_tokens"] == sum(map(len, prompts)) - sum(shared)
+
+
+def test_prefixes_are_shared_only_under_the_same_options(tiny):
+    """A run with another cache policy, or a prompt sharing fewer than SHARE_MIN tokens, feeds
+    its whole prompt."""
+    from explorer.generate.scheduler import SHARE_MIN
+
+    model = tiny["llama"]
+    sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64)
+    base = prompt(24, 8)
+    short = base[:SHARE_MIN - 1] + prompt(9, 9)
+    jobs = [(base, RunOptions()), (base, RunOptions(mask=MaskSpec(window=30))), (short, RunOptions())]
+    out: dict = {}
+    params = SamplingParams(max_new_tokens=4)
+    first = sched.generate(base, params, eos_ids=[], keep_logits=True)
+    steps = [next(first)]          # the first run's prompt is in before the others arrive
+    threads = [threading.Thread(target=collect, args=(sched, ids, params, opts, out, i))
+               for i, (ids, opts) in enumerate(jobs[1:])]
+    for t in threads:
+        t.start()
+    steps += list(first)
+    for t in threads:
+        t.join(timeout=120)
+    assert [out[i][0].shared_prefix for i in range(2)] == [0, 0]
+    for i, (ids, opts) in enumerate(jobs[1:]):
+        assert_as_alone(model, ids, params, opts, out[i])
+    assert sched.stats["shared_tokens"] == 0

@@ -6,6 +6,7 @@ sentences are chosen by the criteria the claims board uses (explorer/generate/ev
 Every number is read from the Session; nothing here runs the model."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
@@ -16,7 +17,7 @@ from explorer.generate.checks import (C1_EXPONENT_SLACK, C4_TOLERANCE, REPLAY_BU
                                       c4_holds, replay_targets)
 from explorer.generate.request import DEADLINE_S
 from explorer.generate.session import Session, c3_verdict, c9_verdict
-from explorer.locales import text
+from explorer.locales import normalize_language, text
 from explorer.plotting import Fig
 
 C4_PLOT_FLOOR = 1e-9            # bottom of the C4 chart's log axis
@@ -35,7 +36,25 @@ LATENCY_LEGEND_MARGIN = 150   # px under the latency chart: its legend sits belo
 
 def empty_figure(title: str = "", lang: Optional[str] = "en", height: int = 360,
                  message: str = "generate.fig.empty") -> go.Figure:
-    return plotting.empty_figure(text(message, lang), title, height)
+    """A chart with nothing to draw yet, and why. The same arguments give the same figure
+    object, which must not be changed: while 30 visitors' runs start together every one of
+    them shows the same "pending" charts, and a UI serialises each of them once (is_shared)."""
+    return _empty_figure(title, normalize_language(lang), height, message)
+
+
+@functools.lru_cache(maxsize=None)   # titles and messages: a fixed set of locale texts
+def _empty_figure(title: str, lang: str, height: int, message: str) -> go.Figure:
+    figure = plotting.empty_figure(text(message, lang), title, height)
+    _SHARED[id(figure)] = figure   # held by the cache: its id is not reused while it lives
+    return figure
+
+
+_SHARED: dict = {}
+
+
+def is_shared(figure: go.Figure) -> bool:
+    """The figure is one empty_figure hands out again for the same arguments."""
+    return _SHARED.get(id(figure)) is figure
 
 
 def _kib(value: float) -> float:
@@ -339,6 +358,10 @@ def summary(session: Session, lang: str = "en") -> str:
             lines[-1] += text("generate.ev.c9_slots", lang, slots=c9.capped_slots)
     if session.max_batch() > 1:
         lines.append(text("generate.ev.shared", lang, others=session.max_batch() - 1))
+    reused = session.records[0].shared_prefix
+    if reused:
+        lines.append(text("generate.ev.prefix", lang, n=reused, prompt=session.n_prompt,
+                          fed=session.records[0].tokens_processed))
     if session.replay_note == "busy" and not session.replay:
         lines.append(text("generate.ev.busy", lang).strip())
     if session.replay:

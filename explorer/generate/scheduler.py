@@ -10,7 +10,9 @@ loop does:
    max_waiting` a submit is refused at once with SchedulerBusy, a clear "busy" answer);
 3. prefill: prompts are fed in chunks of at most `prefill_chunk` tokens, at most
    `prefill_tokens` tokens per iteration in all, so a joining prompt never stalls the decoding
-   runs for long; chunks of equal length from several runs go through one forward;
+   runs for long; chunks of equal length from several runs go through one forward; a prompt
+   that begins like what another run was fed copies those keys and values instead of computing
+   them again (prefix reuse, `SHARE_MIN`);
 4. decode: every decoding run's next token in one forward (models.decoders.batched): the
    weights are read once for all of them (claim C2's memory-bound step, shared), and the
    runs' caches share one pooled store, so each layer's attention is one call for all of
@@ -65,6 +67,11 @@ PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs togeth
 # reading (a closed tab not yet noticed) stops costing the batch anything.
 AHEAD = 8
 POLL_S = 2.0              # a consumer waiting for its next step checks its stop flag this often
+# A joining prompt whose first SHARE_MIN tokens or more equal what another run in the loop was
+# fed (same options) starts with a copy of that run's keys and values for them and feeds only
+# the rest (BatchedDecoder.share_prefix): a classroom pressing Start on the same prompt pays for
+# one prefill, not thirty. Shorter common prefixes are not worth a copy and a wait.
+SHARE_MIN = 16
 
 
 class SchedulerBusy(InputError):
@@ -78,6 +85,9 @@ class SchedulerBusy(InputError):
 class SharedStep(Step):
     """models.generate.Step of a run decoded in a shared batch."""
     batch_size: int = 1       # runs whose tokens this step's forward computed, this one included
+    # prompt tokens whose keys and values were copied from another run's cache, not computed
+    # (only on the prefill step; tokens_processed counts the ones this run's forwards fed)
+    shared_prefix: int = 0
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,8 @@ class _Run:
         self.out: queue.Queue = queue.Queue()
         self.stop = threading.Event()
         self.batch = None         # models.decoders.batched.BatchRun once admitted
-        self.fed = 0              # prompt tokens fed so far
+        self.fed = 0              # prompt tokens in its cache so far (fed or shared)
+        self.shared = 0           # of them, copied from another run's cache (share_prefix)
         self.prefill_s = 0.0      # wall time of the forwards that fed the prompt
         self.tokens: list = []
         self.pending = 0          # steps handed to the consumer and not yet taken
@@ -160,7 +171,8 @@ class Scheduler:
         self._active: list = []
         self._thread: Optional[threading.Thread] = None
         # what the loop did, for tests and the benchmark: largest batch, steps, refusals
-        self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0}
+        self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0,
+                      "prefill_tokens": 0, "shared_tokens": 0}
         _LOOPS.add(self)
 
     # ----- the consumer's side ----------------------------------------------------------------
@@ -281,7 +293,52 @@ class Scheduler:
         self.stats["max_batch"] = max(self.stats["max_batch"], len(decoding))
         return bool(decoding or joining)
 
+    def _sequence(self, run: _Run) -> list:
+        """The tokens in the run's cache, in position order: its prompt, then its output."""
+        held = run.batch.pos
+        return run.prompt[:held] if held <= len(run.prompt) else (run.prompt + run.tokens)[:held]
+
+    def _share_prefixes(self, joining: list) -> list:
+        """Start each joining run that has nothing in its cache yet with the longest prefix of
+        its prompt another run already holds (at least SHARE_MIN tokens, same options; one
+        token at least is left to feed, whose logits give its first token). A run whose prompt
+        shares a longer prefix with a run that is still being fed waits for it (it is left
+        out of this iteration's prefill) instead of computing the same keys twice. Returns
+        the runs to prefill now."""
+        ready, feeding = [], []
+        for run in joining:
+            if run.fed:
+                ready.append(run)
+                feeding.append(run)
+                continue
+            cache = run.batch.cache
+            limit = min(len(run.prompt) - 1, min(layer.capacity for layer in cache.layers))
+            best, best_n = None, SHARE_MIN - 1
+            for other in self._active:
+                if other is run or other.batch is None or not other.batch.pos or other.options != run.options:
+                    continue
+                n = _common_prefix(self._sequence(other), run.prompt, limit)
+                if n > best_n and other.batch.cache.holds_prefix(n):
+                    best, best_n = other, n
+            # a run being fed whose prompt would give more once it is in
+            ahead = max((_common_prefix(other.prompt, run.prompt, limit) for other in feeding
+                         if other.options == run.options), default=0)
+            if ahead >= SHARE_MIN and ahead > max(best_n, 0):
+                continue   # wait for it: next iteration its keys are there to copy
+            if best is not None:
+                try:
+                    self.decoder.share_prefix(run.batch, best.batch, best_n)
+                except ValueError:   # the caches disagree after all: it feeds its whole prompt
+                    pass
+                else:
+                    run.fed = run.shared = best_n
+                    self.stats["shared_tokens"] += best_n
+            ready.append(run)
+            feeding.append(run)
+        return ready
+
     def _prefill(self, joining: list) -> None:
+        joining = self._share_prefixes(joining)
         budget = self.prefill_tokens
         while joining and budget > 0:
             # the next chunk of each joining run; runs with chunks of equal length share a forward
@@ -305,13 +362,14 @@ class Scheduler:
                 continue
             elapsed = time.perf_counter() - t0
             self.stats["prefill_forwards"] += 1
+            self.stats["prefill_tokens"] += n * len(group)
             for row, run in enumerate(group):
                 run.fed += n
                 run.prefill_s += elapsed
                 if run.fed == len(run.prompt):
                     joining.remove(run)
                     self._emit(run, logits[row, -1], phase="prefill", latency=run.prefill_s,
-                               n_fed=len(run.prompt), batch_size=len(group))
+                               n_fed=len(run.prompt) - run.shared, batch_size=len(group))
 
     def _decode(self, runs: list) -> None:
         t0 = time.perf_counter()
@@ -349,7 +407,8 @@ class Scheduler:
             index=index, token_id=token, position=len(run.prompt) + index, phase=phase,
             latency_s=latency, tokens_processed=n_fed, score_entries=scores,
             cache_bytes=cache.used_bytes(), cache_lengths=cache.lengths(),
-            logits=last if run.keep_logits else None, finished=finished, batch_size=batch_size))
+            logits=last if run.keep_logits else None, finished=finished, batch_size=batch_size,
+            shared_prefix=run.shared if phase == "prefill" else 0))
 
     def _leave(self, run: _Run, reason: str) -> None:
         self._remove(run)
@@ -366,6 +425,16 @@ class Scheduler:
         if run.batch is not None:   # its row of the pooled store: free for the next run now
             self.decoder.release(run.batch)
         run.batch = None   # its cache: freed with the last reference
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    """How many leading tokens a and b share, at most `limit`."""
+    n = 0
+    for x, y in zip(a, b):
+        if n >= limit or x != y:
+            break
+        n += 1
+    return n
 
 
 _SCHEDULERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -92,6 +92,9 @@ class StepRecord:
     # query-key pairs the step's mask leaves visible, all layers and heads: what attention
     # needs (score_entries: what the path computed, t x S per head on the eager path)
     visible_pairs: int = 0
+    # prompt tokens whose keys and values were copied from another visitor's cache in the
+    # shared loop (prefix reuse; prefill step only): tokens_processed counts the rest
+    shared_prefix: int = 0
 
     @property
     def context(self) -> int:
@@ -311,6 +314,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             latency_s=step.latency_s, tokens_processed=step.tokens_processed,
             score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
             cache_lengths=list(step.cache_lengths), batch_size=step.batch_size,
+            shared_prefix=getattr(step, "shared_prefix", 0),
             visible_pairs=needed_scores(masks, heads, step.tokens_processed, step.position)))
         session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)
         session.phase = "decode"

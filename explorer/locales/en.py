@@ -122,6 +122,11 @@ STRINGS: dict[str, str] = {
         'Decoding was shared: up to {others} other visitors\' tokens went through the same forward '
         'as yours (one read of the weights for all of them, C2). Each step\'s latency is that shared '
         'step\'s; your tokens, positions and cache bytes are your run\'s own.'),
+    'generate.ev.prefix': (
+        'Your prompt\'s first {n} of {prompt} tokens had already been fed by another visitor\'s run: '
+        'the same tokens at the same positions give the same keys and values, so those were copied '
+        'from its cache and this run computed only the last {fed} (prefix reuse). Your cache holds '
+        'every token of your prompt all the same.'),
     'generate.ev.busy': (
         ' The no-cache replay (C1) and the full-forward check (C4) were declined: other visitors were '
         'generating, and these whole forwards would have stalled their streams. Run again when '

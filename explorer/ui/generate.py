@@ -47,8 +47,17 @@ HISTORY_COLUMNS = ("run", "model", "policy", "prompt", "new", "cache", "c3", "c4
 
 def _plot_data(figure) -> PlotData:
     """A Plotly figure as gr.Plot sends it (what Plot.postprocess returns), built once so that
-    re-sending an unchanged chart costs nothing."""
-    return PlotData(type="plotly", plot=figure.to_json())
+    re-sending an unchanged chart costs nothing; the shared empty charts (figures.is_shared)
+    are serialised once for every run."""
+    if not figures.is_shared(figure):
+        return PlotData(type="plotly", plot=figure.to_json())
+    held = _SHARED_PLOTS.get(id(figure))
+    if held is None or held[0] is not figure:
+        held = _SHARED_PLOTS[id(figure)] = (figure, PlotData(type="plotly", plot=figure.to_json()))
+    return held[1]
+
+
+_SHARED_PLOTS: dict = {}   # id -> (shared empty figure, its PlotData)
 
 
 # ----------------------------------------------------------------------------- the run section

@@ -317,6 +317,20 @@ class BatchedDecoder:
         self.pool.release(run)
 
     @torch.inference_mode()
+    def share_prefix(self, run: BatchRun, donor: BatchRun, n: int) -> None:
+        """Start `run` (nothing fed yet) with the first n positions of `donor`'s cache, for a
+        prompt that begins with the same n tokens as what the donor was fed (prefix reuse, as
+        vLLM's automatic prefix caching does with pages). Both must run with the same options:
+        every one of them shapes the keys (the mask and a sink logit change what the earlier
+        layers output, the RoPE bases the rotation). The run's next prefill feeds the rest;
+        its `scores` count only what its own forwards compute (KVCache.copy_prefix)."""
+        self._check_live([run, donor])
+        if run.options != donor.options:
+            raise ValueError("a prefix is shared only between runs with the same options")
+        run.cache.copy_prefix(donor.cache, n)
+        run.scores = 0
+
+    @torch.inference_mode()
     def prefill(self, ids: Sequence[int], run: BatchRun) -> torch.Tensor:
         """Feed `ids` (a prompt, or a chunk of one) at run.pos onwards through the engine's
         forward; logits (1, 1, V) of the last one. A prompt fed in several chunks fills the

@@ -126,6 +126,76 @@ def stream_one(url: str, model: str, prompt: str, tokens: int, checks: bool, out
         out.busy = "busy" in message.lower() or "queue is full" in message.lower()
 
 
+def stream_raw(url: str, payload: dict, out: Stream, timeout_s: float) -> None:
+    """One visitor as the browser's page talks to the server: POST /queue/join for a session
+    of its own, then read that session's event stream, one JSON message per line. Only what the
+    table needs is read from each message (did the text change; the final status), so the
+    client costs the shared CPU little (gradio_client applies every diff to every output)."""
+    import json
+    import uuid
+
+    import httpx
+
+    session = uuid.uuid4().hex
+    out.submitted = time.perf_counter()
+    try:
+        with httpx.Client(timeout=timeout_s) as http:
+            joined = http.post(f"{url}gradio_api/queue/join", json={**payload, "session_hash": session})
+            if joined.status_code != 200:
+                out.error = f"join answered {joined.status_code}: {joined.text[:200]}"
+                out.busy = "full" in joined.text.lower() or "busy" in joined.text.lower()
+                return
+            with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as events:
+                for line in events.iter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    message = json.loads(line[5:])
+                    kind = message.get("msg")
+                    if kind == "process_generating":
+                        text = message["output"]["data"][0]
+                        # the first message holds the text; later ones a list of edits to it
+                        if (isinstance(text, str) and text) or (isinstance(text, list) and text):
+                            out.arrivals.append(time.perf_counter())
+                    elif kind == "process_completed":
+                        output = message.get("output") or {}
+                        if not message.get("success"):
+                            error = str(output.get("error") or "failed")
+                            out.error = error[:300]
+                            out.busy = "busy" in error.lower()
+                            return
+                        out.text = output["data"][0] or ""
+                        out.status = output["data"][1] or ""
+                        found = re.search(r"\*\*(\d+)\*\*", out.status)
+                        out.tokens = int(found.group(1)) if found else 0
+                        return
+        out.error = "the event stream ended before the run did"
+    except Exception as error:   # counted, never hidden: the table reports every error
+        out.error = str(error)[:300]
+
+
+def run_raw_level(url: str, model: str, n: int, tokens: int, checks: bool = False,
+                  timeout_s: float = 600.0) -> tuple[list, float]:
+    """N raw clients (stream_raw) press Start together; their Streams and the level's wall time."""
+    from bench.cancel import join_payload
+
+    payload = join_payload(url, "/generate", dict(
+        model_name=model, lang="en", prompt=default_prompt(), n_new=tokens, temp=0.0, k=0, p=1.0,
+        seed_value=0, policy_value="full", w=64, s=4, compare_value=checks, check_value=checks))
+    streams = [Stream(prompt=default_prompt(), submitted=time.perf_counter()) for _ in range(n)]
+    threads = [threading.Thread(target=stream_raw, args=(url, payload, s, timeout_s), daemon=True)
+               for s in streams]
+    t0 = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    end = t0 + timeout_s
+    for thread in threads:
+        thread.join(timeout=max(0.0, end - time.perf_counter()))
+    for thread, stream in zip(threads, streams):
+        if thread.is_alive() and stream.error is None:
+            stream.error = f"no end within {timeout_s:.0f} s ({len(stream.arrivals)} messages)"
+    return streams, time.perf_counter() - t0
+
+
 def run_level(url: str, model: str, n: int, tokens: int, checks: bool = False,
               prompts: Optional[list] = None, start_gap_s: float = 0.0,
               timeout_s: float = 600.0) -> tuple[list, float]:
@@ -333,6 +403,10 @@ def main(argv=None):
     parser.add_argument("--engine", action="store_true",
                         help="the decode engine alone, pooled vs per-run attention (no app)")
     parser.add_argument("--rounds", type=int, default=3, help="--engine, --solo: alternating rounds")
+    parser.add_argument("--client", choices=("raw", "gradio"), default="raw",
+                        help="raw: one POST and one event stream per visitor, as the page does, "
+                             "reading only the text's arrival (light on the shared CPU); gradio: "
+                             "gradio_client, which applies every message's diffs")
     parser.add_argument("--solo", action="store_true",
                         help="one visitor through the app vs the fused step alone, alternating")
     args = parser.parse_args(argv)
@@ -360,7 +434,8 @@ def main(argv=None):
         if warm[0].error:
             raise SystemExit(f"warm-up run failed: {warm[0].error}")
         print(f"{args.model}, {args.tokens} new tokens, default prompt, greedy, "
-              f"checks {'on' if args.with_checks else 'off'}; os.cpu_count()={os.cpu_count()}, "
+              f"checks {'on' if args.with_checks else 'off'}, {args.client} clients; "
+              f"os.cpu_count()={os.cpu_count()}, "
               f"load average {os.getloadavg()[0]:.1f}")
         if args.solo:
             pairs = solo(url, args.model, args.tokens, args.rounds)
@@ -373,8 +448,14 @@ def main(argv=None):
         print(HEADER, flush=True)
         for n in loads:
             cpu0 = cpu_seconds(server.pid) if server is not None else None
-            streams, wall = run_level(url, args.model, n, args.tokens, args.with_checks,
-                                      timeout_s=args.level_timeout)
+            bench0 = time.process_time()
+            if args.client == "raw":
+                streams, wall = run_raw_level(url, args.model, n, args.tokens, args.with_checks,
+                                              timeout_s=args.level_timeout)
+            else:
+                streams, wall = run_level(url, args.model, n, args.tokens, args.with_checks,
+                                          timeout_s=args.level_timeout)
+            bench_cpu = time.process_time() - bench0
             stats = summarize(n, streams, wall)
             print(row(stats), flush=True)
             cpu1 = cpu_seconds(server.pid) if server is not None else None
@@ -382,8 +463,12 @@ def main(argv=None):
                 # what the level cost the app's process, whatever share of the cores it got
                 tokens = stats["aggregate"] * wall
                 print(f"    the app's process: {cpu1 - cpu0:.1f} CPU s for {tokens:.0f} tokens "
-                      f"({tokens / (cpu1 - cpu0):.1f} tokens per CPU second), "
-                      f"load average {os.getloadavg()[0]:.1f}", flush=True)
+                      f"({tokens / (cpu1 - cpu0):.1f} tokens per CPU second); the clients "
+                      f"({args.client}): {bench_cpu:.1f} CPU s; load average "
+                      f"{os.getloadavg()[0]:.1f}", flush=True)
+            else:
+                print(f"    the clients ({args.client}): {bench_cpu:.1f} CPU s, load average "
+                      f"{os.getloadavg()[0]:.1f}", flush=True)
             for s in streams:
                 if s.error and not s.busy:
                     print(f"    error: {s.error}", flush=True)

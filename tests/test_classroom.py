@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.classroom import run_level, summarize
+from bench.classroom import default_prompt, run_level, run_raw_level, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "smollm2-135m-instruct"
@@ -38,6 +38,28 @@ def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
         assert stream.tokens == len(alone)
         assert stream.text == loaded.tokenizer.decode(alone, skip_special_tokens=True)
         assert stream.ttft is not None and stream.ttft > 0
+
+
+def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
+    """Four raw clients (one POST and one event stream each, as the page) on the default
+    prompt: each gets the greedy text of that prompt decoded alone, and the loop fed the
+    prompt's shared prefix once (the others copied it)."""
+    from explorer.generate.request import encode_prompt
+    from explorer.generate.scheduler import scheduler_for
+    from models.generate import SamplingParams, generate
+
+    loaded = runtime.get(MODEL)
+    sched = scheduler_for(loaded.model)
+    shared_before = sched.stats["shared_tokens"]
+    streams, wall = run_raw_level(app_url, MODEL, 4, TOKENS, timeout_s=300)
+    stats = summarize(4, streams, wall)
+    assert stats["errors"] == 0 and stats["busy"] == 0, [s.error for s in streams]
+    ids, _ = encode_prompt(loaded.tokenizer, default_prompt())
+    alone = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=TOKENS))]
+    for stream in streams:
+        assert stream.tokens == len(alone) and stream.arrivals and stream.ttft > 0
+        assert stream.text == loaded.tokenizer.decode(alone, skip_special_tokens=True)
+    assert sched.stats["shared_tokens"] - shared_before >= len(ids) - 1
 
 
 def test_gpu_check_skips_without_cuda():

@@ -1,14 +1,17 @@
 """A classroom at once: N visitors press Start together on the Generate tab, for N in a step load.
 
-The app (app.py) is served from a second process, as visitors meet it; N gradio_client clients
-here each stream one /generate run at the same moment (the tab's default prompt, greedy, 48 new
-tokens, the C1 replay and the C4 check off unless --with-checks), then the next load level
-starts. Per level: time to first token p50/p95/p99 (submit to the first streamed text), the
+The app (app.py) is served from a second process, as visitors meet it; N clients here each
+stream one /generate run at the same moment (the tab's default prompt, or with --prompts
+distinct thirty different questions; greedy, 48 new tokens, the C1 replay and the C4 check off
+unless --with-checks), then the next load level starts. A client is by default "raw": one POST
+and one event stream, as the page's own script talks to the server, reading only what the table
+needs (--client gradio: gradio_client, which costs the shared CPU as much as the app). Per level: time to first token p50/p95/p99 (submit to the first streamed text), the
 p99 gap between two streamed messages, the slowest stream's tokens/s, aggregate tokens/s (all
 tokens / the level's wall time), the share of runs refused as busy, and other errors.
 
     .venv/bin/python -m bench.classroom [--model smollm2-135m-instruct] [--loads 1,5,10,20,30,50]
                                         [--tokens 48] [--with-checks] [--url http://...]
+                                        [--client raw|gradio] [--prompts same|distinct]
     .venv/bin/python -m bench.classroom --engine [--loads 1,10,30] [--rounds 3]
     .venv/bin/python -m bench.classroom --solo [--rounds 3]
 
@@ -74,6 +77,26 @@ class Stream:
 
     def gaps(self) -> list:
         return [b - a for a, b in zip(self.arrivals, self.arrivals[1:])]
+
+
+# --prompts distinct: thirty different questions a class might ask, so that no two runs share
+# more than the chat template's opening (SmolLM2: its 24-token system prompt)
+DISTINCT_PROMPTS = (
+    "What is a transformer in machine learning?", "Why do language models need tokenizers?",
+    "Explain attention in one sentence.", "What does a KV cache store?",
+    "How does rotary position embedding work?", "Name three uses of large language models.",
+    "What is the softmax function?", "Why is decoding slower than prefill per token?",
+    "What is a mixture of experts?", "Describe gradient descent briefly.",
+    "What is overfitting?", "How big is a typical vocabulary?", "What is perplexity?",
+    "Why normalise activations?", "What is a residual connection?",
+    "Give an example of a stop word.", "What is temperature in sampling?",
+    "How does top-k sampling differ from top-p?", "What is a context window?",
+    "Why are GPUs good at matrix products?", "What is quantisation of weights?",
+    "Summarise what an embedding is.", "What does the LM head do?",
+    "Is attention quadratic in sequence length? Why?", "What is FlashAttention for?",
+    "How many parameters does a small model have?", "What is a sliding window mask?",
+    "Why cache keys but not queries?", "Translate 'good morning' into Spanish.",
+    "Write a haiku about the sea.")
 
 
 def default_prompt() -> str:
@@ -174,16 +197,24 @@ def stream_raw(url: str, payload: dict, out: Stream, timeout_s: float) -> None:
 
 
 def run_raw_level(url: str, model: str, n: int, tokens: int, checks: bool = False,
-                  timeout_s: float = 600.0) -> tuple[list, float]:
-    """N raw clients (stream_raw) press Start together; their Streams and the level's wall time."""
+                  timeout_s: float = 600.0, prompts: Optional[list] = None) -> tuple[list, float]:
+    """N raw clients (stream_raw) press Start together, client i on prompts[i % len(prompts)]
+    (default: everyone on the tab's default prompt); their Streams and the level's wall time."""
     from bench.cancel import join_payload
 
+    prompts = prompts or [default_prompt()]
     payload = join_payload(url, "/generate", dict(
-        model_name=model, lang="en", prompt=default_prompt(), n_new=tokens, temp=0.0, k=0, p=1.0,
+        model_name=model, lang="en", prompt=prompts[0], n_new=tokens, temp=0.0, k=0, p=1.0,
         seed_value=0, policy_value="full", w=64, s=4, compare_value=checks, check_value=checks))
-    streams = [Stream(prompt=default_prompt(), submitted=time.perf_counter()) for _ in range(n)]
-    threads = [threading.Thread(target=stream_raw, args=(url, payload, s, timeout_s), daemon=True)
-               for s in streams]
+    streams = [Stream(prompt=prompts[i % len(prompts)], submitted=time.perf_counter()) for i in range(n)]
+
+    def payload_for(prompt: str) -> dict:
+        data = list(payload["data"])
+        data[2] = prompt   # the event's third input: the prompt box
+        return {**payload, "data": data}
+
+    threads = [threading.Thread(target=stream_raw, args=(url, payload_for(s.prompt), s, timeout_s),
+                                daemon=True) for s in streams]
     t0 = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -407,6 +438,9 @@ def main(argv=None):
                         help="raw: one POST and one event stream per visitor, as the page does, "
                              "reading only the text's arrival (light on the shared CPU); gradio: "
                              "gradio_client, which applies every message's diffs")
+    parser.add_argument("--prompts", choices=("same", "distinct"), default="same",
+                        help="same: every visitor on the tab's default prompt (a class pressing "
+                             "Start together); distinct: thirty different questions")
     parser.add_argument("--solo", action="store_true",
                         help="one visitor through the app vs the fused step alone, alternating")
     args = parser.parse_args(argv)
@@ -433,8 +467,9 @@ def main(argv=None):
         warm, _ = run_level(url, args.model, 1, 4)   # loads the model in the server process
         if warm[0].error:
             raise SystemExit(f"warm-up run failed: {warm[0].error}")
-        print(f"{args.model}, {args.tokens} new tokens, default prompt, greedy, "
-              f"checks {'on' if args.with_checks else 'off'}, {args.client} clients; "
+        print(f"{args.model}, {args.tokens} new tokens, greedy, "
+              f"checks {'on' if args.with_checks else 'off'}, {args.client} clients, "
+              f"{args.prompts} prompts; "
               f"os.cpu_count()={os.cpu_count()}, "
               f"load average {os.getloadavg()[0]:.1f}")
         if args.solo:
@@ -445,16 +480,17 @@ def main(argv=None):
                       f"{ratios[len(ratios) // 2]:.2f}x over {len(ratios)} rounds "
                       f"(goal >= 0.9x); load average {os.getloadavg()[0]:.1f}", flush=True)
             return
+        prompts = list(DISTINCT_PROMPTS) if args.prompts == "distinct" else None
         print(HEADER, flush=True)
         for n in loads:
             cpu0 = cpu_seconds(server.pid) if server is not None else None
             bench0 = time.process_time()
             if args.client == "raw":
                 streams, wall = run_raw_level(url, args.model, n, args.tokens, args.with_checks,
-                                              timeout_s=args.level_timeout)
+                                              timeout_s=args.level_timeout, prompts=prompts)
             else:
                 streams, wall = run_level(url, args.model, n, args.tokens, args.with_checks,
-                                          timeout_s=args.level_timeout)
+                                          timeout_s=args.level_timeout, prompts=prompts)
             bench_cpu = time.process_time() - bench0
             stats = summarize(n, streams, wall)
             print(row(stats), flush=True)

@@ -232,3 +232,21 @@ def test_prefixes_are_shared_only_under_the_same_options(tiny):
     for i, (ids, opts) in enumerate(jobs[1:]):
         assert_as_alone(model, ids, params, opts, out[i])
     assert sched.stats["shared_tokens"] == 0
+
+
+def test_prompts_of_different_lengths_share_prefill_forwards(tiny):
+    """Six prompts of 10-15 tokens joining together: one forward feeds ten tokens to all six,
+    the remainders share the next ones (4 forwards, not one per length); each run exact."""
+    model = tiny["llama"]
+    sched = Scheduler(model)
+    params = SamplingParams(max_new_tokens=3)
+    prompts = [prompt(n, 20 + n) for n in range(10, 16)]
+    with sched._lock:   # all six are queued before the loop's first iteration
+        handles = [sched.submit(ids, params, eos_ids=[], keep_logits=True) for ids in prompts]
+    for ids, handle in zip(prompts, handles):
+        steps = []
+        while (step := handle.next(timeout=60)) is not None:
+            steps.append(step)
+        assert_as_alone(model, ids, params, RunOptions(), steps)
+    assert sched.stats["prefill_forwards"] == 4
+    assert sched.stats["prefill_tokens"] == sum(map(len, prompts))

@@ -341,13 +341,12 @@ class Scheduler:
         joining = self._share_prefixes(joining)
         budget = self.prefill_tokens
         while joining and budget > 0:
-            # the next chunk of each joining run; runs with chunks of equal length share a forward
-            groups: dict = {}
-            for run in joining:
-                n = min(self.prefill_chunk, len(run.prompt) - run.fed)
-                groups.setdefault(n, []).append(run)
-            n, group = max(groups.items(), key=lambda item: (len(item[1]) * item[0], -item[0]))
-            group = group[:max(1, budget // n)]
+            # One forward feeds n tokens to every joining run with n or more left (up to its
+            # next chunk), n chosen to feed the most tokens: prompts of different lengths share
+            # a forward instead of one forward each (every forward reads all the weights).
+            left = [min(self.prefill_chunk, len(run.prompt) - run.fed) for run in joining]
+            n = max(set(left), key=lambda c: (c * sum(x >= c for x in left), -c))
+            group = [run for run, x in zip(joining, left) if x >= n][:max(1, budget // n)]
             budget -= n * len(group)
             ids = torch.tensor([run.prompt[run.fed:run.fed + n] for run in group], dtype=torch.long,
                                device=self.model.embed.weight.device)             # (G, n)

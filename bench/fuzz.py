@@ -314,6 +314,7 @@ class Answer:
     message: Optional[str]
     seconds: float
     status: str
+    chars: int = 0     # length of the answer's data as sent (what a session keeps of it)
 
 
 def without_echo(message: str, case: Case) -> str:
@@ -357,7 +358,7 @@ def call(http, base: str, endpoint: str, args: list, timeout: float) -> Answer:
                     return Answer(False, "timed out", time.perf_counter() - start, "timeout")
         seconds = time.perf_counter() - start
         if last_event == "complete":
-            return Answer(True, None, seconds, "complete")
+            return Answer(True, None, seconds, "complete", len(last_data or ""))
         message = None
         if last_data not in (None, "", "null"):
             try:
@@ -451,7 +452,7 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                   if e in all_endpoints), None)
     report = Report()
     rng = random.Random(seed)
-    report.rss_start_mb = report.rss_peak_mb = live_rss_bytes() / MB
+    report.rss_start_mb = report.rss_peak_mb = last_live = live_rss_bytes() / MB
     guard.active = True
     try:
         with httpx.Client() as http:
@@ -462,7 +463,7 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                     report.skipped.append(endpoint)
                     continue
                 stats = {"cases": 0, "invalid": 0, "errors": 0, "reached_model": 0, "ignored": 0,
-                         "slowest_s": 0.0, "failures": 0}
+                         "slowest_s": 0.0, "failures": 0, "largest_answer_kb": 0.0}
                 base_args = default_args(parameters)
                 names = [p["parameter_name"] for p in parameters]
                 for case in make_cases(endpoint, parameters, cases_per_endpoint, rng, max_huge,
@@ -477,6 +478,8 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                     report.cases += 1
                     stats["cases"] += 1
                     stats["slowest_s"] = max(stats["slowest_s"], answer.seconds)
+                    stats["largest_answer_kb"] = max(stats["largest_answer_kb"],
+                                                     round(answer.chars / 1024, 1))
                     report.slowest_any_s = max(report.slowest_any_s, answer.seconds)
                     report.errors += not answer.ok
                     stats["errors"] += not answer.ok
@@ -520,6 +523,12 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
                     if not alive.ok:
                         report.fail(Case(probe, {}), f"server not answering after {endpoint}", alive)
                 stats["slowest_s"] = round(stats["slowest_s"], 3)
+                # live RSS (after gc and malloc_trim) once this endpoint's batch is answered,
+                # and its change over the batch: which endpoint the run's growth came with
+                live = live_rss_bytes() / MB
+                stats["rss_live_mb"] = round(live, 1)
+                stats["rss_growth_mb"] = round(live - last_live, 1)
+                last_live = live
                 reasons: dict = {}   # this endpoint's failures by reason, printed as it ends
                 for failure in report.failures:
                     if failure.get("endpoint") == endpoint:
@@ -538,6 +547,85 @@ def fuzz(url: str, guard: ModelGuard, cases_per_endpoint: int, *, seed: int = 0,
     return report
 
 
+def warm_defaults(url: str, guard: ModelGuard, only: Optional[list[str]] = None,
+                  skip: Optional[list[str]] = None) -> None:
+    """Each endpoint once with its API defaults, a valid request for most: a handler's first
+    real run builds what it keeps for every later run (the Flash timing's first sweep: +124 MB
+    of live RSS, then +0.5 MB over 50 more; the claims board's first build: +127 MB, then +0.6
+    MB over 30; docs/HARDENING.md), which is not growth of the fuzz. The guard stays active."""
+    import httpx
+
+    endpoints = endpoints_of(url)
+    guard.active = True
+    try:
+        with httpx.Client() as http:
+            for endpoint in only or endpoints:
+                if endpoint not in (skip or ()):
+                    call(http, url, endpoint, default_args(endpoints[endpoint]), timeout=120)
+    finally:
+        guard.active = False
+
+
+def sessions_held(demo) -> int:
+    """How many sessions Gradio's state holder keeps (each with its inputs' and outputs' last
+    values: bounded by the app's state_session_capacity)."""
+    holder = getattr(demo, "state_holder", None)
+    return len(getattr(holder, "session_data", ()))
+
+
+def queue_records(demo) -> dict:
+    """What Gradio's queue keeps per session after its events finished: a message queue each
+    (an LRU of 2,000 sessions) and a set of pending event ids, emptied when its event ends but
+    kept as an empty set (Gradio 6.31 removes a session's entry only when its stream is cut)."""
+    queue = getattr(demo, "_queue", None)
+    return {"queue_id_sets": len(getattr(queue, "pending_event_ids_session", ())),
+            "queue_message_queues": len(getattr(queue, "pending_messages_per_session", ()))}
+
+
+def repeat(url: str, guard: ModelGuard, demo, endpoint: str, times: int, every: int,
+           log: Callable[[str], None] = print, top: int = 0) -> list[dict]:
+    """Call one endpoint `times` times with its API defaults, each call a new session (as the
+    fuzz does), and read the live RSS (after gc and malloc_trim) and the sessions held every
+    `every` calls: a leak grows with every call; memory that per-session records hold stops
+    growing once the session cap is reached. top > 0: also compare tracemalloc snapshots taken
+    at the first and the last reading, and log the `top` largest growths by source line."""
+    import httpx
+    import tracemalloc
+
+    parameters = endpoints_of(url)[endpoint]
+    args = default_args(parameters)
+    rows, first = [], None
+    guard.active = True
+    try:
+        with httpx.Client() as http:
+            for i in range(times + 1):
+                if i % every == 0:
+                    row = {"calls": i, "rss_live_mb": round(live_rss_bytes() / MB, 1),
+                           "sessions": sessions_held(demo), **queue_records(demo)}
+                    rows.append(row)
+                    log(json.dumps(row))
+                    if top and first is None:
+                        tracemalloc.start(1)
+                        first = tracemalloc.take_snapshot()
+                if i == times:
+                    break
+                answer = call(http, url, endpoint, list(args), timeout=120)
+                if i == 0:
+                    log(json.dumps({"endpoint": endpoint, "ok": answer.ok, "seconds":
+                                    round(answer.seconds, 3), "answer_kb": round(answer.chars / 1024, 1),
+                                    "message": (answer.message or "")[:200]}))
+    finally:
+        guard.active = False
+    if first is not None:
+        gc.collect()
+        last = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        for stat in last.compare_to(first, "lineno")[:top]:
+            log(f"tracemalloc {stat.size_diff / MB:+.1f} MB {stat.count_diff:+d} blocks "
+                f"{stat.traceback[0].filename.split('site-packages/')[-1]}:{stat.traceback[0].lineno}")
+    return rows
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=500, help="cases per endpoint")
@@ -553,19 +641,51 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="start no endpoint after this many minutes (the rest are listed as skipped)")
     parser.add_argument("--skip", help="comma-separated api names not to fuzz")
     parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--repeat", metavar="ENDPOINT",
+                        help="instead of fuzzing: call this endpoint with its defaults --times "
+                             "times, one session each, reading live RSS every --every calls")
+    parser.add_argument("--times", type=int, default=400)
+    parser.add_argument("--every", type=int, default=50)
+    parser.add_argument("--tracemalloc", type=int, default=0, metavar="TOP",
+                        help="with --repeat: the TOP largest heap growths by source line")
+    parser.add_argument("--sessions", type=int,
+                        help="the app's state session cap for this run (default: the app's)")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
     started = time.perf_counter()
+    if args.sessions:
+        import app
+
+        app.STATE_SESSIONS = args.sessions
     url, demo, runtime, guard = serve()
     for name in runtime.names():   # load every model first: loading is not growth
         runtime.get(name)
+    if args.repeat:
+        try:
+            # the first calls build what a handler computes once (caches, a shared result):
+            # read before and after them, and measure growth from after them
+            before = {"calls": "before the first call", "rss_live_mb": round(live_rss_bytes() / MB, 1)}
+            print(json.dumps(before))
+            repeat(url, guard, demo, args.repeat, 2, 1, log=lambda line: None)
+            rows = repeat(url, guard, demo, args.repeat, args.times, args.every, top=args.tracemalloc)
+            rows.insert(0, before)
+        finally:
+            demo.close()
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        print(json.dumps({"endpoint": args.repeat, "first_calls_mb": round(rows[1]["rss_live_mb"] - rows[0]["rss_live_mb"], 1),
+                          "growth_mb": round(rows[-1]["rss_live_mb"] - rows[1]["rss_live_mb"], 1),
+                          "wall_s": round(time.perf_counter() - started, 1)}))
+        return 0
     try:
         # a first pass warms every handler's imports and caches: growth is measured after it
         fuzz(url, guard, min(args.cases, 6), seed=args.seed + 1,
              only=args.endpoints.split(",") if args.endpoints else None, log=lambda line: None,
              strict_only=args.strict_only, skip=args.skip.split(",") if args.skip else None)
+        warm_defaults(url, guard, args.endpoints.split(",") if args.endpoints else None,
+                      args.skip.split(",") if args.skip else None)
         report = fuzz(url, guard, args.cases, seed=args.seed,
                       only=args.endpoints.split(",") if args.endpoints else None,
                       invalid_s=args.invalid_s, any_s=args.any_s, rss_mb=args.rss_mb,

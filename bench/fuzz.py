@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.fuzz                  # >= 500 cases per endpoint (the full run)
     .venv/bin/python -m bench.fuzz --cases 20       # the quick part (tests/test_fuzz.py runs it)
     .venv/bin/python -m bench.fuzz --endpoints /generate,/rope_frequencies --json out.json
+    .venv/bin/python -m bench.fuzz --repeat /flash_timing --times 50 --every 10   # growth of one endpoint
 
 The endpoints are listed from the running app's API description (gradio_client's
 view_api(return_format="dict")), so a new endpoint is fuzzed without changing this file. Each
@@ -22,7 +23,8 @@ the run never spends CPU on the model, and a case that reaches the model is reco
   a source file or a server path;
 - the server keeps answering (a cheap endpoint after every endpoint's batch);
 - RSS (after malloc_trim: freed memory the allocator keeps is not growth) grows less than
-  --rss-mb (default 50 MB) from after the warm-up to the end.
+  --rss-mb (default 50 MB) from after the warm-up (a pass of hostile cases, then each endpoint
+  once with its defaults) to the end; it is also read after each endpoint's batch.
 The last line is a JSON summary; the exit status is 1 when a check failed.
 """
 from __future__ import annotations
@@ -641,6 +643,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="start no endpoint after this many minutes (the rest are listed as skipped)")
     parser.add_argument("--skip", help="comma-separated api names not to fuzz")
     parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="run the same cases this many times (the report is the last pass's)")
     parser.add_argument("--repeat", metavar="ENDPOINT",
                         help="instead of fuzzing: call this endpoint with its defaults --times "
                              "times, one session each, reading live RSS every --every calls")
@@ -686,12 +690,19 @@ def main(argv: Optional[list[str]] = None) -> int:
              strict_only=args.strict_only, skip=args.skip.split(",") if args.skip else None)
         warm_defaults(url, guard, args.endpoints.split(",") if args.endpoints else None,
                       args.skip.split(",") if args.skip else None)
-        report = fuzz(url, guard, args.cases, seed=args.seed,
-                      only=args.endpoints.split(",") if args.endpoints else None,
-                      invalid_s=args.invalid_s, any_s=args.any_s, rss_mb=args.rss_mb,
-                      max_huge=args.max_huge, strict_only=args.strict_only,
-                      max_minutes=args.max_minutes,
-                      skip=args.skip.split(",") if args.skip else None)
+        for done in range(args.passes):
+            # the same cases again (seed): growth that recurs every pass is a leak; growth of
+            # the first pass only is what the handlers build once for the largest inputs
+            report = fuzz(url, guard, args.cases, seed=args.seed,
+                          only=args.endpoints.split(",") if args.endpoints else None,
+                          invalid_s=args.invalid_s, any_s=args.any_s, rss_mb=args.rss_mb,
+                          max_huge=args.max_huge, strict_only=args.strict_only,
+                          max_minutes=args.max_minutes,
+                          skip=args.skip.split(",") if args.skip else None)
+            if args.passes > 1:
+                print(json.dumps({"pass": done + 1, "rss_start_mb": round(report.rss_start_mb, 1),
+                                  "rss_end_mb": round(report.rss_end_mb, 1),
+                                  "failures": len(report.failures)}))
     finally:
         demo.close()
     summary = {k: v for k, v in report.__dict__.items() if k not in ("per_endpoint", "invalid_seconds")}

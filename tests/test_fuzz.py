@@ -58,9 +58,14 @@ def test_every_endpoint_survives_the_quick_fuzz(monkeypatch):
                   rss_mb=1e9, max_huge=1, strict_only=True)
         report = fuzz.fuzz(url, guard, QUICK_CASES, seed=0, log=lambda line: None, invalid_s=5.0,
                            any_s=30.0, rss_mb=100.0, max_huge=2, strict_only=True)
+        # every case is a new session and each keeps its inputs' last values (a 4 MB text
+        # among them) until evicted: the cap is what bounds the fuzz's memory (docs/HARDENING.md)
+        held = fuzz.sessions_held(demo)
     finally:
         demo.close()
+    assert 0 < held <= app.STATE_SESSIONS < report.cases
     assert report.per_endpoint and min(s["cases"] for s in report.per_endpoint.values()) >= 3
+    assert all("rss_live_mb" in s for s in report.per_endpoint.values())
     assert report.invalid > report.cases // 2
     assert not report.failures, report.failures[:10]
 

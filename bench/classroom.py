@@ -387,7 +387,7 @@ def solo(url: str, model_name: str, tokens: int, rounds: int) -> list:
     pairs = []
     for _ in range(rounds):
         bare = bare_rate(model, prompt_ids, tokens)
-        streams, _ = run_level(url, model_name, 1, tokens)
+        streams, _ = run_raw_level(url, model_name, 1, tokens)
         pairs.append((bare, streams[0].rate))
         print(f"    fused step alone {bare:.1f} tokens/s, through the app {streams[0].rate or 0:.1f} "
               f"tokens/s, load average {os.getloadavg()[0]:.1f}", flush=True)

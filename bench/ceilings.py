@@ -114,6 +114,7 @@ class Answer:
     seconds: float
     error: str = ""            # the error's message when not ok ("" when ok)
     clear: bool = True         # an error that is a sentence: no traceback, no path, short
+    status: str = ""           # a generation's status line (tokens, how it ended)
 
 
 def ask(url: str, endpoint: str, copy: int, kwargs: dict, start: threading.Barrier,
@@ -127,7 +128,9 @@ def ask(url: str, endpoint: str, copy: int, kwargs: dict, start: threading.Barri
     t0 = time.perf_counter()
     try:
         outputs = client.submit(**kwargs, api_name=endpoint).result(timeout=timeout_s)
-        answers.append(Answer(endpoint, copy, outputs is not None, time.perf_counter() - t0))
+        status = str(outputs[1])[:300] if endpoint == "/generate" and outputs else ""
+        answers.append(Answer(endpoint, copy, outputs is not None, time.perf_counter() - t0,
+                              status=status))
     except Exception as error:  # an error answer (busy, time limit, input) or no answer
         message = str(error)
         answers.append(Answer(endpoint, copy, False, time.perf_counter() - t0, message[:300],
@@ -257,7 +260,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     answers.sort(key=lambda a: (a.endpoint, a.copy))
     for a in answers:
         state = "result" if a.ok else ("error" if a.clear else "UNCLEAR")
-        print(f"  {a.endpoint:18s} #{a.copy:<2d} {state:7s} {a.seconds:7.1f} s  {a.error[:120]}")
+        print(f"  {a.endpoint:18s} #{a.copy:<2d} {state:7s} {a.seconds:7.1f} s  {(a.error or a.status)[:160]}")
     unanswered = len(jobs) - len(answers) + sum(not a.ok and not a.clear for a in answers)
     load = os.getloadavg()
     print(f"{len(jobs)} requests at once ({args.generations} generations, {args.copies} of each other) "

@@ -36,7 +36,8 @@ $PYTHON -m venv "$WORK/venv"
 log "installed $("$WORK/venv/bin/pip" list 2>/dev/null | tail -n +3 | wc -l) packages"
 
 log "python app.py with SPACE_ID set, empty cache"
-(cd "$WORK/space" && env SPACE_ID=local/transformer-explorer GRADIO_SERVER_NAME=127.0.0.1 \
+# exec: $server is the app itself, so the cleanup's kill reaches it (not only a subshell)
+(cd "$WORK/space" && exec env SPACE_ID=local/transformer-explorer GRADIO_SERVER_NAME=127.0.0.1 \
     GRADIO_SERVER_PORT="$PORT" EXPLORER_CACHE="$WORK/cache" GRADIO_ANALYTICS_ENABLED=False \
     HOME="$WORK" PYTHONUNBUFFERED=1 "$WORK/venv/bin/python" app.py >"$WORK/app.log" 2>&1) &
 server=$!

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import torch
@@ -20,6 +21,16 @@ def python_output(code: str, *args: str) -> str:
     for what only a new process shows (allocator state, resident memory)."""
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT}).stdout
+
+
+def run_together(*targets, timeout: float = 120.0) -> None:
+    """Start a thread for each callable at once and wait for all of them (visitors arriving
+    together)."""
+    threads = [threading.Thread(target=target) for target in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
 
 
 def tiny_hf(kind: str, seed: int = 0, **overrides):

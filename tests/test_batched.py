@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import functools
 import gc
-import threading
 
 import pytest
 
@@ -18,6 +18,7 @@ from models.attention import MaskSpec
 from models.decoders.batched import BatchedDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
+from tests.helpers import run_together
 
 KINDS = ["llama", "mistral", "qwen2", "gemma3"]
 POLICIES = {"full": RunOptions(), "window 6": RunOptions(mask=MaskSpec(window=6)),
@@ -360,7 +361,6 @@ def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
     (one feeds it, three copy its keys and values), greedy tokens identical to each alone and
     logits within 1e-4, as for any batched run."""
     from explorer.generate.scheduler import Scheduler
-    from models.generate import SamplingParams, generate
 
     model = real_model
     ids = torch.randint(100, 30000, (40,), generator=torch.Generator().manual_seed(40)).tolist()
@@ -371,11 +371,7 @@ def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
     def visit(i):
         out[i] = list(sched.generate(ids, params, eos_ids=[], keep_logits=True))
 
-    threads = [threading.Thread(target=visit, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
+    run_together(*(functools.partial(visit, i) for i in range(4)), timeout=300)
     alone = list(generate(model, ids, params, eos_ids=[], keep_logits=True))
     assert sorted(s[0].shared_prefix for s in out.values()) == [0, 39, 39, 39]
     for steps in out.values():

@@ -698,9 +698,8 @@ def test_a_run_that_copied_its_prompt_says_so_in_both_languages(tiny_llama):
     """Two visitors on one 20-token prompt in one loop: the second copies 19 tokens' keys and
     values; its record and its evidence say how many, and C3 still holds for it (its cache
     holds every token)."""
-    import threading
-
     from explorer.generate.scheduler import Scheduler
+    from tests.helpers import run_together
 
     request = req.Request(prompt="x", max_new_tokens=4, compare_no_cache=False,
                           check_full_forward=False)
@@ -713,11 +712,7 @@ def test_a_run_that_copied_its_prompt_says_so_in_both_languages(tiny_llama):
                                           eos_ids=[])
         finals.append(last)
 
-    threads = [threading.Thread(target=visit) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    run_together(visit, visit)
     copied = [s for s in finals if s.records[0].shared_prefix]
     assert len(finals) == 2 and len(copied) == 1
     session = copied[0]

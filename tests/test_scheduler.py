@@ -250,3 +250,46 @@ def test_prompts_of_different_lengths_share_prefill_forwards(tiny):
         assert_as_alone(model, ids, params, RunOptions(), steps)
     assert sched.stats["prefill_forwards"] == 4
     assert sched.stats["prefill_tokens"] == sum(map(len, prompts))
+
+
+def test_a_run_whose_steps_were_shared_keeps_no_logits_rows(tiny):
+    """C4 needs every generated token's logits row (V floats); a run that shared a step with
+    another visitor drops its rows at that step and declines the checks even if the other run
+    left before it ended, so 32 checked runs never hold 32 runs' rows (bench/ceilings.py)."""
+    from explorer.generate import request as req, session as sess
+
+    class Digits:
+        def decode(self, ids, skip_special_tokens=False):
+            return "".join(str(i % 10) for i in ids)
+
+    model = tiny["llama"]
+    loop = Scheduler(model)
+    other = loop.submit(prompt(4, 6), SamplingParams(max_new_tokens=8), eos_ids=[])
+    assert other.next(timeout=60) is not None     # decoding: the next run shares its steps
+
+    def drain():   # its visitor reads on, so it decodes to its end (8 tokens) beside ours
+        while other.next(timeout=60) is not None:
+            pass
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    request = req.Request(prompt="x", max_new_tokens=12, compare_no_cache=False,
+                          check_full_forward=True)
+    kept = []
+    original = sess.logit_differences
+
+    def record(model_, ids, n_prompt, cached_logits, options):   # what the check would get
+        kept.append(len(cached_logits))
+        return original(model_, ids, n_prompt, cached_logits, options)
+
+    sess.logit_differences = record
+    try:
+        *_, session = sess.stream_generation(model, Digits(), [1, 2, 3], request, scheduler=loop,
+                                             eos_ids=[])
+    finally:
+        sess.logit_differences = original
+        reader.join(timeout=60)
+    assert session.max_batch() == 2 and session.others_at_end == 0   # it left before ours ended
+    assert session.replay_note == "busy" and session.logit_diffs is None and kept == []
+    *_, alone = sess.stream_generation(model, Digits(), [1, 2, 3], request, scheduler=loop, eos_ids=[])
+    assert alone.max_batch() == 1 and alone.logit_diffs is not None and len(alone.logit_diffs) == 12

@@ -306,8 +306,14 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             first_at = now
             session.first_token_s = now - session.started
         session.decode_s = now - first_at
-        if step.logits is not None:
-            cached_logits.append(step.logits)
+        if step.logits is not None and cached_logits is not None:
+            if step.batch_size > 1:
+                # another visitor's tokens shared this step: the checks will be declined (below),
+                # so the rows (V floats a token: 1 MB for Gemma) are not kept for nothing; 32
+                # runs of 256 tokens kept them all (8.6 GB, bench/ceilings.py)
+                cached_logits = None
+            else:
+                cached_logits.append(step.logits)
         session.records.append(StepRecord(
             index=step.index, token_id=step.token_id,
             piece=tokenizer.decode([step.token_id]), position=step.position, phase=step.phase,
@@ -328,9 +334,11 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         yield session
         return
     session.others_at_end = shared.load()
-    if session.others_at_end and (request.check_full_forward or request.compare_no_cache):
+    if ((session.others_at_end or session.max_batch() > 1)
+            and (request.check_full_forward or request.compare_no_cache)):
         # the checks are whole forwards without a cache: run now they would stall every other
-        # visitor's stream, so they are declined while anyone else is generating
+        # visitor's stream, so they are declined while anyone else is generating; a run whose
+        # steps were shared did not keep its logits rows for C4 (above) and is declined too
         session.replay_note = "busy"
         session.phase = "done"
         yield session

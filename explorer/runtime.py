@@ -229,15 +229,11 @@ def _visitor_message(error: Exception) -> str:
     return without_paths(text)
 
 
-# transformers imports its modules lazily, on first use; two threads doing that at once (the
-# start-up warm-up loading the default model while a visitor's first request loads another)
-# failed with "cannot import name 'AutoTokenizer' from 'transformers'" in 3 of 4 server starts
-# of bench/ceilings.py, and the failed load is remembered. Tokenizers load one at a time.
-_TOKENIZER_LOAD = threading.Lock()
-
-
 def _load_tokenizer(folder: Path) -> Any:
-    with _TOKENIZER_LOAD:
+    from explorer.checkpoints.conversion import TRANSFORMERS_LOCK
+
+    # one at a time, and never beside a GGUF conversion: transformers' lazy imports race
+    with TRANSFORMERS_LOCK:
         from transformers import AutoTokenizer
 
         # Never trust_remote_code: the folder is ours, written by explorer.checkpoints.

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Iterator, Optional
@@ -150,16 +151,26 @@ def _dist_version(package: str) -> Optional[str]:
         return None
 
 
+# transformers imports its modules lazily, on first use; two threads doing that at once (the
+# start-up warm-up loading the default model while a visitor's first request loads another)
+# failed with "cannot import name 'AutoTokenizer' from 'transformers'" in 3 of 4 server starts
+# of bench/ceilings.py, and a failed load is remembered. Everything that makes transformers
+# import (a tokenizer load, a GGUF conversion's reading) holds this lock (explorer/runtime.py).
+TRANSFORMERS_LOCK = threading.Lock()
+
+
 def _load_from_gguf(gguf_path: Path):
     """(tokenizer, fp32 model) dequantized by transformers from one GGUF file."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder, name = str(gguf_path.parent), gguf_path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, dtype=torch.float32, local_files_only=True
-    )
+    with TRANSFORMERS_LOCK:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=name, dtype=torch.float32, local_files_only=True
+        )
     return tokenizer, model.eval()
 
 

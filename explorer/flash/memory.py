@@ -4,12 +4,22 @@ the allocation events torch's profiler records (profile_memory=True), each carry
 allocator's running total of bytes allocated since profiling began; the peak of that total is
 the call's peak. Inputs (q, k, v, and the naive path's boolean mask) exist before the call and
 do not count; the tiled path gets a TileVisibility, which makes each tile's mask from positions.
+
+Every sweep runs on one long-lived thread (SWEEP_THREAD), whichever thread asks for it. The app
+tunes glibc's malloc (models.device.tune_cpu_allocator: mmap threshold 32 MB), so the naive
+path's n x n matrices (4 MB at n = 1024) come from the calling thread's malloc arena, not from
+fresh mmaps; a server that runs each call in a new worker thread spreads them over up to 8 arenas
+per core, each keeping its freed heap, and the live heap grew ~2 MB a call. On one thread they
+reuse one arena. It also keeps two visitors' sweeps from overlapping: the profiler and CUDA's
+peak counters are per process; two CPU sweeps profiling at once from two threads crash the
+process (SIGSEGV in torch's profiler), and would in any case count each other's allocations.
 """
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -19,6 +29,9 @@ from models.attention import (MaskSpec, TileVisibility, eager_attention, sdpa_at
                               sdpa_mask_for, tiled_attention)
 
 PATHS = ("naive", "tiled", "sdpa", "compiled")   # compiled: where a C++ compiler is (CPU only)
+# one worker: sweeps queue behind each other; the thread starts at the first sweep and then lives
+# as long as the process
+SWEEP_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flash-memory-sweep")
 
 
 def device_name(device: torch.device) -> str:
@@ -73,10 +86,17 @@ class MemorySweep:
     score_matrix: tuple    # bytes of one fp32 n x n matrix, per n (for scale)
 
 
-@torch.inference_mode()
 def sweep(ns: Sequence[int], d: int, block_q: int, block_k: int, mask: MaskSpec,
           device: torch.device | str = "cpu", seed: int = 0, paths: Sequence[str] = PATHS) -> MemorySweep:
-    """Peak extra memory of naive, tiled and SDPA for one fp32 head of each length n."""
+    """Peak extra memory of naive, tiled and SDPA for one fp32 head of each length n, measured on
+    SWEEP_THREAD (the module docstring says why); the caller waits for it."""
+    return SWEEP_THREAD.submit(_sweep, tuple(ns), d, block_q, block_k, mask, device, seed,
+                               tuple(paths)).result()
+
+
+@torch.inference_mode()     # per thread in torch, so on the function that SWEEP_THREAD runs
+def _sweep(ns: tuple, d: int, block_q: int, block_k: int, mask: MaskSpec, device: torch.device | str,
+           seed: int, paths: tuple) -> MemorySweep:
     device = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
     from explorer.flash import compiled

@@ -32,12 +32,23 @@ def _open_tab(page, app_url):
     page.locator("#flash-run").wait_for()
 
 
-def _set_number(page, elem_id, value):
-    box = page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(str(value))
-    box.press("Enter")
-    box.blur()
-    page.wait_for_function(f"() => document.querySelector('#{elem_id} input[type=number]').value === '{value}'")
+def _set_number(page, elem_id, value, tries: int = 3):
+    """Type a number and wait until the field holds it. A section shown for the first time
+    mounts its components, and on a loaded machine the mount can land after the typing and put
+    the initial value back: then type again."""
+    for attempt in range(tries):
+        box = page.locator(f"#{elem_id} input[type=number]").first
+        box.fill(str(value))
+        box.press("Enter")
+        box.blur()
+        try:
+            page.wait_for_function(
+                f"() => document.querySelector('#{elem_id} input[type=number]').value === '{value}'",
+                timeout=10_000)
+            break
+        except Exception:
+            if attempt == tries - 1:
+                raise
     page.wait_for_timeout(300)   # the component's value reaches Gradio's state
 
 
@@ -149,6 +160,7 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
 
     # memory traffic and measured memory (a short sweep)
     page.locator("[role=tab]", has_text="Memory traffic").click()
+    page.locator("#flash-io-run").wait_for()
     _set_number(page, "flash-io-max-n", 512)
     page.locator("#flash-io-run").click()
     io_summary = page.locator("#flash-io-summary")
@@ -159,6 +171,7 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
 
     # timing
     page.locator("[role=tab]", has_text="Timing").click()
+    page.locator("#flash-time-run").wait_for()
     _set_number(page, "flash-time-max-n", 512)
     page.locator("#flash-time-run").click()
     page.locator("#flash-time-summary").get_by_text("At n = 512").wait_for(timeout=RUN_TIMEOUT)

@@ -33,6 +33,26 @@ def run_together(*targets, timeout: float = 120.0) -> None:
         thread.join(timeout=timeout)
 
 
+def type_number(page, elem_id: str, value, tries: int = 3) -> None:
+    """Type a number into a Number's or Slider's box (Enter, then blur) and wait until the box
+    holds it. A section shown for the first time mounts its components, and on a loaded machine
+    the mount can land after the typing and put the initial value back: then type again."""
+    for attempt in range(tries):
+        box = page.locator(f"#{elem_id} input[type=number]").first
+        box.fill(str(value))
+        box.press("Enter")
+        box.blur()
+        try:
+            page.wait_for_function(
+                f"() => document.querySelector('#{elem_id} input[type=number]').value === '{value}'",
+                timeout=10_000)
+            break
+        except Exception:
+            if attempt == tries - 1:
+                raise
+    page.wait_for_timeout(300)   # the component's value reaches Gradio's state
+
+
 def tiny_hf(kind: str, seed: int = 0, **overrides):
     """A tiny random-init transformers causal LM of the given family (fp32, eval)."""
     import transformers as tf

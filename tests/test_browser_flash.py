@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.helpers import type_number
 
 pytestmark = pytest.mark.browser
 
@@ -32,24 +33,8 @@ def _open_tab(page, app_url):
     page.locator("#flash-run").wait_for()
 
 
-def _set_number(page, elem_id, value, tries: int = 3):
-    """Type a number and wait until the field holds it. A section shown for the first time
-    mounts its components, and on a loaded machine the mount can land after the typing and put
-    the initial value back: then type again."""
-    for attempt in range(tries):
-        box = page.locator(f"#{elem_id} input[type=number]").first
-        box.fill(str(value))
-        box.press("Enter")
-        box.blur()
-        try:
-            page.wait_for_function(
-                f"() => document.querySelector('#{elem_id} input[type=number]').value === '{value}'",
-                timeout=10_000)
-            break
-        except Exception:
-            if attempt == tries - 1:
-                raise
-    page.wait_for_timeout(300)   # the component's value reaches Gradio's state
+def _set_number(page, elem_id, value):
+    type_number(page, elem_id, value)
 
 
 def _shot(page, elem_id: str, name: str) -> None:

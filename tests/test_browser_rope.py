@@ -8,6 +8,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.helpers import type_number
 
 pytestmark = pytest.mark.browser
 
@@ -35,9 +36,7 @@ def _section(page, title: str) -> None:
 
 
 def _set_slider(page, elem_id: str, value) -> None:
-    box = page.locator(f"#{elem_id} input[type=number]")
-    box.fill(str(value))
-    box.press("Enter")
+    type_number(page, elem_id, value)
 
 
 def _shot(page, elem_id: str, name: str) -> None:

@@ -19,6 +19,13 @@ OPTIONS = [RunOptions(), RunOptions(mask=MaskSpec(window=6)), RunOptions(mask=Ma
            RunOptions()]
 
 
+class Digits:
+    """Just what stream_generation needs from a tokenizer: decode."""
+
+    def decode(self, ids, skip_special_tokens=False):
+        return "".join(str(i % 10) for i in ids)
+
+
 def prompt(n: int, seed: int) -> list:
     return torch.randint(0, 97, (n,), generator=torch.Generator().manual_seed(seed)).tolist()
 
@@ -146,10 +153,6 @@ def test_the_tab_names_a_shared_step_and_declines_checks_while_busy(tiny):
     loop, with the reason in the evidence."""
     from explorer.generate import figures, request as req, session as sess
 
-    class Digits:
-        def decode(self, ids, skip_special_tokens=False):
-            return "".join(str(i % 10) for i in ids)
-
     model = tiny["qwen2"]
     sched = scheduler_for(model)
     other = sched.submit(prompt(4, 5), SamplingParams(max_new_tokens=200), eos_ids=[])
@@ -257,10 +260,6 @@ def test_a_run_whose_steps_were_shared_keeps_no_logits_rows(tiny):
     another visitor drops its rows at that step and declines the checks even if the other run
     left before it ended, so 32 checked runs never hold 32 runs' rows (bench/ceilings.py)."""
     from explorer.generate import request as req, session as sess
-
-    class Digits:
-        def decode(self, ids, skip_special_tokens=False):
-            return "".join(str(i % 10) for i in ids)
 
     model = tiny["llama"]
     loop = Scheduler(model)

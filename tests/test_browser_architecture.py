@@ -9,6 +9,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.helpers import type_number
 
 pytestmark = pytest.mark.browser
 
@@ -36,12 +37,6 @@ def _shot(page, elem_id: str, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator(f"#{elem_id}").scroll_into_view_if_needed()
     page.locator(f"#{elem_id}").screenshot(path=str(SCREENSHOTS / f"{name}.png"))
-
-
-def _set_number(page, elem_id, value):
-    box = page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(str(value))
-    box.press("Enter")
 
 
 def test_architecture_tab_in_english(new_page, app_url, screenshot):
@@ -117,7 +112,7 @@ def test_architecture_tab_in_chinese(new_page, app_url, screenshot):
     page.locator("#arch-fold-run").click()
     page.locator("#arch-fold-text").get_by_text("最小二乘解").wait_for(timeout=RUN_TIMEOUT)
     # a bad input, answered in Chinese
-    _set_number(page, "arch-fold-d-k", 63)
+    type_number(page, "arch-fold-d-k", 63)
     page.locator("#arch-fold-run").click()
     page.get_by_text(re.compile("键宽度必须是偶数")).first.wait_for()
     screenshot(page, "architecture-zh-mla")

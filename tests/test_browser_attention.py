@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.helpers import type_number
 
 pytestmark = pytest.mark.browser
 
@@ -41,12 +42,6 @@ def _section(page, name):
     page.locator("#explorer-tabs [role=tab]", has_text=re.compile(f"^({labels})$")).click()
 
 
-def _set_number(page, elem_id, value):
-    box = page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(str(value))
-    box.press("Enter")
-
-
 def test_attention_tab_end_to_end(page, app_url, screenshot):
     _open_tab(page, app_url)
     page.locator("#attention-run").click()
@@ -63,8 +58,8 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     page.get_by_role("option", name="0", exact=True).click()
     # redrawn from the stored probabilities, no forward pass
     page.locator("#attention-map .gtitle", has_text="head 0: attention probabilities").wait_for(timeout=30_000)
-    _set_number(page, "attention-window", 6)
-    _set_number(page, "attention-sinks", 1)
+    type_number(page, "attention-window", 6)
+    type_number(page, "attention-sinks", 1)
     page.locator("#attention-mask").get_by_text("sinks s + window w").click()
     summary.get_by_text("1 sink + window 6").first.wait_for(timeout=RUN_TIMEOUT)
     text = summary.inner_text()
@@ -85,7 +80,7 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
 
     # sinks grid with a sink logit
     _section(page, "sinks")
-    _set_number(page, "sink-tokens", 64)
+    type_number(page, "sink-tokens", 64)
     page.locator("#sink-use-logit input").check()
     page.locator("#sink-run").click()
     page.locator("#sink-summary").get_by_text("absorbs").wait_for(timeout=RUN_TIMEOUT)
@@ -98,8 +93,8 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
 
     # receptive field with a forced window
     _section(page, "rf")
-    _set_number(page, "rf-tokens", 40)
-    _set_number(page, "rf-window", 2)
+    type_number(page, "rf-tokens", 40)
+    type_number(page, "rf-window", 2)
     page.locator("#rf-run").click()
     page.locator("#rf-summary").get_by_text("distances agree").wait_for(timeout=RUN_TIMEOUT)
     rf_text = page.locator("#rf-summary").inner_text()
@@ -112,9 +107,9 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
 
     # a short StreamingLLM run (the full one takes minutes)
     _section(page, "stream")
-    _set_number(page, "stream-tokens", 192)
-    _set_number(page, "stream-window", 48)
-    _set_number(page, "stream-sinks", 2)
+    type_number(page, "stream-tokens", 192)
+    type_number(page, "stream-window", 48)
+    type_number(page, "stream-sinks", 2)
     page.locator("#stream-run").click()
     page.locator("#stream-summary").get_by_text("Measured:").wait_for(timeout=RUN_TIMEOUT)
     assert "Python Software Foundation" in page.locator("#stream-source").inner_text()
@@ -184,7 +179,7 @@ def test_a_long_streaming_run_stops_after_the_forward_under_way(page, app_url, s
     replaces it with "Stopped." and no further progress arrives."""
     _open_tab(page, app_url)
     _section(page, "stream")
-    _set_number(page, "stream-tokens", 2048)
+    type_number(page, "stream-tokens", 2048)
     page.locator("#stream-run").click()
     status = page.locator("#stream-status")
     status.get_by_text(re.compile(r"forward pass [1-9]\d* of \d+")).wait_for(timeout=RUN_TIMEOUT)

@@ -33,10 +33,6 @@ def _open_tab(page, app_url):
     page.locator("#flash-run").wait_for()
 
 
-def _set_number(page, elem_id, value):
-    type_number(page, elem_id, value)
-
-
 def _shot(page, elem_id: str, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator(f"#{elem_id}").scroll_into_view_if_needed()
@@ -112,14 +108,14 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
     _shot(page, "flash-row-plot", "flash-row")
 
     # a block larger than n: a clear error, nothing recomputed
-    _set_number(page, "flash-block-q", 300)
+    type_number(page, "flash-block-q", 300)
     page.locator("#flash-run").click()
     page.get_by_text(re.compile(r"query block Bq \(300\) is larger than n \(256\)")).first.wait_for(timeout=30_000)
-    _set_number(page, "flash-block-q", 32)
+    type_number(page, "flash-block-q", 32)
 
     # sliding window: skipped tiles on both sides of the band, and the frames are replaced
     page.locator("#flash-mask").get_by_text("sliding window w").click()
-    _set_number(page, "flash-block-k", 16)
+    type_number(page, "flash-block-k", 16)
     page.locator("#flash-run").click()
     summary.get_by_text("sliding window 64").first.wait_for(timeout=RUN_TIMEOUT)
     assert "128 in all" in summary.inner_text()
@@ -146,7 +142,7 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
     # memory traffic and measured memory (a short sweep)
     page.locator("[role=tab]", has_text="Memory traffic").click()
     page.locator("#flash-io-run").wait_for()
-    _set_number(page, "flash-io-max-n", 512)
+    type_number(page, "flash-io-max-n", 512)
     page.locator("#flash-io-run").click()
     io_summary = page.locator("#flash-io-summary")
     io_summary.get_by_text("Measured on CPU").wait_for(timeout=RUN_TIMEOUT)
@@ -157,7 +153,7 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
     # timing
     page.locator("[role=tab]", has_text="Timing").click()
     page.locator("#flash-time-run").wait_for()
-    _set_number(page, "flash-time-max-n", 512)
+    type_number(page, "flash-time-max-n", 512)
     page.locator("#flash-time-run").click()
     page.locator("#flash-time-summary").get_by_text("At n = 512").wait_for(timeout=RUN_TIMEOUT)
     screenshot(page, "flash-timing")

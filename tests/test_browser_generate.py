@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import SCREENSHOTS
+from tests.helpers import type_number
+
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"  # as tests/conftest.py
 LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 240_000
 
@@ -22,12 +23,6 @@ def _open(page, app_url):
     page.locator("#model-status").get_by_text(re.compile("is loaded|已加载")).wait_for(timeout=LOAD_TIMEOUT)
     page.locator("#explorer-tabs [role=tab]", has_text="Generate").click()
     page.locator("#gen-prompt textarea").wait_for()
-
-
-def _set_number(page, elem_id: str, value: int):
-    box = page.locator(f"#{elem_id} input[type=number]")
-    box.fill(str(value))
-    box.press("Enter")
 
 
 def _shot(page, name: str) -> None:
@@ -63,7 +58,7 @@ def _stream_and_stop(page, app_url):
     # (its first Plotly render can take seconds) still sees it running
     page.locator("#gen-long").click()
     page.wait_for_function("() => document.querySelector('#gen-prompt textarea').value.length > 1000")
-    _set_number(page, "gen-max-new", 256)
+    type_number(page, "gen-max-new", 256)
     page.locator("#gen-start").click()
 
     page.wait_for_function("() => document.querySelector('#gen-output textarea').value.length > 0",
@@ -131,7 +126,7 @@ def _stream_and_stop(page, app_url):
 def test_short_run_shows_replay_and_logit_check(page, app_url):
     _open(page, app_url)
     page.locator("#gen-prompt textarea").fill("What is a KV cache?")
-    _set_number(page, "gen-max-new", 12)
+    type_number(page, "gen-max-new", 12)
     page.locator("#gen-start").click()
     page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
     evidence = page.locator("#gen-evidence").inner_text()
@@ -190,7 +185,7 @@ def test_gemma_local_layers_flatten_past_512(page, app_url):
     page.locator("#model-status", has_text="18 layers").wait_for(timeout=LOAD_TIMEOUT)
     page.locator("#gen-long").click()
     page.wait_for_function("() => document.querySelector('#gen-prompt textarea').value.length > 2000")
-    _set_number(page, "gen-max-new", 4)
+    type_number(page, "gen-max-new", 4)
     page.locator("#gen-policy").get_by_text("Model's own").click()
     page.locator("label", has_text="replay without cache").click()   # off: keep this run short
     page.locator("#gen-start").click()
@@ -216,7 +211,7 @@ def test_closing_the_tab_ends_the_generation(new_page, app_url, client):
     page = new_page("en-US")
     _open(page, app_url)
     page.locator("#gen-prompt textarea").fill("Write a long story about the sea.")
-    _set_number(page, "gen-max-new", 256)
+    type_number(page, "gen-max-new", 256)
     page.locator("#gen-start").click()
     page.wait_for_function("() => document.querySelector('#gen-output textarea').value.length > 20",
                            timeout=RUN_TIMEOUT)

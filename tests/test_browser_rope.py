@@ -35,10 +35,6 @@ def _section(page, title: str) -> None:
     page.locator("#tab-rope [role=tab]", has_text=title).first.click()
 
 
-def _set_slider(page, elem_id: str, value) -> None:
-    type_number(page, elem_id, value)
-
-
 def _shot(page, elem_id: str, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator(f"#{elem_id}").screenshot(path=str(SCREENSHOTS / f"{name}.png"))
@@ -84,8 +80,8 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     _shot(page, "rope-qk-real", "rope-real-scores")
     _section(page, "One pair rotating")
     page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
-    _set_slider(page, "rope-pair-index", 6)
-    _set_slider(page, "rope-pair-position", 40)
+    type_number(page, "rope-pair-index", 6)
+    type_number(page, "rope-pair-position", 40)
     page.locator("#rope-pair-text").get_by_text("At position 40").wait_for(timeout=RUN_TIMEOUT)
     assert "Pair 6 (dims 6 and 38)" in page.locator("#rope-pair-text").inner_text()
     screenshot(page, "rope-section-pair-en")
@@ -102,7 +98,7 @@ def test_rope_tab_click_through(page, app_url, screenshot):
 
     # a small sweep (2 bases + trained, 256 tokens) and a continuation
     page.locator("#rope-sweep-bases textarea, #rope-sweep-bases input").first.fill("10000, 10M")
-    _set_slider(page, "rope-sweep-tokens", 256)
+    type_number(page, "rope-sweep-tokens", 256)
     page.locator("#rope-sweep-run").click()
     page.locator("#rope-sweep-text").get_by_text("(trained): perplexity").wait_for(timeout=RUN_TIMEOUT)
     assert "raised the perplexity" in page.locator("#rope-sweep-text").inner_text()
@@ -110,7 +106,7 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     _shot(page, "rope-sweep-plot", "rope-sweep")
     screenshot(page, "rope-section-base-en")
     _section(page, "Continuation")
-    _set_slider(page, "rope-cont-new", 8)
+    type_number(page, "rope-cont-new", 8)
     page.locator("#rope-cont-run").click()
     page.locator("#rope-cont-text").get_by_text("The two continuations agree").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-cont-text", "rope-continuation")
@@ -192,7 +188,7 @@ def test_rope_tab_on_gemma_follows_the_model(page, app_url):
     expect(page.locator("#rope-freq-dim input")).to_have_value("256", timeout=RUN_TIMEOUT)
     _section(page, "Real q and k")
     page.locator("#rope-qk-layer").get_by_text("17").first.wait_for(timeout=RUN_TIMEOUT)
-    _set_slider(page, "rope-qk-layer", 5)
+    type_number(page, "rope-qk-layer", 5)
     page.locator("#rope-qk-run").click()
     result = page.locator("#rope-qk-result")
     result.get_by_text("Layer 5 (causal, base 1M)").wait_for(timeout=RUN_TIMEOUT)
@@ -201,7 +197,7 @@ def test_rope_tab_on_gemma_follows_the_model(page, app_url):
     page.locator("#rope-pair-text").get_by_text(re.compile(r"Pair \d+ \(dims")).wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-pair-plot", "rope-gemma-pair")
     _section(page, "Real q and k")
-    _set_slider(page, "rope-qk-layer", 0)
+    type_number(page, "rope-qk-layer", 0)
     page.locator("#rope-qk-run").click()
     result.get_by_text("Layer 0 (sliding window 512, base 10k)").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "rope-qk-real", "rope-gemma-real-scores")

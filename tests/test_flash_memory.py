@@ -10,6 +10,7 @@ import pytest
 
 from explorer.flash import memory
 from models.attention import MaskSpec
+from tests.helpers import run_together
 
 # a served app runs each call in a worker thread; the Flash tab's default sweep reaches n = 1024
 NS = (256, 512, 1024)
@@ -70,9 +71,5 @@ def test_concurrent_sweeps_queue_and_measure_what_one_alone_measures():
     crashed the process (SIGSEGV); on SWEEP_THREAD they queue and each sees only its own peak."""
     run = lambda: memory.sweep((256, 512), 32, 64, 64, MaskSpec(), paths=("naive",)).extra["naive"]
     results = []
-    threads = [threading.Thread(target=lambda: results.append(run())) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together(*[lambda: results.append(run())] * 3)
     assert results == [run()] * 3

@@ -10,12 +10,14 @@
 """
 from __future__ import annotations
 
+import functools
 import os
-import threading
 import time
 
 import pytest
 import torch
+
+from tests.helpers import run_together
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -165,9 +167,5 @@ def test_tokenizers_load_one_at_a_time(monkeypatch):
         return folder
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", from_pretrained)
-    threads = [threading.Thread(target=runtime._load_tokenizer, args=(f"/x/{i}",)) for i in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together(*(functools.partial(runtime._load_tokenizer, f"/x/{i}") for i in range(3)))
     assert most[0] == 1

@@ -157,12 +157,14 @@ def serve(log_path: Path) -> tuple[subprocess.Popen, str]:
     return server, f"http://127.0.0.1:{port}/"
 
 
-def connect(url: str, server: subprocess.Popen, wait_s: float):
+def connect(url: str, server: Optional[subprocess.Popen], wait_s: float):
+    """A gradio_client Client of the app at url once it serves (server: the process serving
+    it, if ours: its exit ends the wait)."""
     from gradio_client import Client
 
     started = time.time()
     while True:
-        if server.poll() is not None:
+        if server is not None and server.poll() is not None:
             raise SystemExit(f"the server exited ({server.returncode}) before serving")
         try:
             return Client(url, verbose=False)

@@ -34,9 +34,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
-import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -403,25 +402,6 @@ def cpu_seconds(pid: int) -> Optional[float]:
         return None
 
 
-def serve(port: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT,
-                            env={**os.environ, "PORT": str(port), "HOST": "127.0.0.1"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_for(url: str, timeout_s: float = 300.0) -> None:
-    from gradio_client import Client
-
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        try:
-            Client(url, verbose=False)
-            return
-        except Exception:
-            time.sleep(0.5)
-    raise SystemExit(f"the app at {url} did not start within {timeout_s:.0f} s")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -454,16 +434,14 @@ def main(argv=None):
         print(f"load average after: {os.getloadavg()[0]:.1f}")
         return
 
+    from bench.ceilings import connect, serve
+
     server = None
     url = args.url
-    if url is None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        server = serve(port)
-        url = f"http://127.0.0.1:{port}/"
+    if url is None:   # the app in a child process, its output in a log beside the other benches'
+        server, url = serve(Path(tempfile.gettempdir()) / "classroom-app.log")
     try:
-        wait_for(url)
+        connect(url, server, 300.0).close()
         warm, _ = run_level(url, args.model, 1, 4)   # loads the model in the server process
         if warm[0].error:
             raise SystemExit(f"warm-up run failed: {warm[0].error}")

@@ -290,5 +290,8 @@ def test_a_run_whose_steps_were_shared_keeps_no_logits_rows(tiny):
         reader.join(timeout=60)
     assert session.max_batch() == 2 and session.others_at_end == 0   # it left before ours ended
     assert session.replay_note == "busy" and session.logit_diffs is None and kept == []
+    from explorer.generate import figures   # the C4 chart says it was declined, not pending
+    note = figures.logit_diff_figure(session, "en").layout.annotations[0].text
+    assert note == "Declined: other visitors were generating"
     *_, alone = sess.stream_generation(model, Digits(), [1, 2, 3], request, scheduler=loop, eos_ids=[])
     assert alone.max_batch() == 1 and alone.logit_diffs is not None and len(alone.logit_diffs) == 12

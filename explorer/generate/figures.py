@@ -221,7 +221,8 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
     if not session.logit_diffs:
         message = "generate.fig.empty"
         if session.records:
-            message = "generate.fig.c4_pending" if session.request.check_full_forward else "generate.fig.c4_off"
+            message = ("generate.fig.c4_off" if not session.request.check_full_forward else
+                       "generate.fig.c4_busy" if session.replay_note == "busy" else "generate.fig.c4_pending")
         return empty_figure(title, lang, message=message)
     positions = [r.position for r in session.records[:len(session.logit_diffs)]]
     fig = Fig()

@@ -301,6 +301,7 @@ STRINGS: dict[str, str] = {
     'generate.fig.empty': 'Press Start to generate',
     'generate.fig.c4_pending': 'Checked once generation ends',
     'generate.fig.c4_off': 'The full-forward check (C4) was off for this run',
+    'generate.fig.c4_busy': 'Declined: other visitors were generating',
     'generate.fig.mask_title': 'The (T, S) mask of the last tokens: dark = visible',
     'generate.fig.query': 'query',
     'generate.fig.key': 'key position',

@@ -281,6 +281,7 @@ STRINGS: dict[str, str] = {
     'generate.fig.empty': '按“开始”生成',
     'generate.fig.c4_pending': '生成结束后核对',
     'generate.fig.c4_off': '本次运行未开启完整前向核对（C4）',
+    'generate.fig.c4_busy': '已跳过：其他访问者正在生成',
     'generate.fig.mask_title': '最后几个 token 的 (T, S) 掩码：深色 = 可见',
     'generate.fig.query': '查询',
     'generate.fig.key': '键位置',

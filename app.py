@@ -22,7 +22,7 @@ from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.runtime import Runtime
 from models.device import tune_cpu_allocator
 from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
-                         resize_charts_on_select, serving, shell, tab_id)
+                         resize_charts_on_select, serving, shell, tab_id, zerogpu)
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -66,6 +66,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     short_number_errors(gr.Number, gr.Error)   # text, NaN or a list sent to a number field: likewise
     serving.install()   # sessions build their components' configs only on demand
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
+    zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
     return demo
 
 
@@ -143,6 +144,7 @@ def main() -> None:
     tune_cpu_allocator()  # prefill re-faulting freed memory costs 20-30% on CPU (models/device.py)
     runtime = Runtime()
     print(f"[startup] models run on {runtime.device_label}", flush=True)
+    zerogpu.preload_on_zerogpu(runtime)   # on ZeroGPU, every model before serving
     threading.Thread(target=_warm_up, args=(runtime,), name="warm-up", daemon=True).start()
     demo = build_app(runtime)
     demo.launch(

@@ -181,6 +181,26 @@ class Runtime:
             self._progress.pop(name, None)
             lock.release()
 
+    def preload(self, progress: Progress | None = None) -> list[str]:
+        """Load every model of the registry now, in registry order; the names that loaded.
+        For a host where models cannot be loaded on demand later (a ZeroGPU Space runs each
+        forward in a forked process: a model loaded there is lost when the call ends). A model
+        that fails is logged and skipped: a visitor asking for it gets the same error as
+        before, and the other models still serve."""
+        loaded = []
+        names = self.names()
+        for i, name in enumerate(names):
+            def scaled(fraction: float, message: str, i: int = i) -> None:
+                if progress is not None:
+                    progress((i + max(0.0, min(1.0, float(fraction)))) / len(names), message)
+            try:
+                self.get(name, progress=scaled)
+            except ModelLoadError as error:
+                log.error("preload: %s is not loaded: %s", name, error)
+                continue
+            loaded.append(name)
+        return loaded
+
     def _raise_recent_failure(self, name: str) -> None:
         failure = self._failed.get(name)
         if failure is None:

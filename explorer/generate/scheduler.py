@@ -454,6 +454,17 @@ def _stop_loops() -> None:
             thread.join(timeout=5.0)
 
 
+def forget_loops() -> None:
+    """Start with no decode loop, in a process just forked from one that may have had some
+    (a ZeroGPU call, explorer/ui/zerogpu.py): their threads do not exist in the child, and the
+    registry's lock may have been held at the fork by a thread of the parent. The next
+    scheduler_for makes a loop of this process's own."""
+    global _SCHEDULERS, _REGISTRY_LOCK, _LOOPS
+    _SCHEDULERS = weakref.WeakKeyDictionary()
+    _REGISTRY_LOCK = threading.Lock()
+    _LOOPS = weakref.WeakSet()   # nothing to stop at exit: their threads are not here
+
+
 def scheduler_for(model) -> Scheduler:
     """The one scheduler of a loaded model (made on first use)."""
     with _REGISTRY_LOCK:

@@ -24,7 +24,6 @@ import logging
 import os
 import sys
 import threading
-import weakref
 from typing import Any
 
 import gradio as gr
@@ -149,6 +148,4 @@ def _after_fork() -> None:
     # no import here: the fork may have happened while another thread held the import lock
     scheduler = sys.modules.get("explorer.generate.scheduler")
     if scheduler is not None:
-        scheduler._SCHEDULERS = weakref.WeakKeyDictionary()
-        scheduler._REGISTRY_LOCK = threading.Lock()
-        scheduler._LOOPS = weakref.WeakSet()   # nothing to stop at exit: their threads are not here
+        scheduler.forget_loops()

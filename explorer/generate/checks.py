@@ -14,6 +14,7 @@ own tokens:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -57,6 +58,14 @@ def needed_scores(masks: Sequence, n_heads: int, n_fed: int, context: int) -> in
     """Scores the mask needs for a forward that fed the last `n_fed` of `context` tokens (a
     decode step: 1; a prefill or a forward without a cache: all of them), over the absolute
     key positions 0..context-1 every layer could see."""
+    return _needed_scores(tuple(masks), n_heads, n_fed, context)
+
+
+# Asked for every streamed token of every visitor (the step's "needed" scores): a few torch ops
+# over the positions and a comparison per layer, the same answer for every run with the same
+# masks at the same position (a classroom on one prompt), so it is computed once per key.
+@functools.lru_cache(maxsize=4096)
+def _needed_scores(masks: tuple, n_heads: int, n_fed: int, context: int) -> int:
     import torch
 
     positions = torch.arange(context)

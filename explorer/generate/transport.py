@@ -38,6 +38,11 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     ends without yielding again (a run stopped before its first token has nothing to show,
     and nobody would see it)."""
     updates: queue.Queue = queue.Queue()
+    # set by the worker when something must go out at once (a snapshot that ends decoding, an
+    # error, the end): a consumer holding decode steps back waits on this, not on the queue, so
+    # it does not wake for every step it will merge anyway (each wake takes a core from the
+    # decode, whose fused step uses both)
+    urgent = threading.Event()
     stop = threading.Event()
     polled = [time.monotonic()]
     waiting = [False]   # the consumer is blocked on the queue, i.e. asking for more
@@ -50,10 +55,13 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
         try:
             for session in make_stream(should_stop):
                 updates.put(session.snapshot())
+                if not session.streaming:
+                    urgent.set()
         except BaseException as error:  # handed to the consumer, raised there
             updates.put(error)
         finally:
             updates.put(_DONE)
+            urgent.set()
 
     threading.Thread(target=work, name="kv-generate", daemon=True).start()
 
@@ -62,11 +70,11 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
         while True:
             waiting[0] = True
             items = [updates.get()]
-            while hold_until is not None and isinstance(items[-1], Session) and items[-1].streaming:
-                try:
-                    items.append(updates.get(timeout=max(0.0, hold_until - time.monotonic())))
-                except queue.Empty:
-                    break
+            if hold_until is not None and isinstance(items[-1], Session) and items[-1].streaming:
+                urgent.wait(timeout=max(0.0, hold_until - time.monotonic()))
+            # cleared before the queue is drained: a snapshot put after the drain sets it again,
+            # and one put before is in this drain (a wake-up is never lost, at worst early)
+            urgent.clear()
             while True:
                 try:
                     items.append(updates.get_nowait())

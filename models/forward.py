@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from .attention import MaskSpec, TileTrace, attend, scored_entries, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
-from .layers import RMSNorm, rope_cos_sin, rope_inv_freq, rotate, signed_sin
+from .layers import (RMSNorm, packed_linear, packed_table, rope_cos_sin, rope_inv_freq, rotate,
+                     signed_sin)
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,10 @@ class CausalLM(nn.Module):
 
     def head(self, x: torch.Tensor) -> torch.Tensor:
         """Final norm and LM head (with Gemma's optional final softcap): (B, T, d) -> (B, T, V)."""
-        logits = F.linear(self.norm(x), self.lm_head_weight())
+        h = self.norm(x)
+        table = packed_table()   # a batched decode step's packed weights (models/layers.py)
+        packed = table.get(self) if table is not None else None
+        logits = F.linear(h, self.lm_head_weight()) if packed is None else packed_linear(h, packed, None)
         if self.config.final_logit_softcapping is not None:
             cap = self.config.final_logit_softcapping
             logits = cap * torch.tanh(logits / cap)

@@ -14,7 +14,7 @@ import torch.nn as nn
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
 from .key_maps import attention_key_map, gated_mlp_key_map, head_key_map
-from .layers import GatedMLP, RMSNorm
+from .layers import GatedMLP, Linear, RMSNorm
 
 
 class Gemma3Attention(nn.Module):
@@ -22,8 +22,8 @@ class Gemma3Attention(nn.Module):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
         q_dim, kv_dim = self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
-        self.wqkv = nn.Linear(config.d_model, q_dim + 2 * kv_dim, bias=False)
-        self.wo = nn.Linear(q_dim, config.d_model, bias=False)
+        self.wqkv = Linear(config.d_model, q_dim + 2 * kv_dim, bias=False)
+        self.wo = Linear(q_dim, config.d_model, bias=False)
         self.q_norm = RMSNorm(self.head_dim, config.norm_eps, unit_offset=True)
         self.k_norm = RMSNorm(self.head_dim, config.norm_eps, unit_offset=True)
         self.heads = (self.n_heads, self.n_kv_heads, self.n_kv_heads)

@@ -10,7 +10,7 @@ import torch.nn as nn
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
 from .key_maps import attention_key_map, gated_mlp_key_map, skeleton_key_map
-from .layers import GatedMLP, RMSNorm
+from .layers import GatedMLP, Linear, RMSNorm
 
 
 class LlamaAttention(nn.Module):
@@ -19,8 +19,8 @@ class LlamaAttention(nn.Module):
         self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
         q_dim, kv_dim = self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
         # q, k and v in one matrix: one matmul per token (the loader concatenates the three)
-        self.wqkv = nn.Linear(config.d_model, q_dim + 2 * kv_dim, bias=config.qkv_bias)
-        self.wo = nn.Linear(q_dim, config.d_model, bias=config.o_bias)
+        self.wqkv = Linear(config.d_model, q_dim + 2 * kv_dim, bias=config.qkv_bias)
+        self.wo = Linear(q_dim, config.d_model, bias=config.o_bias)
         self.heads = (self.n_heads, self.n_kv_heads, self.n_kv_heads)
 
     def forward(self, x: torch.Tensor, ctx: ForwardContext, layer: int) -> torch.Tensor:

@@ -12,7 +12,7 @@ import torch.nn as nn
 
 from .config import ModelConfig
 from .forward import CausalLM, ForwardContext, attention_core
-from .layers import RMSNorm
+from .layers import Linear, RMSNorm
 from .key_maps import attention_key_map, experts_key_map, skeleton_key_map
 from .mixtral import MoEBlock
 
@@ -22,8 +22,8 @@ class OlmoeAttention(nn.Module):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = config.n_heads, config.n_kv_heads, config.head_dim
         q_dim, kv_dim = self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
-        self.wqkv = nn.Linear(config.d_model, q_dim + 2 * kv_dim, bias=config.qkv_bias)
-        self.wo = nn.Linear(q_dim, config.d_model, bias=config.o_bias)
+        self.wqkv = Linear(config.d_model, q_dim + 2 * kv_dim, bias=config.qkv_bias)
+        self.wo = Linear(q_dim, config.d_model, bias=config.o_bias)
         self.q_norm = RMSNorm(q_dim, config.norm_eps)     # over all heads' features at once
         self.k_norm = RMSNorm(kv_dim, config.norm_eps)
         self.split = (q_dim, kv_dim, kv_dim)

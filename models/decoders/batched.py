@@ -26,6 +26,13 @@ models.forward.attention_core hands row i to run i's own context) on the same bu
 pool cannot take (a sink logit, another attention implementation, a logit softcap, a
 non-causal mask) take that per-run path too.
 
+Packed weights. While runs decode together, every product of their steps (and of the prefill
+chunks of runs joining them) takes a copy of its weight packed once into oneDNN's blocked
+layout (models/layers.py Linear, pack_model): at 4-32 rows such a product takes 0.6-0.7 of the
+time of MKL's F.linear on this CPU, in fp32 (the same sums in another order). The copies are
+made at the first pooled step and dropped when the last pooled run leaves; on any other thread
+(another tab, a recording) the model's products stay F.linear.
+
 What stays each run's own (so its telemetry and tokens are those of the same run alone):
 - its KVCache, its positions (RoPE at its own absolute position), its mask and its options;
 - its cache bytes, read from its own cache (the view onto its row);
@@ -52,6 +59,7 @@ own, so such a run first leaves the pool (its cache copied out, once).
 """
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -62,10 +70,17 @@ import torch.nn.functional as F
 
 from ..forward import CausalLM, ForwardContext, RunOptions, rope_inv_freq_of, rope_kind
 from ..kv_cache import KVCache
-from ..layers import rotate, signed_sin
+from ..layers import Linear, can_pack, pack_weight, packed_products, rotate, signed_sin
 from . import decode_options, eager_forward
 
 ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows
+# Pooled steps take prepacked weights (models/layers.py Linear): a copy of every linear layer's
+# weight in oneDNN's layout, made at the first pooled step and dropped when the last pooled run
+# leaves, so the memory is held only while visitors decode together (SmolLM2: 540 MB). An LM
+# head larger than this is left to F.linear (Gemma 3's 671 MB, 262,144 x 640, would take the
+# whole process past its memory bound, docs/HARDENING.md). EXPLORER_PACKED=0: no packing.
+PACKED = os.environ.get("EXPLORER_PACKED", "1") != "0"
+HEAD_PACK_MAX_BYTES = 256 * 2 ** 20
 _FAR = 2 ** 62     # the window of a layer without one, as a number every distance is below
 
 
@@ -91,8 +106,9 @@ class KVPool:
     layer l is the view k[l][r.row : r.row + 1, :, :capacity] (and likewise v, slot_pos).
     Grows by whole rows and widths, moving every member's view; freed when the last run leaves."""
 
-    def __init__(self, model: CausalLM):
+    def __init__(self, model: CausalLM, on_empty=None):
         config, param = model.config, model.embed.weight
+        self.on_empty = on_empty   # called when the last run leaves (its store is freed)
         self.n_layers, self.n_kv, self.head_dim = config.n_layers, config.n_kv_heads, config.head_dim
         self.dtype, self.device = param.dtype, param.device
         self._lock = threading.RLock()   # a run's finalizer may free its row from any thread
@@ -168,6 +184,8 @@ class KVPool:
             self.members.pop(row, None)
             if not self.members:    # the last run left: give the memory back
                 self._reset()
+                if self.on_empty is not None:
+                    self.on_empty()
 
     def release(self, run: BatchRun) -> None:
         """Free the run's row (its views stay, but the row may be given to the next run)."""
@@ -298,7 +316,8 @@ class BatchedDecoder:
         self.model, self.solo, self.pooled = model, solo, pooled
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
-        self.pool = KVPool(model)
+        self.pool = KVPool(model, on_empty=self._drop_packed)
+        self._packed: Optional[dict] = None   # pack_model's table while runs are pooled
         config = model.config
         # what the pooled call cannot do for any run of this model; sink logits are found at
         # the first pooled step (_NotPooled) and remembered here
@@ -428,12 +447,16 @@ class BatchedDecoder:
                                layer_masks=contexts[0].layer_masks)
         batch.runs = contexts
         batch.last_row_from = contexts[0].last_row_from
-        for i, block in enumerate(model.blocks):
-            x = block(x, batch, i)
+        # the packed weights while runs decode together (a prefill chunk of a run joining them,
+        # a step the pool cannot take): packed for the pooled steps, used here too
+        with packed_products(self._packed or None):
+            for i, block in enumerate(model.blocks):
+                x = block(x, batch, i)
+            logits = model.head(x[:, -1:])                                          # (B, 1, V)
         for run, ctx in zip(runs, contexts):
             run.cache.advance(t)
             run.scores = ctx.score_entries
-        return model.head(x[:, -1:])                                                # (B, 1, V)
+        return logits
 
     def _pooled_forward(self, ids: torch.Tensor, runs: Sequence[BatchRun]) -> torch.Tensor:
         """One decode token of each run, attention pooled (see the module doc)."""
@@ -451,15 +474,37 @@ class BatchedDecoder:
                 h = block(h, batch, i)
             return h
 
-        h = KVCache.append_many([run.cache for run in runs], write)
+        with packed_products(self._packed_table()):
+            logits = model.head(KVCache.append_many([run.cache for run in runs], write))   # (B, 1, V)
         n_heads = model.config.n_heads
         for run in runs:   # the scores its own attention computes alone: every key of its cache
             # (a full layer: its filled slots; a ring: its whole buffer, as LayerKV._store gives)
             run.scores = n_heads * sum(layer.length if layer.window is None else layer.capacity
                                        for layer in run.cache.layers)
-        return model.head(h)                                                        # (B, 1, V)
+        return logits
+
+    def _packed_table(self) -> Optional[dict]:
+        if self._packed is None and PACKED and self.pool.members:
+            self._packed = pack_model(self.model)
+        return self._packed or None
+
+    def _drop_packed(self) -> None:
+        self._packed = None   # the last pooled run left: the copies are freed with the table
 
     @staticmethod
     def cache_bytes(run: BatchRun) -> list[int]:
         """Per layer, the bytes of the run's own filled cache slots (K and V)."""
         return run.cache.used_bytes()
+
+
+def pack_model(model: CausalLM, rows_hint: int = 32) -> dict:
+    """{module: packed weight} for every Linear of the model, and {model: packed LM head} when
+    the head is at most HEAD_PACK_MAX_BYTES; {} where packing is not available (not the CPU,
+    not fp32, no oneDNN): every product then stays F.linear."""
+    if not can_pack(model.embed.weight):
+        return {}
+    table = {m: pack_weight(m.weight, rows_hint) for m in model.modules() if isinstance(m, Linear)}
+    head = model.lm_head_weight()
+    if head.nbytes <= HEAD_PACK_MAX_BYTES:
+        table[model] = pack_weight(head, rows_hint)
+    return table

@@ -431,10 +431,11 @@ def test_a_packed_product_is_an_fp32_product_and_only_on_its_own_thread():
 
 
 @needs_packing
-def test_pooled_steps_pack_the_weights_and_drop_them_when_the_last_run_leaves(tiny, monkeypatch):
+def test_pooled_steps_pack_the_weights_until_they_are_dropped(tiny, monkeypatch):
     """The first pooled step packs every Linear of the model and its LM head; the copies are
-    kept while runs decode together and dropped when the last pooled run leaves. A head larger
-    than HEAD_PACK_MAX_BYTES stays unpacked; EXPLORER_PACKED=0 (PACKED False) packs nothing."""
+    kept while runs decode together and after they leave (the next class reuses them) until
+    drop_packed, and made again at the next pooled step. A head larger than HEAD_PACK_MAX_BYTES
+    stays unpacked; EXPLORER_PACKED=0 (PACKED False) packs nothing."""
     from models.layers import Linear
 
     model = tiny["llama"]
@@ -445,13 +446,18 @@ def test_pooled_steps_pack_the_weights_and_drop_them_when_the_last_run_leaves(ti
     for run in runs:
         decoder.prefill(prompt(4, 1), run)
     decoder.step_many([5, 6, 7], runs)
-    assert set(decoder._packed) == set(linears) | {model}
-    decoder.release(runs[0])
-    decoder.step_many([5, 6], runs[1:])
-    assert decoder._packed                           # two still decode together
-    decoder.release(runs[1])
-    decoder.release(runs[2])
-    assert decoder._packed is None                   # the last one left: the copies are gone
+    table = decoder._packed
+    assert set(table) == set(linears) | {model}
+    for run in runs:
+        decoder.release(run)
+    assert decoder._packed is table                  # kept for the next class
+    decoder.drop_packed()
+    assert decoder._packed is None
+    runs = [decoder.start(16) for _ in range(2)]
+    for run in runs:
+        decoder.prefill(prompt(4, 2), run)
+    decoder.step_many([5, 6], runs)
+    assert decoder._packed and decoder._packed is not table
 
     monkeypatch.setattr(batched, "HEAD_PACK_MAX_BYTES", model.lm_head_weight().nbytes - 1)
     assert set(batched.pack_model(model)) == set(linears)

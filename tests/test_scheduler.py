@@ -295,3 +295,34 @@ def test_a_run_whose_steps_were_shared_keeps_no_logits_rows(tiny):
     assert note == "Declined: other visitors were generating"
     *_, alone = sess.stream_generation(model, Digits(), [1, 2, 3], request, scheduler=loop, eos_ids=[])
     assert alone.max_batch() == 1 and alone.logit_diffs is not None and len(alone.logit_diffs) == 12
+
+
+def test_an_idle_loop_ends_and_gives_its_packed_weights_back(tiny, monkeypatch):
+    """Visitors decoding together make the batched steps' packed weights (models/layers.py);
+    they outlive the runs (the next class reuses them) until the loop has been idle for
+    IDLE_EXIT_S: then its thread ends and the copies are freed; the next visitor restarts it."""
+    import explorer.generate.scheduler as scheduler
+    import models.decoders.batched as batched
+    from models.layers import can_pack
+
+    if not (can_pack(torch.zeros(1)) and batched.PACKED):
+        pytest.skip("no oneDNN packing here")
+    monkeypatch.setattr(scheduler, "IDLE_EXIT_S", 0.3)
+    sched = Scheduler(tiny["llama"])
+    params = SamplingParams(max_new_tokens=6)
+    # submitted together (microseconds apart): the later ones join while the first decodes
+    handles = [sched.submit(prompt(5, i), params, eos_ids=[]) for i in range(3)]
+    for handle in handles:
+        while handle.next(timeout=30) is not None:
+            pass
+        assert handle.end == "length"
+    assert sched.stats["max_batch"] >= 2 and sched.decoder._packed
+    thread = sched._thread
+    deadline = time.monotonic() + 30
+    while sched.decoder._packed is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sched.decoder._packed is None
+    if thread is not None:
+        thread.join(5)
+        assert not thread.is_alive()
+    assert len(list(sched.generate(prompt(5, 9), params, eos_ids=[]))) == 6   # restarts

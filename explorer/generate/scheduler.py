@@ -67,6 +67,7 @@ PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs togeth
 # reading (a closed tab not yet noticed) stops costing the batch anything.
 AHEAD = 8
 POLL_S = 2.0              # a consumer waiting for its next step checks its stop flag this often
+IDLE_EXIT_S = 60.0        # a loop with nothing to do this long ends (and frees its packed weights)
 # A joining prompt whose first SHARE_MIN tokens or more equal what another run in the loop was
 # fed (same options) starts with a copy of that run's keys and values for them and feeds only
 # the rest (BatchedDecoder.share_prefix): a classroom pressing Start on the same prompt pays for
@@ -246,9 +247,12 @@ class Scheduler:
         while True:
             with self._lock:
                 while not self._waiting and not self._active:
-                    if _EXITING.is_set() or (not self._lock.wait(timeout=60.0)
+                    if _EXITING.is_set() or (not self._lock.wait(timeout=IDLE_EXIT_S)
                                              and not self._waiting and not self._active):
-                        self._thread = None   # idle for a minute: the next submit restarts it
+                        # idle for a while: the next submit restarts the loop, and the packed
+                        # weights of the batched steps (540 MB for SmolLM2) are given back
+                        self._thread = None
+                        self.decoder.drop_packed()
                         return
             if _EXITING.is_set():
                 for run in list(self._active) + list(self._waiting):

@@ -30,8 +30,9 @@ Packed weights. While runs decode together, every product of their steps (and of
 chunks of runs joining them) takes a copy of its weight packed once into oneDNN's blocked
 layout (models/layers.py Linear, pack_model): at 4-32 rows such a product takes 0.6-0.7 of the
 time of MKL's F.linear on this CPU, in fp32 (the same sums in another order). The copies are
-made at the first pooled step and dropped when the last pooled run leaves; on any other thread
-(another tab, a recording) the model's products stay F.linear.
+made at the first pooled step and kept until `drop_packed` (the shared loop drops them once it
+has been idle for a minute); on any other thread (another tab, a recording) the model's
+products stay F.linear.
 
 What stays each run's own (so its telemetry and tokens are those of the same run alone):
 - its KVCache, its positions (RoPE at its own absolute position), its mask and its options;
@@ -75,8 +76,9 @@ from . import decode_options, eager_forward
 
 ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows
 # Pooled steps take prepacked weights (models/layers.py Linear): a copy of every linear layer's
-# weight in oneDNN's layout, made at the first pooled step and dropped when the last pooled run
-# leaves, so the memory is held only while visitors decode together (SmolLM2: 540 MB). An LM
+# weight in oneDNN's layout (SmolLM2: 540 MB), made at the first pooled step and kept until
+# drop_packed (the shared loop calls it when it has been idle for a while, explorer/generate/
+# scheduler.py), so a class pressing Start again does not pay the packing (0.3 s) again. An LM
 # head larger than this is left to F.linear (Gemma 3's 671 MB, 262,144 x 640, would take the
 # whole process past its memory bound, docs/HARDENING.md). EXPLORER_PACKED=0: no packing.
 PACKED = os.environ.get("EXPLORER_PACKED", "1") != "0"
@@ -106,9 +108,8 @@ class KVPool:
     layer l is the view k[l][r.row : r.row + 1, :, :capacity] (and likewise v, slot_pos).
     Grows by whole rows and widths, moving every member's view; freed when the last run leaves."""
 
-    def __init__(self, model: CausalLM, on_empty=None):
+    def __init__(self, model: CausalLM):
         config, param = model.config, model.embed.weight
-        self.on_empty = on_empty   # called when the last run leaves (its store is freed)
         self.n_layers, self.n_kv, self.head_dim = config.n_layers, config.n_kv_heads, config.head_dim
         self.dtype, self.device = param.dtype, param.device
         self._lock = threading.RLock()   # a run's finalizer may free its row from any thread
@@ -184,8 +185,6 @@ class KVPool:
             self.members.pop(row, None)
             if not self.members:    # the last run left: give the memory back
                 self._reset()
-                if self.on_empty is not None:
-                    self.on_empty()
 
     def release(self, run: BatchRun) -> None:
         """Free the run's row (its views stay, but the row may be given to the next run)."""
@@ -316,7 +315,7 @@ class BatchedDecoder:
         self.model, self.solo, self.pooled = model, solo, pooled
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
-        self.pool = KVPool(model, on_empty=self._drop_packed)
+        self.pool = KVPool(model)
         self._packed: Optional[dict] = None   # pack_model's table while runs are pooled
         config = model.config
         # what the pooled call cannot do for any run of this model; sink logits are found at
@@ -488,8 +487,10 @@ class BatchedDecoder:
             self._packed = pack_model(self.model)
         return self._packed or None
 
-    def _drop_packed(self) -> None:
-        self._packed = None   # the last pooled run left: the copies are freed with the table
+    def drop_packed(self) -> None:
+        """Free the packed copies (made again at the next pooled step). A step running on
+        another thread keeps the table it took until it ends."""
+        self._packed = None
 
     @staticmethod
     def cache_bytes(run: BatchRun) -> list[int]:

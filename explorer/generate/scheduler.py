@@ -56,9 +56,11 @@ MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
 # regions wait for every thread at each barrier, and on a busy 2-core CPU (other processes,
 # the app's own threads) one waiting thread stalls the op. Measured with SmolLM2, 30 runs, on
 # the shared development CPU (attention then per run): 0.33-0.41 s per step with one thread
-# against 4.5-12.8 s with two. On cores the app has to itself, 2 may be faster (not measured;
-# docs/SCALING.md). 0 keeps torch's own setting. A run alone keeps torch's setting (the fused
-# step splits its products over every thread).
+# against 4.5-12.8 s with two; on the quiet machine, 30 clients streamed 27-33 tokens/s in all
+# with two against 65-79 with one (docs/BENCHMARKS.md, run 10). Halves of the batch on two
+# Python threads instead (no per-op barrier) were no faster in the app either (run 11): the
+# second core is the web server's. 0 keeps torch's own setting. A run alone keeps torch's
+# setting (the fused step splits its products over every thread).
 BATCH_THREADS = int(os.environ.get("EXPLORER_BATCH_THREADS", "1"))
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together

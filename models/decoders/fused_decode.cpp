@@ -5,9 +5,9 @@
 // speed is set by memory bandwidth. On a small CPU the step spends a large share of its time
 // between the matrix-vector products -- in the Python dispatch of ~1,000 aten calls (eager), or
 // in ~250 separate parallel regions and their thread wake-ups (torch.compile). Here the two
-// (or n) threads enter ONE OpenMP parallel region per token, split the rows of every matrix
-// between them, and meet at a barrier only where the next phase needs the whole previous
-// result: 6 barriers per layer. The small vector work (norms, residual adds) is done by every
+// (or n) threads enter ONE OpenMP parallel region per token, share the rows of every matrix
+// (in chunks, to whichever thread is free), and meet at a barrier only where the next phase
+// needs the whole previous result: 6 barriers per layer. The small vector work (norms, residual adds) is done by every
 // thread on its own copy of the residual stream, which costs less than a barrier.
 //
 // The math is exactly models/llama.py and models/gemma3.py (tests compare the logits with the
@@ -89,15 +89,15 @@ static void matvec_rows(const float* W, const float* b, const float* x, int64_t 
     if (b) for (int64_t i = r0; i < r1; i++) y[i] += b[i];
 }
 
-// This thread's share [lo, hi) of n items, in multiples of 4 so that matvec_rows keeps its
-// four-row groups.
-static void share(int64_t n, int t, int nt, int64_t* lo, int64_t* hi) {
-    const int64_t groups = (n + 3) / 4;
-    *lo = groups * t / nt * 4;
-    *hi = groups * (t + 1) / nt * 4;
-    if (*hi > n) *hi = n;
-    if (*lo > n) *lo = n;
-}
+// The rows of a product are handed out in chunks of CHUNK (a multiple of 4, so that
+// matvec_rows keeps its four-row groups) to whichever thread is free (schedule(dynamic)): in a
+// web server the OS now and then gives one of the two cores to another thread for a while, and
+// with a fixed half each the other thread would wait at the barrier for that half; handed out
+// in chunks, it takes the chunks the busy one has not started. Each row is computed by one
+// thread exactly as before, so the results do not depend on who computed it.
+static const int64_t CHUNK = 64;
+static int64_t chunks(int64_t n) { return (n + CHUNK - 1) / CHUNK; }
+static int64_t chunk_end(int64_t c, int64_t n) { return c * CHUNK + CHUNK < n ? c * CHUNK + CHUNK : n; }
 
 // RoPE, rotate_half layout (models/layers.rotate): out = x * cos + roll(x, D/2) * signed_sin
 static void rope(float* x, const float* table, int64_t D) {
@@ -174,20 +174,21 @@ int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
 
 #pragma omp parallel num_threads((int)m->n_threads)
     {
-        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
         // private: the residual stream, its normalized copy, scratch
         std::vector<float> x(d), xn(d), tmp(d), scores(max_c > 0 ? max_c : 1);
         const float* e = m->embed + token * d;
         for (int64_t i = 0; i < d; i++) x[i] = m->embed_scale > 0.f ? e[i] * m->embed_scale : e[i];
-        int64_t lo, hi;
+        const int64_t n_qkv = q_dim + 2 * kv_dim;
         for (int64_t l = 0; l < m->n_layers; l++) {
             const FusedLayer* L = &m->layers[l];
             rms_norm(x.data(), L->attn_norm, m->norm_eps, d, xn.data());
-            share(q_dim + 2 * kv_dim, t, nt, &lo, &hi);
-            matvec_rows(L->wqkv, L->bqkv, xn.data(), d, lo, hi, qkv.data());
-#pragma omp barrier
+            // each `omp for` ends with a barrier: the next phase needs all of its result
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(n_qkv); c++)
+                matvec_rows(L->wqkv, L->bqkv, xn.data(), d, c * CHUNK, chunk_end(c, n_qkv), qkv.data());
             // keys and values of this token into the cache, split by KV head
-            for (int64_t g = t; g < Hkv; g += nt) {
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t g = 0; g < Hkv; g++) {
                 float* k = qkv.data() + q_dim + g * D;
                 const float* v = qkv.data() + q_dim + kv_dim + g * D;
                 if (L->k_norm) { rms_norm(k, L->k_norm, m->norm_eps, D, tmp.data()); memcpy(k, tmp.data(), sizeof(float) * D); }
@@ -195,35 +196,40 @@ int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
                 memcpy(L->k_cache + (g * L->capacity + L->slot) * D, k, sizeof(float) * D);
                 memcpy(L->v_cache + (g * L->capacity + L->slot) * D, v, sizeof(float) * D);
             }
-#pragma omp barrier
-            for (int64_t head = t; head < H; head += nt) {
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t head = 0; head < H; head++) {
                 float* q = qkv.data() + head * D;
                 if (L->q_norm) { rms_norm(q, L->q_norm, m->norm_eps, D, tmp.data()); memcpy(q, tmp.data(), sizeof(float) * D); }
                 rope(q, L->rope, D);
                 attend_head(m, L, q, head / group, head, scores.data(), att.data() + head * D);
             }
-#pragma omp barrier
-            share(d, t, nt, &lo, &hi);
-            matvec_rows(L->wo, L->bo, att.data(), q_dim, lo, hi, o.data());
-#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(d); c++)
+                matvec_rows(L->wo, L->bo, att.data(), q_dim, c * CHUNK, chunk_end(c, d), o.data());
             residual(x.data(), o.data(), L->attn_post_norm, m->norm_eps, d, tmp.data());
             rms_norm(x.data(), L->mlp_norm, m->norm_eps, d, xn.data());
             // gate row i and up row ff + i together, so act(gate) * up needs no barrier
-            share(ff, t, nt, &lo, &hi);
-            matvec_rows(L->w_gate_up, nullptr, xn.data(), d, lo, hi, h.data());          // gate
-            matvec_rows(L->w_gate_up + ff * d, nullptr, xn.data(), d, lo, hi, up.data()); // up
-            for (int64_t i = lo; i < hi; i++) h[i] = activate(h[i], m->activation) * up[i];
-#pragma omp barrier
-            share(d, t, nt, &lo, &hi);
-            matvec_rows(L->w_down, nullptr, h.data(), ff, lo, hi, down.data());
-#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(ff); c++) {
+                const int64_t lo = c * CHUNK, hi = chunk_end(c, ff);
+                matvec_rows(L->w_gate_up, nullptr, xn.data(), d, lo, hi, h.data());          // gate
+                matvec_rows(L->w_gate_up + ff * d, nullptr, xn.data(), d, lo, hi, up.data()); // up
+                for (int64_t i = lo; i < hi; i++) h[i] = activate(h[i], m->activation) * up[i];
+            }
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(d); c++)
+                matvec_rows(L->w_down, nullptr, h.data(), ff, c * CHUNK, chunk_end(c, d), down.data());
             residual(x.data(), down.data(), L->mlp_post_norm, m->norm_eps, d, tmp.data());
         }
         rms_norm(x.data(), m->final_norm, m->norm_eps, d, xn.data());
-        share(m->vocab, t, nt, &lo, &hi);
-        matvec_rows(m->lm_head, nullptr, xn.data(), d, lo, hi, logits);
-        if (m->final_softcap > 0.f)
-            for (int64_t i = lo; i < hi; i++) logits[i] = m->final_softcap * tanhf(logits[i] / m->final_softcap);
+        const int64_t head_chunks = (m->vocab + 8 * CHUNK - 1) / (8 * CHUNK);   // 512 rows each
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t c = 0; c < head_chunks; c++) {
+            const int64_t lo = c * 8 * CHUNK, hi = lo + 8 * CHUNK < m->vocab ? lo + 8 * CHUNK : m->vocab;
+            matvec_rows(m->lm_head, nullptr, xn.data(), d, lo, hi, logits);
+            if (m->final_softcap > 0.f)
+                for (int64_t i = lo; i < hi; i++) logits[i] = m->final_softcap * tanhf(logits[i] / m->final_softcap);
+        }
     }
     return 0;
 }

@@ -56,18 +56,39 @@ def runtime():
 
 
 @contextlib.contextmanager
-def served(runtime, tabs=None):
-    """URL of the app (all tabs, or the tab modules `tabs`), served in-process on a free port
-    until the block ends."""
+def served(runtime, tabs=None, env=None):
+    """URL of the app (all tabs, or the tab modules `tabs`), built with the environment
+    variables `env` set (None: unset; they are read when the tabs are built) and served
+    in-process on a free port until the block ends."""
+    with served_demo(runtime, tabs, env) as (_, url):
+        yield url
+
+
+@contextlib.contextmanager
+def served_demo(runtime, tabs=None, env=None):
+    """(the Blocks, its URL): served() for a test that also needs the built app."""
     import app
 
     options = () if tabs is None else (tuple(tabs),)
-    demo = app.build_app(runtime, *options)
+    before = {name: os.environ.get(name) for name in env or {}}
+    try:
+        for name, value in (env or {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        demo = app.build_app(runtime, *options)
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
                 quiet=True, **app.launch_options(*options))
     try:
-        yield f"http://127.0.0.1:{port}/"
+        yield demo, f"http://127.0.0.1:{port}/"
     finally:
         demo.close()
 

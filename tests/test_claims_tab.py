@@ -3,7 +3,6 @@ gradio_client in both languages, on a board of fast fake evidence functions
 (tests/test_claims_fakes.py) served with the real SmolLM2 loaded."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -88,23 +87,13 @@ def test_the_registry_can_be_replaced_for_tests(monkeypatch):
 
 @pytest.fixture(scope="module")
 def board_client(runtime):
-    import app
     from gradio_client import Client
 
-    from conftest import free_port
+    from conftest import served_demo
 
-    os.environ[claims_tab.REGISTRY_ENV] = FAKE   # read when the tab is built
-    try:
-        demo = app.build_app(runtime, MODULES)
-    finally:
-        del os.environ[claims_tab.REGISTRY_ENV]
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(MODULES))
-    try:
-        yield demo, Client(f"http://127.0.0.1:{port}/", verbose=False)
-    finally:
-        demo.close()
+    # the registry is read when the tab is built
+    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as (demo, url):
+        yield demo, Client(url, verbose=False)
 
 
 def test_api_returns_the_board_as_data_in_both_languages(board_client, runtime):

@@ -54,20 +54,11 @@ def environment(**values):
 @contextlib.contextmanager
 def serving(runtime, tabs=None, **env):
     """(demo, client) of the app built under `env`, served in-process until the block ends."""
-    import app
     from gradio_client import Client
-    from tests.conftest import free_port
+    from tests.conftest import served_demo
 
-    options = () if tabs is None else (tuple(tabs),)
-    with environment(**env):
-        demo = app.build_app(runtime, *options)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(*options))
-    try:
-        yield demo, Client(f"http://127.0.0.1:{port}/", verbose=False)
-    finally:
-        demo.close()
+    with served_demo(runtime, tabs, env) as (demo, url):
+        yield demo, Client(url, verbose=False)
 
 
 @pytest.fixture(scope="module")

@@ -78,9 +78,11 @@ ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows
 # Pooled steps take prepacked weights (models/layers.py Linear): a copy of every linear layer's
 # weight in oneDNN's layout (SmolLM2: 540 MB), made at the first pooled step and kept until
 # drop_packed (the shared loop calls it when it has been idle for a while, explorer/generate/
-# scheduler.py), so a class pressing Start again does not pay the packing (0.3 s) again. An LM
-# head larger than this is left to F.linear (Gemma 3's 671 MB, 262,144 x 640, would take the
-# whole process past its memory bound, docs/HARDENING.md). EXPLORER_PACKED=0: no packing.
+# scheduler.py), so a class pressing Start again does not pay the packing (0.3 s) again. A model
+# whose LM head is larger than this packs nothing: its head is most of its step, so the rest
+# alone gains little for the memory (Gemma 3 270M, a 671 MB head of 262,144 x 640: its blocks
+# packed made a 30-run step 429 -> 382 ms for 382 MiB, and took the memory ceiling of
+# docs/HARDENING.md to 4,057 of its 4,096 MB). EXPLORER_PACKED=0: no packing.
 PACKED = os.environ.get("EXPLORER_PACKED", "1") != "0"
 HEAD_PACK_MAX_BYTES = 256 * 2 ** 20
 _FAR = 2 ** 62     # the window of a layer without one, as a number every distance is below
@@ -499,13 +501,12 @@ class BatchedDecoder:
 
 
 def pack_model(model: CausalLM, rows_hint: int = 32) -> dict:
-    """{module: packed weight} for every Linear of the model, and {model: packed LM head} when
-    the head is at most HEAD_PACK_MAX_BYTES; {} where packing is not available (not the CPU,
-    not fp32, no oneDNN): every product then stays F.linear."""
-    if not can_pack(model.embed.weight):
+    """{module: packed weight} for every Linear of the model and {model: its packed LM head};
+    {} where packing is not available (not the CPU, not fp32, no oneDNN) or the head is larger
+    than HEAD_PACK_MAX_BYTES: every product then stays F.linear."""
+    head = model.lm_head_weight()
+    if not can_pack(model.embed.weight) or head.nbytes > HEAD_PACK_MAX_BYTES:
         return {}
     table = {m: pack_weight(m.weight, rows_hint) for m in model.modules() if isinstance(m, Linear)}
-    head = model.lm_head_weight()
-    if head.nbytes <= HEAD_PACK_MAX_BYTES:
-        table[model] = pack_weight(head, rows_hint)
+    table[model] = pack_weight(head, rows_hint)
     return table

@@ -186,3 +186,19 @@ def test_c9_criterion_fails_when_the_full_run_does_not_grow(tiny_llama):
     last = grown.records[-1]
     grown.records[-1] = dataclasses.replace(last, cache_lengths=[n + 1 for n in last.cache_lengths])
     assert not ev.c9_holds(grown, full)                 # a windowed layer held one too many
+
+
+def test_a_replay_stopped_by_another_visitor_says_so_and_not_that_c4_was_declined(tiny_llama):
+    """A replay cut short because someone started generating: the evidence says after how many
+    steps it stopped, in both languages, and does not call the C4 check (done before the replay)
+    declined."""
+    from explorer.generate import figures
+
+    session = tiny_session(tiny_llama, [1, 2, 3, 4], max_new_tokens=6)
+    assert session.replay and session.logit_diffs is not None
+    session = dataclasses.replace(session, replay=session.replay[:2], replay_note="busy")
+    for lang in ("en", "zh"):
+        summary = figures.summary(session, lang)
+        assert text("generate.ev.c1_busy", lang, n=2) in summary
+        assert text("generate.ev.busy", lang).strip() not in summary
+    assert "stopped after 2 steps" in figures.summary(session, "en")

@@ -392,8 +392,8 @@ def summary(session: Session, lang: str = "en") -> str:
                          same=sum(p.same_token for p in session.replay))
         if session.replay_note == "budget":
             line += text("generate.ev.c1_budget", lang, s=REPLAY_BUDGET_S)
-        elif session.replay_note == "busy":
-            line += text("generate.ev.busy", lang)
+        elif session.replay_note == "busy":   # stopped part way: C4 (if asked) was done before
+            line += text("generate.ev.c1_busy", lang, n=len(session.replay))
         lines.append(line)
     if session.logit_diffs:
         lines.append(text("generate.ev.c4", lang, n=len(session.logit_diffs),

@@ -166,6 +166,9 @@ STRINGS: dict[str, str] = {
         'all layers): {cs:,} with the cache, {us:,} without; needed under the mask (visible '
         'query-key pairs): {cn:,} and {un:,} ({share:.0%} of what the no-cache path computed).'),
     'generate.ev.c1_budget': ' The replay stopped after its {s:.0f} s budget; later steps were not replayed.',
+    'generate.ev.c1_busy': (
+        ' The replay stopped after {n} steps: another visitor started generating, and these whole '
+        'forwards would have stalled their stream. Run again when the server is quiet to see it all.'),
     'generate.ev.c1_tokens': ' The no-cache forward chose the same next token at {same} of {n} replayed steps.',
     'generate.ev.c4': (
         '**C4**: max |cached − full forward| over {n} generated tokens = **{diff:.2e}** '

@@ -66,6 +66,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     short_number_errors(gr.Number, gr.Error)   # text, NaN or a list sent to a number field: likewise
     serving.install()   # sessions build their components' configs only on demand
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
+    serving.poll_queue_less(demo)   # not 1,000 idle wake-ups a second
     zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
     return demo
 

@@ -80,3 +80,30 @@ def test_install_is_idempotent_and_refuses_an_unknown_shape(monkeypatch):
 
     monkeypatch.setattr(state_holder, "SessionState", Unknown)
     assert serving.install() is False and state_holder.SessionState is Unknown
+
+
+def test_the_queue_polls_for_waiting_events_every_10_ms_not_every_1():
+    """Gradio's queue loop sleeps `sleep_when_free` between looks at its queues (1 ms on
+    Linux): the app sets 10 ms (serving.poll_queue_less), never less than Gradio's own, and
+    leaves a queue of another shape alone."""
+    import gradio as gr
+
+    with gr.Blocks() as demo:
+        gr.Button("x").click(lambda: None)
+    demo.queue()
+    assert demo._queue.sleep_when_free < serving.QUEUE_POLL_S   # Gradio's own default
+    assert serving.poll_queue_less(demo)
+    assert demo._queue.sleep_when_free == serving.QUEUE_POLL_S == 0.01
+    demo._queue.sleep_when_free = 0.05
+    assert serving.poll_queue_less(demo) and demo._queue.sleep_when_free == 0.05
+
+    class Other:
+        _queue = object()
+    assert serving.poll_queue_less(Other()) is False
+
+
+def test_the_app_polls_its_queue_every_10_ms(runtime):
+    import app
+
+    demo = app.build_app(runtime, ("explorer.ui.about",))
+    assert demo._queue.sleep_when_free == serving.QUEUE_POLL_S

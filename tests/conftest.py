@@ -56,6 +56,25 @@ def runtime():
 
 
 @contextlib.contextmanager
+def environment(**values):
+    """os.environ with these values (None: unset) for the block, then as it was."""
+    before = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
 def served(runtime, tabs=None, env=None):
     """URL of the app (all tabs, or the tab modules `tabs`), built with the environment
     variables `env` set (None: unset; they are read when the tabs are built) and served
@@ -70,20 +89,8 @@ def served_demo(runtime, tabs=None, env=None):
     import app
 
     options = () if tabs is None else (tuple(tabs),)
-    before = {name: os.environ.get(name) for name in env or {}}
-    try:
-        for name, value in (env or {}).items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    with environment(**(env or {})):
         demo = app.build_app(runtime, *options)
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
                 quiet=True, **app.launch_options(*options))

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from explorer.runtime import ModelLoadError, Runtime
+from tests.conftest import environment
 
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
 CLAIMS_FAKE = "tests.test_claims_fakes:FAST_REGISTRY"   # a board that answers in a second
@@ -30,25 +31,6 @@ PROMPT = "The cat sat on the mat. The dog"
 GENERATE = dict(model=SMOL, lang="en", prompt="Name a colour.", max_new=8, temperature=0.0,
                 top_k=0, top_p=1.0, seed=0, policy="full", window=64, sinks=4, compare=True,
                 check=True)
-
-
-@contextlib.contextmanager
-def environment(**values):
-    """os.environ with these values (None: unset) for the block."""
-    before = {name: os.environ.get(name) for name in values}
-    try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @contextlib.contextmanager

@@ -14,17 +14,18 @@ import torch.nn.functional as F
 
 class Linear(nn.Linear):
     """nn.Linear (same parameters, same state dict) whose product, on the thread inside
-    `packed_products(table)`, uses the table's prepacked copy of its weight (PackedWeights).
+    `packed_products(table)`, uses the table's prepacked copy of its weight (the table is made
+    by models.decoders.batched.pack_model).
 
     Why: a batched decode step (models.decoders.batched) is a few products of B rows against
     every weight, and on the CPU oneDNN's product with a weight packed once into its own blocked
-    layout takes 0.6-0.7 of the time of MKL's F.linear at B = 4-32 (bench/classroom.py --engine),
+    layout takes 0.6-0.7 of the time of MKL's F.linear at B = 4-32 (docs/BENCHMARKS.md, run 11),
     in fp32 (no lower-precision shortcut: the sums differ from F.linear's only by their order,
     ~1e-6 relative). The table is per thread, so every other forward (another visitor's tab,
     a recording, a test against transformers) keeps F.linear while a batched step runs."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        table = getattr(_PACKED, "table", None)
+        table = packed_table()
         if table is not None:
             packed = table.get(self)
             if packed is not None:

@@ -9,13 +9,11 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Optional, Sequenc
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from .attention import MaskSpec, TileTrace, attend, scored_entries, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
-from .layers import (RMSNorm, packed_linear, packed_table, rope_cos_sin, rope_inv_freq, rotate,
-                     signed_sin)
+from .layers import RMSNorm, linear, rope_cos_sin, rope_inv_freq, rotate, signed_sin
 
 
 @dataclass(frozen=True)
@@ -328,10 +326,8 @@ class CausalLM(nn.Module):
 
     def head(self, x: torch.Tensor) -> torch.Tensor:
         """Final norm and LM head (with Gemma's optional final softcap): (B, T, d) -> (B, T, V)."""
-        h = self.norm(x)
-        table = packed_table()   # a batched decode step's packed weights (models/layers.py)
-        packed = table.get(self) if table is not None else None
-        logits = F.linear(h, self.lm_head_weight()) if packed is None else packed_linear(h, packed, None)
+        # keyed by the model: a batched decode step's packed copy of the head (models/layers.py)
+        logits = linear(self.norm(x), self.lm_head_weight(), key=self)
         if self.config.final_logit_softcapping is not None:
             cap = self.config.final_logit_softcapping
             logits = cap * torch.tanh(logits / cap)

@@ -25,12 +25,16 @@ class Linear(nn.Linear):
     a recording, a test against transformers) keeps F.linear while a batched step runs."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        table = packed_table()
-        if table is not None:
-            packed = table.get(self)
-            if packed is not None:
-                return packed_linear(x, packed, self.bias)
-        return F.linear(x, self.weight, self.bias)
+        return linear(x, self.weight, self.bias, key=self)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+           key: object = None) -> torch.Tensor:
+    """F.linear(x, weight, bias), or the same product on the packed copy that this thread's
+    table (packed_products) holds under `key`, if it holds one."""
+    table = packed_table()
+    packed = table.get(key) if table is not None else None
+    return F.linear(x, weight, bias) if packed is None else packed_linear(x, packed, bias)
 
 
 _PACKED = threading.local()   # .table: {module: packed weight} on a thread inside packed_products

@@ -318,7 +318,7 @@ class BatchedDecoder:
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
         self.pool = KVPool(model)
-        self._packed: Optional[dict] = None   # pack_model's table while runs are pooled
+        self._packed: Optional[dict] = None   # pack_model's, first pooled step to drop_packed
         config = model.config
         # what the pooled call cannot do for any run of this model; sink logits are found at
         # the first pooled step (_NotPooled) and remembered here

@@ -7,8 +7,9 @@
 // in ~250 separate parallel regions and their thread wake-ups (torch.compile). Here the two
 // (or n) threads enter ONE OpenMP parallel region per token, share the rows of every matrix
 // (in chunks, to whichever thread is free), and meet at a barrier only where the next phase
-// needs the whole previous result: 6 barriers per layer. The small vector work (norms, residual adds) is done by every
-// thread on its own copy of the residual stream, which costs less than a barrier.
+// needs the whole previous result: 6 barriers per layer. The small vector work (norms, residual
+// adds) is done by every thread on its own copy of the residual stream, which costs less than
+// a barrier.
 //
 // The math is exactly models/llama.py and models/gemma3.py (tests compare the logits with the
 // engine's forward to ~1e-5); only the summation order of the dot products differs.
@@ -95,9 +96,12 @@ static void matvec_rows(const float* W, const float* b, const float* x, int64_t 
 // with a fixed half each the other thread would wait at the barrier for that half; handed out
 // in chunks, it takes the chunks the busy one has not started. Each row is computed by one
 // thread exactly as before, so the results do not depend on who computed it.
-static const int64_t CHUNK = 64;
-static int64_t chunks(int64_t n) { return (n + CHUNK - 1) / CHUNK; }
-static int64_t chunk_end(int64_t c, int64_t n) { return c * CHUNK + CHUNK < n ? c * CHUNK + CHUNK : n; }
+// The LM head's rows are many more (the vocabulary): HEAD_CHUNK keeps its chunks few.
+static const int64_t CHUNK = 64, HEAD_CHUNK = 512;
+static int64_t chunks(int64_t n, int64_t size = CHUNK) { return (n + size - 1) / size; }
+static int64_t chunk_end(int64_t c, int64_t n, int64_t size = CHUNK) {
+    return c * size + size < n ? c * size + size : n;
+}
 
 // RoPE, rotate_half layout (models/layers.rotate): out = x * cos + roll(x, D/2) * signed_sin
 static void rope(float* x, const float* table, int64_t D) {
@@ -222,10 +226,9 @@ int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
             residual(x.data(), down.data(), L->mlp_post_norm, m->norm_eps, d, tmp.data());
         }
         rms_norm(x.data(), m->final_norm, m->norm_eps, d, xn.data());
-        const int64_t head_chunks = (m->vocab + 8 * CHUNK - 1) / (8 * CHUNK);   // 512 rows each
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t c = 0; c < head_chunks; c++) {
-            const int64_t lo = c * 8 * CHUNK, hi = lo + 8 * CHUNK < m->vocab ? lo + 8 * CHUNK : m->vocab;
+        for (int64_t c = 0; c < chunks(m->vocab, HEAD_CHUNK); c++) {
+            const int64_t lo = c * HEAD_CHUNK, hi = chunk_end(c, m->vocab, HEAD_CHUNK);
             matvec_rows(m->lm_head, nullptr, xn.data(), d, lo, hi, logits);
             if (m->final_softcap > 0.f)
                 for (int64_t i = lo; i < hi; i++) logits[i] = m->final_softcap * tanhf(logits[i] / m->final_softcap);

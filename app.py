@@ -48,6 +48,10 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     t = build_translator(tabs)
     with gr.Blocks(title="Transformer Explorer", analytics_enabled=False) as demo:
         header = shell.build_header(runtime, t)
+        # before the tabs: the page runs the listeners of one change in the order registered,
+        # each to its end, and the header's load (with its progress bar) goes first, not
+        # after a tab's listener waiting in the model group behind someone's long run
+        shell.wire_header(demo, header, runtime, t)
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
                          tabs=tuple(tabs))
         tab_blocks = []
@@ -57,7 +61,6 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
                     module.build(ctx)
                 resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))
-        shell.wire_header(demo, header, runtime, t)
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
     bound_visitor_state(demo)

@@ -200,6 +200,34 @@ def test_header_status_follows_the_language(client):
         client.predict("smollm2-135m-instruct", "xx", api_name="/header_status")
 
 
+def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
+    """The page runs the listeners of one trigger in turn, in the order registered, each to its
+    end (Gradio 6's dispatch awaits a stream until it stops). So on every trigger nothing comes
+    after a streaming listener (the Generate tab's "Stopped" note was cleared by a listener that
+    had waited for the run, i.e. right after Stop), and on a model change the header's load (its
+    progress bar) comes before every tab's listener (one waits in the model group)."""
+    config = client.config
+    elem = {c["id"]: c.get("props", {}).get("elem_id") for c in config["components"]}
+    listeners = {}
+    for dep in config["dependencies"]:
+        for target, event in dep["targets"]:
+            if target is not None and event != "load":   # load events are dispatched one by one
+                listeners.setdefault((elem.get(target) or target, event), []).append(dep)
+    streams = 0
+    for (name, event), deps in listeners.items():
+        for i, dep in enumerate(deps):
+            streams += dep["types"]["generator"]
+            assert not any(e["types"]["generator"] for e in deps[:i]), \
+                f"{name}.{event}: {dep['api_name']} waits until a stream before it ends"
+    assert streams >= 8   # Generate (2), Attention (3), RoPE (2), Claims (2), ...: all checked
+    on_model = [dep for dep in listeners[("model-picker", "change")] if dep["backend_fn"]]
+    assert len(on_model) >= 5 and "model-status" in [elem[o] for o in on_model[0]["outputs"]]
+    # the Generate tab: Start clears the note in the page (no round trip), then streams
+    start = listeners[("gen-start", "click")]
+    assert [d["backend_fn"] for d in start] == [False, True] and start[0]["js"]
+    assert [elem[o] for o in start[0]["outputs"]] == ["gen-stopped"]
+
+
 def test_a_tab_written_to_the_contract_works_end_to_end(runtime):
     import app
     from gradio_client import Client

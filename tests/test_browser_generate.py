@@ -96,18 +96,24 @@ def _stream_and_stop(page, app_url):
     assert page.locator("#gen-growth .scatterlayer .trace").count() >= 2
     _shot(page, "generate-streaming")
 
-    # Press Stop while tokens are still being decoded. Status check and click happen in one
-    # browser task, so decoding cannot end between them (a check from Python, then a click,
-    # left a gap of several round trips). A full-page screenshot of a streaming page can take
-    # Chromium tens of seconds on a loaded 2-core machine: if decoding ended meanwhile, run
-    # again and stop that one.
-    stop_if_decoding = ("() => { if (!document.querySelector('#gen-status').innerText.includes('Generating'))"
-                        " return false; document.querySelector('#gen-stop').click(); return true; }")
-    if not page.evaluate(stop_if_decoding):
+    # Press Stop while tokens are still being decoded, well before the last: the page shows
+    # "Generating: n / 256" and n <= 192, read and clicked in one browser task, so decoding
+    # cannot end between them (a check from Python, then a click, left a gap of several round
+    # trips). "Generating" alone is not enough: the page may lag the server, and a run past its
+    # last token, stopped during its C4/C1 checks, is rightly "256 (stopped)". A full-page
+    # screenshot of a streaming page can take Chromium tens of seconds on a loaded 2-core
+    # machine: if the run got too far meanwhile, run again and stop that one.
+    stop_if_decoding = ("() => { const m = document.querySelector('#gen-status').innerText"
+                        ".match(/Generating: (\\d+) \\/ 256/);"
+                        " if (!m || +m[1] > 192) return -1;"
+                        " document.querySelector('#gen-stop').click(); return +m[1]; }")
+    shown = page.evaluate(stop_if_decoding)
+    if shown < 0:
         page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
         page.locator("#gen-start").click()
         page.locator("#gen-status", has_text="Generating").wait_for(timeout=RUN_TIMEOUT)
-        assert page.evaluate(stop_if_decoding), "the second run ended before Stop"
+        shown = page.evaluate(stop_if_decoding)
+        assert shown >= 0, "the second run was past 192 tokens before Stop"
     page.locator("#gen-stopped", has_text="Stopped").wait_for(timeout=30_000)
     # the note stands in for the status line, whose last "Generating: n / N" would linger
     page.locator("#gen-status").wait_for(state="hidden", timeout=10_000)
@@ -115,12 +121,25 @@ def _stream_and_stop(page, app_url):
     stopped = _output(page)
     time.sleep(2.0)
     assert _output(page) == stopped, "tokens kept coming after Stop"
+    # the note stays (it was once cleared ~0.5 s after Stop, when the cancelled stream ended,
+    # by a listener that had waited for it) and the stale status line stays hidden
+    assert "Stopped after" in page.locator("#gen-stopped").inner_text()
+    assert not page.locator("#gen-status").is_visible()
     # the stopped run keeps its row in the visitor's table of runs, with the tokens it made
     history = page.locator("#gen-history", has_text="(stopped)")
     history.wait_for(timeout=30_000)
     made = [int(n) for n in re.findall(r"(\d+) \(stopped\)", history.inner_text())]
-    assert made and made[-1] < 256
+    assert made and shown <= made[-1] < 256
     _shot(page, "generate-stopped")
+
+    # the next run clears the note at once (in the page, before its first token) and shows its
+    # own status line again
+    type_number(page, "gen-max-new", 4)
+    page.locator("#gen-start").click()
+    page.wait_for_function("() => document.querySelector('#gen-stopped').innerText.trim() === ''",
+                           timeout=5_000)
+    page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
+    assert page.locator("#gen-status").is_visible()
 
 
 def test_short_run_shows_replay_and_logit_check(page, app_url):

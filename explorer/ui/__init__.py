@@ -23,6 +23,9 @@ section from its stored result, without running the model. Rules:
   loaded models are shared by every visitor and must not be modified. Client-sent values
   (a gr.JSON, a Dataframe) are never read back as state.
 - Formulas go in gr.Markdown (`$...$`), not in Plotly titles (no MathJax offline).
+- The page runs the listeners of one trigger one after another, in the order they were
+  registered, each to its end (a stream until it stops): a listener that must act at once
+  (clearing a note, loading the model) is registered before a long one on the same trigger.
 """
 from __future__ import annotations
 

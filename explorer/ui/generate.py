@@ -207,10 +207,6 @@ def stop_run(lang, runs):
     return note, history_frame(lang, runs), runs
 
 
-def clear_note() -> str:
-    return ""
-
-
 def fill_long_prompt():
     """About 600 tokens of the shipped English text, cut at a space: past Gemma's window."""
     from explorer.texts import long_text
@@ -365,14 +361,16 @@ def _build_run(ctx: TabContext) -> None:
     # (explorer/generate/scheduler.py) serialises the forwards and batches the visitors' steps,
     # so up to its capacity every run is admitted at once, and past it refused as busy.
     concurrency = {"concurrency_id": GENERATE_CONCURRENCY_ID, "concurrency_limit": SCHEDULER_CAPACITY}
+    # A new run clears the last run's "Stopped." in the page, before the run's listener: the
+    # page awaits a click's listeners in turn, a stream to its end. Were it an output of the
+    # stream, every message would have to skip it (see run_generate).
+    clear_note = {"js": "() => ''", "queue": False, "api_visibility": "private"}
+    start.click(None, None, [stopped_note], **clear_note)
+    prompt.submit(None, None, [stopped_note], **clear_note)
     event = start.click(handler, inputs, outputs, api_name="generate", show_progress="minimal",
                         time_limit=limit, **concurrency)
     submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
                               show_progress="minimal", time_limit=limit, **concurrency)
-    # A new run clears the last run's "Stopped." at once, by a listener of its own: were it an
-    # output of the stream, every message would have to skip it (see run_generate).
-    for trigger in (start.click, prompt.submit):
-        trigger(clear_note, None, [stopped_note], queue=False, api_visibility="private")
     event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
     stop.click(stop_run, [ctx.lang, history_state], [stopped_note, history, history_state],

@@ -304,13 +304,13 @@ def engine_steps(model, prompt_ids: list, b: int, pooled: bool, steps: int = 6) 
     The CPU time is what the step costs when it has the cores to itself: on a CPU shared with
     other jobs the wall time also holds the time the OS gave to them."""
     import torch
-    from explorer.generate.scheduler import BATCH_THREADS
+    from explorer.generate.scheduler import batch_threads
     from models.device import intra_op_threads
     from models.decoders.batched import BatchedDecoder
 
     decoder = BatchedDecoder(model, solo="fused" if b == 1 else None, pooled=pooled)
     runs = [decoder.start(len(prompt_ids) + steps + 4) for _ in range(b)]
-    with intra_op_threads(BATCH_THREADS if b > 1 else 0), torch.inference_mode():
+    with intra_op_threads(batch_threads() if b > 1 else 0), torch.inference_mode():
         for cut in range(min(b, 8)):   # run i's prompt i % 8 tokens shorter: its own positions
             group = runs[cut::8]
             ids = torch.tensor([prompt_ids[:len(prompt_ids) - cut]] * len(group))          # (G, P - cut)

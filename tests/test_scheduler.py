@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from explorer.generate.scheduler import Scheduler, SchedulerBusy, scheduler_for
+from explorer.generate.scheduler import Scheduler, SchedulerBusy, ThreadChoice, scheduler_for
 from models.attention import MaskSpec
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
@@ -69,6 +69,59 @@ def test_visitors_at_once_each_get_their_own_run(tiny, kind):
         assert out[i][-1].finished == "length"
         assert_as_alone(model, prompts[i], params[i], OPTIONS[i], out[i])
     assert sched.load() == 0
+
+
+def test_thread_choice_measures_each_option_then_keeps_the_cheaper_and_probes():
+    choice = ThreadChoice((1, 2), probe_every=4, max_gap=16)
+    cost = {1: 0.10, 2: 0.06}          # seconds a step of 30 runs takes on n threads
+
+    def steps(n_steps: int, rows: int = 30) -> list:
+        picks = []
+        for _ in range(n_steps):
+            n = choice.pick(rows)
+            picks.append(n)
+            choice.record(n, rows, cost[n])
+        return picks
+
+    picks = steps(40)
+    assert picks[:2] == [1, 2]                       # each option tried once
+    # then the cheaper, the other as a probe after 4 steps, then 8, then 16: each confirmed
+    probes = [i for i, n in enumerate(picks) if n == 1][1:]
+    assert [b - a for a, b in zip(probes, probes[1:])] == [8, 16]
+    # another process takes a core: two threads now stall; a probe sees it, one thread wins,
+    # and probes come often again
+    cost[2] = 0.25
+    steps(20)
+    assert choice.best(30) == 1
+    picks = steps(30)
+    assert picks.count(2) >= 2
+    # a batch of another size class is measured on its own (a step's cost is not linear in runs)
+    assert choice.best(3) == 1 and steps(2, rows=3) == [1, 2]
+    assert ThreadChoice.size_class(31) == ThreadChoice.size_class(16) != ThreadChoice.size_class(15)
+    # a fixed count (EXPLORER_BATCH_THREADS) is never probed
+    fixed = ThreadChoice((2,))
+    assert {fixed.pick(30) for _ in range(40)} == {2}
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="one intra-op thread: nothing to choose")
+def test_the_loop_uses_both_thread_counts_and_every_run_stays_as_alone(tiny):
+    """Twenty steps of four runs in one class: both thread counts decode some of them (the
+    untried one first, then probes), and each run still equals the same run alone."""
+    model = tiny["llama"]
+    sched = Scheduler(model)
+    sched.threads.probe_every = 3
+    params = SamplingParams(max_new_tokens=20)
+    prompts = [prompt(n, 10 + i) for i, n in enumerate([4, 7, 5, 9])]
+    out: dict = {}
+    threads = [threading.Thread(target=collect, args=(sched, prompts[i], params, RunOptions(), out, i))
+               for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert set(sched.threads.taken) == {1, torch.get_num_threads()}
+    for i in range(4):
+        assert_as_alone(model, prompts[i], params, RunOptions(), out[i])
 
 
 def test_a_run_joining_mid_stream(tiny):

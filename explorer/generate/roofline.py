@@ -464,9 +464,9 @@ def evidence_c2(loaded) -> "Evidence":
     """C2 on the loaded model: the tab's own measurement at t = 16, B = 1, 2, 4, 8 (three timed
     steps each, on the shared loop's intra-op threads), against this device's roof (the cached
     one when it was measured before)."""
-    from explorer.generate.scheduler import BATCH_THREADS
+    from explorer.generate.scheduler import batch_threads
 
-    threads = BATCH_THREADS
+    threads = batch_threads()
     roof = device_roof.measure(loaded.device, loaded.dtype, threads)   # cached after the first
     ids = prompt_ids(loaded.tokenizer, EVIDENCE_CONTEXT)
     result = run(loaded.model, ids, roof, name=getattr(loaded.spec, "title", loaded.name),
@@ -502,7 +502,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     import argparse
     import os
 
-    from explorer.generate.scheduler import BATCH_THREADS
+    from explorer.generate.scheduler import batch_threads
     from explorer.runtime import Runtime
 
     parser = argparse.ArgumentParser(description=main.__doc__)
@@ -511,9 +511,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--steps", type=int, default=TIMED_STEPS)
     args = parser.parse_args(argv)
     loaded = Runtime().get(args.model)
-    roof = device_roof.measure(loaded.device, loaded.dtype, BATCH_THREADS)
+    threads = batch_threads()
+    roof = device_roof.measure(loaded.device, loaded.dtype, threads)
     result = run(loaded.model, prompt_ids(loaded.tokenizer, check_context(args.context)), roof,
-                 name=args.model, timed_steps=args.steps, threads=BATCH_THREADS)
+                 name=args.model, timed_steps=args.steps, threads=threads)
     print(f"load average {os.getloadavg()[0]:.1f} (1 min), {result.threads} intra-op thread(s)")
     print(device_line(roof).replace("**", ""))
     print("\n| B | step ms (best) | tokens/s | intensity FLOP/B | GB/s achieved | GFLOP/s achieved |")

@@ -51,17 +51,25 @@ from models.generate import Step, check_prompt, sample_next
 # under ~5 tokens/s (bench/classroom.py), so further runs wait, and past the queue are refused.
 MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
 MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
-# Intra-op threads of a step that decodes several runs. A batched step is a few products of
-# B rows and, per layer, a dozen small ops (the pooled attention among them); their OpenMP
-# regions wait for every thread at each barrier, and on a busy 2-core CPU (other processes,
-# the app's own threads) one waiting thread stalls the op. Measured with SmolLM2, 30 runs, on
-# the shared development CPU (attention then per run): 0.33-0.41 s per step with one thread
-# against 4.5-12.8 s with two; on the quiet machine, 30 clients streamed 27-33 tokens/s in all
-# with two against 65-79 with one (docs/BENCHMARKS.md, run 10). Halves of the batch on two
-# Python threads instead (no per-op barrier) were no faster in the app either (run 11): the
-# second core is the web server's. 0 keeps torch's own setting. A run alone keeps torch's
-# setting (the fused step splits its products over every thread).
-BATCH_THREADS = int(os.environ.get("EXPLORER_BATCH_THREADS", "1"))
+# Intra-op threads of a step that decodes several runs: chosen by measuring (ThreadChoice),
+# unless EXPLORER_BATCH_THREADS fixes them. A batched step is a few packed products of B rows
+# and, per layer, a dozen small ops; their OpenMP regions wait for every thread at each barrier.
+# On a quiet 2-core CPU two threads win: 30 clients streamed 138-172 tokens/s in all against
+# 111-128 with one (A/B, two servers alternating, docs/BENCHMARKS.md run 12). With a second
+# busy process on the machine one thread stalls each barrier and two lose badly: 47-52 against
+# 94-101 (same A/B with a one-core busy loop beside it). Neither number holds for every machine
+# and moment, so the loop measures both as it runs.
+_THREADS_ENV = os.environ.get("EXPLORER_BATCH_THREADS", "auto").strip().lower()
+FIXED_BATCH_THREADS = None if _THREADS_ENV == "auto" else int(_THREADS_ENV)
+
+
+def batch_threads() -> int:
+    """The most intra-op threads a batched step uses: EXPLORER_BATCH_THREADS, or torch's count
+    now (in a process forked for a ZeroGPU call, 1: explorer/ui/zerogpu.py). Where one number
+    is needed (the roofline measures steps as the loop runs them at their best) it is this."""
+    return FIXED_BATCH_THREADS or torch.get_num_threads()   # 0: torch's own
+
+
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together
 # A run decodes while its consumer holds at most this many of its steps not yet taken: a
@@ -155,6 +163,68 @@ class RunHandle:
         return item
 
 
+class ThreadChoice:
+    """Which intra-op thread count the loop's batched steps use, chosen by their measured time.
+
+    Costs are kept per batch size class (1, 2-3, 4-7, ... runs: a step's time grows slower than
+    its rows), as a moving average of seconds per run of each option's steps. A class tries
+    every option once, then takes the cheapest, and now and then runs the next other option
+    once (a probe), so a change of the machine's load (another process taking a core makes two
+    threads stall at every barrier) is seen. Probes come every `probe_every` steps of the class;
+    each probe that confirms the best doubles the gap (up to `max_gap`), one that changes it
+    sets the gap back: a probe of the losing option costs that step its difference. Thread
+    counts change only the order of fp32 sums (SmolLM2's logits at 1 against 2 threads: max
+    |difference| 8e-5); every run still equals the same run alone within the tests' tolerance,
+    its greedy tokens identical (tests/test_scheduler.py)."""
+
+    def __init__(self, options: Sequence[int], probe_every: int = 8, max_gap: int = 64,
+                 smoothing: float = 0.3):
+        self.options = tuple(dict.fromkeys(options))
+        self.probe_every, self.max_gap, self.smoothing = probe_every, max_gap, smoothing
+        self.cost: dict = {}    # (class, option) -> seconds per run
+        self.due: dict = {}     # class -> (steps since the last probe, gap to the next)
+        self.taken: collections.Counter = collections.Counter()   # option -> steps (stats)
+
+    @staticmethod
+    def size_class(rows: int) -> int:
+        return max(rows, 1).bit_length()
+
+    def best(self, rows: int) -> int:
+        """The cheapest option measured for this many rows (the first one before any)."""
+        size = self.size_class(rows)
+        known = [n for n in self.options if (size, n) in self.cost]
+        return min(known, key=lambda n: self.cost[size, n]) if known else self.options[0]
+
+    def pick(self, rows: int) -> int:
+        """The thread count for the next step of `rows` runs: an untried option, a probe, or
+        the best."""
+        size = self.size_class(rows)
+        untried = [n for n in self.options if (size, n) not in self.cost]
+        if untried:
+            return untried[0]
+        since, gap = self.due.get(size, (0, self.probe_every))
+        best = self.best(rows)
+        others = [n for n in self.options if n != best]
+        if others and since + 1 >= gap:
+            self.due[size] = (0, gap)
+            return others[self.taken[best] % len(others)]
+        self.due[size] = (since + 1, gap)
+        return best
+
+    def record(self, threads: int, rows: int, seconds: float) -> None:
+        size = self.size_class(rows)
+        before = self.best(rows)
+        probe = (size, before) in self.cost and threads != before
+        per_run = seconds / max(rows, 1)
+        old = self.cost.get((size, threads))
+        self.cost[size, threads] = per_run if old is None else old + self.smoothing * (per_run - old)
+        self.taken[threads] += 1
+        if probe:
+            since, gap = self.due.get(size, (0, self.probe_every))
+            confirmed = self.best(rows) == before
+            self.due[size] = (since, min(gap * 2, self.max_gap) if confirmed else self.probe_every)
+
+
 class Scheduler:
     """The decode loop of one model (see the module doc)."""
 
@@ -176,6 +246,9 @@ class Scheduler:
         # what the loop did, for tests and the benchmark: largest batch, steps, refusals
         self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0,
                       "prefill_tokens": 0, "shared_tokens": 0}
+        # a run alone keeps torch's setting (the fused step splits its products over every thread)
+        fixed = FIXED_BATCH_THREADS is not None
+        self.threads = ThreadChoice((batch_threads(),) if fixed else (1, batch_threads()))
         _LOOPS.add(self)
 
     # ----- the consumer's side ----------------------------------------------------------------
@@ -358,7 +431,7 @@ class Scheduler:
                                device=self.model.embed.weight.device)             # (G, n)
             t0 = time.perf_counter()
             try:
-                with intra_op_threads(BATCH_THREADS if len(group) > 1 else 0):
+                with intra_op_threads(self.threads.best(len(group)) if len(group) > 1 else 0):
                     logits = self.decoder.forward_many(ids, [run.batch for run in group])  # (G, 1, V)
             except Exception as error:
                 for run in group:
@@ -377,9 +450,10 @@ class Scheduler:
                                n_fed=len(run.prompt) - run.shared, batch_size=len(group))
 
     def _decode(self, runs: list) -> None:
+        threads = self.threads.pick(len(runs)) if len(runs) > 1 else 0
         t0 = time.perf_counter()
         try:
-            with intra_op_threads(BATCH_THREADS if len(runs) > 1 else 0):
+            with intra_op_threads(threads):
                 logits = self.decoder.step_many([run.tokens[-1] for run in runs],
                                                 [run.batch for run in runs])
         except Exception as error:
@@ -388,6 +462,8 @@ class Scheduler:
             return
         self.stats["decode_steps"] += 1
         latency = time.perf_counter() - t0
+        if threads:
+            self.threads.record(threads, len(runs), latency)
         for row, run in enumerate(runs):
             self._emit(run, logits[row, -1], phase="decode", latency=latency, n_fed=1,
                        batch_size=len(runs))

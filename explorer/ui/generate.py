@@ -20,7 +20,7 @@ import pandas as pd
 from explorer.generate import device_roof, figures, roofline, shapes
 from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
-from explorer.generate.scheduler import BATCH_THREADS, MAX_BATCH, MAX_WAITING, scheduler_for
+from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING, batch_threads, scheduler_for
 from explorer.generate.session import Session, stream_generation
 from explorer.generate.transport import client_alive, in_background
 from explorer.inputs import InputError
@@ -274,9 +274,10 @@ def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Pr
     if scheduler_for(loaded.model).load():
         raise InputError("generate.roof.busy")   # their steps and these would time each other
     # the shared loop's intra-op threads: the roof and the steps are measured as batches run
-    roof = device_roof.measure(loaded.device, loaded.dtype, BATCH_THREADS, refresh=refresh is True)
+    threads = batch_threads()
+    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh is True)
     steps = roofline.run_steps(loaded.model, roofline.prompt_ids(loaded.tokenizer, context), roof,
-                               name=getattr(loaded.spec, "title", loaded.name), threads=BATCH_THREADS)
+                               name=getattr(loaded.spec, "title", loaded.name), threads=threads)
     for item in steps:
         if isinstance(item, roofline.RooflineResult):
             yield (*draw_roofline(item, lang), item)

@@ -148,15 +148,20 @@ def test_server_keeps_serving_after_errors(client):
 def test_stop_cancels_within_a_step(client):
     """The Stop button's `cancels=` makes the browser call /cancel for the running event; the
     client's job.cancel() is that same call. /stop itself writes the status line and keeps the
-    stopped run in the visitor's table of runs."""
-    job = client.submit(*args(max_new=200, compare=False, check=False), api_name="/generate")
-    deadline = time.time() + 120
-    while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 3:
-        time.sleep(0.1)
-    assert len({o[0] for o in job.outputs() if o[0]}) >= 3, "no tokens streamed"
-    note, table = client.predict("en", api_name="/stop")
-    job.cancel()
-    row = dict(zip(table["headers"], table["data"][-1]))
+    stopped run in the visitor's table of runs. A loaded machine may serve /stop only after the
+    200 tokens are out (seen once in CI): then the run is not a stopped one, and it goes again."""
+    for _attempt in range(3):
+        job = client.submit(*args(max_new=200, compare=False, check=False), api_name="/generate")
+        deadline = time.time() + 120
+        while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 3:
+            time.sleep(0.1)
+        assert len({o[0] for o in job.outputs() if o[0]}) >= 3, "no tokens streamed"
+        note, table = client.predict("en", api_name="/stop")
+        job.cancel()
+        row = dict(zip(table["headers"], table["data"][-1]))
+        if str(row["new tokens"]).endswith(" (stopped)"):
+            break
+    assert str(row["new tokens"]).endswith(" (stopped)"), f"every run ended before /stop: {row}"
     # the note stands in for the status line: how far the stopped run got
     assert note == f"**Stopped** after {row['new tokens'].split()[0]} new tokens."
     streamed = len({o[0] for o in job.outputs() if o[0]})

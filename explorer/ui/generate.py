@@ -161,6 +161,8 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         shared = session.records[-1].batch_size if session.records else 1
         if session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared):
             rest = held if held is not None else (gr.skip(),) * 6
+            # the run's row follows the text, not the charts: a Stop now reports the tokens shown
+            held_runs = runs + [{**history_row(session, run_number), "partial": True}]
             yield (session.text, figures.status(session, lang), *rest, held_runs, last_session)
             first = False
             continue

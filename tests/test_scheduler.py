@@ -151,7 +151,13 @@ def test_stop_and_closed_stream_leave_within_a_step(tiny):
     handle = sched.submit(prompt(4, 0), long, eos_ids=[])
     other = sched.generate(prompt(6, 1), long, eos_ids=[])
     assert handle.next(timeout=30) is not None and next(other) is not None
-    assert max(next(other).batch_size for _ in range(3)) == 2   # decoded together
+    # decoded together: both consumers read, so neither run waits with AHEAD steps untaken (a
+    # run whose consumer reads nothing pauses after AHEAD steps, and the other decodes alone)
+    sizes = []
+    for _ in range(3):
+        assert handle.next(timeout=30) is not None
+        sizes.append(next(other).batch_size)
+    assert max(sizes) == 2
     stopped = handle._run.batch   # its models.decoders.batched.BatchRun
     handle.stop()
     while handle.next(timeout=30) is not None:

@@ -146,7 +146,6 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     mask_from = None   # what the mask was drawn from: it changes only with the cache reading
     first = True
     last_charts = 0.0
-    held_runs = runs
     # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
     # adding to every step; closing this generator (Stop, closed tab) stops the worker.
     stream = in_background(lambda should_stop: stream_generation(
@@ -159,10 +158,13 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         # server's chart work stays ~2 a second however many are generating (it takes the
         # same cores as their shared decode)
         shared = session.records[-1].batch_size if session.records else 1
+        done = session.phase == "done"
+        # the runs so far, this one included, with every message (a Stop reports the tokens
+        # shown, not those of the last charts): marked partial until it is done, so that a
+        # Stop (which cancels this generator) still leaves its row
+        held_runs = runs + [{**history_row(session, run_number), "partial": not done}]
         if session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared):
             rest = held if held is not None else (gr.skip(),) * 6
-            # the run's row follows the text, not the charts: a Stop now reports the tokens shown
-            held_runs = runs + [{**history_row(session, run_number), "partial": True}]
             yield (session.text, figures.status(session, lang), *rest, held_runs, last_session)
             first = False
             continue
@@ -171,18 +173,13 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         # once (of the previous run's) and then left alone; both are drawn once decoding ends.
         if session.phase != "decode" or held is None:
             diff = _plot_data(figures.logit_diff_figure(session, lang))
-            drawn_from = (id(session.cache_reading), session.phase == "done", session.replay_note)
+            drawn_from = (id(session.cache_reading), done, session.replay_note)
             if drawn_from != mask_from:   # not again for every replay step
                 mask, mask_from = _plot_data(figures.mask_figure(session, lang)), drawn_from
-        done = session.phase == "done"
-        row = history_row(session, run_number)
         held = (_plot_data(figures.layer_bytes_figure(session, lang)),
                 _plot_data(figures.growth_figure(session, lang)),
                 _plot_data(figures.latency_figure(session, lang)), diff, mask,
                 figures.summary(session, lang))
-        # the runs so far, this one included: marked partial until it is done, so that a
-        # Stop (which cancels this generator) still leaves its row
-        held_runs = runs + [{**row, "partial": not done}]
         if done:
             last_session = session
         yield (session.text, figures.status(session, lang), *held, held_runs, last_session)

@@ -50,6 +50,7 @@ def fake_spaces():
         import spaces
         assert spaces.__file__.startswith(str(FAKE_SPACES))
         yield spaces
+        spaces.kill_children()   # a call Gradio dropped unclosed may still run (see the fake)
     finally:
         sys.path.remove(str(FAKE_SPACES))
         sys.modules.pop("spaces", None)

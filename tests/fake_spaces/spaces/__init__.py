@@ -11,7 +11,11 @@ far as the app can tell:
   child that dies as gr.Error("GPU task aborted");
 - a generator closed by its consumer (Stop) stops the child at its next yield;
 - progress updates of gr.Progress (Gradio's Queue.set_progress / log_message in the child)
-  are forwarded to the caller's queue, as the real package's patch_gradio_queue does.
+  are forwarded to the caller's queue, as the real package's patch_gradio_queue does;
+- a call that outlives its duration is killed (ZeroGPU aborts it); `kill_children()` kills
+  every call still running (a test module's teardown: a forked child holds copies of the
+  parent's file descriptors, e.g. the pipe to Playwright's driver, which then never sees its
+  end and hangs the test session's teardown).
 Not reproduced: GPU scheduling and quotas, tensors moved to a GPU, reuse of an idle worker
 for the next call (the real package may reuse one; this forks a fresh one every call).
 
@@ -31,6 +35,8 @@ import gradio as gr
 
 _fork = multiprocessing.get_context("fork")
 calls: list[tuple[str, object, int]] = []
+_children: list = []   # every process started, for kill_children()
+DEFAULT_DURATION_S = 60   # spaces.GPU's default
 
 QUEUE_METHODS = ("set_progress", "log_message")
 
@@ -84,6 +90,10 @@ def _start(task, generator, args, kwargs, name, duration):
     process.start()
     child.close()   # the child's end: once the child exits, recv() raises EOFError
     calls.append((name, duration, process.pid))
+    _children.append(process)
+    watchdog = threading.Timer(duration or DEFAULT_DURATION_S, _kill, args=(process,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         parent.send((args, kwargs))   # pickled, as the real package's argument queue does
     except Exception:
@@ -122,6 +132,21 @@ def _close(connection, process):
     Stop is not held up by a forward pass still running there."""
     connection.close()
     threading.Thread(target=process.join, daemon=True).start()
+
+
+def _kill(process) -> None:
+    if process.is_alive():
+        process.kill()
+
+
+def kill_children() -> int:
+    """Kill every call's process still running; how many were."""
+    alive = [process for process in _children if process.is_alive()]
+    for process in alive:
+        process.kill()
+        process.join(timeout=10)
+    _children.clear()
+    return len(alive)
 
 
 # ----------------------------------------------------------------------------- the child's side

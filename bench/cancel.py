@@ -9,7 +9,8 @@ tab's shared decode loop is observed from inside (every token it hands to a run,
 run leaves it), so the server side is measured exactly, not inferred from what the client got.
 Jobs are chained: while job i decodes, job i+1 is already submitted; once job i has decoded
 `--after` tokens it is stopped, either
-- "stop": the Stop button's event (/stop in the same client session, which `cancels` the run),
+- "stop": the Stop button's event (/stop in the same client session: it raises the run's flag
+  and the run ends itself at its next step, explorer/ui/stopping.py),
 - "cancel": gradio_client's job.cancel() (POST /cancel), what a closing tab's client sends, or
 - "drop": the client vanishes without a word: the job was submitted as the browser does
   (POST /queue/join, then the session's event stream GET /queue/data, read on a socket of its
@@ -206,11 +207,10 @@ class Summary:
 
 
 def press_stop(client, job) -> None:
-    """What the browser does on Stop: its Gradio client cancels the running submission named in
-    the Stop event's `cancels` (POST /cancel with the session and event, as job.cancel() does),
-    then runs the Stop event itself (/stop), which settles the visitor's table of runs."""
-    job.cancel()
-    client.predict("en", api_name="/stop")
+    """What the browser does on Stop: it runs the Stop event (/stop, not queued) in the
+    visitor's session, which raises the flag of the session's running run; the run then ends
+    itself at its next step with its own last message (no /cancel)."""
+    client.predict(api_name="/stop")
 
 
 class DroppedJob:

@@ -6,7 +6,7 @@ model and language switches; memory sampled along the way.
 The app is served in-process on a free port with its real Runtime (both models). Two visitors
 send requests one after the other, each picked at random (seeded) from:
 - a short generation (8 tokens) on either model, in either language;
-- a generation stopped after a few tokens by Stop (/cancel + /stop, as the browser does),
+- a generation stopped after a few tokens by Stop (/stop, as the browser does),
   cancelled by the client (job.cancel(), a closed tab), or dropped: its connection closed
   with nothing sent (bench.cancel.DroppedJob, a killed browser);
 - a model switch (the header's /load_model), an attention map, a RoPE frequency chart, a
@@ -117,9 +117,11 @@ def one_request(url: str, kind: str, model: str, lang: str, rng: random.Random, 
                                 n_new=200, compare_value=False, check_value=False,
                                 api_name="/generate")
             time.sleep(rng.uniform(0.5, 3.0))
-            job.cancel()
-            if kind == "stop":
-                client.predict(lang, api_name="/stop")
+            if kind == "stop":   # the run ends itself at its next step
+                client.predict(api_name="/stop")
+                job.result(timeout=60)
+            else:
+                job.cancel()
         elif kind == "attention":
             client.predict(model_name=model, lang=lang, api_name="/attention_map")
         elif kind == "rope":

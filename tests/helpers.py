@@ -33,6 +33,17 @@ def run_together(*targets, timeout: float = 120.0) -> None:
         thread.join(timeout=timeout)
 
 
+def wait_for_texts(job, n: int, timeout: float = 120.0) -> None:
+    """Wait until a streaming /generate job (gradio_client) has sent n different texts, i.e.
+    it is decoding; fail if it has not within `timeout` seconds."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < n:
+        time.sleep(0.1)
+    assert len({o[0] for o in job.outputs() if o[0]}) >= n, "no tokens streamed"
+
+
 def type_number(page, elem_id: str, value, tries: int = 3) -> None:
     """Type a number into a Number's or Slider's box (Enter, then blur) and wait until the box
     holds it. A section shown for the first time mounts its components, and on a loaded machine

@@ -1,6 +1,6 @@
 """The Attention tab's long runs (sink grid, StreamingLLM, receptive field) stop between forward
 passes: a handler closed after its first forward makes no other forward (counted on the real
-model), a deadline ends a run with a clear message, each event has a Stop that cancels it and a
+model), a deadline ends a run with a clear message, each event has a Stop that ends it and a
 Gradio time limit, and a client that cancels through the API stops the work on the server."""
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ def test_a_run_that_finishes_reports_every_forward(smol):
 def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     from app import build_app
     from explorer.ui import attention as tab
+    from explorer.ui import stopping
 
     demo = build_app(runtime, ("explorer.ui.attention",))
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
@@ -94,8 +95,8 @@ def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     for api_name, deadline in limits.items():
         event = events[api_name]
         assert event.time_limit == deadline + tab.TIME_LIMIT_MARGIN_S
-        cancelling = [d for d in config["dependencies"] if event._id in (d.get("cancels") or [])]
-        assert cancelling, f"no Stop cancels {api_name}"
+        [stop] = stopping.stop_buttons(demo, event.fn)
+        assert stop.queue is False and not stop.cancels   # a flag: the run ends itself
 
 
 def test_a_client_cancel_stops_the_forwards_on_the_server(app_url, runtime):

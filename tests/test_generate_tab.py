@@ -1,5 +1,5 @@
 """The Generate & KV-cache tab through its API (gradio_client on the in-process app, real
-SmolLM2 checkpoint): /generate streams step by step and equals the engine, /stop cancels it,
+SmolLM2 checkpoint): /generate streams step by step and equals the engine, /stop ends it,
 /kv_calculator reproduces the published figures, /long_prompt fills a prompt past Gemma's
 window, and bad inputs come back as plain errors while the server keeps serving."""
 from __future__ import annotations
@@ -11,6 +11,7 @@ import time
 import pytest
 
 from explorer.generate import checks, request as req
+from tests.helpers import wait_for_texts
 
 MODEL = "smollm2-135m-instruct"
 PROMPT = "Name a colour."
@@ -40,7 +41,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
     # The tab merges decode steps into at most one message per TEXT_INTERVAL_S; a 5-token run
     # lasts about that long here, so it may arrive in 2 messages. Step by step is checked with
     # merging off (the merging itself: tests/test_generate_explorer.py; a long run at the real
-    # interval: test_stop_cancels_within_a_step and the browser test).
+    # interval: test_stop_ends_the_run_with_its_own_last_message and the browser test).
     monkeypatch.setattr("explorer.ui.generate.TEXT_INTERVAL_S", 0.0)
     job = client.submit(*args(), api_name="/generate")
     final = job.result(timeout=300)
@@ -145,36 +146,53 @@ def test_server_keeps_serving_after_errors(client):
     assert final[1].startswith("Done")
 
 
-def test_stop_cancels_within_a_step(client):
-    """The Stop button's `cancels=` makes the browser call /cancel for the running event; the
-    client's job.cancel() is that same call. /stop itself writes the status line and keeps the
-    stopped run in the visitor's table of runs. A loaded machine may serve /stop only after the
-    200 tokens are out (seen once in CI): then the run is not a stopped one, and it goes again."""
+def test_stop_ends_the_run_with_its_own_last_message(client):
+    """Stop (/stop, what the page's button calls) raises the run's flag: the engine stops at
+    its next step and the run's last message says where, its text,
+    evidence and row drawn from that one state (a cancel from outside once left a note of 64
+    tokens above a row of 80). A loaded machine may serve /stop only after the 200 tokens are
+    out (seen once in CI): then the run is not a stopped one, and it goes again."""
     for _attempt in range(3):
         job = client.submit(*args(max_new=200, compare=False, check=False), api_name="/generate")
-        deadline = time.time() + 120
-        while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 3:
-            time.sleep(0.1)
-        assert len({o[0] for o in job.outputs() if o[0]}) >= 3, "no tokens streamed"
-        note, table = client.predict("en", api_name="/stop")
-        job.cancel()
-        row = dict(zip(table["headers"], table["data"][-1]))
-        if str(row["new tokens"]).endswith(" (stopped)"):
+        wait_for_texts(job, 3, timeout=120)
+        stopped_at = time.time()
+        client.predict(api_name="/stop")
+        final = job.result(timeout=60)
+        if final[1].startswith("**Stopped**"):
             break
-    assert str(row["new tokens"]).endswith(" (stopped)"), f"every run ended before /stop: {row}"
-    # the note stands in for the status line: how far the stopped run got
-    assert note == f"**Stopped** after {row['new tokens'].split()[0]} new tokens."
-    streamed = len({o[0] for o in job.outputs() if o[0]})
-    assert row["new tokens"].endswith(" (stopped)") and 1 <= int(row["new tokens"].split()[0]) < 200
-    assert row["max |Δ logit|"] == "—" and row["bytes = formula"] == "✓" and streamed >= 3
-    cancelled_at = time.time()
+    text_out, status, *_, evidence = final
+    assert status.startswith("**Stopped** after **"), status
+    n = int(re.search(r"after \*\*(\d+)\*\*", status).group(1))
+    assert 3 <= n < 200 and time.time() - stopped_at < 60
+    assert f"checked at all {n} steps" in evidence
+    # the row in the visitor's table is that run, stopped after the same n tokens
+    table = client.predict("en", api_name="/runs")
+    row = dict(zip(table["headers"], table["data"][-1]))
+    assert row["new tokens"] == f"{n} (stopped)"
+    assert row["max |Δ logit|"] == "—" and row["bytes = formula"] == "✓"
+    assert text_out.replace("\n", " ").startswith(row["text"].rstrip("…"))
     # the model's concurrency slot is free again at once: a 200-token run would hold it for
     # minutes on this CPU, a 1-token request now takes one prefill
+    again = client.predict(*args(max_new=1, compare=False, check=False), api_name="/generate")
+    assert again[1].startswith("Done")
+    # a Stop with nothing running stops only runs queued before it, not the next one
+    client.predict(api_name="/stop")
+    after = client.predict(*args(max_new=2, compare=False, check=False), api_name="/generate")
+    assert after[1].startswith("Done")
+
+
+def test_a_cancel_from_outside_still_leaves_the_run_its_row(client):
+    """A run closed from outside (an API client's job.cancel(), a closed page) cannot write
+    its last row: the row of its last message, marked partial, is settled as stopped."""
+    job = client.submit(*args(max_new=200, compare=False, check=False), api_name="/generate")
+    wait_for_texts(job, 3, timeout=120)
+    job.cancel()
+    cancelled_at = time.time()
     final = client.predict(*args(max_new=1, compare=False, check=False), api_name="/generate")
-    assert final[1].startswith("Done")
-    assert time.time() - cancelled_at < 60
-    texts = [o[0] for o in job.outputs() if o[0]]
-    assert len(texts) < 100
+    assert final[1].startswith("Done") and time.time() - cancelled_at < 60
+    table = client.predict("en", api_name="/runs")
+    rows = [dict(zip(table["headers"], r)) for r in table["data"]]
+    assert any(str(r["new tokens"]).endswith(" (stopped)") for r in rows[:-1]), rows
 
 
 def test_calculator_reproduces_published_figures(client):
@@ -231,10 +249,10 @@ def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
     assert en_bars.layout.title.text != zh_bars.layout.title.text
     from explorer.locales import text
 
-    note, table, settled = tab.stop_run("zh", runs)
+    table = tab.show_runs("zh", runs)
     assert list(table.columns) == [text(f"generate.col.{c}", "zh") for c in tab.HISTORY_COLUMNS]
     assert list(table.columns) != list(tab.draw_runs(runs, "en").columns)
-    assert table.iloc[-1, 4] == 3 and settled == runs
+    assert table.iloc[-1, 4] == 3 and tab.settle_runs(runs) == runs
 
 
 def test_calculator_handler_and_its_redraw(runtime):

@@ -23,6 +23,7 @@ import torch
 
 from explorer.runtime import ModelLoadError, Runtime
 from tests.conftest import environment
+from tests.helpers import wait_for_texts
 
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
 CLAIMS_FAKE = "tests.test_claims_fakes:FAST_REGISTRY"   # a board that answers in a second
@@ -307,13 +308,42 @@ def test_stop_frees_the_generate_group_for_the_next_run(apps, fake_spaces):
     _, client = apps["zerogpu"]
     job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),
                         api_name="/generate")
-    deadline = time.time() + 60
-    while time.time() < deadline and len({o[0] for o in job.outputs() if o[0]}) < 2:
-        time.sleep(0.1)
-    assert len({o[0] for o in job.outputs() if o[0]}) >= 2, "no tokens streamed"
+    wait_for_texts(job, 2, timeout=60)
     job.cancel()
     cancelled_at = time.time()
     final = client.predict(*{**GENERATE, "max_new": 1, "compare": False, "check": False}.values(),
                            api_name="/generate")
     assert final[1].startswith("Done") and time.time() - cancelled_at < 60
     assert len([o for o in job.outputs() if o[0]]) < 100
+
+
+def test_the_stop_button_ends_a_run_inside_a_gpu_call(apps, fake_spaces):
+    """Stop's flag lives in the app's process, which the GPU call's process does not see: the
+    stop wrapper stays outside the call (zerogpu.attach_gpu), drops the call's next message,
+    closes it (its process ends) and answers with the last message it sent, marked stopped."""
+    demo, client = apps["zerogpu"]
+    job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),
+                        api_name="/generate")
+    wait_for_texts(job, 2, timeout=60)
+    child = [pid for name, _, pid in fake_spaces.calls if name == "run_generate"][-1]
+    client.predict(api_name="/stop")
+    final = job.result(timeout=60)
+    n = int(re.search(r"after (\d+) new tokens", final[1]).group(1))
+    assert final[1] == f"**Stopped** after {n} new tokens." and 2 <= n < 200
+    table = client.predict("en", api_name="/runs")
+    assert dict(zip(table["headers"], table["data"][-1]))["new tokens"] == f"{n} (stopped)"
+    deadline = time.time() + 30
+    while time.time() < deadline and _alive(child):
+        time.sleep(0.1)
+    assert not _alive(child), "the GPU call's process still runs after Stop"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):   # a zombie not yet reaped by the fake's join thread
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[-1][0] != "Z"
+    return True

@@ -222,7 +222,8 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
         message = "generate.fig.empty"
         if session.records:
             message = ("generate.fig.c4_off" if not session.request.check_full_forward else
-                       "generate.fig.c4_busy" if session.replay_note == "busy" else "generate.fig.c4_pending")
+                       unchecked(session) or ("generate.fig.c4_busy" if session.replay_note == "busy"
+                                              else "generate.fig.c4_pending"))
         return empty_figure(title, lang, message=message)
     positions = [r.position for r in session.records[:len(session.logit_diffs)]]
     fig = Fig()
@@ -257,7 +258,8 @@ def mask_figure(session: Session, lang: str = "en") -> go.Figure:
         message = "generate.fig.empty"
         if session.records:
             message = ("generate.fig.mask_pending" if session.phase != "done" else
-                       "generate.fig.mask_busy" if session.replay_note == "busy" else "generate.fig.mask_off")
+                       unchecked(session) or ("generate.fig.mask_busy" if session.replay_note == "busy"
+                                              else "generate.fig.mask_off"))
         return empty_figure(title, lang, height=MASK_HEIGHT, message=message)
     blocks = reading.masks
     fig = Fig()
@@ -303,6 +305,14 @@ def empty_figures(lang: str = "en") -> tuple[go.Figure, ...]:
     return tuple(empty_figure("", lang, height=height) for height in heights)
 
 
+def unchecked(session: Session) -> str | None:
+    """The message key of a run that ended before its checks (Stop, the time limit): they never
+    ran, whatever was asked."""
+    if session.phase == "done" and session.stopped in ("stop", "deadline"):
+        return f"generate.fig.unchecked_{session.stopped}"
+    return None
+
+
 def status(session: Session, lang: str = "en") -> str:
     """The line under the generated text: progress while running, the outcome when done."""
     rate = session.decode_rate()
@@ -319,6 +329,10 @@ def status(session: Session, lang: str = "en") -> str:
     if session.phase == "replay":
         return text("generate.status.replay", lang, n=len(session.replay),
                     total=len(replay_targets(session.records)))
+    if session.phase == "done" and session.stopped == "stop":   # by the Stop button
+        if not session.records:
+            return text("generate.stopped", lang)
+        return text("generate.status.stopped", lang, **fields)
     if session.phase == "done":
         reason = text(f"generate.reason.{session.stopped or 'length'}", lang, s=DEADLINE_S)
         return text("generate.status.done", lang, reason=reason, **fields)

@@ -14,7 +14,8 @@ _DONE = object()
 def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]], *,
                   idle_timeout_s: float = 5.0,
                   min_interval_s: Union[float, Callable[[Session], float]] = 0.0,
-                  alive: Optional[Callable[[], bool]] = None) -> Iterator[Session]:
+                  alive: Optional[Callable[[], bool]] = None,
+                  stop_requested: Optional[Callable[[], bool]] = None) -> Iterator[Session]:
     """Run `make_stream(should_stop)` in a worker thread and yield snapshots of its Session.
 
     Why: a web framework's work between two yields (Gradio: postprocess, diff, send: ~2-4 ms
@@ -36,7 +37,9 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
     should_stop reads `alive` itself, so a run whose client vanished stops at the next step the
     worker receives (make_stream polls should_stop before every step), and this generator
     ends without yielding again (a run stopped before its first token has nothing to show,
-    and nobody would see it)."""
+    and nobody would see it).
+    stop_requested: True once the visitor pressed Stop. The engine stops at its next step, and
+    its last snapshot (phase "done", stopped "stop") is delivered like any other end."""
     updates: queue.Queue = queue.Queue()
     # set by the worker when something must go out at once (a snapshot that ends decoding, an
     # error, the end): a consumer holding decode steps back waits on this, not on the queue, so
@@ -49,6 +52,7 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
 
     def should_stop() -> bool:
         return (stop.is_set() or (alive is not None and not alive())
+                or (stop_requested is not None and stop_requested())
                 or (not waiting[0] and time.monotonic() - polled[0] > idle_timeout_s))
 
     def work():

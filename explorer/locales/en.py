@@ -142,9 +142,11 @@ STRINGS: dict[str, str] = {
     'generate.status.done': (
         'Done ({reason}): **{n}** tokens · prompt {prompt} tokens{chat} · first token '
         'after {ttft:.2f} s{rate}'),
+    'generate.status.stopped': (
+        '**Stopped** after **{n}** new tokens · prompt {prompt} tokens{chat} · first token '
+        'after {ttft:.2f} s{rate}'),
     'generate.reason.eos': 'end of sequence',
     'generate.reason.length': 'max new tokens reached',
-    'generate.reason.stop': 'stopped',
     'generate.row.stopped': '{n} (stopped)',
     'generate.reason.deadline': 'time limit of {s:.0f} s reached',
     'generate.stopped': '**Stopped.**',
@@ -214,6 +216,8 @@ STRINGS: dict[str, str] = {
     'generate.fig.empty_slot': 'empty slot',
     'generate.fig.mask_pending': 'Drawn from the cache once generation ends',
     'generate.fig.mask_busy': 'Declined: other visitors were generating',
+    'generate.fig.unchecked_stop': 'Not checked: the run was stopped',
+    'generate.fig.unchecked_deadline': 'Not checked: the run reached its time limit',
     'generate.fig.mask_off': 'Both checks were off for this run',
     'claims.m.c1_exp_uncached': 'growth exponent of computed scores, no cache',
     'claims.m.c1_exp_cached': 'growth exponent of computed scores, with the cache',

@@ -130,9 +130,11 @@ STRINGS: dict[str, str] = {
     'generate.status.done': (
         '完成（{reason}）：**{n}** 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
         '用时 {ttft:.2f} 秒{rate}'),
+    'generate.status.stopped': (
+        '**已停止**：已生成 **{n}** 个新 token · 提示词 {prompt} 个 token{chat} · 首个 token '
+        '用时 {ttft:.2f} 秒{rate}'),
     'generate.reason.eos': '遇到结束符',
     'generate.reason.length': '达到最大 token 数',
-    'generate.reason.stop': '已停止',
     'generate.row.stopped': '{n}（已停止）',
     'generate.reason.deadline': '达到 {s:.0f} 秒的时间上限',
     'generate.stopped': '**已停止。**',
@@ -194,6 +196,8 @@ STRINGS: dict[str, str] = {
     'generate.fig.empty_slot': '空槽位',
     'generate.fig.mask_pending': '生成结束后从缓存中绘制',
     'generate.fig.mask_busy': '已跳过：其他访问者正在生成',
+    'generate.fig.unchecked_stop': '未核对：运行已停止',
+    'generate.fig.unchecked_deadline': '未核对：运行达到了时间上限',
     'generate.fig.mask_off': '这次运行关闭了两项检查',
     'claims.m.c1_exp_uncached': '不用缓存时计算分数的增长指数',
     'claims.m.c1_exp_cached': '使用缓存时计算分数的增长指数',

@@ -26,6 +26,10 @@ section from its stored result, without running the model. Rules:
 - The page runs the listeners of one trigger one after another, in the order they were
   registered, each to its end (a stream until it stops): a listener that must act at once
   (clearing a note, loading the model) is registered before a long one on the same trigger.
+- A long run's Stop button raises a flag (explorer/ui/stopping.py: the handler wrapped by
+  `Stops.stoppable`, the button wired to `Stops.on_stop`, queue=False, no outputs), and the run
+  ends itself with its last message; not `cancels=`, whose cancel races the page (Gradio's
+  "Error" badge, a note that disagrees with the last message).
 """
 from __future__ import annotations
 
@@ -136,19 +140,25 @@ def _visitor_error(error: Exception, lang: Any) -> gr.Error:
     return gr.Error(text("inputs.internal", normalize_language(lang)))
 
 
+def argument_reader(handler: Callable, name: str) -> Callable[[tuple, dict], Any]:
+    """reader(args, kwargs) -> the value `handler` would get for its parameter `name` in a call
+    with those arguments (None when it gets none, or the call would not bind)."""
+    signature = inspect.signature(handler)
+
+    def reader(args: tuple, kwargs: dict) -> Any:
+        try:
+            return signature.bind_partial(*args, **kwargs).arguments.get(name)
+        except TypeError:
+            return None
+    return reader
+
+
 def visitor_errors(handler: Callable) -> Callable:
     """The one input-error adapter, for every handler (plain or streaming): InputError becomes
     gr.Error in the visitor's language (read from the handler's `lang` argument); gr.Error
     passes as it is; any other exception is logged and answered with a generic message, so no
     traceback or server path reaches the page."""
-    signature = inspect.signature(handler)
-
-    def lang_of(args, kwargs) -> Any:
-        try:
-            return signature.bind_partial(*args, **kwargs).arguments.get("lang")
-        except TypeError:
-            return None
-
+    lang_of = argument_reader(handler, "lang")
     if inspect.isgeneratorfunction(handler):
         @functools.wraps(handler)
         def streaming(*args, **kwargs):

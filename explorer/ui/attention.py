@@ -15,8 +15,9 @@ import gradio as gr
 
 from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
     receptive_field as rf, sinks, streaming
-from explorer.locales import text
+from explorer.locales import normalize_language, text
 from explorer.ui import TabContext, visitor_errors
+from explorer.ui.stopping import Stops
 
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
@@ -79,14 +80,16 @@ def local_global(loaded, lang) -> tuple:
 # ----------------------------------------------------------------------------- long runs
 # The sink grid, StreamingLLM and the receptive-field probe make several forward passes. Their
 # handlers are generators that yield after every forward (the progress line), so a Stop, a closed
-# tab or a dropped client ends the work at the next yield: Gradio closes a cancelled generator
-# there. Each run also has a deadline, checked before every forward, a little shorter than its
+# tab or a dropped client ends the work at the next yield: the Stop's wrapper (stopping.py), or
+# Gradio for a cancelled event, closes the generator there. Each run also has a deadline, checked before every forward, a little shorter than its
 # event's Gradio `time_limit=`, so that the visitor reads why it stopped.
 
 SINK_TIME_LIMIT_S = 120
 STREAM_TIME_LIMIT_S = 600
 PROBE_TIME_LIMIT_S = 120
 TIME_LIMIT_MARGIN_S = 30       # Gradio's own limit on the event: the deadline plus this
+# the visitors' running runs of each, for their Stop buttons (explorer/ui/stopping.py)
+SINK_STOPS, STREAM_STOPS, PROBE_STOPS = Stops(), Stops(), Stops()
 
 
 def progress_line(step: Progress, lang: str, stage: str = "") -> str:
@@ -109,12 +112,14 @@ def follow(steps: Generator, report: Callable[[Progress], tuple]) -> Generator:
         steps.close()
 
 
-def stopped_note(lang, running) -> tuple:
-    """Stop's own output (the event it cancels is stopped by Gradio): the status line says
-    "Stopped." when a run was in progress, and the running flag is cleared."""
-    if not running:
-        return gr.skip(), False
-    return text("attention.stopped", lang), False
+def stopped_word(n_outputs: int) -> Callable:
+    """The last message of a stopped run of n_outputs (explorer/ui/stopping.py): the status
+    line (second last output) says "Stopped.", the running flag (last) is cleared, the rest
+    stays as it was."""
+    def last_word(last, lang) -> tuple:
+        return (*(gr.skip(),) * (n_outputs - 2), text("attention.stopped", normalize_language(lang)),
+                False)
+    return last_word
 
 
 def draw_sinks(result: sinks.SinkResult, lang: str) -> tuple:
@@ -366,27 +371,28 @@ def build(ctx: TabContext) -> None:
                 api_visibility="private").then(
             on_groups, [ctx.model, ctx.lang], group_outputs, api_visibility="private", **ctx.model_event)
 
-    # the long runs: progress after every forward, a Stop that cancels the event, a time limit
-    sink_event = sink_run.click(
-        on_sinks, [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
+    # the long runs: progress after every forward, a Stop, a time limit
+    sink_run.click(
+        SINK_STOPS.stoppable(on_sinks, stopped_word(8)),
+        [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
         [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
          sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.model_event)
-    stream_event = stream_run.click(
-        on_streaming, [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
+    stream_run.click(
+        STREAM_STOPS.stoppable(on_streaming, stopped_word(6)),
+        [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
         [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
         api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.model_event)
-    rf_event = rf_run.click(
-        on_receptive, [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
+    rf_run.click(
+        PROBE_STOPS.stoppable(on_receptive, stopped_word(7)),
+        [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
         [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
         api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.model_event)
-    for stop, event, status, running in ((sink_stop, sink_event, sink_status, sink_running),
-                                         (stream_stop, stream_event, stream_status, stream_running),
-                                         (rf_stop, rf_event, rf_status, rf_running)):
-        stop.click(stopped_note, [ctx.lang, running], [status, running], cancels=[event],
-                   api_visibility="private")
+    # Stop ends a run after the forward under way, with its own last message "Stopped."
+    for stop, stops in ((sink_stop, SINK_STOPS), (stream_stop, STREAM_STOPS), (rf_stop, PROBE_STOPS)):
+        stop.click(stops.on_stop, None, None, queue=False, api_visibility="private")
 
     # the shell's one language switch redraws each section from its stored result
     ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)

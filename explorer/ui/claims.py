@@ -3,8 +3,10 @@
 
 Thin wiring: the handler loads the model and asks the board, which answers from its
 per-process cache or runs every claim's evidence function in a worker thread; the handler
-streams its progress (one message per claim, so Stop and a closed page take effect between
-claims) and keeps the finished board in gr.State for the language switch.
+streams its progress (one message per claim) and keeps the finished board in gr.State for the
+language switch. Stop (explorer/ui/stopping.py) ends the stream at once with "Stopped."; the
+claim being measured finishes in the worker, which stops before the next one (as on a closed
+page).
 
 EXPLORER_CLAIMS_REGISTRY="module:attribute" replaces the registry of evidence functions with
 another sequence of explorer.claims.registry.ClaimEntry (the browser tests serve a board of
@@ -26,12 +28,16 @@ from explorer.claims import board
 from explorer.claims.registry import CLAIMS, ClaimEntry
 from explorer.locales import normalize_language, text
 from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
+from explorer.ui.stopping import Stops
 
 TITLE = "claims.tab"
 REGISTRY_ENV = "EXPLORER_CLAIMS_REGISTRY"
 # the board's own limit, plus loading the model and drawing the table
 EVENT_LIMIT_S = int(board.BOARD_LIMIT_S) + 60
 COLUMN_WIDTHS = ["5%", "19%", "27%", "21%", "9%", "5%", "14%"]
+# the visitors' running boards, for the Stop button
+STOPS = Stops()
+_STOPPED = object()   # put on a run's queue by its Stop: wakes the handler
 
 
 def board_registry() -> tuple[ClaimEntry, ...]:
@@ -68,10 +74,14 @@ def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, 
             updates.put(error)
 
     threading.Thread(target=work, name="claims-board", daemon=True).start()
+    STOPS.flag().on_set(lambda: updates.put(_STOPPED))
     rows: list[board.Row] = []
     try:
         while True:
             item = updates.get()
+            if item is _STOPPED:   # Stop: the rows so far stay, the worker ends (finally)
+                yield stopped_word(None, lang)
+                return
             if isinstance(item, BaseException):
                 raise item
             if isinstance(item, board.Row):
@@ -109,9 +119,10 @@ def show_cached(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str
     return (*draw(result, lang, tab_titles), result)
 
 
-@visitor_errors
-def stop_board(lang):
-    return text("claims.stopped", normalize_language(lang))
+def stopped_word(last, lang):
+    """The last message of a stopped board: the rows measured so far stay, the board is not
+    kept (a partial board would be redrawn as the model's board)."""
+    return gr.skip(), text("claims.stopped", normalize_language(lang)), gr.skip()
 
 
 def build(ctx: TabContext) -> None:
@@ -133,12 +144,13 @@ def build(ctx: TabContext) -> None:
     state = gr.State(blank)   # drawn again in the visitor's language by the language switch
     outputs = [table, summary, state]
     limits = {"time_limit": EVENT_LIMIT_S, **ctx.model_event}
-    cached = functools.partial(run_board, ctx.runtime, registry, tab_titles, False)
-    again = functools.partial(run_board, ctx.runtime, registry, tab_titles, True)
-    first = run.click(cached, [ctx.model, ctx.lang], outputs, api_name="claims_board", **limits)
-    second = rerun.click(again, [ctx.model, ctx.lang], outputs, api_visibility="private", **limits)
-    stop.click(stop_board, [ctx.lang], [summary], cancels=[first, second], queue=False,
-               api_visibility="private")
+    cached = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, False),
+                             stopped_word)
+    again = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, True),
+                            stopped_word)
+    run.click(cached, [ctx.model, ctx.lang], outputs, api_name="claims_board", **limits)
+    rerun.click(again, [ctx.model, ctx.lang], outputs, api_visibility="private", **limits)
+    stop.click(STOPS.on_stop, None, None, queue=False, api_visibility="private")
     # another model: its kept board, or the claims not yet run (a board names its model, but a
     # table of the previous model's numbers under the new model's name invites a misreading)
     ctx.model.change(functools.partial(show_cached, ctx.runtime, registry, tab_titles),

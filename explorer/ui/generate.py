@@ -26,6 +26,7 @@ from explorer.generate.transport import client_alive, in_background
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui.stopping import Stops
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
@@ -41,6 +42,10 @@ HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
+
+# the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
+STOPS = Stops()
+ROOF_STOPS = Stops()
 
 HISTORY_COLUMNS = ("run", "model", "policy", "prompt", "new", "cache", "c3", "c4", "text")
 
@@ -101,13 +106,14 @@ def history_row(session: Session, run: int) -> dict:
             "cache": shapes.format_bytes(cache_bytes),
             "c3": "✓" if session.bytes_match_formula() else "✗",
             "c4": "—" if diff is None else f"{diff:.1e}",
+            "stopped": session.stopped == "stop",
             "text": generated if len(generated) <= 90 else generated[:87] + "…"}
 
 
 def settle_runs(runs) -> list[dict]:
-    """The visitor's runs with a run still marked in progress marked stopped: Stop cancels
-    the generator before it can write its last row, so the row written with the last chart
-    (partial=True) is the stopped run's record."""
+    """The visitor's runs with a run still marked in progress marked stopped: a run closed
+    from outside (a cancel through the API, a closed page) ends before it can write its last
+    row, so the row sent with its last message (partial=True) is its record."""
     return [{**row, "partial": False, "stopped": True} if row.get("partial") else row
             for row in runs or []]
 
@@ -147,11 +153,15 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     first = True
     last_charts = 0.0
     # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
-    # adding to every step; closing this generator (Stop, closed tab) stops the worker.
+    # adding to every step; closing this generator (a closed tab) stops the worker. Stop
+    # raises this run's flag: the engine stops at its next step, and its last snapshot is this
+    # handler's last message, drawn like any end (text, charts, row and status agree).
+    stopped = STOPS.flag()
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
-        deadline=started + DEADLINE_S), min_interval_s=text_interval, alive=client_alive())
+        deadline=started + DEADLINE_S), min_interval_s=text_interval, alive=client_alive(),
+        stop_requested=stopped.is_set)
     for session in _engine_errors(stream, lang):
         now = time.perf_counter()
         # a step shared by N visitors: each redraws its charts N times less often, so the
@@ -159,9 +169,8 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         # same cores as their shared decode)
         shared = session.records[-1].batch_size if session.records else 1
         done = session.phase == "done"
-        # the runs so far, this one included, with every message (a Stop reports the tokens
-        # shown, not those of the last charts): marked partial until it is done, so that a
-        # Stop (which cancels this generator) still leaves its row
+        # the runs so far, this one included, with every message: marked partial until it is
+        # done, so that a run closed from outside still leaves its row (settle_runs)
         held_runs = runs + [{**history_row(session, run_number), "partial": not done}]
         if session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared):
             rest = held if held is not None else (gr.skip(),) * 6
@@ -193,17 +202,20 @@ def show_runs(lang, runs):
     return history_frame(lang, settle_runs(runs))
 
 
-@visitor_errors
-def stop_run(lang, runs):
-    """Cancels the run (the event's `cancels=`). The note replaces the status line (hidden by
-    style.css while the note shows): a token message already in flight could overwrite the
-    status, not this."""
+def stopped_word(last, lang):
+    """The last message of a run that Stop could not reach itself (in a ZeroGPU call, see
+    explorer/ui/stopping.py): the last message sent, its run's row marked stopped and the
+    status saying so; "Stopped." for a run stopped in the queue."""
     lang = normalize_language(lang)
-    partial = [row for row in runs or [] if row.get("partial")]
-    note = text("generate.stopped_after", lang, n=partial[-1]["new"]) if partial \
-        else text("generate.stopped", lang)
-    runs = settle_runs(runs)
-    return note, history_frame(lang, runs), runs
+    if last is None:
+        return (gr.skip(), text("generate.stopped", lang), *(gr.skip(),) * 8)
+    runs = last[8]
+    row = runs[-1] if isinstance(runs, list) and runs else None
+    if not isinstance(row, dict) or not row.get("partial"):
+        return last   # it had ended: nothing was stopped
+    row = {**row, "partial": False, "stopped": True}
+    return (last[0], text("generate.stopped_after", lang, n=row["new"]), *last[2:8],
+            [*runs[:-1], row], last[9])
 
 
 def fill_long_prompt():
@@ -310,9 +322,6 @@ def _build_run(ctx: TabContext) -> None:
             output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
                                 autoscroll=True, elem_id="gen-output")
             status = gr.Markdown(elem_id="gen-status")
-            # Written by Stop, cleared when the next run starts: a component of its own, so that
-            # a token message already in flight when Stop is pressed cannot overwrite it.
-            stopped_note = gr.Markdown(elem_id="gen-stopped")
         with gr.Column(scale=2, min_width=300):
             with gr.Accordion(t("generate.sampling"), open=True):
                 max_new = gr.Slider(1, TAB_MAX_NEW_TOKENS, value=48, step=1,
@@ -355,26 +364,20 @@ def _build_run(ctx: TabContext) -> None:
                last_session]
     inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
               sinks, compare, check, history_state, last_session]
-    handler = functools.partial(run_generate, ctx.runtime)
+    handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
     limit = int(DEADLINE_S) + 30
     # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
     # (explorer/generate/scheduler.py) serialises the forwards and batches the visitors' steps,
     # so up to its capacity every run is admitted at once, and past it refused as busy.
     concurrency = {"concurrency_id": GENERATE_CONCURRENCY_ID, "concurrency_limit": SCHEDULER_CAPACITY}
-    # A new run clears the last run's "Stopped." in the page, before the run's listener: the
-    # page awaits a click's listeners in turn, a stream to its end. Were it an output of the
-    # stream, every message would have to skip it (see run_generate).
-    clear_note = {"js": "() => ''", "queue": False, "api_visibility": "private"}
-    start.click(None, None, [stopped_note], **clear_note)
-    prompt.submit(None, None, [stopped_note], **clear_note)
     event = start.click(handler, inputs, outputs, api_name="generate", show_progress="minimal",
                         time_limit=limit, **concurrency)
     submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
                               show_progress="minimal", time_limit=limit, **concurrency)
     event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
-    stop.click(stop_run, [ctx.lang, history_state], [stopped_note, history, history_state],
-               cancels=[event, submitted], api_name="stop")
+    # not `cancels=`: the run ends itself within a step, with its own last message (stopping.py)
+    stop.click(STOPS.on_stop, None, None, queue=False, api_name="stop")
     long_prompt.click(fill_long_prompt, None, [prompt], api_name="long_prompt")
     ctx.redraw_on_language(last_session, [status, bars, growth, latency, diff, mask, evidence], draw_run)
     ctx.redraw_on_language(history_state, [history], draw_runs)
@@ -422,8 +425,10 @@ def _build_roofline(ctx: TabContext) -> None:
     roof_summary = gr.Markdown(elem_id="gen-roof-summary")
     roof_state = gr.State(None)
     outputs = [device_note, roof_plot, rates_plot, roof_summary, roof_state]
-    event = measure.click(functools.partial(measure_roofline, ctx.runtime),
-                          [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
-                          time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.model_event)
-    stop.click(None, None, None, cancels=[event], queue=False)
+    # Stop ends the measurement between two timed forwards; nothing of it is kept or drawn
+    measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
+                                       lambda last, lang: (gr.skip(),) * 5),
+                  [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
+                  time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.model_event)
+    stop.click(ROOF_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(roof_state, [device_note, roof_plot, rates_plot, roof_summary], draw_roofline)

@@ -25,6 +25,7 @@ from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS
 from explorer.texts import long_text
 from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui.stopping import Stops
 
 TITLE = "rope.tab"
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
@@ -35,6 +36,8 @@ DEFAULT_PAIR_POSITION = 24
 # of Gemma takes tens of seconds on a busy CPU, so a run ends at most one forward later).
 SWEEP_TIME_LIMIT_S = 300.0
 CONTINUATION_TIME_LIMIT_S = 120.0
+# the visitors' running sweeps and continuations, for their Stop buttons (stopping.py)
+SWEEP_STOPS, CONTINUATION_STOPS = Stops(), Stops()
 # Gradio's own `time_limit=` on the events (it acts on streaming events; the limit inside the
 # run is what ends the work): the run's limit plus one forward.
 EVENT_SLACK_S = 120
@@ -185,10 +188,15 @@ def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Pr
         yield gr.skip(), status, gr.skip(), gr.skip(), clear
 
 
-@visitor_errors
-def stopped(lang):
-    """The Stop buttons' note (their events cancel the run)."""
-    return text("rope.stopped", normalize_language(lang))
+def stopped_word(n_outputs: int, progress_at: int):
+    """The last message of a stopped sweep or continuation (explorer/ui/stopping.py): its note
+    (the last output) says "Stopped.", its progress line (output `progress_at`) is cleared, the
+    rest stays as it was."""
+    def last_word(last, lang) -> tuple:
+        words = [gr.skip()] * n_outputs
+        words[progress_at], words[-1] = "", text("rope.stopped", normalize_language(lang))
+        return tuple(words)
+    return last_word
 
 
 # ----------------------------------------------------------------------------- continuation
@@ -346,11 +354,12 @@ def build(ctx: TabContext) -> None:
         sweep_table = gr.Dataframe(elem_id="rope-sweep-table", interactive=False, wrap=True)
         sweep_state = gr.State(None)
         sweep_outputs = [sweep_plot, sweep_text, sweep_table]
-        sweep_event = sweep_run.click(
-            bind(sweep), [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
+        sweep_run.click(
+            SWEEP_STOPS.stoppable(bind(sweep), stopped_word(5, progress_at=1)), [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
             [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
             time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
-        sweep_stop.click(stopped, [ctx.lang], [sweep_note], cancels=[sweep_event], api_name="rope_perplexity_stop")
+        # Stop ends the sweep after the forward under way, which then says "Stopped."
+        sweep_stop.click(SWEEP_STOPS.on_stop, None, None, queue=False, api_name="rope_perplexity_stop")
         ctx.redraw_on_language(sweep_state, [*sweep_outputs, sweep_note], redraw_sweep)
 
     with ctx.section("rope.cont.title"):
@@ -365,11 +374,11 @@ def build(ctx: TabContext) -> None:
         cont_note = gr.Markdown(elem_id="rope-cont-note")
         cont_text = gr.Markdown(elem_id="rope-cont-text")
         cont_state = gr.State(None)
-        cont_event = cont_run.click(
-            bind(continuation), [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
+        cont_run.click(
+            CONTINUATION_STOPS.stoppable(bind(continuation), stopped_word(3, progress_at=0)), [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
             [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
             time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
-        cont_stop.click(stopped, [ctx.lang], [cont_note], cancels=[cont_event], api_name="rope_continue_stop")
+        cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")
         ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)
 
     with ctx.section("rope.scale.section"):

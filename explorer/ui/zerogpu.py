@@ -13,6 +13,8 @@ a decode loop) comes back. Hence:
 - the Generate tab's shared decode loop (explorer/generate/scheduler.py) lives inside one call:
   each visitor's run is decoded alone (a batch of 1) in its own GPU call, with no batching
   across visitors; a loop inherited through the fork is forgotten (see _after_fork).
+- Stop (explorer/ui/stopping.py) raises a flag in this process, which a call's process does not
+  see: the stop wrapper stays around the GPU call and ends it at its next message.
 - the duration asked for each call comes from the event's own time limit, bounded (a longer
   request lowers the visitor's place in ZeroGPU's queue).
 Tested with a stand-in `spaces` that forks per call (tests/fake_spaces, tests/test_zerogpu.py),
@@ -29,6 +31,7 @@ from typing import Any
 import gradio as gr
 
 from explorer.ui import MODEL_CONCURRENCY_ID
+from explorer.ui import stopping
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +97,11 @@ def attach_gpu(demo: gr.Blocks) -> int:
     for block_fn in demo.fns.values():
         if block_fn.fn is None or block_fn.concurrency_id not in groups:
             continue
-        block_fn.fn = spaces.GPU(duration=gpu_duration(block_fn.time_limit))(block_fn.fn)
+        # a stoppable handler (explorer/ui/stopping.py) goes into the GPU call without its
+        # Stop wrapper, which stays here: the Stop's flag lives in this process
+        handler, rewrap = stopping.unwrap(block_fn.fn)
+        gpu_fn = spaces.GPU(duration=gpu_duration(block_fn.time_limit))(handler)
+        block_fn.fn = rewrap(gpu_fn) if rewrap is not None else gpu_fn
         wrapped += 1
     _prepare_forked_calls()
     log.info("ZeroGPU: %d events run in GPU calls", wrapped)

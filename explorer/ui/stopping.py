@@ -7,9 +7,8 @@ the page then at times puts its "Error" badge on the cancelled event's outputs (
 the last message that landed: Generate once said "Stopped after 64 new tokens" above a table
 row, a C3 line and charts of 80.
 
-Here Stop only raises a flag for the visitor's session (`Stops.stop`). The run's handler,
-wrapped by `Stops.stoppable`, checks it at every message; a handler can also end early on it
-A handler that reads its flag (`Stops.flag()`, which can wake it when blocked between
+Here Stop only raises a flag for the visitor's session (`Stops.stop`); the run's handler is
+wrapped by `Stops.stoppable`. A handler that reads its flag (`Stops.flag()`, which can wake it when blocked between
 messages) ends itself with a last message drawn from its final state, so the page's last
 word, the run's record and every chart come from one message, and the event ends as a
 success. Where the flag cannot reach the handler (in a ZeroGPU call's process), the wrapper
@@ -160,9 +159,10 @@ class Stops:
         sends goes out. Otherwise (a handler in a ZeroGPU call, which the flag cannot reach),
         once the flag is up its next message is dropped, it is closed, and `last_word(the last
         message sent or None, the handler's `lang` argument)` goes out instead. A run stopped
-        while queued sends only `last_word(None, lang)`, without calling the handler. The wrapper keeps the handler's signature (Gradio
-        reads gr.Progress defaults from it) and shows `.stoppable = (handler, rewrap)`, so
-        ZeroGPU can move the handler into its GPU call and keep the stop outside it."""
+        while queued sends only `last_word(None, lang)`, without calling the handler. The
+        wrapper keeps the handler's signature (Gradio reads gr.Progress defaults from it) and
+        shows `.stoppable = (handler, rewrap)`, so ZeroGPU can move the handler into its GPU
+        call and keep the stop outside it, and `.stops` (its Stops)."""
         lang_of = argument_reader(handler, "lang")
 
         @functools.wraps(handler)

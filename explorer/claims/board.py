@@ -32,6 +32,7 @@ import pandas as pd
 from explorer.claims.evidence import Evidence, Measure
 from explorer.claims.registry import CLAIMS, ClaimEntry, resolve
 from explorer.locales import has, text
+from explorer.threads import start_worker
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +137,7 @@ def _run_one(entry: ClaimEntry, loaded: Any, limit_s: float,
             done.set()
 
     started = time.perf_counter()
-    worker = threading.Thread(target=work, name=f"claim-{entry.claim}", daemon=True)
-    worker.start()
+    worker = start_worker(work, f"claim-{entry.claim}")   # waited for at interpreter exit
     while not done.wait(POLL_S):
         elapsed = time.perf_counter() - started
         if should_stop() or elapsed > limit_s:

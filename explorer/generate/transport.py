@@ -7,6 +7,7 @@ import time
 from typing import Callable, Iterator, Optional, Union
 
 from explorer.generate.session import Session
+from explorer.threads import start_worker
 
 _DONE = object()
 
@@ -67,7 +68,7 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[Session]]
             updates.put(_DONE)
             urgent.set()
 
-    threading.Thread(target=work, name="kv-generate", daemon=True).start()
+    start_worker(work, "kv-generate", stop)   # stopped and waited for at interpreter exit
 
     hold_until = None  # monotonic time before which a decode step is held back
     try:

@@ -27,6 +27,7 @@ import gradio as gr
 from explorer.claims import board
 from explorer.claims.registry import CLAIMS, ClaimEntry
 from explorer.locales import normalize_language, text
+from explorer.threads import start_worker
 from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
 from explorer.ui.stopping import Stops
 
@@ -73,7 +74,7 @@ def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, 
         except BaseException as error:  # raised in the handler, where visitor_errors logs it
             updates.put(error)
 
-    threading.Thread(target=work, name="claims-board", daemon=True).start()
+    start_worker(work, "claims-board", stop)   # stopped between claims at interpreter exit
     STOPS.flag().on_set(lambda: updates.put(_STOPPED))
     rows: list[board.Row] = []
     try:

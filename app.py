@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +19,7 @@ import gradio as gr
 from explorer.inputs import short_choice_errors, short_number_errors
 from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.runtime import Runtime
+from explorer.threads import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
                          resize_charts_on_select, serving, shell, tab_id, zerogpu)
@@ -149,7 +149,8 @@ def main() -> None:
     runtime = Runtime()
     print(f"[startup] models run on {runtime.device_label}", flush=True)
     zerogpu.preload_on_zerogpu(runtime)   # on ZeroGPU, every model before serving
-    threading.Thread(target=_warm_up, args=(runtime,), name="warm-up", daemon=True).start()
+    # waited for at exit (up to 10 s): a load still in torch then would abort the process
+    start_worker(lambda: _warm_up(runtime), "warm-up")
     demo = build_app(runtime)
     demo.launch(
         # HOST/PORT first; Hugging Face Spaces set GRADIO_SERVER_NAME/PORT instead.

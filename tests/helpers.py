@@ -44,6 +44,21 @@ def wait_for_texts(job, n: int, timeout: float = 120.0) -> None:
     assert len({o[0] for o in job.outputs() if o[0]}) >= n, "no tokens streamed"
 
 
+def decoding_snapshot(index: int = 0):
+    """A Session as transport.in_background sees a decoding run's snapshot, with no model
+    behind it: phase "decode", not stopped, `index` to tell them apart."""
+    from explorer.generate.session import Session
+
+    class Snapshot(Session):
+        def __init__(self):
+            self.phase, self.stopped, self.index = "decode", None, index
+
+        def snapshot(self):
+            return self
+
+    return Snapshot()
+
+
 def type_number(page, elem_id: str, value, tries: int = 3) -> None:
     """Type a number into a Number's or Slider's box (Enter, then blur) and wait until the box
     holds it. A section shown for the first time mounts its components, and on a loaded machine

@@ -17,6 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.helpers import decoding_snapshot
+
 pytestmark = pytest.mark.timeout(600)
 
 
@@ -89,17 +91,9 @@ def test_client_alive_follows_the_events_flag_and_falls_back_outside_an_event():
 def test_in_background_stops_the_run_once_the_client_is_gone_without_being_closed():
     """The consumer is not closed and not idle: only `alive` turning False stops the stream."""
     from explorer.generate import transport
-    from explorer.generate.session import Session
 
     polled_after_gone = []
     gone = threading.Event()
-
-    class Snap(Session):
-        def __init__(self):   # a decoding run's snapshot; no model behind it
-            self.phase, self.stopped = "decode", None
-
-        def snapshot(self):
-            return self
 
     def make(should_stop):
         for _ in range(10_000):
@@ -108,7 +102,7 @@ def test_in_background_stops_the_run_once_the_client_is_gone_without_being_close
             if gone.is_set():
                 polled_after_gone.append(1)
             time.sleep(0.005)
-            yield Snap()
+            yield decoding_snapshot()
 
     stream = transport.in_background(make, alive=lambda: not gone.is_set())
     next(stream)
@@ -125,22 +119,14 @@ def test_in_background_sends_nothing_more_once_the_client_is_gone():
     be, as the end of the run): the consumer would build figures for nobody, and a run stopped
     before its first token has none to build."""
     from explorer.generate import transport
-    from explorer.generate.session import Session
 
     gone = threading.Event()
-
-    class Snap(Session):
-        def __init__(self, index):
-            self.phase, self.stopped, self.index = "decode", None, index
-
-        def snapshot(self):
-            return self
 
     def make(should_stop):
         for index in range(6):
             if index == 3:
                 gone.set()
-            yield Snap(index)
+            yield decoding_snapshot(index)
 
     delivered = [snap.index for snap in transport.in_background(make, alive=lambda: not gone.is_set())]
     assert all(index < 3 for index in delivered), delivered

@@ -11,7 +11,7 @@ import threading
 import time
 
 from explorer import threads
-from tests.helpers import ROOT
+from tests.helpers import ROOT, decoding_snapshot
 
 BUSY_AT_EXIT = """
 import sys, threading, torch
@@ -68,19 +68,11 @@ def test_a_generate_worker_is_stopped_at_exit():
     """transport.in_background's worker (the run's decode, then its C4 check and C1 replay) is
     one of them: the exit hook's stop ends it at its next poll, and the stream ends."""
     from explorer.generate import transport
-    from explorer.generate.session import Session
-
-    class Snap(Session):
-        def __init__(self):   # a decoding run's snapshot; no model behind it
-            self.phase, self.stopped = "decode", None
-
-        def snapshot(self):
-            return self
 
     def make(should_stop):
         while not should_stop():
             time.sleep(0.005)
-            yield Snap()
+            yield decoding_snapshot()
 
     before = set(threads._LIVE)
     stream = transport.in_background(make, idle_timeout_s=60)

@@ -59,6 +59,14 @@ def decoding_snapshot(index: int = 0):
     return Snapshot()
 
 
+def stop_buttons(demo, event_fn) -> list:
+    """The events of `demo` that stop the stoppable `event_fn` (explorer/ui/stopping.py): the
+    listeners wired to its Stops' on_stop."""
+    stops = getattr(event_fn, "stops", None)
+    return [block_fn for block_fn in demo.fns.values()
+            if stops is not None and block_fn.fn == stops.on_stop]
+
+
 def type_number(page, elem_id: str, value, tries: int = 3) -> None:
     """Type a number into a Number's or Slider's box (Enter, then blur) and wait until the box
     holds it. A section shown for the first time mounts its components, and on a loaded machine

@@ -85,7 +85,7 @@ def test_a_run_that_finishes_reports_every_forward(smol):
 def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     from app import build_app
     from explorer.ui import attention as tab
-    from explorer.ui import stopping
+    from tests.helpers import stop_buttons
 
     demo = build_app(runtime, ("explorer.ui.attention",))
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
@@ -95,7 +95,7 @@ def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     for api_name, deadline in limits.items():
         event = events[api_name]
         assert event.time_limit == deadline + tab.TIME_LIMIT_MARGIN_S
-        [stop] = stopping.stop_buttons(demo, event.fn)
+        [stop] = stop_buttons(demo, event.fn)
         assert stop.queue is False and not stop.cancels   # a flag: the run ends itself
 
 

@@ -14,6 +14,7 @@ from explorer.runtime import UnknownModelError
 from explorer.ui import claims as claims_tab
 from explorer.ui import stopping
 from tests import test_claims_fakes as fakes
+from tests.helpers import stop_buttons
 from tests.test_claims import fake_loaded
 
 FAKE = "tests.test_claims_fakes:FAST_REGISTRY"
@@ -137,7 +138,7 @@ def test_the_board_event_is_bounded_and_stoppable(board_client):
              and getattr(stopping.unwrap(f.fn)[0], "args", ())[3:4] == (True,)]
     # one Stop for both: it raises the flag the board reads (explorer/ui/stopping.py)
     assert rerun and rerun[0].fn.stops is run.fn.stops
-    [stop] = stopping.stop_buttons(demo, run.fn)
+    [stop] = stop_buttons(demo, run.fn)
     assert stop.queue is False and not stop.cancels
 
 

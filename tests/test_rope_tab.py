@@ -282,7 +282,7 @@ def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     the work (explorer/rope: time_limit_s)."""
     import app
     from explorer.ui import rope as tab
-    from explorer.ui import stopping
+    from tests.helpers import stop_buttons
 
     demo = app.build_app(runtime, ("explorer.ui.rope",))
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
@@ -291,5 +291,5 @@ def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
                             ("rope_continue", tab.CONTINUATION_TIME_LIMIT_S)):
         event = events[api_name]
         assert event.time_limit == int(limit) + tab.EVENT_SLACK_S
-        [stop] = stopping.stop_buttons(demo, event.fn)
+        [stop] = stop_buttons(demo, event.fn)
         assert stop.queue is False and not stop.cancels   # a flag: the run ends itself

@@ -4,7 +4,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 from explorer.generate.session import Session
 from explorer.threads import start_worker
@@ -111,16 +111,24 @@ def client_alive() -> Callable[[], bool]:
     test, the CLI), or where Gradio's queue does not have this shape, it is always True and
     Gradio's own close is what stops the run (tests/test_cancel.py drops a real connection and
     fails if this stops working)."""
-    try:
-        from gradio.context import LocalContext
-    except ImportError:
-        return always_alive
-    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
-    events = getattr(getattr(blocks, "_queue", None), "event_ids_to_events", None)
-    event = events.get(event_id) if isinstance(events, dict) and event_id is not None else None
+    event = gradio_event()
     if event is None or not isinstance(getattr(event, "alive", None), bool):
         return always_alive
     return lambda: event.alive
+
+
+def gradio_event() -> Any:
+    """Gradio's queue entry (gradio.queueing.Event: its client's `alive`, its `enqueue_time`)
+    of the event this thread is serving; None outside an event or where Gradio's queue does
+    not have this shape. Gradio sets its context before every call into a handler, a
+    generator's next() included."""
+    try:
+        from gradio.context import LocalContext
+    except ImportError:
+        return None
+    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
+    events = getattr(getattr(blocks, "_queue", None), "event_ids_to_events", None)
+    return events.get(event_id) if isinstance(events, dict) and event_id is not None else None
 
 
 def always_alive() -> bool:

@@ -81,8 +81,9 @@ def local_global(loaded, lang) -> tuple:
 # The sink grid, StreamingLLM and the receptive-field probe make several forward passes. Their
 # handlers are generators that yield after every forward (the progress line), so a Stop, a closed
 # tab or a dropped client ends the work at the next yield: the Stop's wrapper (stopping.py), or
-# Gradio for a cancelled event, closes the generator there. Each run also has a deadline, checked before every forward, a little shorter than its
-# event's Gradio `time_limit=`, so that the visitor reads why it stopped.
+# Gradio for a cancelled event, closes the generator there. Each run also has a deadline,
+# checked before every forward, a little shorter than its event's Gradio `time_limit=`, so that
+# the visitor reads why it stopped.
 
 SINK_TIME_LIMIT_S = 120
 STREAM_TIME_LIMIT_S = 600

@@ -355,7 +355,8 @@ def build(ctx: TabContext) -> None:
         sweep_state = gr.State(None)
         sweep_outputs = [sweep_plot, sweep_text, sweep_table]
         sweep_run.click(
-            SWEEP_STOPS.stoppable(bind(sweep), stopped_word(5, progress_at=1)), [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
+            SWEEP_STOPS.stoppable(bind(sweep), stopped_word(5, progress_at=1)),
+            [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
             [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
             time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
         # Stop ends the sweep after the forward under way, which then says "Stopped."
@@ -375,7 +376,8 @@ def build(ctx: TabContext) -> None:
         cont_text = gr.Markdown(elem_id="rope-cont-text")
         cont_state = gr.State(None)
         cont_run.click(
-            CONTINUATION_STOPS.stoppable(bind(continuation), stopped_word(3, progress_at=0)), [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
+            CONTINUATION_STOPS.stoppable(bind(continuation), stopped_word(3, progress_at=0)),
+            [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
             [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
             time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
         cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")

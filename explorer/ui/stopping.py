@@ -8,10 +8,10 @@ the last message that landed: Generate once said "Stopped after 64 new tokens" a
 row, a C3 line and charts of 80.
 
 Here Stop only raises a flag for the visitor's session (`Stops.stop`); the run's handler is
-wrapped by `Stops.stoppable`. A handler that reads its flag (`Stops.flag()`, which can wake it when blocked between
-messages) ends itself with a last message drawn from its final state, so the page's last
-word, the run's record and every chart come from one message, and the event ends as a
-success. Where the flag cannot reach the handler (in a ZeroGPU call's process), the wrapper
+wrapped by `Stops.stoppable`. A handler that reads its flag (`Stops.flag()`, which can wake it
+when blocked between messages) ends itself with a last message drawn from its final state, so
+the page's last word, the run's record and every chart come from one message, and the event
+ends as a success. Where the flag cannot reach the handler (in a ZeroGPU call's process), the wrapper
 closes the handler's generator at its next message (which stops its worker, as any close
 does) and sends a last message built from the last one it sent.
 
@@ -28,6 +28,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
+from explorer.generate.transport import gradio_event
 from explorer.ui import argument_reader
 
 # Sessions whose last Stop time is kept (for runs still in the queue): the oldest go first.
@@ -66,19 +67,14 @@ class StopFlag:
 
 def _event_context() -> tuple[Optional[str], Optional[str], Optional[float]]:
     """(session hash, event id, time the event was queued) of the Gradio event this thread is
-    serving, Nones outside one (a test calling a handler, the CLI). Gradio sets its context
-    before every call into a handler, a generator's next() included."""
+    serving, Nones outside one (a test calling a handler, the CLI)."""
     try:
         from gradio.context import LocalContext
     except ImportError:
         return None, None, None
     request = LocalContext.request.get(None)
-    event_id = LocalContext.event_id.get(None)
-    blocks = LocalContext.blocks.get(None)
-    events = getattr(getattr(blocks, "_queue", None), "event_ids_to_events", None)
-    event = events.get(event_id) if isinstance(events, dict) and event_id is not None else None
-    queued = getattr(event, "enqueue_time", None)
-    return (getattr(request, "session_hash", None), event_id,
+    queued = getattr(gradio_event(), "enqueue_time", None)
+    return (getattr(request, "session_hash", None), LocalContext.event_id.get(None),
             queued if isinstance(queued, float) else None)
 
 
@@ -192,14 +188,6 @@ class Stops:
         run.stoppable = (handler, lambda inner: self.stoppable(inner, last_word))
         run.stops = self
         return run
-
-
-def stop_buttons(demo, event_fn: Callable) -> list:
-    """The events of `demo` that stop the stoppable `event_fn` (its Stop buttons' listeners):
-    how a test checks that a long event has its Stop."""
-    stops = getattr(event_fn, "stops", None)
-    return [block_fn for block_fn in demo.fns.values()
-            if stops is not None and block_fn.fn == stops.on_stop]
 
 
 def unwrap(fn: Callable) -> tuple[Callable, Optional[Callable[[Callable], Callable]]]:

@@ -385,3 +385,42 @@ def test_an_idle_loop_ends_and_gives_its_packed_weights_back(tiny, monkeypatch):
         thread.join(5)
         assert not thread.is_alive()
     assert len(list(sched.generate(prompt(5, 9), params, eos_ids=[]))) == 6   # restarts
+
+
+def test_a_second_visitor_has_the_weights_packed_before_the_first_shared_step(tiny, monkeypatch):
+    """A lone visitor (the fused step) packs nothing; the second run submitted starts the
+    packing on a thread of its own ("kv-pack"), so the first pooled step finds the copies made
+    instead of making them while every visitor of a burst waits (the packer is joined inside
+    submit here, to fix the order the app leaves to the two threads)."""
+    import explorer.generate.scheduler as scheduler
+    import models.decoders.batched as batched
+    from models.layers import can_pack
+
+    if not (can_pack(torch.zeros(1)) and batched.PACKED):
+        pytest.skip("no oneDNN packing here")
+    made = []
+    pack_model = batched.pack_model
+
+    def recorded(model, *args, **kwargs):
+        made.append(threading.current_thread().name)
+        return pack_model(model, *args, **kwargs)
+
+    def joined(target, name, stop=None):
+        thread = start_worker(target, name, stop)
+        thread.join(30)
+        return thread
+
+    start_worker = scheduler.start_worker
+    monkeypatch.setattr(batched, "pack_model", recorded)
+    monkeypatch.setattr(scheduler, "start_worker", joined)
+    sched = Scheduler(tiny["llama"])
+    params = SamplingParams(max_new_tokens=5)
+    assert len(list(sched.generate(prompt(5, 0), params, eos_ids=[]))) == 5
+    assert made == [] and sched.decoder.unpacked
+    handles = [sched.submit(prompt(5 + i, i), params, eos_ids=[]) for i in range(3)]
+    assert made == ["kv-pack"] and not sched.decoder.unpacked   # before any step of theirs
+    for handle in handles:
+        while handle.next(timeout=30) is not None:
+            pass
+        assert handle.end == "length"
+    assert sched.stats["max_batch"] >= 2 and made == ["kv-pack"]

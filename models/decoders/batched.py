@@ -30,9 +30,11 @@ Packed weights. While runs decode together, every product of their steps (and of
 chunks of runs joining them) takes a copy of its weight packed once into oneDNN's blocked
 layout (models/layers.py Linear, pack_model): at 4-32 rows such a product takes 0.6-0.7 of the
 time of MKL's F.linear on this CPU, in fp32 (the same sums in another order). The copies are
-made at the first pooled step and kept until `drop_packed` (the shared loop drops them once it
-has been idle for a minute); on any other thread (another tab, a recording) the model's
-products stay F.linear.
+made by `pack` (the shared loop calls it on a thread of its own as soon as a second run
+arrives, so that a burst of visitors does not wait for them at its first pooled step), else at
+the first pooled step, and kept until `drop_packed` (the shared loop drops them once it has been
+idle for a minute); on any other thread (another tab, a recording) the model's products stay
+F.linear.
 
 What stays each run's own (so its telemetry and tokens are those of the same run alone):
 - its KVCache, its positions (RoPE at its own absolute position), its mask and its options;
@@ -318,7 +320,8 @@ class BatchedDecoder:
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
         self.pool = KVPool(model)
-        self._packed: Optional[dict] = None   # pack_model's, first pooled step to drop_packed
+        self._packed: Optional[dict] = None   # pack_model's, from pack() to drop_packed
+        self._pack_lock = threading.Lock()     # one packing at a time; a step waits for it
         config = model.config
         # what the pooled call cannot do for any run of this model; sink logits are found at
         # the first pooled step (_NotPooled) and remembered here
@@ -486,13 +489,28 @@ class BatchedDecoder:
 
     def _packed_table(self) -> Optional[dict]:
         if self._packed is None and PACKED and self.pool.members:
-            self._packed = pack_model(self.model)
+            return self.pack()
         return self._packed or None
 
+    @property
+    def unpacked(self) -> bool:
+        """pack() has something to do (packing is on and not done since the last drop)."""
+        return self._packed is None and PACKED
+
+    def pack(self) -> Optional[dict]:
+        """Make the packed copies of the batched steps' weights, unless they are made (or being
+        made: this waits for it); the table, or None where nothing packs (pack_model). Safe
+        from any thread: a step taking the table waits for a packing under way."""
+        with self._pack_lock, torch.inference_mode():
+            if self._packed is None and PACKED:
+                self._packed = pack_model(self.model)
+            return self._packed or None
+
     def drop_packed(self) -> None:
-        """Free the packed copies (made again at the next pooled step). A step running on
-        another thread keeps the table it took until it ends."""
-        self._packed = None
+        """Free the packed copies (made again by pack or the next pooled step). A step running
+        on another thread keeps the table it took until it ends."""
+        with self._pack_lock:
+            self._packed = None
 
     @staticmethod
     def cache_bytes(run: BatchRun) -> list[int]:

@@ -122,6 +122,14 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     page.locator("#rope-sweep-stop").click()
     page.locator("#rope-sweep-note").get_by_text("Stopped.").wait_for(timeout=RUN_TIMEOUT)
     screenshot(page, "rope-section-base-stopped-en")
+    # the stopped sweep left no chart of the sweep before it (its first message cleared them)
+    assert page.locator("#rope-sweep-plot .js-plotly-plot").count() == 0
+    assert "perplexity" not in page.locator("#rope-sweep-text").inner_text()
+    # a finished sweep again, for the language switch below
+    page.locator("#rope-sweep-bases textarea, #rope-sweep-bases input").first.fill("10000, 10M")
+    page.locator("#rope-sweep-run").click()
+    page.locator("#rope-sweep-text").get_by_text("(trained): perplexity").wait_for(timeout=RUN_TIMEOUT)
+    assert page.locator("#rope-sweep-note").inner_text().strip() == ""
 
     _section(page, "Context extension")
     page.locator("#rope-scale-run").click()

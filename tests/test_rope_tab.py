@@ -175,10 +175,13 @@ def test_language_switch_redraws_the_stored_results(runtime):
         "qk": tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, progress=fixed)[-2],
         "dist": tab.distance(runtime, SMOL, "en", TEXT, 16, progress=fixed)[-1],
         # the long handlers are generators: their last message holds the result (then the note)
-        "sweep": list(tab.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed))[-1][-2],
+        "sweep": list(tab.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed)),
         "cont": list(tab.continuation(runtime, SMOL, "en", 7, "full", 128, 4, progress=fixed))[-1][-2],
         "scale": tab.scaling("en", 64, 1e5, 4, 8192)[-1],
     }
+    # a sweep's first message clears the last one's figure, table and state (see the Stop test)
+    assert stored["sweep"][0][:1] + stored["sweep"][0][2:4] == (None, None, None)
+    stored["sweep"] = stored["sweep"][-1][-2]
     stored["pair"] = tab.rotate_pair("en", stored["qk"], 3, 40)[-1]
     # a capture also rotates a pair of its q (the pair section's first result)
     first = tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, 7, 50, progress=fixed)[-1]
@@ -240,7 +243,8 @@ def test_server_limits_equal_the_sliders(runtime):
 def test_stop_ends_a_running_sweep(app_url, runtime, client):
     """Stop (/rope_perplexity_stop, what the page's button calls) ends a sweep between two
     forwards: at most the forward under way finishes, none starts after it, the run's last
-    message says "Stopped.", and the server answers the next request."""
+    message says "Stopped.", the last sweep's chart and table are gone (not left to be read as
+    the stopped sweep's), and the server answers the next request."""
     import time
 
     from gradio_client import Client
@@ -255,6 +259,8 @@ def test_stop_ends_a_running_sweep(app_url, runtime, client):
 
     # the cancel call waits for the forward under way: longer than httpx's default 5 s on a busy CPU
     own = Client(app_url, verbose=False, httpx_kwargs={"timeout": 120})
+    done = own.predict(SMOL, "en", "1M", "full", 128, api_name="/rope_perplexity")
+    assert done[0] is not None and "perplexity **" in done[1] and done[2]["data"]   # a sweep to clear
     model.forward = counted
     try:
         job = own.submit(SMOL, "en", "10000, 1M, 10M, 100M, 1B", "full", 128, api_name="/rope_perplexity")
@@ -271,6 +277,10 @@ def test_stop_ends_a_running_sweep(app_url, runtime, client):
         del model.forward
         own.close()
     assert final[-1] == "Stopped." and final[1] == ""   # the note, and no progress line left
+    # no chart or table of the last sweep: the first message cleared them, none drew a new one
+    messages = job.outputs()
+    assert messages[0][0] is None and not messages[0][2]["data"]
+    assert all(isinstance(m[0], dict) and m[0].get("__type__") == "update" for m in messages[1:])
     assert not any("perplexity **" in str(out) for out in job.outputs())   # no final summary
     _, text, _ = client.predict("en", "10000", 64, 100, api_name="/rope_frequencies")
     assert "base **10k**" in text

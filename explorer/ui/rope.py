@@ -169,7 +169,10 @@ def redraw_sweep(result: sweep_experiment.Sweep, lang: str):
 def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Progress()):
     """Perplexity per position on the long text for each RoPE base (one forward per base). A
     generator: (figure, summary, table, state, stop note) after each forward, the figure, table
-    and state only at the end; closing it (Stop, a closed page) runs no further forward."""
+    and state only at the end; closing it (Stop, a closed page) runs no further forward. Its
+    first message clears the last sweep's figure, table and state (and a "Stopped."): a sweep
+    stopped halfway leaves no chart that could be read as its own, and the language switch
+    has nothing old to redraw."""
     lang = normalize_language(lang)
     bases = frequencies_experiment.parse_bases(bases_text)
     loaded = load_or_error(runtime, model_name, progress)
@@ -177,15 +180,17 @@ def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Pr
     for item in sweep_experiment.steps(loaded.model, loaded.tokenizer, long_text(), bases, apply, n_tokens,
                                        model_title=getattr(loaded.spec, "title", loaded.name),
                                        time_limit_s=SWEEP_TIME_LIMIT_S):
-        clear = "" if first else gr.skip()   # the first message clears the last run's "Stopped."
-        first = False
         if isinstance(item, sweep_experiment.Sweep):
             yield (*draw_sweep(item, lang), item, "")
             return
         label = sweep_experiment.key_label(loaded.config, apply, item.key, lang)
         status = text("rope.base.progress", lang, base=label, tokens=n_tokens, done=item.done + 1,
                       total=item.total)
-        yield gr.skip(), status, gr.skip(), gr.skip(), clear
+        if first:
+            yield None, status, None, None, ""
+        else:
+            yield gr.skip(), status, gr.skip(), gr.skip(), gr.skip()
+        first = False
 
 
 def stopped_word(n_outputs: int, progress_at: int):

@@ -297,3 +297,36 @@ def test_the_empty_charts_are_built_and_serialised_once():
     assert tab._plot_data(a) is tab._plot_data(a)
     drawn = figures.plotting.empty_figure("x")
     assert not figures.is_shared(drawn) and tab._plot_data(drawn) is not tab._plot_data(drawn)
+
+
+def test_the_step_that_ends_decoding_goes_out_as_text_and_the_next_draws_the_charts(runtime, monkeypatch):
+    """The snapshot of the last decode step is sent with the text and the charts already held:
+    the snapshot after it (here "done" at once) draws them, so charts are not built twice at
+    the moment a class's runs end together."""
+    from explorer.generate import figures
+    from explorer.generate.session import stream_generation
+    from explorer.ui import generate as tab
+
+    loaded = runtime.get(MODEL)
+    request = req.parse_request(PROMPT, 3, compare_no_cache=False, check_full_forward=False)
+    ids, chat = req.encode_prompt(loaded.tokenizer, PROMPT)
+    sessions = [s.snapshot() for s in stream_generation(loaded.model, loaded.tokenizer, ids, request,
+                                                         chat=chat)]
+    assert [s.phase for s in sessions[-2:]] == ["decode", "done"] and not sessions[-2].streaming
+    monkeypatch.setattr(tab, "in_background", lambda *args, **kwargs: iter(sessions))
+    drawn = []
+    layer_bytes = figures.layer_bytes_figure
+
+    def counted(session, lang):
+        drawn.append((session.phase, len(session.records)))
+        return layer_bytes(session, lang)
+
+    monkeypatch.setattr(figures, "layer_bytes_figure", counted)
+    messages = list(tab.run_generate(runtime, MODEL, "en", PROMPT, 3, 0.0, 0, 1.0, 0, "full", 64, 4,
+                                     False, False, []))
+    assert len(messages) == len(sessions)
+    charted, ending, final = messages[-3], messages[-2], messages[-1]
+    assert ending[0] == final[0] == sessions[-1].text          # the last text goes out first
+    assert all(a is b for a, b in zip(ending[2:8], charted[2:8]))   # with the charts held
+    assert drawn == [("decode", 2), ("done", 3)]               # drawn once at the end, not twice
+    assert final[1].startswith("Done") and final[8][-1]["new"] == 3

@@ -172,7 +172,12 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         # the runs so far, this one included, with every message: marked partial until it is
         # done, so that a run closed from outside still leaves its row (settle_runs)
         held_runs = runs + [{**history_row(session, run_number), "partial": not done}]
-        if session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared):
+        # the step that ends decoding goes out with the text only, like the first: a later
+        # snapshot always follows (the checks, or "done" at once) and draws the charts, so the
+        # last tokens are not held up by charts drawn twice (a class whose runs end together
+        # would build ~2 x 30 sets of them at that moment)
+        ending = session.phase == "decode" and not session.streaming
+        if ending or (session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared)):
             rest = held if held is not None else (gr.skip(),) * 6
             yield (session.text, figures.status(session, lang), *rest, held_runs, last_session)
             first = False

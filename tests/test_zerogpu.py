@@ -321,7 +321,14 @@ def test_the_stop_button_ends_a_run_inside_a_gpu_call(apps, fake_spaces):
     """Stop's flag lives in the app's process, which the GPU call's process does not see: the
     stop wrapper stays outside the call (zerogpu.attach_gpu), drops the call's next message,
     closes it (its process ends) and answers with the last message it sent, marked stopped."""
-    demo, client = apps["zerogpu"]
+    from gradio_client import Client
+
+    demo, shared = apps["zerogpu"]
+    # a session of its own, and no GPU call left from the test above (which cancels one): in
+    # about 1 in 5 runs of this module (at e83796d too) this run streamed nothing for 60 s, its
+    # GPU call's process blocked writing to a pipe the app did not read; the cause is not found
+    fake_spaces.kill_children()
+    client = Client(shared.src, verbose=False)
     job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),
                         api_name="/generate")
     wait_for_texts(job, 2, timeout=60)
@@ -336,6 +343,7 @@ def test_the_stop_button_ends_a_run_inside_a_gpu_call(apps, fake_spaces):
     while time.time() < deadline and _alive(child):
         time.sleep(0.1)
     assert not _alive(child), "the GPU call's process still runs after Stop"
+    client.close()
 
 
 def _alive(pid: int) -> bool:

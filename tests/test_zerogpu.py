@@ -325,10 +325,9 @@ def test_the_stop_button_ends_a_run_inside_a_gpu_call(apps, fake_spaces):
     from gradio_client import Client
 
     demo, shared = apps["zerogpu"]
-    # Known flake, cause not found: in about 1 in 5 runs of this module (at e83796d too) the
-    # run streamed nothing for 60 s, its GPU call's process blocked writing to a pipe the app
-    # did not read. A fresh session and no call left from the test above did not prevent it;
-    # one retry is allowed, with a warning, so that both tries must fail to fail the test.
+    # Known flake, cause not found: now and then the run streams nothing for 60 s, its GPU
+    # call's process blocked writing to a pipe the app does not read (a fresh session and no
+    # call left over do not prevent it). One retry, with a warning: both tries must fail.
     fake_spaces.kill_children()
     for attempt in (1, 2):
         client = Client(shared.src, verbose=False)

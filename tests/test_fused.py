@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import models.decoders.fused as fused
+import models.native as native
 from models.decoders.static import StaticDecoder
 from models.forward import RunOptions
 from models.decoders.fused import FusedDecoder
@@ -126,7 +127,7 @@ def test_kernel_is_built_once_per_machine(tmp_path, monkeypatch):
     # the library and its digest, no temporary left
     assert sorted(p.name for p in first.parent.iterdir()) == [first.name, first.name + ".sha256"]
     assert stat.S_IMODE(os.stat(first.parent).st_mode) == 0o700
-    fused.check_kernel(first)                                                 # loadable
+    native.check_kernel(first)                                                 # loadable
 
 
 def test_kernel_is_refused_unless_private_and_as_built(tmp_path, monkeypatch):
@@ -137,29 +138,29 @@ def test_kernel_is_refused_unless_private_and_as_built(tmp_path, monkeypatch):
     library = fused.build_kernel()
     original = library.read_bytes()
     library.write_bytes(original + b"\0")                                    # tampered with
-    with pytest.raises(fused.KernelRefused, match="sha256 mismatch"):
-        fused.check_kernel(library)
+    with pytest.raises(native.KernelRefused, match="sha256 mismatch"):
+        native.check_kernel(library)
     library.write_bytes(original)
-    fused.check_kernel(library)
+    native.check_kernel(library)
     (library.parent / (library.name + ".sha256")).unlink()                   # no digest
-    with pytest.raises(fused.KernelRefused, match="no digest"):
-        fused.check_kernel(library)
+    with pytest.raises(native.KernelRefused, match="no digest"):
+        native.check_kernel(library)
     assert fused.build_kernel() == library                                   # rebuilt, recorded
-    fused.check_kernel(library)
+    native.check_kernel(library)
     os.chmod(library.parent, 0o770)                                          # group-writable
-    with pytest.raises(fused.KernelRefused, match="written by other users"):
-        fused.check_kernel(library)
-    with pytest.raises(fused.KernelRefused, match="written by other users"):
+    with pytest.raises(native.KernelRefused, match="written by other users"):
+        native.check_kernel(library)
+    with pytest.raises(native.KernelRefused, match="written by other users"):
         fused.build_kernel()
     os.chmod(library.parent, 0o700)
-    monkeypatch.setattr(fused.os, "getuid", lambda: os.stat(library).st_uid + 1)  # someone else's
-    with pytest.raises(fused.KernelRefused, match="belongs to another user"):
-        fused.check_kernel(library)
+    monkeypatch.setattr(native.os, "getuid", lambda: os.stat(library).st_uid + 1)  # someone else's
+    with pytest.raises(native.KernelRefused, match="belongs to another user"):
+        native.check_kernel(library)
     monkeypatch.undo()
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path / "elsewhere"))
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "kernels").symlink_to(library.parent)           # a link to it
-    with pytest.raises(fused.KernelRefused, match="symbolic link"):
+    with pytest.raises(native.KernelRefused, match="symbolic link"):
         fused.build_kernel()
 
 
@@ -177,10 +178,10 @@ def test_a_family_without_a_kernel_layout_is_refused(tiny):
 
 def test_without_a_compiler_the_error_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
-    monkeypatch.setattr(fused, "_compiler", lambda: None)
+    monkeypatch.setattr(native, "compiler", lambda: None)
     with pytest.raises(RuntimeError, match="needs a C.. compiler"):
         fused.build_kernel()
-    monkeypatch.setattr(fused, "_compiler", lambda: "/bin/false")
+    monkeypatch.setattr(native, "compiler", lambda: "/bin/false")
     with pytest.raises(RuntimeError, match="building the fused decode kernel failed"):
         fused.build_kernel()
     assert not any((tmp_path / "kernels").iterdir())                         # nothing half-built

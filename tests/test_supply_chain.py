@@ -4,7 +4,7 @@
   requirements.txt and requirements-checkpoints.txt, and with what this environment runs.
 - The app's source loads no pickle (torch.load, pickle, joblib, numpy allow_pickle), never
   passes trust_remote_code=True, runs no eval/exec of text, and loads native code only after
-  fused.check_kernel (the digest and ownership check of the kernels folder).
+  native.check_kernel (the digest and ownership check of the kernels folder).
 - The server hands out static files from static/ only.
 """
 from __future__ import annotations
@@ -118,7 +118,7 @@ def test_the_pattern_check_would_catch_each_kind():
 
 
 def test_native_code_is_loaded_only_after_the_kernel_check():
-    """A ctypes library built into the cache folder is loaded only after fused.check_kernel
+    """A ctypes library built into the cache folder is loaded only after native.check_kernel
     (digest recorded at build time, folder private to this user)."""
     for path in source_files():
         text = path.read_text()

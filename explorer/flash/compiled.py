@@ -5,22 +5,17 @@ torch tensor, so memory.py measures it like any other path: linear in nothing bu
 sizes, while naive attention's grows with n^2.
 
 Built once per (source, compiler, CPU) into the private kernels folder and checked before
-loading, with the fused decode step's build helpers (models/decoders/fused.py)."""
+loading, as every kernel of the engine is (models/native.py)."""
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Optional
 
 import torch
 
 from models.attention import MaskSpec
-from models.decoders import fused
+from models import native
 
 SOURCE = Path(__file__).resolve().parents[2] / "models" / "kernels" / "flash_tiled.cpp"
 _F = ctypes.POINTER(ctypes.c_float)
@@ -29,43 +24,13 @@ _LIB = None
 
 
 def available() -> bool:
-    return fused._compiler() is not None
-
-
-def build() -> Path:
-    """Compile flash_tiled.cpp once into the kernels folder (same rules as the fused step)."""
-    cxx = fused._compiler()
-    if cxx is None:
-        raise RuntimeError("the compiled tiled kernel needs a C++ compiler (g++)")
-    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
-    cpu = ""
-    if Path("/proc/cpuinfo").exists():
-        cpu = next((line for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("flags")), "")
-    key = hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(fused.FLAGS), version, cpu,
-                                    platform.machine()]).encode()).hexdigest()[:16]
-    out_dir = fused.kernel_dir()
-    target = out_dir / f"flash_tiled-{key}.so"
-    if target.exists() and fused._digest_path(target).exists():
-        return target
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
-    os.close(fd)
-    result = subprocess.run([cxx, *fused.FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True)
-    if result.returncode != 0:
-        os.unlink(tmp)
-        raise RuntimeError(f"building the tiled kernel failed ({cxx}):\n{result.stderr[-2000:]}")
-    os.chmod(tmp, 0o700)
-    fused._write_private(out_dir, fused._digest_path(target), fused._sha256(Path(tmp)).encode())
-    os.replace(tmp, target)
-    return target
+    return native.compiler() is not None
 
 
 def _library():
     global _LIB
     if _LIB is None:
-        path = build()
-        fused.check_kernel(path)
-        lib = ctypes.CDLL(str(path))
+        lib = native.load(SOURCE, "compiled tiled attention")
         lib.flash_tiled_scratch_floats.argtypes = [ctypes.c_int64] * 3
         lib.flash_tiled_scratch_floats.restype = ctypes.c_int64
         lib.flash_tiled_forward.argtypes = [_F, _F, _F, _F, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,

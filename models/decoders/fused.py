@@ -24,13 +24,8 @@ What stays the same as the engine:
 What it gives up: recording points (analyses that record use the eager forward), devices other
 than the CPU, dtypes other than fp32, batches above 1, families other than those in LAYOUTS
 (the model's declared `family` chooses the block layout). The kernel is compiled once per
-machine with the system C++ compiler (~2 s) into the cache folder
-(models.paths.cache_dir()/kernels); without a compiler, FusedDecoder raises a clear error and
-the eager engine remains.
-
-Loading a shared library runs its code, so the kernel is loaded only from a folder that this
-user owns and nobody else may write to (created 0700), and only if its sha256 equals the digest
-recorded when this process's user built it (check_kernel); anything else is refused.
+machine with the system C++ compiler (~2 s) and checked before loading (models.native);
+without a compiler, FusedDecoder raises a clear error and the eager engine remains.
 
     decoder = FusedDecoder(model)
     generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, fused decode steps
@@ -38,13 +33,6 @@ recorded when this process's user built it (check_kernel); anything else is refu
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import platform
-import shutil
-import stat
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -53,13 +41,10 @@ import torch
 from ..forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
 from ..kv_cache import KVCache
 from ..layers import rope_cos_sin, signed_sin
-from ..paths import cache_dir
+from .. import native
 from . import decode_options, eager_forward
 
 SOURCE = Path(__file__).with_name("fused_decode.cpp")
-# -march=native: the kernel is built on the machine that runs it (the hash below includes the
-# CPU), so it may use every vector extension that machine has
-FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17"]
 ACTIVATIONS = {"silu": 0, "gelu_pytorch_tanh": 1, "gelu_tanh": 1}
 # the block layout of each family the kernel runs, by the family a model class declares:
 # True = Gemma 3's four norms per block and QK-norm, False = Llama's two norms
@@ -91,98 +76,9 @@ def _ptr(t: Optional[torch.Tensor], kind=_P):
     return ctypes.cast(t.data_ptr(), kind) if t is not None else kind()
 
 
-def _compiler() -> Optional[str]:
-    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-
-
-class KernelRefused(RuntimeError):
-    """The built kernel, or the folder it lives in, is not safe to load (see check_kernel)."""
-
-
-def _check_private(path: Path, what: str) -> None:
-    """Refuse a file or folder that is a symbolic link, belongs to another user, or that the
-    group or others may write to: whoever could replace the kernel could run code here."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise KernelRefused(f"the fused kernel's {what} {path} is a symbolic link; refusing to load it")
-    if st.st_uid != os.getuid():
-        raise KernelRefused(f"the fused kernel's {what} {path} belongs to another user "
-                            f"(uid {st.st_uid}); refusing to load code from it")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise KernelRefused(f"the fused kernel's {what} {path} may be written by other users "
-                            f"(mode {stat.S_IMODE(st.st_mode):o}); make it private (chmod 700) or delete it")
-
-
-def kernel_dir() -> Path:
-    """cache_dir()/kernels, created private (0700), checked by _check_private."""
-    out_dir = cache_dir() / "kernels"
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        out_dir.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    _check_private(out_dir, "folder")
-    return out_dir
-
-
-def _digest_path(library: Path) -> Path:
-    return library.with_name(library.name + ".sha256")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _write_private(out_dir: Path, target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=out_dir)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, target)
-
-
 def build_kernel() -> Path:
-    """Compile fused_decode.cpp once per (source, compiler, CPU) into the kernels folder, record
-    the library's sha256 beside it, and return the library's path. A concurrent build by another
-    process is harmless: each writes temporary files and renames them into place."""
-    cxx = _compiler()
-    if cxx is None:
-        raise RuntimeError("the fused decode step needs a C++ compiler (g++) to build its kernel "
-                           "once; install g++, or decode with the eager engine")
-    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
-    cpu = ""
-    if Path("/proc/cpuinfo").exists():
-        cpu = next((line for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("flags")), "")
-    key = hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(FLAGS), version, cpu,
-                                    platform.machine()]).encode()).hexdigest()[:16]
-    out_dir = kernel_dir()
-    target = out_dir / f"fused_decode-{key}.so"
-    if target.exists() and _digest_path(target).exists():
-        return target
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
-    os.close(fd)
-    result = subprocess.run([cxx, *FLAGS, str(SOURCE), "-o", tmp], capture_output=True, text=True)
-    if result.returncode != 0:
-        os.unlink(tmp)
-        raise RuntimeError(f"building the fused decode kernel failed ({cxx}):\n{result.stderr[-2000:]}")
-    os.chmod(tmp, 0o700)   # the linker creates its output with the umask's group bits
-    _write_private(out_dir, _digest_path(target), _sha256(Path(tmp)).encode())
-    os.replace(tmp, target)
-    return target
-
-
-def check_kernel(library: Path) -> None:
-    """Raise KernelRefused unless `library` may be loaded: its folder and itself owned by this
-    user and writable by nobody else, and its sha256 equal to the digest recorded at build."""
-    _check_private(library.parent, "folder")
-    _check_private(library, "library")
-    digest = _digest_path(library)
-    if not digest.exists():
-        raise KernelRefused(f"no digest recorded for {library}; delete it to rebuild")
-    _check_private(digest, "digest")
-    if _sha256(library) != digest.read_text().strip():
-        raise KernelRefused(f"{library} differs from the library built here (sha256 mismatch); "
-                            f"refusing to load it: delete it to rebuild")
+    """The fused step's library, compiled if this machine has none yet (models.native.build)."""
+    return native.build(SOURCE, "fused decode")
 
 
 _LIB = None
@@ -191,11 +87,7 @@ _LIB = None
 def _library():
     global _LIB
     if _LIB is None:
-        path = build_kernel()
-        check_kernel(path)
-        # torch is imported first, so the kernel's libgomp.so.1 resolves to the OpenMP runtime
-        # torch already loaded: one thread pool in the process, not two competing for 2 cores
-        lib = ctypes.CDLL(str(path))
+        lib = native.load(SOURCE, "fused decode")
         lib.fused_decode_step.argtypes = [ctypes.POINTER(_Model), ctypes.c_int64, _P]
         lib.fused_decode_step.restype = ctypes.c_int
         _LIB = lib

@@ -149,14 +149,21 @@ def test_a_stopped_run_frees_its_rows(tiny):
 
 
 def pooled_calls(monkeypatch) -> list:
-    """Spy on the pooled attention: one entry (rows attended, columns) per SDPA call it makes."""
+    """Spy on attention: one entry (rows attended, columns) per SDPA call and per call of the
+    compiled pooled kernel."""
     calls = []
     sdpa = batched.F.scaled_dot_product_attention
+    kernel_call = batched.PooledAttentionKernel.__call__
 
     def spy(q, k, v, **kw):
         calls.append((k.shape[0], k.shape[2]))
         return sdpa(q, k, v, **kw)
+
+    def kernel_spy(self, q, k_store, v_store, visible, width, scale):
+        calls.append((q.shape[0], width))
+        return kernel_call(self, q, k_store, v_store, visible, width, scale)
     monkeypatch.setattr(batched.F, "scaled_dot_product_attention", spy)
+    monkeypatch.setattr(batched.PooledAttentionKernel, "__call__", kernel_spy)
     return calls
 
 
@@ -169,15 +176,19 @@ def in_pool(decoder: BatchedDecoder, run) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["llama", "gemma3"])
-def test_pooled_step_is_one_attention_call_per_layer(tiny, kind, monkeypatch):
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "sdpa"])
+def test_pooled_step_is_one_attention_call_per_layer(tiny, kind, kernel, monkeypatch):
     """Three runs with three cache policies decode in one pooled store: each step makes one
-    attention call per layer over all their rows, and every run's logits equal those of the
-    same batch with attention per run (and of the run alone, test above)."""
+    attention call per layer over all their rows (the compiled kernel's, or SDPA's), and every
+    run's logits equal those of the same batch with attention per run (and of the run alone,
+    test above)."""
+    if kernel:
+        assert batched.PooledAttentionKernel.get() is not None, "the kernel builds here (g++)"
     model = tiny[kind]
     options = [POLICIES["full"], POLICIES["window 6"], POLICIES["sinks 3 + window 5"]]
     results = {}
     for pooled in (True, False):
-        decoder = BatchedDecoder(model, solo=None, pooled=pooled)
+        decoder = BatchedDecoder(model, solo=None, pooled=pooled, kernel=kernel)
         runs = [decoder.start(40, o) for o in options]
         for i, run in enumerate(runs):
             decoder.prefill(prompt(4 + 3 * i, i), run)
@@ -192,6 +203,77 @@ def test_pooled_step_is_one_attention_call_per_layer(tiny, kind, monkeypatch):
             assert len(calls) == 3 * 12 * model.config.n_layers and {rows for rows, _ in calls} == {1}
             assert all(run.row is None for run in runs)
     assert (results[True] - results[False]).abs().max().item() <= TOLERANCE
+
+
+def reference_attention(q, k_store, v_store, visible, width, scale):
+    """SDPA over the same rows, columns and mask (what the pooled call did before the kernel)."""
+    n = q.shape[0]
+    return F.scaled_dot_product_attention(q, k_store[:n, :, :width], v_store[:n, :, :width],
+                                          attn_mask=visible[:, None, None], scale=scale)
+
+
+@pytest.mark.parametrize("n, n_kv, rep, d, width", [(30, 3, 3, 64, 70), (5, 1, 8, 256, 17),
+                                                     (4, 4, 1, 32, 1), (9, 2, 4, 80, 129)])
+def test_the_pooled_kernel_equals_sdpa(n, n_kv, rep, d, width):
+    """The compiled pooled attention against SDPA with the same boolean mask: fp32 within
+    1e-6, over a store with more rows and columns than the call reads (their values must not
+    leak in: they are NaN here), for grouped heads, one head per KV head, Gemma's head size."""
+    kernel = batched.PooledAttentionKernel.get()
+    assert kernel is not None, "the kernel builds here (g++)"
+    gen = torch.Generator().manual_seed(n * width)
+    q = torch.randn(n, n_kv, rep, d, generator=gen)
+    k_store = torch.full((n + 3, n_kv, width + 5, d), float("nan"))
+    v_store = torch.full_like(k_store, float("nan"))
+    k_store[:n, :, :width] = torch.randn(n, n_kv, width, d, generator=gen)
+    v_store[:n, :, :width] = torch.randn(n, n_kv, width, d, generator=gen)
+    visible = torch.rand(n, width, generator=gen) > 0.4
+    visible[torch.arange(n), torch.randint(0, width, (n,), generator=gen)] = True   # one each at least
+    scale = d ** -0.5
+    expected = reference_attention(q, k_store, v_store, visible, width, scale)
+    hidden = ~visible[:, None, :, None].expand(n, n_kv, width, d)
+    k_store[:n, :, :width][hidden] = float("nan")   # masked slots are never read
+    v_store[:n, :, :width][hidden] = float("nan")
+    assert torch.isnan(v_store[:n, :, :width]).sum() == hidden.sum()
+    out = kernel(q, k_store, v_store, visible, width, scale)
+    assert out.shape == q.shape and torch.isfinite(out).all()
+    assert (out - expected).abs().max() <= 1e-6
+
+
+def test_the_pooled_kernel_checks_its_shapes_and_gives_zeros_for_a_row_that_sees_nothing():
+    kernel = batched.PooledAttentionKernel.get()
+    q, store = torch.randn(2, 1, 2, 8), torch.randn(2, 1, 6, 8)
+    visible = torch.zeros(2, 6, dtype=torch.bool)
+    visible[0, :3] = True
+    out = kernel(q, store, store, visible, 6, 0.5)
+    assert (out[1] == 0).all()
+    assert (out[0] - reference_attention(q[:1], store, store, visible[:1], 6, 0.5)).abs().max() <= 1e-6
+    for bad in [dict(width=7), dict(visible=visible[:, :5]), dict(q=torch.randn(3, 1, 2, 8)),
+                dict(q=torch.randn(2, 2, 2, 8)), dict(v_store=torch.randn(2, 1, 5, 8))]:
+        args = dict(q=q, k_store=store, v_store=store, visible=visible, width=6, scale=0.5) | bad
+        with pytest.raises(ValueError, match="do not fit together"):
+            kernel(**args)
+
+
+def test_without_the_kernel_the_pooled_call_is_sdpa(tiny, monkeypatch, caplog):
+    """No compiler (or EXPLORER_POOLED_KERNEL=0): the pooled steps take SDPA, said once in the
+    log, and decode as with the kernel."""
+    from models import native
+
+    monkeypatch.setattr(batched.PooledAttentionKernel, "_tried", False)
+    monkeypatch.setattr(batched.PooledAttentionKernel, "_loaded", None)
+    monkeypatch.setattr(native, "compiler", lambda: None)
+    with caplog.at_level("WARNING", logger=batched.__name__):
+        assert batched.PooledAttentionKernel.get() is None
+        assert batched.PooledAttentionKernel.get() is None
+    assert sum("runs through SDPA" in r.getMessage() and "needs a C++ compiler" in r.getMessage()
+               for r in caplog.records) == 1
+    decoder = BatchedDecoder(tiny["llama"], solo=None)
+    runs = [decoder.start(20) for _ in range(2)]
+    for i, run in enumerate(runs):
+        decoder.prefill(prompt(3 + i, i), run)
+    calls = pooled_calls(monkeypatch)
+    decoder.step_many([5, 6], runs)
+    assert calls and {rows for rows, _ in calls} == {2}
 
 
 def test_a_row_is_reused_after_its_run_leaves(tiny):

@@ -16,7 +16,10 @@ cache and vLLM's paged cache do, here with one row per run instead of pages): qu
 (rows, H_kv, H / H_kv, D) (the query heads that share a KV head side by side) against the
 store's first S columns, S the longest filled extent of any run this step, with a boolean mask
 (rows, 1, 1, S) made from every row's own slot positions and its own layer's MaskSpec (window,
-sinks), so empty and padding slots and the other runs' keys are never visible. The new keys of
+sinks), so empty and padding slots and the other runs' keys are never visible. That call is
+the compiled kernel models/kernels/pooled_attention.cpp on the CPU in fp32 (one parallel loop
+over (row, KV head) pairs; SDPA's per-call and per-head costs were most of the attention's time
+at these tiny shapes), else torch's SDPA with the same mask. The new keys of
 all runs are written by one indexed store per layer, at the slots their caches chose
 (KVCache.append_many). A row whose run is not in this step (still prefilling, or paused) takes
 part with a zero query and is dropped from the output.
@@ -62,15 +65,19 @@ own, so such a run first leaves the pool (its cache copied out, once).
 """
 from __future__ import annotations
 
+import ctypes
+import logging
 import os
 import threading
 import weakref
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 
+from .. import native
 from ..forward import CausalLM, ForwardContext, RunOptions, rope_inv_freq_of, rope_kind
 from ..kv_cache import KVCache
 from ..layers import Linear, can_pack, pack_weight, packed_products, rotate, signed_sin
@@ -88,6 +95,67 @@ ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows
 PACKED = os.environ.get("EXPLORER_PACKED", "1") != "0"
 HEAD_PACK_MAX_BYTES = 256 * 2 ** 20
 _FAR = 2 ** 62     # the window of a layer without one, as a number every distance is below
+# The pooled attention call: models/kernels/pooled_attention.cpp where it can run (the CPU,
+# fp32, a C++ compiler), else torch's SDPA with the same boolean mask. At SmolLM2's shapes
+# (30 runs, 3 KV heads of 3 query heads each, D = 64) SDPA's fixed cost per call and per
+# (row, head) took ~20 of a 120 ms step; the kernel is one parallel loop over (row, KV head)
+# pairs bound by reading the keys and values (docs/BENCHMARKS.md run 15).
+# EXPLORER_POOLED_KERNEL=0: always SDPA.
+POOLED_KERNEL = os.environ.get("EXPLORER_POOLED_KERNEL", "1") != "0"
+KERNEL_SOURCE = Path(__file__).resolve().parents[1] / "kernels" / "pooled_attention.cpp"
+log = logging.getLogger(__name__)
+
+
+class PooledAttentionKernel:
+    """The compiled pooled attention: out[r, g, j] = softmax over the columns c that mask[r, c]
+    lets row r see of scale * q[r, g, j] . k[r, g, c], times v[r, g, c], in fp32, the same
+    sums as SDPA in another order (tests: within 1e-6 of it). Loaded once per process
+    (models.native builds it once per machine); `get()` is None where it cannot be."""
+    _lock = threading.Lock()
+    _loaded: Optional["PooledAttentionKernel"] = None
+    _tried = False
+
+    def __init__(self, lib):
+        self._fn = lib.pooled_decode_attention
+        self._fn.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int64] * 6 + [ctypes.c_float, ctypes.c_int]
+        self._fn.restype = ctypes.c_int
+
+    @classmethod
+    def get(cls) -> Optional["PooledAttentionKernel"]:
+        with cls._lock:
+            if not cls._tried:
+                cls._tried = True
+                if POOLED_KERNEL:
+                    try:
+                        cls._loaded = cls(native.load(KERNEL_SOURCE, "pooled attention"))
+                    except (RuntimeError, OSError) as err:   # no compiler, refused, not loadable
+                        log.warning("pooled attention runs through SDPA: %s", err)
+            return cls._loaded
+
+    @staticmethod
+    def takes(q: torch.Tensor, store: torch.Tensor) -> bool:
+        """The kernel runs fp32 on the CPU over a store laid out as KVPool makes it."""
+        return (q.device.type == "cpu" and q.dtype == torch.float32 and store.dtype == torch.float32
+                and store.is_contiguous())
+
+    def __call__(self, q: torch.Tensor, k_store: torch.Tensor, v_store: torch.Tensor,
+                 visible: torch.Tensor, width: int, scale: float) -> torch.Tensor:
+        """q (n, H_kv, rep, D); k_store, v_store one layer's whole store (rows >= n, H_kv, W, D),
+        of which columns [0, width) are read; visible (n, width) bool. Returns (n, H_kv, rep, D)."""
+        n, n_kv, rep, d = q.shape
+        rows, store_kv, store_width, store_d = k_store.shape
+        if (rows < n or store_kv != n_kv or store_d != d or not 0 < width <= store_width
+                or v_store.shape != k_store.shape or tuple(visible.shape) != (n, width)):
+            raise ValueError(f"pooled attention: q {tuple(q.shape)}, store {tuple(k_store.shape)}, "
+                             f"mask {tuple(visible.shape)}, width {width} do not fit together")
+        q, visible = q.contiguous(), visible.contiguous()
+        out = torch.empty_like(q)
+        status = self._fn(q.data_ptr(), k_store.data_ptr(), v_store.data_ptr(), visible.data_ptr(),
+                          out.data_ptr(), n, n_kv, rep, d, width, store_width, float(scale),
+                          torch.get_num_threads())
+        if status != 0:
+            raise RuntimeError(f"the pooled attention kernel refused its arguments ({status})")
+        return out
 
 
 @dataclass(eq=False)
@@ -237,6 +305,7 @@ class _PooledStep:
         self._masks: dict = {}
         self._positions = positions
         self._decoder = decoder
+        self.kernel = PooledAttentionKernel.get() if decoder.kernel else None
 
     def rope(self, kind: str):
         """(cos, signed sin) (B, 1, 1, D): each row at its own position with its own bases,
@@ -297,10 +366,16 @@ class _PooledStep:
             full[self.rows] = q
             q = full
         # the query heads of one KV head side by side: (n, H_kv, H / H_kv, D), head h = g * rep + r
-        out = F.scaled_dot_product_attention(
-            q.reshape(self.n, hkv, h // hkv, d), pool.k[layer][:self.n, :, :width],
-            pool.v[layer][:self.n, :, :width], attn_mask=self.visible(layer, width),
-            scale=self.config.attn_scale)                                                 # (n, Hkv, rep, D)
+        q = q.reshape(self.n, hkv, h // hkv, d)
+        visible = self.visible(layer, width)                                              # (n,1,1,S)
+        kernel = self.kernel
+        if kernel is not None and kernel.takes(q, pool.k[layer]):
+            out = kernel(q, pool.k[layer], pool.v[layer], visible.view(self.n, width), width,
+                         self.config.attn_scale)                                          # (n, Hkv, rep, D)
+        else:
+            out = F.scaled_dot_product_attention(
+                q, pool.k[layer][:self.n, :, :width], pool.v[layer][:self.n, :, :width],
+                attn_mask=visible, scale=self.config.attn_scale)                          # (n, Hkv, rep, D)
         out = out.reshape(self.n, h, 1, d)
         return out if self.in_order else out[self.rows]                                    # (B, H, 1, D)
 
@@ -311,12 +386,14 @@ class BatchedDecoder:
     solo: "fused" lets a step with a single run go through models.decoders.fused.FusedDecoder
     when the model and the run's options allow it (CPU, fp32, SDPA, a family with a kernel),
     None keeps every step in the engine's forward. pooled: False keeps every decode step's
-    attention per run (the path the pooled store is measured and tested against)."""
+    attention per run (the path the pooled store is measured and tested against). kernel:
+    False makes the pooled call SDPA even where the compiled kernel runs."""
 
-    def __init__(self, model: CausalLM, solo: Optional[str] = "fused", pooled: bool = True):
+    def __init__(self, model: CausalLM, solo: Optional[str] = "fused", pooled: bool = True,
+                 kernel: bool = True):
         if solo not in (None, "fused"):
             raise ValueError(f"solo must be None or 'fused', not {solo!r}")
-        self.model, self.solo, self.pooled = model, solo, pooled
+        self.model, self.solo, self.pooled, self.kernel = model, solo, pooled, kernel
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
         self.pool = KVPool(model)
@@ -501,6 +578,8 @@ class BatchedDecoder:
         """Make the packed copies of the batched steps' weights, unless they are made (or being
         made: this waits for it); the table, or None where nothing packs (pack_model). Safe
         from any thread: a step taking the table waits for a packing under way."""
+        if self.kernel:
+            PooledAttentionKernel.get()   # built here too (once per machine, ~1 s), not at a step
         with self._pack_lock, torch.inference_mode():
             if self._packed is None and PACKED:
                 self._packed = pack_model(self.model)

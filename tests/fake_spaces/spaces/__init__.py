@@ -36,6 +36,14 @@ import gradio as gr
 _fork = multiprocessing.get_context("fork")
 calls: list[tuple[str, object, int]] = []
 _children: list = []   # every process started, for kill_children()
+# Every end of a call's pipe open in this process. A forked process gets a copy of each, and a
+# socket's peer sees it closed only once every copy is: a call's process that kept its
+# caller's end would write on after the caller closed it (a Stop) and, the buffer full, block
+# until its duration ran out; one that kept another call's ends would hold that call's
+# process alive, or its caller's recv() from seeing that process die. So a call's process
+# closes all but its own end first thing (_child). (Changed only by whole set operations,
+# atomic under the GIL: a fork never sees it half changed, and no lock can be left held.)
+_ends: set = set()
 DEFAULT_DURATION_S = 60   # spaces.GPU's default
 
 QUEUE_METHODS = ("set_progress", "log_message")
@@ -86,9 +94,10 @@ def _gpu(task, duration):
 # ----------------------------------------------------------------------------- the caller's side
 def _start(task, generator, args, kwargs, name, duration):
     parent, child = _fork.Pipe()
+    _ends.update((parent, child))
     process = _fork.Process(target=_child, args=(child, task, generator), daemon=True)
     process.start()
-    child.close()   # the child's end: once the child exits, recv() raises EOFError
+    _forget(child)   # the child's end: once the child exits, recv() raises EOFError
     calls.append((name, duration, process.pid))
     _children.append(process)
     watchdog = threading.Timer(duration or DEFAULT_DURATION_S, _kill, args=(process,))
@@ -127,10 +136,16 @@ def _apply_queue_event(method_name, args, kwargs):
         getattr(blocks._queue, method_name)(*args, **kwargs)
 
 
-def _close(connection, process):
-    """Closing the pipe ends the child at its next send; it is reaped in the background so a
-    Stop is not held up by a forward pass still running there."""
+def _forget(connection):
+    _ends.discard(connection)   # first: a process forked from now on does not get it to close
     connection.close()
+
+
+def _close(connection, process):
+    """Closing the pipe ends the child at its next send (no other process holds this end: see
+    _ends); it is reaped in the background so a Stop is not held up by a forward pass still
+    running there."""
+    _forget(connection)
     threading.Thread(target=process.join, daemon=True).start()
 
 
@@ -151,6 +166,10 @@ def kill_children() -> int:
 
 # ----------------------------------------------------------------------------- the child's side
 def _child(connection, task, generator):
+    for end in list(_ends):   # the copies this fork made of every other end: see _ends
+        if end is not connection:
+            end.close()
+    _ends.clear()
     _forward_queue_events(connection)
     try:
         args, kwargs = connection.recv()
@@ -160,7 +179,7 @@ def _child(connection, task, generator):
             _send(connection, "end", None)
         else:
             _send(connection, "value", task(*args, **kwargs))
-    except (BrokenPipeError, EOFError):
+    except (_CallerGone, EOFError):
         pass   # the caller closed the pipe (Stop): nobody to answer
     except Exception as error:
         _send_error(connection, error)
@@ -171,10 +190,21 @@ def _send(connection, kind, value):
         data = pickle.dumps((kind, value))
     except Exception as error:   # the real package answers a value that does not pickle so
         raise _WorkerError(error) from None
-    connection.send_bytes(data)
+    _send_data(connection, data)
+
+
+def _send_data(connection, data):
+    try:
+        connection.send_bytes(data)
+    except OSError:   # EPIPE or ECONNRESET: the caller closed its end
+        raise _CallerGone from None
 
 
 class _WorkerError(Exception):
+    pass
+
+
+class _CallerGone(Exception):
     pass
 
 
@@ -196,7 +226,7 @@ def _forward_queue_events(connection):
 
     def forward(method_name):
         def method(self, *args, **kwargs):
-            connection.send(("queue", method_name, args, kwargs))
+            _send_data(connection, pickle.dumps(("queue", method_name, args, kwargs)))
         return method
 
     for method_name in QUEUE_METHODS:

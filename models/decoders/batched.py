@@ -18,8 +18,8 @@ store's first S columns, S the longest filled extent of any run this step, with 
 (rows, 1, 1, S) made from every row's own slot positions and its own layer's MaskSpec (window,
 sinks), so empty and padding slots and the other runs' keys are never visible. That call is
 the compiled kernel models/kernels/pooled_attention.cpp on the CPU in fp32 (one parallel loop
-over (row, KV head) pairs; SDPA's per-call and per-head costs were most of the attention's time
-at these tiny shapes), else torch's SDPA with the same mask. The new keys of
+over (row, KV head) pairs, where SDPA pays fixed costs per call and per head at these tiny
+shapes), else torch's SDPA with the same mask. The new keys of
 all runs are written by one indexed store per layer, at the slots their caches chose
 (KVCache.append_many). A row whose run is not in this step (still prefilling, or paused) takes
 part with a zero query and is dropped from the output.
@@ -97,9 +97,10 @@ HEAD_PACK_MAX_BYTES = 256 * 2 ** 20
 _FAR = 2 ** 62     # the window of a layer without one, as a number every distance is below
 # The pooled attention call: models/kernels/pooled_attention.cpp where it can run (the CPU,
 # fp32, a C++ compiler), else torch's SDPA with the same boolean mask. At SmolLM2's shapes
-# (30 runs, 3 KV heads of 3 query heads each, D = 64) SDPA's fixed cost per call and per
-# (row, head) took ~20 of a 120 ms step; the kernel is one parallel loop over (row, KV head)
-# pairs bound by reading the keys and values (docs/BENCHMARKS.md run 15).
+# (30 runs, 3 KV heads of 3 query heads each, D = 64) the kernel, one parallel loop over
+# (row, KV head) pairs bound by reading the keys and values, makes a 30-run step 6-11% faster
+# on one thread or beside other work, and changes nothing on a quiet machine with two threads
+# (docs/BENCHMARKS.md run 15).
 # EXPLORER_POOLED_KERNEL=0: always SDPA.
 POOLED_KERNEL = os.environ.get("EXPLORER_POOLED_KERNEL", "1") != "0"
 KERNEL_SOURCE = Path(__file__).resolve().parents[1] / "kernels" / "pooled_attention.cpp"

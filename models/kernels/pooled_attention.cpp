@@ -8,7 +8,7 @@
 // work on the 2-core CPU, it took 10-50 ms more than this kernel of a 30-run SmolLM2 step.
 // Here a layer is one parallel loop over (row, KV head) pairs, bound by reading their keys and
 // values.
-// A masked column's key and value are never used (a slot never written may hold anything).
+// A masked column's key and value are never read (a slot never written may hold anything).
 //
 // Layout (strides in floats, every innermost D contiguous):
 //   q    (n, H_kv, rep, D) contiguous
@@ -37,15 +37,19 @@ extern "C" int pooled_decode_attention(const float* q, const float* k, const flo
             const float* vh = v + task * width * d;
             const float* qh = q + task * rep * d;
             float* oh = out + task * rep * d;
-            // scores: each key read once for the `rep` queries that share its head
+            // scores: each visible key read once for the `rep` queries that share its head
             for (int64_t c = 0; c < s; ++c) {
+                if (!seen[c]) {
+                    for (int64_t j = 0; j < rep; ++j) p[j * s + c] = -INFINITY;
+                    continue;
+                }
                 const float* kc = kh + c * d;
                 for (int64_t j = 0; j < rep; ++j) {
                     const float* qj = qh + j * d;
                     float dot = 0.f;
 #pragma omp simd reduction(+ : dot)
                     for (int64_t i = 0; i < d; ++i) dot += qj[i] * kc[i];
-                    p[j * s + c] = seen[c] ? dot * scale : -INFINITY;
+                    p[j * s + c] = dot * scale;
                 }
             }
             for (int64_t i = 0; i < rep * d; ++i) oh[i] = 0.f;

@@ -255,8 +255,8 @@ def test_the_pooled_kernel_checks_its_shapes_and_gives_zeros_for_a_row_that_sees
 
 
 def test_without_the_kernel_the_pooled_call_is_sdpa(tiny, monkeypatch, caplog):
-    """No compiler (or EXPLORER_POOLED_KERNEL=0): the pooled steps take SDPA, said once in the
-    log, and decode as with the kernel."""
+    """No compiler (or EXPLORER_POOLED_KERNEL=0): the pooled steps' attention is SDPA's, said
+    once in the log (the step itself is tested on both paths above)."""
     from models import native
 
     monkeypatch.setattr(batched.PooledAttentionKernel, "_tried", False)

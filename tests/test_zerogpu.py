@@ -51,7 +51,7 @@ def fake_spaces():
         import spaces
         assert spaces.__file__.startswith(str(FAKE_SPACES))
         yield spaces
-        spaces.kill_children()   # a call Gradio dropped unclosed may still run (see the fake)
+        spaces.kill_children()   # no call's process outlives the module (see the fake)
     finally:
         sys.path.remove(str(FAKE_SPACES))
         sys.modules.pop("spaces", None)
@@ -331,8 +331,7 @@ def test_a_refused_input_reaches_the_visitor_as_it_does_off_zerogpu(apps, fake_s
 def test_stop_frees_the_generate_group_for_the_next_run(apps, fake_spaces):
     """Stop (the client's cancel, what the page's Stop button sends) ends the visitor's stream
     and the next run is served at once. (The GPU call itself stops at its next value when
-    Gradio closes the wrapper's generator; a cancel that arrives between two messages makes
-    Gradio drop the generator unclosed, and the call then runs on until it is collected.)"""
+    Gradio closes the wrapper's generator: test_a_gpu_call_closed_by_its_caller_ends_...)"""
     _, client = apps["zerogpu"]
     job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),
                         api_name="/generate")
@@ -352,8 +351,7 @@ def test_the_stop_button_ends_a_run_inside_a_gpu_call(apps, fake_spaces):
     from gradio_client import Client
 
     demo, shared = apps["zerogpu"]
-    # a call the test above cancelled may run on until Gradio's dropped generator is collected
-    # (see that test): not beside this run on the CPU
+    # no call of an earlier test decodes beside this run on the CPU, however it ended
     fake_spaces.kill_children()
     client = Client(shared.src, verbose=False)   # a session of its own
     job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),

@@ -169,39 +169,52 @@ class ThreadChoice:
     """Which intra-op thread count the loop's batched steps use, chosen by their measured time.
 
     Costs are kept per batch size class (1, 2-3, 4-7, ... runs: a step's time grows slower than
-    its rows), as a moving average of seconds per run of each option's steps. A class tries
-    every option once, then takes the cheapest, and now and then runs the next other option
-    once (a probe), so a change of the machine's load (another process taking a core makes two
-    threads stall at every barrier) is seen. Probes come every `probe_every` steps of the class;
-    each probe that confirms the best doubles the gap (up to `max_gap`), one that changes it
-    sets the gap back: a probe of the losing option costs that step its difference. Thread
-    counts change only the order of fp32 sums (SmolLM2's logits at 1 against 2 threads: max
-    |difference| 8e-5); every run still equals the same run alone within the tests' tolerance,
-    its greedy tokens identical (tests/test_scheduler.py)."""
+    its rows): each option's last `window` steps, in seconds per run, and its estimate is their
+    lower median. A class tries every option once, then takes the cheapest, and now and then
+    runs the next other option once (a probe), so a change of the machine's load (another
+    process taking a core makes two threads stall at every barrier) is seen. Probes come every
+    `probe_every` steps of the class; a probe no cheaper than the best's estimate doubles the
+    gap (up to `max_gap`), a cheaper one sets it back, and so does a change of the best: a
+    probe of the losing option costs that step its difference.
+
+    Why a median and not an average: one step can be held up by something outside it. In the
+    app, the first chart messages of a class that pressed Start together take the GIL for
+    ~0.4 s; the two-thread step that ran beside them took 1.1 s instead of ~0.12 s, and a moving
+    average (0.3 of each new step) made two threads look dearer than one for the rest of the
+    level, whose one-thread steps took ~0.2 s (docs/BENCHMARKS.md run 16). The lower median of
+    the last three steps ignores one such step and follows a lasting change within two.
+
+    Thread counts change only the order of fp32 sums (SmolLM2's logits at 1 against 2 threads:
+    max |difference| 8e-5); every run still equals the same run alone within the tests'
+    tolerance, its greedy tokens identical (tests/test_scheduler.py)."""
 
     def __init__(self, options: Sequence[int], probe_every: int = 8, max_gap: int = 64,
-                 smoothing: float = 0.3):
+                 window: int = 3):
         self.options = tuple(dict.fromkeys(options))
-        self.probe_every, self.max_gap, self.smoothing = probe_every, max_gap, smoothing
-        self.cost: dict = {}    # (class, option) -> seconds per run
-        self.due: dict = {}     # class -> (steps since the last probe, gap to the next)
+        self.probe_every, self.max_gap, self.window = probe_every, max_gap, window
+        self.samples: dict = {}   # (class, option) -> deque of its last steps' seconds per run
+        self.due: dict = {}       # class -> (steps since the last probe, gap to the next)
         self.taken: collections.Counter = collections.Counter()   # option -> steps (stats)
 
     @staticmethod
     def size_class(rows: int) -> int:
         return max(rows, 1).bit_length()
 
+    def cost(self, rows: int, option: int) -> Optional[float]:
+        """The option's estimated seconds per run for this many rows (None before any step)."""
+        held = self.samples.get((self.size_class(rows), option))
+        return sorted(held)[(len(held) - 1) // 2] if held else None
+
     def best(self, rows: int) -> int:
         """The cheapest option measured for this many rows (the first one before any)."""
-        size = self.size_class(rows)
-        known = [n for n in self.options if (size, n) in self.cost]
-        return min(known, key=lambda n: self.cost[size, n]) if known else self.options[0]
+        known = [n for n in self.options if self.cost(rows, n) is not None]
+        return min(known, key=lambda n: self.cost(rows, n)) if known else self.options[0]
 
     def pick(self, rows: int) -> int:
         """The thread count for the next step of `rows` runs: an untried option, a probe, or
         the best."""
         size = self.size_class(rows)
-        untried = [n for n in self.options if (size, n) not in self.cost]
+        untried = [n for n in self.options if self.cost(rows, n) is None]
         if untried:
             return untried[0]
         since, gap = self.due.get(size, (0, self.probe_every))
@@ -216,15 +229,16 @@ class ThreadChoice:
     def record(self, threads: int, rows: int, seconds: float) -> None:
         size = self.size_class(rows)
         before = self.best(rows)
-        probe = (size, before) in self.cost and threads != before
+        best_cost = self.cost(rows, before)
+        probe = best_cost is not None and threads != before
         per_run = seconds / max(rows, 1)
-        old = self.cost.get((size, threads))
-        self.cost[size, threads] = per_run if old is None else old + self.smoothing * (per_run - old)
+        self.samples.setdefault((size, threads), collections.deque(maxlen=self.window)).append(per_run)
         self.taken[threads] += 1
-        if probe:
-            since, gap = self.due.get(size, (0, self.probe_every))
-            confirmed = self.best(rows) == before
-            self.due[size] = (since, min(gap * 2, self.max_gap) if confirmed else self.probe_every)
+        since, gap = self.due.get(size, (0, self.probe_every))
+        if self.best(rows) != before:
+            self.due[size] = (since, self.probe_every)     # the old best is probed again soon
+        elif probe:
+            self.due[size] = (since, min(gap * 2, self.max_gap) if per_run >= best_cost else self.probe_every)
 
 
 class Scheduler:

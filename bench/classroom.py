@@ -148,11 +148,13 @@ def stream_one(url: str, model: str, prompt: str, tokens: int, checks: bool, out
         out.busy = "busy" in message.lower() or "queue is full" in message.lower()
 
 
-def stream_raw(url: str, payload: dict, out: Stream, timeout_s: float) -> None:
+def stream_raw(url: str, payload: dict, out: Stream, timeout_s: float, http=None) -> None:
     """One visitor as the browser's page talks to the server: POST /queue/join for a session
     of its own, then read that session's event stream, one JSON message per line. Only what the
     table needs is read from each message (did the text change; the final status), so the
-    client costs the shared CPU little (gradio_client applies every diff to every output)."""
+    client costs the shared CPU little (gradio_client applies every diff to every output).
+    `http`: an httpx.Client made beforehand (closed here), as a visitor's page is open before
+    Start; made here if None."""
     import json
     import uuid
 
@@ -161,7 +163,7 @@ def stream_raw(url: str, payload: dict, out: Stream, timeout_s: float) -> None:
     session = uuid.uuid4().hex
     out.submitted = time.perf_counter()
     try:
-        with httpx.Client(timeout=timeout_s) as http:
+        with http if http is not None else httpx.Client(timeout=timeout_s) as http:
             joined = http.post(f"{url}gradio_api/queue/join", json={**payload, "session_hash": session})
             if joined.status_code != 200:
                 out.error = f"join answered {joined.status_code}: {joined.text[:200]}"
@@ -212,8 +214,15 @@ def run_raw_level(url: str, model: str, n: int, tokens: int, checks: bool = Fals
         data[2] = prompt   # the event's third input: the prompt box
         return {**payload, "data": data}
 
-    threads = [threading.Thread(target=stream_raw, args=(url, payload_for(s.prompt), s, timeout_s),
-                                daemon=True) for s in streams]
+    # Each client's httpx.Client is made before the level starts, as a class has the page open
+    # before pressing Start: making one costs ~35 ms of CPU (its TLS context, even for http), so
+    # made at Start they took ~1 s of this machine's two cores from the server in the very second
+    # the class's first tokens are computed (which a classroom's own laptops would not).
+    import httpx
+
+    clients = [httpx.Client(timeout=timeout_s) for _ in streams]
+    threads = [threading.Thread(target=stream_raw, args=(url, payload_for(s.prompt), s, timeout_s, c),
+                                daemon=True) for s, c in zip(streams, clients)]
     t0 = time.perf_counter()
     for thread in threads:
         thread.start()

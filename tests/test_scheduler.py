@@ -113,6 +113,24 @@ def test_thread_choice_measures_each_option_then_keeps_the_cheaper_and_probes():
     assert {fixed.pick(30) for _ in range(40)} == {2}
 
 
+def test_a_prefill_forward_takes_the_count_measured_for_as_many_rows_or_fewer():
+    """A prefill chunk of G prompts x n tokens has G * n rows in its products: it takes the best
+    count of the largest size class the decode steps measured up to G * n rows, torch's own
+    count (the last option) before any. (It took the count of G rows' class, mostly never
+    measured, so one thread: distinct prompts of a class were prefilled on one core.)"""
+    choice = ThreadChoice((1, 2))
+    assert choice.for_rows(200) == 2 and choice.for_rows(3) == 2
+    for _ in range(3):
+        choice.record(1, 30, 0.10)
+        choice.record(2, 30, 0.06)
+        choice.record(1, 3, 0.02)
+        choice.record(2, 3, 0.03)
+    assert choice.for_rows(200) == 2 == choice.for_rows(16)   # the 16-31 class: two threads
+    assert choice.for_rows(10) == 1 == choice.for_rows(3)     # 4-15 unmeasured: the 2-3 class
+    assert choice.for_rows(1) == 2                            # nothing measured that small
+    assert ThreadChoice((2,)).for_rows(500) == 2
+
+
 @pytest.mark.skipif(torch.get_num_threads() < 2, reason="one intra-op thread: nothing to choose")
 def test_the_loop_uses_both_thread_counts_and_every_run_stays_as_alone(tiny):
     """Twenty steps of four runs in one class: both thread counts decode some of them (the

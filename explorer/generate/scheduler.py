@@ -210,6 +210,18 @@ class ThreadChoice:
         known = [n for n in self.options if self.cost(rows, n) is not None]
         return min(known, key=lambda n: self.cost(rows, n)) if known else self.options[0]
 
+    def for_rows(self, rows: int) -> int:
+        """The count for a forward of `rows` rows that is not a decode step (a prefill chunk
+        of several prompts, G runs x n tokens: rows = G * n): the best of the largest size
+        class measured up to `rows`, none measured: the last option, torch's own count (a
+        prompt alone is prefilled on it too). Its products are those of a step of that many
+        rows, its barriers as many; it is not measured itself, its shapes vary too much."""
+        for size in range(self.size_class(rows), 0, -1):
+            known = [n for n in self.options if self.samples.get((size, n))]
+            if known:
+                return min(known, key=lambda n: self.cost(1 << (size - 1), n))
+        return self.options[-1]
+
     def pick(self, rows: int) -> int:
         """The thread count for the next step of `rows` runs: an untried option, a probe, or
         the best."""
@@ -462,7 +474,7 @@ class Scheduler:
                                device=self.model.embed.weight.device)             # (G, n)
             t0 = time.perf_counter()
             try:
-                with intra_op_threads(self.threads.best(len(group)) if len(group) > 1 else 0):
+                with intra_op_threads(self.threads.for_rows(n * len(group)) if len(group) > 1 else 0):
                     logits = self.decoder.forward_many(ids, [run.batch for run in group])  # (G, 1, V)
             except Exception as error:
                 for run in group:

@@ -134,9 +134,14 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
 
     # exactness on random inputs
     page.locator("[role=tab]", has_text="Exactness").click()
+    page.locator("#flash-exact-run").wait_for()
+    # before its first result the table is out of the page, not an empty box headed "1 2 3"
+    # (static/style.css); it appears with its own headers
+    assert not page.locator("#flash-exact-table").is_visible()
     page.locator("#flash-exact-run").click()
     page.locator("#flash-exact-summary").get_by_text("48 cases").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#flash-exact-table").get_by_text("7 × 13").first.wait_for()
+    assert page.locator("#flash-exact-table th").first.inner_text().strip() not in ("", "1")
     screenshot(page, "flash-exact")
 
     # memory traffic and measured memory (a short sweep)

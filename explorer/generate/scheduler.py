@@ -213,9 +213,10 @@ class ThreadChoice:
     def for_rows(self, rows: int) -> int:
         """The count for a forward of `rows` rows that is not a decode step (a prefill chunk
         of several prompts, G runs x n tokens: rows = G * n): the best of the largest size
-        class measured up to `rows`, none measured: the last option, torch's own count (a
-        prompt alone is prefilled on it too). Its products are those of a step of that many
-        rows, its barriers as many; it is not measured itself, its shapes vary too much."""
+        class measured up to `rows`, or, none measured, the last option, torch's own count
+        (on which a prompt alone is prefilled too). Its products have as many rows as a decode
+        step of that many runs: the nearest evidence of how the cores behave now. Such
+        forwards are not measured themselves (their shapes vary too much to compare)."""
         for size in range(self.size_class(rows), 0, -1):
             known = [n for n in self.options if self.samples.get((size, n))]
             if known:

@@ -17,6 +17,12 @@ On a machine with CUDA it runs, and ends with one summary line:
    each run alone (CUDA fp32).
 Where torch sees no CUDA device it prints why and exits 0 without running anything
 (tests/test_classroom.py checks that).
+
+    .venv/bin/python -m bench.gpu_check --rehearse-on-cpu [--max-batch 2]
+
+runs the same steps with the CPU standing in for the GPU (bf16 included; the tabs left out,
+the test suite runs them on the CPU anyway), so that a session lent a GPU for a few minutes does
+not spend them on a fault of this script: tests/test_classroom.py rehearses it in CI.
 """
 from __future__ import annotations
 
@@ -47,6 +53,18 @@ def cuda_or_reason():
         return None, ("gpu_check: skipped: no CUDA device here (torch.cuda.is_available() is False, "
                       f"torch {torch.__version__}, CUDA build {torch.version.cuda}); nothing was run")
     return torch.device("cuda"), ""
+
+
+def synchronize(device) -> None:
+    """Wait for the device's queued work (timings); the CPU's is done when a call returns."""
+    import torch
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def device_name(device) -> str:
+    import torch
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU (rehearsal)"
 
 
 def max_diff(a, b) -> float:
@@ -133,8 +151,9 @@ def check_batched(device, max_batch: int) -> tuple[list, dict]:
     for p, t in zip(prompts, tokens):
         alone = [s.token_id for s in generate(model, p, SamplingParams(max_new_tokens=12), eos_ids=[])]
         if alone != t:
-            failures.append("batched != alone (CUDA fp32)")
-    print(f"  batched == alone, 3 runs x 12 greedy tokens, CUDA fp32: {'ok' if not failures else 'FAIL'}")
+            failures.append(f"batched != alone ({device.type} fp32)")
+    print(f"  batched == alone, 3 runs x 12 greedy tokens, {device.type} fp32: "
+          f"{'ok' if not failures else 'FAIL'}", flush=True)
     del model, decoder
     # throughput in bf16, the GPU's default
     model = load_model(folder, device=device, dtype=torch.bfloat16)
@@ -146,12 +165,12 @@ def check_batched(device, max_batch: int) -> tuple[list, dict]:
         decoder.forward_many(torch.randint(100, 5000, (b, 32), device=device), runs)
         for _ in range(3):
             decoder.step_many([7] * b, runs)
-        torch.cuda.synchronize()
+        synchronize(device)
         n = 16
         t0 = time.perf_counter()
         for _ in range(n):
             decoder.step_many([7] * b, runs)
-        torch.cuda.synchronize()
+        synchronize(device)
         step = (time.perf_counter() - t0) / n
         rates[b] = b / step
         print(f"  batched decode bf16, {b:3d} visitors: step {step * 1e3:.1f} ms, {b / step:.0f} tokens/s",
@@ -163,24 +182,30 @@ def check_batched(device, max_batch: int) -> tuple[list, dict]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-tabs", action="store_true", help="leave out the tabs' API tests")
-    parser.add_argument("--max-batch", type=int, default=64)
+    parser.add_argument("--max-batch", type=int, default=None, help="default 64 (rehearsal: 2)")
+    parser.add_argument("--rehearse-on-cpu", action="store_true",
+                        help="every step but the tabs on the CPU in the GPU's place (a check of this script)")
     args = parser.parse_args(argv)
-    device, reason = cuda_or_reason()
-    if device is None:
-        print(reason)
-        return 0
     import torch
-    print(f"gpu_check on {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
+    if args.rehearse_on_cpu:
+        device, args.skip_tabs = torch.device("cpu"), True
+    else:
+        device, reason = cuda_or_reason()
+        if device is None:
+            print(reason)
+            return 0
+    max_batch = args.max_batch or (2 if args.rehearse_on_cpu else 64)
+    print(f"gpu_check on {device_name(device)}, torch {torch.__version__}", flush=True)
     t0 = time.perf_counter()
     failures = check_tiny(device) + check_real(device)
     tabs = None if args.skip_tabs else check_tabs()
     if tabs is False:
         failures.append("tabs")
-    batch_failures, rates = check_batched(device, args.max_batch)
+    batch_failures, rates = check_batched(device, max_batch)
     failures += batch_failures
     top = max(rates, key=rates.get) if rates else None
     print(f"gpu_check: {'PASS' if not failures else 'FAIL ' + ', '.join(failures)} · "
-          f"{torch.cuda.get_device_name(0)} · parity tiny+real ok={not any('tiny' in f or 'gemma' in f or 'smol' in f for f in failures)} · "
+          f"{device_name(device)} · parity tiny+real ok={not any('tiny' in f or 'gemma' in f or 'smol' in f for f in failures)} · "
           f"tabs {'skipped' if tabs is None else ('ok' if tabs else 'FAIL')} · batched decode "
           f"{rates.get(1, 0):.0f} tok/s at 1 visitor, {rates.get(top, 0):.0f} at {top} · "
           f"{time.perf_counter() - t0:.0f} s")

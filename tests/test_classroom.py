@@ -70,3 +70,16 @@ def test_gpu_check_skips_without_cuda():
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "gpu_check: skipped: no CUDA device" in result.stdout
+
+
+def test_gpu_check_rehearses_every_step_on_the_cpu():
+    """The GPU check's steps (parity of tiny and real models in fp32 and bf16, batched == alone,
+    the batched decode's rates) run end to end with the CPU in the GPU's place, so that a session
+    lent a GPU does not spend its minutes on a fault of the script."""
+    result = subprocess.run([sys.executable, "-m", "bench.gpu_check", "--rehearse-on-cpu"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary.startswith("gpu_check: PASS · CPU (rehearsal)") and "tabs skipped" in summary
+    assert "batched == alone, 3 runs x 12 greedy tokens, cpu fp32: ok" in result.stdout
+    assert "2 visitors: step" in result.stdout

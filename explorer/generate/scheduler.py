@@ -202,13 +202,21 @@ class ThreadChoice:
 
     def cost(self, rows: int, option: int) -> Optional[float]:
         """The option's estimated seconds per run for this many rows (None before any step)."""
-        held = self.samples.get((self.size_class(rows), option))
+        return self._estimate(self.size_class(rows), option)
+
+    def _estimate(self, size: int, option: int) -> Optional[float]:
+        held = self.samples.get((size, option))
         return sorted(held)[(len(held) - 1) // 2] if held else None
+
+    def _best_of(self, size: int) -> Optional[int]:
+        """The cheapest option measured in this size class, None before any."""
+        known = [n for n in self.options if self._estimate(size, n) is not None]
+        return min(known, key=lambda n: self._estimate(size, n)) if known else None
 
     def best(self, rows: int) -> int:
         """The cheapest option measured for this many rows (the first one before any)."""
-        known = [n for n in self.options if self.cost(rows, n) is not None]
-        return min(known, key=lambda n: self.cost(rows, n)) if known else self.options[0]
+        best = self._best_of(self.size_class(rows))
+        return self.options[0] if best is None else best
 
     def for_rows(self, rows: int) -> int:
         """The count for a forward of `rows` rows that is not a decode step (a prefill chunk
@@ -218,9 +226,9 @@ class ThreadChoice:
         step of that many runs: the nearest evidence of how the cores behave now. Such
         forwards are not measured themselves (their shapes vary too much to compare)."""
         for size in range(self.size_class(rows), 0, -1):
-            known = [n for n in self.options if self.samples.get((size, n))]
-            if known:
-                return min(known, key=lambda n: self.cost(1 << (size - 1), n))
+            best = self._best_of(size)
+            if best is not None:
+                return best
         return self.options[-1]
 
     def pick(self, rows: int) -> int:

@@ -140,12 +140,8 @@ POOLS = ("ThreadPoolExecutor", "AnyIO worker thread", "asyncio_")
 CLIENT_SIDE = "_stream_heartbeat"   # gradio_client's per-client heartbeat (ends after close)
 
 
-def server_threads() -> int:
-    """Threads of this process less the pools above and the clients' heartbeats."""
-    return len(counted_threads())
-
-
 def counted_threads() -> list[threading.Thread]:
+    """Threads of this process less the pools above and the clients' heartbeats."""
     return [t for t in threading.enumerate()
             if not t.name.startswith(POOLS) and CLIENT_SIDE not in t.name]
 

@@ -233,7 +233,8 @@ class KVPool:
         """New stores of at least `rows` rows and these widths; every member moves into them."""
         rows = -(-rows // ROW_BLOCK) * ROW_BLOCK   # whole blocks: fewer than ROW_BLOCK rows spare
         kw = {"dtype": self.dtype, "device": self.device}
-        # zeros, not empty: a masked key still enters the kernel's products, and NaN * 0 is NaN
+        # zeros, not empty: SDPA (the path where the kernel cannot run) still multiplies a masked
+        # column's value by its zero weight, and NaN * 0 is NaN
         k = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]
         v = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]
         slot_pos = [torch.full((rows, w), -1, dtype=torch.long, device=self.device) for w in widths]

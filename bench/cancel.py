@@ -31,6 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from socket import timeout as socket_timeout
 from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,13 +138,15 @@ class Forwards:
 # ("asyncio_N": e.g. getaddrinfo of an async HTTP client; a second one appears when two such
 # calls overlap, which made a CI run read "threads 10 > baseline 9").
 POOLS = ("ThreadPoolExecutor", "AnyIO worker thread", "asyncio_")
-CLIENT_SIDE = "_stream_heartbeat"   # gradio_client's per-client heartbeat (ends after close)
+# the client side's own threads, not the server's: gradio_client's per-client heartbeat (ends
+# after close) and this bench's readers of dropped connections (bench-*)
+CLIENT_SIDE = ("_stream_heartbeat", "bench-")
 
 
 def counted_threads() -> list[threading.Thread]:
-    """Threads of this process less the pools above and the clients' heartbeats."""
+    """Threads of this process less the pools above and the client side's own."""
     return [t for t in threading.enumerate()
-            if not t.name.startswith(POOLS) and CLIENT_SIDE not in t.name]
+            if not t.name.startswith(POOLS) and not any(c in t.name for c in CLIENT_SIDE)]
 
 
 def threads_left(baseline: set, timeout: float) -> list[threading.Thread]:
@@ -244,26 +247,38 @@ class DroppedJob:
         import httpx
 
         self.session = uuid.uuid4().hex
-        self.messages = 0           # event-stream bytes read (a live reader, not a count of steps)
         parts = urllib.parse.urlsplit(url)
         posted = httpx.post(f"{url}gradio_api/queue/join",
                             json={**payload, "session_hash": self.session}, timeout=30)
         posted.raise_for_status()
-        self.sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
-        self.sock.sendall((f"GET /gradio_api/queue/data?session_hash={self.session} HTTP/1.1\r\n"
-                           f"Host: {parts.netloc}\r\nAccept: text/event-stream\r\n\r\n").encode())
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=30)
+        sock.sendall((f"GET /gradio_api/queue/data?session_hash={self.session} HTTP/1.1\r\n"
+                      f"Host: {parts.netloc}\r\nAccept: text/event-stream\r\n\r\n").encode())
+        self.read(sock)
+
+    def read(self, sock) -> None:
+        """Read `sock` on a thread of its own until drop()."""
+        self.sock = sock
+        self.messages = 0           # event-stream bytes read (a live reader, not a count of steps)
+        # the reader wakes every second to see whether drop() was called: closing a socket does
+        # not wake a thread blocked on it (only a shutdown does, and that can fail on a
+        # connection the server has already ended)
+        self.sock.settimeout(1.0)
+        self._dropped = threading.Event()
         self._reader = threading.Thread(target=self._read, name="bench-dropped-reader", daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
-        try:
-            while True:
+        while not self._dropped.is_set():
+            try:
                 chunk = self.sock.recv(65536)
-                if not chunk:
-                    return
-                self.messages += chunk.count(b"data:")
-        except OSError:   # closed by drop()
-            return
+            except socket_timeout:   # nothing sent for a second (e.g. queued): read on
+                continue
+            except OSError:          # closed by drop()
+                return
+            if not chunk:
+                return
+            self.messages += chunk.count(b"data:")
 
     def drop(self) -> None:
         import socket
@@ -272,7 +287,9 @@ class DroppedJob:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        self.sock.close()   # the reader thread ends on the closed socket
+        self.sock.close()
+        self._dropped.set()
+        self._reader.join(5.0)   # within a second: the reader sees the flag at its next wake
 
 
 def join_payload(url: str, api_name: str, kwargs: dict) -> dict:

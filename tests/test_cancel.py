@@ -151,3 +151,29 @@ def test_threads_left_are_new_threads_still_alive_after_the_wait():
         release.set()
         lingering.join()
     assert not {"left-behind", "finishing"} & {t.name for t in cancel.threads_left(baseline, 1.0)}
+
+
+def test_a_dropped_jobs_reader_ends_at_drop_and_the_benchs_own_threads_are_not_counted():
+    """The end-of-run check is about the server's threads: a reader of a dropped connection is
+    the client side's (CI once named 'bench-dropped-reader' as left behind). drop() ends it
+    within its one-second wake even when the peer keeps the connection open and silent."""
+    import socket
+
+    from bench import cancel
+
+    baseline = {t.ident for t in cancel.counted_threads()}
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+    acceptor = threading.Thread(target=lambda: accepted.append(server.accept()[0]), daemon=True)
+    acceptor.start()
+    job = cancel.DroppedJob.__new__(cancel.DroppedJob)   # the reader alone, no app to join
+    job.read(socket.create_connection(server.getsockname(), timeout=30))
+    acceptor.join(5)
+    try:
+        assert job._reader.name not in {t.name for t in cancel.threads_left(baseline, 0.1)}
+        started = time.monotonic()
+        job.drop()
+        assert not job._reader.is_alive() and time.monotonic() - started < 2.0
+    finally:
+        for s in accepted + [server]:
+            s.close()

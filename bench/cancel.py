@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from socket import timeout as socket_timeout
 from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,7 +240,6 @@ class DroppedJob:
     and nothing else (no /cancel, no /stop)."""
 
     def __init__(self, url: str, payload: dict):
-        import socket
         import urllib.parse
         import uuid
 
@@ -272,7 +271,7 @@ class DroppedJob:
         while not self._dropped.is_set():
             try:
                 chunk = self.sock.recv(65536)
-            except socket_timeout:   # nothing sent for a second (e.g. queued): read on
+            except socket.timeout:   # nothing sent for a second (e.g. queued): read on
                 continue
             except OSError:          # closed by drop()
                 return
@@ -281,8 +280,6 @@ class DroppedJob:
             self.messages += chunk.count(b"data:")
 
     def drop(self) -> None:
-        import socket
-
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:

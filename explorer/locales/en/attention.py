@@ -267,7 +267,7 @@ STRINGS: dict[str, str] = {
     'attention.fig.kv_group': 'KV head {j}: query heads {first}–{last}',
     'attention.fig.reads': 'query head {h} reads KV head {j}',
     'attention.fig.shared': 'KV head {j}: shared by {n} query heads',
-    'attention.fig.groups_title': '{title} {n_q} query heads share {n_kv} KV head{plural}',
+    'attention.fig.groups_title': '{title} {n_q} query heads share {n_kv} KV {n_kv:head/heads}',
     'attention.fig.global_cell': 'global (full causal)',
     'attention.fig.local_cell': 'local (window {w})',
     'attention.fig.layer_type': 'layer type',

@@ -5,7 +5,7 @@ STRINGS: dict[str, str] = {
     'masks.causal': 'causal',
     'masks.bidirectional': 'bidirectional',
     'masks.window': 'sliding window {w}',
-    'masks.sinks': '{s} sink{plural} + window {w}',
+    'masks.sinks': '{s} {s:sink/sinks} + window {w}',
     'masks.own': "the checkpoint's own masks",
     'masks.with_sink_logit': '{mask} + sink logit b = {b:g}',
     'masks.count': '{n} × {mask}',

@@ -30,8 +30,7 @@ def describe(mask: Optional[MaskSpec], lang: Optional[str] = "en", *,
     elif mask.window is None:
         name = text("masks.causal" if mask.causal else "masks.bidirectional", lang)
     elif mask.sinks:
-        name = text("masks.sinks", lang, s=mask.sinks, w=mask.window,
-                    plural="s" if mask.sinks > 1 else "")
+        name = text("masks.sinks", lang, s=mask.sinks, w=mask.window)
     else:
         name = text("masks.window", lang, w=mask.window)
     if sink_logit is not None:

@@ -10,7 +10,7 @@ import gradio as gr
 import pytest
 import torch
 
-from explorer.i18n import LANGUAGES, Translator, check_strings, normalize_language
+from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime, UnknownModelError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ def test_normalize_language(given, expected):
 
 def test_translator_rejects_missing_and_duplicate_strings():
     with pytest.raises(ValueError, match="no text for zh"):
-        check_strings({"x.a": {"en": "A", "zh": " "}}, "x")
+        Translator([("x", {"x.a": {"en": "A", "zh": " "}})])
     with pytest.raises(ValueError, match="declared by both"):
         Translator([("a", {"k": {"en": "A", "zh": "甲"}}), ("b", {"k": {"en": "B", "zh": "乙"}})])
     t = Translator([("a", {"k": {"en": "{n} tokens", "zh": "{n} 个词元"}})])

@@ -1,0 +1,307 @@
+"""The Generate & KV cache tab, its figures and the measured roofline (C2), in Simplified Chinese (简体中文)."""
+
+STRINGS: dict[str, str] = {
+    # ---------------------------------------------------------------- Generate & KV cache tab
+    'generate.tab': '生成与 KV 缓存',
+    'generate.intro': (
+        '输入提示词并按 **开始**：模型每解码出一个 token 就立即显示，图表展示真实的 KV '
+        '缓存张量如何逐层增长。生成结束后，同样的 token '
+        '会在不使用缓存的情况下重算一遍（C1），并把带缓存的 logits '
+        '与一次完整前向计算对比（C4）。'),
+    'generate.prompt': '提示词',
+    'generate.prompt_info': (
+        '指令模型会把它作为一轮对话（使用其对话模板）；基础模型直接接收原文。最多 1024 个 '
+        'token。'),
+    'generate.start': '开始',
+    'generate.stop': '停止',
+    'generate.long': '长提示词（约 600 个 token，用于 C9）',
+    'generate.output': '生成的文本',
+    'generate.sampling': '采样',
+    'generate.max_new': '最多生成的 token 数',
+    'generate.temperature': '温度（0 = 贪心）',
+    'generate.top_k': 'Top-k（0 = 关闭）',
+    'generate.top_p': 'Top-p（1 = 关闭）',
+    'generate.seed': '随机种子',
+    'generate.policy': '缓存策略',
+    'generate.policy.full': '模型自身（完整 / 其自带窗口）',
+    'generate.policy.window': '滑动窗口 w',
+    'generate.policy.sinks': '汇 token + 窗口（StreamingLLM）',
+    'generate.window': '窗口 w（token 数）',
+    'generate.sinks': '汇 token 数 s',
+    'generate.compare': '结束后不使用缓存重放（C1）',
+    'generate.check': '结束后与完整前向对比（C4）',
+    'generate.formula': (
+        '**KV 缓存字节数（C3）。** $\\text{bytes} = 2 \\times n_{\\text{layers}} \\times '
+        'n_{\\text{kv heads}} \\times d_{\\text{head}} \\times t \\times b$：K 和 V、每层、'
+        '每个 KV 头、每个维度、每个 token，再乘以每个元素的字节数。查询头数不出现。带窗口 '
+        '$w$（加 $s$ 个汇 token）的层只保存 $\\min(t, w + s)$ 个 token，'
+        '字节数不再增长（C9）。彩色柱子是缓存张量中存有 token 的行（已用），灰色轮廓是引擎为'
+        '提示词 + 最大新 token 数预先分配的整个缓冲区（已分配，运行结束后从张量读回），'
+        '黑色短线是公式值。'),
+    'generate.mask_note': (
+        '**缓存 = 完整前向（C4）。** 使用缓存时，$T$ 个新 token 作为查询，位于绝对位置 '
+        '$\\text{cache.pos} + i$，面对缓存中保存的键再加上它们自己的 $S$ 个键：掩码是 '
+        '$(T, S)$，不是方阵；RoPE 的 cos/sin 从 cache.pos 开始。下图：把你这次运行的最后 $T$ '
+        '个 token 作为一个块，送入已保存其之前 token 的引擎缓存，每种层一个面板。每一列是一个键，'
+        '按引擎遍历它们的顺序排列（先是缓存的槽位，再是这个块）：完整缓存的 '
+        '$S = \\text{cache.pos} + T$，滑动窗口的环形缓冲区是按环形顺序排列的 $w$ 个槽位再加上'
+        '块自己的 $T$ 个键。每个格子是引擎自己的掩码谓词在槽位所存绝对位置上的取值（悬停可查看）；'
+        '每一行也正是该 token 的解码步所看到的。上面的图把每一步缓存计算的 logits 与不带缓存、'
+        '对整段文本的一次前向计算进行比较。'),
+    'generate.history': '你的运行记录（比较缓存策略）',
+    'generate.calculator': '缓存计算器：已发布模型的结构（C3、C5、C6）',
+    'generate.calc_formulas': (
+        '每个 token、每层缓存 $2 \\cdot H_{kv} \\cdot d_{head}$ 个元素（K 和 V）。fp16 的 '
+        'Llama-2-7B：$2 \\times 32 \\times 32 \\times 128 \\times 2$ B $= 524{,}288$ B $= '
+        '0.5$ MiB 每 token，因此 $32{,}768$ 个 token 正好是 $16$ GiB（二进制单位：1 MiB = '
+        '2^20 B，1 GiB = 2^30 B）。GQA 和 MQA 只减少 $H_{kv}$（C5）。滑动窗口把一层限制在 '
+        '$w$ 个 token；Gemma 3 只在全局层保留完整缓存（C9）。MLA（DeepSeek-V3）缓存一个 '
+        '$4\\,d_{head}$ 的潜向量加一个 $d_{head}/2$ 的 RoPE 键：每 token 每层 '
+        '$4.5\\,d_{head} = 576$ 个元素，相当于 $2.25$ 个 KV 头的 GQA（C6）。'),
+    'generate.calc_tokens': '上下文长度（token 数）',
+    'generate.calc_bytes': '每个元素的字节数',
+    'generate.calc_variants': (
+        '**MHA、GQA 与 MQA**：同一个 Llama 3 8B 结构（32 个查询头），只改变 KV 头数，'
+        '缓存随之变化。'),
+    'generate.calc.col.model': '模型',
+    'generate.calc.col.attention': '注意力',
+    'generate.calc.col.layers': '层数',
+    'generate.calc.col.heads': '查询头 : KV 头',
+    'generate.calc.col.d_head': '头维度 d_head',
+    'generate.calc.col.elements': '元素数 / token / 层',
+    'generate.calc.col.per_token': '每 token',
+    'generate.calc.col.at': '{n} 个 token 时',
+    'generate.calc.col.source': '来源',
+    'generate.calc.col.variant': '变体',
+    'generate.calc.col.q_heads': '查询头',
+    'generate.calc.col.kv_heads': 'KV 头',
+    'generate.status.running': (
+        '生成中：**{n}** / {total} 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
+        '用时 {ttft:.2f} 秒{rate}'),
+    'generate.status.shared': ' · 这一步与其他 {n} 位访客的 token 一起计算',
+    'generate.ev.shared': (
+        '解码是共享的：最多有其他 {others} 位访客的 token 与你的 token 在同一次前向计算中完成'
+        '（所有人只读一次权重，C2）。每一步的延迟是这次共享计算的时间；你的 token、位置和缓存字节都只属于你自己的运行。'),
+    'generate.ev.prefix': (
+        '你的提示词共 {prompt} 个 token，其中前 {n} 个已由另一位访客的运行输入过：相同位置上的相同 token '
+        '得到相同的键和值，因此这些键值直接从它的缓存复制，本次运行只计算了最后 {fed} 个（前缀复用）。'
+        '你的缓存同样保存了提示词的每一个 token。'),
+    'generate.ev.busy': (
+        ' 无缓存重放（C1）和完整前向检查（C4）被跳过：其他访客正在生成，这些完整的前向计算会让他们的输出停顿。'
+        '服务器空闲时再运行一次即可看到。'),
+    'generate.error.busy': '服务器繁忙：已有 {capacity} 个生成任务正在运行或等待。请一分钟后再试。',
+    'generate.status.rate': ' · 每秒 {rate:.1f} 个 token',
+    'generate.status.chat': '（对话模板）',
+    'generate.status.checking': '正在检查：带缓存的 logits 与完整前向对比（C4），读回缓存（C3）……',
+    'generate.status.replay': '正在不使用缓存重放（C1）：{n} / {total} 步……',
+    'generate.status.done': (
+        '完成（{reason}）：**{n}** 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
+        '用时 {ttft:.2f} 秒{rate}'),
+    'generate.status.stopped': (
+        '**已停止**：已生成 **{n}** 个新 token · 提示词 {prompt} 个 token{chat} · 首个 token '
+        '用时 {ttft:.2f} 秒{rate}'),
+    'generate.reason.eos': '遇到结束符',
+    'generate.reason.length': '达到最大 token 数',
+    'generate.row.stopped': '{n}（已停止）',
+    'generate.reason.deadline': '达到 {s:.0f} 秒的时间上限',
+    'generate.stopped': '**已停止。**',
+    'generate.stopped_after': '**已停止**：已生成 {n} 个新 token。',
+    'generate.ev.c3': (
+        '**C3** t = {t} 个 token 时：缓存张量中存有 token 的行占 **{measured:,} B**（已用）；逐层公式给出 '
+        '**{formula:,} B**（{match}，所有 {steps} 步都已核对）。不设上限时：2 × {layers} × '
+        '{kv} × {d} × {t} × {b} = {full:,} B。'),
+    'generate.ev.equal': '相等',
+    'generate.ev.differ': '不相等',
+    'generate.ev.c9': (
+        '**C9**：{capped} 个窗口层各保存 {held} 个 token（上限 {cap}）；{full} '
+        '个完整层保存全部 {t} 个。'),
+    'generate.ev.c1': (
+        '**C1** t = {t} 时，同一引擎紧挨着计时：使用缓存的一步耗时 **{cached:.1f} 毫秒**，'
+        '不用缓存的前向耗时 **{uncached:.1f} 毫秒**（×{ratio:.1f}）；你这次运行的那一步耗时 '
+        '{live:.1f} 毫秒。计算的分数（每个头 t × S 项，所有层）：使用缓存 {cs:,} 个，不用缓存 '
+        '{us:,} 个；掩码下真正需要的（可见的查询-键对）：{cn:,} 和 {un:,} 个（占无缓存路径所算的 '
+        '{share:.0%}）。'),
+    'generate.ev.c1_budget': ' 重放在 {s:.0f} 秒预算用完后停止；之后的步骤没有重放。',
+    'generate.ev.c1_busy': ' 重放在 {n} 步后停止：另一位访客开始生成，这些完整的前向计算会让其输出停顿。服务器空闲时再运行一次即可看到全部。',
+    'generate.ev.c1_tokens': ' 在 {n} 个重放步骤中，无缓存前向有 {same} 步选出了相同的下一个 token。',
+    'generate.ev.c4': (
+        '**C4**：{n} 个生成 token 上 |缓存 − 完整前向| 的最大值 = '
+        '**{diff:.2e}**（{verdict} {tol:g}）。'),
+    'generate.ev.within': '在容差之内',
+    'generate.ev.beyond': '超出容差',
+    'generate.ev.c3_allocated': (
+        ' 为 {max_len} 个 token 预先分配的缓冲区（所有层共 {slots:,} 个槽位）占 '
+        '**{allocated:,} B**（按槽位数计算的公式值：{formula:,} B，{match}）；从保存了这次运行 '
+        'token 的引擎缓存读回，已用的行占 {used:,} B，{run}。'),
+    'generate.ev.same_as_run': '与运行时缓存自身报告的一致',
+    'generate.ev.not_run': '与运行时缓存自身报告的不一致',
+    'generate.ev.c9_before': (
+        '**C9**：{capped} 个窗口层各保存 {held} 个 token（上限 {cap}）；这次运行还没有越过窗口'
+        '（t = {t}）：生成超过 {cap} 个 token 才能看到上限。{full} 个完整层保存全部 {t} 个。'),
+    'generate.ev.c9_slots': ' 它们的缓冲区只有 {slots} 个槽位，永不增长。',
+    'generate.ev.c9_all': '**C9**：全部 {capped} 层都有窗口：上下文中的 {t} 个 token 里，每层保存 {held} 个（上限 {cap}）。',
+    'generate.ev.c1_growth_window': (
+        ' 从 t = {t0} 到 {t1}，计算的分数在使用缓存时按 t^{ec:.2f} 增长（其窗口层最多 {cap} 个键，C9），'
+        '不用缓存时按 t^{eu:.2f} 增长。'),
+    'generate.ev.c1_growth': (
+        ' 从 t = {t0} 到 {t1}，计算的分数在使用缓存时按 t^{ec:.2f} 增长，不用缓存时按 '
+        't^{eu:.2f} 增长：C1（指数与 1 和 2 相差不超过 ±{slack}，且在最大的 t 处不用缓存的一步更慢）'
+        '{verdict}。'),
+    'generate.ev.c1_short': ' 重放的步骤只覆盖 t = {t0} 到 {t1}，跨度太短，无法拟合计数的增长方式。',
+    'generate.ev.holds': '成立',
+    'generate.ev.fails': '不成立',
+    'generate.fig.allocated': '已分配（整个缓冲区）',
+    'generate.fig.slots': '个槽位',
+    'generate.fig.live_cache': '使用 KV 缓存：你的运行',
+    'generate.fig.replayed_cache': '使用 KV 缓存：重放',
+    'generate.fig.computed': '实际计算',
+    'generate.fig.needed': '掩码需要',
+    'generate.fig.mask_panel': '{kind}：S = {s} 个键（cache.pos + T），T = {t} 个查询',
+    'generate.fig.mask_panel_ring': '{kind}：S = {s} 个键（{slots} 个环形槽位 + 块自己的 {t} 个），T = {t} 个查询',
+    'generate.fig.mask_key_axis': '键所在的列，按引擎的顺序；查询位于 cache.pos + i，cache.pos = {pos}',
+    'generate.fig.column': '列',
+    'generate.fig.empty_slot': '空槽位',
+    'generate.fig.mask_pending': '生成结束后从缓存中绘制',
+    'generate.fig.mask_busy': '已跳过：其他访问者正在生成',
+    'generate.fig.unchecked_stop': '未核对：运行已停止',
+    'generate.fig.unchecked_deadline': '未核对：运行达到了时间上限',
+    'generate.fig.mask_off': '这次运行关闭了两项检查',
+    'generate.col.run': '次序',
+    'generate.col.model': '模型',
+    'generate.col.policy': '缓存策略',
+    'generate.col.prompt': '提示词 token',
+    'generate.col.new': '新 token',
+    'generate.col.cache': '结束时缓存',
+    'generate.col.c3': '字节 = 公式',
+    'generate.col.c4': '最大 |Δ logit|',
+    'generate.col.text': '文本',
+    'generate.error.stopped_model': '模型无法运行：{error}',
+    'generate.error.flag': '{name}必须是 true 或 false，收到的是 {value}。',
+    'generate.error.temperature': '温度必须在 0 到 {high:g} 之间，收到的是 {value:g}。',
+    'generate.error.top_p': 'Top-p 必须大于 0 且不超过 1，收到的是 {value:g}。',
+    'generate.error.no_sink': '汇聚 + 窗口至少需要一个汇聚 token。',
+    'generate.error.sinks_window': '汇聚 token 数（{s}）必须少于窗口（{w}）。',
+    'generate.error.context': '提示词（{n} 个 token）+ 最大新 token 数（{new}）超出了模型 {context} 个 token 的上下文。',
+    'generate.name.max_new': '最大新 token 数',
+    'generate.name.temperature': '温度',
+    'generate.name.top_k': 'Top-k',
+    'generate.name.top_p': 'Top-p',
+    'generate.name.seed': '随机种子',
+    'generate.name.policy': '缓存策略',
+    'generate.name.window': '窗口',
+    'generate.name.sinks': '汇聚 token 数',
+    'generate.name.compare': '与无缓存比较',
+    'generate.name.check': '与完整前向比对',
+    'generate.name.calc_tokens': '上下文长度',
+    'generate.name.calc_bytes': '每个元素的字节数',
+    'generate.section.run': '运行：逐个生成 token，缓存增长',
+    'generate.section.calculator': '已发布模型的结构',
+    'generate.calc.loaded': '{title}（已加载）',
+    'generate.calc.loaded_source': '已加载的模型',
+    'generate.calc.layers_capped': '{n}（{capped} 层上限 {w}）',
+    # ---------------------------------------------------------------- Generate & KV cache figures
+    'generate.fig.layer': '层',
+    'generate.fig.kib': 'KV 缓存（KiB）',
+    'generate.fig.measured': '已用（存有 token 的行）',
+    'generate.fig.formula': '公式',
+    'generate.fig.formula_full': '公式，无上限（2·L·H_kv·d·t·b）',
+    'generate.fig.tokens_in_cache': '上下文中的 token 数 t',
+    'generate.fig.tokens_held': '缓存中的 token',
+    'generate.fig.kind.full': '完整（全局）',
+    'generate.fig.layers_of_kind': '{n} 层：{kind}',
+    'generate.fig.bars_title': '{t} 个 token 后每层的 KV 缓存',
+    'generate.fig.growth_title': 'KV 缓存随 token 数增长（所有层）',
+    'generate.fig.latency': '每步延迟（毫秒）',
+    'generate.fig.scores': '分数（所有层）',
+    'generate.fig.with_cache': '使用 KV 缓存',
+    'generate.fig.without_cache': '无缓存（全部重算）',
+    'generate.fig.latency_title': '每个解码步：耗时与注意力分数',
+    'generate.fig.position': '生成 token 的位置',
+    'generate.fig.diff': '最大 |Δ logit|',
+    'generate.fig.tolerance': '容差 {tol:g}',
+    'generate.fig.diff_title': '缓存 logits 与一次完整前向的差异（逐位置）',
+    'generate.fig.token': '词元',
+    'generate.fig.step': '步',
+    'generate.fig.empty': '按“开始”生成',
+    'generate.fig.c4_pending': '生成结束后核对',
+    'generate.fig.c4_off': '本次运行未开启完整前向核对（C4）',
+    'generate.fig.c4_busy': '已跳过：其他访问者正在生成',
+    'generate.fig.mask_title': '最后几个 token 的 (T, S) 掩码：深色 = 可见',
+    'generate.fig.query': '查询',
+    'generate.fig.key': '键位置',
+    'generate.fig.visible': '可见 (1) / 被遮蔽 (0)',
+    # ---------------------------------------------------------------- 实测的屋顶线（C2）
+    'generate.section.roofline': '解码屋顶线（实测）',
+    'generate.roof.intro': (
+        '**解码屋顶线（C2），在本机实测。** $B$ 个序列的一个解码步对整个批次只读一次全部权重，'
+        '再加上每个序列自己的缓存（滑动窗口层只读 $\\min(t, w)$ 个 token）；计算量为每个 token '
+        '每个权重 $2$ FLOPs，外加注意力每层每个键 $4 \\cdot H \\cdot d_{head}$。强度 = FLOPs / 字节，'
+        '按已加载模型的张量及其真实数据类型计数。**测量本机** 先测屋顶（内存带宽：对远大于缓存的矩阵做'
+        '矩阵-向量乘；FLOP 速率：一个大的方阵乘法；取几次中最好的一次，保留到服务器重启），'
+        '再在 $B$ = 1、2、4、8、16 时为引擎的批量解码步计时（B 个运行各用内置文本的 $t$ 个 token 预填充）。'
+        '虚线是模型：其强度在实测屋顶下所处的位置；菱形是引擎的实测值。'),
+    'generate.roof.context': '上下文长度 t（每个序列的 token 数）',
+    'generate.roof.refresh': '重新测量设备（否则使用本服务器先前测得的屋顶）',
+    'generate.roof.measure': '测量本机',
+    'generate.roof.stop': '停止',
+    'generate.roof.none': '请按 **测量本机**：需要几秒到一分钟。',
+    'generate.roof.name.context': '上下文长度 t',
+    'generate.roof.too_slow': '测量超过 {limit} 秒，已停止：请尝试更短的上下文。',
+    'generate.roof.busy': (
+        '此刻有其他访客正在用这个模型生成：他们的解码步会分走处理器，使计时失真。'
+        '请在“生成”运行结束后再试。'),
+    'generate.roof.threads': '，{n} 个算子内线程',
+    'generate.roof.device': (
+        '**本设备实测：** {device}（{dtype}{threads}）：内存带宽 **{bandwidth:.1f} GB/s**，'
+        '矩阵乘法 **{flops:.1f} GFLOP/s**，脊点 **{ridge:.2f} FLOP/字节**；测于 {when}，'
+        '用时 {seconds:.1f} 秒（{mib} MiB 矩阵的矩阵-向量乘取 {mv} 次中最好的一次，{n}×{n} 矩阵乘法取 {mm} 次中最好的一次）。'),
+    'generate.roof.sum.step': (
+        '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB（每个元素 {bytes} 字节，取自张量），'
+        '计算 {gflop:.3f} GFLOP。'),
+    'generate.roof.sum.memory_bound': (
+        '其强度 {intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
+        '单个序列**受内存带宽限制**。'),
+    'generate.roof.sum.compute_bound': (
+        '其强度 {intensity:.2f} FLOP/字节，达到或超过实测脊点（{ridge:.2f}）：'
+        '在本设备上即使单个序列也受计算限制。'),
+    'generate.roof.sum.share': (
+        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%。'),
+    'generate.roof.sum.over_roof': (
+        'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
+        '请勾选“重新测量设备”，再测一次。'),
+    'generate.roof.sum.model_knee': (
+        '按模型计数，强度在 B ≈ {b:.1f} 时达到脊点（{ridge:.2f} FLOP/字节）：这是预测的拐点。'),
+    'generate.roof.sum.model_no_knee': (
+        '按模型计数，无论批多大强度都低于脊点：这一步始终受内存带宽限制。'),
+    'generate.roof.sum.knee': (
+        '实测：B = 1 时每秒 {r1:.1f} 个 token，B = {b} 时 {rb:.1f} 个（{gain:.1f} 倍）。'
+        '每秒 token 数在 B = {knee} 之前近似线性增长（比 B = 1 多 {gain_knee:.1f} 倍），'
+        '之后到 B = {b} 只再增长 {after:.2f} 倍：**从数据读出的拐点在 B = {knee}**。'),
+    'generate.roof.sum.no_knee': (
+        '实测：B = 1 时每秒 {r1:.1f} 个 token，B = {b} 时 {rb:.1f} 个（{gain:.1f} 倍）：'
+        '到最大的批次仍近似线性增长，所以 **B ≤ {b} 之内没有拐点**。'),
+    'generate.roof.sum.c2_pass': (
+        'B = {b} 的每秒 token 数是 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
+        '批次共享同一次权重读取。'),
+    'generate.roof.sum.c2_fail': (
+        'B = {b} 的每秒 token 数只有 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
+        '这次测量中批处理没有借助同一次权重读取。'),
+    'generate.roof.fig.title': '{model}：t = {t} 时的解码屋顶线',
+    'generate.roof.fig.rates_title': '每秒 token 数与批大小',
+    'generate.roof.fig.roof': '本设备的屋顶（实测）',
+    'generate.roof.fig.model': 't = {t} 时的模型（屋顶允许的值）',
+    'generate.roof.fig.measured': '引擎实测',
+    'generate.roof.fig.predicted': '实测屋顶下的模型',
+    'generate.roof.fig.ridge': '脊点 {ridge:.2f}',
+    'generate.roof.fig.knee': '拐点 B = {b}',
+    'generate.roof.fig.intensity': '算术强度（FLOP/字节）',
+    'generate.roof.fig.gflops': 'GFLOP/s',
+    'generate.roof.fig.batch': '批大小 B（每步的序列数）',
+    'generate.roof.fig.tokens': '每秒 token 数（所有序列合计）',
+    'generate.roof.fig.model_hover': (
+        'B = %{{customdata[0]}}：读取 %{{customdata[1]:,.1f}} MB，%{{customdata[2]:,.3f}} GFLOP'
+        '<br>%{{x:.2f}} FLOP/B → 允许 %{{y:.1f}} GFLOP/s'),
+    'generate.roof.fig.measured_hover': (
+        'B = %{{customdata[0]}}：一步 %{{customdata[1]:.1f}} 毫秒，每秒 %{{customdata[2]:.1f}} 个 token'
+        '<br>%{{x:.2f}} FLOP/B → 实际 %{{y:.2f}} GFLOP/s'),
+}

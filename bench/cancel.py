@@ -52,11 +52,11 @@ JOB = dict(prompt="Write a long story about a lighthouse keeper.", n_new=256, te
 class Forwards:
     """Every token the generate tab's shared decode loop hands to a run (Scheduler._emit), with
     the run, and when each run left the loop (Scheduler._remove: its cache freed). The loop
-    decodes every visitor's run in one thread (explorer/generate/scheduler.py), so a run is
+    decodes every visitor's run in one thread (explorer/serving/scheduler.py), so a run is
     observed by its own tokens, not by a thread."""
 
     def __init__(self, guard=None):
-        from explorer.generate import scheduler
+        from explorer.serving import scheduler
 
         self.events: list[tuple[float, int]] = []
         self.removed: dict[int, float] = {}

@@ -313,7 +313,7 @@ def engine_steps(model, prompt_ids: list, b: int, pooled: bool, steps: int = 6) 
     The CPU time is what the step costs when it has the cores to itself: on a CPU shared with
     other jobs the wall time also holds the time the OS gave to them."""
     import torch
-    from explorer.generate.scheduler import batch_threads
+    from explorer.serving import batch_threads
     from models.device import intra_op_threads
     from models.decoders.batched import BatchedDecoder
 

@@ -86,37 +86,10 @@ def choice(value: Any, name: str | Term, options: tuple) -> Any:
     return value
 
 
-def short_choice_errors(component_classes: tuple, error_class: type) -> None:
-    """Make the choice components (Gradio's Dropdown, Radio, CheckboxGroup: classes with
-    `choices` as (label, value) pairs) refuse a value outside their choices with the short
-    "inputs.not_option" text, raised as `error_class` (gr.Error: Gradio shows its message as
-    it is), before their own check: that one quotes the whole value back ("Value: ... is not
-    in the list of choices"), so an API client's 2 MB value came back as 2 MB of error text.
-    Patched on the classes, not on the app's instances: Gradio answers a gr.update() by
-    building a new instance for the session. A component that allows custom values is left to
-    its own check; None passes, as in Gradio. Idempotent. English: a component's check runs
-    before the handler and does not know the visitor's language."""
-    for cls in component_classes:
-        original = cls.preprocess
-        if getattr(original, "checks_choices_first", False):
-            continue
-
-        def preprocess(self, payload, _original=original):
-            try:
-                check_choice_payload(self, payload)
-            except InputError as refused:
-                raise error_class(str(refused), print_exception=False) from None
-            return _original(self, payload)
-
-        preprocess.checks_choices_first = True
-        preprocess.__doc__ = original.__doc__
-        cls.preprocess = preprocess
-
-
 def check_choice_payload(component: Any, payload: Any) -> None:
     """InputError("inputs.not_option") when `payload` (or an item of a list payload, where the
     component holds several) is not one of `component.choices`' values; a custom-value
-    component and None pass."""
+    component and None pass (the choice patch of explorer/ui/gradio_patches.py calls it)."""
     if payload is None or getattr(component, "allow_custom_value", False):
         return
     values = [value for _, value in getattr(component, "choices", None) or []]
@@ -136,28 +109,11 @@ def check_choice_payload(component: Any, payload: Any) -> None:
             raise InputError("inputs.not_option", name=name, value=shown(item), options=options)
 
 
-def short_number_errors(number_class: type, error_class: type) -> None:
-    """The same for Gradio's Number: a value its own conversion cannot take (text, a list, a
-    dict, NaN or ±inf where it rounds) was answered with Gradio's processing error, ~1,100
-    characters naming the event's components, and a traceback in the server log; it is
-    answered with the short "inputs.not_number" text instead. Idempotent."""
-    original = number_class.preprocess
-    if getattr(original, "checks_numbers_first", False):
-        return
-
-    def preprocess(self, payload, _original=original):
-        try:
-            return _original(self, payload)
-        except error_class:
-            raise   # Gradio's own short answer, e.g. "Value 0 is less than minimum value 1."
-        except (TypeError, ValueError, OverflowError):
-            refused = InputError("inputs.not_number", name=_component_name(self, "inputs.name.number"),
-                                 value=shown(payload))
-            raise error_class(str(refused), print_exception=False) from None
-
-    preprocess.checks_numbers_first = True
-    preprocess.__doc__ = original.__doc__
-    number_class.preprocess = preprocess
+def not_a_number(component: Any, payload: Any) -> InputError:
+    """InputError("inputs.not_number") for a payload a number component cannot take (the
+    Number patch of explorer/ui/gradio_patches.py raises it)."""
+    return InputError("inputs.not_number", name=_component_name(component, "inputs.name.number"),
+                      value=shown(payload))
 
 
 def _component_name(component: Any, fallback_key: str) -> Any:

@@ -7,12 +7,13 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Collection, Iterator, Optional, Sequence
 
 import torch
 
 from .decoders import Decoder, EagerDecoder, decode_options
 from .forward import CausalLM, RunOptions
+from .kv_cache import KVCache
 
 MAX_NEW_TOKENS = 4096
 
@@ -79,6 +80,46 @@ def sample_next(logits: torch.Tensor, params: SamplingParams,
     return int(torch.multinomial(probs, 1, generator=generator))
 
 
+def new_generator(params: SamplingParams) -> Optional[torch.Generator]:
+    """The random source of one run: None when greedy; else seeded by params.seed, or by a
+    fresh seed when none is given."""
+    if params.greedy:
+        return None
+    seed = params.seed if params.seed is not None else int(torch.seed() % 2**31)
+    return torch.Generator().manual_seed(seed)
+
+
+def finish_reason(token: int, index: int, params: SamplingParams, eos: Collection[int]) -> Optional[str]:
+    """Why the run ends after its token number `index` (0-based): "eos" for an end token,
+    "length" at max_new_tokens, else None."""
+    if token in eos:
+        return "eos"
+    return "length" if index == params.max_new_tokens - 1 else None
+
+
+def next_step(logits: torch.Tensor, params: SamplingParams, generator: Optional[torch.Generator],
+              eos: Collection[int], *, index: int, n_prompt: int, phase: str, forward_s: float,
+              tokens_processed: int, score_entries: int, cache: Optional[KVCache],
+              keep_logits: bool, step_type: Optional[type] = None, **fields) -> Step:
+    """The run's Step number `index`: its token sampled from `logits` (V,) of the last fed
+    position, at absolute position n_prompt + index; latency_s is `forward_s` (the forward
+    that made the logits) plus the sampling; the cache's bytes and lengths as they are now
+    (none without a cache); `finished` by finish_reason. `step_type` (a Step subclass, Step
+    by default) is built with `fields` as its own extra fields. One definition for a run
+    decoded alone (generate) and one decoded in a shared batch (explorer.serving)."""
+    t0 = time.perf_counter()
+    last = logits.float().cpu()
+    token = sample_next(last, params, generator)
+    latency = forward_s + (time.perf_counter() - t0)
+    return (step_type or Step)(
+        index=index, token_id=token, position=n_prompt + index, phase=phase, latency_s=latency,
+        tokens_processed=tokens_processed, score_entries=score_entries,
+        cache_bytes=cache.used_bytes() if cache is not None else [],
+        cache_lengths=cache.lengths() if cache is not None else [],
+        logits=last if keep_logits else None, finished=finish_reason(token, index, params, eos),
+        **fields)
+
+
 def check_prompt(model: CausalLM, n_prompt: int, max_new_tokens: int) -> None:
     if n_prompt == 0:
         raise ValueError("the prompt is empty: give the model at least one token")
@@ -101,6 +142,7 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
     use_cache=False (the eager engine only) every step prefills the whole sequence without a
     cache: the baseline of claim C1."""
     ids = [int(i) for i in prompt_ids]
+    n_prompt = len(ids)
     check_prompt(model, len(ids), params.max_new_tokens)
     if decoder is None:
         decoder = EagerDecoder(model, options)
@@ -110,10 +152,7 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
         if options is not None and decode_options(options) != decoder.options:
             raise ValueError("pass the run options to the decoder, not to generate()")
     eos = set(model.config.eos_token_ids if eos_ids is None else eos_ids)
-    generator = None
-    if not params.greedy:
-        generator = torch.Generator().manual_seed(params.seed if params.seed is not None
-                                                  else int(torch.seed() % 2**31))
+    generator = new_generator(params)
     cache = decoder.new_cache(len(ids) + params.max_new_tokens) if use_cache else None
     for index in range(params.max_new_tokens):
         if should_stop is not None and should_stop():
@@ -126,18 +165,13 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
             n_fed = 1
             logits = decoder.step(ids[-1], cache)
         scores = decoder.scores_per_step(cache)
-        last = logits[0, -1].float().cpu()
-        token = sample_next(last, params, generator)
-        latency = time.perf_counter() - t0
-        ids.append(token)
-        finished = "eos" if token in eos else ("length" if index == params.max_new_tokens - 1 else None)
-        yield Step(index=index, token_id=token, position=len(ids) - 1,
-                   phase="prefill" if index == 0 else "decode", latency_s=latency,
-                   tokens_processed=n_fed, score_entries=scores,
-                   cache_bytes=cache.used_bytes() if cache is not None else [],
-                   cache_lengths=cache.lengths() if cache is not None else [],
-                   logits=last if keep_logits else None, finished=finished)
-        if finished:
+        step = next_step(logits[0, -1], params, generator, eos, index=index, n_prompt=n_prompt,
+                         phase="prefill" if index == 0 else "decode",
+                         forward_s=time.perf_counter() - t0, tokens_processed=n_fed,
+                         score_entries=scores, cache=cache, keep_logits=keep_logits)
+        ids.append(step.token_id)
+        yield step
+        if step.finished:
             return
 
 

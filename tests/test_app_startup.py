@@ -1,15 +1,16 @@
-"""app.py's start-up helpers that do not need a server."""
+"""What the app sets up at start that needs no server (the Gradio patches run by
+app.build_app: explorer/ui/gradio_patches.py)."""
 import sys
 
 import pytest
 
-import app
+from explorer.ui import gradio_patches
 
 
 def test_absent_plot_backends_fail_at_once_and_installed_ones_stay(monkeypatch):
     monkeypatch.delitem(sys.modules, "no_such_plot_backend_xyz", raising=False)
     installed = sys.modules.get("plotly")
-    app._skip_absent_plot_backends(("no_such_plot_backend_xyz", "plotly"))
+    gradio_patches.skip_absent_plot_backends(("no_such_plot_backend_xyz", "plotly"))
     try:
         assert sys.modules["no_such_plot_backend_xyz"] is None
         with pytest.raises(ImportError):

@@ -449,7 +449,7 @@ def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
     """Both real checkpoints through the shared loop: four visitors on one 40-token prompt
     (one feeds it, three copy its keys and values), greedy tokens identical to each alone and
     logits within REAL_RTOL of the largest, as for any batched run."""
-    from explorer.generate.scheduler import Scheduler
+    from explorer.serving import Scheduler
 
     model = real_model
     ids = torch.randint(100, 30000, (40,), generator=torch.Generator().manual_seed(40)).tolist()

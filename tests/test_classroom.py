@@ -20,7 +20,7 @@ TOKENS = 12
 
 def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
     from explorer.generate.request import encode_prompt
-    from explorer.generate.scheduler import scheduler_for
+    from explorer.serving import scheduler_for
     from models.generate import SamplingParams, generate
 
     loaded = runtime.get(MODEL)
@@ -45,7 +45,7 @@ def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
     prompt: each gets the greedy text of that prompt decoded alone, and the loop fed the
     prompt's shared prefix once (the others copied it)."""
     from explorer.generate.request import encode_prompt
-    from explorer.generate.scheduler import scheduler_for
+    from explorer.serving import scheduler_for
     from models.generate import SamplingParams, generate
 
     loaded = runtime.get(MODEL)

@@ -13,7 +13,8 @@ import types
 import pytest
 import torch
 
-from explorer.generate import checks, figures, request as req, roofline, session as sess, shapes, transport
+from explorer.generate import checks, figures, request as req, roofline, session as sess, shapes
+from explorer.serving import transport
 from explorer.generate.request import parse_request
 from explorer.inputs import InputError
 from models.attention import MaskSpec
@@ -698,7 +699,7 @@ def test_a_run_that_copied_its_prompt_says_so_in_both_languages(tiny_llama):
     """Two visitors on one 20-token prompt in one loop: the second copies 19 tokens' keys and
     values; its record and its evidence say how many, and C3 still holds for it (its cache
     holds every token)."""
-    from explorer.generate.scheduler import Scheduler
+    from explorer.serving import Scheduler
     from tests.helpers import run_together
 
     request = req.Request(prompt="x", max_new_tokens=4, compare_no_cache=False,

@@ -1,4 +1,4 @@
-"""The shared decode loop (explorer/generate/scheduler.py): runs submitted together or one after
+"""The shared decode loop (explorer/serving/scheduler.py): runs submitted together or one after
 another are decoded in one batch, each with the tokens, logits, positions and cache bytes of
 the same run alone; stop, deadline and a closed stream take a run out within a step; past its
 capacity a submit is refused at once."""
@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from explorer.generate.scheduler import Scheduler, SchedulerBusy, ThreadChoice, scheduler_for
+from explorer.serving import Busy, Scheduler, ThreadChoice, scheduler_for
 from models.attention import MaskSpec
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
@@ -218,15 +218,39 @@ def test_past_capacity_a_quick_busy_answer(tiny):
     long = SamplingParams(max_new_tokens=240)
     handles = [sched.submit(prompt(4, i), long, eos_ids=[]) for i in range(2)]
     t0 = time.perf_counter()
-    with pytest.raises(SchedulerBusy) as refused:
+    with pytest.raises(Busy) as refused:
         sched.submit(prompt(4, 9), long, eos_ids=[])
     assert time.perf_counter() - t0 < 0.5
-    assert refused.value.key == "generate.error.busy" and sched.stats["refused"] == 1
+    assert refused.value.capacity == 2 and sched.stats["refused"] == 1
     assert "busy" in str(refused.value).lower()
     for h in handles:
         h.stop()
     with pytest.raises(ValueError, match="context"):
         sched.submit(prompt(4, 0), SamplingParams(max_new_tokens=4096), eos_ids=[])
+
+
+def test_the_tab_says_busy_in_the_visitors_language():
+    """The loop's Busy carries no visitor text: the Generate tab answers it with the locale's
+    "generate.error.busy", the capacity filled in, in the visitor's language."""
+    import gradio as gr
+
+    from explorer.locales import text
+    from explorer.ui import generate as tab, visitor_errors
+
+    def refused():
+        raise Busy(64)
+        yield
+
+    @visitor_errors
+    def handler(lang):
+        yield from tab._engine_errors(refused(), lang)
+
+    for lang in ("en", "zh"):
+        with pytest.raises(gr.Error) as shown:
+            list(handler(lang))
+        assert shown.value.message == text("generate.error.busy", lang, capacity=64)
+        assert "64" in shown.value.message
+    assert text("generate.error.busy", "en", capacity=64) != text("generate.error.busy", "zh", capacity=64)
 
 
 def test_one_scheduler_per_model(tiny):
@@ -266,7 +290,7 @@ def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
     and goes on, a seventh a different one: one run feeds the shared prompt, the others copy
     its keys and values and feed only their own rest; every run still equals the same run
     alone, and each says on its first step how many of its tokens were copied."""
-    from explorer.generate.scheduler import SHARE_MIN
+    from explorer.serving.scheduler import SHARE_MIN
 
     model = tiny[kind]
     sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64)
@@ -300,7 +324,7 @@ def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
 def test_prefixes_are_shared_only_under_the_same_options(tiny):
     """A run with another cache policy, or a prompt sharing fewer than SHARE_MIN tokens, feeds
     its whole prompt."""
-    from explorer.generate.scheduler import SHARE_MIN
+    from explorer.serving.scheduler import SHARE_MIN
 
     model = tiny["llama"]
     sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64)
@@ -388,7 +412,7 @@ def test_an_idle_loop_ends_and_gives_its_packed_weights_back(tiny, monkeypatch):
     """Visitors decoding together make the batched steps' packed weights (models/layers.py);
     they outlive the runs (the next class reuses them) until the loop has been idle for
     IDLE_EXIT_S: then its thread ends and the copies are freed; the next visitor restarts it."""
-    import explorer.generate.scheduler as scheduler
+    import explorer.serving.scheduler as scheduler
     import models.decoders.batched as batched
     from models.layers import can_pack
 
@@ -420,7 +444,7 @@ def test_a_second_visitor_has_the_weights_packed_before_the_first_shared_step(ti
     packing on a thread of its own ("kv-pack"), so the first pooled step finds the copies made
     instead of making them while every visitor of a burst waits (the packer is joined inside
     submit here, to fix the order the app leaves to the two threads)."""
-    import explorer.generate.scheduler as scheduler
+    import explorer.serving.scheduler as scheduler
     import models.decoders.batched as batched
     from models.layers import can_pack
 

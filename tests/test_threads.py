@@ -1,4 +1,4 @@
-"""explorer/threads.py: a daemon thread inside torch when Python exits aborts the process
+"""explorer/serving/workers.py: a daemon thread inside torch when Python exits aborts the process
 (exit status 134, "terminate called without an active exception"; a Generate run's C1 replay
 under way at exit did it). A worker started with start_worker is stopped and waited for at
 exit, and the process exits cleanly. Each case runs in a fresh interpreter."""
@@ -10,12 +10,12 @@ import sys
 import threading
 import time
 
-from explorer import threads
+from explorer.serving import workers as threads
 from tests.helpers import ROOT, decoding_snapshot
 
 BUSY_AT_EXIT = """
 import sys, threading, torch
-from explorer.threads import start_worker
+from explorer.serving.workers import start_worker
 stop, busy = threading.Event(), threading.Event()
 def work():
     a = torch.randn(600, 600)
@@ -67,7 +67,7 @@ def test_exit_sets_the_stop_events_and_waits_within_its_bound():
 def test_a_generate_worker_is_stopped_at_exit():
     """transport.in_background's worker (the run's decode, then its C4 check and C1 replay) is
     one of them: the exit hook's stop ends it at its next poll, and the stream ends."""
-    from explorer.generate import transport
+    from explorer.serving import transport
 
     def make(should_stop):
         while not should_stop():

@@ -220,13 +220,13 @@ def test_every_model_event_is_wrapped_with_its_duration(apps, fake_spaces):
 
 def test_generate_runs_in_its_own_gpu_call_with_the_tokens_of_a_run_off_zerogpu(apps, fake_spaces,
                                                                                  runtime):
-    from explorer.generate import scheduler
+    from explorer.serving import registry
 
     _, client = apps["zerogpu"]
     model = runtime.get(SMOL).model
 
     def parent_steps() -> int:   # what this process's loop of the model (if any) has decoded
-        loop = scheduler._SCHEDULERS.get(model)
+        loop = registry._SCHEDULERS.get(model)
         return -1 if loop is None else loop.stats["decode_steps"] + loop.stats["prefill_forwards"]
 
     before, parent_before = len(gpu_calls(fake_spaces, "run_generate")), parent_steps()

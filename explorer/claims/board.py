@@ -32,7 +32,7 @@ import pandas as pd
 from explorer.claims.evidence import Evidence, Measure
 from explorer.claims.registry import CLAIMS, ClaimEntry, resolve
 from explorer.locales import has, text
-from explorer.threads import start_worker
+from explorer.serving import start_worker
 
 log = logging.getLogger(__name__)
 

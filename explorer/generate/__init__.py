@@ -2,7 +2,6 @@
 
 - request.py: the checks of a generation request (limits, Request, encode_prompt);
 - session.py: one generation recorded step by step (Session, stream_generation: the run);
-- transport.py: the worker thread and queue that stream a Session to the web framework;
 - checks.py: after a run, cached vs full-forward logits (C4), the engine's cache read back
   (allocated and used bytes, C3; the (T, S) mask over its real slots, C4) and the no-cache
   replay timed against a cached step of the same engine, with computed and needed scores (C1);

@@ -53,7 +53,7 @@ _LOOPS_LOCK = threading.Lock()
 
 def _loop(model):
     """The board's decode loop for this model (one, made on first use)."""
-    from explorer.generate.scheduler import Scheduler
+    from explorer.serving import Scheduler
 
     with _LOOPS_LOCK:
         if model not in _LOOPS:

@@ -464,7 +464,7 @@ def evidence_c2(loaded) -> "Evidence":
     """C2 on the loaded model: the tab's own measurement at t = 16, B = 1, 2, 4, 8 (three timed
     steps each, on the shared loop's intra-op threads), against this device's roof (the cached
     one when it was measured before)."""
-    from explorer.generate.scheduler import batch_threads
+    from explorer.serving import batch_threads
 
     threads = batch_threads()
     roof = device_roof.measure(loaded.device, loaded.dtype, threads)   # cached after the first
@@ -502,7 +502,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     import argparse
     import os
 
-    from explorer.generate.scheduler import batch_threads
+    from explorer.serving import batch_threads
     from explorer.runtime import Runtime
 
     parser = argparse.ArgumentParser(description=main.__doc__)

@@ -274,7 +274,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     passes a loop of its own, so that its checks are not declined while visitors generate).
     `eos_ids`: the tokens that end the run (default: the model's; the board passes none, so
     that its runs reach the length it needs)."""
-    from explorer.generate.scheduler import scheduler_for
+    from explorer.serving import scheduler_for
     from models.forward import RunOptions
 
     deadline = deadline if deadline is not None else time.perf_counter() + DEADLINE_S

@@ -27,7 +27,7 @@ import gradio as gr
 from explorer.claims import board
 from explorer.claims.registry import CLAIMS, ClaimEntry
 from explorer.locales import normalize_language, text
-from explorer.threads import start_worker
+from explorer.serving import start_worker
 from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
 from explorer.ui.stopping import Stops
 

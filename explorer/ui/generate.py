@@ -20,19 +20,19 @@ import pandas as pd
 from explorer.generate import device_roof, figures, roofline, shapes
 from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
-from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING, batch_threads, scheduler_for
 from explorer.generate.session import Session, stream_generation
-from explorer.generate.transport import client_alive, in_background
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
+from explorer.serving import MAX_BATCH, MAX_WAITING, Busy, batch_threads, in_background, scheduler_for
 from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui.gradio_patches import client_alive
 from explorer.ui.stopping import Stops
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
 GENERATE_CONCURRENCY_ID = "generate"
 SCHEDULER_CAPACITY = MAX_BATCH + MAX_WAITING   # runs the shared loop holds (batch + queue)
-TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (transport.in_background)
+TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (serving.in_background)
 # ... and at most this many messages a second from all the runs of one shared step together:
 # each message costs the server milliseconds of Python (Gradio's processing of ten outputs)
 # that take the GIL and a core from the decode, so with N visitors in a step each visitor's
@@ -119,9 +119,12 @@ def settle_runs(runs) -> list[dict]:
 
 
 def _engine_errors(stream, lang: str):
-    """The engine refuses impossible requests with ValueError: shown as the model's refusal."""
+    """The engine refuses impossible requests with ValueError: shown as the model's refusal;
+    the shared loop's neutral Busy (batch and queue full) in the visitor's words."""
     try:
         yield from stream
+    except Busy as busy:
+        raise InputError("generate.error.busy", capacity=busy.capacity) from None
     except InputError:
         raise
     except ValueError as error:
@@ -372,7 +375,7 @@ def _build_run(ctx: TabContext) -> None:
     handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
     limit = int(DEADLINE_S) + 30
     # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
-    # (explorer/generate/scheduler.py) serialises the forwards and batches the visitors' steps,
+    # (explorer/serving/scheduler.py) serialises the forwards and batches the visitors' steps,
     # so up to its capacity every run is admitted at once, and past it refused as busy.
     concurrency = {"concurrency_id": GENERATE_CONCURRENCY_ID, "concurrency_limit": SCHEDULER_CAPACITY}
     event = start.click(handler, inputs, outputs, api_name="generate", show_progress="minimal",

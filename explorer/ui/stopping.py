@@ -28,8 +28,8 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
-from explorer.generate.transport import gradio_event
 from explorer.ui import argument_reader
+from explorer.ui.gradio_patches import event_context
 
 # Sessions whose last Stop time is kept (for runs still in the queue): the oldest go first.
 MAX_SESSIONS = 4096
@@ -65,19 +65,6 @@ class StopFlag:
         callback()
 
 
-def _event_context() -> tuple[Optional[str], Optional[str], Optional[float]]:
-    """(session hash, event id, time the event was queued) of the Gradio event this thread is
-    serving, Nones outside one (a test calling a handler, the CLI)."""
-    try:
-        from gradio.context import LocalContext
-    except ImportError:
-        return None, None, None
-    request = LocalContext.request.get(None)
-    queued = getattr(gradio_event(), "enqueue_time", None)
-    return (getattr(request, "session_hash", None), LocalContext.event_id.get(None),
-            queued if isinstance(queued, float) else None)
-
-
 class Stops:
     """The running runs of one kind (one tab's Stop button), by session."""
 
@@ -91,7 +78,7 @@ class Stops:
         """The Stop button's handler (queue=False, no outputs: its reply could land after the
         run's last message): raise the flag of the session's running runs, and stop those it
         has still queued. True when a run was running."""
-        session, _, _ = _event_context()
+        session, _, _ = event_context()
         if session is None:
             return False
         with self._lock:
@@ -119,7 +106,7 @@ class Stops:
     def flag(self) -> StopFlag:
         """The flag of the run this thread is serving (a fresh one, never raised, outside a
         stoppable run, e.g. in a ZeroGPU call's process, which the Stop cannot reach)."""
-        session, event_id, _ = _event_context()
+        session, event_id, _ = event_context()
         with self._lock:
             flag = self._running.get(session, {}).get(event_id) if session else None
         if flag is None:
@@ -128,7 +115,7 @@ class Stops:
         return flag
 
     def _begin(self) -> tuple[Optional[str], Optional[str], StopFlag]:
-        session, event_id, queued = _event_context()
+        session, event_id, queued = event_context()
         flag = StopFlag()
         if session is None or event_id is None:
             return None, None, flag

@@ -10,9 +10,9 @@ a decode loop) comes back. Hence:
 - every model is loaded in the main process at start (Runtime.preload): a model loaded inside
   a call would be loaded again by every call. `spaces` moves the main process's tensors to
   the GPU when a call starts.
-- the Generate tab's shared decode loop (explorer/generate/scheduler.py) lives inside one call:
-  each visitor's run is decoded alone (a batch of 1) in its own GPU call, with no batching
-  across visitors; a loop inherited through the fork is forgotten (see _after_fork).
+- the Generate tab's shared decode loop (explorer/serving/) lives inside one call: each
+  visitor's run is decoded alone (a batch of 1) in its own GPU call, with no batching across
+  visitors; a loop inherited through the fork is forgotten (explorer/serving/registry.py).
 - Stop (explorer/ui/stopping.py) raises a flag in this process, which a call's process does not
   see: the stop wrapper stays around the GPU call and ends it at its next message.
 - the duration asked for each call comes from the event's own time limit, bounded (a longer
@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 from typing import Any
 
 import gradio as gr
 
 from explorer.ui import MODEL_CONCURRENCY_ID
-from explorer.ui import stopping
+from explorer.ui import gradio_patches, stopping
 
 log = logging.getLogger(__name__)
 
@@ -92,17 +91,15 @@ def attach_gpu(demo: gr.Blocks) -> int:
     spaces = _spaces()
     if spaces is None:
         return 0
-    groups = gpu_groups()
-    wrapped = 0
-    for block_fn in demo.fns.values():
-        if block_fn.fn is None or block_fn.concurrency_id not in groups:
-            continue
+
+    def in_gpu_call(fn, time_limit):
         # a stoppable handler (explorer/ui/stopping.py) goes into the GPU call without its
         # Stop wrapper, which stays here: the Stop's flag lives in this process
-        handler, rewrap = stopping.unwrap(block_fn.fn)
-        gpu_fn = spaces.GPU(duration=gpu_duration(block_fn.time_limit))(handler)
-        block_fn.fn = rewrap(gpu_fn) if rewrap is not None else gpu_fn
-        wrapped += 1
+        handler, rewrap = stopping.unwrap(fn)
+        gpu_fn = spaces.GPU(duration=gpu_duration(time_limit))(handler)
+        return rewrap(gpu_fn) if rewrap is not None else gpu_fn
+
+    wrapped = gradio_patches.wrap_events(demo, gpu_groups(), in_gpu_call)
     _prepare_forked_calls()
     log.info("ZeroGPU: %d events run in GPU calls", wrapped)
     return wrapped
@@ -138,21 +135,15 @@ def _prepare_forked_calls() -> None:
 
 
 def _after_fork() -> None:
-    """In a process just forked for a GPU call (one thread, this one):
-    - torch's CPU work runs on this thread only. torch's CPU kernels (and the fused decode
-      step) use GNU OpenMP, whose thread pool does not survive a fork: once the parent has run
-      a parallel region (loading the models does), the child's first one waits forever for
-      threads it does not have (seen here: a 2000x2000 matmul in a forked child hangs, and
-      runs with one thread). A GPU call's heavy work is on the GPU anyway.
-    - no decode loop inherited from the parent: its thread does not exist here, and its lock
-      (or the registry's) may have been held at the fork by a thread of the parent, so that
-      scheduler_for would wait forever. On a ZeroGPU Space the parent never decodes (every
-      event that does is wrapped), but a process serving another app off ZeroGPU beside it
-      (the tests) may. The call makes its own loop on first use: a run decodes alone there."""
+    """In a process just forked for a GPU call (one thread, this one), torch's CPU work runs
+    on this thread only. torch's CPU kernels (and the fused decode step) use GNU OpenMP, whose
+    thread pool does not survive a fork: once the parent has run a parallel region (loading
+    the models does), the child's first one waits forever for threads it does not have (seen
+    here: a 2000x2000 matmul in a forked child hangs, and runs with one thread). A GPU call's
+    heavy work is on the GPU anyway. (No decode loop is inherited either: the loop registry
+    forgets its parent's at every fork, explorer/serving/registry.py; on a ZeroGPU Space the
+    parent never decodes, but a process serving another app off ZeroGPU beside it, the tests,
+    may. The call makes its own loop on first use: a run decodes alone there.)"""
     import torch
 
     torch.set_num_threads(1)
-    # no import here: the fork may have happened while another thread held the import lock
-    scheduler = sys.modules.get("explorer.generate.scheduler")
-    if scheduler is not None:
-        scheduler.forget_loops()

@@ -6,7 +6,8 @@ exception", exit status 134; reproduced with a Generate run's no-cache replay (C
 at exit, tests/test_threads.py). A worker started here has its stop event set at exit (its
 work polls it between two forwards) and is waited for, up to EXIT_WAIT_S for all of them
 together; one without a stop event (a claim's evidence function) is only waited for. The
-decode loops have their own exit hook (explorer/generate/scheduler.py).
+decode loops, which wait on a condition of their own, have their own exit hook
+(explorer/serving/registry.py).
 """
 from __future__ import annotations
 

@@ -1,0 +1,26 @@
+"""The shared decode loop: one thread per loaded model decodes every visitor's run together,
+and a worker thread streams each run to the web framework. No Gradio and no visitor text
+here: a refusal is the neutral `Busy`, which a UI translates (explorer/ui/generate.py).
+
+- scheduler.py: the loop (Scheduler; scheduler_for, the one loop of a model) and its limits
+  (MAX_BATCH runs decoding, MAX_WAITING queued);
+- runs.py: a run inside the loop, the handle its consumer holds, SharedStep and Busy;
+- thread_choice.py: the intra-op thread count of a batched step, chosen by measuring;
+- registry.py: one loop per model, every loop stopped at interpreter exit, none inherited
+  through a fork;
+- workers.py: daemon worker threads that leave torch before the interpreter exits;
+- transport.py: the worker thread and queue between a run and the web framework
+  (in_background).
+
+The public surface is what this module imports; the engine below it is
+models.decoders.batched (the pooled step) and models.generate (sampling, the finish rule,
+building a Step).
+"""
+from explorer.serving.runs import Busy, RunHandle, SharedStep
+from explorer.serving.scheduler import MAX_BATCH, MAX_WAITING, Scheduler, scheduler_for
+from explorer.serving.thread_choice import ThreadChoice, batch_threads
+from explorer.serving.transport import in_background
+from explorer.serving.workers import start_worker
+
+__all__ = ["Busy", "MAX_BATCH", "MAX_WAITING", "RunHandle", "Scheduler", "SharedStep",
+           "ThreadChoice", "batch_threads", "in_background", "scheduler_for", "start_worker"]

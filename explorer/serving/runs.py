@@ -1,0 +1,104 @@
+"""One visitor's run inside the decode loop, and the handle its consumer holds.
+
+The loop thread alone touches a run's engine state (its pooled row, its cache); the consumer
+sees the run through a RunHandle: the steps as they come (a queue), and stop()."""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from models.generate import Step, new_generator
+
+if TYPE_CHECKING:
+    from explorer.serving.scheduler import Scheduler
+
+# A run decodes while its consumer holds at most this many of its steps not yet taken: a
+# visitor's stream is never computed far ahead of what it shows, and a consumer that stopped
+# reading (a closed tab not yet noticed) stops costing the batch anything.
+AHEAD = 8
+
+
+class Busy(RuntimeError):
+    """Every place in the batch and the queue is taken: try again in a minute. Neutral (no
+    visitor text here): a UI translates it, with `capacity` (runs in the batch and queue)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        super().__init__(f"busy: {capacity} runs are decoding or waiting")
+
+
+@dataclass
+class SharedStep(Step):
+    """models.generate.Step of a run decoded in a shared batch."""
+    batch_size: int = 1       # runs whose tokens this step's forward computed, this one included
+    # prompt tokens whose keys and values were copied from another run's cache, not computed
+    # (only on the prefill step; tokens_processed counts the ones this run's forwards fed)
+    shared_prefix: int = 0
+
+
+@dataclass(frozen=True)
+class End:
+    """Put on a run's queue instead of a step: it ended without a last step."""
+    reason: str               # "eos" | "length" | "stop" | "deadline"
+
+
+class Run:
+    """One visitor's run inside the scheduler (the loop thread alone touches its engine state)."""
+
+    def __init__(self, ids, params, options, eos, deadline, keep_logits):
+        self.prompt = [int(i) for i in ids]
+        self.params, self.options, self.eos = params, options, eos
+        self.deadline, self.keep_logits = deadline, keep_logits
+        self.out: queue.Queue = queue.Queue()
+        self.stop = threading.Event()
+        self.batch = None         # models.decoders.batched.BatchRun once admitted
+        self.fed = 0              # prompt tokens in its cache so far (fed or shared)
+        self.shared = 0           # of them, copied from another run's cache (share_prefix)
+        self.prefill_s = 0.0      # wall time of the forwards that fed the prompt
+        self.tokens: list = []
+        self.pending = 0          # steps handed to the consumer and not yet taken
+        self.generator = new_generator(params)
+        self.submitted = time.perf_counter()
+
+    def sequence(self) -> list:
+        """The tokens in the run's cache, in position order: its prompt, then its output."""
+        held = self.batch.pos
+        return self.prompt[:held] if held <= len(self.prompt) else (self.prompt + self.tokens)[:held]
+
+
+class RunHandle:
+    """A submitted run, seen from its consumer: its steps as they come, and stop()."""
+
+    def __init__(self, run: Run, scheduler: "Scheduler"):
+        self._run, self._scheduler = run, scheduler
+        self.end: Optional[str] = None   # why it ended, once it has
+
+    def stop(self) -> None:
+        """Leave the batch before the next step (idempotent)."""
+        self._run.stop.set()
+        self._scheduler._wake()
+
+    def next(self, timeout: Optional[float] = None):
+        """The next Step; None on timeout, or once the run has ended (see `end`)."""
+        if self.end is not None:
+            return None
+        try:
+            item = self._run.out.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if isinstance(item, BaseException):
+            self.end = "error"
+            raise item
+        if isinstance(item, End):
+            self.end = item.reason
+            return None
+        with self._scheduler._lock:
+            self._run.pending -= 1
+            if self._run.pending == AHEAD - 1:   # the run may decode again
+                self._scheduler._lock.notify_all()
+        if item.finished:
+            self.end = item.finished
+        return item

@@ -1,0 +1,331 @@
+"""Every place the app touches Gradio's internals, each patch with why. One module, so that a
+Gradio upgrade is checked here and nowhere else.
+
+The patches were written against Gradio GRADIO_VERSION (the version requirements.txt pins;
+tests/test_gradio_patches.py holds the two equal). `apply(demo)`, called once the app is built
+and queued (app.build_app), first checks the installed version: another version leaves Gradio
+exactly as it is, with one log line saying so. Each patch also checks the attributes it
+replaces, and where one is missing leaves its part of Gradio as it is, with one log line.
+
+Patches (`apply`):
+1. `lean_sessions`: sessions build each component's config only on demand (LeanSessionState);
+2. `short_choice_errors`: a value outside a Dropdown's, Radio's or CheckboxGroup's choices is
+   refused in one short sentence, not quoted back whole;
+3. `short_number_errors`: text, a list or NaN sent to a Number is refused likewise;
+4. `poll_queue_less`: the queue looks for waiting events every 10 ms, not every 1 ms;
+5. `skip_absent_plot_backends`: Gradio's `import matplotlib` around every message fails at once.
+
+Also here, not behind the version check:
+- `wrap_events`: the function of chosen events replaced by a wrapper (ZeroGPU's spaces.GPU,
+  explorer/ui/zerogpu.py). A ZeroGPU Space serves nothing without it, and its only contact
+  with Gradio is the event table `spaces` itself relies on; it checks that table's shape.
+- reads of Gradio's per-event context (`current_event`, `event_context`, `client_alive`):
+  None, or "always alive", where it does not have the shape they expect; Gradio's own
+  behaviour (a close at the next yield) then stops a run.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import sys
+from copy import copy
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from explorer.inputs import InputError, check_choice_payload, not_a_number
+
+log = logging.getLogger(__name__)
+
+GRADIO_VERSION = "6.31.0"
+
+
+def version_problem() -> Optional[str]:
+    """Why the patches do not apply to the installed Gradio (None: they do)."""
+    import gradio
+
+    installed = getattr(gradio, "__version__", None)
+    if installed != GRADIO_VERSION:
+        return f"Gradio {installed} is installed, the patches are for {GRADIO_VERSION}"
+    return None
+
+
+def apply(demo: Any) -> dict[str, bool]:
+    """Apply every patch of the module doc to Gradio and to `demo` (built and queued): which
+    applied. With another Gradio version, none, and one log line."""
+    import gradio as gr
+
+    problem = version_problem()
+    if problem is not None:
+        log.warning("%s: Gradio's own behaviour kept (explorer/ui/gradio_patches.py)", problem)
+        return dict.fromkeys(("lean_sessions", "short_choice_errors", "short_number_errors",
+                              "poll_queue_less", "skip_absent_plot_backends"), False)
+    return {
+        "lean_sessions": lean_sessions(),
+        # a component's check runs before the handler and knows no visitor's language: English
+        "short_choice_errors": short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error),
+        "short_number_errors": short_number_errors(gr.Number, gr.Error),
+        "poll_queue_less": poll_queue_less(demo),
+        "skip_absent_plot_backends": skip_absent_plot_backends(),
+    }
+
+
+# ----------------------------------------------------------------------------- 1. lean sessions
+# Gradio 6 keeps, for every session, a copy of every component's config (`SessionState.
+# config_values`) so that a "deep link" can rebuild the page as that visitor saw it. It builds
+# all of them when the session's first event arrives (one `get_config()` per block: 463 blocks
+# here, ~30 ms of Python on an idle core), and again for a component each time an event writes
+# a gr.State or answers `gr.skip()`. The app has no deep-link button, so nobody reads them, but
+# the work holds the GIL that the shared decode loop needs between its ops: a classroom of 30
+# opening sessions together took seconds of every visitor's first token (py-spy, docs/
+# BENCHMARKS.md). `LeanSessionState` builds a component's config only when `components` (the
+# deep-link route) asks for it, with the last value written, so what that route answers is
+# unchanged.
+
+_NEEDED = ("__setitem__", "_update_config", "_update_value_in_config", "components",
+           "state_components", "__getitem__", "__contains__")
+
+
+def _lean_class(base: type) -> type:
+    class LeanSessionState(base):  # type: ignore[misc, valid-type]
+        """SessionState whose per-component configs are built on demand (see the module)."""
+
+        def __init__(self, blocks):
+            self.blocks_config = copy(blocks.default_config)
+            # the ids Gradio's own __init__ builds a config for, in its order
+            self._config_ids = [k for k in self.blocks_config.blocks if k in blocks.blocks]
+            self._built: dict[int, dict] = {}     # id -> config built since its block last changed
+            self._values: dict[int, Any] = {}     # id -> last value written to its config
+            # the rest as Gradio's __init__ sets it
+            self.state_data: dict[int, Any] = {}
+            self._state_ttl: dict = {}
+            self.is_closed = False
+            self.STATE_TTL_WHEN_CLOSED = 1 if os.getenv("GRADIO_IS_E2E_TEST", None) else 3600
+
+        @property
+        def config_values(self) -> dict:
+            """Every component's config as Gradio's eager version holds it (built now)."""
+            return {k: self._config(k) for k in self._config_ids}
+
+        def _config(self, key: int) -> dict:
+            if key not in self._built:
+                self._built[key] = self.blocks_config.config_for_block(
+                    key, [], self.blocks_config.blocks[key])
+            config = self._built[key]
+            if key in self._values and "props" in config:
+                config["props"]["value"] = self._values[key]
+            return config
+
+        def __setitem__(self, key: int, value: Any):
+            from gradio.components import State
+
+            block = self.blocks_config.blocks.get(key)
+            if isinstance(block, State):
+                self._state_ttl[key] = (block.time_to_live, datetime.datetime.now())
+                self.state_data[key] = value
+            else:
+                self.blocks_config.blocks[key] = value
+            if block:
+                self._built.pop(key, None)
+                if key not in self._config_ids:
+                    self._config_ids.append(key)
+
+        def _update_config(self, key: int):
+            if self[key] is not None:
+                self._built.pop(key, None)
+
+        def _update_value_in_config(self, key: int, value: Any):
+            if key not in self._config_ids:
+                self._config_ids.append(key)
+            self._values[key] = value
+
+        @property
+        def components(self) -> Iterator[dict]:
+            for key in list(self._config_ids):
+                config = self._config(key)
+                if config:
+                    yield config
+
+    return LeanSessionState
+
+
+def lean_sessions() -> bool:
+    """Make Gradio's StateHolder create LeanSessionState sessions; True if installed (or
+    already). Leaves Gradio untouched if its SessionState lacks what the subclass overrides."""
+    from gradio import state_holder
+
+    current = state_holder.SessionState
+    if getattr(current, "_explorer_lean", False):
+        return True
+    if not all(hasattr(current, name) for name in _NEEDED):
+        log.warning("gradio.state_holder.SessionState has changed shape: sessions left eager")
+        return False
+    lean = _lean_class(current)
+    lean._explorer_lean = True
+    state_holder.SessionState = lean
+    return True
+
+
+# ----------------------------------------------------------------- 2, 3. short input refusals
+def short_choice_errors(component_classes: tuple, error_class: type) -> bool:
+    """Make the choice components (Gradio's Dropdown, Radio, CheckboxGroup: classes with
+    `choices` as (label, value) pairs) refuse a value outside their choices with the short
+    "inputs.not_option" text (explorer.inputs.check_choice_payload), raised as `error_class`
+    (gr.Error: Gradio shows its message as it is), before their own check: that one quotes the
+    whole value back ("Value: ... is not in the list of choices"), so an API client's 2 MB
+    value came back as 2 MB of error text. Patched on the classes, not on the app's
+    instances: Gradio answers a gr.update() by building a new instance for the session. A
+    component that allows custom values is left to its own check; None passes, as in Gradio.
+    Idempotent; False (and one log line) where a class has no `preprocess`."""
+    if not all(callable(getattr(cls, "preprocess", None)) for cls in component_classes):
+        log.warning("a Gradio choice component has no preprocess: its own check of choices kept")
+        return False
+    for cls in component_classes:
+        original = cls.preprocess
+        if getattr(original, "checks_choices_first", False):
+            continue
+
+        def preprocess(self, payload, _original=original):
+            try:
+                check_choice_payload(self, payload)
+            except InputError as refused:
+                raise error_class(str(refused), print_exception=False) from None
+            return _original(self, payload)
+
+        preprocess.checks_choices_first = True
+        preprocess.original = original
+        preprocess.__doc__ = original.__doc__
+        cls.preprocess = preprocess
+    return True
+
+
+def short_number_errors(number_class: type, error_class: type) -> bool:
+    """The same for Gradio's Number: a value its own conversion cannot take (text, a list, a
+    dict, NaN or ±inf where it rounds) was answered with Gradio's processing error, ~1,100
+    characters naming the event's components, and a traceback in the server log; it is
+    answered with the short "inputs.not_number" text instead. Idempotent; False (and one log
+    line) where the class has no `preprocess`."""
+    original = getattr(number_class, "preprocess", None)
+    if not callable(original):
+        log.warning("Gradio's Number has no preprocess: its own check of numbers kept")
+        return False
+    if getattr(original, "checks_numbers_first", False):
+        return True
+
+    def preprocess(self, payload, _original=original):
+        try:
+            return _original(self, payload)
+        except error_class:
+            raise   # Gradio's own short answer, e.g. "Value 0 is less than minimum value 1."
+        except (TypeError, ValueError, OverflowError):
+            raise error_class(str(not_a_number(self, payload)), print_exception=False) from None
+
+    preprocess.checks_numbers_first = True
+    preprocess.original = original
+    preprocess.__doc__ = original.__doc__
+    number_class.preprocess = preprocess
+    return True
+
+
+# ----------------------------------------------------------------------- 4. queue polling
+# Gradio's queue looks for a waiting event every `sleep_when_free` seconds: 1 ms on Linux, so an
+# idle app wakes its event loop 1,000 times a second (5-8% of a core here, measured with top),
+# and while visitors generate each wake takes the GIL the decode loop needs between its ops and
+# a core from the fused step, which uses both. Every 10 ms, an event waits at most 10 ms longer
+# to start, against a first token of 0.2 s or more.
+QUEUE_POLL_S = 0.01
+
+
+def poll_queue_less(demo: Any, seconds: float = QUEUE_POLL_S) -> bool:
+    """After demo.queue(): the queue polls for waiting events every `seconds` at most; True if
+    set. Leaves Gradio as it is (False) if its queue lacks the attribute this relies on."""
+    queue = getattr(demo, "_queue", None)
+    current = getattr(queue, "sleep_when_free", None)
+    if isinstance(current, bool) or not isinstance(current, (int, float)):
+        log.warning("Gradio's queue has changed shape: its idle polling left as it is")
+        return False
+    queue.sleep_when_free = max(float(current), seconds)
+    return True
+
+
+# --------------------------------------------------------------------- 5. absent plot backends
+def skip_absent_plot_backends(names: Sequence[str] = ("matplotlib", "bokeh")) -> bool:
+    """Gradio tries `import matplotlib` twice around every message it sends (to switch the
+    backend) whether or not the app uses it. When the package is not installed, each failed
+    import searches sys.path again: 200 µs a message, measured, against 21 µs once the name is
+    marked absent (None in sys.modules makes the import fail at once, as Python documents).
+    Only names that no installed package provides are marked."""
+    import importlib.util
+
+    for name in names:
+        if name not in sys.modules and importlib.util.find_spec(name) is None:
+            sys.modules[name] = None  # type: ignore[assignment]
+    return True
+
+
+# ------------------------------------------------------------------------- wrapped events
+def wrap_events(demo: Any, groups: Sequence[str],
+                wrap: Callable[[Callable, Optional[float]], Callable]) -> int:
+    """Replace the function of every event of `demo` in the concurrency groups `groups` by
+    `wrap(function, the event's time limit)` (after the Blocks are built, before launch); how
+    many were replaced. Gradio calls an event's `BlockFunction.fn`; 0 (and one log line) where
+    its event table has another shape."""
+    fns = getattr(demo, "fns", None)
+    functions = list(fns.values()) if isinstance(fns, dict) else None
+    if functions is None or not all(hasattr(f, name) for f in functions
+                                    for name in ("fn", "concurrency_id", "time_limit")):
+        log.warning("Gradio's event table has changed shape: no event wrapped")
+        return 0
+    wrapped = 0
+    for block_fn in functions:
+        if block_fn.fn is None or block_fn.concurrency_id not in groups:
+            continue
+        block_fn.fn = wrap(block_fn.fn, block_fn.time_limit)
+        wrapped += 1
+    return wrapped
+
+
+# ------------------------------------------------------------------- the event's context
+def current_event() -> Any:
+    """Gradio's queue entry (gradio.queueing.Event: its client's `alive`, its `enqueue_time`)
+    of the event this thread is serving; None outside an event or where Gradio's queue does
+    not have this shape. Gradio sets its context before every call into a handler, a
+    generator's next() included."""
+    try:
+        from gradio.context import LocalContext
+    except ImportError:
+        return None
+    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
+    events = getattr(getattr(blocks, "_queue", None), "event_ids_to_events", None)
+    return events.get(event_id) if isinstance(events, dict) and event_id is not None else None
+
+
+def event_context() -> tuple[Optional[str], Optional[str], Optional[float]]:
+    """(session hash, event id, time the event was queued) of the Gradio event this thread is
+    serving, Nones outside one (a test calling a handler, the CLI)."""
+    try:
+        from gradio.context import LocalContext
+    except ImportError:
+        return None, None, None
+    request = LocalContext.request.get(None)
+    queued = getattr(current_event(), "enqueue_time", None)
+    return (getattr(request, "session_hash", None), LocalContext.event_id.get(None),
+            queued if isinstance(queued, float) else None)
+
+
+def client_alive() -> Callable[[], bool]:
+    """Inside a Gradio event handler: a function that turns False once the event's client is
+    gone. Gradio notices a closed event stream at once (the stream's task is cancelled and
+    marks every event of that session not `alive`) but stops a generator only after its next
+    yield; reading the flag lets the run stop at its next step instead. Outside an event (a
+    test, the CLI), or where Gradio's queue does not have this shape, it is always True and
+    Gradio's own close is what stops the run (tests/test_cancel.py drops a real connection and
+    fails if this stops working)."""
+    event = current_event()
+    if event is None or not isinstance(getattr(event, "alive", None), bool):
+        return always_alive
+    return lambda: event.alive
+
+
+def always_alive() -> bool:
+    """client_alive() where no Gradio event is known."""
+    return True

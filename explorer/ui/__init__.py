@@ -13,9 +13,9 @@ module-level function calling the experiment's `run` and `figures`, decorated wi
 `@visitor_errors`, and whose result is kept in a gr.State registered with
 `ctx.redraw_on_language(state, outputs, draw)`: the shell's one language switch redraws every
 section from its stored result, without running the model. Rules:
-- Every visitor-facing string is in explorer/locales/en.py and zh.py. `ctx.t("key")` is static
-  text that the browser translates (labels, fixed Markdown); text a handler computes uses
-  `text("key", lang, **fields)` with `ctx.lang` among the event's inputs.
+- Every visitor-facing string is in explorer/locales/en/ and zh/ (one module per key prefix).
+  `ctx.t("key")` is static text that the browser translates (labels, fixed Markdown); text a
+  handler computes uses `text("key", lang, **fields)` with `ctx.lang` among the event's inputs.
 - Every event that runs a forward pass passes `**ctx.model_event` (one shared concurrency
   group, so the machine runs one forward pass at a time, whoever asked). Merely loading a
   model (`ctx.load`) is thread-safe by itself and needs no group.

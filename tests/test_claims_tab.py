@@ -3,6 +3,7 @@ gradio_client in both languages, on a board of fast fake evidence functions
 (tests/test_claims_fakes.py) served with the real SmolLM2 loaded."""
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -160,3 +161,24 @@ def test_a_change_of_model_shows_its_kept_board_or_the_claims_not_yet_run():
                                                     "smollm2-135m-instruct", "zh")
     assert result is kept and "**19 个论断中有 14 个成立**" in summary
     assert claims_tab.show_cached(runtime, fakes.FAST_REGISTRY, TITLES, None, "en")[2].rows[0].verdict == "pending"
+
+
+def test_a_replaced_registry_is_refused_outside_a_test_run(monkeypatch):
+    """A served app must not show fake verdicts: outside pytest the tab refuses to build."""
+    monkeypatch.setenv(claims_tab.REGISTRY_ENV, FAKE)
+    monkeypatch.delitem(sys.modules, "pytest")
+    with pytest.raises(RuntimeError, match="only the test suite"):
+        claims_tab.board_registry()
+    monkeypatch.delenv(claims_tab.REGISTRY_ENV)
+    assert claims_tab.board_registry() is board.CLAIMS
+
+
+def test_a_replaced_registry_is_named_on_the_page(runtime):
+    from conftest import served_demo
+
+    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as (demo, _):
+        texts = [str(block.value) for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
+    assert f"`{FAKE}`" in texts
+    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: None}) as (demo, _):
+        texts = [str(block.value) for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
+    assert not any(FAKE in value for value in texts)

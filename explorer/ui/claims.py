@@ -10,7 +10,9 @@ page).
 
 EXPLORER_CLAIMS_REGISTRY="module:attribute" replaces the registry of evidence functions with
 another sequence of explorer.claims.registry.ClaimEntry (the browser tests serve a board of
-fast fake functions this way); unset, the board runs the real ones.
+fast fake functions this way); unset, the board runs the real ones. Only a test run may replace
+it: a served app whose board ran fake functions would show verdicts nobody measured, so outside
+pytest the tab refuses to build, and a replaced registry is named on the page above the board.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import functools
 import importlib
 import os
 import queue
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -41,9 +44,18 @@ STOPS = Stops()
 _STOPPED = object()   # put on a run's queue by its Stop: wakes the handler
 
 
-def board_registry() -> tuple[ClaimEntry, ...]:
-    """The registry the tab runs: CLAIMS, or the one REGISTRY_ENV names."""
+def registry_name() -> str:
+    """REGISTRY_ENV's value ("" when the board runs CLAIMS); RuntimeError outside a test run."""
     named = os.environ.get(REGISTRY_ENV, "").strip()
+    if named and "pytest" not in sys.modules:
+        raise RuntimeError(f"{REGISTRY_ENV} is set ({named!r}): only the test suite may replace "
+                           "the claims' evidence functions; unset it to serve the real board")
+    return named
+
+
+def board_registry() -> tuple[ClaimEntry, ...]:
+    """The registry the tab runs: CLAIMS, or the one REGISTRY_ENV names (tests only)."""
+    named = registry_name()
     if not named:
         return CLAIMS
     module, _, attribute = named.partition(":")
@@ -131,6 +143,10 @@ def build(ctx: TabContext) -> None:
     registry = board_registry()
     tab_titles = {tab_id(module): module.TITLE for module in ctx.tabs}
     gr.Markdown(t("claims.intro"))
+    if registry is not CLAIMS:   # the page says that these verdicts are not the real evidence
+        with gr.Row(elem_id="claims-registry"):
+            gr.Markdown(t("claims.test_registry"))
+            gr.Markdown(f"`{registry_name()}`")
     with gr.Row():
         run = gr.Button(t("claims.run"), variant="primary", elem_id="claims-run")
         rerun = gr.Button(t("claims.rerun"), elem_id="claims-rerun")

@@ -110,6 +110,7 @@ STRINGS: dict[str, str] = {
     'claims.run': 'Run',
     'claims.rerun': 'Run again',
     'claims.stop': 'Stop',
+    'claims.test_registry': '⚠ **Test board:** these verdicts come from a registry of test functions, not from the claims\' evidence on the model:',
     'claims.empty': 'Press **Run** to check every claim on the loaded model.',
     'claims.col.id': 'id',
     'claims.col.claim': 'claim',

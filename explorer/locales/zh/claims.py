@@ -102,6 +102,7 @@ STRINGS: dict[str, str] = {
     'claims.run': '运行',
     'claims.rerun': '重新运行',
     'claims.stop': '停止',
+    'claims.test_registry': '⚠ **测试用看板：**以下结论来自测试函数的注册表，并非在模型上测得的论断证据：',
     'claims.empty': '按**运行**，在已加载的模型上核验每个论断。',
     'claims.col.id': '编号',
     'claims.col.claim': '论断',

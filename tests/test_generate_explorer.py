@@ -340,8 +340,12 @@ def test_gqa_mqa_and_windows_in_the_calculator():
 def test_deepseek_mla_is_gqa_with_2_25_kv_heads():
     deepseek = shape("DeepSeek-V3")
     assert deepseek.elements_per_token_layer() == 576 == 4.5 * deepseek.head_dim
-    gqa = shapes.CacheShape("equivalent GQA", 61, 128, 2.25, 128)
-    assert deepseek.bytes_per_token(2) == gqa.bytes_per_token(2) == 61 * 576 * 2
+    from models.config import ModelConfig
+
+    per_head = ModelConfig(family="llama", vocab_size=1, d_model=128 * 128, n_layers=61, n_heads=128,
+                           n_kv_heads=128, d_ff=1)    # DeepSeek-V3's 61 layers of 128 heads of 128
+    assert deepseek.n_kv_heads == 2.25
+    assert deepseek.bytes_per_token(2) == per_head.kv_bytes_per_token(2, n_kv_heads=2.25) == 61 * 576 * 2
     assert deepseek.attention() == "MLA"
 
 

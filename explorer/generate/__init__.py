@@ -8,7 +8,7 @@
   replay timed against a cached step of the same engine, with computed and needed scores (C1);
 - figures.py: the run's charts, status line and summary in the visitor's language;
 - evidence.py: the claims board's evidence for C1, C3, C4 and C9, through the tab's own run;
-- shapes.py: the calculator of published shapes (C3, C5, C6, C9);
+- shapes.py: the calculator of published shapes (C3, C5, C6, C9), read from explorer/published.py;
 - device_roof.py: this device's memory bandwidth and matmul FLOP rate, measured on demand and
   kept per (device, dtype, threads) with the time they were measured;
 - roofline.py: the decode roofline of the loaded model (C2): bytes and FLOPs of a step from its

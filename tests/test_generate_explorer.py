@@ -13,7 +13,7 @@ import types
 import pytest
 import torch
 
-from explorer.generate import checks, figures, request as req, roofline, session as sess, shapes, transport
+from explorer.generate import checks, figures, request as req, session as sess, shapes, step_cost, transport
 from explorer.generate.request import parse_request
 from explorer.inputs import InputError
 from models.attention import MaskSpec
@@ -367,7 +367,7 @@ def test_loaded_model_rows_from_the_real_configs():
 def test_roofline_moves_toward_compute_bound_with_batch(tiny_llama):
     """The model's count from its own tensors (fp32 here); the measured roofline itself is
     tested in tests/test_roofline.py."""
-    shape = roofline.step_shape(tiny_llama)
+    shape = step_cost.step_shape(tiny_llama)
     intensities = [f / b for b, f in (shape.cost(100, bs) for bs in (1, 8, 64))]
     assert intensities[0] < intensities[1] < intensities[2]
     c = tiny_llama.config

@@ -17,7 +17,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 import pandas as pd
 
-from explorer.generate import device_roof, figures, roofline, shapes
+from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes
 from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
 from explorer.generate.scheduler import MAX_BATCH, MAX_WAITING, batch_threads, scheduler_for
@@ -275,8 +275,8 @@ def calculate_after_load(runtime, model_name, lang, tokens, element_bytes):
 # ----------------------------------------------------------------------------- the roofline section
 def draw_roofline(result: roofline.RooflineResult, lang: str):
     """(device line, roofline figure, tokens/s figure, summary) in `lang`."""
-    return (roofline.device_line(result.roof, lang), *roofline.figures(result, lang),
-            roofline.summary(result, lang))
+    return (roofline_figures.device_line(result.roof, lang), *roofline_figures.figures(result, lang),
+            roofline_figures.summary(result, lang))
 
 
 @visitor_errors

@@ -25,7 +25,7 @@ from explorer.generate.session import Session, stream_generation
 from explorer.generate.transport import client_alive, in_background
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.stopping import Stops
 
 TITLE = "generate.tab"
@@ -41,7 +41,6 @@ MESSAGES_PER_S = 40
 HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 # the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
 STOPS = Stops()

@@ -74,14 +74,19 @@ class CacheComparison:
     tiny_absorbed_error: float    # max |scores from the latent, W_UK absorbed − q·k| / max |q·k|
 
     @property
+    def latent(self) -> int:
+        """Numbers cached per token and layer: latent + RoPE key (MLAConfig.latent_width)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
     def latent_in_heads(self) -> float:
         """Latent + RoPE key in units of d_head (4.5 for DeepSeek-V3)."""
-        return (self.kv_lora_rank + self.qk_rope_head_dim) / self.d_head
+        return self.latent / self.d_head
 
     @property
     def equal_gqa_heads(self) -> float:
         """The KV heads a GQA cache of the same size would have: numbers / kv_elements(1, d_head)."""
-        return (self.kv_lora_rank + self.qk_rope_head_dim) / kv_elements(1, self.d_head)
+        return self.latent / kv_elements(1, self.d_head)
 
     def bytes_per_token(self, layout: CacheLayout) -> int:
         return layout.numbers * self.n_layers * BF16
@@ -203,7 +208,7 @@ def cache_figures(result: CacheComparison, lang: str) -> tuple[go.Figure]:
 def cache_summary(result: CacheComparison, lang: str) -> str:
     mha = next(layout for layout in result.layouts if layout.key == "mha")
     return text("arch.mla.cache.summary", lang, source=result.source, r=result.kv_lora_rank,
-                rope=result.qk_rope_head_dim, latent=result.kv_lora_rank + result.qk_rope_head_dim,
+                rope=result.qk_rope_head_dim, latent=result.latent,
                 d_head=result.d_head, in_heads=result.latent_in_heads, gqa=result.equal_gqa_heads,
                 layers=result.n_layers, kib=result.latent_bytes_per_token / 1024,
                 mha_kib=result.bytes_per_token(mha) / 1024,

@@ -111,10 +111,14 @@ def cited(release: str, config: Union[ModelConfig, MLAConfig]) -> str:
     return f"{release} ({local} local : {config.n_layers - local} global, window {config.sliding_window})"
 
 
+def published_row(name: str, release: str) -> CacheShape:
+    config = cache_config(name)
+    return CacheShape(name, config, source=cited(release, config))
+
+
 def published_shapes() -> tuple[CacheShape, ...]:
-    """The calculator's published rows, each read from explorer.published."""
-    return tuple(CacheShape(name, config, source=cited(release, config))
-                 for name, release, config in ((n, r, cache_config(n)) for n, r in ROWS))
+    """The calculator's published rows, each read from explorer.published when called."""
+    return tuple(published_row(name, release) for name, release in ROWS)
 
 
 SHAPES = published_shapes()

@@ -201,10 +201,7 @@ def main(argv=None) -> int:
                 # none always runs first, or right after a process that compiled
                 for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
                     runs[impl].append(subprocess_run(name, impl, length, args.new_tokens, args.threads, args.malloc))
-            cache_bytes = sum(
-                2 * config.n_kv_heads * config.head_dim * 4 *
-                (min(length, config.sliding_window) if t == "sliding_attention" else length)
-                for t in config.layer_types)
+            cache_bytes = config.kv_bytes(length, 4)       # fp32, each layer its own window
             theirs = runs.get("transformers")
             if "ours" in runs and theirs:
                 ours_p, theirs_p = (max(r["prefill_tok_s"] for r in rs) for rs in (runs["ours"], theirs))

@@ -16,8 +16,10 @@ it has none of. Plotly copies the template into every figure and writes it into 
 JSON; whole, it is 7 KB, most of it for trace types and subplots (3-D, maps, polar) no figure
 here has, and copying and writing it took half of a figure's cost.
 
-Colours: sequential data uses Viridis (or Cividis), categories take `colors(n)`, both
-colour-blind safe. Formulas go in gr.Markdown, never in figure text (no MathJax offline).
+Colours: sequential data uses Viridis (or Cividis), categories take `colors(n)`, a series with
+a meaning of its own (a rule, a policy) takes a named colour of OKABE_ITO, a visible/hidden mask
+MASK_COLORS: all colour-blind safe. Formulas go in gr.Markdown, never in figure text (no MathJax
+offline).
 """
 from __future__ import annotations
 
@@ -34,6 +36,11 @@ GRID = "#e5ecf6"
 AXIS = dict(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID, automargin=True, title=dict(standoff=8))
 SEQUENTIAL = "Viridis"
 MUTED = "#666666"
+# Okabe & Ito's colour-blind-safe palette, in their order (a cycle of categories takes them so).
+OKABE_ITO = {"blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "purple": "#CC79A7",
+             "sky": "#56B4E9", "vermillion": "#D55E00", "yellow": "#F0E442", "black": "#000000"}
+# A mask's two values, hidden (0) and visible (1), as Cividis's two ends.
+MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe945"]]
 
 
 def colors(n: int, scale: str = SEQUENTIAL) -> list[str]:

@@ -13,6 +13,8 @@ Public API, in the order data flows:
                                                      # "gemma3"), equal to model.config.family
 
     # KV-cache bytes: the one formula (C3, C9), checked against the real cache tensors (tests)
+    model.element_size()                             # bytes per element of weights and cache
+    config.kv_elements_per_token_layer()             # models.config.kv_elements: 2 x kv heads x head_dim
     config.kv_bytes_per_token(bytes)                 # 2 x layers x kv heads x head_dim x bytes
     config.kv_bytes_per_token(bytes, n_kv_heads=config.n_heads)   # the same shape as MHA
     config.kv_layer_bytes(tokens, bytes, capacity)   # one layer holding min(tokens, capacity)
@@ -46,6 +48,7 @@ Public API, in the order data flows:
     cache = model.new_cache(max_len, options=RunOptions(mask=...))   # models.kv_cache.KVCache
     model(ids_chunk, cache=cache)                    # positions = cache.pos + arange(T)
     cache.used_bytes(), cache.lengths(), cache.capacities(), cache[i].kind, cache[i].positions()
+    cache[i].used_bytes()                            # its filled slots' K and V, from the tensors
     cache.pos, cache[i].length                       # read-only: only the cache writes them
     cache.rewind(pos)                                # forget positions >= pos
 

@@ -29,6 +29,13 @@ class UnsupportedModelError(ValueError):
     """The checkpoint's architecture or a config option is one our modules do not implement."""
 
 
+def kv_elements(n_kv_heads: float, head_dim: int) -> float:
+    """Numbers a K/V cache holds per token and layer: a key and a value of head_dim for each KV
+    head, 2 x n_kv_heads x head_dim. The query heads do not appear (C3). n_kv_heads may be a
+    fraction: the GQA heads a cache of another layout (MLA's latent) would equal."""
+    return 2 * n_kv_heads * head_dim
+
+
 @dataclass
 class ModelConfig:
     family: str                      # "llama" (Llama/Mistral/Qwen2), "gemma3", or an MoE family:
@@ -113,11 +120,15 @@ class ModelConfig:
             return self.rope_local_theta
         return self.rope_theta
 
+    def kv_elements_per_token_layer(self, n_kv_heads: Optional[int] = None) -> int:
+        """One layer's K and V for one token: kv_elements(kv heads, head_dim). n_kv_heads: the
+        same shape with another number of KV heads (n_heads: its MHA twin)."""
+        return kv_elements(self.n_kv_heads if n_kv_heads is None else n_kv_heads, self.head_dim)
+
     def kv_bytes_per_token(self, bytes_per_elem: int, n_kv_heads: Optional[int] = None) -> int:
         """2 (K and V) x layers x kv heads x head_dim x bytes. Query heads do not appear (C3).
         n_kv_heads: the same shape with another number of KV heads (n_heads: its MHA twin)."""
-        heads = self.n_kv_heads if n_kv_heads is None else n_kv_heads
-        return 2 * self.n_layers * heads * self.head_dim * bytes_per_elem
+        return self.n_layers * self.kv_elements_per_token_layer(n_kv_heads) * bytes_per_elem
 
     def kv_layer_capacities(self) -> list:
         """Per layer, the tokens its cache holds at most: its sliding window, None (no cap) for
@@ -129,7 +140,7 @@ class ModelConfig:
         capacity) x bytes. capacity: the slots the layer keeps (window, or sinks + window);
         None for a full cache."""
         held = tokens if capacity is None else min(tokens, capacity)
-        return 2 * self.n_kv_heads * self.head_dim * held * bytes_per_elem
+        return self.kv_elements_per_token_layer() * held * bytes_per_elem
 
     def kv_bytes_per_layer(self, tokens: int, bytes_per_elem: int,
                            capacities: Optional[list] = None) -> list:

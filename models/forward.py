@@ -261,6 +261,11 @@ class CausalLM(nn.Module):
             raise ValueError(f"{len(per_layer)} per-layer masks given for {n} layers")
         return [MaskSpec(window=self.config.layer_window(i)).restrict(per_layer[i]) for i in range(n)]
 
+    def element_size(self) -> int:
+        """Bytes per element of the model's weights and of its KV cache (new_cache makes the
+        cache in the embedding's dtype): 4 in fp32, 2 in bf16."""
+        return self.embed.weight.element_size()
+
     def new_cache(self, max_len: int, batch: int = 1, options: Optional[RunOptions] = None) -> KVCache:
         param = self.embed.weight
         mask = options.mask if options is not None else None

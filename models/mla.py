@@ -33,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .attention import MaskSpec, attend
-from .config import UnsupportedModelError
+from .config import UnsupportedModelError, kv_elements
 from .forward import Recorder
 from .key_maps import gated_mlp_key_map, skeleton_key_map
 from .layers import GatedMLP, RMSNorm, apply_rope, rope_cos_sin, rope_inv_freq
@@ -71,9 +71,20 @@ class MLAConfig:
     def attn_scale(self) -> float:
         return self.qk_head_dim ** -0.5
 
+    @property
+    def latent_width(self) -> int:
+        """Numbers the cache holds per token and layer: the latent and the RoPE key, r + d_rope."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def gqa_heads(self) -> float:
+        """The KV heads of a per-head K/V cache of the same size (models.config.kv_elements),
+        in heads of v_head_dim: (r + d_rope) / (2 x v_head_dim); 2.25 for DeepSeek-V3."""
+        return self.latent_width / kv_elements(1, self.v_head_dim)
+
     def latent_bytes_per_token(self, bytes_per_elem: int) -> int:
         """What the latent cache holds per token: (r + d_rope) x layers x bytes (C6)."""
-        return (self.kv_lora_rank + self.qk_rope_head_dim) * self.n_layers * bytes_per_elem
+        return self.latent_width * self.n_layers * bytes_per_elem
 
     def expanded_kv_bytes_per_token(self, bytes_per_elem: int) -> int:
         """What a cache of the up-projected per-head K and V would hold per token:

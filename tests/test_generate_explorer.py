@@ -13,7 +13,7 @@ import types
 import pytest
 import torch
 
-from explorer.generate import checks, figures, request as req, roofline, session as sess, shapes
+from explorer.generate import checks, figures, request as req, session as sess, shapes, step_cost
 from explorer.serving import transport
 from explorer.generate.request import parse_request
 from explorer.inputs import InputError
@@ -341,8 +341,12 @@ def test_gqa_mqa_and_windows_in_the_calculator():
 def test_deepseek_mla_is_gqa_with_2_25_kv_heads():
     deepseek = shape("DeepSeek-V3")
     assert deepseek.elements_per_token_layer() == 576 == 4.5 * deepseek.head_dim
-    gqa = shapes.CacheShape("equivalent GQA", 61, 128, 2.25, 128)
-    assert deepseek.bytes_per_token(2) == gqa.bytes_per_token(2) == 61 * 576 * 2
+    from models.config import ModelConfig
+
+    per_head = ModelConfig(family="llama", vocab_size=1, d_model=128 * 128, n_layers=61, n_heads=128,
+                           n_kv_heads=128, d_ff=1)    # DeepSeek-V3's 61 layers of 128 heads of 128
+    assert deepseek.n_kv_heads == 2.25
+    assert deepseek.bytes_per_token(2) == per_head.kv_bytes_per_token(2, n_kv_heads=2.25) == 61 * 576 * 2
     assert deepseek.attention() == "MLA"
 
 
@@ -364,7 +368,7 @@ def test_loaded_model_rows_from_the_real_configs():
 def test_roofline_moves_toward_compute_bound_with_batch(tiny_llama):
     """The model's count from its own tensors (fp32 here); the measured roofline itself is
     tested in tests/test_roofline.py."""
-    shape = roofline.step_shape(tiny_llama)
+    shape = step_cost.step_shape(tiny_llama)
     intensities = [f / b for b, f in (shape.cost(100, bs) for bs in (1, 8, 64))]
     assert intensities[0] < intensities[1] < intensities[2]
     c = tiny_llama.config

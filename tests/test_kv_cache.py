@@ -110,6 +110,33 @@ def test_config_byte_methods_equal_the_cache_tensors(gemma, mask, dtype):
         c.kv_bytes(5, element, [None])
 
 
+@pytest.mark.parametrize("mask", [None, MaskSpec(window=6), MaskSpec(window=5, sinks=3)])
+def test_layer_used_bytes_are_the_filled_slots_of_the_tensors(llama, mask):
+    """LayerKV.used_bytes (each Step's cache_bytes, the Generate tab's C3 reading) is the K and V
+    rows of the slots that hold a position, read from the tensors: two sequences, a chunk,
+    single steps (a ring wraps) and a rewind that empties one slot of a ring."""
+    opts = RunOptions(mask=mask)
+    cache = llama.new_cache(20, batch=2, options=opts)
+    ids = torch.randint(0, 97, (2, 16), generator=torch.Generator().manual_seed(11))
+
+    def check():
+        for layer in cache.layers:
+            filled = layer.slot_pos >= 0
+            assert layer.used_bytes() == layer.k[:, :, filled].nbytes + layer.v[:, :, filled].nbytes
+            assert layer.length == int(filled.sum())
+
+    check()
+    with torch.no_grad():
+        llama(ids[:, :7], cache=cache, options=opts)
+        check()
+        for i in range(7, 16):
+            llama(ids[:, i:i + 1], cache=cache, options=opts)
+            check()
+    assert cache.used_bytes()[0] > 0
+    cache.rewind(15)
+    check()
+
+
 def test_cache_full_raises(llama):
     cache = llama.new_cache(max_len=4)
     with torch.no_grad(), pytest.raises(ValueError, match="KV cache full"):

@@ -73,7 +73,7 @@ def test_c14_calculator_criterion():
     assert not params.within_rounding(deepseek.active, 37)
     assert params.within_rounding(deepseek.active_without_embedding, 37)
     # a Mixtral counted with 16 experts is off its stated total
-    from explorer.moe.published import PUBLISHED
+    from explorer.published import PUBLISHED
 
     wrong = params.count_params(params.scaled(PUBLISHED["Mixtral 8x7B"]["config"], n_experts=16), "Mixtral 8x7B",
                                 stated=PUBLISHED["Mixtral 8x7B"]["stated"])

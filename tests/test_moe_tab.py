@@ -115,7 +115,7 @@ def test_published_counts_reproduce_the_stated_figures():
 
 
 def deepseek_config():
-    from explorer.moe.published import PUBLISHED
+    from explorer.published import PUBLISHED
     return PUBLISHED["DeepSeek-V3"]["config"]
 
 

@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 
-from explorer.generate import device_roof, roofline
+from explorer.generate import device_roof, roofline, roofline_figures, step_cost
 from tests.helpers import ours_from_hf, tiny_hf
 
 MODEL = "smollm2-135m-instruct"
@@ -47,7 +47,7 @@ def fake_roof(bandwidth: float = 10e9, flops: float = 50e9) -> device_roof.Devic
 
 # ----- the model's count --------------------------------------------------------------------
 def test_step_cost_equals_a_hand_count_with_windowed_layers(tiny_gemma):
-    shape = roofline.step_shape(tiny_gemma)
+    shape = step_cost.step_shape(tiny_gemma)
     per_layer_matrices = 64 * 128 + 64 * 32 + 64 * 32 + 128 * 64 + 3 * 64 * 96   # q k v o, MLP
     matmul = 6 * per_layer_matrices + 97 * 64           # + the tied embedding as the LM head
     vectors = 6 * (4 * 64 + 2 * 32) + 64                # 4 norms + q/k norms per layer, final norm
@@ -67,7 +67,7 @@ def test_step_cost_equals_a_hand_count_with_windowed_layers(tiny_gemma):
 
 def test_cache_bytes_read_equal_the_real_cache_past_the_window(tiny_gemma):
     """The cache part of the count is what the engine's cache really holds (ring buffers)."""
-    shape = roofline.step_shape(tiny_gemma)
+    shape = step_cost.step_shape(tiny_gemma)
     cache = tiny_gemma.new_cache(32)
     with torch.inference_mode():
         tiny_gemma(torch.arange(1, 21).unsqueeze(0), cache=cache)             # 20 tokens
@@ -77,7 +77,7 @@ def test_cache_bytes_read_equal_the_real_cache_past_the_window(tiny_gemma):
 
 
 def test_untied_embedding_is_looked_up_not_read(tiny_llama):
-    shape = roofline.step_shape(tiny_llama)
+    shape = step_cost.step_shape(tiny_llama)
     total = sum(p.numel() for p in tiny_llama.parameters())
     assert shape.dense_weight_bytes == (total - 97 * 64) * 4
     assert shape.embed_row_bytes == 64 * 4
@@ -88,7 +88,7 @@ def test_moe_step_reads_the_experts_its_tokens_pick(runtime):
     """Our MoE model (in the picker): a token multiplies k of N experts per layer; a step of B
     tokens reads the experts they picked, k at B = 1, all N as B grows (uniform routing)."""
     loaded = runtime.get("explorer-moe-bias")
-    shape, c = roofline.step_shape(loaded.model), loaded.config
+    shape, c = step_cost.step_shape(loaded.model), loaded.config
     n, k = c.n_experts, c.n_experts_per_tok
     experts = c.n_layers * n * 3 * c.d_model * c.d_expert              # gate, up, down per expert
     assert (shape.n_experts, shape.experts_per_token) == (n, k) and shape.expert_matmul_weights == experts
@@ -106,7 +106,7 @@ def test_element_size_comes_from_the_tensors(tiny_llama):
     import copy
 
     half = copy.deepcopy(tiny_llama).to(torch.bfloat16)
-    full, low = roofline.step_shape(tiny_llama), roofline.step_shape(half)
+    full, low = step_cost.step_shape(tiny_llama), step_cost.step_shape(half)
     assert (full.element_bytes, low.element_bytes) == (4, 2)
     assert low.dense_weight_bytes * 2 == full.dense_weight_bytes
     assert low.kv_bytes_per_slot * 2 == full.kv_bytes_per_slot == 2 * 2 * 16 * 4
@@ -115,14 +115,14 @@ def test_element_size_comes_from_the_tensors(tiny_llama):
 
 
 def test_intensity_grows_with_batch_and_crosses_the_ridge(tiny_llama):
-    shape = roofline.step_shape(tiny_llama)
+    shape = step_cost.step_shape(tiny_llama)
     intensity = [f / b for b, f in (shape.cost(64, batch) for batch in roofline.LINE_BATCHES)]
     assert intensity == sorted(intensity) and intensity[0] < 1.0
-    cross = roofline.crossing_batch(shape, 64, ridge=2.0)
+    cross = step_cost.crossing_batch(shape, 64, ridge=2.0)
     b, f = shape.cost(64, cross)
     assert cross > 1 and f / b == pytest.approx(2.0, rel=1e-6)
-    assert roofline.crossing_batch(shape, 64, ridge=1e9) is None
-    assert roofline.crossing_batch(shape, 64, ridge=1e-3) == 1.0
+    assert step_cost.crossing_batch(shape, 64, ridge=1e9) is None
+    assert step_cost.crossing_batch(shape, 64, ridge=1e-3) == 1.0
 
 
 # ----- the device ---------------------------------------------------------------------------
@@ -181,36 +181,36 @@ def test_run_counts_each_measured_step_at_its_real_context(tiny_result):
 
 
 def test_figures_draw_the_measured_roof_and_points(tiny_result):
-    roof_fig, rates_fig = roofline.figures(tiny_result, "en")
+    roof_fig, rates_fig = roofline_figures.figures(tiny_result, "en")
     roof_line, model_line, measured = roof_fig.data[:3]
     assert max(roof_line.y) == pytest.approx(tiny_result.roof.flops / 1e9)
     assert list(measured.x) == list(tiny_result.intensity)
     assert list(measured.y) == pytest.approx([f / 1e9 for f in tiny_result.achieved_flops])
     assert list(model_line.x) == list(tiny_result.line_intensity)
     assert list(rates_fig.data[1].y) == list(tiny_result.tokens_per_s)
-    zh = roofline.figures(tiny_result, "zh")[0]
+    zh = roofline_figures.figures(tiny_result, "zh")[0]
     assert zh.layout.title.text != roof_fig.layout.title.text and list(zh.data[2].x) == list(measured.x)
 
 
 def test_summary_sentences_are_chosen_from_the_numbers(tiny_result):
-    text = roofline.summary(tiny_result, "en")
+    text = roofline_figures.summary(tiny_result, "en")
     ridge = tiny_result.roof.ridge
     assert "memory-bound" in text and f"{ridge:.2f}" in text
     assert f"{roofline.speedup(tiny_result):.1f}×" in text
     # a roof whose ridge lies below the step's intensity: the other sentence
     low = dataclasses.replace(tiny_result, roof=fake_roof(bandwidth=1e12, flops=1e9))
-    assert "compute-bound" in roofline.summary(low, "en") and "memory-bound" not in roofline.summary(low, "en")
+    assert "compute-bound" in roofline_figures.summary(low, "en") and "memory-bound" not in roofline_figures.summary(low, "en")
     # rates linear to 4 then flat: the knee sentence names B = 4
     seconds = [b / r for b, r in zip(tiny_result.batches, (10, 20, 40, 41))]
     flat = dataclasses.replace(tiny_result, step_seconds=tuple(seconds))
-    assert "the knee, read from the data, is at B = 4" in roofline.summary(flat, "en")
-    assert "拐点在 B = 4" in roofline.summary(flat, "zh")
+    assert "the knee, read from the data, is at B = 4" in roofline_figures.summary(flat, "en")
+    assert "拐点在 B = 4" in roofline_figures.summary(flat, "zh")
     # a roof below what the steps achieved (measured on a busier machine) is said to be so
     high = dataclasses.replace(tiny_result, roof=fake_roof(bandwidth=1e15, flops=5e15))
     low = dataclasses.replace(tiny_result, roof=fake_roof(bandwidth=1e3, flops=5e3))
-    assert roofline.over_roof(high) is None and "of the measured roof" not in roofline.summary(high, "en")
+    assert roofline.over_roof(high) is None and "of the measured roof" not in roofline_figures.summary(high, "en")
     batch, share = roofline.over_roof(low)
-    assert share > 1 and f"B = {batch} ran at {100 * share:.0f}% of the measured roof" in roofline.summary(low, "en")
+    assert share > 1 and f"B = {batch} ran at {100 * share:.0f}% of the measured roof" in roofline_figures.summary(low, "en")
 
 
 # ----- the claims board -----------------------------------------------------------------------

@@ -51,10 +51,8 @@ class ModelCard:
 
 def run(loaded, runs_on: str = "") -> ModelCard:
     """The card of a loaded model (explorer.runtime.LoadedModel)."""
-    import torch
-
     config, spec = loaded.config, loaded.spec
-    element_bytes = torch.empty((), dtype=loaded.dtype).element_size()
+    element_bytes = loaded.model.element_size()
     layer_types = tuple(Counter(list(getattr(config, "layer_types", []) or [])).items())
     return ModelCard(
         name=loaded.name, title=getattr(spec, "title", loaded.name), family=config.family,

@@ -5,7 +5,7 @@ Everything a block is said to have is read from a tensor inventory, {tensor name
 - the loaded checkpoints: the safetensors headers of their folders (the tensors the weights
   hold, as stored), cross-checked against the parameters our modules hold;
 - the original Transformer and GPT-2, which have no checkpoint here: their published configs
-  (published.py) instantiated on the meta device (no memory), PyTorch's nn.Transformer layers
+  (explorer/published.py) instantiated on the meta device (no memory), PyTorch's nn.Transformer layers
   for the first, transformers' GPT2LMHeadModel for the second.
 
 From the inventory: which tensors exist (biases or none), the norms of a block and whether they
@@ -32,7 +32,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import torch
 
-from explorer.architecture.published import GPT2, ORIGINAL_TRANSFORMER
+from explorer.published import GPT2, ORIGINAL_TRANSFORMER
 from explorer.locales import template, text
 from explorer.plotting import Fig, colors
 from models.safetensors_files import read_config_json, safetensors_header, weight_files

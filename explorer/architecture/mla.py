@@ -1,7 +1,7 @@
 """Multi-head latent attention: what its cache holds (claim C6) and why its position lives on a
 separate key (claim C7).
 
-    cache = run_cache()          # DeepSeek-V3's shape (published.py) against MHA / GQA / MQA, and a
+    cache = run_cache()          # DeepSeek-V3's shape (explorer/published.py) against MHA / GQA / MQA, and a
                                  # tiny models.mla module run with its latent cache, the cache
                                  # up-projected and compared with the per-head K and V
     fold = run_fold(d_in=64, d_k=64, positions=512)
@@ -26,10 +26,11 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from explorer.architecture.published import DEEPSEEK_V3
 from explorer.inputs import InputError, finite_number, whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig, colors
+from explorer.published import DEEPSEEK_V3, cache_config
+from models.config import kv_elements
 from models.forward import Recorder
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
 from models.mla import MLAConfig, MLAForCausalLM
@@ -39,17 +40,6 @@ CONTEXTS = (1024, 4096, 16384, 32768, 65536, 131072)
 MAX_D = 256
 MAX_POSITIONS = 8192
 MAX_ELEMENTS = 2**23             # positions x d_k x d_in of the stacked rotations (64 MB in fp64)
-
-
-def deepseek_config() -> MLAConfig:
-    """DeepSeek-V3's attention shape as an MLAConfig (dense MLP width; the routed experts do not
-    touch the cache)."""
-    c = DEEPSEEK_V3["config"]
-    return MLAConfig(vocab_size=c["vocab_size"], d_model=c["hidden_size"], n_layers=c["num_hidden_layers"],
-                     n_heads=c["num_attention_heads"], d_ff=c["intermediate_size"],
-                     kv_lora_rank=c["kv_lora_rank"], qk_nope_head_dim=c["qk_nope_head_dim"],
-                     qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"],
-                     q_lora_rank=c["q_lora_rank"], rope_theta=float(c["rope_theta"]))
 
 
 # ============================================================================ C6: the cache
@@ -84,14 +74,19 @@ class CacheComparison:
     tiny_absorbed_error: float    # max |scores from the latent, W_UK absorbed − q·k| / max |q·k|
 
     @property
+    def latent(self) -> int:
+        """Numbers cached per token and layer: latent + RoPE key (MLAConfig.latent_width)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
     def latent_in_heads(self) -> float:
         """Latent + RoPE key in units of d_head (4.5 for DeepSeek-V3)."""
-        return (self.kv_lora_rank + self.qk_rope_head_dim) / self.d_head
+        return self.latent / self.d_head
 
     @property
     def equal_gqa_heads(self) -> float:
-        """The KV heads a GQA cache of the same size would have: numbers / (2 d_head)."""
-        return (self.kv_lora_rank + self.qk_rope_head_dim) / (2 * self.d_head)
+        """The KV heads a GQA cache of the same size would have: numbers / kv_elements(1, d_head)."""
+        return self.latent / kv_elements(1, self.d_head)
 
     def bytes_per_token(self, layout: CacheLayout) -> int:
         return layout.numbers * self.n_layers * BF16
@@ -108,17 +103,16 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
     """DeepSeek-V3's per-token cache under each layout, and the tiny module's live check."""
     seed = whole_number(seed, Term("arch.name.seed"), 0, 2**31 - 1)
     tokens = whole_number(tokens, Term("arch.name.tokens"), 2, 256)
-    ds = deepseek_config()
+    ds = cache_config("DeepSeek-V3")
     d_head = ds.v_head_dim
     if ds.qk_nope_head_dim != d_head:
         raise ValueError("the comparison counts in d_head = qk_nope_head_dim = v_head_dim")
-    latent = ds.kv_lora_rank + ds.qk_rope_head_dim
     layouts = (
-        CacheLayout("mha", ds.n_heads, 2 * ds.n_heads * d_head),
-        CacheLayout("gqa8", 8, 2 * 8 * d_head),
-        CacheLayout("gqa_equal", latent / (2 * d_head), latent),
-        CacheLayout("mqa", 1, 2 * d_head),
-        CacheLayout("mla", latent / (2 * d_head), latent),
+        CacheLayout("mha", ds.n_heads, kv_elements(ds.n_heads, d_head)),
+        CacheLayout("gqa8", 8, kv_elements(8, d_head)),
+        CacheLayout("gqa_equal", ds.gqa_heads, ds.latent_width),
+        CacheLayout("mqa", 1, kv_elements(1, d_head)),
+        CacheLayout("mla", ds.gqa_heads, ds.latent_width),
     )
     # the live check: a tiny random MLA module, the prompt decoded with its latent cache
     torch.manual_seed(seed)
@@ -214,7 +208,7 @@ def cache_figures(result: CacheComparison, lang: str) -> tuple[go.Figure]:
 def cache_summary(result: CacheComparison, lang: str) -> str:
     mha = next(layout for layout in result.layouts if layout.key == "mha")
     return text("arch.mla.cache.summary", lang, source=result.source, r=result.kv_lora_rank,
-                rope=result.qk_rope_head_dim, latent=result.kv_lora_rank + result.qk_rope_head_dim,
+                rope=result.qk_rope_head_dim, latent=result.latent,
                 d_head=result.d_head, in_heads=result.latent_in_heads, gqa=result.equal_gqa_heads,
                 layers=result.n_layers, kib=result.latent_bytes_per_token / 1024,
                 mha_kib=result.bytes_per_token(mha) / 1024,

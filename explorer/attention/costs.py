@@ -20,13 +20,12 @@ import plotly.graph_objects as go
 import torch
 
 from explorer.locales import text
-from explorer.plotting import Fig
+from explorer.plotting import MASK_COLORS, OKABE_ITO, Fig
 from models.attention import MaskSpec
 from models.config import SLIDING
 
 LENGTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
 ROW_BLOCK = 256
-MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe945"]]  # cividis ends
 
 
 def layer_kinds(config) -> list[str]:
@@ -90,7 +89,7 @@ def run(model, name: str, title: str, lengths: Sequence[int] = LENGTHS) -> CostR
     config = model.config
     masks = model.layer_masks()
     kinds = layer_kinds(config)
-    element_bytes = model.embed.weight.element_size()
+    element_bytes = model.element_size()
     capacities = [mask.window + mask.sinks if mask.window is not None else None for mask in masks]
     first = {kind: kinds.index(kind) for kind in ("local", "global") if kind in kinds}
     rows = []
@@ -166,7 +165,8 @@ def cost_figure(result: CostResult, lang: str = "en") -> go.Figure:
     """Score entries per layer vs n, local and global, on log axes."""
     ns = [r.n for r in result.rows]
     fig = Fig()
-    for kind, color, count in (("global", "#E69F00", result.n_global), ("local", "#0072B2", result.n_local)):
+    for kind, color, count in (("global", OKABE_ITO["orange"], result.n_global),
+                               ("local", OKABE_ITO["blue"], result.n_local)):
         if count:
             name = text(f"attention.fig.one_{kind}", lang)
             fig.add_scatter(x=ns, y=[getattr(r, f"scores_{kind}") for r in result.rows],

@@ -14,10 +14,10 @@ import torch
 
 from explorer.attention import model_title
 from explorer.locales import text
-from explorer.plotting import Fig
+from explorer.plotting import OKABE_ITO, Fig
 from models.forward import Recorder, RunOptions
 
-PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+PALETTE = tuple(OKABE_ITO.values())
 
 
 def head_groups(config) -> list[list[int]]:

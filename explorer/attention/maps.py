@@ -190,7 +190,6 @@ def next_tokens(base_logits: torch.Tensor, new_logits: torch.Tensor, k: int = 8)
 # ----------------------------------------------------------------------------- figures
 
 COLORSCALE = "Viridis"
-MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe945"]]  # cividis ends
 
 
 def _pool(matrix: np.ndarray, cells: int) -> tuple[np.ndarray, int]:
@@ -271,7 +270,7 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
 
 def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
     """The (T, S) mask of this layer, from the same MaskSpec the forward used. Text in `lang`."""
-    from explorer.plotting import Fig
+    from explorer.plotting import MASK_COLORS, Fig
 
     visible = layer_map.visible.numpy().astype(np.int8)
     q_labels = [labels[int(p)] for p in layer_map.q_pos]

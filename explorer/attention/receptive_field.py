@@ -31,7 +31,7 @@ from explorer.attention import (Deadline, Progress, check_deadline, drain, long_
                                 model_title)
 from explorer.inputs import choice, whole_number
 from explorer.locales import Term, text
-from explorer.plotting import Fig
+from explorer.plotting import OKABE_ITO, Fig
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
@@ -252,8 +252,8 @@ def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = 
         hovertemplate=text("attention.fig.rf.hover", lang) + "<extra></extra>")
     px = [p if p is not None else n_layers - 0.5 for p in result.predicted]
     fig.add_scatter(x=[p - 0.5 for p in px], y=ys, mode="markers+lines",
-                    line=dict(color="#D55E00", width=2, shape="hv"),
-                    marker=dict(symbol="line-ns-open", size=14, color="#D55E00"),
+                    line=dict(color=OKABE_ITO["vermillion"], width=2, shape="hv"),
+                    marker=dict(symbol="line-ns-open", size=14, color=OKABE_ITO["vermillion"]),
                     name=text("attention.fig.rf.rule", lang),
                     hovertemplate=text("attention.fig.rf.rule_hover", lang) + "<extra></extra>")
     # grey behind the heatmap: cells without a change (NaN) show as grey

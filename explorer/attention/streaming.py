@@ -21,7 +21,7 @@ from explorer.attention import (LONG_TEXT_MAX, Deadline, Progress, check_deadlin
                                 model_title)
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term, text
-from explorer.plotting import Fig
+from explorer.plotting import OKABE_ITO, Fig
 from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import RunOptions
@@ -212,7 +212,8 @@ def rolling_mean(values: np.ndarray, width: int) -> np.ndarray:
 def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64, lang: str = "en"):
     """Perplexity (exp of the rolling mean NLL) against position, one line per policy and model.
     Text in `lang`."""
-    colors = {"full": "#000000", "window": "#D55E00", "sinks": "#0072B2", SINKS_GLOBAL: "#009E73"}
+    colors = {"full": OKABE_ITO["black"], "window": OKABE_ITO["vermillion"], "sinks": OKABE_ITO["blue"],
+              SINKS_GLOBAL: OKABE_ITO["green"]}
     dashes = ["solid", "dot", "dash"]
     fig = Fig()
     shown = []

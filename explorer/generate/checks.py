@@ -181,18 +181,16 @@ class CacheReading:
     capacity: tuple            # slots per layer (K and V rows per KV head)
     allocated_bytes: tuple     # numel x element size of the layer's K and V buffers
     held: tuple                # slots holding a token (slot position >= 0)
-    used_bytes: tuple          # held x the bytes of one slot's K and V rows
+    used_bytes: tuple          # the filled slots' K and V: models.kv_cache.LayerKV.used_bytes
     masks: tuple               # MaskBlock per kind of layer
 
 
 def read_layer(layer) -> tuple[int, int, int, int]:
     """(capacity, allocated bytes, slots holding a token, their bytes) of one models.kv_cache
-    LayerKV, from its tensors: the buffers' storage and the positions its slots record."""
-    capacity = layer.k.shape[2]
-    allocated = layer.allocated_bytes()
+    LayerKV, from its tensors: the buffers' storage, the positions its slots record, and the
+    bytes of its filled slots (LayerKV.used_bytes)."""
     held = int((layer.slot_pos >= 0).sum())
-    row_bytes = layer.k[:, :, :1].nbytes + layer.v[:, :, :1].nbytes      # one slot, all KV heads
-    return capacity, allocated, held, held * row_bytes
+    return layer.k.shape[2], layer.allocated_bytes(), held, layer.used_bytes()
 
 
 def read_engine_cache(model, ids: Sequence[int], tokens: int, options, max_len: int,

@@ -254,10 +254,6 @@ def c9_verdict(session: Session) -> C9Verdict:
                      every_step=every_step, passed=passed)
 
 
-def element_size(model) -> int:
-    return model.embed.weight.element_size()
-
-
 def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *, model_name: str = "",
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None, deadline: Optional[float] = None,
@@ -279,7 +275,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
 
     deadline = deadline if deadline is not None else time.perf_counter() + DEADLINE_S
     options = RunOptions(mask=request.mask())
-    session = Session(model_name=model_name, config=model.config, element_bytes=element_size(model),
+    session = Session(model_name=model_name, config=model.config, element_bytes=model.element_size(),
                       layouts=cache_layout(model, options.mask), prompt_ids=list(ids), chat=chat,
                       request=request)
     if started is not None:

@@ -1,20 +1,23 @@
 """The calculator of published shapes (C3, C5, C6, C9): the KV cache of well-known models at a
-context length, from the numbers in their released configs, and the MHA / GQA / MQA variants of
-one shape. The loaded model joins the table as a row built from its ModelConfig.
+context length, from the numbers in their released configs (explorer/published.py), and the
+MHA / GQA / MQA variants of one shape. The loaded model joins the table as a row built from its
+ModelConfig.
 
-A published shape is not a ModelConfig (MLA caches a latent, not K and V per head), so the
-per-shape formula lives in CacheShape: 2·H_kv·d_head elements per token and layer (the formula
-ModelConfig.kv_bytes_per_token states for the loaded model), or the MLA latent."""
+Every byte comes from the engine's formulas: ModelConfig's (2·H_kv·d_head elements per token and
+layer, a windowed layer holding min(t, window) tokens) or, for MLA, MLAConfig's latent."""
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import pandas as pd
 
 from explorer.inputs import whole_number
 from explorer.locales import Term, text
+from explorer.published import cache_config
+from models.config import FULL, SLIDING, ModelConfig
+from models.mla import MLAConfig
 
 MAX_CALC_TOKENS = 10_000_000
 MIB, GIB = 2**20, 2**30
@@ -22,22 +25,50 @@ MIB, GIB = 2**20, 2**30
 
 @dataclass(frozen=True)
 class CacheShape:
+    """One row of the calculator: a model's attention shape and what its cache holds."""
     name: str
-    n_layers: int
-    n_heads: int
-    n_kv_heads: float          # per-head K/V heads; MLA rows carry the GQA-equivalent count
-    head_dim: int
-    window: Optional[int] = None       # sliding window of the local layers
-    n_global: Optional[int] = None     # layers with a full cache when some are local
-    latent: Optional[int] = None       # MLA: cached elements per token per layer (latent + rope key)
+    config: Union[ModelConfig, MLAConfig]   # MLAConfig: the cache holds a latent, not K and V
     source: str = ""                   # the release the numbers come from ("": the loaded model)
 
-    def elements_per_token_layer(self) -> float:
+    @property
+    def latent(self) -> bool:
+        return isinstance(self.config, MLAConfig)
+
+    @property
+    def n_layers(self) -> int:
+        return self.config.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.config.n_heads
+
+    @property
+    def n_kv_heads(self) -> float:
+        """KV heads; an MLA row carries the GQA heads of the same size (MLAConfig.gqa_heads)."""
+        return self.config.gqa_heads if self.latent else self.config.n_kv_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.config.v_head_dim if self.latent else self.config.head_dim
+
+    @property
+    def window(self) -> Optional[int]:
+        """The sliding window of the local layers (None: every layer keeps every token)."""
+        if self.latent or SLIDING not in self.config.layer_types:
+            return None
+        return self.config.sliding_window
+
+    @property
+    def n_global(self) -> Optional[int]:
+        """Layers with a full cache when some are local."""
+        return self.config.layer_types.count(FULL) if self.window is not None else None
+
+    def elements_per_token_layer(self) -> int:
         """Cached elements per token per layer: 2·H_kv·d_head, or the MLA latent."""
-        return float(self.latent) if self.latent is not None else 2 * self.n_kv_heads * self.head_dim
+        return self.config.latent_width if self.latent else self.config.kv_elements_per_token_layer()
 
     def attention(self) -> str:
-        if self.latent is not None:
+        if self.latent:
             return "MLA"
         if self.n_kv_heads == self.n_heads:
             return "MHA"
@@ -46,45 +77,57 @@ class CacheShape:
     def layers_capped(self) -> int:
         if self.window is None:
             return 0
-        return self.n_layers - (self.n_global or 0)
+        return self.n_layers - self.n_global
 
-    def bytes_per_token(self, element_bytes: int) -> float:
+    def bytes_per_token(self, element_bytes: int) -> int:
         """While t ≤ window every layer grows by this much per token."""
-        return self.n_layers * self.elements_per_token_layer() * element_bytes
+        if self.latent:
+            return self.config.latent_bytes_per_token(element_bytes)
+        return self.config.kv_bytes_per_token(element_bytes)
 
-    def bytes_at(self, tokens: int, element_bytes: int) -> float:
+    def bytes_at(self, tokens: int, element_bytes: int) -> int:
         """Whole cache at `tokens`: windowed layers hold min(t, window)."""
-        per_layer = self.elements_per_token_layer() * element_bytes
-        capped = self.layers_capped()
-        held = min(tokens, self.window) if self.window is not None else tokens
-        return per_layer * (capped * held + (self.n_layers - capped) * tokens)
+        if self.latent:
+            return self.config.latent_bytes_per_token(element_bytes) * tokens
+        return self.config.kv_bytes(tokens, element_bytes)
 
 
-# Published configurations (config.json of each release; DeepSeek-V3: kv_lora_rank 512 +
-# qk_rope_head_dim 64, d_head 128, so 576 = 4.5·d_head elements, ≈ GQA with 2.25 KV heads).
-SHAPES = (
-    CacheShape("Llama-2-7B", 32, 32, 32, 128, source="meta-llama/Llama-2-7b-hf"),
-    CacheShape("Llama 3 8B", 32, 32, 8, 128, source="meta-llama/Meta-Llama-3-8B"),
-    CacheShape("Mistral 7B", 32, 32, 8, 128, window=4096, n_global=0,
-               source="mistralai/Mistral-7B-v0.1 (sliding_window 4096)"),
-    CacheShape("Gemma 3 27B", 62, 32, 16, 128, window=1024, n_global=10,
-               source="google/gemma-3-27b (52 local : 10 global, window 1024)"),
-    CacheShape("Gemma 3 270M", 18, 4, 1, 256, window=512, n_global=3,
-               source="google/gemma-3-270m (15 local : 3 global, window 512)"),
-    CacheShape("DeepSeek-V3", 61, 128, 2.25, 128, latent=512 + 64,
-               source="deepseek-ai/DeepSeek-V3 (MLA: latent 512 + RoPE key 64)"),
-)
+# The calculator's rows: a published model and the release its source column names, with the
+# layout that sets its cache (`cited`).
+ROWS = (("Llama-2-7B", "meta-llama/Llama-2-7b-hf"), ("Llama 3 8B", "meta-llama/Meta-Llama-3-8B"),
+        ("Mistral 7B", "mistralai/Mistral-7B-v0.1"), ("Gemma 3 27B", "google/gemma-3-27b"),
+        ("Gemma 3 270M", "google/gemma-3-270m"), ("DeepSeek-V3", "deepseek-ai/DeepSeek-V3"))
+
+
+def cited(release: str, config: Union[ModelConfig, MLAConfig]) -> str:
+    """The release, and in brackets what sets the size of its cache, from its config."""
+    if isinstance(config, MLAConfig):
+        return f"{release} (MLA: latent {config.kv_lora_rank} + RoPE key {config.qk_rope_head_dim})"
+    local = config.layer_types.count(SLIDING)
+    if not local:
+        return release
+    if local == config.n_layers:
+        return f"{release} (sliding_window {config.sliding_window})"
+    return f"{release} ({local} local : {config.n_layers - local} global, window {config.sliding_window})"
+
+
+def published_row(name: str, release: str) -> CacheShape:
+    config = cache_config(name)
+    return CacheShape(name, config, source=cited(release, config))
+
+
+def published_shapes() -> tuple[CacheShape, ...]:
+    """The calculator's published rows, each read from explorer.published when called."""
+    return tuple(published_row(name, release) for name, release in ROWS)
+
+
+SHAPES = published_shapes()
 VARIANTS_BASE = SHAPES[1]      # Llama 3 8B: 32 query heads, 8 KV heads
 
 
-def shape_from_config(name: str, config) -> CacheShape:
+def shape_from_config(name: str, config: ModelConfig) -> CacheShape:
     """The loaded model as a calculator row (its real layer types and window)."""
-    from models.config import FULL
-
-    n_global = sum(1 for kind in config.layer_types if kind == FULL)
-    window = config.sliding_window if n_global < config.n_layers else None
-    return CacheShape(name, config.n_layers, config.n_heads, config.n_kv_heads, config.head_dim,
-                      window=window, n_global=n_global if window else None)
+    return CacheShape(name, config)
 
 
 def format_bytes(value: float) -> str:
@@ -116,9 +159,9 @@ def run(tokens, element_bytes, loaded: Optional[CacheShape] = None) -> ShapesRes
     shapes = SHAPES + ((loaded,) if loaded is not None else ())
     variants = []
     for kind, kv in (("MHA", VARIANTS_BASE.n_heads), ("GQA", VARIANTS_BASE.n_kv_heads), ("MQA", 1)):
-        shape = dataclasses.replace(VARIANTS_BASE, n_kv_heads=kv, latent=None)
-        variants.append((kind, kv, shape.bytes_per_token(element_bytes),
-                         shape.bytes_at(tokens, element_bytes)))
+        config = dataclasses.replace(VARIANTS_BASE.config, n_kv_heads=kv)
+        variants.append((kind, kv, config.kv_bytes_per_token(element_bytes),
+                         config.kv_bytes(tokens, element_bytes)))
     return ShapesResult(tokens, element_bytes, shapes,
                         tuple(s.bytes_per_token(element_bytes) for s in shapes),
                         tuple(s.bytes_at(tokens, element_bytes) for s in shapes), tuple(variants))

@@ -2,7 +2,7 @@
 total parameters grow with the number of experts N, the parameters each token uses with k).
 
     count = count_params(config_dict)   # ParamCount: total, active, per part
-    published_counts()                  # every model in explorer.moe.published
+    published_counts()                  # every model of COUNTED (explorer.published)
 
 Counted: embedding and unembedding matrices (one when tied), attention (GQA, or DeepSeek's
 MLA), norms, dense feed-forward layers, and per MoE layer the router, the routed experts and
@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 import plotly.graph_objects as go
 
 from explorer.locales import text
-from explorer.moe.published import PUBLISHED
+from explorer.published import PUBLISHED
 from explorer.plotting import Fig, colors
 
 
@@ -121,8 +121,14 @@ def reproduces_stated(count: ParamCount) -> bool:
         within_rounding(count.active, active) or within_rounding(count.active_without_embedding, active))
 
 
+# The published MoE models the calculator counts, in the order the tab lists them.
+COUNTED = ("Mixtral 8x7B", "DeepSeek-V3", "Qwen1.5-MoE-A2.7B (Qwen2-MoE)", "OLMoE-1B-7B",
+           "gpt-oss-20b", "gpt-oss-120b")
+
+
 def published_counts() -> list[ParamCount]:
-    return [count_params(e["config"], name, e["source"], e["stated"]) for name, e in PUBLISHED.items()]
+    return [count_params(PUBLISHED[name]["config"], name, PUBLISHED[name]["source"], PUBLISHED[name]["stated"])
+            for name in COUNTED]
 
 
 def scaled(count_config: dict, n_experts: Optional[int] = None, top_k: Optional[int] = None) -> dict:

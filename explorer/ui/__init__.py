@@ -22,7 +22,8 @@ section from its stored result, without running the model. Rules:
 - Per-visitor data lives in gr.State, never at module level or on ctx.runtime's objects; the
   loaded models are shared by every visitor and must not be modified. Client-sent values
   (a gr.JSON, a Dataframe) are never read back as state.
-- Formulas go in gr.Markdown (`$...$`), not in Plotly titles (no MathJax offline).
+- Formulas go in gr.Markdown (`$...$`, with `latex_delimiters=LATEX`), not in Plotly titles (no
+  MathJax offline).
 - The page runs the listeners of one trigger one after another, in the order they were
   registered, each to its end (a stream until it stops): a listener that must act at once
   (clearing a note, loading the model) is registered before a long one on the same trigger.
@@ -51,6 +52,9 @@ from explorer.locales import normalize_language, text
 from explorer.runtime import LoadedModel, Runtime, UnknownModelError
 
 log = logging.getLogger(__name__)
+
+# The delimiters of every gr.Markdown that holds a formula: $$...$$ displayed, $...$ inline.
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 # The tabs, in display order. Adding a tab = adding its module here.
 TAB_MODULES: tuple[str, ...] = (

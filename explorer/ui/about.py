@@ -12,7 +12,7 @@ import gradio as gr
 from explorer.about import card as model_card
 from explorer.claims.registry import CLAIMS
 from explorer.locales import normalize_language, text
-from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, tab_id, visitor_errors
 
 CLAIMS_FILE = Path(__file__).resolve().parents[2] / "docs" / "CLAIMS.md"
 
@@ -26,8 +26,6 @@ PLACE_KEYS = {
 }
 
 TITLE = "about.tab"
-
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 
 def claim_ids() -> list[str]:

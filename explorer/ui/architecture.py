@@ -11,10 +11,9 @@ from explorer.architecture import blocks, mla, norm_placement
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.runtime import UnknownModelError
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 
 TITLE = "arch.tab"
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 # the checkpoints the app ships, read every time; the picked model joins them when it is another
 # Llama or Gemma 3 checkpoint
 SHIPPED = ("smollm2-135m-instruct", "gemma-3-270m")

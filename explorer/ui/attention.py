@@ -16,10 +16,9 @@ import gradio as gr
 from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
     receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
-from explorer.ui import TabContext, visitor_errors
+from explorer.ui import LATEX, TabContext, visitor_errors
 from explorer.ui.stopping import Stops
 
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
                   "in and sat next to the cat, and the")
 STREAM_DEFAULT_TOKENS = 2048

@@ -17,14 +17,14 @@ import gradio as gr
 from gradio.components.plot import PlotData
 import pandas as pd
 
-from explorer.generate import device_roof, figures, roofline, shapes
+from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes
 from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.serving import MAX_BATCH, MAX_WAITING, Busy, batch_threads, in_background, scheduler_for
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.gradio_patches import client_alive
 from explorer.ui.stopping import Stops
 
@@ -41,7 +41,6 @@ MESSAGES_PER_S = 40
 HISTORY_ROWS = 8
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 # the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
 STOPS = Stops()
@@ -278,8 +277,8 @@ def calculate_after_load(runtime, model_name, lang, tokens, element_bytes):
 # ----------------------------------------------------------------------------- the roofline section
 def draw_roofline(result: roofline.RooflineResult, lang: str):
     """(device line, roofline figure, tokens/s figure, summary) in `lang`."""
-    return (roofline.device_line(result.roof, lang), *roofline.figures(result, lang),
-            roofline.summary(result, lang))
+    return (roofline_figures.device_line(result.roof, lang), *roofline_figures.figures(result, lang),
+            roofline_figures.summary(result, lang))
 
 
 @visitor_errors

@@ -13,10 +13,9 @@ import gradio as gr
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.moe import balance, cost, params, preferences, routing, session, shipped, whatif
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 
 TITLE = "moe.tab"
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 DEFAULT_TEXT = '''def mean(values):
     """Return the arithmetic mean of a list of numbers."""
     if not values:

@@ -24,11 +24,10 @@ from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS
 from explorer.texts import long_text
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.stopping import Stops
 
 TITLE = "rope.tab"
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 DEFAULT_BASES = "10000, 100000, 500000, 1000000"
 DEFAULT_SWEEP = "10000, 100000, 500000, 1000000, 10000000"
 DEFAULT_PAIR_POSITION = 24

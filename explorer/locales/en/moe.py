@@ -66,7 +66,7 @@ STRINGS: dict[str, str] = {
     'moe.pref.col.example': 'example in context',
     'moe.params.section': 'Total vs active parameters',
     'moe.params.intro': (
-        'Computed from each model\'s published config.json values (explorer/moe/published.py '
+        'Computed from each model\'s published config.json values (explorer/published.py '
         'names the file): embeddings, attention (DeepSeek-V3: latent attention), norms, dense '
         'layers, and per MoE layer the router, the shared experts and the $N$ routed experts. '
         '**Active** per token leaves out the $N - k$ routed experts a token is not sent to. '

@@ -59,7 +59,7 @@ STRINGS: dict[str, str] = {
     'moe.pref.col.example': '上下文示例',
     'moe.params.section': '总参数量与激活参数量',
     'moe.params.intro': (
-        '由各模型公开的 config.json 数值计算（explorer/moe/published.py 注明了文件）：嵌入、注意力'
+        '由各模型公开的 config.json 数值计算（explorer/published.py 注明了文件）：嵌入、注意力'
         '（DeepSeek-V3 为潜在注意力）、归一化、稠密层，以及每个 MoE 层的路由器、共享专家和 $N$ 个路由专家。'
         '每个词元的**激活**参数量不计该词元没有被送往的 $N - k$ 个路由专家。'
         '来源前一列说明每个计数舍入后是否等于作者公布的数字（DeepSeek-V3 不含多词元预测模块）。'

@@ -8,7 +8,7 @@ the UI draws exactly the function the model used."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -103,6 +103,28 @@ class MaskSpec:
         if self.sinks:
             return f"{self.sinks} sink{'s' if self.sinks > 1 else ''} + window {self.window}"
         return f"sliding window {self.window}"
+
+
+NO_WINDOW = 2 ** 62   # a row without a window, as a window every distance between positions is below
+
+
+def visible_per_row(masks: Sequence[MaskSpec], q_pos: torch.Tensor,
+                    kv_pos: torch.Tensor) -> torch.Tensor:
+    """Many independent runs at once, one query each: row i is masks[i].visible over the query
+    at q_pos[i] and the keys at kv_pos[i] (a batched decode step whose runs each have their own
+    mask and their own cache slots). q_pos (n,), kv_pos (n, S) -> (n, S) bool.
+    The same predicates as MaskSpec.predicate, each term's parameter a column of one value per
+    row: a row without a window gets NO_WINDOW, one without sinks 0 (k < 0 is never a filled
+    slot), a non-causal row lets every key past the causal term."""
+    device = kv_pos.device
+    window = torch.tensor([NO_WINDOW if m.window is None else m.window for m in masks],
+                          device=device)[:, None]                                       # (n, 1)
+    sinks = torch.tensor([m.sinks for m in masks], device=device)[:, None]                # (n, 1)
+    not_causal = torch.tensor([not m.causal for m in masks], device=device)[:, None]      # (n, 1)
+    predicate = and_(filled(), or_(causal(), lambda q, k: not_causal),
+                     or_(in_window(window), is_sink(sinks)))
+    seen = predicate(q_pos[:, None], kv_pos)
+    return seen.expand(kv_pos.shape).contiguous()                                        # (n, S)
 
 
 # --- the attention paths ------------------------------------------------------------------------

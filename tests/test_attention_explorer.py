@@ -14,7 +14,7 @@ from explorer.attention import receptive_field as rf
 from explorer.attention import sinks as grid_mod
 from explorer.attention import streaming as sinks
 from explorer.inputs import InputError
-from explorer.masks import describe
+from explorer.masks import POLICIES, choose, describe
 from explorer.prompts import token_labels
 from explorer.texts import long_text
 from models.attention import MaskSpec
@@ -261,7 +261,7 @@ def test_streaming_nll_chunked_cache_equals_one_masked_forward(smol, text_ids):
     ids = text_ids[:80]
     x = torch.tensor([ids])
     for policy in sinks.POLICIES:
-        mask = sinks.policy_mask(policy, 16, 2)
+        mask = choose(policy, 16, 2, kinds=POLICIES)
         with torch.inference_mode():
             logits = smol.model(x, options=RunOptions(mask=mask))[0]
         reference = torch.nn.functional.cross_entropy(logits[:-1], x[0, 1:], reduction="none")

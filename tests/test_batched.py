@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 
 import models.decoders.batched as batched
+import models.decoders.packing as packing
+import models.decoders.pooled_step as pooled_step
 from models.attention import MaskSpec
 from models.decoders.batched import BatchedDecoder
 from models.forward import RunOptions
@@ -152,7 +154,7 @@ def pooled_calls(monkeypatch) -> list:
     """Spy on attention: one entry (rows attended, columns) per SDPA call and per call of the
     compiled pooled kernel."""
     calls = []
-    sdpa = batched.F.scaled_dot_product_attention
+    sdpa = pooled_step.F.scaled_dot_product_attention
     kernel_call = batched.PooledAttentionKernel.__call__
 
     def spy(q, k, v, **kw):
@@ -162,7 +164,7 @@ def pooled_calls(monkeypatch) -> list:
     def kernel_spy(self, q, k_store, v_store, visible, width, scale):
         calls.append((q.shape[0], width))
         return kernel_call(self, q, k_store, v_store, visible, width, scale)
-    monkeypatch.setattr(batched.F, "scaled_dot_product_attention", spy)
+    monkeypatch.setattr(pooled_step.F, "scaled_dot_product_attention", spy)
     monkeypatch.setattr(batched.PooledAttentionKernel, "__call__", kernel_spy)
     return calls
 
@@ -262,7 +264,7 @@ def test_without_the_kernel_the_pooled_call_is_sdpa(tiny, monkeypatch, caplog):
     monkeypatch.setattr(batched.PooledAttentionKernel, "_tried", False)
     monkeypatch.setattr(batched.PooledAttentionKernel, "_loaded", None)
     monkeypatch.setattr(native, "compiler", lambda: None)
-    with caplog.at_level("WARNING", logger=batched.__name__):
+    with caplog.at_level("WARNING", logger=pooled_step.__name__):
         assert batched.PooledAttentionKernel.get() is None
         assert batched.PooledAttentionKernel.get() is None
     assert sum("runs through SDPA" in r.getMessage() and "needs a C++ compiler" in r.getMessage()
@@ -541,7 +543,7 @@ def test_pooled_steps_pack_the_weights_until_they_are_dropped(tiny, monkeypatch)
     decoder.step_many([5, 6], runs)
     assert decoder._packed and decoder._packed is not table
 
-    monkeypatch.setattr(batched, "HEAD_PACK_MAX_BYTES", model.lm_head_weight().nbytes - 1)
+    monkeypatch.setattr(packing, "HEAD_PACK_MAX_BYTES", model.lm_head_weight().nbytes - 1)
     assert batched.pack_model(model) == {}   # a head too large: nothing packed
     monkeypatch.setattr(batched, "PACKED", False)
     decoder = BatchedDecoder(model, solo=None)

@@ -15,6 +15,7 @@ import torch
 from explorer.flash import capture as cap_mod
 from explorer.flash import exactness, io, memory, schedule, timing
 from explorer.inputs import InputError
+from explorer.masks import choose
 from models.attention import MaskSpec, TileTrace, TileVisibility, tiled_attention
 from models.forward import Recorder, RunOptions
 
@@ -229,7 +230,7 @@ def test_captured_head_is_the_head_the_model_attended_with(tiny, family):
 
 def test_capture_applies_the_visitors_mask(tiny):
     model = tiny["llama"]
-    override = cap_mod.mask_override("sinks", 6, 2)
+    override = choose("sinks", 6, 2)
     captured = cap_mod.capture(model, list(range(3, 23)), 1, 0, override)
     assert captured.mask == MaskSpec(window=6, sinks=2)
     result = schedule.run(captured, 4, 4)
@@ -267,14 +268,17 @@ def test_bad_head_layer_and_mask_are_refused(tiny):
         with pytest.raises(InputError):
             cap_mod.check_layer_head(config, layer, head)
     with pytest.raises(InputError):
-        cap_mod.mask_override("diagonal")
+        choose("diagonal")
     with pytest.raises(InputError):
-        cap_mod.mask_override("sinks", 4, 4)
+        choose("sinks", 4, 4)
     with pytest.raises(InputError) as error:
-        cap_mod.mask_override("sinks", 1, 0)
-    assert error.value.key == "flash.err.sinks_window"
-    assert cap_mod.mask_override("causal") is None
-    assert cap_mod.mask_override("window", 16) == MaskSpec(window=16)
+        choose("sinks", 1, 0)
+    assert error.value.key == "attention.err.no_sink"
+    with pytest.raises(InputError) as error:
+        choose("sinks", 1, 1)
+    assert error.value.key == "attention.err.sinks_window"
+    assert choose("causal") is None
+    assert choose("window", 16) == MaskSpec(window=16)
 
 
 # ----------------------------------------------------------------------------- the compiled kernel

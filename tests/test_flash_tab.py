@@ -65,7 +65,7 @@ def test_run_head_sinks_window_and_chosen_row(runtime):
     (dict(head_=9), "inputs.between"),
     (dict(layer=30), "inputs.between"),
     (dict(mask="diagonal"), "inputs.not_option"),
-    (dict(mask="sinks", window=4, sinks=4), "inputs.between"),
+    (dict(mask="sinks", window=4, sinks=4), "attention.err.sinks_window"),
     (dict(row=64), "inputs.between"),
 ])
 def test_bad_inputs_are_refused(runtime, kwargs, key):

@@ -267,8 +267,8 @@ def test_stop_and_deadline_end_within_one_step(tiny_llama):
     (dict(top_p=1.5), "Top-p"),
     (dict(seed=-3), "Seed"),
     (dict(policy="lru"), "Cache policy must be one of full, window, sinks"),
-    (dict(policy="window", window=0), "Window"),
-    (dict(policy="sinks", window=4, sinks=4), "fewer than the window"),
+    (dict(policy="window", window=0), "The window w must be between 1 and 4096"),
+    (dict(policy="sinks", window=4, sinks=4), "smaller than the window"),
     (dict(policy="sinks", window=8, sinks=0), "at least one sink"),
     (dict(compare_no_cache="yes"), "true or false"),
 ])
@@ -295,7 +295,7 @@ def test_good_inputs_parse_and_map_to_engine_objects():
 def test_bad_inputs_come_in_the_visitors_language():
     with pytest.raises(InputError) as error:
         parse_request("hi", policy="sinks", window=4, sinks=4)
-    assert error.value.message("zh") == "汇聚 token 数（4）必须少于窗口（4）。"
+    assert error.value.message("zh") == "汇的数量 s（4）必须小于窗口 w（4）。"
     with pytest.raises(InputError) as error:
         parse_request("hi", max_new_tokens=0)
     assert "最大新 token 数" in error.value.message("zh")

@@ -123,7 +123,7 @@ def test_cache_policy_sinks_window_on_the_real_model(client, runtime):
     (dict(prompt="   "), "The prompt is empty"),
     (dict(top_p=0), "less than minimum value 0.05"),
     (dict(max_new=5000), "greater than maximum value 256"),
-    (dict(policy="sinks", window=4, sinks=4), "Sinks (4) must be fewer than the window (4)"),
+    (dict(policy="sinks", window=4, sinks=4), "The number of sinks s (4) must be smaller than the window w (4)"),
     (dict(policy="sinks", window=8, sinks=0), "at least one sink"),
     (dict(policy="lru"), "lru"),
     (dict(model="gpt-5"), CHOICE_REFUSED),

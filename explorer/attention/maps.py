@@ -24,41 +24,32 @@ from explorer.attention import max_tokens, model_title
 from explorer.inputs import InputError, finite_number, whole_number
 from explorer.inputs import choice as one_of
 from explorer.locales import Term, text
-from explorer.masks import describe
+from explorer.masks import MASK_KINDS, choose, describe
 from explorer.prompts import encode, token_labels, visible_token
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
 MAX_GENERATED = 32
 GRID_CELLS = 128            # all-heads grid: maps larger than this are pooled for display
-MASK_KINDS = ("causal", "window", "sinks", "sink_logit")
+SINK_LOGIT = "sink_logit"
+# The mask control of this section: explorer.masks's three, or a causal mask with a sink logit.
+KINDS = MASK_KINDS + (SINK_LOGIT,)
 IMPLS = ("eager", "tiled")
 
 
 @dataclass(frozen=True)
 class MaskChoice:
-    """What the visitor picked: causal, sliding window w, s sinks + window w, or a causal mask
-    with a gpt-oss sink logit b."""
-    kind: str = "causal"
-    window: Optional[int] = None
-    sinks: int = 0
+    """What the visitor picked: an override of every layer's mask (None: the checkpoint's own,
+    causal), or a causal mask with a gpt-oss sink logit b."""
+    spec: Optional[MaskSpec] = None     # handed to RunOptions(mask=...)
     sink_logit: Optional[float] = None
-
-    @property
-    def spec(self) -> Optional[MaskSpec]:
-        """The override handed to RunOptions(mask=...) (None: the checkpoint's own masks)."""
-        if self.kind == "window":
-            return MaskSpec(window=self.window)
-        if self.kind == "sinks":
-            return MaskSpec(window=self.window, sinks=self.sinks)
-        return None
 
     def options(self, impl: str = "eager", **extra) -> RunOptions:
         return RunOptions(attn_impl=impl, mask=self.spec, sink_logit=self.sink_logit, **extra)
 
     @property
     def is_default(self) -> bool:
-        return self.kind == "causal"
+        return self.spec is None and self.sink_logit is None
 
     def describe(self, lang: str = "en") -> str:
         return describe(self.spec, lang, sink_logit=self.sink_logit)
@@ -76,21 +67,11 @@ def check_sink_logit(value: Any) -> float:
 
 
 def mask_choice(kind: Any, window: Any = None, sinks: Any = 0, sink_logit: Any = None) -> MaskChoice:
-    """Validate the mask controls. Raises InputError (w < 1, s >= w, NaN, ...)."""
-    kind = one_of(kind, Term("attention.name.mask"), MASK_KINDS)
-    if kind == "causal":
-        return MaskChoice()
-    if kind == "sink_logit":
-        return MaskChoice(kind="sink_logit", sink_logit=check_sink_logit(sink_logit))
-    w = whole_number(window, Term("attention.name.window"), 1)
-    if kind == "window":
-        return MaskChoice(kind="window", window=w)
-    s = whole_number(sinks, Term("attention.name.sinks"), 0)
-    if s >= w:
-        raise InputError("attention.err.sinks_window", s=s, w=w)
-    if s == 0:
-        raise InputError("attention.err.no_sink")
-    return MaskChoice(kind="sinks", window=w, sinks=s)
+    """Validate the mask controls (explorer.masks.choose, and the sink logit). Raises InputError
+    (w < 1, s >= w, NaN, ...)."""
+    if kind == SINK_LOGIT:
+        return MaskChoice(sink_logit=check_sink_logit(sink_logit))
+    return MaskChoice(spec=choose(kind, window, sinks, kinds=KINDS))
 
 
 # ----------------------------------------------------------------------------- maps

@@ -19,8 +19,10 @@ import torch.nn.functional as F
 
 from explorer.attention import (LONG_TEXT_MAX, Deadline, Progress, check_deadline, drain, long_ids,
                                 model_title)
-from explorer.inputs import InputError, whole_number
+from explorer import masks
+from explorer.inputs import whole_number
 from explorer.locales import Term, text
+from explorer.masks import POLICIES
 from explorer.plotting import OKABE_ITO, Fig
 from models.attention import MaskSpec
 from models.config import SLIDING
@@ -28,7 +30,6 @@ from models.forward import RunOptions
 
 # ----------------------------------------------------------------------------- StreamingLLM
 
-POLICIES = ("full", "window", "sinks")
 # Models with sliding-window layers (Gemma 3) get a fourth policy: sinks kept in the global
 # layers only, the local layers keep just the window (as in the checkpoint, whose local layers
 # never see a token more than their window back).
@@ -39,16 +40,6 @@ def policies_for(config) -> tuple[str, ...]:
     return POLICIES + ((SINKS_GLOBAL,) if SLIDING in config.layer_types else ())
 
 
-def policy_mask(policy: str, window: int, sinks: int) -> Optional[MaskSpec]:
-    if policy == "full":
-        return None
-    if policy == "window":
-        return MaskSpec(window=window)
-    if policy == "sinks":
-        return MaskSpec(window=window, sinks=sinks)
-    raise ValueError(f"unknown policy {policy!r}; choose from {POLICIES}")
-
-
 def policy_label(policy: str, window: int, sinks: int, lang: str = "en") -> str:
     return text(f"attention.fig.policy.{policy}", lang, w=window, s=sinks)
 
@@ -57,8 +48,8 @@ def policy_mask_option(model, policy: str, window: int, sinks: int):
     """RunOptions.mask for a policy: one MaskSpec for all layers, or, for SINKS_GLOBAL, one per
     layer (sinks only where the layer is global; sliding layers get the window alone)."""
     if policy != SINKS_GLOBAL:
-        return policy_mask(policy, window, sinks)
-    return tuple(MaskSpec(window=window) if kind == SLIDING else MaskSpec(window=window, sinks=sinks)
+        return masks.choose(policy, window, sinks, kinds=POLICIES)
+    return tuple(masks.choose(masks.WINDOW if kind == SLIDING else masks.SINKS, window, sinks)
                  for kind in model.config.layer_types)
 
 
@@ -328,10 +319,9 @@ class StreamingRun:
 
 def check_settings(n_tokens: Any, window: Any, sinks: Any) -> tuple[int, int, int]:
     n_tokens = whole_number(n_tokens, Term("attention.name.tokens"), 64, LONG_TEXT_MAX)
-    window = whole_number(window, Term("attention.name.window"), 1, n_tokens - 1)
-    sinks = whole_number(sinks, Term("attention.name.sinks"), 1)
-    if sinks >= window:
-        raise InputError("attention.err.sinks_window", s=sinks, w=window)
+    window = whole_number(window, masks.WINDOW_NAME, 1, n_tokens - 1)
+    sinks = whole_number(sinks, masks.SINKS_NAME, 1)
+    masks.choose(masks.SINKS, window, sinks)   # the rule between them: s < w
     return n_tokens, window, sinks
 
 

@@ -1,6 +1,6 @@
 """The real q, k, v of one attention head, taken from a forward of the loaded model through its
 recording points, together with the mask that layer used (its own MaskSpec restricted by the
-visitor's choice, as ForwardContext made it)."""
+visitor's choice, explorer.masks.choose, as ForwardContext made it)."""
 from __future__ import annotations
 
 import time
@@ -9,12 +9,11 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from explorer.inputs import InputError, choice, whole_number
+from explorer.inputs import whole_number
 from explorer.locales import Term
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
-MASK_KINDS = ("causal", "window", "sinks")
 MIN_N = 8
 MAX_N_CPU = 512      # one forward of n tokens, then an n x n naive matrix per head: ~1 s here
 MAX_N_GPU = 2048
@@ -22,20 +21,6 @@ MAX_N_GPU = 2048
 
 def max_n(device: torch.device | str) -> int:
     return MAX_N_GPU if torch.device(device).type == "cuda" else MAX_N_CPU
-
-
-def mask_override(kind: Any, window: Any = None, sinks: Any = 0) -> Optional[MaskSpec]:
-    """The visitor's mask as an override of every layer's own mask (None: the checkpoint's own
-    masks, causal, or causal + window in Gemma's local layers). Raises InputError."""
-    choice(kind, Term("flash.name.mask"), MASK_KINDS)
-    if kind == "causal":
-        return None
-    w = whole_number(window, Term("flash.name.window"), 1)
-    if kind == "window":
-        return MaskSpec(window=w)
-    if w < 2:
-        raise InputError("flash.err.sinks_window", window=w)
-    return MaskSpec(window=w, sinks=whole_number(sinks, Term("flash.name.sinks"), 1, w - 1))
 
 
 def fill_to(ids: Sequence[int], n: int, bos_id: Optional[int] = None) -> list[int]:

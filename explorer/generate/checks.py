@@ -194,21 +194,24 @@ def read_layer(layer) -> tuple[int, int, int, int]:
 
 
 def read_engine_cache(model, ids: Sequence[int], tokens: int, options, max_len: int,
-                      n_queries: int = MASK_QUERIES) -> CacheReading:
+                      n_queries: int = MASK_QUERIES, layer_masks: Optional[Sequence] = None
+                      ) -> CacheReading:
     """Make the cache the engine makes for a run (model.new_cache(max_len) under the run's
     mask, as the shared decode loop does), fill it with the run's first `tokens` tokens through
     the engine's cached forward, the last T = n_queries of them as one chunk, and read it.
     The chunk records, for the first layer of each kind, the key positions its queries
     attended over (models.forward.Recorder's kv_pos): the (T, S) mask is the engine's MaskSpec
     predicate over them. A chunk fills the cache exactly as single steps do (models/kv_cache.py;
-    tests/test_kv_cache.py), so every number equals the run's own cache at the same t."""
+    tests/test_kv_cache.py), so every number equals the run's own cache at the same t.
+    `layer_masks`: the run's MaskSpec per layer as its Session carries them (None: the engine's
+    model.layer_masks(options.mask), the same list)."""
     import torch
 
     from models.decoders import decode_options
     from models.forward import Recorder
 
     options = decode_options(options)
-    masks = model.layer_masks(options.mask)
+    masks = list(layer_masks) if layer_masks is not None else model.layer_masks(options.mask)
     firsts: dict = {}                     # MaskSpec -> the first layer that has it
     for i, spec in enumerate(masks):
         firsts.setdefault(spec, i)
@@ -252,12 +255,13 @@ def replay_targets(records: Sequence, max_points: int = REPLAY_MAX_POINTS) -> li
 
 def replay_without_cache(model, ids: Sequence[int], records: Sequence, options,
                          budget_end: float, greedy: bool = True, max_len: Optional[int] = None,
-                         max_points: int = REPLAY_MAX_POINTS) -> Iterator[ReplayPoint]:
+                         max_points: int = REPLAY_MAX_POINTS,
+                         layer_masks: Optional[Sequence] = None) -> Iterator[ReplayPoint]:
     """C1, teacher-forced, on the eager engine alone so the two times compare one engine with
     itself: for each replayed decode step at context t, (1) one cached step that feeds token
     t-1 to a cache holding the t-1 before it (the cache is filled between targets, untimed),
     then (2) one forward over the same t tokens without a cache (what generate(use_cache=False)
-    does at that step), each timed, back to back."""
+    does at that step), each timed, back to back. `layer_masks`: as in read_engine_cache."""
     import torch
 
     from models.decoders import decode_options
@@ -268,7 +272,7 @@ def replay_without_cache(model, ids: Sequence[int], records: Sequence, options,
     targets = replay_targets(records, max_points)
     if not targets:
         return
-    masks = model.layer_masks(opts.mask)
+    masks = list(layer_masks) if layer_masks is not None else model.layer_masks(opts.mask)
     heads = model.config.n_heads
     cache = model.new_cache(max_len or len(ids), 1, options=opts)
     for record in targets:

@@ -93,8 +93,8 @@ def evidence_c1(loaded) -> Evidence:
                           check_full_forward=False)
     points = list(checks.replay_without_cache(
         loaded.model, session.prompt_ids + session.generated_ids, session.records,
-        _options(session), time.perf_counter() + checks.REPLAY_BUDGET_S,
-        max_len=session.max_len, max_points=C1_POINTS))
+        session.options, time.perf_counter() + checks.REPLAY_BUDGET_S,
+        max_len=session.max_len, max_points=C1_POINTS, layer_masks=session.masks))
     verdict = checks.c1_verdict(points)
     return Evidence(
         claim="C1", passed=verdict.passed,
@@ -104,12 +104,6 @@ def evidence_c1(loaded) -> Evidence:
                   Measure("claims.m.c1_t_max", verdict.t_max)),
         criterion="claims.C1.criterion", tab=TAB, section=SECTION, model=loaded.name,
         fields={"slack": checks.C1_EXPONENT_SLACK})
-
-
-def _options(session: Session):
-    from models.forward import RunOptions
-
-    return RunOptions(mask=session.request.mask())
 
 
 def _num(value: Optional[float]) -> float:

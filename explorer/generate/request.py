@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from explorer.inputs import InputError, check_text, choice, finite_number, whole_number
+from explorer import masks
+from explorer.inputs import InputError, check_text, finite_number, whole_number
 from explorer.locales import Term
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, encode, uses_chat_template
 
@@ -22,7 +23,6 @@ MAX_TOP_K = 1000
 MAX_TEMPERATURE = 2.0
 MAX_SEED = 2**31 - 1
 DEADLINE_S = 120.0              # wall-clock budget of one request, generation + checks
-POLICIES = ("full", "window", "sinks")
 
 
 def _flag(name: Term, value: Any) -> bool:
@@ -41,7 +41,7 @@ class Request:
     top_k: int = 0
     top_p: float = 1.0
     seed: Optional[int] = None
-    policy: str = "full"          # "full" | "window" | "sinks"
+    policy: str = "full"          # one of explorer.masks.POLICIES
     window: int = 64
     sinks: int = 4
     compare_no_cache: bool = True
@@ -49,11 +49,7 @@ class Request:
 
     def mask(self):
         """The visitor's cache policy as a MaskSpec (None: the model's own layers, unchanged)."""
-        from models.attention import MaskSpec
-
-        if self.policy == "full":
-            return None
-        return MaskSpec(window=self.window, sinks=self.sinks if self.policy == "sinks" else 0)
+        return masks.choose(self.policy, self.window, self.sinks, kinds=masks.POLICIES)
 
     def sampling(self):
         from models.generate import SamplingParams
@@ -80,14 +76,11 @@ def parse_request(prompt: Any, max_new_tokens: Any = 32, temperature: Any = 0.0,
     seed_value = None
     if seed is not None and not (isinstance(seed, str) and not seed.strip()):
         seed_value = whole_number(seed, Term("generate.name.seed"), 0, MAX_SEED)
-    choice(policy, Term("generate.name.policy"), POLICIES)
-    w = whole_number(window, Term("generate.name.window"), 1, MAX_WINDOW)
-    s = whole_number(sinks, Term("generate.name.sinks"), 0, MAX_SINKS)
-    if policy == "sinks":
-        if s < 1:
-            raise InputError("generate.error.no_sink")
-        if s >= w:
-            raise InputError("generate.error.sinks_window", s=s, w=w)
+    masks.choose(policy, window, sinks, kinds=masks.POLICIES, max_window=MAX_WINDOW,
+                 max_sinks=MAX_SINKS)
+    # the Request keeps window and sinks whatever the policy (a history row shows them): in range
+    w = whole_number(window, masks.WINDOW_NAME, 1, MAX_WINDOW)
+    s = whole_number(sinks, masks.SINKS_NAME, 0, MAX_SINKS)
     return Request(prompt=prompt, max_new_tokens=n_new, temperature=temp, top_k=k, top_p=p,
                    seed=seed_value, policy=policy, window=w, sinks=s,
                    compare_no_cache=_flag(Term("generate.name.compare"), compare_no_cache),

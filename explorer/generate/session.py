@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Generator, Iterator, Optional, Sequence
 
 from explorer.generate.checks import (REPLAY_BUDGET_S, CacheReading, logit_differences,
                                       needed_scores, read_engine_cache, replay_targets,
@@ -25,46 +25,45 @@ from explorer.generate.checks import (REPLAY_BUDGET_S, CacheReading, logit_diffe
 from explorer.generate.request import DEADLINE_S, Request
 from explorer import masks
 from explorer.locales import text
+from models.attention import MaskSpec
 
 
 # ----- cache layout and the formula (C3, C9) ------------------------------------------------
 @dataclass(frozen=True)
 class LayerLayout:
     layer: int
-    kind: str                 # "full" | "window" | "sinks+window" (the engine's LayerKV.kind)
-    window: Optional[int]     # None for a full cache
-    sinks: int
+    mask: MaskSpec            # the layer's mask in this run (model.layer_masks: its own, restricted)
+
+    @property
+    def kind(self) -> str:
+        """"full" | "window" | "sinks+window": the cache the engine builds (its LayerKV.kind)."""
+        if self.mask.window is None:
+            return "full"
+        return "sinks+window" if self.mask.sinks else "window"
+
+    @property
+    def window(self) -> Optional[int]:
+        return self.mask.window
+
+    @property
+    def sinks(self) -> int:
+        return self.mask.sinks
 
     @property
     def capacity(self) -> Optional[int]:
         """Tokens this layer's cache can hold (None: grows with the sequence)."""
         return None if self.window is None else self.window + self.sinks
 
-    def mask(self):
-        """The layer's mask as the engine's MaskSpec (causal, with its window and sinks)."""
-        from models.attention import MaskSpec
-
-        return MaskSpec(window=self.window, sinks=self.sinks)
-
     def describe(self, lang: Optional[str] = "en") -> str:
         """The layer's cache in `lang`: "full (global)", or its mask (explorer.masks)."""
-        from models.attention import MaskSpec
-
         if self.kind == "full":
             return text("generate.fig.kind.full", lang)
-        return masks.describe(MaskSpec(window=self.window, sinks=self.sinks), lang)
+        return masks.describe(self.mask, lang)
 
 
 def cache_layout(model, mask=None) -> list[LayerLayout]:
     """Per layer: the cache the engine builds for this mask (from the same layer_masks list)."""
-    layouts = []
-    for i, spec in enumerate(model.layer_masks(mask)):
-        if spec.window is None:
-            layouts.append(LayerLayout(i, "full", None, 0))
-        else:
-            layouts.append(LayerLayout(i, "sinks+window" if spec.sinks else "window",
-                                       spec.window, spec.sinks))
-    return layouts
+    return [LayerLayout(i, spec) for i, spec in enumerate(model.layer_masks(mask))]
 
 
 def formula_layer_bytes(config, layouts: Sequence[LayerLayout], tokens: int,
@@ -87,7 +86,7 @@ class StepRecord:
     cache_bytes: list
     cache_lengths: list
     # runs whose tokens this step's forward computed, this one included (the shared decode
-    # loop, explorer/generate/scheduler.py); latency_s is that shared step's wall time
+    # loop, explorer/serving/scheduler.py); latency_s is that shared step's wall time
     batch_size: int = 1
     # query-key pairs the step's mask leaves visible, all layers and heads: what attention
     # needs (score_entries: what the path computed, t x S per head on the eager path)
@@ -112,6 +111,9 @@ class Session:
     prompt_ids: list
     chat: bool
     request: Request
+    # the RunOptions the run decoded with: its mask is request.mask(), made once and handed on
+    # to the checks (None only for a Session built by hand, which runs no check)
+    options: Any = None
     records: list = field(default_factory=list)
     text: str = ""
     phase: str = "prefill"     # prefill | decode | checking | replay | done
@@ -134,7 +136,7 @@ class Session:
     @property
     def masks(self) -> list:
         """Each layer's MaskSpec in this run."""
-        return [lay.mask() for lay in self.layouts]
+        return [lay.mask for lay in self.layouts]
 
     @property
     def streaming(self) -> bool:
@@ -258,7 +260,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None, deadline: Optional[float] = None,
                       scheduler=None, eos_ids: Optional[Sequence[int]] = None) -> Iterator[Session]:
-    """Decode through the model's shared loop (explorer/generate/scheduler.py: this run's
+    """Decode through the model's shared loop (explorer/serving/scheduler.py: this run's
     tokens batched with other visitors', each run's numbers its own) and yield the Session
     after every token (so a UI can stream and a cancel lands within one step), then after the
     C4 check and each no-cache replay step. The checks run one forward after another outside
@@ -277,7 +279,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     options = RunOptions(mask=request.mask())
     session = Session(model_name=model_name, config=model.config, element_bytes=model.element_size(),
                       layouts=cache_layout(model, options.mask), prompt_ids=list(ids), chat=chat,
-                      request=request)
+                      request=request, options=options)
     if started is not None:
         session.started = started
 
@@ -290,11 +292,36 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
             return True
         return False
 
+    shared = scheduler if scheduler is not None else scheduler_for(model)
+    cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids)
+    if session.stopped is None and not halt():
+        session.stopped = "stop"   # the shared loop ended the run early (the process exits)
+    if session.stopped in ("stop", "deadline") or not session.records:
+        session.phase = "done"
+        yield session
+        return
+    session.others_at_end = shared.load()
+    if ((session.others_at_end or session.max_batch() > 1)
+            and (request.check_full_forward or request.compare_no_cache)):
+        # the checks are whole forwards without a cache: run now they would stall every other
+        # visitor's stream, so they are declined while anyone else is generating; a run whose
+        # steps were shared did not keep its logits rows for C4 (_decode) and is declined too
+        session.replay_note = "busy"
+        session.phase = "done"
+        yield session
+        return
+    yield from _check(session, model, cached_logits, deadline, halt, shared)
+
+
+def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Callable[[], bool],
+            deadline: float, eos_ids) -> Generator[Session, None, Optional[list]]:
+    """The run's steps in the shared loop: a StepRecord per token, the Session yielded after
+    each. Returns the cached logits rows C4 compares (None once a step was shared)."""
+    request = session.request
     cached_logits = []
     first_at = None
-    masks, heads = session.masks, model.config.n_heads
-    shared = scheduler if scheduler is not None else scheduler_for(model)
-    for step in shared.generate(ids, request.sampling(), options=options, eos_ids=eos_ids,
+    masks, heads = session.masks, session.config.n_heads
+    for step in shared.generate(ids, request.sampling(), options=session.options, eos_ids=eos_ids,
                                 keep_logits=request.check_full_forward, should_stop=halt,
                                 deadline=deadline):
         now = time.perf_counter()
@@ -304,9 +331,9 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         session.decode_s = now - first_at
         if step.logits is not None and cached_logits is not None:
             if step.batch_size > 1:
-                # another visitor's tokens shared this step: the checks will be declined (below),
-                # so the rows (V floats a token: 1 MB for Gemma) are not kept for nothing; 32
-                # runs of 256 tokens kept them all (8.6 GB, bench/ceilings.py)
+                # another visitor's tokens shared this step: the checks will be declined
+                # (stream_generation), so the rows (V floats a token: 1 MB for Gemma) are not
+                # kept for nothing; 32 runs of 256 tokens kept them all (8.6 GB, bench/ceilings.py)
                 cached_logits = None
             else:
                 cached_logits.append(step.logits)
@@ -323,41 +350,35 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         if step.finished:
             session.stopped = step.finished
         yield session
-    if session.stopped is None and not halt():
-        session.stopped = "stop"   # the shared loop ended the run early (the process exits)
-    if session.stopped in ("stop", "deadline") or not session.records:
-        session.phase = "done"
-        yield session
-        return
-    session.others_at_end = shared.load()
-    if ((session.others_at_end or session.max_batch() > 1)
-            and (request.check_full_forward or request.compare_no_cache)):
-        # the checks are whole forwards without a cache: run now they would stall every other
-        # visitor's stream, so they are declined while anyone else is generating; a run whose
-        # steps were shared did not keep its logits rows for C4 (above) and is declined too
-        session.replay_note = "busy"
-        session.phase = "done"
-        yield session
-        return
+    return cached_logits
+
+
+def _check(session: Session, model, cached_logits: Optional[list], deadline: float,
+           halt: Callable[[], bool], shared) -> Iterator[Session]:
+    """The checks after the run, one forward after another outside the shared loop: C4 (the
+    cached logits against one full forward), the engine's cache read back (C3, C4's mask) and
+    the C1 replay, which stops when a visitor arrives or its budget runs out."""
+    request, options = session.request, session.options
     everything = session.prompt_ids + session.generated_ids
     if request.check_full_forward and cached_logits:
         session.phase = "checking"
         session.logit_diffs = logit_differences(model, everything, session.n_prompt,
                                                 cached_logits, options)
-        del cached_logits
+        cached_logits.clear()   # the rows are compared: their memory goes back now
         yield session
     if request.check_full_forward or request.compare_no_cache:
         # C3's allocated bytes and C4's mask: the engine's cache holding the run's tokens
         session.phase = "checking"
         session.cache_reading = read_engine_cache(model, everything, session.records[-1].context,
-                                                  options, session.max_len)
+                                                  options, session.max_len,
+                                                  layer_masks=session.masks)
         yield session
     if request.compare_no_cache:
         session.phase = "replay"
         budget_end = min(deadline, time.perf_counter() + REPLAY_BUDGET_S)
         for point in replay_without_cache(model, everything, session.records, options, budget_end,
                                           greedy=request.temperature == 0.0,
-                                          max_len=session.max_len):
+                                          max_len=session.max_len, layer_masks=session.masks):
             session.replay.append(point)
             yield session
             if halt():

@@ -8,7 +8,7 @@ import functools
 
 import gradio as gr
 
-from explorer import prompts
+from explorer import masks, prompts
 from explorer.flash import capture as flash_capture
 from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
@@ -47,7 +47,7 @@ def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, windo
     lang = normalize_language(lang)
     check_text(prompt, Term("inputs.name.prompt"))
     n = whole_number(n, Term("flash.name.n"), flash_capture.MIN_N, flash_capture.max_n(runtime.device))
-    override = flash_capture.mask_override(mask_kind, window, sinks)
+    override = masks.choose(mask_kind, window, sinks)
     block_q, block_k = schedule.check_blocks(n, block_q, block_k)
     row = whole_number(row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
     loaded = load_or_error(runtime, model_name, progress)
@@ -82,10 +82,10 @@ def draw_exact(cases, lang):
 def _mask_and_blocks(mask_kind, window, sinks, block_q, block_k) -> tuple[MaskSpec, int, int]:
     # a causal mask reads neither window nor sinks; a value no mask could use (NaN, 10**400,
     # text) is refused all the same, before a sweep of seconds that would ignore it
-    for value, name in ((window, "flash.name.window"), (sinks, "flash.name.sinks")):
+    for value, name in ((window, masks.WINDOW_NAME), (sinks, masks.SINKS_NAME)):
         if value is not None:
-            finite_number(value, Term(name))
-    override = flash_capture.mask_override(mask_kind, window, sinks)
+            finite_number(value, name)
+    override = masks.choose(mask_kind, window, sinks)
     block_q = whole_number(block_q, Term("flash.name.block_q"), 1, io.MAX_SWEEP_N["cuda"])
     block_k = whole_number(block_k, Term("flash.name.block_k"), 1, io.MAX_SWEEP_N["cuda"])
     return override or MaskSpec(), block_q, block_k

@@ -12,6 +12,9 @@ query-key scores each call computed for its telemetry.
   by torch.compile;
 - `models.decoders.fused.FusedDecoder`: the whole decode step as one call into a C++ kernel
   (CPU, fp32, batch 1).
+- `models.decoders.batched.BatchedDecoder`: many independent runs decoding at once, one forward
+  for all of them (their caches in the rows of `pool.KVPool`, attention in one call per layer
+  by `pooled_step.PooledStep`, the products on weights packed by `packing.pack_model`).
 
 The fast decoders prefill through the engine's forward too (`eager_forward`) and continue on the
 same KVCache: a prompt is one large forward, dominated by matrix products, where the engine is

@@ -197,8 +197,6 @@ STRINGS: dict[str, str] = {
     'generate.error.flag': '{name} must be true or false, got {value}.',
     'generate.error.temperature': 'Temperature must be between 0 and {high:g}, got {value:g}.',
     'generate.error.top_p': 'Top-p must be greater than 0 and at most 1, got {value:g}.',
-    'generate.error.no_sink': 'Sinks + window needs at least one sink token.',
-    'generate.error.sinks_window': 'Sinks ({s}) must be fewer than the window ({w}).',
     'generate.error.context': (
         "Prompt ({n} tokens) + max new tokens ({new}) exceeds the model's context of {context} "
         'tokens.'),
@@ -208,8 +206,6 @@ STRINGS: dict[str, str] = {
     'generate.name.top_p': 'Top-p',
     'generate.name.seed': 'Seed',
     'generate.name.policy': 'Cache policy',
-    'generate.name.window': 'Window',
-    'generate.name.sinks': 'Sinks',
     'generate.name.compare': 'Compare with no cache',
     'generate.name.check': 'Check against a full forward',
     'generate.name.calc_tokens': 'Context length',

@@ -101,7 +101,7 @@ def test_latent_cache_reproduces_per_head_kv():
     rec = Recorder(["k", "v"])
     cache = ours.new_cache(11)
     with torch.no_grad():
-        ours(ids, recorder=rec)                    # uncached: K and V computed from x directly
+        ours(ids, recorder=rec)                    # uncached: K and V up-projected from this pass's latents
         ours(ids[:, :5], cache=cache)
         for t in range(5, 11):
             ours(ids[:, t:t + 1], cache=cache)

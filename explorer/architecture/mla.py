@@ -121,7 +121,7 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
     recorder = Recorder(["q", "k", "v"])
     cache = model.new_cache(tokens)
     with torch.no_grad():
-        model(ids, recorder=recorder)                          # uncached: K, V straight from x
+        model(ids, recorder=recorder)                          # uncached: K, V from this pass's latents
         model(ids[:, :tokens // 2], cache=cache)               # prefill, then one token at a time
         for t in range(tokens // 2, tokens):
             model(ids[:, t:t + 1], cache=cache)

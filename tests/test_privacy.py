@@ -81,7 +81,8 @@ TEMPLATE = _tokens(20, 1)            # what every prompt begins with by construc
 SECRET_IDS = TEMPLATE + _tokens(12, 2)
 
 
-def _copied(sched, ids, visitor, public=len(TEMPLATE)) -> int:
+def _copied(sched, ids, visitor, public=len(TEMPLATE)) -> tuple[int, bool]:
+    """(tokens the run copied from the loop, whether from a run of its own session)"""
     from models.generate import SamplingParams
 
     steps = list(sched.generate(ids, SamplingParams(max_new_tokens=2), eos_ids=[], visitor=visitor,

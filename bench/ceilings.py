@@ -151,6 +151,9 @@ def serve(log_path: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), GRADIO_ANALYTICS_ENABLED="False",
                PYTHONUNBUFFERED="1")
+    # every simulated visitor comes from this host's one address: the decode loop's cap per
+    # address (explorer/serving/scheduler.py) would refuse a class of them
+    env.setdefault("EXPLORER_MAX_RUNS_PER_ADDRESS", "1000000")
     log = open(log_path, "w")
     server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
                               stdout=log, stderr=subprocess.STDOUT)

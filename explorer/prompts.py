@@ -4,6 +4,7 @@ Text is checked (type, blank, length in characters) before the tokenizer sees it
 are capped after: every tab and the CLI go through `encode`."""
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional, Sequence
 
 from explorer.inputs import InputError, check_text
@@ -40,6 +41,42 @@ def encode(tokenizer, text: Any, max_tokens: int, *, chat: bool = False, truncat
             raise InputError("inputs.too_many_tokens", name=name, n=len(ids), limit=max_tokens)
         ids = ids[:max_tokens]
     return ids
+
+
+# Unlike first characters for template_prefix: letters, digits, punctuation, whitespace, CJK and
+# what looks like a special token, any of which a tokenizer might merge with the template's end.
+_TEMPLATE_PROBES = ("a", "Z 1", "7", "\n\nx", "  x", "\tx", "!x", "\"x", "<|x", "。你好", "é")
+_TEMPLATE_PREFIXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def template_prefix(tokenizer) -> tuple[int, ...]:
+    """The ids every prompt `encode(tokenizer, text, chat=True)` makes begins with, whatever
+    its text: the chat template's tokens before the visitor's own (its system turn and the user
+    turn's header), or a base model's BOS. Taken as the common prefix of the encodings of unlike
+    texts, so that a text whose first characters merge with the template's last token does not
+    count that token as the template's."""
+    try:
+        return _TEMPLATE_PREFIXES[tokenizer]
+    except (KeyError, TypeError):
+        pass
+    encodings = [encode(tokenizer, probe, 64, chat=True) for probe in _TEMPLATE_PROBES]
+    n = 0
+    while all(len(ids) > n and ids[n] == encodings[0][n] for ids in encodings):
+        n += 1
+    prefix = tuple(encodings[0][:n])
+    try:
+        _TEMPLATE_PREFIXES[tokenizer] = prefix
+    except TypeError:   # not weakly referable: computed again next time
+        pass
+    return prefix
+
+
+def public_prefix(tokenizer, ids: Sequence[int]) -> int:
+    """How many leading `ids` (a prompt encoded with chat=True) are template_prefix's: what
+    every visitor's prompt has in common by construction, the only part of it a run may share
+    with another visitor's. 0 when the prompt does not begin with all of them."""
+    prefix = template_prefix(tokenizer)
+    return len(prefix) if tuple(int(i) for i in ids[:len(prefix)]) == prefix else 0
 
 
 def token_text(tokenizer, token_id: int) -> str:

@@ -448,10 +448,10 @@ def test_real_checkpoints_batched_equal_alone(real_model):
 
 
 def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
-    """Both real checkpoints through the shared loop: four visitors on one 40-token prompt
-    (one feeds it, three copy its keys and values), greedy tokens identical to each alone and
-    logits within REAL_RTOL of the largest, as for any batched run."""
-    from explorer.serving import Scheduler
+    """Both real checkpoints through the shared loop: four runs of one session on one 40-token
+    prompt (one feeds it, three copy its keys and values), greedy tokens identical to each
+    alone and logits within REAL_RTOL of the largest, as for any batched run."""
+    from explorer.serving import Scheduler, Visitor
 
     model = real_model
     ids = torch.randint(100, 30000, (40,), generator=torch.Generator().manual_seed(40)).tolist()
@@ -460,7 +460,8 @@ def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
     out: dict = {}
 
     def visit(i):
-        out[i] = list(sched.generate(ids, params, eos_ids=[], keep_logits=True))
+        out[i] = list(sched.generate(ids, params, eos_ids=[], keep_logits=True,
+                                     visitor=Visitor(session="one")))
 
     run_together(*(functools.partial(visit, i) for i in range(4)), timeout=300)
     alone = list(generate(model, ids, params, eos_ids=[], keep_logits=True))

@@ -41,10 +41,12 @@ def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
 
 
 def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
-    """Four raw clients (one POST and one event stream each, as the page) on the default
-    prompt: each gets the greedy text of that prompt decoded alone, and the loop fed the
-    prompt's shared prefix once (the others copied it)."""
+    """Four raw clients (one POST and one event stream each, as the page, each its own
+    session) on the default prompt: each gets the greedy text of that prompt decoded alone,
+    and the loop fed the chat template's tokens once (the others copied them) and nothing of
+    one visitor's text to another: every copy is the template exactly."""
     from explorer.generate.request import encode_prompt
+    from explorer.prompts import template_prefix
     from explorer.serving import scheduler_for
     from models.generate import SamplingParams, generate
 
@@ -59,7 +61,9 @@ def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
     for stream in streams:
         assert stream.tokens == len(alone) and stream.arrivals and stream.ttft > 0
         assert stream.text == loaded.tokenizer.decode(alone, skip_special_tokens=True)
-    assert sched.stats["shared_tokens"] - shared_before >= len(ids) - 1
+    template = len(template_prefix(loaded.tokenizer))
+    copied = sched.stats["shared_tokens"] - shared_before
+    assert len(ids) > template >= 16 and copied >= template and copied % template == 0, copied
 
 
 def test_gpu_check_skips_without_cuda():

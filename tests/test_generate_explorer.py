@@ -700,10 +700,10 @@ def test_c4_check_projects_only_the_compared_rows(tiny_gemma, monkeypatch):
 
 
 def test_a_run_that_copied_its_prompt_says_so_in_both_languages(tiny_llama):
-    """Two visitors on one 20-token prompt in one loop: the second copies 19 tokens' keys and
-    values; its record and its evidence say how many, and C3 still holds for it (its cache
-    holds every token)."""
-    from explorer.serving import Scheduler
+    """Two runs of one session on one 20-token prompt in one loop: the second copies 19
+    tokens' keys and values; its record and its evidence say how many, and C3 still holds for
+    it (its cache holds every token)."""
+    from explorer.serving import Scheduler, Visitor
     from tests.helpers import run_together
 
     request = req.Request(prompt="x", max_new_tokens=4, compare_no_cache=False,
@@ -714,7 +714,7 @@ def test_a_run_that_copied_its_prompt_says_so_in_both_languages(tiny_llama):
 
     def visit():
         *_, last = sess.stream_generation(tiny_llama, DigitTokenizer(), ids, request, scheduler=loop,
-                                          eos_ids=[])
+                                          eos_ids=[], visitor=Visitor(session="one"))
         finals.append(last)
 
     run_together(visit, visit)

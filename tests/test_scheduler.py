@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from explorer.serving import Busy, Scheduler, ThreadChoice, scheduler_for
+from explorer.serving import Busy, Scheduler, ThreadChoice, Visitor, scheduler_for
 from models.attention import MaskSpec
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
@@ -286,20 +286,22 @@ def test_the_tab_names_a_shared_step_and_declines_checks_while_busy(tiny):
 
 @pytest.mark.parametrize("kind", ["llama", "gemma3"])
 def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
-    """Five visitors submit the same 24-token prompt together, a sixth one that begins the same
-    and goes on, a seventh a different one: one run feeds the shared prompt, the others copy
-    its keys and values and feed only their own rest; every run still equals the same run
-    alone, and each says on its first step how many of its tokens were copied."""
+    """One session submits the same 24-token prompt five times together, a sixth prompt that
+    begins the same and goes on, a seventh a different one: one run feeds the shared prompt,
+    the others copy its keys and values and feed only their own rest; every run still equals
+    the same run alone, and each says on its first step how many of its tokens were copied.
+    (Across sessions only the public prefix is copied: tests/test_privacy.py.)"""
     from explorer.serving.scheduler import SHARE_MIN
 
     model = tiny[kind]
-    sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64)
+    sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64, max_per_session=7)
     same = prompt(24, 5)
     longer = same + prompt(6, 6)
     prompts = [same] * 5 + [longer, prompt(24, 7)]
     params = SamplingParams(max_new_tokens=6)
     out: dict = {}
-    threads = [threading.Thread(target=collect, args=(sched, ids, params, RunOptions(), out, i))
+    threads = [threading.Thread(target=collect, args=(sched, ids, params, RunOptions(), out, i),
+                                kwargs={"visitor": Visitor(session="class")})
                for i, ids in enumerate(prompts)]
     for t in threads:
         t.start()
@@ -323,7 +325,7 @@ def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
 
 def test_prefixes_are_shared_only_under_the_same_options(tiny):
     """A run with another cache policy, or a prompt sharing fewer than SHARE_MIN tokens, feeds
-    its whole prompt."""
+    its whole prompt (all runs of one session, which may share any prefix)."""
     from explorer.serving.scheduler import SHARE_MIN
 
     model = tiny["llama"]
@@ -333,9 +335,11 @@ def test_prefixes_are_shared_only_under_the_same_options(tiny):
     jobs = [(base, RunOptions()), (base, RunOptions(mask=MaskSpec(window=30))), (short, RunOptions())]
     out: dict = {}
     params = SamplingParams(max_new_tokens=4)
-    first = sched.generate(base, params, eos_ids=[], keep_logits=True)
+    one = Visitor(session="one")
+    first = sched.generate(base, params, eos_ids=[], keep_logits=True, visitor=one)
     steps = [next(first)]          # the first run's prompt is in before the others arrive
-    threads = [threading.Thread(target=collect, args=(sched, ids, params, opts, out, i))
+    threads = [threading.Thread(target=collect, args=(sched, ids, params, opts, out, i),
+                                kwargs={"visitor": one})
                for i, (ids, opts) in enumerate(jobs[1:])]
     for t in threads:
         t.start()

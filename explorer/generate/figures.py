@@ -373,10 +373,11 @@ def summary(session: Session, lang: str = "en") -> str:
             lines[-1] += text("generate.ev.c9_slots", lang, slots=c9.capped_slots)
     if session.max_batch() > 1:
         lines.append(text("generate.ev.shared", lang, others=session.max_batch() - 1))
-    reused = session.records[0].shared_prefix
-    if reused:
-        lines.append(text("generate.ev.prefix", lang, n=reused, prompt=session.n_prompt,
-                          fed=session.records[0].tokens_processed))
+    first = session.records[0]
+    if first.shared_prefix:   # the chat template's tokens, or a prefix of the visitor's own run
+        lines.append(text("generate.ev.prefix_own" if first.shared_own else "generate.ev.prefix",
+                          lang, n=first.shared_prefix, prompt=session.n_prompt,
+                          fed=first.tokens_processed))
     if session.replay_note == "busy" and not session.replay:
         lines.append(text("generate.ev.busy", lang).strip())
     if session.replay:

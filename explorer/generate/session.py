@@ -91,9 +91,12 @@ class StepRecord:
     # query-key pairs the step's mask leaves visible, all layers and heads: what attention
     # needs (score_entries: what the path computed, t x S per head on the eager path)
     visible_pairs: int = 0
-    # prompt tokens whose keys and values were copied from another visitor's cache in the
-    # shared loop (prefix reuse; prefill step only): tokens_processed counts the rest
+    # prompt tokens whose keys and values were copied from another run's cache in the shared
+    # loop (prefix reuse; prefill step only): tokens_processed counts the rest. From another
+    # visitor's run only the chat template's tokens are copied; shared_own: from a run of the
+    # same session, any prefix
     shared_prefix: int = 0
+    shared_own: bool = False
 
     @property
     def context(self) -> int:
@@ -259,7 +262,8 @@ def c9_verdict(session: Session) -> C9Verdict:
 def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *, model_name: str = "",
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None, deadline: Optional[float] = None,
-                      scheduler=None, eos_ids: Optional[Sequence[int]] = None) -> Iterator[Session]:
+                      scheduler=None, eos_ids: Optional[Sequence[int]] = None,
+                      visitor=None, public_prefix: int = 0) -> Iterator[Session]:
     """Decode through the model's shared loop (explorer/serving/scheduler.py: this run's
     tokens batched with other visitors', each run's numbers its own) and yield the Session
     after every token (so a UI can stream and a cancel lands within one step), then after the
@@ -271,7 +275,8 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     `scheduler`: the decode loop to run in (default: the model's shared one; the claims board
     passes a loop of its own, so that its checks are not declined while visitors generate).
     `eos_ids`: the tokens that end the run (default: the model's; the board passes none, so
-    that its runs reach the length it needs)."""
+    that its runs reach the length it needs). `visitor`, `public_prefix`: who sent the run and
+    how many of its prompt's tokens are the template's (explorer.serving's Scheduler.submit)."""
     from explorer.serving import scheduler_for
     from models.forward import RunOptions
 
@@ -293,7 +298,8 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         return False
 
     shared = scheduler if scheduler is not None else scheduler_for(model)
-    cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids)
+    cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids,
+                                       visitor, public_prefix)
     if session.stopped is None and not halt():
         session.stopped = "stop"   # the shared loop ended the run early (the process exits)
     if session.stopped in ("stop", "deadline") or not session.records:
@@ -314,16 +320,18 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
 
 
 def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Callable[[], bool],
-            deadline: float, eos_ids) -> Generator[Session, None, Optional[list]]:
+            deadline: float, eos_ids, visitor, public_prefix: int) -> Generator[Session, None, Optional[list]]:
     """The run's steps in the shared loop: a StepRecord per token, the Session yielded after
-    each. Returns the cached logits rows C4 compares (None once a step was shared)."""
+    each. Returns the cached logits rows C4 compares (None once a step was shared). visitor and
+    public_prefix: who sent the run and how many of its prompt tokens any visitor may share
+    (explorer/serving/scheduler.py)."""
     request = session.request
     cached_logits = []
     first_at = None
     masks, heads = session.masks, session.config.n_heads
     for step in shared.generate(ids, request.sampling(), options=session.options, eos_ids=eos_ids,
                                 keep_logits=request.check_full_forward, should_stop=halt,
-                                deadline=deadline):
+                                deadline=deadline, visitor=visitor, public_prefix=public_prefix):
         now = time.perf_counter()
         if first_at is None:
             first_at = now
@@ -344,6 +352,7 @@ def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Calla
             score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
             cache_lengths=list(step.cache_lengths), batch_size=step.batch_size,
             shared_prefix=getattr(step, "shared_prefix", 0),
+            shared_own=getattr(step, "shared_own", False),
             visible_pairs=needed_scores(masks, heads, step.tokens_processed, step.position)))
         session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)
         session.phase = "decode"

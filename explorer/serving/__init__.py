@@ -1,10 +1,13 @@
 """The shared decode loop: one thread per loaded model decodes every visitor's run together,
 and a worker thread streams each run to the web framework. No Gradio and no visitor text
-here: a refusal is the neutral `Busy`, which a UI translates (explorer/ui/generate.py).
+here: a refusal is the neutral `Busy` (the loop is full) or `TooManyRuns` (one visitor's cap),
+which a UI translates (explorer/ui/generate.py).
 
 - scheduler.py: the loop (Scheduler; scheduler_for, the one loop of a model) and its limits
-  (MAX_BATCH runs decoding, MAX_WAITING queued);
-- runs.py: a run inside the loop, the handle its consumer holds, SharedStep and Busy;
+  (MAX_BATCH runs decoding, MAX_WAITING queued, MAX_RUNS_PER_SESSION and MAX_RUNS_PER_ADDRESS
+  of one visitor's);
+- runs.py: a run inside the loop, the handle its consumer holds, who sent it (Visitor),
+  SharedStep, Busy and TooManyRuns;
 - thread_choice.py: the intra-op thread count of a batched step, chosen by measuring;
 - registry.py: one loop per model, every loop stopped at interpreter exit, none inherited
   through a fork;
@@ -16,11 +19,13 @@ The public surface is what this module imports; the engine below it is
 models.decoders.batched (the pooled step) and models.generate (sampling, the finish rule,
 building a Step).
 """
-from explorer.serving.runs import Busy, RunHandle, SharedStep
-from explorer.serving.scheduler import MAX_BATCH, MAX_WAITING, Scheduler, scheduler_for
+from explorer.serving.runs import Busy, RunHandle, SharedStep, TooManyRuns, Visitor
+from explorer.serving.scheduler import (MAX_BATCH, MAX_RUNS_PER_ADDRESS, MAX_RUNS_PER_SESSION,
+                                        MAX_WAITING, Scheduler, scheduler_for)
 from explorer.serving.thread_choice import ThreadChoice, batch_threads
 from explorer.serving.transport import in_background
 from explorer.serving.workers import start_worker
 
-__all__ = ["Busy", "MAX_BATCH", "MAX_WAITING", "RunHandle", "Scheduler", "SharedStep",
-           "ThreadChoice", "batch_threads", "in_background", "scheduler_for", "start_worker"]
+__all__ = ["Busy", "MAX_BATCH", "MAX_RUNS_PER_ADDRESS", "MAX_RUNS_PER_SESSION", "MAX_WAITING",
+           "RunHandle", "Scheduler", "SharedStep", "ThreadChoice", "TooManyRuns", "Visitor",
+           "batch_threads", "in_background", "scheduler_for", "start_worker"]

@@ -21,6 +21,27 @@ if TYPE_CHECKING:
 AHEAD = 8
 
 
+@dataclass(frozen=True)
+class Visitor:
+    """Who submitted a run, as the web framework knows them. Runs are capped per session and
+    per client address (Scheduler.max_per_session, max_per_address); a run copies keys and
+    values beyond its prompt's public prefix only from a run of its own session. None: not
+    known (a test, the CLI, the claims board): no cap counts it, and it shares nothing beyond
+    its public prefix."""
+    session: Optional[str] = None
+    address: Optional[str] = None
+
+
+class TooManyRuns(RuntimeError):
+    """One visitor (`scope`: "session" or "address") already has `limit` runs decoding or
+    waiting: refused at once, so that one client cannot take the batch and the queue from
+    everyone else. Neutral (no visitor text here): a UI translates it."""
+
+    def __init__(self, scope: str, limit: int):
+        self.scope, self.limit = scope, limit
+        super().__init__(f"too many runs: this {scope} already has {limit} decoding or waiting")
+
+
 class Busy(RuntimeError):
     """Every place in the batch and the queue is taken: try again in a minute. Neutral (no
     visitor text here): a UI translates it, with `capacity` (runs in the batch and queue)."""
@@ -37,6 +58,9 @@ class SharedStep(Step):
     # prompt tokens whose keys and values were copied from another run's cache, not computed
     # (only on the prefill step; tokens_processed counts the ones this run's forwards fed)
     shared_prefix: int = 0
+    # the run they were copied from is one of the same session's; otherwise they are the public
+    # prefix alone (the chat template's tokens every prompt begins with)
+    shared_own: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,8 +72,11 @@ class End:
 class Run:
     """One visitor's run inside the scheduler (the loop thread alone touches its engine state)."""
 
-    def __init__(self, ids, params, options, eos, deadline, keep_logits):
+    def __init__(self, ids, params, options, eos, deadline, keep_logits,
+                 visitor: Optional[Visitor] = None, public: int = 0):
         self.prompt = [int(i) for i in ids]
+        self.visitor = visitor if visitor is not None else Visitor()
+        self.public = public      # leading prompt tokens every visitor's prompt has (see submit)
         self.params, self.options, self.eos = params, options, eos
         self.deadline, self.keep_logits = deadline, keep_logits
         self.out: queue.Queue = queue.Queue()
@@ -57,6 +84,7 @@ class Run:
         self.batch = None         # models.decoders.batched.BatchRun once admitted
         self.fed = 0              # prompt tokens in its cache so far (fed or shared)
         self.shared = 0           # of them, copied from another run's cache (share_prefix)
+        self.shared_own = False   # ... from a run of the same session
         self.prefill_s = 0.0      # wall time of the forwards that fed the prompt
         self.tokens: list = []
         self.pending = 0          # steps handed to the consumer and not yet taken

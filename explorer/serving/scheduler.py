@@ -7,12 +7,18 @@ loop does:
 1. leave: stopped, disconnected (their consumer closed the stream) or past-deadline runs drop
    out, their cache freed, before the next forward;
 2. join: waiting runs are admitted (up to `max_batch` in the batch; past `max_batch +
-   max_waiting` a submit is refused at once with Busy, a clear "busy" answer);
+   max_waiting` a submit is refused at once with Busy, a clear "busy" answer, and so is a
+   submit of a visitor who already has `max_per_session` runs in the loop from one session or
+   `max_per_address` from one client address, with TooManyRuns: one client cannot fill the
+   batch and the queue);
 3. prefill: prompts are fed in chunks of at most `prefill_chunk` tokens, at most
    `prefill_tokens` tokens per iteration in all, so a joining prompt never stalls the decoding
    runs for long; chunks of equal length from several runs go through one forward; a prompt
    that begins like what another run was fed copies those keys and values instead of computing
-   them again (prefix reuse, `SHARE_MIN`);
+   them again (prefix reuse, `SHARE_MIN`): from another visitor's run only its public prefix
+   (the chat template's tokens every prompt begins with), any prefix from a run of the same
+   session, so that what a run copies (and so the prefill work it saves) never depends on
+   another visitor's text;
 4. decode: every decoding run's next token (a run whose prompt went in during step 3
    included) in one forward (models.decoders.batched): the
    weights are read once for all of them (claim C2's memory-bound step, shared), and the
@@ -41,7 +47,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import torch
 
 from explorer.serving import registry
-from explorer.serving.runs import AHEAD, Busy, End, Run, RunHandle, SharedStep
+from explorer.serving.runs import AHEAD, Busy, End, Run, RunHandle, SharedStep, TooManyRuns, Visitor
 from explorer.serving.thread_choice import FIXED_BATCH_THREADS, ThreadChoice, batch_threads
 from explorer.serving.workers import start_worker
 from models.device import intra_op_threads
@@ -51,14 +57,21 @@ from models.generate import check_prompt, next_step
 # under ~5 tokens/s (bench/classroom.py), so further runs wait, and past the queue are refused.
 MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
 MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
+# Runs one visitor may have decoding or waiting at once: a page runs one at a time (two when
+# Start and Enter overlap); an address is a classroom's machine, or a whole school behind one
+# NAT, so it gets a quarter of the loop: one client's flood leaves the rest to everyone else.
+MAX_RUNS_PER_SESSION = int(os.environ.get("EXPLORER_MAX_RUNS_PER_SESSION", "4"))
+MAX_RUNS_PER_ADDRESS = int(os.environ.get("EXPLORER_MAX_RUNS_PER_ADDRESS",
+                                          str(max(1, (MAX_BATCH + MAX_WAITING) // 4))))
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together
 POLL_S = 2.0              # a consumer waiting for its next step checks its stop flag this often
 IDLE_EXIT_S = 60.0        # a loop with nothing to do this long ends (and frees its packed weights)
 # A joining prompt whose first SHARE_MIN tokens or more equal what another run in the loop was
 # fed (same options) starts with a copy of that run's keys and values for them and feeds only
-# the rest (BatchedDecoder.share_prefix): a classroom pressing Start on the same prompt pays for
-# one prefill, not thirty. Shorter common prefixes are not worth a copy and a wait.
+# the rest (BatchedDecoder.share_prefix): a classroom pressing Start pays for the chat
+# template's system turn once, not thirty times. Across visitors only the public prefix is
+# copied (_share_limit). Shorter common prefixes are not worth a copy and a wait.
 SHARE_MIN = 16
 
 
@@ -67,23 +80,28 @@ class Scheduler:
 
     def __init__(self, model, *, max_batch: int = MAX_BATCH, max_waiting: int = MAX_WAITING,
                  prefill_chunk: int = PREFILL_CHUNK, prefill_tokens: int = PREFILL_TOKENS,
-                 solo: Optional[str] = "fused"):
+                 max_per_session: int = MAX_RUNS_PER_SESSION,
+                 max_per_address: int = MAX_RUNS_PER_ADDRESS, solo: Optional[str] = "fused"):
         from models.decoders.batched import BatchedDecoder
 
         if max_batch < 1 or max_waiting < 0 or prefill_chunk < 1 or prefill_tokens < prefill_chunk:
             raise ValueError("max_batch >= 1, max_waiting >= 0, prefill_tokens >= prefill_chunk >= 1")
+        if max_per_session < 1 or max_per_address < 1:
+            raise ValueError("max_per_session >= 1, max_per_address >= 1")
         self.model = model
         self.decoder = BatchedDecoder(model, solo=solo)
         self.max_batch, self.max_waiting = max_batch, max_waiting
+        self.max_per_session, self.max_per_address = max_per_session, max_per_address
         self.prefill_chunk, self.prefill_tokens = prefill_chunk, prefill_tokens
         self._lock = threading.Condition()
         self._waiting: collections.deque = collections.deque()
         self._active: list = []
         self._thread: Optional[threading.Thread] = None
         self._packer: Optional[threading.Thread] = None   # _pack_ahead's
-        # what the loop did, for tests and the benchmark: largest batch, steps, refusals
+        # what the loop did, for tests and the benchmark: largest batch, steps, refusals (busy,
+        # and past one visitor's cap)
         self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0,
-                      "prefill_tokens": 0, "shared_tokens": 0}
+                      "refused_visitor": 0, "prefill_tokens": 0, "shared_tokens": 0}
         # a run alone keeps torch's setting (the fused step splits its products over every thread)
         fixed = FIXED_BATCH_THREADS is not None
         self.threads = ThreadChoice((batch_threads(),) if fixed else (1, batch_threads()))
@@ -101,16 +119,26 @@ class Scheduler:
 
     def submit(self, prompt_ids: Sequence[int], params, *, options=None,
                eos_ids: Optional[Sequence[int]] = None, deadline: Optional[float] = None,
-               keep_logits: bool = False) -> RunHandle:
-        """Queue a run; Busy when batch and queue are full, ValueError for a prompt
-        that does not fit the model (models.generate.check_prompt)."""
+               keep_logits: bool = False, visitor: Optional[Visitor] = None,
+               public_prefix: int = 0) -> RunHandle:
+        """Queue a run; TooManyRuns when its visitor has as many runs in the loop as one may,
+        Busy when batch and queue are full, ValueError for a prompt that does not fit the model
+        (models.generate.check_prompt). `visitor`: who sent it (caps, and which runs it may copy
+        any prefix from). `public_prefix`: how many leading prompt tokens are ones every
+        visitor's prompt begins with by construction (explorer.prompts.public_prefix: the chat
+        template's), the only ones copied from or to another visitor's run. The caller
+        guarantees that every run's public prefix is the same tokens."""
         from models.decoders import decode_options
 
         ids = [int(i) for i in prompt_ids]
         check_prompt(self.model, len(ids), params.max_new_tokens)
+        if not 0 <= public_prefix <= len(ids):
+            raise ValueError(f"public_prefix {public_prefix} outside the prompt's {len(ids)} tokens")
         eos = set(self.model.config.eos_token_ids if eos_ids is None else eos_ids)
-        run = Run(ids, params, decode_options(options), eos, deadline, keep_logits)
+        run = Run(ids, params, decode_options(options), eos, deadline, keep_logits,
+                  visitor, public_prefix)
         with self._lock:
+            self._refuse_past_cap(run.visitor)
             if len(self._active) + len(self._waiting) >= self.capacity:
                 self.stats["refused"] += 1
                 raise Busy(self.capacity)
@@ -126,13 +154,16 @@ class Scheduler:
     def generate(self, prompt_ids: Sequence[int], params, *, options=None,
                  eos_ids: Optional[Sequence[int]] = None, keep_logits: bool = False,
                  should_stop: Optional[Callable[[], bool]] = None,
-                 deadline: Optional[float] = None) -> Iterator:
+                 deadline: Optional[float] = None, visitor: Optional[Visitor] = None,
+                 public_prefix: int = 0) -> Iterator:
         """models.generate.generate's iterator, served by the shared loop: one Step (with
         `batch_size`) per token. `should_stop` is polled before every step; closing the
         iterator, a stop or the deadline takes the run out of the batch before its next step;
-        while waiting long for a step (queued, a long prefill) it is polled every POLL_S."""
+        while waiting long for a step (queued, a long prefill) it is polled every POLL_S.
+        `visitor`, `public_prefix`: as for submit."""
         handle = self.submit(prompt_ids, params, options=options, eos_ids=eos_ids,
-                             deadline=deadline, keep_logits=keep_logits)
+                             deadline=deadline, keep_logits=keep_logits, visitor=visitor,
+                             public_prefix=public_prefix)
         try:
             while True:
                 # polled once before every step, as models.generate.generate does
@@ -151,6 +182,17 @@ class Scheduler:
                     return
         finally:
             handle.stop()
+
+    def _refuse_past_cap(self, visitor: Visitor) -> None:
+        """TooManyRuns when `visitor`'s session or address already has as many runs decoding or
+        waiting as one may (a run stopped but not yet out counts no more). Called with the lock
+        held."""
+        runs = [run for run in (*self._active, *self._waiting) if not run.stop.is_set()]
+        for scope, key, limit in (("session", visitor.session, self.max_per_session),
+                                  ("address", visitor.address, self.max_per_address)):
+            if key is not None and sum(getattr(run.visitor, scope) == key for run in runs) >= limit:
+                self.stats["refused_visitor"] += 1
+                raise TooManyRuns(scope, limit)
 
     def _pack_ahead(self) -> None:
         """Runs are about to decode together: make the batched steps' packed weights now, on a
@@ -226,11 +268,11 @@ class Scheduler:
 
     def _share_prefixes(self, joining: list) -> list:
         """Start each joining run that has nothing in its cache yet with the longest prefix of
-        its prompt another run already holds (at least SHARE_MIN tokens, same options; one
-        token at least is left to feed, whose logits give its first token). A run whose prompt
-        shares a longer prefix with a run that is still being fed waits for it (it is left
-        out of this iteration's prefill) instead of computing the same keys twice. Returns
-        the runs to prefill now."""
+        its prompt another run already holds and may give it (_share_limit; at least SHARE_MIN
+        tokens, same options; one token at least is left to feed, whose logits give its first
+        token). A run whose prompt shares a longer such prefix with a run that is still being
+        fed waits for it (it is left out of this iteration's prefill) instead of computing the
+        same keys twice. Returns the runs to prefill now."""
         ready, feeding = [], []
         for run in joining:
             if run.fed:
@@ -243,12 +285,12 @@ class Scheduler:
             for other in self._active:
                 if other is run or other.batch is None or not other.batch.pos or other.options != run.options:
                     continue
-                n = _common_prefix(other.sequence(), run.prompt, limit)
+                n = _common_prefix(other.sequence(), run.prompt, _share_limit(run, other, limit))
                 if n > best_n and other.batch.cache.holds_prefix(n):
                     best, best_n = other, n
             # a run being fed whose prompt would give more once it is in
-            ahead = max((_common_prefix(other.prompt, run.prompt, limit) for other in feeding
-                         if other.options == run.options), default=0)
+            ahead = max((_common_prefix(other.prompt, run.prompt, _share_limit(run, other, limit))
+                         for other in feeding if other.options == run.options), default=0)
             if ahead >= SHARE_MIN and ahead > max(best_n, 0):
                 continue   # wait for it: next iteration its keys are there to copy
             if best is not None:
@@ -258,6 +300,7 @@ class Scheduler:
                     pass
                 else:
                     run.fed = run.shared = best_n
+                    run.shared_own = _same_session(run, best)
                     self.stats["shared_tokens"] += best_n
             ready.append(run)
             feeding.append(run)
@@ -323,7 +366,8 @@ class Scheduler:
                          n_prompt=len(run.prompt), phase=phase, forward_s=latency,
                          tokens_processed=n_fed, score_entries=run.batch.scores,
                          cache=run.batch.cache, keep_logits=run.keep_logits, step_type=SharedStep,
-                         batch_size=batch_size, shared_prefix=run.shared if phase == "prefill" else 0)
+                         batch_size=batch_size, shared_prefix=run.shared if phase == "prefill" else 0,
+                         shared_own=run.shared_own and phase == "prefill")
         run.tokens.append(step.token_id)
         if step.finished:   # out of the batch before its consumer hears of the last token
             self._remove(run)
@@ -346,6 +390,20 @@ class Scheduler:
         if run.batch is not None:   # its row of the pooled store: free for the next run now
             self.decoder.release(run.batch)
         run.batch = None   # its cache: freed with the last reference
+
+
+def _same_session(run: Run, other: Run) -> bool:
+    return run.visitor.session is not None and run.visitor.session == other.visitor.session
+
+
+def _share_limit(run: Run, other: Run, limit: int) -> int:
+    """The most leading tokens `run` may copy from `other`: any (up to `limit`) within one
+    session; across visitors only the public prefix both have (the same tokens in every
+    prompt), so that the count a run reports, and the prefill work it saves, are the same
+    whatever the other visitor wrote or was answered."""
+    if _same_session(run, other):
+        return limit
+    return min(limit, run.public, other.public)
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:

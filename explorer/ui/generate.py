@@ -23,9 +23,11 @@ from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
-from explorer.serving import MAX_BATCH, MAX_WAITING, Busy, batch_threads, in_background, scheduler_for
+from explorer.prompts import public_prefix
+from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
+                              in_background, scheduler_for)
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
-from explorer.ui.gradio_patches import client_alive
+from explorer.ui.gradio_patches import client_alive, event_client
 from explorer.ui.stopping import Stops
 
 TITLE = "generate.tab"
@@ -119,11 +121,14 @@ def settle_runs(runs) -> list[dict]:
 
 def _engine_errors(stream, lang: str):
     """The engine refuses impossible requests with ValueError: shown as the model's refusal;
-    the shared loop's neutral Busy (batch and queue full) in the visitor's words."""
+    the shared loop's neutral Busy (batch and queue full) and TooManyRuns (the visitor's page
+    or address has its share) in the visitor's words."""
     try:
         yield from stream
     except Busy as busy:
         raise InputError("generate.error.busy", capacity=busy.capacity) from None
+    except TooManyRuns as refused:
+        raise InputError(f"generate.error.runs_{refused.scope}", limit=refused.limit) from None
     except InputError:
         raise
     except ValueError as error:
@@ -142,6 +147,10 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     loaded = load_or_error(runtime, model_name)
     ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
     check_context(len(ids), request, loaded.config.max_position_embeddings)
+    # who sent it: the shared loop caps runs per session and per address, and copies another
+    # visitor's keys for the chat template's tokens alone (never their text)
+    visitor = Visitor(*event_client())
+    public = public_prefix(loaded.tokenizer, ids) if chat else 0
     runs = settle_runs(runs)[-(HISTORY_ROWS - 1):]
     run_number = (runs[-1]["run"] + 1) if runs else 1
     # The first token goes out alone (text and status); the charts follow with the next one
@@ -162,7 +171,8 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
-        deadline=started + DEADLINE_S), min_interval_s=text_interval, alive=client_alive(),
+        deadline=started + DEADLINE_S, visitor=visitor, public_prefix=public),
+        min_interval_s=text_interval, alive=client_alive(),
         stop_requested=stopped.is_set)
     for session in _engine_errors(stream, lang):
         now = time.perf_counter()

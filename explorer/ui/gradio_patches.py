@@ -19,9 +19,9 @@ Also here, not behind the version check:
 - `wrap_events`: the function of chosen events replaced by a wrapper (ZeroGPU's spaces.GPU,
   explorer/ui/zerogpu.py). A ZeroGPU Space serves nothing without it, and its only contact
   with Gradio is the event table `spaces` itself relies on; it checks that table's shape.
-- reads of Gradio's per-event context (`current_event`, `event_context`, `client_alive`):
-  None, or "always alive", where it does not have the shape they expect; Gradio's own
-  behaviour (a close at the next yield) then stops a run.
+- reads of Gradio's per-event context (`current_event`, `event_context`, `event_client`,
+  `client_alive`): None, or "always alive", where it does not have the shape they expect;
+  Gradio's own behaviour (a close at the next yield) then stops a run.
 """
 from __future__ import annotations
 
@@ -310,6 +310,47 @@ def event_context() -> tuple[Optional[str], Optional[str], Optional[float]]:
     queued = getattr(current_event(), "enqueue_time", None)
     return (getattr(request, "session_hash", None), LocalContext.event_id.get(None),
             queued if isinstance(queued, float) else None)
+
+
+def event_client() -> tuple[Optional[str], Optional[str]]:
+    """(session hash, client address) of the Gradio event this thread is serving, Nones
+    outside one. The address is the connection's peer, or behind reverse proxies the operator
+    trusts (EXPLORER_TRUST_PROXY=N, see client_address) the one the proxies were reached from."""
+    try:
+        from gradio.context import LocalContext
+    except ImportError:
+        return None, None
+    request = LocalContext.request.get(None)
+    if request is None:
+        return None, None
+    session = getattr(request, "session_hash", None)
+    try:
+        peer = request.client.host
+        headers = request.headers
+        forwarded = (headers.getlist("x-forwarded-for") if hasattr(headers, "getlist")
+                     else [headers.get("x-forwarded-for") or ""])
+    except (AttributeError, KeyError, TypeError):   # a request without a connection (a test)
+        peer, forwarded = None, []
+    return (session if isinstance(session, str) else None,
+            client_address(peer, forwarded, os.environ.get("EXPLORER_TRUST_PROXY", "")))
+
+
+def client_address(peer: Optional[str], forwarded_for: Sequence[str], trust_proxy: str) -> Optional[str]:
+    """The client's address: the connection's `peer`, unless the operator says N reverse
+    proxies stand in front of the app (`trust_proxy` "N", from EXPLORER_TRUST_PROXY), each
+    appending the address it was reached from to X-Forwarded-For: then the N-th address from
+    the end of that list (what the outermost trusted proxy saw). The entries before it are
+    whatever the client wrote, so they are never read; a list shorter than N (a request
+    that did not come through them) leaves the peer."""
+    try:
+        hops = int(trust_proxy) if trust_proxy.strip() else 0
+    except ValueError:
+        hops = 0
+    if hops < 1:
+        return peer
+    addresses = [part.strip() for value in forwarded_for for part in str(value).split(",")]
+    addresses = [address for address in addresses if address]
+    return addresses[-hops] if len(addresses) >= hops else peer
 
 
 def client_alive() -> Callable[[], bool]:

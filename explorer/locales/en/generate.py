@@ -88,10 +88,16 @@ STRINGS: dict[str, str] = {
         'as yours (one read of the weights for all of them, C2). Each step\'s latency is that shared '
         'step\'s; your tokens, positions and cache bytes are your run\'s own.'),
     'generate.ev.prefix': (
-        'Your prompt\'s first {n} of {prompt} tokens had already been fed by another visitor\'s run: '
-        'the same tokens at the same positions give the same keys and values, so those were copied '
-        'from its cache and this run computed only the last {fed} (prefix reuse). Your cache holds '
-        'every token of your prompt all the same.'),
+        'The first {n} of your prompt\'s {prompt} tokens are the chat template\'s, the same at the '
+        'start of every visitor\'s prompt: their keys and values were copied from a run already in '
+        'the loop, and this run computed the other {fed} (prefix reuse). Nothing of another '
+        'visitor\'s own text is copied or counted. Your cache holds every token of your prompt all '
+        'the same.'),
+    'generate.ev.prefix_own': (
+        'Your prompt\'s first {n} of {prompt} tokens had already been fed by another run of this '
+        'page: the same tokens at the same positions give the same keys and values, so those were '
+        'copied from its cache and this run computed only the last {fed} (prefix reuse). Your cache '
+        'holds every token of your prompt all the same.'),
     'generate.ev.busy': (
         ' The no-cache replay (C1) and the full-forward check (C4) were declined: other visitors were '
         'generating, and these whole forwards would have stalled their streams. Run again when '
@@ -99,6 +105,13 @@ STRINGS: dict[str, str] = {
     'generate.error.busy': (
         'The server is busy: {capacity} generations are running or waiting. Please try again in a '
         'minute.'),
+    'generate.error.runs_session': (
+        'This page already has {limit} generations running or waiting, the most one visitor may '
+        'have at once. Wait for one to finish, or stop it, then start again.'),
+    'generate.error.runs_address': (
+        'Your network address already has {limit} generations running or waiting, the most one '
+        'address may have at once: the other places are kept for other visitors. Wait for one to '
+        'finish, then start again.'),
     'generate.status.rate': ' · {rate:.1f} tokens/s',
     'generate.status.chat': ' (chat template)',
     'generate.status.checking': (

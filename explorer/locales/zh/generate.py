@@ -83,13 +83,23 @@ STRINGS: dict[str, str] = {
         '解码是共享的：最多有其他 {others} 位访客的 token 与你的 token 在同一次前向计算中完成'
         '（所有人只读一次权重，C2）。每一步的延迟是这次共享计算的时间；你的 token、位置和缓存字节都只属于你自己的运行。'),
     'generate.ev.prefix': (
-        '你的提示词共 {prompt} 个 token，其中前 {n} 个已由另一位访客的运行输入过：相同位置上的相同 token '
+        '你的提示词共 {prompt} 个 token，其中前 {n} 个是聊天模板的 token，每位访客的提示词都以它们开头：'
+        '它们的键和值从循环中已有的一次运行复制而来，本次运行计算了其余 {fed} 个（前缀复用）。'
+        '其他访客自己的文字不会被复制或计入。你的缓存同样保存了提示词的每一个 token。'),
+    'generate.ev.prefix_own': (
+        '你的提示词共 {prompt} 个 token，其中前 {n} 个已由本页面的另一次运行输入过：相同位置上的相同 token '
         '得到相同的键和值，因此这些键值直接从它的缓存复制，本次运行只计算了最后 {fed} 个（前缀复用）。'
         '你的缓存同样保存了提示词的每一个 token。'),
     'generate.ev.busy': (
         ' 无缓存重放（C1）和完整前向检查（C4）被跳过：其他访客正在生成，这些完整的前向计算会让他们的输出停顿。'
         '服务器空闲时再运行一次即可看到。'),
     'generate.error.busy': '服务器繁忙：已有 {capacity} 个生成任务正在运行或等待。请一分钟后再试。',
+    'generate.error.runs_session': (
+        '此页面已有 {limit} 个生成任务正在运行或等待，这是每位访客同时可有的上限。'
+        '请等其中一个完成或将其停止，然后再开始。'),
+    'generate.error.runs_address': (
+        '你的网络地址已有 {limit} 个生成任务正在运行或等待，这是每个地址同时可有的上限，'
+        '其余位置留给其他访客。请等其中一个完成后再开始。'),
     'generate.status.rate': ' · 每秒 {rate:.1f} 个 token',
     'generate.status.chat': '（对话模板）',
     'generate.status.checking': '正在检查：带缓存的 logits 与完整前向对比（C4），读回缓存（C3）……',

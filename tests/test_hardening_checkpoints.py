@@ -58,12 +58,13 @@ def test_an_added_or_renamed_weights_file_is_refused(fake_entry):  # noqa: F811
 
 
 def test_a_marker_without_digests_is_not_trusted(fake_entry):  # noqa: F811
-    """A folder converted before the marker carried digests (format 1) is converted again."""
+    """A folder converted before the marker carried digests is converted again (so is one of
+    another format)."""
     entry, loads, _ = fake_entry
     folder = C.prepare_embedded(entry.name)
     marker = _marker(folder)
     del marker["sha256"]
-    (folder / C.MARKER_FILE).write_text(json.dumps({**marker, "format_version": 1}))
+    (folder / C.MARKER_FILE).write_text(json.dumps({**marker, "format_version": C.FORMAT_VERSION - 1}))
     assert conversion.conversion_problem(folder) == "converted by an older version of the app"
     (folder / C.MARKER_FILE).write_text(json.dumps(marker))
     assert conversion.conversion_problem(folder) == "its marker records no sha256 of the weights"

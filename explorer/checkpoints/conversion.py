@@ -33,10 +33,11 @@ from .validation import validate_folder
 # Written last into a converted folder: its presence means every other file is complete.
 # It also records where the weights came from, and the sha256 of each weights file as written:
 # a folder whose weights changed since (by hand, by another user of a shared cache) is not
-# trusted, but converted again. Bump FORMAT_VERSION when the conversion changes, so that caches
-# written by an older version are converted again (2: the marker records the sha256s).
+# trusted, but converted again (as is a folder whose marker records no digests). Bump
+# FORMAT_VERSION when the conversion changes, so that caches written by an older version are
+# converted again.
 MARKER_FILE = "explorer_conversion.json"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 1
 
 
 def is_complete(folder: Path) -> bool:

@@ -137,6 +137,23 @@ def _install_new_thread_hook_locked() -> None:
         threading.setprofile(_settle_new_thread)
 
 
+def _forget_in_child() -> None:
+    """After a fork: the child (one thread) starts afresh. It sets its own count (a ZeroGPU
+    call's child sets 1, explorer/ui/zerogpu.py: OpenMP's pool does not survive a fork), so
+    neither the parent's baseline nor its new-thread hook applies there, and the lock may have
+    been held by a thread the child does not have."""
+    global _THREADS_LOCK
+    _THREADS_LOCK = threading.Lock()
+    _threads.update(baseline=None, holders=0, default=None, hook=False)
+    _thread_local.__dict__.pop("counts", None)
+    if threading.getprofile() is _settle_new_thread:
+        threading.setprofile(None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @contextlib.contextmanager
 def intra_op_threads(n: int):
     """torch's intra-op threads set to n (0: unchanged) in this thread for the block, then put

@@ -103,3 +103,32 @@ def test_a_block_sets_its_count_in_its_own_thread_and_nests():
         with intra_op_threads(0):                     # 0: unchanged
             assert torch.get_num_threads() == other
     assert torch.get_num_threads() == baseline
+
+
+FORKED = f"""
+import os, threading, torch
+torch.set_num_threads({BASELINE})
+from models.device import intra_op_threads
+with intra_op_threads(2):                      # installs the new-thread hook in this process
+    pass
+pid = os.fork()
+if pid == 0:                                   # as a ZeroGPU call's child: one thread, count 1
+    torch.set_num_threads(1)
+    with intra_op_threads(2):
+        pass
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    thread.start(); thread.join()
+    print("child: main", torch.get_num_threads(), "new thread", seen[0], flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_forked_child_keeps_the_count_it_sets_itself():
+    """A forked child's threads must not be put back to its parent's baseline: OpenMP's pool
+    does not survive a fork, and a parallel region wider than the child's one thread hangs."""
+    done = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "child: main 1 new thread 1"

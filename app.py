@@ -19,8 +19,8 @@ import gradio as gr
 from explorer.runtime import Runtime
 from explorer.serving import MAX_BATCH, MAX_WAITING, start_worker
 from models.device import tune_cpu_allocator
-from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator, gradio_patches,
-                         resize_charts_on_select, shell, tab_id, zerogpu)
+from explorer.ui import (TAB_MODULES, TabContext, available_tabs, body_limit, build_translator,
+                         gradio_patches, resize_charts_on_select, shell, tab_id, zerogpu)
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -92,6 +92,8 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # Gradio's own input checks (e.g. a NaN sent to a number field) raise plain exceptions:
         # show their message instead of a generic "the upstream app raised an exception"
         "show_error": True,
+        # a body over 1 MiB is refused (413) before Gradio reads or parses it
+        "app_kwargs": {"middleware": body_limit.middleware()},
     }
 
 

@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import os
 import sys
+import threading
 
 import torch
 
@@ -79,14 +80,103 @@ def tune_cpu_allocator() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
+# torch keeps an intra-op thread count per OS thread, fixed at that thread's first torch call
+# from a process-wide default, and torch.set_num_threads(n) sets both the calling thread's count
+# and that default. A temporary change in one thread is therefore seen by every thread whose first
+# torch call falls inside it (it keeps that count for good), and a thread that saved "the count
+# before" during another's change restored the other's temporary value. So every change goes
+# through one lock: the count outside every block (the baseline) is recorded once, each block
+# leaves its thread at the count it found there (the baseline for an outermost block), which also
+# puts the default back, and threads started once a change has happened set themselves to the
+# baseline before their first torch call (_settle_new_thread).
+_THREADS_LOCK = threading.Lock()
+_threads = {"baseline": None, "holders": 0, "default": None, "hook": False}
+_thread_local = threading.local()   # .counts: the count each open block of this thread found
+
+
+def thread_baseline() -> int:
+    """The process's intra-op thread count outside every intra_op_threads block: the calling
+    thread's count when first asked (an entry point sets its count before any block opens)."""
+    with _THREADS_LOCK:
+        return _baseline_locked()
+
+
+def _baseline_locked() -> int:
+    if _threads["baseline"] is None:
+        _threads["baseline"] = _threads["default"] = torch.get_num_threads()
+    return _threads["baseline"]
+
+
+def _set_locked(n: int) -> None:
+    torch.set_num_threads(n)
+    _threads["default"] = n
+
+
+def settle_thread() -> None:
+    """Put the calling thread at the baseline count (and the process default with it): what a
+    thread started while a block is open must do before its first torch call, or it keeps the
+    block's count for good."""
+    with _THREADS_LOCK:
+        baseline = _baseline_locked()
+        if torch.get_num_threads() != baseline or _threads["default"] != baseline:
+            _set_locked(baseline)
+
+
+def _settle_new_thread(frame, event, arg) -> None:
+    """threading.setprofile hook: runs once in each thread started after it is installed,
+    before the thread's run(), then removes itself from that thread."""
+    sys.setprofile(None)
+    settle_thread()
+
+
+def _install_new_thread_hook_locked() -> None:
+    if _threads["hook"]:
+        return
+    _threads["hook"] = True
+    if threading.getprofile() is None:   # another profiler's hook is left in place
+        threading.setprofile(_settle_new_thread)
+
+
+def _forget_in_child() -> None:
+    """After a fork: the child (one thread) starts afresh. It sets its own count (a ZeroGPU
+    call's child sets 1, explorer/ui/zerogpu.py: OpenMP's pool does not survive a fork), so
+    neither the parent's baseline nor its new-thread hook applies there, and the lock may have
+    been held by a thread the child does not have."""
+    global _THREADS_LOCK
+    _THREADS_LOCK = threading.Lock()
+    _threads.update(baseline=None, holders=0, default=None, hook=False)
+    _thread_local.__dict__.pop("counts", None)
+    if threading.getprofile() is _settle_new_thread:
+        threading.setprofile(None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @contextlib.contextmanager
 def intra_op_threads(n: int):
-    """torch's intra-op threads set to n (0: unchanged) for the block, then restored."""
-    before = torch.get_num_threads()
-    if n and n != before:
-        torch.set_num_threads(n)
+    """torch's intra-op threads set to n (0: unchanged) in this thread for the block, then put
+    back to the count the block found (the baseline for an outermost block). Safe from several
+    threads at once and nested (see above)."""
+    if not n:
+        yield
+        return
+    counts = _thread_local.__dict__.setdefault("counts", [])
+    with _THREADS_LOCK:
+        baseline = _baseline_locked()
+        found = torch.get_num_threads() if counts else baseline
+        counts.append(found)
+        _threads["holders"] += 1
+        if n != torch.get_num_threads():
+            _install_new_thread_hook_locked()
+            _set_locked(n)
     try:
         yield
     finally:
-        if n and n != before:
-            torch.set_num_threads(before)
+        with _THREADS_LOCK:
+            counts.pop()
+            _threads["holders"] -= 1
+            last = _threads["holders"] == 0
+            if torch.get_num_threads() != found or (last and _threads["default"] != baseline):
+                _set_locked(found)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -30,19 +31,60 @@ from .registry import EmbeddedCheckpoint, embedded
 from .validation import validate_folder
 
 # Written last into a converted folder: its presence means every other file is complete.
-# It also records where the weights came from. Bump FORMAT_VERSION when the conversion
-# changes, so that caches written by an older version are converted again.
+# It also records where the weights came from, and the sha256 of each weights file as written:
+# a folder whose weights changed since (by hand, by another user of a shared cache) is not
+# trusted, but converted again (as is a folder whose marker records no digests). Bump
+# FORMAT_VERSION when the conversion changes, so that caches written by an older version are
+# converted again.
 MARKER_FILE = "explorer_conversion.json"
 FORMAT_VERSION = 1
 
 
 def is_complete(folder: Path) -> bool:
-    """Whether ``folder`` holds a finished conversion of the current format."""
+    """Whether ``folder`` holds a finished conversion of the current format, its weights as
+    they were written."""
+    return conversion_problem(folder) is None
+
+
+def conversion_problem(folder: Path) -> Optional[str]:
+    """Why ``folder`` is not a finished, intact conversion of the current format (a sentence
+    naming files, not paths), or None."""
     try:
         marker = json.loads((folder / MARKER_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return marker.get("format_version") == FORMAT_VERSION
+        return "not converted yet"
+    if not isinstance(marker, dict) or marker.get("format_version") != FORMAT_VERSION:
+        return "converted by an older version of the app"
+    recorded = marker.get("sha256")
+    if not isinstance(recorded, dict) or not recorded:
+        return "its marker records no sha256 of the weights"
+    present = sorted(p.name for p in folder.glob("*.safetensors"))
+    if present != sorted(recorded):
+        return (f"its weights files ({', '.join(present) or 'none'}) are not the ones written "
+                f"at conversion ({', '.join(sorted(recorded))})")
+    for name in present:
+        if _sha256(folder / name) != recorded[name]:
+            return f"{name} changed after it was converted (sha256 mismatch)"
+    return None
+
+
+# path -> (what os.stat said, sha256) of files hashed by this process: a file is hashed again
+# only once its inode, size, mtime or ctime changed (ctime cannot be set back by a user).
+_HASHED: dict[str, tuple[tuple, str]] = {}
+
+
+def _sha256(path: Path) -> str:
+    st = os.stat(path)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    known = _HASHED.get(str(path))
+    if known is not None and known[0] == key:
+        return known[1]
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    _HASHED[str(path)] = (key, digest.hexdigest())
+    return digest.hexdigest()
 
 
 @contextlib.contextmanager
@@ -67,11 +109,16 @@ def prepare_embedded(name: str, progress: Optional[Progress] = None) -> Path:
     entry = embedded(name)
     root = cache_dir()
     final = root / name
-    if is_complete(final):  # fast path: no lock, no heavy import
+    problem = conversion_problem(final)
+    if problem is None:  # fast path: no lock, no heavy import
         report(progress, 1.0, f"{name}: ready")
         return final
 
-    report(progress, 0.0, f"{name}: first use, converting once (waits if another process is)")
+    if (final / MARKER_FILE).exists():
+        log.warning("%s: %s; converting it again", name, problem)
+        report(progress, 0.0, f"{name}: {problem}; converting again (waits if another process is)")
+    else:
+        report(progress, 0.0, f"{name}: first use, converting once (waits if another process is)")
     with file_lock(root / f".{name}.lock"):
         if is_complete(final):  # someone else converted it while we waited
             report(progress, 1.0, f"{name}: ready")
@@ -130,6 +177,7 @@ def _convert(entry: EmbeddedCheckpoint, work: Path, progress: Optional[Progress]
         item.chmod(0o644)
     marker = {
         "format_version": FORMAT_VERSION,
+        "sha256": {p.name: _sha256(p) for p in sorted(work.glob("*.safetensors"))},
         "name": entry.name,
         "package": entry.package,
         "package_version": _dist_version(entry.package),

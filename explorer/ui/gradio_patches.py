@@ -8,7 +8,8 @@ exactly as it is, with one log line saying so. Each patch also checks the attrib
 replaces, and where one is missing leaves its part of Gradio as it is, with one log line.
 
 Patches (`apply`):
-1. `lean_sessions`: sessions build each component's config only on demand (LeanSessionState);
+1. `lean_sessions`: sessions build each component's config only on demand and keep no long
+   input or output value (LeanSessionState);
 2. `short_choice_errors`: a value outside a Dropdown's, Radio's or CheckboxGroup's choices is
    refused in one short sentence, not quoted back whole;
 3. `short_number_errors`: text, a list or NaN sent to a Number is refused likewise;
@@ -78,8 +79,22 @@ def apply(demo: Any) -> dict[str, bool]:
 # the work holds the GIL that the shared decode loop needs between its ops: a classroom of 30
 # opening sessions together took seconds of every visitor's first token (py-spy, docs/
 # BENCHMARKS.md). `LeanSessionState` builds a component's config only when `components` (the
-# deep-link route) asks for it, with the last value written, so what that route answers is
-# unchanged.
+# deep-link route) asks for it, with the last value written where that value is short.
+# Gradio's own keeps every value an event reads or writes (a visitor's raw input, a figure) until
+# the session is evicted, 200 sessions here (app.STATE_SESSIONS): 200 API clients sending a
+# 100 MB prompt once would have held ~20 GB. Nobody reads these values but the deep-link route,
+# which the page offers no button for, so only a short one is kept (a number, a choice, a text
+# of at most KEPT_VALUE_CHARS characters); for any other the route answers the component's
+# config as the page built it.
+KEPT_VALUE_CHARS = 1000
+
+
+def _short_value(value: Any) -> bool:
+    """Whether a component's value is small enough to keep for the deep-link route."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return True
+    return isinstance(value, str) and len(value) <= KEPT_VALUE_CHARS
+
 
 _NEEDED = ("__setitem__", "_update_config", "_update_value_in_config", "components",
            "state_components", "__getitem__", "__contains__")
@@ -94,7 +109,7 @@ def _lean_class(base: type) -> type:
             # the ids Gradio's own __init__ builds a config for, in its order
             self._config_ids = [k for k in self.blocks_config.blocks if k in blocks.blocks]
             self._built: dict[int, dict] = {}     # id -> config built since its block last changed
-            self._values: dict[int, Any] = {}     # id -> last value written to its config
+            self._values: dict[int, Any] = {}     # id -> last short value written to it
             # the rest as Gradio's __init__ sets it
             self.state_data: dict[int, Any] = {}
             self._state_ttl: dict = {}
@@ -136,7 +151,11 @@ def _lean_class(base: type) -> type:
         def _update_value_in_config(self, key: int, value: Any):
             if key not in self._config_ids:
                 self._config_ids.append(key)
-            self._values[key] = value
+            if _short_value(value):
+                self._values[key] = value
+            else:
+                self._values.pop(key, None)
+                self._built.pop(key, None)   # its config may carry the previous value
 
         @property
         def components(self) -> Iterator[dict]:

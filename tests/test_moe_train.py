@@ -176,3 +176,21 @@ def test_family_runs_with_the_kv_cache(tiny_run, variant):
         model(ids, recorder=rec_full)
         model(ids[:, :1], recorder=rec_step)
         assert torch.equal(rec_full.get("expert_picks", 1)[:, :1], rec_step.get("expert_picks", 1))
+
+
+def test_the_shipped_cards_state_the_training_time_their_records_hold():
+    """A card's prose is derived from the records in card.json, never typed: the shipped
+    MODEL_CARD.md files are exactly what card_markdown writes from them today, and the time
+    they state is the sum of the four recorded training times."""
+    from pathlib import Path
+
+    folder = Path(train.__file__).parent / "checkpoints"
+    cards = {variant: json.loads((folder / name / "card.json").read_text())
+             for variant, name in train.NAMES.items()}
+    assert train.training_time({"a": {"train_seconds": 3600.0}, "b": {"train_seconds": 1800.0}}) == (
+        "the 2 models of this training run took 1.5 h in all (5,400 s recorded) on one CPU thread")
+    total = sum(card["train_seconds"] for card in cards.values())
+    for card in cards.values():
+        shipped = (folder / card["name"] / "MODEL_CARD.md").read_text()
+        assert shipped == train.card_markdown(card, cards)
+        assert f"{total / 3600:.1f} h in all" in shipped

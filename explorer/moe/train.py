@@ -288,6 +288,13 @@ BALANCING_TEXT = {
 }
 
 
+def training_time(cards: dict) -> str:
+    """How long the models whose cards are written together took, from their records."""
+    seconds = sum(card["train_seconds"] for card in cards.values())
+    return (f"the {len(cards)} models of this training run took {seconds / 3600:.1f} h in all "
+            f"({seconds:,.0f} s recorded) on one CPU thread")
+
+
 def card_markdown(card: dict, siblings: dict) -> str:
     s, c = card["settings"], card["corpus"]
     dense = siblings.get("dense")
@@ -315,8 +322,8 @@ def card_markdown(card: dict, siblings: dict) -> str:
         f"| training | {card['steps']} steps of {s['batch']} × {s['seq_len']} tokens = "
         f"{card['tokens_seen']:,} tokens seen; AdamW, lr {s['lr']:g}, seed {s['seed']}, CPU fp32, one thread, "
         f"{card['train_seconds']:.0f} s |",
-        f"| budget | {card['tokens_seen'] / c['train_tokens']:.2f} passes over the training tokens: sized so that "
-        f"the four models of `python -m explorer.moe.train` train in about an hour on one CPU thread |",
+        f"| budget | {card['tokens_seen'] / c['train_tokens']:.2f} passes over the training tokens; "
+        f"{training_time(siblings)} |",
         "| storage | bf16 safetensors; every figure below is measured on the stored weights |",
         "", f"## Held-out loss (nats/token, the first {card['held_out']['tokens']:,} held-out tokens)", "",
         "| model | loss |", "|---|---|",

@@ -2,7 +2,7 @@
 copied from the publication named in `source`, under the names that publication uses.
 
 The original Transformer and GPT-2 have no checkpoint in this app: their blocks are built from
-these values without memory (explorer/architecture/blocks.py instantiates the modules on the
+these values without memory (explorer/architecture/inventory.py instantiates the modules on the
 meta device and reads which tensors exist). DeepSeek-V3's attention shape feeds the latent-cache
 comparison (explorer/architecture/mla.py)."""
 from __future__ import annotations

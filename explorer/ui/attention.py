@@ -272,6 +272,16 @@ def _build_groups(ctx: TabContext) -> list:
     return [groups_plot, groups_summary, groups_data, groups_state]
 
 
+def _run_controls(t: Callable, run_key: str, prefix: str) -> tuple:
+    """A long run's controls: (Run, Stop, status line, running flag), ids `{prefix}-run` ..."""
+    with gr.Row():
+        run = gr.Button(t(run_key), elem_id=f"{prefix}-run", scale=4)
+        stop = gr.Button(t("attention.stop"), variant="stop", elem_id=f"{prefix}-stop", scale=1)
+    status = gr.Markdown(elem_id=f"{prefix}-status")
+    running = gr.State(False)
+    return run, stop, status, running
+
+
 def _build_sinks(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("attention.sinks_heading"), latex_delimiters=LATEX)
@@ -283,11 +293,7 @@ def _build_sinks(ctx: TabContext) -> None:
         use_logit = gr.Checkbox(False, label=t("attention.use_sink_logit"), elem_id="sink-use-logit")
         sink_b = gr.Slider(-5, 10, value=2.0, step=0.1, label=t("attention.sink_logit"),
                            elem_id="sink-b")
-    with gr.Row():
-        sink_run = gr.Button(t("attention.sink_run"), elem_id="sink-run", scale=4)
-        sink_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="sink-stop", scale=1)
-    sink_status = gr.Markdown(elem_id="sink-status")
-    sink_running = gr.State(False)
+    sink_run, sink_stop, sink_status, sink_running = _run_controls(t, "attention.sink_run", "sink")
     with gr.Row():
         sink_first = gr.Plot(elem_id="sink-first", show_label=False)
         sink_first_s = gr.Plot(elem_id="sink-first-s", show_label=False)
@@ -322,11 +328,7 @@ def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache)
                                   label=t("attention.stream_tokens"), elem_id="stream-tokens")
         stream_window = gr.Number(256, label=t("attention.window"), precision=0, elem_id="stream-window")
         stream_sinks = gr.Number(4, label=t("attention.sinks"), precision=0, elem_id="stream-sinks")
-    with gr.Row():
-        stream_run = gr.Button(t("attention.stream_run"), elem_id="stream-run", scale=4)
-        stream_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="stream-stop", scale=1)
-    stream_status = gr.Markdown(elem_id="stream-status")
-    stream_running = gr.State(False)
+    stream_run, stream_stop, stream_status, stream_running = _run_controls(t, "attention.stream_run", "stream")
     stream_plot = gr.Plot(elem_id="stream-plot", show_label=False)
     stream_summary = gr.Markdown(elem_id="stream-summary")
     with gr.Accordion(t("attention.data"), open=False):
@@ -358,11 +360,7 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
         rf_tokens = gr.Slider(16, 1024, value=96, step=8, label=t("attention.rf_tokens"),
                               elem_id="rf-tokens")
         rf_seed = gr.Number(0, label=t("attention.seed"), precision=0, elem_id="rf-seed")
-    with gr.Row():
-        rf_run = gr.Button(t("attention.rf_run"), elem_id="rf-run", scale=4)
-        rf_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="rf-stop", scale=1)
-    rf_status = gr.Markdown(elem_id="rf-status")
-    rf_running = gr.State(False)
+    rf_run, rf_stop, rf_status, rf_running = _run_controls(t, "attention.rf_run", "rf")
     rf_plot = gr.Plot(elem_id="rf-plot", show_label=False)
     rf_summary = gr.Markdown(elem_id="rf-summary")
     gr.Markdown(t("attention.reach_heading"), latex_delimiters=LATEX)

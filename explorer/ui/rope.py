@@ -24,7 +24,7 @@ from explorer.rope import pair as pair_experiment
 from explorer.rope import scaling as scaling_experiment
 from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
-from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS
+from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
 from explorer.texts import long_text
 from explorer.ui import TabContext, load_or_error, visitor_errors
 from explorer.ui.stopping import Stops
@@ -43,13 +43,6 @@ SWEEP_STOPS, CONTINUATION_STOPS = Stops(), Stops()
 # Gradio's own `time_limit=` on the events (it acts on streaming events; the limit inside the
 # run is what ends the work): the run's limit plus one forward.
 EVENT_SLACK_S = 120
-
-
-def default_capture_text() -> str:
-    """A stretch of prose from the long text (its first lines are reST headings)."""
-    text_all = long_text()
-    start = text_all.find("A Python program is constructed")
-    return text_all[max(start, 0):max(start, 0) + 1400]
 
 
 def _check_text(value) -> str:
@@ -337,7 +330,7 @@ class _Capture:
 def _build_capture(ctx: TabContext) -> _Capture:
     t = ctx.t
     gr.Markdown(t("rope.qk.heading"), latex_delimiters=LATEX)
-    qk_text = gr.Textbox(default_capture_text(), label=t("rope.qk.text"), lines=3, max_lines=6,
+    qk_text = gr.Textbox(default_text(), label=t("rope.qk.text"), lines=3, max_lines=6,
                          elem_id="rope-qk-text")
     with gr.Row():
         qk_layer = gr.Slider(0, 29, value=3, step=1, label=t("rope.qk.layer"), elem_id="rope-qk-layer")

@@ -23,7 +23,7 @@ import torch  # noqa: E402
 from explorer import prompts  # noqa: E402
 from explorer.flash import capture as flash_capture, compiled, figures, memory, schedule, timing  # noqa: E402
 from explorer.runtime import Runtime  # noqa: E402
-from explorer.ui.flash import DEFAULT_PROMPT  # noqa: E402
+from explorer.flash.capture import DEFAULT_PROMPT  # noqa: E402
 from models.attention import MaskSpec  # noqa: E402
 
 SMOL = "smollm2-135m-instruct"

@@ -19,7 +19,7 @@ from explorer.checkpoints import DEFAULT_EMBEDDED, EMBEDDED, CheckpointError, pr
 from explorer.prompts import encode
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explorer.cli", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("prompt")
@@ -38,6 +38,11 @@ def main(argv=None) -> int:
     parser.add_argument("--fused", action="store_true",
                         help="decode with the fused C++ step (models.decoders.fused; CPU fp32, needs a C++ "
                              "compiler once): the fastest decode on a CPU")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.fused and (args.compile or args.autotune):
         parser.error("--fused and --compile are two different decode steps: choose one")
@@ -45,7 +50,7 @@ def main(argv=None) -> int:
     from transformers import AutoTokenizer
 
     from models.device import tune_cpu_allocator
-    from models.generate import SamplingParams, generate
+    from models.generate import SamplingParams
     from models.loading import load_model
     tune_cpu_allocator()
     try:
@@ -57,51 +62,7 @@ def main(argv=None) -> int:
         # the prompt and the new tokens must fit the positions the model was trained for
         room = model.config.max_position_embeddings - params.max_new_tokens
         ids = encode(tokenizer, args.prompt, max(room, 1), chat=not args.raw)
-        decoder = None
-        if args.compile or args.autotune:
-            import shutil
-
-            from models.decoders.static import StaticDecoder
-            if not (shutil.which("g++") or shutil.which("c++")):
-                raise ValueError("--compile needs a C++ compiler (torch.compile writes C++ kernels on "
-                                 "the CPU): install g++, or run without --compile")
-            decoder = StaticDecoder(model, autotune=args.autotune)
-            print("[the first decode step compiles the static step: ~30 s the first time, "
-                  "up to ~80 s with --autotune]", file=sys.stderr)
-        elif args.fused:
-            from models.decoders.fused import FusedDecoder
-            try:
-                decoder = FusedDecoder(model)   # builds its kernel the first time (a few seconds)
-            except RuntimeError as e:           # no compiler, or the build failed
-                raise ValueError(str(e)) from e
-        out: list[int] = []
-        decode_latencies: list[float] = []
-        printed = ""
-        start = time.perf_counter()
-        for step in generate(model, ids, params, decoder=decoder):
-            if step.finished == "eos":
-                break
-            out.append(step.token_id)
-            if step.phase == "decode":
-                decode_latencies.append(step.latency_s)
-            # decode the whole continuation each time: multi-byte characters span tokens
-            text = tokenizer.decode(out, skip_special_tokens=True)
-            sys.stdout.write(text[len(printed):])
-            sys.stdout.flush()
-            printed = text
-            if args.stats:
-                print(f"[pos {step.position} {step.phase} {step.latency_s * 1000:.1f} ms "
-                      f"cache {sum(step.cache_bytes) / 2**20:.2f} MiB]", file=sys.stderr)
-        sys.stdout.write("\n")
-        if args.stats and out:
-            rate = len(out) / (time.perf_counter() - start)
-            summary = f"{len(out)} tokens, {rate:.1f} tokens/s overall"
-            if (args.compile or args.autotune) and decode_latencies:
-                summary += f" (the first decode step, which compiles, took {decode_latencies[0]:.1f} s)"
-                decode_latencies = decode_latencies[1:]  # the steady rate leaves the compile out
-            if decode_latencies:
-                summary += f"; decode {len(decode_latencies) / sum(decode_latencies):.1f} tokens/s"
-            print(summary, file=sys.stderr)
+        _stream(model, tokenizer, ids, params, _decoder(model, args), args)
     except (ValueError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -109,6 +70,64 @@ def main(argv=None) -> int:
         sys.stdout.write("\n")
         return 130
     return 0
+
+
+def _decoder(model, args):
+    """The decode step the flags ask for: None (the eager engine), the compiled static step or
+    the fused C++ step. ValueError when the machine cannot build it."""
+    if args.compile or args.autotune:
+        import shutil
+
+        from models.decoders.static import StaticDecoder
+        if not (shutil.which("g++") or shutil.which("c++")):
+            raise ValueError("--compile needs a C++ compiler (torch.compile writes C++ kernels on "
+                             "the CPU): install g++, or run without --compile")
+        decoder = StaticDecoder(model, autotune=args.autotune)
+        print("[the first decode step compiles the static step: ~30 s the first time, "
+              "up to ~80 s with --autotune]", file=sys.stderr)
+        return decoder
+    if args.fused:
+        from models.decoders.fused import FusedDecoder
+        try:
+            return FusedDecoder(model)   # builds its kernel the first time (a few seconds)
+        except RuntimeError as e:        # no compiler, or the build failed
+            raise ValueError(str(e)) from e
+    return None
+
+
+def _stream(model, tokenizer, ids, params, decoder, args) -> None:
+    """Write the continuation to stdout as it comes; with --stats, each token's position,
+    latency and cache size, then the rates, on stderr."""
+    from models.generate import generate
+
+    out: list[int] = []
+    decode_latencies: list[float] = []
+    printed = ""
+    start = time.perf_counter()
+    for step in generate(model, ids, params, decoder=decoder):
+        if step.finished == "eos":
+            break
+        out.append(step.token_id)
+        if step.phase == "decode":
+            decode_latencies.append(step.latency_s)
+        # decode the whole continuation each time: multi-byte characters span tokens
+        text = tokenizer.decode(out, skip_special_tokens=True)
+        sys.stdout.write(text[len(printed):])
+        sys.stdout.flush()
+        printed = text
+        if args.stats:
+            print(f"[pos {step.position} {step.phase} {step.latency_s * 1000:.1f} ms "
+                  f"cache {sum(step.cache_bytes) / 2**20:.2f} MiB]", file=sys.stderr)
+    sys.stdout.write("\n")
+    if args.stats and out:
+        rate = len(out) / (time.perf_counter() - start)
+        summary = f"{len(out)} tokens, {rate:.1f} tokens/s overall"
+        if (args.compile or args.autotune) and decode_latencies:
+            summary += f" (the first decode step, which compiles, took {decode_latencies[0]:.1f} s)"
+            decode_latencies = decode_latencies[1:]  # the steady rate leaves the compile out
+        if decode_latencies:
+            summary += f"; decode {len(decode_latencies) / sum(decode_latencies):.1f} tokens/s"
+        print(summary, file=sys.stderr)
 
 
 if __name__ == "__main__":

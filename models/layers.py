@@ -19,7 +19,7 @@ class Linear(nn.Linear):
 
     Why: a batched decode step (models.decoders.batched) is a few products of B rows against
     every weight, and on the CPU oneDNN's product with a weight packed once into its own blocked
-    layout takes 0.6-0.7 of the time of MKL's F.linear at B = 4-32 (docs/BENCHMARKS.md, run 11),
+    layout takes 0.6-0.7 of the time of MKL's F.linear at B = 4-32 (measured in docs/BENCHMARKS.md),
     in fp32 (no lower-precision shortcut: the sums differ from F.linear's only by their order,
     ~1e-6 relative). The table is per thread, so every other forward (another visitor's tab,
     a recording, a test against transformers) keeps F.linear while a batched step runs."""

@@ -59,16 +59,13 @@ def test_every_tab_follows_the_contract_and_every_string_has_both_languages():
 def test_about_lists_every_claim_of_the_syllabus():
     from explorer.ui import about
 
-    from explorer.ui import available_tabs, build_translator
-
     ids = about.claim_ids()
     assert ids == [f"C{i}" for i in range(1, 20)]
     assert set(ids) == set(about.CLAIM_PLACES)
-    t = build_translator(available_tabs())
-    table = about.claims_table(t, "en", {"rope": "about.tab"})  # pretend About shows RoPE
+    table = about.draw_claims({"rope": "about.tab"}, "en")  # pretend About shows RoPE
     assert "| C11 | RoPE rotates dimension pairs; the score depends only on m − n. | [About tab](#open=rope) |" in table
     assert "| C6 | " in table and "Architecture tab (planned); Generate tab (planned) |" in table
-    assert "“关于”标签页" in about.claims_table(t, "zh", {"rope": "about.tab"})
+    assert "“关于”标签页" in about.draw_claims({"rope": "about.tab"}, "zh")
 
 
 def test_language_switch_finds_gradios_locale_module():

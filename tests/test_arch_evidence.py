@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import torch
 
-from explorer.architecture import blocks, evidence, mla, norm_placement
+from explorer.architecture import blocks, evidence, inventory, mla, norm_placement
 from explorer.claims.evidence import Evidence
 from tests.helpers import check_evidence, measure
 
@@ -101,14 +101,14 @@ def test_c18_passes_on_smollm2(smol):
 
 
 def test_c18_fails_when_a_bias_tensor_is_present(smol, monkeypatch):
-    real = blocks.checkpoint_inventory
+    real = inventory.checkpoint_inventory
 
     def with_bias(folder):
-        inventory = real(folder)
-        inventory["model.layers.0.self_attn.q_proj.bias"] = (inventory["model.layers.0.self_attn.q_proj.weight"][0],)
-        return inventory
+        tensors = real(folder)
+        tensors["model.layers.0.self_attn.q_proj.bias"] = (tensors["model.layers.0.self_attn.q_proj.weight"][0],)
+        return tensors
 
-    monkeypatch.setattr(blocks, "checkpoint_inventory", with_bias)
+    monkeypatch.setattr(inventory, "checkpoint_inventory", with_bias)
     found = evidence.evidence_c18(smol)
     assert found.passed is False and measure(found, "claims.m.bias_tensors") == 1
     assert measure(found, "claims.m.arch_facts") == len(blocks.MODERN_FACTS) - 1
@@ -120,14 +120,14 @@ def test_c18_on_gemma_every_fact_with_a_geglu_mlp():
     claim's gated MLP; a plain GELU MLP (GPT-2) does not."""
     from explorer.checkpoints import prepare_embedded
 
-    block = blocks.run([blocks.checkpoint_entry(GEMMA, "Gemma", prepare_embedded(GEMMA))]).blocks[-1]
+    block = blocks.run([inventory.checkpoint_entry(GEMMA, "Gemma", prepare_embedded(GEMMA))]).blocks[-1]
     facts = blocks.modern_facts(block)
     assert block.activation == "geglu" and all(facts.values()) and blocks.is_llama_style(block)
     plain = dataclasses.replace(block, activation="gelu")
     assert [key for key, holds in blocks.modern_facts(plain).items() if not holds] == ["gated_mlp"]
     assert "7 of the 8 changes" in blocks.facts_text(plain, "en") and "gated MLP" in blocks.facts_text(plain, "en")
     # the post-norm original Transformer fails most of them
-    original = blocks.describe(blocks.original_transformer_entry())
+    original = inventory.describe(inventory.original_transformer_entry())
     assert sum(blocks.modern_facts(original).values()) == 0
 
 
@@ -138,7 +138,7 @@ def test_c18_on_our_shipped_models(runtime, name, experts):
     baseline has a Llama MLP under the same architecture name: both are read, both hold."""
     loaded = runtime.get(name)
     block = evidence.loaded_block(loaded)
-    assert blocks.checkpoint_entry(name, name, loaded.folder).scheme == ("explorer_moe" if experts else "llama")
+    assert inventory.checkpoint_entry(name, name, loaded.folder).scheme == ("explorer_moe" if experts else "llama")
     assert block.activation == "swiglu" and block.n_heads == 6 and block.n_kv_heads == 2
     assert block.d_ff == (loaded.config.d_expert if experts else loaded.config.d_ff)
     assert evidence.evidence_c18(loaded).passed is True

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.architecture import blocks, mla, norm_placement
+from explorer.architecture import blocks, inventory, mla, norm_placement
 from explorer.inputs import InputError
 from models.config import config_from_hf
 from models.loading import model_from_config
@@ -29,7 +29,7 @@ def folder_of(name):
 
 @pytest.fixture(scope="module")
 def entries():
-    return {name: blocks.checkpoint_entry(name, name, folder_of(name)) for name in (SMOL, GEMMA)}
+    return {name: inventory.checkpoint_entry(name, name, folder_of(name)) for name in (SMOL, GEMMA)}
 
 
 @pytest.fixture(scope="module")
@@ -99,11 +99,11 @@ def test_references_from_published_configs(result):
 
 def test_a_bias_tensor_added_is_reported(entries):
     entry = entries[SMOL]
-    inventory = dict(entry.inventory, **{"model.layers.0.self_attn.q_proj.bias": (576,)})
-    broken = blocks.describe(blocks.ModelEntry(**{**entry.__dict__, "inventory": inventory}))
+    tensors = dict(entry.inventory, **{"model.layers.0.self_attn.q_proj.bias": (576,)})
+    broken = inventory.describe(inventory.ModelEntry(**{**entry.__dict__, "inventory": tensors}))
     assert broken.bias_tensors == ("model.layers.0.self_attn.q_proj.bias",)
     assert broken.linear_biases == broken.bias_tensors
-    assert broken.total_params == by_key(blocks.Blocks((blocks.describe(entry),)), SMOL).total_params + 576
+    assert broken.total_params == by_key(blocks.Blocks((inventory.describe(entry),)), SMOL).total_params + 576
     text = blocks.summary(blocks.Blocks((broken,)), "en")
     assert "1 bias tensors" in text and "q_proj.bias" in text
 
@@ -112,12 +112,12 @@ def test_broken_inventories_fail(entries):
     entry = entries[SMOL]
 
     def describe(**changes):
-        inventory = {**entry.inventory, **changes}
-        return blocks.describe(blocks.ModelEntry(**{**entry.__dict__, "inventory": inventory}))
+        tensors = {**entry.inventory, **changes}
+        return inventory.describe(inventory.ModelEntry(**{**entry.__dict__, "inventory": tensors}))
 
-    with pytest.raises(blocks.InventoryError, match="no component"):
+    with pytest.raises(inventory.InventoryError, match="no component"):
         describe(**{"model.adapter.weight": (4, 4)})
-    with pytest.raises(blocks.InventoryError, match="do not divide"):
+    with pytest.raises(inventory.InventoryError, match="do not divide"):
         describe(**{"model.layers.0.self_attn.k_proj.weight": (100, 576)})
     # an output matrix of its own: no longer tied
     assert not describe(**{"lm_head.weight": (49152, 576)}).tied_embeddings

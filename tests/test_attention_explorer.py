@@ -274,7 +274,8 @@ def test_sinks_in_global_layers_only_is_one_engine_mask_per_layer(smol, runtime)
     gids = [int(i) for i in gemma.tokenizer(long_text()).input_ids[:40]]
     assert sinks.policies_for(gemma.config)[-1] == sinks.SINKS_GLOBAL
     assert sinks.policies_for(smol.config) == sinks.POLICIES
-    masks = sinks.policy_layer_masks(gemma.model, sinks.SINKS_GLOBAL, 12, 2)
+    # the per-layer masks the engine uses for the policy (each layer's own mask, restricted)
+    masks = gemma.model.layer_masks(sinks.policy_mask_option(gemma.model, sinks.SINKS_GLOBAL, 12, 2))
     for kind, mask in zip(gemma.config.layer_types, masks):
         assert mask == (MaskSpec(window=12) if kind == "sliding_attention" else MaskSpec(window=12, sinks=2))
     # the chunked eviction cache under per-layer masks == one forward under the same masks

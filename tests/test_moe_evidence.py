@@ -56,9 +56,9 @@ def test_c14_fails_on_a_router_that_sends_a_token_to_k_plus_one_experts(smol, mo
     found = evidence.evidence_c14(smol)
     assert found.passed is False and measure(found, "claims.m.moe_off_k") > 0
     # the routing section's summary reads the same criterion
-    target = evidence.shipped_model(shipped.NAMES["aux"])
-    ids, texts = evidence.tokens_of(target.tokenizer, 16)
-    result = routing.run_routing(target.model, ids, texts)
+    target = evidence.shipped_model(shipped.NAMES["aux"], smol)
+    tokens = evidence.held_out_tokens(target.tokenizer, 16)
+    result = routing.run_routing(target.model, tokens.ids, tokens.texts)
     assert result.picks.shape[-1] == 3 and not routing.routes_to_k(result)
     assert "Not every token went to exactly 2 experts: 3 to 3" in routing.summary(result, result.layers[0], "en")
 

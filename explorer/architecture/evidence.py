@@ -5,7 +5,7 @@ tab's summary uses (explorer/claims/evidence.py describes the shape).
     evidence_c6(loaded)    DeepSeek-V3's latent cache = 4.5 d_head = GQA with 2.25 KV heads; the
                            tiny MLA module's up-projected cache = its per-head K and V (mla.py)
     evidence_c7(loaded)    the best fixed W' for R_m W over 512 positions leaves a residual (mla.py)
-    evidence_c18(loaded)   the loaded checkpoint's block read from its tensors (blocks.py)
+    evidence_c18(loaded)   the loaded checkpoint's block read from its tensors (inventory.py)
     evidence_c19(loaded)   pre- vs post-norm gradients at initialisation, 24 layers (norm_placement.py)
 
 C6, C7 and C19 do not depend on the loaded model (Evidence.model is ""): C6 and C7 compute from
@@ -15,7 +15,7 @@ MLP uses GELU (GeGLU) where Llama uses SiLU (SwiGLU): the measures say which.
 """
 from __future__ import annotations
 
-from explorer.architecture import blocks, mla, norm_placement
+from explorer.architecture import blocks, inventory, mla, norm_placement
 from explorer.claims.evidence import Evidence, Measure
 
 TAB = "architecture"
@@ -55,10 +55,10 @@ def evidence_c7(loaded) -> Evidence:
                 "threshold": 100 * mla.FOLD_RESIDUAL_MIN})
 
 
-def loaded_block(loaded) -> blocks.Block:
+def loaded_block(loaded) -> inventory.Block:
     """The loaded checkpoint's block as the tab's run() reads it (after the two references)."""
-    entry = blocks.checkpoint_entry(loaded.name, getattr(loaded.spec, "title", loaded.name), loaded.folder,
-                                    loaded.model)
+    entry = inventory.checkpoint_entry(loaded.name, getattr(loaded.spec, "title", loaded.name),
+                                       loaded.folder, loaded.model)
     return blocks.run([entry]).blocks[-1]
 
 

@@ -7,9 +7,9 @@ criterion function the tab's summary uses:
 - C8  receptive_field.run with one small window forced on every layer, on a text just longer
       than the reach -> receptive_field.measured_reach (the boundary probed at L(w-1) and
       L(w-1) + 1) and the rule at every probed distance; the reach table's Mistral 7B row;
-- C10 sinks.run on the opening of the long text -> sinks.sink_verdict; and streaming_steps
-      (full, window only, sinks + window) on a short stretch of it -> streaming.streaming_verdict
-      and streaming.eviction_hurts.
+- C10 sinks.run on the opening of the long text -> sinks.sink_verdict; and streaming.run (the
+      tab's policies) on a short stretch of it -> streaming.streaming_verdict and
+      streaming.eviction_hurts.
 
 Each function takes a few seconds on SmolLM2 on a 2-core CPU. None catches its own failures.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.attention import drain, groups, long_ids, receptive_field as rf, sinks, streaming
+from explorer.attention import groups, receptive_field as rf, sinks, streaming
 from explorer.claims.evidence import Evidence, Measure
 
 TAB = "attention"
@@ -93,13 +93,10 @@ def c10_holds(verdict: sinks.SinkVerdict, stream: dict) -> bool:
 
 
 def c10_stream(loaded: Any) -> dict:
-    """Perplexities past the window and their verdict for full / window only / sinks + window on
-    the first C10_STREAM_TOKENS tokens of the long text (a private cache: nothing shared)."""
-    ids = long_ids(loaded.tokenizer, C10_STREAM_TOKENS)
-    result = drain(streaming.streaming_steps(loaded.name, loaded.model, ids, C10_WINDOW, C10_SINKS,
-                                             streaming.StreamingCache(), policies=streaming.POLICIES))
-    numbers = streaming.streaming_summary(result)
-    return {**numbers, **streaming.streaming_verdict(numbers)}
+    """Perplexities past the window and their verdict for the tab's policies (full / window only
+    / sinks + window, and on a model with sliding layers sinks in its global layers only) on the
+    first C10_STREAM_TOKENS tokens of the long text: the tab's run, with a private cache."""
+    return streaming.run(loaded, C10_STREAM_TOKENS, C10_WINDOW, C10_SINKS, streaming.StreamingCache()).numbers
 
 
 def evidence_c10(loaded: Any) -> Evidence:

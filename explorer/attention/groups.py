@@ -27,13 +27,6 @@ def head_groups(config) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def recorded_head_shapes(model, ids: Sequence[int] = (1, 2, 3)) -> dict[str, tuple]:
-    """Shapes of the real q and k tensors of layer 0 for a tiny input: the KV side has
-    n_kv_heads heads, the query side n_heads."""
-    return record_heads(model, ids)[0]
-
-
-@torch.inference_mode()
 def record_heads(model, ids: Sequence[int] = (1, 2, 3)) -> tuple[dict[str, tuple], int, list[int]]:
     """One forward of `ids` through the engine's KV cache with q, k, v of layer 0 recorded:
     (shapes of q, k, v; bytes per element of the recorded k; the cache's used bytes per layer,

@@ -53,11 +53,6 @@ def policy_mask_option(model, policy: str, window: int, sinks: int):
                  for kind in model.config.layer_types)
 
 
-def policy_layer_masks(model, policy: str, window: int, sinks: int) -> list[MaskSpec]:
-    """The per-layer masks the engine uses for a policy (each layer's own mask, restricted)."""
-    return model.layer_masks(policy_mask_option(model, policy, window, sinks))
-
-
 def chunk_count(n_tokens: int, chunk: int) -> int:
     """Forward passes streaming_nll makes over n_tokens tokens (the last token is only a target)."""
     return math.ceil((n_tokens - 1) / chunk)
@@ -129,11 +124,6 @@ class StreamingCache:
             self._data.move_to_end(key)
             while len(self._data) > self.max_entries:
                 self._data.popitem(last=False)
-
-    def models_with(self, n: int, window: int, sinks: int) -> list[str]:
-        with self._lock:
-            names = {k[0] for k in self._data if k[1] == n and k[3] == window and k[4] == sinks}
-        return sorted(names)
 
     def results(self, n: int, window: int, sinks: int) -> list["StreamingResult"]:
         """Every model's curves already measured for this (n, w, s), as StreamingResults."""

@@ -9,11 +9,15 @@ from typing import Any, Optional, Sequence
 
 import torch
 
+from explorer import prompts
 from explorer.inputs import whole_number
 from explorer.locales import Term
 from models.attention import MaskSpec
 from models.forward import Recorder, RunOptions
 
+# the prompt the tab shows first and the claims board captures
+DEFAULT_PROMPT = ("FlashAttention computes exact attention in tiles: the score matrix never leaves "
+                  "the chip, only the output is written back to memory.")
 MIN_N = 8
 MAX_N_CPU = 512      # one forward of n tokens, then an n x n naive matrix per head: ~1 s here
 MAX_N_GPU = 2048
@@ -33,6 +37,12 @@ def fill_to(ids: Sequence[int], n: int, bos_id: Optional[int] = None) -> list[in
     while len(out) < n:
         out.extend(body[: n - len(out)])
     return out[:n]
+
+
+def prompt_ids(tokenizer, prompt: Any, n: int) -> list[int]:
+    """Exactly n token ids of a prompt: its first n tokens, or the prompt repeated (fill_to)."""
+    ids = prompts.encode(tokenizer, prompt, n, truncate=True, name=Term("inputs.name.prompt"))
+    return fill_to(ids, n, bos_id=tokenizer.bos_token_id)
 
 
 @dataclass(frozen=True)

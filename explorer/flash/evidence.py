@@ -15,7 +15,6 @@ query block, 2sd·ceil(n/Bq) bytes, which grows as n² for fixed blocks (the Fla
 """
 from __future__ import annotations
 
-from explorer import prompts
 from explorer.claims.evidence import Evidence, Measure
 from explorer.flash import capture as flash_capture
 from explorer.flash import io, memory, schedule
@@ -23,8 +22,6 @@ from models.attention import MaskSpec
 
 TAB = "flash"
 SECTION = "section-flash-sec-schedule"
-PROMPT = ("FlashAttention computes exact attention in tiles: the score matrix never leaves the chip, "
-          "only the output is written back to memory.")
 LAYER, HEAD = 2, 0
 HEAD_N, HEAD_BLOCK = 128, 32      # C16: the real head, 4 x 4 tiles
 ROW_N, ROW_BLOCK = 128, 16        # C17: 8 key blocks, so the row's max has room to rise
@@ -34,10 +31,9 @@ SWEEP_PATHS = ("naive", "tiled")
 
 
 def head_schedule(loaded, n: int, block: int) -> schedule.FlashSchedule:
-    """The tab's run on LAYER, HEAD of the loaded model, the prompt filled to n tokens, causal
-    (each layer's own mask)."""
-    ids = prompts.encode(loaded.tokenizer, PROMPT, n, truncate=True)
-    ids = flash_capture.fill_to(ids, n, bos_id=loaded.tokenizer.bos_token_id)
+    """The tab's run on LAYER, HEAD of the loaded model, its default prompt filled to n tokens,
+    causal (each layer's own mask)."""
+    ids = flash_capture.prompt_ids(loaded.tokenizer, flash_capture.DEFAULT_PROMPT, n)
     captured = flash_capture.capture(loaded.model, ids, LAYER, HEAD)
     return schedule.run(captured, block, block)
 

@@ -116,10 +116,21 @@ def _traffic(result: FlashSchedule, upto: Optional[int]) -> list:
 def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
     """The tiled schedule, one frame per tile: the grid of tiles (pending, skipped, partly
     masked, full, current) and the bytes moved so far next to the naive path's totals."""
-    cap = result.capture
-    n, d, bq, bk = cap.n, cap.head_dim, result.block_q, result.block_k
+    fig = _tile_panels(result, lang)
+    _add_player(fig, result, lang)
     nq, nk = result.grid
-    steps = len(result.steps)
+    bq, bk = result.block_q, result.block_k
+    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=720)
+    out.layout.margin.b = 270
+    return out
+
+
+def _tile_panels(result: FlashSchedule, lang: str) -> Fig:
+    """The two panels at the first step: the grid of tiles and the bytes moved so far next to
+    the naive path's totals, with the tile colours' legend."""
+    cap = result.capture
+    n, bq, bk = cap.n, result.block_q, result.block_k
+    nq, nk = result.grid
     final = {(int(qi), int(kj)): int(s) for (qi, kj), s in zip(result.steps, result.status)}
     cell_text = [[text("flash.fig.tile_cell", lang, q0=qi * bq, q1=min(n, (qi + 1) * bq) - 1,
                        k0=kj * bk, k1=min(n, (kj + 1) * bk) - 1,
@@ -158,6 +169,14 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
     fig.update_layout(barmode="group", legend=dict(y=-0.4, yanchor="top"))
     fig.update_xaxes(1, domain=[0.0, 0.42])
     fig.update_xaxes(2, domain=[0.64, 1.0])
+    return fig
+
+
+def _add_player(fig: Fig, result: FlashSchedule, lang: str) -> None:
+    """One frame per step (the grid, the bytes so far, the step's note), a play / pause button
+    and a slider over the steps."""
+    n, bq, bk = result.capture.n, result.block_q, result.block_k
+    steps = len(result.steps)
     base_notes = list(fig.layout.get("annotations", []))
     chip = text("flash.fig.on_chip", lang, chip=chip_text(result, lang))
 
@@ -195,9 +214,6 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
                                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                                        transition=dict(duration=0))])
                              for i in range(steps)])])
-    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=720)
-    out.layout.margin.b = 270
-    return out
 
 
 def row_figure(result: FlashSchedule, lang: str) -> go.Figure:

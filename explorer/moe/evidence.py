@@ -9,78 +9,73 @@ experiments with small fixed inputs and reads the verdict through the criterion 
                            at least IMBALANCE_MARGIN times as uneven (balance.balancing_helps)
 
 The routing runs on the loaded model when it is an MoE; for a dense model (SmolLM2, Gemma) on
-the shipped explorer-moe-aux checkpoint (explorer/moe/checkpoints), loaded once on the CPU and
-kept read-only. The text is the start of the corpus's held-out files (never trained on).
+the shipped explorer-moe-aux checkpoint (explorer/moe/checkpoints). A shipped checkpoint is
+loaded as the app loads every model (explorer.runtime: the same loader and tokenizer), on the
+loaded model's device and dtype, and kept read-only. The text is the start of the corpus's
+held-out files (never trained on), tokenized as the tab tokenizes a visitor's text
+(session.tokenize), and the timing uses the tab's settings (cost.KS, cost.REPEATS).
 """
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import torch
 
 from explorer.claims.evidence import Evidence, Measure
-from explorer.moe import balance, corpus, cost, params, routing, shipped
-from models.loading import load_model
+from explorer.moe import balance, corpus, cost, params, routing, session, shipped
+from explorer.runtime import LoadedModel, Runtime
 
 TAB = "moe"
 ROUTE_SECTION = "section-moe-route-section"
 LOAD_SECTION = "section-moe-load-section"
 ROUTE_TOKENS = 128          # tokens routed for C14
-LOAD_TOKENS = 512           # tokens routed through each router for C15 (the tab's maximum)
-COST_KS = (1, 2, 4, 8)
+LOAD_TOKENS = session.MAX_TOKENS   # tokens routed through each router for C15 (the tab's maximum)
 COST_TOKENS = 64            # run_cost repeats them to its 256-token minimum
-COST_REPEATS = 5           # fastest of 5: another process's load only adds time
 ROUTING_VARIANT = "aux"     # the shipped checkpoint C14 routes through when the loaded model is dense
 CLAIMED = ("Mixtral 8x7B", "DeepSeek-V3")   # the published models the claim names
 
 
-@dataclass(frozen=True)
-class Shipped:
-    name: str
-    model: torch.nn.Module      # eval mode, fp32 on the CPU; shared: never mutate
-    tokenizer: object           # tokenizers.Tokenizer of the folder
-
-
 @functools.lru_cache(maxsize=None)   # read-only weights, the same for every visitor
-def shipped_model(name: str) -> Shipped:
-    from tokenizers import Tokenizer
+def _shipped_runtime(device: str, dtype: torch.dtype) -> Runtime:
+    return Runtime(device, dtype, registry=shipped.shipped_entries())
 
-    folder = shipped.folder(name)
-    model = load_model(folder, device="cpu", dtype=torch.float32).eval()
-    return Shipped(name, model, Tokenizer.from_file(str(folder / "tokenizer.json")))
+
+def shipped_model(name: str, like: LoadedModel) -> LoadedModel:
+    """The shipped checkpoint `name`, loaded as the app loads it, on the device and dtype of
+    `like` (the board's loaded model)."""
+    return _shipped_runtime(str(like.device), like.dtype).get(name)
 
 
 @functools.lru_cache(maxsize=1)
 def held_out_text() -> str:
-    """The first held-out files of the corpus, joined (raises corpus.CorpusError without them)."""
-    return "\n".join(corpus.load().held_out[:3])
+    """The first held-out files of the corpus, joined, as much as the tab's text box takes
+    (raises corpus.CorpusError without them)."""
+    return "\n".join(corpus.load().held_out[:3])[:session.MAX_TEXT_CHARS]
 
 
-def tokens_of(tokenizer, count: int) -> tuple[list[int], list[str]]:
-    ids = tokenizer.encode(held_out_text()).ids[:count]
-    return ids, [tokenizer.decode([i]) for i in ids]
+def held_out_tokens(tokenizer, count: int) -> session.Tokens:
+    """The first `count` tokens of held_out_text(), tokenized as the tab tokenizes a text."""
+    tokens = session.tokenize(tokenizer, held_out_text(), truncate=True)
+    return session.Tokens(tokens.ids[:count], tokens.texts[:count])
 
 
-def routing_target(loaded):
-    """(name, model, ids, token texts) C14 routes: the loaded model if it is an MoE, else the
-    shipped checkpoint."""
+def routing_target(loaded: LoadedModel) -> LoadedModel:
+    """The model C14 routes: the loaded model if it is an MoE, else the shipped checkpoint."""
     try:
         routing.moe_shape(loaded.model)
     except routing.NotMoEError:
-        target = shipped_model(shipped.NAMES[ROUTING_VARIANT])
-        return target.name, target.model, *tokens_of(target.tokenizer, ROUTE_TOKENS)
-    ids = loaded.tokenizer(held_out_text(), add_special_tokens=False)["input_ids"][:ROUTE_TOKENS]
-    return loaded.name, loaded.model, ids, [loaded.tokenizer.decode([i]) for i in ids]
+        return shipped_model(shipped.NAMES[ROUTING_VARIANT], loaded)
+    return loaded
 
 
 def evidence_c14(loaded) -> Evidence:
-    name, model, ids, texts = routing_target(loaded)
-    routed = routing.run_routing(model, ids, texts)
+    target = routing_target(loaded)
+    tokens = held_out_tokens(target.tokenizer, ROUTE_TOKENS)
+    routed = routing.run_routing(target.model, tokens.ids, tokens.texts)
     off_k = int((routing.experts_per_token(routed) != routed.top_k).sum())
     counts = {c.name: c for c in params.published_counts()}
     claimed = [counts[n] for n in CLAIMED]
-    timed = cost.run_cost(model, ids[:COST_TOKENS], COST_KS, repeats=COST_REPEATS)
+    timed = cost.run_cost(target.model, tokens.ids[:COST_TOKENS])
     passed = (routing.routes_to_k(routed) and all(params.reproduces_stated(c) for c in claimed)
               and cost.time_grows_with_k(timed))
     mixtral, deepseek = claimed
@@ -96,7 +91,7 @@ def evidence_c14(loaded) -> Evidence:
         Measure("claims.m.time_ratio_k", cost.time_ratio(timed), "×"))
     return Evidence(
         claim="C14", passed=bool(passed), measures=measures, criterion="claims.C14.criterion", tab=TAB,
-        section=ROUTE_SECTION, model=name,
+        section=ROUTE_SECTION, model=target.name,
         fields={"mixtral": f"{mixtral.stated[0]:g} / {mixtral.stated[1]:g}",
                 "deepseek": f"{deepseek.stated[0]:g} / {deepseek.stated[1]:g}",
                 "k0": timed.rows[0].k, "k1": timed.rows[-1].k, "threshold": cost.TIME_GROWTH_MIN})
@@ -104,10 +99,11 @@ def evidence_c14(loaded) -> Evidence:
 
 def evidence_c15(loaded) -> Evidence:
     models = []
-    for variant in shipped.VARIANTS:
-        target = shipped_model(shipped.NAMES[variant])
-        ids, texts = tokens_of(target.tokenizer, LOAD_TOKENS)
-        models.append((target.name, variant, target.model, ids, texts, None))
+    for variant in shipped.VARIANTS:   # the tuples the tab's comparison passes, on held-out text
+        target = shipped_model(shipped.NAMES[variant], loaded)
+        tokens = held_out_tokens(target.tokenizer, LOAD_TOKENS)
+        models.append((target.name, variant, target.model, tokens.ids, tokens.texts,
+                       shipped.card(target.name)))
     result = balance.run(models, layer=routing.moe_layers(models[0][2])[-1])
     found = balance.imbalances(result)
     return Evidence(

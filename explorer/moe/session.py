@@ -27,8 +27,10 @@ def check(value: Any) -> str:
     return check_text(value, Term("moe.text_name"), max_chars=MAX_TEXT_CHARS)
 
 
-def tokenize(tokenizer, value: Any) -> Tokens:
-    ids = encode(tokenizer, check(value), MAX_TOKENS, name=Term("moe.text_name"))
+def tokenize(tokenizer, value: Any, truncate: bool = False) -> Tokens:
+    """The text's tokens, at most MAX_TOKENS: more raise InputError, or are cut to the first
+    MAX_TOKENS when `truncate`."""
+    ids = encode(tokenizer, check(value), MAX_TOKENS, truncate=truncate, name=Term("moe.text_name"))
     if len(ids) < 2:
         raise InputError("moe.err.too_few_tokens", n=len(ids))
     return Tokens(tuple(ids), tuple(token_text(tokenizer, i) for i in ids))

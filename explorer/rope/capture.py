@@ -12,6 +12,7 @@ import torch
 from explorer import prompts
 from explorer.inputs import check_text, whole_number
 from explorer.locales import Term
+from explorer.texts import long_text
 from models.attention import MaskSpec
 from models.forward import Recorder
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
@@ -59,6 +60,14 @@ class QKCapture:
 
     def check_head(self, head) -> int:
         return whole_number(head, Term("rope.name.head"), 0, self.n_heads - 1)
+
+
+def default_text() -> str:
+    """The text captured unless a visitor types another (the tab's default, the claims board's
+    text): a stretch of prose from the long text (its first lines are reST headings)."""
+    text_all = long_text()
+    start = max(text_all.find("A Python program is constructed"), 0)
+    return text_all[start:start + 1400]
 
 
 def capped_ids(tokenizer, text: str, max_tokens: int) -> list[int]:

@@ -34,18 +34,12 @@ SWEEP_APPLY = "all"        # ... on every layer (Gemma's two bases both replaced
 SWEEP_TOKENS = sweep.MIN_SWEEP_TOKENS
 
 
-def capture_text() -> str:
-    """Prose from the shipped long text (its first lines are reST headings)."""
-    text_all = long_text()
-    start = max(text_all.find("A Python program is constructed"), 0)
-    return text_all[start:start + 2000]
-
-
 def toeplitz_per_head(loaded) -> list[toeplitz.ToeplitzResult]:
     """The Toeplitz test for every query head of one layer, on one capture."""
     config = loaded.config
     layer = min(LAYER, config.n_layers - 1)
-    captured = rope_capture.capture_qk(loaded.model, loaded.tokenizer, capture_text(), layer, CAPTURE_TOKENS)
+    captured = rope_capture.capture_qk(loaded.model, loaded.tokenizer, rope_capture.default_text(), layer,
+                                       CAPTURE_TOKENS)
     return [toeplitz.toeplitz(captured, head, Q_TOKEN, K_TOKEN, POSITIONS) for head in range(config.n_heads)]
 
 

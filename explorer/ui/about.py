@@ -34,13 +34,9 @@ def claim_ids() -> list[str]:
     return re.findall(r"^\|\s*(C\d+)\s*\|", claims, flags=re.MULTILINE)
 
 
-def claims_table(t, lang: str, built_tabs: dict[str, str]) -> str:
-    """Markdown table of the claims; `built_tabs` maps the ids of existing tabs to the locale
-    key of their title. (`t` is unused: kept for callers that pass the translator.)"""
-    return draw_claims(built_tabs, lang)
-
-
 def draw_claims(built_tabs: dict[str, str], lang: str) -> str:
+    """Markdown table of the claims; `built_tabs` maps the ids of existing tabs to the locale
+    key of their title."""
     header = (f"| {text('about.col.id', lang)} | {text('about.col.claim', lang)} | "
               f"{text('about.col.where', lang)} |\n|---|---|---|")
     rows = []

@@ -7,7 +7,7 @@ import functools
 
 import gradio as gr
 
-from explorer.architecture import blocks, mla, norm_placement
+from explorer.architecture import blocks, inventory, mla, norm_placement
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.runtime import UnknownModelError
@@ -36,9 +36,9 @@ def read_blocks(runtime, lang, model_name, progress=gr.Progress()):
     for name in names:
         loaded = load_or_error(runtime, name, progress)
         try:
-            entries.append(blocks.checkpoint_entry(name, getattr(loaded.spec, "title", name), loaded.folder,
-                                                   loaded.model))
-        except blocks.InventoryError:
+            entries.append(inventory.checkpoint_entry(name, getattr(loaded.spec, "title", name), loaded.folder,
+                                                      loaded.model))
+        except inventory.InventoryError:
             if name != picked:
                 raise
             # the picked model has a block of another kind (an MoE): the shipped ones still show

@@ -188,132 +188,218 @@ def head_choices(n_heads: int) -> list:
 
 
 def build(ctx: TabContext) -> None:
-    t = ctx.t
-    # measured StreamingLLM curves of this app instance, shared by its visitors (deterministic)
-    streaming_cache = streaming.StreamingCache()
-
     with ctx.section("attention.section.map"):
-        gr.Markdown(t("attention.intro"), latex_delimiters=LATEX)
-        with gr.Row():
-            prompt = gr.Textbox(DEFAULT_PROMPT, label=t("attention.prompt"), lines=2, scale=4,
-                                elem_id="attention-prompt")
-            n_generate = gr.Slider(0, maps.MAX_GENERATED, value=0, step=1, label=t("attention.generate"),
-                                   scale=1, elem_id="attention-generate")
-        with gr.Row():
-            layer = gr.Slider(0, 29, value=3, step=1, label=t("attention.layer"), elem_id="attention-layer")
-            head = gr.Dropdown(choices=head_choices(9), value="all", label=t("attention.head"),
-                               elem_id="attention-head", filterable=False)
-            impl = gr.Radio(list(maps.IMPLS), value="eager", label=t("attention.impl"),
-                            info=t("attention.impl_info"), elem_id="attention-impl")
-        with gr.Row():
-            mask_kind = gr.Radio([(t("attention.mask.causal"), "causal"), (t("attention.mask.window"), "window"),
-                                  (t("attention.mask.sinks"), "sinks"),
-                                  (t("attention.mask.sink_logit"), "sink_logit")],
-                                 value="causal", label=t("attention.mask"), elem_id="attention-mask", scale=3)
-            window = gr.Number(8, label=t("attention.window"), precision=0, elem_id="attention-window",
-                               scale=1)
-            sinks_n = gr.Number(2, label=t("attention.sinks"), precision=0, elem_id="attention-sinks",
-                                scale=1)
-            sink_logit = gr.Slider(-5, 10, value=1.0, step=0.1, label=t("attention.sink_logit"),
-                                   elem_id="attention-sink-logit", scale=2)
-        run = gr.Button(t("attention.run"), variant="primary", elem_id="attention-run")
-        with gr.Row():
-            map_plot = gr.Plot(elem_id="attention-map", scale=3, show_label=False)
-            mask_plot = gr.Plot(elem_id="attention-mask-plot", scale=2, show_label=False)
-        map_summary = gr.Markdown(elem_id="attention-summary")
-        next_tokens = gr.Dataframe(elem_id="attention-next-tokens", interactive=False)
-        with gr.Accordion(t("attention.data"), open=False):
-            map_data = gr.JSON(show_label=False)
-        map_state = gr.State()
-
+        layer, head = _build_map(ctx)
     with ctx.section("attention.section.groups"):
-        gr.Markdown(t("attention.gqa_heading"))
-        groups_plot = gr.Plot(elem_id="attention-groups", show_label=False)
-        groups_summary = gr.Markdown(elem_id="attention-groups-summary", latex_delimiters=LATEX)
-        groups_data = gr.JSON(visible=False)
-        groups_state = gr.State()
-
+        group_outputs = _build_groups(ctx)
     with ctx.section("attention.section.sinks"):
-        gr.Markdown(t("attention.sinks_heading"), latex_delimiters=LATEX)
-        gr.Markdown(t("attention.source"), elem_classes=["attention-source"])
-        with gr.Row():
-            sink_tokens = gr.Slider(16, 512, value=256, step=16, label=t("attention.sink_tokens"),
-                                    elem_id="sink-tokens")
-            sink_count = gr.Number(4, label=t("attention.sinks"), precision=0, elem_id="sink-count")
-            use_logit = gr.Checkbox(False, label=t("attention.use_sink_logit"), elem_id="sink-use-logit")
-            sink_b = gr.Slider(-5, 10, value=2.0, step=0.1, label=t("attention.sink_logit"),
-                               elem_id="sink-b")
-        with gr.Row():
-            sink_run = gr.Button(t("attention.sink_run"), elem_id="sink-run", scale=4)
-            sink_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="sink-stop", scale=1)
-        sink_status = gr.Markdown(elem_id="sink-status")
-        sink_running = gr.State(False)
-        with gr.Row():
-            sink_first = gr.Plot(elem_id="sink-first", show_label=False)
-            sink_first_s = gr.Plot(elem_id="sink-first-s", show_label=False)
-            sink_absorbed = gr.Plot(elem_id="sink-absorbed", show_label=False, visible=False)
-        sink_summary = gr.Markdown(elem_id="sink-summary")
-        with gr.Accordion(t("attention.data"), open=False):
-            sink_data = gr.JSON(show_label=False)
-        sink_state = gr.State()
-
+        _build_sinks(ctx)
     with ctx.section("attention.section.stream"):
-        gr.Markdown(t("attention.stream_heading"), latex_delimiters=LATEX)
-        gr.Markdown(t("attention.source"), elem_id="stream-source")
-        with gr.Row():
-            stream_tokens = gr.Slider(128, LONG_TEXT_MAX, value=STREAM_DEFAULT_TOKENS, step=64,
-                                      label=t("attention.stream_tokens"), elem_id="stream-tokens")
-            stream_window = gr.Number(256, label=t("attention.window"), precision=0, elem_id="stream-window")
-            stream_sinks = gr.Number(4, label=t("attention.sinks"), precision=0, elem_id="stream-sinks")
-        with gr.Row():
-            stream_run = gr.Button(t("attention.stream_run"), elem_id="stream-run", scale=4)
-            stream_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="stream-stop", scale=1)
-        stream_status = gr.Markdown(elem_id="stream-status")
-        stream_running = gr.State(False)
-        stream_plot = gr.Plot(elem_id="stream-plot", show_label=False)
-        stream_summary = gr.Markdown(elem_id="stream-summary")
-        with gr.Accordion(t("attention.data"), open=False):
-            stream_data = gr.JSON(show_label=False)
-        stream_state = gr.State()
-
+        # measured StreamingLLM curves of this app instance, shared by its visitors (deterministic)
+        _build_streaming(ctx, streaming.StreamingCache())
     with ctx.section("attention.section.rf"):
-        gr.Markdown(t("attention.rf_heading"), latex_delimiters=LATEX)
-        with gr.Row():
-            rf_mode = gr.Radio([(t("attention.rf_mode.forced"), "forced"), (t("attention.rf_mode.own"), "own")],
-                               value="forced", label=t("attention.rf_mode"), elem_id="rf-mode")
-            rf_window = gr.Number(8, label=t("attention.window"), precision=0, elem_id="rf-window")
-            rf_tokens = gr.Slider(16, 1024, value=96, step=8, label=t("attention.rf_tokens"),
-                                  elem_id="rf-tokens")
-            rf_seed = gr.Number(0, label=t("attention.seed"), precision=0, elem_id="rf-seed")
-        with gr.Row():
-            rf_run = gr.Button(t("attention.rf_run"), elem_id="rf-run", scale=4)
-            rf_stop = gr.Button(t("attention.stop"), variant="stop", elem_id="rf-stop", scale=1)
-        rf_status = gr.Markdown(elem_id="rf-status")
-        rf_running = gr.State(False)
-        rf_plot = gr.Plot(elem_id="rf-plot", show_label=False)
-        rf_summary = gr.Markdown(elem_id="rf-summary")
-        gr.Markdown(t("attention.reach_heading"), latex_delimiters=LATEX)
-        reach = gr.Dataframe(rf.table(None, "en"), elem_id="rf-reach", interactive=False)
-        with gr.Accordion(t("attention.data"), open=False):
-            rf_data = gr.JSON(show_label=False)
-        rf_state = gr.State(NO_PROBE)   # the reach table is redrawn even before a probe
-
+        reach = _build_receptive(ctx)
     with ctx.section("attention.section.lg"):
-        gr.Markdown(t("attention.lg_heading"), latex_delimiters=LATEX)
-        lg_strip = gr.Plot(elem_id="lg-strip", show_label=False)
-        lg_summary = gr.Markdown(elem_id="lg-summary")
-        lg_plot = gr.Plot(elem_id="lg-plot", show_label=False)
-        lg_table = gr.Dataframe(elem_id="lg-table", interactive=False)
-        lg_data = gr.JSON(visible=False)
-        lg_state = gr.State()
+        lg_outputs = _build_local_global(ctx)
+    _follow_model(ctx, layer, head, lg_outputs, reach, group_outputs)
 
-    # ---- wiring: a thin adapter per event (load the model, call the module-level handler) ----
+
+def _build_map(ctx: TabContext) -> tuple:
+    """The map under a mask; returns (layer, head), whose ranges follow the model picker."""
+    t = ctx.t
+    gr.Markdown(t("attention.intro"), latex_delimiters=LATEX)
+    with gr.Row():
+        prompt = gr.Textbox(DEFAULT_PROMPT, label=t("attention.prompt"), lines=2, scale=4,
+                            elem_id="attention-prompt")
+        n_generate = gr.Slider(0, maps.MAX_GENERATED, value=0, step=1, label=t("attention.generate"),
+                               scale=1, elem_id="attention-generate")
+    with gr.Row():
+        layer = gr.Slider(0, 29, value=3, step=1, label=t("attention.layer"), elem_id="attention-layer")
+        head = gr.Dropdown(choices=head_choices(9), value="all", label=t("attention.head"),
+                           elem_id="attention-head", filterable=False)
+        impl = gr.Radio(list(maps.IMPLS), value="eager", label=t("attention.impl"),
+                        info=t("attention.impl_info"), elem_id="attention-impl")
+    with gr.Row():
+        mask_kind = gr.Radio([(t("attention.mask.causal"), "causal"), (t("attention.mask.window"), "window"),
+                              (t("attention.mask.sinks"), "sinks"),
+                              (t("attention.mask.sink_logit"), "sink_logit")],
+                             value="causal", label=t("attention.mask"), elem_id="attention-mask", scale=3)
+        window = gr.Number(8, label=t("attention.window"), precision=0, elem_id="attention-window",
+                           scale=1)
+        sinks_n = gr.Number(2, label=t("attention.sinks"), precision=0, elem_id="attention-sinks",
+                            scale=1)
+        sink_logit = gr.Slider(-5, 10, value=1.0, step=0.1, label=t("attention.sink_logit"),
+                               elem_id="attention-sink-logit", scale=2)
+    run = gr.Button(t("attention.run"), variant="primary", elem_id="attention-run")
+    with gr.Row():
+        map_plot = gr.Plot(elem_id="attention-map", scale=3, show_label=False)
+        mask_plot = gr.Plot(elem_id="attention-mask-plot", scale=2, show_label=False)
+    map_summary = gr.Markdown(elem_id="attention-summary")
+    next_tokens = gr.Dataframe(elem_id="attention-next-tokens", interactive=False)
+    with gr.Accordion(t("attention.data"), open=False):
+        map_data = gr.JSON(show_label=False)
+    map_state = gr.State()
 
     def on_map(model_name, lang, text, layer_value, head_value, kind, w, s, b, path, n_new,
                progress=gr.Progress()):
         """Attention probabilities of one layer (one head or all) under the chosen mask."""
         return attention_map(ctx.load(model_name, progress), lang, text, layer_value, head_value,
                              kind, w, s, b, path, n_new)
+
+    map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
+                  impl, n_generate]
+    map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data, map_state]
+    run.click(on_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
+    mask_kind.change(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
+    sink_logit.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
+    layer.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
+    # another head of the same map: redrawn from the probabilities already computed
+    head.input(show_head, [map_state, head, ctx.lang], [map_plot, map_state], api_visibility="private")
+    ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)
+    return layer, head
+
+
+def _build_groups(ctx: TabContext) -> list:
+    """The grouped-query layout; returns its outputs, which follow the model picker."""
+    t = ctx.t
+    gr.Markdown(t("attention.gqa_heading"))
+    groups_plot = gr.Plot(elem_id="attention-groups", show_label=False)
+    groups_summary = gr.Markdown(elem_id="attention-groups-summary", latex_delimiters=LATEX)
+    groups_data = gr.JSON(visible=False)
+    groups_state = gr.State()
+    ctx.redraw_on_language(groups_state, [groups_plot, groups_summary], draw_groups)
+    return [groups_plot, groups_summary, groups_data, groups_state]
+
+
+def _run_controls(t: Callable, run_key: str, prefix: str) -> tuple:
+    """A long run's controls: (Run, Stop, status line, running flag), ids `{prefix}-run` ..."""
+    with gr.Row():
+        run = gr.Button(t(run_key), elem_id=f"{prefix}-run", scale=4)
+        stop = gr.Button(t("attention.stop"), variant="stop", elem_id=f"{prefix}-stop", scale=1)
+    status = gr.Markdown(elem_id=f"{prefix}-status")
+    running = gr.State(False)
+    return run, stop, status, running
+
+
+def _build_sinks(ctx: TabContext) -> None:
+    t = ctx.t
+    gr.Markdown(t("attention.sinks_heading"), latex_delimiters=LATEX)
+    gr.Markdown(t("attention.source"), elem_classes=["attention-source"])
+    with gr.Row():
+        sink_tokens = gr.Slider(16, 512, value=256, step=16, label=t("attention.sink_tokens"),
+                                elem_id="sink-tokens")
+        sink_count = gr.Number(4, label=t("attention.sinks"), precision=0, elem_id="sink-count")
+        use_logit = gr.Checkbox(False, label=t("attention.use_sink_logit"), elem_id="sink-use-logit")
+        sink_b = gr.Slider(-5, 10, value=2.0, step=0.1, label=t("attention.sink_logit"),
+                           elem_id="sink-b")
+    sink_run, sink_stop, sink_status, sink_running = _run_controls(t, "attention.sink_run", "sink")
+    with gr.Row():
+        sink_first = gr.Plot(elem_id="sink-first", show_label=False)
+        sink_first_s = gr.Plot(elem_id="sink-first-s", show_label=False)
+        sink_absorbed = gr.Plot(elem_id="sink-absorbed", show_label=False, visible=False)
+    sink_summary = gr.Markdown(elem_id="sink-summary")
+    with gr.Accordion(t("attention.data"), open=False):
+        sink_data = gr.JSON(show_label=False)
+    sink_state = gr.State()
+
+    def on_sinks(model_name, lang, n_tokens, n_sinks, with_logit, b, progress=gr.Progress()):
+        """Attention mass on the first token(s) for every layer x head."""
+        yield from sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
+
+    # a long run: progress after every forward, a Stop, a time limit
+    sink_run.click(
+        SINK_STOPS.stoppable(on_sinks, stopped_word(8)),
+        [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
+        [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
+         sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
+        **ctx.model_event)
+    # Stop ends a run after the forward under way, with its own last message "Stopped."
+    sink_stop.click(SINK_STOPS.on_stop, None, None, queue=False, api_visibility="private")
+    ctx.redraw_on_language(sink_state, [sink_first, sink_first_s, sink_absorbed, sink_summary], draw_sinks)
+
+
+def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache) -> None:
+    t = ctx.t
+    gr.Markdown(t("attention.stream_heading"), latex_delimiters=LATEX)
+    gr.Markdown(t("attention.source"), elem_id="stream-source")
+    with gr.Row():
+        stream_tokens = gr.Slider(128, LONG_TEXT_MAX, value=STREAM_DEFAULT_TOKENS, step=64,
+                                  label=t("attention.stream_tokens"), elem_id="stream-tokens")
+        stream_window = gr.Number(256, label=t("attention.window"), precision=0, elem_id="stream-window")
+        stream_sinks = gr.Number(4, label=t("attention.sinks"), precision=0, elem_id="stream-sinks")
+    stream_run, stream_stop, stream_status, stream_running = _run_controls(t, "attention.stream_run", "stream")
+    stream_plot = gr.Plot(elem_id="stream-plot", show_label=False)
+    stream_summary = gr.Markdown(elem_id="stream-summary")
+    with gr.Accordion(t("attention.data"), open=False):
+        stream_data = gr.JSON(show_label=False)
+    stream_state = gr.State()
+
+    def on_streaming(model_name, lang, n_tokens, w, s, progress=gr.Progress()):
+        """Perplexity along the long text: full cache, window only, sinks + window."""
+        yield from streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache)
+
+    stream_run.click(
+        STREAM_STOPS.stoppable(on_streaming, stopped_word(6)),
+        [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
+        [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
+        api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
+        **ctx.model_event)
+    stream_stop.click(STREAM_STOPS.on_stop, None, None, queue=False, api_visibility="private")
+    ctx.redraw_on_language(stream_state, [stream_plot, stream_summary], draw_streaming)
+
+
+def _build_receptive(ctx: TabContext) -> gr.Dataframe:
+    """The receptive-field probe; returns its reach table, which follows the model picker."""
+    t = ctx.t
+    gr.Markdown(t("attention.rf_heading"), latex_delimiters=LATEX)
+    with gr.Row():
+        rf_mode = gr.Radio([(t("attention.rf_mode.forced"), "forced"), (t("attention.rf_mode.own"), "own")],
+                           value="forced", label=t("attention.rf_mode"), elem_id="rf-mode")
+        rf_window = gr.Number(8, label=t("attention.window"), precision=0, elem_id="rf-window")
+        rf_tokens = gr.Slider(16, 1024, value=96, step=8, label=t("attention.rf_tokens"),
+                              elem_id="rf-tokens")
+        rf_seed = gr.Number(0, label=t("attention.seed"), precision=0, elem_id="rf-seed")
+    rf_run, rf_stop, rf_status, rf_running = _run_controls(t, "attention.rf_run", "rf")
+    rf_plot = gr.Plot(elem_id="rf-plot", show_label=False)
+    rf_summary = gr.Markdown(elem_id="rf-summary")
+    gr.Markdown(t("attention.reach_heading"), latex_delimiters=LATEX)
+    reach = gr.Dataframe(rf.table(None, "en"), elem_id="rf-reach", interactive=False)
+    with gr.Accordion(t("attention.data"), open=False):
+        rf_data = gr.JSON(show_label=False)
+    rf_state = gr.State(NO_PROBE)   # the reach table is redrawn even before a probe
+
+    def on_receptive(model_name, lang, mode, w, n_tokens, seed, progress=gr.Progress()):
+        """Which layers' last hidden state changes when the token at distance d is replaced."""
+        yield from receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
+
+    rf_run.click(
+        PROBE_STOPS.stoppable(on_receptive, stopped_word(7)),
+        [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
+        [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
+        api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
+        **ctx.model_event)
+    rf_stop.click(PROBE_STOPS.on_stop, None, None, queue=False, api_visibility="private")
+    ctx.redraw_on_language(rf_state, [rf_plot, rf_summary, reach], draw_receptive)
+    return reach
+
+
+def _build_local_global(ctx: TabContext) -> list:
+    """Local vs global layers; returns its outputs, which follow the model picker."""
+    gr.Markdown(ctx.t("attention.lg_heading"), latex_delimiters=LATEX)
+    lg_strip = gr.Plot(elem_id="lg-strip", show_label=False)
+    lg_summary = gr.Markdown(elem_id="lg-summary")
+    lg_plot = gr.Plot(elem_id="lg-plot", show_label=False)
+    lg_table = gr.Dataframe(elem_id="lg-table", interactive=False)
+    lg_data = gr.JSON(visible=False)
+    lg_state = gr.State()
+    ctx.redraw_on_language(lg_state, [lg_strip, lg_summary, lg_plot, lg_table], draw_costs)
+    return [lg_strip, lg_summary, lg_plot, lg_table, lg_data, lg_state]
+
+
+def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_outputs: list) -> None:
+    """What the picked model decides, on load and on a model change: the layer / head ranges,
+    local vs global layers, the reach table and the head groups; the groups and local / global
+    sections are also API endpoints of their own."""
 
     def on_groups(model_name, lang):
         """Which query heads share which KV head in the selected model."""
@@ -333,35 +419,10 @@ def build(ctx: TabContext) -> None:
                 gr.update(choices=head_choices(config.n_heads), value="all"),
                 *local_global(loaded, lang), rf.table(None, lang))
 
-    def on_sinks(model_name, lang, n_tokens, n_sinks, with_logit, b, progress=gr.Progress()):
-        """Attention mass on the first token(s) for every layer x head."""
-        yield from sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
-
-    def on_streaming(model_name, lang, n_tokens, w, s, progress=gr.Progress()):
-        """Perplexity along the long text: full cache, window only, sinks + window."""
-        yield from streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache)
-
-    def on_receptive(model_name, lang, mode, w, n_tokens, seed, progress=gr.Progress()):
-        """Which layers' last hidden state changes when the token at distance d is replaced."""
-        yield from receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
-
-    map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
-                  impl, n_generate]
-    map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data, map_state]
-    run.click(on_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
-    mask_kind.change(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    sink_logit.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    layer.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    # another head of the same map: redrawn from the probabilities already computed
-    head.input(show_head, [map_state, head, ctx.lang], [map_plot, map_state], api_visibility="private")
-
-    # API-only endpoints (the page refreshes both on load and on a model change, below);
-    # wired first so they keep their names.
-    group_outputs = [groups_plot, groups_summary, groups_data, groups_state]
+    # API-only endpoints, wired before the page's own refresh below so that they keep their names
     groups_api = gr.Button(visible=False)
     groups_api.click(on_groups, [ctx.model, ctx.lang], group_outputs, api_name="head_groups",
                      **ctx.model_event)
-    lg_outputs = [lg_strip, lg_summary, lg_plot, lg_table, lg_data, lg_state]
     lg_api = gr.Button(visible=False)
     lg_api.click(on_local_global, [ctx.model, ctx.lang], lg_outputs, api_name="local_global")
 
@@ -370,34 +431,3 @@ def build(ctx: TabContext) -> None:
         trigger(on_controls, [ctx.model, ctx.lang], [layer, head, *lg_outputs, reach],
                 api_visibility="private").then(
             on_groups, [ctx.model, ctx.lang], group_outputs, api_visibility="private", **ctx.model_event)
-
-    # the long runs: progress after every forward, a Stop, a time limit
-    sink_run.click(
-        SINK_STOPS.stoppable(on_sinks, stopped_word(8)),
-        [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
-        [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
-         sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.model_event)
-    stream_run.click(
-        STREAM_STOPS.stoppable(on_streaming, stopped_word(6)),
-        [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
-        [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
-        api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.model_event)
-    rf_run.click(
-        PROBE_STOPS.stoppable(on_receptive, stopped_word(7)),
-        [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
-        [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
-        api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.model_event)
-    # Stop ends a run after the forward under way, with its own last message "Stopped."
-    for stop, stops in ((sink_stop, SINK_STOPS), (stream_stop, STREAM_STOPS), (rf_stop, PROBE_STOPS)):
-        stop.click(stops.on_stop, None, None, queue=False, api_visibility="private")
-
-    # the shell's one language switch redraws each section from its stored result
-    ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)
-    ctx.redraw_on_language(groups_state, [groups_plot, groups_summary], draw_groups)
-    ctx.redraw_on_language(sink_state, [sink_first, sink_first_s, sink_absorbed, sink_summary], draw_sinks)
-    ctx.redraw_on_language(stream_state, [stream_plot, stream_summary], draw_streaming)
-    ctx.redraw_on_language(rf_state, [rf_plot, rf_summary, reach], draw_receptive)
-    ctx.redraw_on_language(lg_state, [lg_strip, lg_summary, lg_plot, lg_table], draw_costs)

@@ -8,7 +8,7 @@ import functools
 
 import gradio as gr
 
-from explorer import masks, prompts
+from explorer import masks
 from explorer.flash import capture as flash_capture
 from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
@@ -17,8 +17,6 @@ from explorer.ui import TabContext, load_or_error, visitor_errors
 from models.attention import MaskSpec
 
 TITLE = "flash.tab"
-DEFAULT_PROMPT = ("FlashAttention computes exact attention in tiles: the score matrix never leaves "
-                  "the chip, only the output is written back to memory.")
 MEMORY_MAX_N = {"cpu": 1024, "cuda": 16384}   # the profiler's events grow with the tiles
 
 # Gradio's plot component hands Plotly.react data and layout but not frames; the tiled figure
@@ -52,8 +50,7 @@ def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, windo
     row = whole_number(row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
     loaded = load_or_error(runtime, model_name, progress)
     layer, head = flash_capture.check_layer_head(loaded.config, layer, head)
-    ids = prompts.encode(loaded.tokenizer, prompt, n, truncate=True, name=Term("inputs.name.prompt"))
-    ids = flash_capture.fill_to(ids, n, bos_id=loaded.tokenizer.bos_token_id)
+    ids = flash_capture.prompt_ids(loaded.tokenizer, prompt, n)
     captured = flash_capture.capture(loaded.model, ids, layer, head, override)
     result = schedule.run(captured, block_q, block_k, None if row == -1 else row)
     return (*draw_head(result, lang), result)
@@ -143,7 +140,8 @@ def build(ctx: TabContext) -> None:
 
     with ctx.section("flash.sec.schedule"):
         with gr.Row():
-            prompt = gr.Textbox(DEFAULT_PROMPT, label=t("flash.prompt"), lines=2, scale=4, elem_id="flash-prompt")
+            prompt = gr.Textbox(flash_capture.DEFAULT_PROMPT, label=t("flash.prompt"), lines=2, scale=4,
+                                elem_id="flash-prompt")
             n = gr.Number(256, precision=0, label=t("flash.n"), elem_id="flash-n", scale=1)
             layer = gr.Number(2, precision=0, label=t("flash.layer"), elem_id="flash-layer", scale=1)
             head = gr.Number(0, precision=0, label=t("flash.head"), elem_id="flash-head", scale=1)

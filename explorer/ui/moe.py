@@ -27,8 +27,6 @@ DEFAULT_TEXT = '''def mean(values):
 '''
 DEFAULT_LAYER = 3
 PREFERENCE_TOKENS = 8192   # held-out tokens routed for the preference tables
-COST_KS = (1, 2, 4, 8)
-COST_REPEATS = 7
 
 
 def _model(runtime, name: Any, progress: Any = None):
@@ -123,7 +121,7 @@ def time_k(runtime, model_name, user_text, lang):
     session.check(user_text)
     loaded = _model(runtime, model_name)
     tokens = session.tokenize(loaded.tokenizer, user_text)
-    result = cost.run_cost(loaded.model, tokens.ids, COST_KS, repeats=COST_REPEATS)
+    result = cost.run_cost(loaded.model, tokens.ids)
     return (*draw_time(result, normalize_language(lang)), result)
 
 

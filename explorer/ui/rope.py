@@ -10,6 +10,8 @@ the run ends them with what was measured so far."""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from typing import Callable
 
 import gradio as gr
 
@@ -22,7 +24,7 @@ from explorer.rope import pair as pair_experiment
 from explorer.rope import scaling as scaling_experiment
 from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
-from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS
+from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
 from explorer.texts import long_text
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.stopping import Stops
@@ -40,13 +42,6 @@ SWEEP_STOPS, CONTINUATION_STOPS = Stops(), Stops()
 # Gradio's own `time_limit=` on the events (it acts on streaming events; the limit inside the
 # run is what ends the work): the run's limit plus one forward.
 EVENT_SLACK_S = 120
-
-
-def default_capture_text() -> str:
-    """A stretch of prose from the long text (its first lines are reST headings)."""
-    text_all = long_text()
-    start = text_all.find("A Python program is constructed")
-    return text_all[max(start, 0):max(start, 0) + 1400]
 
 
 def _check_text(value) -> str:
@@ -246,167 +241,240 @@ def scaling(lang, head_dim, base, factor, original_context):
 # ----------------------------------------------------------------------------- the tab
 
 def build(ctx: TabContext) -> None:
-    t, runtime = ctx.t, ctx.runtime
-    bind = lambda handler: visitor_errors(functools.partial(handler, runtime))  # noqa: E731
+    t = ctx.t
     gr.Markdown(t("rope.intro"), latex_delimiters=LATEX)
-
     model_bases_state = gr.State(None)   # the picked model's bases (ModelBases), from its config
     with ctx.section("rope.freq.title"):
-        gr.Markdown(t("rope.freq.heading"), latex_delimiters=LATEX)
-        freq_model_note = gr.Markdown(elem_id="rope-freq-model")
-        with gr.Row():
-            freq_bases = gr.Textbox(DEFAULT_BASES, label=t("rope.freq.bases"), scale=3,
-                                    elem_id="rope-freq-bases")
-            freq_dim = gr.Number(64, label=t("rope.freq.head_dim"), precision=0, scale=1,
-                                 elem_id="rope-freq-dim")
-            freq_context = gr.Number(8192, label=t("rope.freq.context"), precision=0, scale=1,
-                                     elem_id="rope-freq-context")
-            freq_run = gr.Button(t("rope.freq.run"), variant="primary", scale=1, elem_id="rope-freq-run")
-        freq_plot = gr.Plot(elem_id="rope-freq-plot", show_label=False)
-        freq_text = gr.Markdown(elem_id="rope-freq-text")
-        freq_table = gr.Dataframe(elem_id="rope-freq-table", interactive=False, wrap=True)
-        freq_state = gr.State(None)
-        freq_inputs = [ctx.lang, freq_bases, freq_dim, freq_context, model_bases_state]
-        freq_outputs = [freq_plot, freq_text, freq_table]
-        freq_run.click(frequencies, freq_inputs, [*freq_outputs, freq_state], api_name="rope_frequencies")
-        ctx.redraw_on_language(freq_state, freq_outputs, draw_frequencies)
-
+        frequency = _build_frequencies(ctx, model_bases_state)
     with ctx.section("rope.qk.title"):
-        gr.Markdown(t("rope.qk.heading"), latex_delimiters=LATEX)
-        qk_text = gr.Textbox(default_capture_text(), label=t("rope.qk.text"), lines=3, max_lines=6,
-                             elem_id="rope-qk-text")
-        with gr.Row():
-            qk_layer = gr.Slider(0, 29, value=3, step=1, label=t("rope.qk.layer"), elem_id="rope-qk-layer")
-            qk_head = gr.Slider(0, 8, value=0, step=1, label=t("rope.qk.head"), elem_id="rope-qk-head")
-            qk_tokens = gr.Slider(MIN_CAPTURE_TOKENS, MAX_CAPTURE_TOKENS, value=256, step=16, label=t("rope.qk.tokens"),
-                                  elem_id="rope-qk-tokens")
-        with gr.Row():
-            qk_q_token = gr.Number(120, label=t("rope.qk.q_token"), precision=0, elem_id="rope-qk-q")
-            qk_k_token = gr.Number(40, label=t("rope.qk.k_token"), precision=0, elem_id="rope-qk-k")
-            qk_positions = gr.Slider(toeplitz_experiment.MIN_TOEPLITZ_POSITIONS,
-                                     toeplitz_experiment.MAX_TOEPLITZ_POSITIONS, value=128, step=16, label=t("rope.qk.positions"),
-                                     elem_id="rope-qk-positions")
-            qk_run = gr.Button(t("rope.qk.run"), variant="primary", elem_id="rope-qk-run")
-        qk_text_out = gr.Markdown(elem_id="rope-qk-result")
-        with gr.Row():
-            with gr.Column():
-                gr.Markdown(t("rope.qk.both"))
-                qk_both = gr.Plot(elem_id="rope-qk-both", show_label=False)
-            with gr.Column():
-                gr.Markdown(t("rope.qk.one"))
-                qk_one = gr.Plot(elem_id="rope-qk-one", show_label=False)
-        gr.Markdown(t("rope.qk.real"))
-        qk_real = gr.Plot(elem_id="rope-qk-real", show_label=False)
-        capture_state = gr.State(None)
-        qk_outputs = [qk_both, qk_one, qk_real, qk_text_out]
-        ctx.redraw_on_language(capture_state, qk_outputs, draw_toeplitz)
-
+        capture = _build_capture(ctx)
     with ctx.section("rope.pair.title"):
-        gr.Markdown(t("rope.pair.heading"), latex_delimiters=LATEX)
-        with gr.Row():
-            pair_index = gr.Slider(0, 31, value=0, step=1, label=t("rope.pair.pair"), elem_id="rope-pair-index")
-            pair_position = gr.Slider(0, pair_experiment.MAX_POSITION, value=DEFAULT_PAIR_POSITION, step=1, label=t("rope.pair.position"),
-                                      elem_id="rope-pair-position")
-        with gr.Row():
-            pair_plot = gr.Plot(elem_id="rope-pair-plot", show_label=False, scale=3)
-            pair_text = gr.Markdown(elem_id="rope-pair-text")
-        pair_state = gr.State(None)
-        pair_inputs = [ctx.lang, capture_state, pair_index, pair_position]
-        pair_outputs = [pair_plot, pair_text]
-        # a capture (section "Real q and k") also rotates a pair of its q: this section's first result
-        qk_run.click(
-            bind(capture_and_toeplitz),
-            [ctx.model, ctx.lang, qk_text, qk_layer, qk_head, qk_q_token, qk_k_token, qk_positions, qk_tokens,
-             pair_index, pair_position],
-            [*qk_outputs, capture_state, pair_state], api_name="rope_qk", **ctx.model_event,
-        ).success(show_pair, [ctx.lang, pair_state], [*pair_outputs, pair_index], api_visibility="private")
-        pair_index.release(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_name="rope_pair")
-        pair_position.change(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_visibility="private",
-                             show_progress="hidden", trigger_mode="always_last")
-        ctx.redraw_on_language(pair_state, pair_outputs, draw_pair)
-
+        pair_index = _build_pair(ctx, capture)
     with ctx.section("rope.dist.title"):
-        gr.Markdown(t("rope.dist.heading"), latex_delimiters=LATEX)
-        dist_run = gr.Button(t("rope.dist.run"), elem_id="rope-dist-run")
-        dist_text = gr.Markdown(elem_id="rope-dist-text")
-        dist_plot = gr.Plot(elem_id="rope-dist-plot", show_label=False)
-        dist_state = gr.State(None)
-        dist_outputs = [dist_plot, dist_text]
-        dist_run.click(bind(distance), [ctx.model, ctx.lang, qk_text, qk_tokens], [*dist_outputs, dist_state],
-                       api_name="rope_distance", **ctx.model_event)
-        ctx.redraw_on_language(dist_state, dist_outputs, draw_distance)
-
+        _build_distance(ctx, capture)
     with ctx.section("rope.base.title"):
-        gr.Markdown(t("rope.base.heading"), latex_delimiters=LATEX)
-        base_model_note = gr.Markdown(elem_id="rope-base-model")
-        gr.Markdown(t("rope.base.source"), elem_id="rope-base-source")
-        with gr.Row():
-            sweep_bases = gr.Textbox(DEFAULT_SWEEP, label=t("rope.base.bases"), scale=3,
-                                     elem_id="rope-sweep-bases")
-            sweep_tokens = gr.Slider(sweep_experiment.MIN_SWEEP_TOKENS, sweep_experiment.MAX_SWEEP_TOKENS,
-                                     value=1024, step=128, label=t("rope.base.tokens"), scale=2,
-                                     elem_id="rope-sweep-tokens")
-        apply_to = gr.Radio([(t("rope.base.apply.full"), "full"), (t("rope.base.apply.sliding"), "sliding"),
-                             (t("rope.base.apply.all"), "all")], value="full", label=t("rope.base.apply"),
-                            elem_id="rope-apply-to")
-        with gr.Row():
-            sweep_run = gr.Button(t("rope.base.run"), variant="primary", elem_id="rope-sweep-run")
-            sweep_stop = gr.Button(t("rope.stop"), variant="stop", elem_id="rope-sweep-stop")
-        sweep_note = gr.Markdown(elem_id="rope-sweep-note")
-        sweep_text = gr.Markdown(elem_id="rope-sweep-text")
-        sweep_plot = gr.Plot(elem_id="rope-sweep-plot", show_label=False)
-        sweep_table = gr.Dataframe(elem_id="rope-sweep-table", interactive=False, wrap=True)
-        sweep_state = gr.State(None)
-        sweep_outputs = [sweep_plot, sweep_text, sweep_table]
-        sweep_run.click(
-            SWEEP_STOPS.stoppable(bind(sweep), stopped_word(5, progress_at=1)),
-            [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
-            [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
-            time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
-        # Stop ends the sweep after the forward under way, which then says "Stopped."
-        sweep_stop.click(SWEEP_STOPS.on_stop, None, None, queue=False, api_name="rope_perplexity_stop")
-        ctx.redraw_on_language(sweep_state, [*sweep_outputs, sweep_note], redraw_sweep)
-
+        base_model_note, sweep_inputs = _build_sweep(ctx)
     with ctx.section("rope.cont.title"):
-        gr.Markdown(t("rope.cont.heading"))
-        with gr.Row():
-            cont_base = gr.Slider(continuation_experiment.MIN_LOG10_BASE, continuation_experiment.MAX_LOG10_BASE,
-                                  value=6, step=0.1, label=t("rope.cont.base"), elem_id="rope-cont-base")
-            cont_new = gr.Slider(continuation_experiment.MIN_NEW_TOKENS, continuation_experiment.MAX_NEW_TOKENS, value=20, step=1,
-                                 label=t("rope.cont.new"), elem_id="rope-cont-new")
-            cont_run = gr.Button(t("rope.cont.run"), elem_id="rope-cont-run")
-            cont_stop = gr.Button(t("rope.stop"), variant="stop", elem_id="rope-cont-stop")
-        cont_note = gr.Markdown(elem_id="rope-cont-note")
-        cont_text = gr.Markdown(elem_id="rope-cont-text")
-        cont_state = gr.State(None)
-        cont_run.click(
-            CONTINUATION_STOPS.stoppable(bind(continuation), stopped_word(3, progress_at=0)),
-            [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
-            [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
-            time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
-        cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")
-        ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)
-
+        _build_continuation(ctx, sweep_inputs)
     with ctx.section("rope.scale.section"):
-        gr.Markdown(t("rope.scale.heading"), latex_delimiters=LATEX)
-        with gr.Row():
-            scale_base = gr.Number(100000, label=t("rope.scale.base"), elem_id="rope-scale-base")
-            scale_factor = gr.Slider(1, 32, value=4, step=0.5, label=t("rope.scale.factor"),
-                                     elem_id="rope-scale-factor")
-            scale_context = gr.Number(8192, label=t("rope.scale.context"), precision=0,
-                                      elem_id="rope-scale-context")
-            scale_run = gr.Button(t("rope.scale.run"), elem_id="rope-scale-run")
-        scale_plot = gr.Plot(elem_id="rope-scale-plot", show_label=False)
-        scale_state = gr.State(None)
-        scale_run.click(scaling, [ctx.lang, freq_dim, scale_base, scale_factor, scale_context],
-                        [scale_plot, scale_state], api_name="rope_scaling")
-        ctx.redraw_on_language(scale_state, [scale_plot], draw_scaling)
+        scale_base = _build_scaling(ctx, frequency.head_dim)
 
     # ------------------------------------------------------------------ follow the model picker
     # the sliders, the head dimension and the model's bases; then the frequencies with them
-    limit_outputs = [qk_layer, qk_head, pair_index, freq_dim, scale_base, model_bases_state,
-                     freq_model_note, base_model_note]
+    limit_outputs = [capture.layer, capture.head, pair_index, frequency.head_dim, scale_base,
+                     model_bases_state, frequency.model_note, base_model_note]
     for trigger in (ctx.model.change, ctx.demo.load):
-        trigger(bind(model_limits), [ctx.model, ctx.lang], limit_outputs, api_visibility="private").then(
-            frequencies, freq_inputs, [*freq_outputs, freq_state], api_visibility="private")
-    ctx.redraw_on_language(model_bases_state, [freq_model_note, base_model_note], draw_model_bases)
+        trigger(_bind(ctx, model_limits), [ctx.model, ctx.lang], limit_outputs,
+                api_visibility="private").then(
+            frequencies, frequency.inputs, frequency.outputs, api_visibility="private")
+    ctx.redraw_on_language(model_bases_state, [frequency.model_note, base_model_note], draw_model_bases)
+
+
+def _bind(ctx: TabContext, handler: Callable) -> Callable:
+    """A handler whose first argument is the app's Runtime, with its visitor errors shown."""
+    return visitor_errors(functools.partial(handler, ctx.runtime))
+
+
+@dataclass(frozen=True)
+class _Frequencies:
+    """What the frequencies section shares with the others: the head dimension (the scaling
+    section's too), the model's note, and its event's inputs and outputs (rerun on a model
+    change)."""
+    head_dim: gr.Number
+    model_note: gr.Markdown
+    inputs: list
+    outputs: list
+
+
+def _build_frequencies(ctx: TabContext, model_bases_state: gr.State) -> _Frequencies:
+    t = ctx.t
+    gr.Markdown(t("rope.freq.heading"), latex_delimiters=LATEX)
+    freq_model_note = gr.Markdown(elem_id="rope-freq-model")
+    with gr.Row():
+        freq_bases = gr.Textbox(DEFAULT_BASES, label=t("rope.freq.bases"), scale=3,
+                                elem_id="rope-freq-bases")
+        freq_dim = gr.Number(64, label=t("rope.freq.head_dim"), precision=0, scale=1,
+                             elem_id="rope-freq-dim")
+        freq_context = gr.Number(8192, label=t("rope.freq.context"), precision=0, scale=1,
+                                 elem_id="rope-freq-context")
+        freq_run = gr.Button(t("rope.freq.run"), variant="primary", scale=1, elem_id="rope-freq-run")
+    freq_plot = gr.Plot(elem_id="rope-freq-plot", show_label=False)
+    freq_text = gr.Markdown(elem_id="rope-freq-text")
+    freq_table = gr.Dataframe(elem_id="rope-freq-table", interactive=False, wrap=True)
+    freq_state = gr.State(None)
+    freq_inputs = [ctx.lang, freq_bases, freq_dim, freq_context, model_bases_state]
+    freq_outputs = [freq_plot, freq_text, freq_table]
+    freq_run.click(frequencies, freq_inputs, [*freq_outputs, freq_state], api_name="rope_frequencies")
+    ctx.redraw_on_language(freq_state, freq_outputs, draw_frequencies)
+    return _Frequencies(freq_dim, freq_model_note, freq_inputs, [*freq_outputs, freq_state])
+
+
+@dataclass(frozen=True)
+class _Capture:
+    """The "real q and k" section's controls and outputs: the pair section's capture runs from
+    them, the distance section reads the same text and length, and the layer / head sliders
+    follow the model picker."""
+    text: gr.Textbox
+    layer: gr.Slider
+    head: gr.Slider
+    tokens: gr.Slider
+    q_token: gr.Number
+    k_token: gr.Number
+    positions: gr.Slider
+    run: gr.Button
+    outputs: list
+    state: gr.State
+
+
+def _build_capture(ctx: TabContext) -> _Capture:
+    t = ctx.t
+    gr.Markdown(t("rope.qk.heading"), latex_delimiters=LATEX)
+    qk_text = gr.Textbox(default_text(), label=t("rope.qk.text"), lines=3, max_lines=6,
+                         elem_id="rope-qk-text")
+    with gr.Row():
+        qk_layer = gr.Slider(0, 29, value=3, step=1, label=t("rope.qk.layer"), elem_id="rope-qk-layer")
+        qk_head = gr.Slider(0, 8, value=0, step=1, label=t("rope.qk.head"), elem_id="rope-qk-head")
+        qk_tokens = gr.Slider(MIN_CAPTURE_TOKENS, MAX_CAPTURE_TOKENS, value=256, step=16, label=t("rope.qk.tokens"),
+                              elem_id="rope-qk-tokens")
+    with gr.Row():
+        qk_q_token = gr.Number(120, label=t("rope.qk.q_token"), precision=0, elem_id="rope-qk-q")
+        qk_k_token = gr.Number(40, label=t("rope.qk.k_token"), precision=0, elem_id="rope-qk-k")
+        qk_positions = gr.Slider(toeplitz_experiment.MIN_TOEPLITZ_POSITIONS,
+                                 toeplitz_experiment.MAX_TOEPLITZ_POSITIONS, value=128, step=16, label=t("rope.qk.positions"),
+                                 elem_id="rope-qk-positions")
+        qk_run = gr.Button(t("rope.qk.run"), variant="primary", elem_id="rope-qk-run")
+    qk_text_out = gr.Markdown(elem_id="rope-qk-result")
+    with gr.Row():
+        with gr.Column():
+            gr.Markdown(t("rope.qk.both"))
+            qk_both = gr.Plot(elem_id="rope-qk-both", show_label=False)
+        with gr.Column():
+            gr.Markdown(t("rope.qk.one"))
+            qk_one = gr.Plot(elem_id="rope-qk-one", show_label=False)
+    gr.Markdown(t("rope.qk.real"))
+    qk_real = gr.Plot(elem_id="rope-qk-real", show_label=False)
+    capture_state = gr.State(None)
+    qk_outputs = [qk_both, qk_one, qk_real, qk_text_out]
+    ctx.redraw_on_language(capture_state, qk_outputs, draw_toeplitz)
+    return _Capture(qk_text, qk_layer, qk_head, qk_tokens, qk_q_token, qk_k_token, qk_positions,
+                    qk_run, qk_outputs, capture_state)
+
+
+def _build_pair(ctx: TabContext, capture: _Capture) -> gr.Slider:
+    """One rotating pair; returns its pair slider, whose range follows the model picker."""
+    t = ctx.t
+    gr.Markdown(t("rope.pair.heading"), latex_delimiters=LATEX)
+    with gr.Row():
+        pair_index = gr.Slider(0, 31, value=0, step=1, label=t("rope.pair.pair"), elem_id="rope-pair-index")
+        pair_position = gr.Slider(0, pair_experiment.MAX_POSITION, value=DEFAULT_PAIR_POSITION, step=1, label=t("rope.pair.position"),
+                                  elem_id="rope-pair-position")
+    with gr.Row():
+        pair_plot = gr.Plot(elem_id="rope-pair-plot", show_label=False, scale=3)
+        pair_text = gr.Markdown(elem_id="rope-pair-text")
+    pair_state = gr.State(None)
+    pair_inputs = [ctx.lang, capture.state, pair_index, pair_position]
+    pair_outputs = [pair_plot, pair_text]
+    # a capture (section "Real q and k") also rotates a pair of its q: this section's first result
+    capture.run.click(
+        _bind(ctx, capture_and_toeplitz),
+        [ctx.model, ctx.lang, capture.text, capture.layer, capture.head, capture.q_token,
+         capture.k_token, capture.positions, capture.tokens, pair_index, pair_position],
+        [*capture.outputs, capture.state, pair_state], api_name="rope_qk", **ctx.model_event,
+    ).success(show_pair, [ctx.lang, pair_state], [*pair_outputs, pair_index], api_visibility="private")
+    pair_index.release(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_name="rope_pair")
+    pair_position.change(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_visibility="private",
+                         show_progress="hidden", trigger_mode="always_last")
+    ctx.redraw_on_language(pair_state, pair_outputs, draw_pair)
+    return pair_index
+
+
+def _build_distance(ctx: TabContext, capture: _Capture) -> None:
+    gr.Markdown(ctx.t("rope.dist.heading"), latex_delimiters=LATEX)
+    dist_run = gr.Button(ctx.t("rope.dist.run"), elem_id="rope-dist-run")
+    dist_text = gr.Markdown(elem_id="rope-dist-text")
+    dist_plot = gr.Plot(elem_id="rope-dist-plot", show_label=False)
+    dist_state = gr.State(None)
+    dist_outputs = [dist_plot, dist_text]
+    dist_run.click(_bind(ctx, distance), [ctx.model, ctx.lang, capture.text, capture.tokens],
+                   [*dist_outputs, dist_state], api_name="rope_distance", **ctx.model_event)
+    ctx.redraw_on_language(dist_state, dist_outputs, draw_distance)
+
+
+def _build_sweep(ctx: TabContext) -> tuple:
+    """The base sweep; returns (its model note, (apply_to, tokens)): the continuation section
+    runs on the same layers and text length."""
+    t = ctx.t
+    gr.Markdown(t("rope.base.heading"), latex_delimiters=LATEX)
+    base_model_note = gr.Markdown(elem_id="rope-base-model")
+    gr.Markdown(t("rope.base.source"), elem_id="rope-base-source")
+    with gr.Row():
+        sweep_bases = gr.Textbox(DEFAULT_SWEEP, label=t("rope.base.bases"), scale=3,
+                                 elem_id="rope-sweep-bases")
+        sweep_tokens = gr.Slider(sweep_experiment.MIN_SWEEP_TOKENS, sweep_experiment.MAX_SWEEP_TOKENS,
+                                 value=1024, step=128, label=t("rope.base.tokens"), scale=2,
+                                 elem_id="rope-sweep-tokens")
+    apply_to = gr.Radio([(t("rope.base.apply.full"), "full"), (t("rope.base.apply.sliding"), "sliding"),
+                         (t("rope.base.apply.all"), "all")], value="full", label=t("rope.base.apply"),
+                        elem_id="rope-apply-to")
+    with gr.Row():
+        sweep_run = gr.Button(t("rope.base.run"), variant="primary", elem_id="rope-sweep-run")
+        sweep_stop = gr.Button(t("rope.stop"), variant="stop", elem_id="rope-sweep-stop")
+    sweep_note = gr.Markdown(elem_id="rope-sweep-note")
+    sweep_text = gr.Markdown(elem_id="rope-sweep-text")
+    sweep_plot = gr.Plot(elem_id="rope-sweep-plot", show_label=False)
+    sweep_table = gr.Dataframe(elem_id="rope-sweep-table", interactive=False, wrap=True)
+    sweep_state = gr.State(None)
+    sweep_outputs = [sweep_plot, sweep_text, sweep_table]
+    sweep_run.click(
+        SWEEP_STOPS.stoppable(_bind(ctx, sweep), stopped_word(5, progress_at=1)),
+        [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
+        [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
+        time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
+    # Stop ends the sweep after the forward under way, which then says "Stopped."
+    sweep_stop.click(SWEEP_STOPS.on_stop, None, None, queue=False, api_name="rope_perplexity_stop")
+    ctx.redraw_on_language(sweep_state, [*sweep_outputs, sweep_note], redraw_sweep)
+    return base_model_note, (apply_to, sweep_tokens)
+
+
+def _build_continuation(ctx: TabContext, sweep_inputs: tuple) -> None:
+    """The continuation under a changed base, on the sweep's (apply_to, tokens)."""
+    apply_to, sweep_tokens = sweep_inputs
+    t = ctx.t
+    gr.Markdown(t("rope.cont.heading"))
+    with gr.Row():
+        cont_base = gr.Slider(continuation_experiment.MIN_LOG10_BASE, continuation_experiment.MAX_LOG10_BASE,
+                              value=6, step=0.1, label=t("rope.cont.base"), elem_id="rope-cont-base")
+        cont_new = gr.Slider(continuation_experiment.MIN_NEW_TOKENS, continuation_experiment.MAX_NEW_TOKENS, value=20, step=1,
+                             label=t("rope.cont.new"), elem_id="rope-cont-new")
+        cont_run = gr.Button(t("rope.cont.run"), elem_id="rope-cont-run")
+        cont_stop = gr.Button(t("rope.stop"), variant="stop", elem_id="rope-cont-stop")
+    cont_note = gr.Markdown(elem_id="rope-cont-note")
+    cont_text = gr.Markdown(elem_id="rope-cont-text")
+    cont_state = gr.State(None)
+    cont_run.click(
+        CONTINUATION_STOPS.stoppable(_bind(ctx, continuation), stopped_word(3, progress_at=0)),
+        [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
+        [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
+        time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
+    cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")
+    ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)
+
+
+def _build_scaling(ctx: TabContext, head_dim: gr.Number) -> gr.Number:
+    """The context-extension curves at the frequencies section's head dimension; returns the
+    base field, which follows the model picker."""
+    t = ctx.t
+    gr.Markdown(t("rope.scale.heading"), latex_delimiters=LATEX)
+    with gr.Row():
+        scale_base = gr.Number(100000, label=t("rope.scale.base"), elem_id="rope-scale-base")
+        scale_factor = gr.Slider(1, 32, value=4, step=0.5, label=t("rope.scale.factor"),
+                                 elem_id="rope-scale-factor")
+        scale_context = gr.Number(8192, label=t("rope.scale.context"), precision=0,
+                                  elem_id="rope-scale-context")
+        scale_run = gr.Button(t("rope.scale.run"), elem_id="rope-scale-run")
+    scale_plot = gr.Plot(elem_id="rope-scale-plot", show_label=False)
+    scale_state = gr.State(None)
+    scale_run.click(scaling, [ctx.lang, head_dim, scale_base, scale_factor, scale_context],
+                    [scale_plot, scale_state], api_name="rope_scaling")
+    ctx.redraw_on_language(scale_state, [scale_plot], draw_scaling)
+    return scale_base

@@ -24,7 +24,6 @@ from explorer.inputs import whole_number
 from explorer.locales import Term, text
 from explorer.masks import POLICIES
 from explorer.plotting import OKABE_ITO, Fig
-from models.attention import MaskSpec
 from models.config import SLIDING
 from models.forward import RunOptions
 

@@ -47,6 +47,14 @@ def route(runtime, model_name, user_text, layer, lang):
     return (*draw_route(state, normalize_language(lang)), state)
 
 
+def figures_and_table(experiment):
+    """draw(result, lang) of a section that shows an experiment's figures, then its one table."""
+    def draw(result, lang):
+        rows, headers = experiment.table(result, lang)
+        return (*experiment.figures(result, lang), gr.update(value=rows, headers=headers))
+    return draw
+
+
 def draw_route(state, lang):
     result, layer = state["result"], state["layer"]
     return routing.figures(result, layer, lang), routing.summary(result, layer, lang)
@@ -70,9 +78,7 @@ def compare(runtime, user_text, layer, lang):
     return (*draw_compare(result, normalize_language(lang)), result)
 
 
-def draw_compare(result, lang):
-    rows, headers = balance.table(result, lang)
-    return (*balance.figures(result, lang), gr.update(value=rows, headers=headers))
+draw_compare = figures_and_table(balance)
 
 
 # ----------------------------------------------------------------------------- 3. expert preferences
@@ -86,9 +92,7 @@ def prefer(runtime, model_name, layer, lang):
     return (*draw_prefer(result, normalize_language(lang)), result)
 
 
-def draw_prefer(result, lang):
-    rows, headers = preferences.table(result, lang)
-    return (*preferences.figures(result, lang), gr.update(value=rows, headers=headers))
+draw_prefer = figures_and_table(preferences)
 
 
 # ----------------------------------------------------------------------------- 4. parameters (C14)
@@ -110,9 +114,7 @@ def count(runtime, lang):
     return (*draw_count(counts, normalize_language(lang)), counts)
 
 
-def draw_count(counts, lang):
-    rows, headers = params.table(counts, lang)
-    return (*params.figures(counts, lang), gr.update(value=rows, headers=headers))
+draw_count = figures_and_table(params)
 
 
 # ----------------------------------------------------------------------------- 5. time per token vs k

@@ -254,6 +254,22 @@ def row_figure(result: FlashSchedule, lang: str) -> go.Figure:
     return fig.finish(text("flash.fig.row_title", lang, row=row.row, qi=row.q_block), height=560)
 
 
+def _path_lines(fig: Fig, ns: list, values_by_path: dict, hover: str, lang: str) -> None:
+    """One line per attention path, named in `lang`, coloured by the path's place in the sweep."""
+    for (path, values), color in zip(values_by_path.items(), colors(len(values_by_path))):
+        name = text(f"flash.path.{path}", lang)
+        fig.add_scatter(x=ns, y=values, mode="lines+markers", name=name, line=dict(color=color),
+                        hovertemplate=hover.format(name=name) + "<extra></extra>")
+
+
+def _sweep_axes(fig: Fig, ns: list, y_title: str, lang: str, **y_axis) -> None:
+    """A sweep's axes: n on a log scale with a tick per measured n, the legend under the plot, a
+    log y axis."""
+    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
+    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
+    fig.update_yaxes(title_text=y_title, type="log", **y_axis)
+
+
 def io_figure(sweep: flash_io.IOSweep, lang: str, paper: Optional[flash_io.IOSweep] = None,
               sram_kib: Optional[float] = None) -> go.Figure:
     """Bytes moved vs n on log axes: naive, tiled counted, tiled with no skipping, and (if given)
@@ -273,47 +289,35 @@ def io_figure(sweep: flash_io.IOSweep, lang: str, paper: Optional[flash_io.IOSwe
     for name, ys, color, dash in series:
         fig.add_scatter(x=ns, y=ys, mode="lines+markers", name=name, line=dict(color=color, dash=dash),
                         hovertemplate=hover.format(name=name) + "<extra></extra>")
-    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
-    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
-    fig.update_yaxes(title_text=text("flash.fig.bytes_axis", lang), type="log", exponentformat="SI")
+    _sweep_axes(fig, ns, text("flash.fig.bytes_axis", lang), lang, exponentformat="SI")
     return fig.finish(text("flash.fig.io_title", lang, d=sweep.d, mask=mask_text(sweep.mask, lang)),
                       height=520)
 
 
 def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
-    c = colors(len(sweep.extra))
     ns = list(sweep.ns)
     fig = Fig()
     hover = template("flash.fig.io_hover", lang)
-    for (path, color) in zip(sweep.extra, c):
-        name = text(f"flash.path.{path}", lang)
-        fig.add_scatter(x=ns, y=[max(b, 1) for b in sweep.extra[path]], mode="lines+markers", name=name,
-                        line=dict(color=color), hovertemplate=hover.format(name=name) + "<extra></extra>")
+    _path_lines(fig, ns, {path: [max(b, 1) for b in extra] for path, extra in sweep.extra.items()},
+                hover, lang)
     name = text("flash.fig.one_matrix", lang)
     fig.add_scatter(x=ns, y=list(sweep.score_matrix), mode="lines", name=name,
                     line=dict(color=MUTED, dash="dash"), hovertemplate=hover.format(name=name) + "<extra></extra>")
-    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
-    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
-    fig.update_yaxes(title_text=text("flash.fig.mem_axis", lang), type="log", exponentformat="SI")
+    _sweep_axes(fig, ns, text("flash.fig.mem_axis", lang), lang, exponentformat="SI")
     return fig.finish(text("flash.fig.mem_title", lang, device=sweep.device, d=sweep.d,
                            mask=mask_text(sweep.mask, lang)), height=520)
 
 
 def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
-    c = colors(len(sweep.seconds))
     ns = list(sweep.ns)
     fig = Fig()
     hover = template("flash.fig.time_hover", lang)
-    for (path, color) in zip(sweep.seconds, c):
-        name = text(f"flash.path.{path}", lang)
-        fig.add_scatter(x=ns, y=[s * 1e3 for s in sweep.seconds[path]], mode="lines+markers", name=name,
-                        line=dict(color=color), hovertemplate=hover.format(name=name) + "<extra></extra>")
+    _path_lines(fig, ns, {path: [t * 1e3 for t in seconds] for path, seconds in sweep.seconds.items()},
+                hover, lang)
     if sweep.crossover is not None:
         fig.add_shape(type="line", x0=sweep.crossover, x1=sweep.crossover, y0=0, y1=1, yref="paper",
                       line=dict(color=MUTED, dash="dot"))
-    fig.update_xaxes(title_text=text("flash.fig.n_axis", lang), type="log", tickvals=ns)
-    fig.update_layout(legend=dict(y=-0.2, yanchor="top"))
-    fig.update_yaxes(title_text=text("flash.fig.ms_axis", lang), type="log")
+    _sweep_axes(fig, ns, text("flash.fig.ms_axis", lang), lang)
     return fig.finish(text("flash.fig.time_title", lang, device=sweep.device, d=sweep.d,
                            bq=sweep.block_q, bk=sweep.block_k, mask=mask_text(sweep.mask, lang)),
                       height=520)

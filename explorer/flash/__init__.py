@@ -14,3 +14,18 @@ online-softmax path, whose recorded tile trace drives the pictures.
     figures.py    figures(result, lang): Plotly figures in the visitor's language
     evidence.py   the claims board's rows for C16 and C17, through the criteria the summaries use
 """
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.attention import MaskSpec
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What each sweep over n (io, memory, timing) records of the inputs it ran."""
+    ns: tuple
+    d: int
+    block_q: int
+    block_k: int
+    mask: MaskSpec

@@ -20,6 +20,7 @@ from typing import Sequence
 
 import torch
 
+from explorer.flash import SweepSettings
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term
 from models.attention import MaskSpec, TileTrace, TileVisibility, tiled_attention
@@ -91,12 +92,7 @@ def paper_blocks(sram_bytes: int, d: int, elem: int = 4) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class IOSweep:
-    ns: tuple
-    d: int
-    block_q: int
-    block_k: int
-    mask: MaskSpec
+class IOSweep(SweepSettings):
     elem: int
     naive: tuple          # Traffic per n
     counted: tuple        # Traffic per n, from the schedule the engine ran

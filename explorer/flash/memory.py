@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import torch
 
+from explorer.flash import SweepSettings
 from models.attention import (MaskSpec, TileVisibility, eager_attention, sdpa_attention,
                               sdpa_mask_for, tiled_attention)
 
@@ -75,12 +76,7 @@ def peak_extra(fn: Callable[[], torch.Tensor], device: torch.device) -> int:
 
 
 @dataclass(frozen=True)
-class MemorySweep:
-    ns: tuple
-    d: int
-    block_q: int
-    block_k: int
-    mask: MaskSpec
+class MemorySweep(SweepSettings):
     device: str
     extra: dict            # path -> tuple of peak extra bytes, one per n
     score_matrix: tuple    # bytes of one fp32 n x n matrix, per n (for scale)

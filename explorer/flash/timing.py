@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from explorer.flash import compiled
+from explorer.flash import SweepSettings, compiled
 from explorer.flash.memory import device_name
 from models.attention import (MaskSpec, TileVisibility, eager_attention, sdpa_attention,
                               sdpa_mask_for, tiled_attention)
@@ -18,12 +18,7 @@ PATHS = ("naive", "tiled", "sdpa", "compiled")   # compiled: where a C++ compile
 
 
 @dataclass(frozen=True)
-class TimingSweep:
-    ns: tuple
-    d: int
-    block_q: int
-    block_k: int
-    mask: MaskSpec
+class TimingSweep(SweepSettings):
     device: str
     seconds: dict              # path -> tuple of median seconds, one per n
     tiles: tuple               # tiles the tiled path visits per n (its Python loop's length)

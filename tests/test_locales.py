@@ -31,6 +31,21 @@ def test_english_plural_follows_the_count_and_chinese_has_none(n_kv, en, zh):
     assert text("attention.fig.groups_title", "zh-CN", **fields) == zh
 
 
+@pytest.mark.parametrize("key, fields, one, two", [
+    ("generate.roof.threads", {}, ", 1 intra-op thread", ", 2 intra-op threads"),
+    ("moe.err.too_few_tokens", {}, "The text is 1 token long", "The text is 2 tokens long"),
+    ("attention.gqa_summary", dict.fromkeys(("title", "n_heads", "n_rep", "q_shape", "k_shape", "v_shape",
+                                              "layers", "head_dim", "tokens", "elem", "cache",
+                                              "measured", "mha", "mqa"), 4),
+     "4 query heads, 1 KV head,", "4 query heads, 2 KV heads,"),
+])
+def test_counted_nouns_are_singular_for_one_and_plural_otherwise(key, fields, one, two):
+    count = "n_kv" if key == "attention.gqa_summary" else "n"
+    assert one in text(key, "en", **fields, **{count: 1})
+    assert two in text(key, "en", **fields, **{count: 2})
+    assert "(s)" not in text(key, "en", **fields, **{count: 2})
+
+
 @pytest.mark.parametrize("catalog, message", [
     ({"en": {"k": "{n} {n:head/heads/x}"}, "zh": {"k": "{n} 个头"}}, "plural"),
     ({"en": {"k": "{n} tokens"}, "zh": {"k": "{m} 个词元"}}, "formats"),

@@ -43,7 +43,7 @@ STRINGS: dict[str, str] = {
     'attention.absorbed': ' (the sink logit absorbed {mean:.3f} on average, up to {max:.3f})',
     'attention.gqa_heading': '## Grouped-query attention: which query heads share a KV head',
     'attention.gqa_summary': (
-        '**{title}**: {n_heads} query heads, {n_kv} KV head(s), groups of {n_rep}. '
+        '**{title}**: {n_heads} query heads, {n_kv} KV {n_kv:head/heads}, groups of {n_rep}. '
         'Recorded tensors of layer 0 in a real forward: q {q_shape}, k {k_shape}, v '
         '{v_shape}. Formula: $2 \\times {layers} \\times {n_kv} \\times {head_dim} \\times '
         '{elem}$ B = **{cache:,} B per token** ({elem} B per element, the recorded tensors\' '

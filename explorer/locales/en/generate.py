@@ -283,7 +283,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.busy': (
         'Other visitors are generating with this model right now: their steps would share the '
         'processor and spoil the timing. Try again when the Generate runs have finished.'),
-    'generate.roof.threads': ', {n} intra-op thread(s)',
+    'generate.roof.threads': ', {n} intra-op {n:thread/threads}',
     'generate.roof.device': (
         '**This device, measured:** {device} ({dtype}{threads}): memory bandwidth '
         '**{bandwidth:.1f} GB/s**, matmul **{flops:.1f} GFLOP/s**, ridge point '

@@ -102,7 +102,7 @@ STRINGS: dict[str, str] = {
         'As trained (k = {k0}): loss {loss0:.3f} nats/token, worst layer {imb0:.2f}× the mean '
         'load. Changed (k = {k1}, {bias}): loss {loss1:.3f} ({delta:+.3f}), worst layer '
         '{imb1:.2f}×.'),
-    'moe.err.too_few_tokens': 'The text is {n} token(s) long; type at least two tokens.',
+    'moe.err.too_few_tokens': 'The text is {n} {n:token/tokens} long; type at least two tokens.',
     'moe.err.not_moe': '{name} has no mixture-of-experts layer; pick an MoE model.',
     'moe.err.not_moe_layer': 'Layer {layer} is not an MoE layer of this model; MoE layers: {layers}.',
     'moe.err.no_corpus': (

@@ -96,6 +96,7 @@ def build(ctx: TabContext) -> None:
         ctx.model.change(handler, [ctx.model, ctx.lang], outputs, api_visibility="private")
         ctx.redraw_on_language(card_state, [card], model_card.summary)
     # API only: the model card's numbers as data.
+    @visitor_errors
     def info(model_name: str) -> dict:
         """Config numbers of the named embedded model, read from the loaded model."""
         return model_info(ctx.runtime, model_name)

@@ -409,6 +409,7 @@ def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_o
         """Layer types and score / cache cost per layer kind as n grows."""
         return local_global(ctx.load(model_name), lang)
 
+    @visitor_errors
     def on_controls(model_name, lang, progress=gr.Progress()):
         """Layer / head ranges, local/global costs and the reach table of the selected model. No
         forward pass (masks and the cache formula only), so it stays out of the model's queue

@@ -14,7 +14,7 @@ import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime
-from explorer.ui import Redraw, load_or_error
+from explorer.ui import Redraw, load_or_error, visitor_errors
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +208,7 @@ def build_header(runtime: Runtime, t: Translator) -> Header:
 
 
 def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator) -> None:
+    @visitor_errors
     def load_model(model_name, lang, progress=gr.Progress()):
         load_or_error(runtime, model_name, progress)
         return render_status(runtime, t, model_name, lang)
@@ -258,6 +259,7 @@ def wire_language_redraw(header: Header, redraws: Sequence[Redraw]) -> None:
     states = [entry.state for entry in redraws]
     outputs = [output for entry in redraws for output in entry.outputs]
 
+    @visitor_errors
     def redraw_all(lang, *results):
         lang = normalize_language(lang)
         values: list[Any] = []

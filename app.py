@@ -17,28 +17,59 @@ from typing import Any
 import gradio as gr
 
 from explorer.runtime import Runtime
-from explorer.serving import MAX_BATCH, MAX_WAITING, start_worker
+from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
-from explorer.ui import (TAB_MODULES, TabContext, available_tabs, body_limit, build_translator,
-                         gradio_patches, resize_charts_on_select, shell, tab_id, zerogpu)
+from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
+                         TabContext, available_tabs, body_limit, build_translator, gradio_patches,
+                         resize_charts_on_select, shell, tab_id, zerogpu)
+from explorer.ui.admission import Admission, GroupLimits, SessionGate
+from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
 
-QUEUE_MAX_SIZE = 64          # waiting events beyond this are refused with "queue full"
-DEFAULT_CONCURRENCY = 4      # events outside the "model" group (cheap text updates)
+# The concurrency groups of the app's queued events (explorer/ui/__init__.py): how many of each
+# run at once, and how many may wait (all visitors; one page; one client address, which is a
+# classroom's machine or a school behind one NAT). A visitor's page load and text updates
+# never wait behind a forward pass, a forward pass never waits behind a long run, and no client
+# can queue more than its share (explorer/ui/admission.py; docs/HARDENING.md, issue 27).
+#   model: the short forwards (an attention map, head groups): one at a time, as two forwards at
+#     once on a 2-core CPU only make both slower, and on a GPU fight for memory;
+#   long: the runs of minutes (StreamingLLM, sinks, the receptive field, the RoPE sweep and
+#     continuation, the roofline, the claims board), each ended by its own deadline: one at a
+#     time beside the model group, one waiting per page and per address, four in all;
+#   generate: the shared decode loop's streams, bounded by the loop itself (explorer/serving/);
+#   cheap: every other queued event (page loads, the language redraw, tables from a config).
+GROUPS: dict[str, GroupLimits] = {
+    MODEL_CONCURRENCY_ID: GroupLimits(concurrency=1, waiting=32, per_session=4, per_address=6),
+    LONG_CONCURRENCY_ID: GroupLimits(concurrency=1, waiting=4, per_session=1, per_address=1),
+    GENERATE_CONCURRENCY_ID: GroupLimits(concurrency=SCHEDULER_CAPACITY),
+    CHEAP_CONCURRENCY_ID: GroupLimits(concurrency=4, waiting=64),
+}
+# Waiting events of one page (a page load queues 7 at once, a model switch 6) and of one client
+# address, in every group together; read at start.
+WAITING_PER_SESSION = int(os.environ.get("EXPLORER_WAITING_PER_SESSION", "12"))
+WAITING_PER_ADDRESS = int(os.environ.get("EXPLORER_WAITING_PER_ADDRESS", "24"))
+# Gradio's own bound on every waiting event of every group at once ("Queue is full").
+QUEUE_MAX_SIZE = 128
 # Per-visitor state (gr.State: attention probabilities, captured q/k, a finished run: up to
 # ~15 MB a visitor) is dropped this long after its last update, and at most this many
 # sessions are kept (Gradio drops the oldest): an API client that never closes its session
 # cannot hold memory until Gradio's default cap of 10,000 sessions.
 STATE_TTL_S = 3600
 STATE_SESSIONS = 200
-# Gradio runs each step of a streaming event in a worker thread, and a Generate stream holds
-# one while it waits for its next token from the shared decode loop: every run the loop admits
-# (MAX_BATCH decoding + MAX_WAITING queued, explorer/serving/) needs a thread,
-# plus a margin for the other tabs' events (Gradio's default of 40 would queue a classroom's
-# 41st stream behind the others).
-MAX_THREADS = MAX_BATCH + MAX_WAITING + 16
+# Each API call is a session of its own, and Gradio drops the least recently used one past
+# STATE_SESSIONS: one client address may hold half of them (past it, its own least recently
+# used is dropped), so ~200 requests of one client no longer drop every visitor's history and
+# results, and open this many a minute (more are refused: each costs a config copy). Read at
+# start; a classroom behind one NAT may need more.
+NEW_SESSIONS_PER_MINUTE = int(os.environ.get("EXPLORER_NEW_SESSIONS_PER_MINUTE", "120"))
+SESSIONS_PER_ADDRESS = int(os.environ.get("EXPLORER_SESSIONS_PER_ADDRESS", "0")) or None
+# Gradio runs each queued event in a worker thread (a Generate stream holds one while it waits
+# for its next token), and the events of queue=False (Stop, tab titles) in the same pool: one
+# thread for each event the groups let run at once, plus a margin for those.
+UNQUEUED_THREADS = 16
+MAX_THREADS = sum(group.concurrency for group in GROUPS.values()) + UNQUEUED_THREADS
 
 
 def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.Blocks:
@@ -62,9 +93,15 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
     bound_visitor_state(demo)
-    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_MAX_SIZE)
+    gradio_patches.group_events(demo, {name: group.concurrency for name, group in GROUPS.items()},
+                                CHEAP_CONCURRENCY_ID)
+    demo.queue(default_concurrency_limit=GROUPS[CHEAP_CONCURRENCY_ID].concurrency,
+               max_size=QUEUE_MAX_SIZE)
     # lean sessions, short input refusals, a calmer queue (each patch's why is in the module)
     gradio_patches.apply(demo)
+    gradio_patches.admit_events(demo, Admission(GROUPS, WAITING_PER_SESSION, WAITING_PER_ADDRESS),
+                                SessionGate(NEW_SESSIONS_PER_MINUTE,
+                                            SESSIONS_PER_ADDRESS or max(1, STATE_SESSIONS // 2)))
     zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
     return demo
 

@@ -154,6 +154,10 @@ def serve(log_path: Path) -> tuple[subprocess.Popen, str]:
     # every simulated visitor comes from this host's one address: the decode loop's cap per
     # address (explorer/serving/scheduler.py) would refuse a class of them
     env.setdefault("EXPLORER_MAX_RUNS_PER_ADDRESS", "1000000")
+    # ... and so would the queue's and the session store's bounds per address (app.py)
+    for name in ("EXPLORER_WAITING_PER_ADDRESS", "EXPLORER_NEW_SESSIONS_PER_MINUTE",
+                 "EXPLORER_SESSIONS_PER_ADDRESS"):
+        env.setdefault(name, "1000000")
     log = open(log_path, "w")
     server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
                               stdout=log, stderr=subprocess.STDOUT)

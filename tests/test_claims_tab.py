@@ -133,7 +133,7 @@ def test_the_board_event_is_bounded_and_stoppable(board_client):
     demo, _ = board_client
     events = list(demo.fns.values())
     run = next(f for f in events if f.api_name == "claims_board")
-    assert (run.concurrency_id, run.concurrency_limit) == ("model", 1)
+    assert (run.concurrency_id, run.concurrency_limit) == ("long", 1)
     assert run.time_limit == claims_tab.EVENT_LIMIT_S > board.BOARD_LIMIT_S
     rerun = [f for f in events if f.fn is not None
              and getattr(stopping.unwrap(f.fn)[0], "args", ())[3:4] == (True,)]

@@ -17,8 +17,10 @@ section from its stored result, without running the model. Rules:
   `ctx.t("key")` is static text that the browser translates (labels, fixed Markdown); text a
   handler computes uses `text("key", lang, **fields)` with `ctx.lang` among the event's inputs.
 - Every event that runs a forward pass passes `**ctx.model_event` (one shared concurrency
-  group, so the machine runs one forward pass at a time, whoever asked). Merely loading a
-  model (`ctx.load`) is thread-safe by itself and needs no group.
+  group, so the machine runs one forward pass at a time, whoever asked), or `**ctx.long_event`
+  for a run of minutes (its own group beside it, so that it holds no one's short forward; the
+  run ends itself by a deadline of its own). Every other queued event joins the cheap group
+  (app.py). Merely loading a model (`ctx.load`) is thread-safe by itself and needs no group.
 - Per-visitor data lives in gr.State, never at module level or on ctx.runtime's objects; the
   loaded models are shared by every visitor and must not be modified. Client-sent values
   (a gr.JSON, a Dataframe) are never read back as state.
@@ -71,6 +73,11 @@ TAB_MODULES: tuple[str, ...] = (
 # All events that run a model share this concurrency group (limit 1): on a 2-core CPU two
 # forward passes at once only make both slower, and on a GPU they would fight for memory.
 MODEL_CONCURRENCY_ID = "model"
+# Runs of minutes (StreamingLLM, the claims board, the RoPE sweep...): one at a time, in a group
+# of their own beside the short forwards, with few allowed to wait (app.GROUPS).
+LONG_CONCURRENCY_ID = "long"
+# Every queued event in neither group nor Generate's: page loads, redraws, tables from a config.
+CHEAP_CONCURRENCY_ID = "cheap"
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,11 @@ class TabContext:
     def model_event(self) -> dict[str, Any]:
         """Keyword arguments for every event listener that runs a model."""
         return {"concurrency_id": self.concurrency_id, "concurrency_limit": 1}
+
+    @property
+    def long_event(self) -> dict[str, Any]:
+        """Keyword arguments for every event listener that runs a model for minutes."""
+        return {"concurrency_id": LONG_CONCURRENCY_ID, "concurrency_limit": 1}
 
     def load(self, model_name: Any, progress: Any = None) -> LoadedModel:
         """The loaded model named by the picker's value; gr.Error in plain words otherwise.

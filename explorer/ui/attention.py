@@ -312,7 +312,7 @@ def _build_sinks(ctx: TabContext) -> None:
         [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
         [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
          sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.model_event)
+        **ctx.long_event)
     # Stop ends a run after the forward under way, with its own last message "Stopped."
     sink_stop.click(SINK_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(sink_state, [sink_first, sink_first_s, sink_absorbed, sink_summary], draw_sinks)
@@ -343,7 +343,7 @@ def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache)
         [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
         [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
         api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.model_event)
+        **ctx.long_event)
     stream_stop.click(STREAM_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(stream_state, [stream_plot, stream_summary], draw_streaming)
 
@@ -377,7 +377,7 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
         [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
         [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
         api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.model_event)
+        **ctx.long_event)
     rf_stop.click(PROBE_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(rf_state, [rf_plot, rf_summary, reach], draw_receptive)
     return reach

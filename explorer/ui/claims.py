@@ -160,7 +160,7 @@ def build(ctx: TabContext) -> None:
                          show_label=False, max_height=4000)  # all 19 rows, no inner scroll
     state = gr.State(blank)   # drawn again in the visitor's language by the language switch
     outputs = [table, summary, state]
-    limits = {"time_limit": EVENT_LIMIT_S, **ctx.model_event}
+    limits = {"time_limit": EVENT_LIMIT_S, **ctx.long_event}
     cached = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, False),
                              stopped_word)
     again = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, True),

@@ -446,6 +446,6 @@ def _build_roofline(ctx: TabContext) -> None:
     measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
                                        lambda last, lang: (gr.skip(),) * 5),
                   [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
-                  time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.model_event)
+                  time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.long_event)
     stop.click(ROOF_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(roof_state, [device_note, roof_plot, rates_plot, roof_summary], draw_roofline)

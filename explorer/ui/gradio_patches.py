@@ -17,6 +17,10 @@ Patches (`apply`):
 5. `skip_absent_plot_backends`: Gradio's `import matplotlib` around every message fails at once.
 
 Also here, not behind the version check:
+- `group_events` and `admit_events`: every queued event in one of the app's concurrency groups
+  with the group's limit, and the app's own bounds (explorer/ui/admission.py) asked before an
+  event joins Gradio's queue or a session is created; a refusal is an HTTP 429 whose detail the
+  page shows. Each checks the shape it relies on and leaves Gradio as it is where it differs.
 - `wrap_events`: the function of chosen events replaced by a wrapper (ZeroGPU's spaces.GPU,
   explorer/ui/zerogpu.py). A ZeroGPU Space serves nothing without it, and its only contact
   with Gradio is the event table `spaces` itself relies on; it checks that table's shape.
@@ -303,6 +307,105 @@ def wrap_events(demo: Any, groups: Sequence[str],
     return wrapped
 
 
+# ------------------------------------------------------------------ groups and admission
+def group_events(demo: Any, limits: dict[str, int], default_group: str) -> int:
+    """After the Blocks are built, before launch: every queued event in a group of `limits`
+    ({group: events running at once}) runs under that limit, and every other queued event
+    joins `default_group` (Gradio gives each event a group of its own, with the default limit
+    each: 21 groups x 4 here, more than the worker threads). How many events were moved to
+    the default group; 0 (and one log line) where the event table has another shape."""
+    fns = getattr(demo, "fns", None)
+    functions = list(fns.values()) if isinstance(fns, dict) else None
+    if functions is None or not all(hasattr(f, name) for f in functions
+                                    for name in ("queue", "concurrency_id", "concurrency_limit")):
+        log.warning("Gradio's event table has changed shape: its concurrency groups left as they are")
+        return 0
+    moved = 0
+    for block_fn in functions:
+        if not block_fn.queue or block_fn.fn is None:
+            continue
+        if block_fn.concurrency_id not in limits:
+            block_fn.concurrency_id = default_group
+            moved += 1
+        block_fn.concurrency_limit = limits[block_fn.concurrency_id]
+    return moved
+
+
+def _waiting(queue: Any) -> list:
+    from explorer.ui.admission import Waiting
+
+    return [Waiting(group, event.session_hash, request_address(event.request))
+            for group, events in queue.event_queue_per_concurrency_id.items()
+            for event in events.queue]
+
+
+def admit_events(demo: Any, admission: Any, gate: Any) -> bool:
+    """After demo.queue(): `admission.refusal` (explorer.ui.admission) is asked before an
+    event joins the queue, `gate.admit` before a session is created (a page's first event, or
+    an API call: Gradio gives each a session), and the sessions it names are dropped. A refusal
+    is an HTTP 429, the reason its detail. False (and one log line) where Gradio's queue or
+    route helpers have another shape."""
+    import uuid
+
+    from fastapi import HTTPException
+    from gradio import route_utils
+
+    from explorer.ui.admission import Waiting, refusal_text
+
+    queue = getattr(demo, "_queue", None)
+    if (not callable(getattr(queue, "push", None))
+            or not isinstance(getattr(queue, "event_queue_per_concurrency_id", None), dict)
+            or not callable(getattr(route_utils, "get_fn", None))):
+        log.warning("Gradio's queue has changed shape: no bound on waiting events or sessions")
+        return False
+    original_push = queue.push
+
+    async def push(body, request, username):
+        block_fn = demo.fns.get(getattr(body, "fn_index", None))
+        if block_fn is not None:
+            if body.session_hash is None:   # an API call: Gradio would name its session now
+                body.session_hash = uuid.uuid4().hex
+            new = Waiting(block_fn.concurrency_id, body.session_hash, request_address(request))
+            refused = admission.refusal(_waiting(queue), new)
+            if refused is not None:
+                raise HTTPException(status_code=429, detail=refusal_text(*refused))
+        return await original_push(body, request, username)
+
+    queue.push = push
+    demo._explorer_session_gate = gate
+    _gate_new_sessions(route_utils, HTTPException, refusal_text)
+    return True
+
+
+def _gate_new_sessions(route_utils: Any, http_error: type, refusal_text: Callable) -> None:
+    """Make route_utils.get_fn (which creates a request's session when it names one Gradio
+    does not hold: the queue's join, the direct /run route) ask the gate of its Blocks first."""
+    original = route_utils.get_fn
+    if getattr(original, "gates_sessions", False):
+        return
+
+    def get_fn(blocks, api_name, body):
+        gate, holder = getattr(blocks, "_explorer_session_gate", None), getattr(blocks, "state_holder", None)
+        session, data = getattr(body, "session_hash", None), getattr(holder, "session_data", None)
+        if gate is None or not session or not isinstance(data, dict):
+            pass
+        elif session in data:
+            gate.used(session)
+        else:
+            dropped = gate.admit(session, request_address(getattr(body, "request", None)))
+            if dropped is None:
+                raise http_error(status_code=429, detail=refusal_text(
+                    "shell.refused.sessions", gate.per_minute))
+            with holder.lock:
+                for old in dropped:
+                    data.pop(old, None)
+                    holder.time_last_used.pop(old, None)
+        return original(blocks, api_name, body)
+
+    get_fn.gates_sessions, get_fn.original = True, original
+    route_utils.get_fn = get_fn
+
+
 # ------------------------------------------------------------------- the event's context
 def current_event() -> Any:
     """Gradio's queue entry (gradio.queueing.Event: its client's `alive`, its `enqueue_time`)
@@ -343,6 +446,12 @@ def event_client() -> tuple[Optional[str], Optional[str]]:
     if request is None:
         return None, None
     session = getattr(request, "session_hash", None)
+    return session if isinstance(session, str) else None, request_address(request)
+
+
+def request_address(request: Any) -> Optional[str]:
+    """The client address of a request (Gradio's or Starlette's): its connection's peer, or
+    the one client_address reads behind the proxies EXPLORER_TRUST_PROXY names."""
     try:
         peer = request.client.host
         headers = request.headers
@@ -350,8 +459,7 @@ def event_client() -> tuple[Optional[str], Optional[str]]:
                      else [headers.get("x-forwarded-for") or ""])
     except (AttributeError, KeyError, TypeError):   # a request without a connection (a test)
         peer, forwarded = None, []
-    return (session if isinstance(session, str) else None,
-            client_address(peer, forwarded, os.environ.get("EXPLORER_TRUST_PROXY", "")))
+    return client_address(peer, forwarded, os.environ.get("EXPLORER_TRUST_PROXY", ""))
 
 
 def client_address(peer: Optional[str], forwarded_for: Sequence[str], trust_proxy: str) -> Optional[str]:

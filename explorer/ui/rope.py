@@ -429,7 +429,7 @@ def _build_sweep(ctx: TabContext) -> tuple:
         SWEEP_STOPS.stoppable(_bind(ctx, sweep), stopped_word(5, progress_at=1)),
         [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
         [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
-        time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
+        time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.long_event)
     # Stop ends the sweep after the forward under way, which then says "Stopped."
     sweep_stop.click(SWEEP_STOPS.on_stop, None, None, queue=False, api_name="rope_perplexity_stop")
     ctx.redraw_on_language(sweep_state, [*sweep_outputs, sweep_note], redraw_sweep)
@@ -455,7 +455,7 @@ def _build_continuation(ctx: TabContext, sweep_inputs: tuple) -> None:
         CONTINUATION_STOPS.stoppable(_bind(ctx, continuation), stopped_word(3, progress_at=0)),
         [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
         [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
-        time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.model_event)
+        time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.long_event)
     cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")
     ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)
 

@@ -220,8 +220,8 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
             raise gr.Error(str(error)) from None
 
     outputs = [header.status, header.notice]
-    # Loading is not in the "model" concurrency group: Runtime serialises loads itself, and the
-    # header must not wait behind someone else's long generation.
+    # Loading is in the cheap group (app.GROUPS), not the "model" one: Runtime serialises loads
+    # itself, and the header must not wait behind someone else's forward pass.
     # On page load: take the saved or browser language, then load the selected model with a
     # progress bar (the very first load also converts the checkpoint).
     # The locale is set here too: the radio starts at "en", so choosing "en" fires no change

@@ -29,7 +29,7 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.ui import MODEL_CONCURRENCY_ID
+from explorer.ui import LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID
 from explorer.ui import gradio_patches, stopping
 
 log = logging.getLogger(__name__)
@@ -69,11 +69,11 @@ def on_zerogpu() -> bool:
 
 
 def gpu_groups() -> tuple[str, ...]:
-    """The concurrency groups whose events run a model: the tabs' `**ctx.model_event` and the
-    Generate tab's own group."""
+    """The concurrency groups whose events run a model: the tabs' `**ctx.model_event` and
+    `**ctx.long_event`, and the Generate tab's own group."""
     from explorer.ui.generate import GENERATE_CONCURRENCY_ID
 
-    return (MODEL_CONCURRENCY_ID, GENERATE_CONCURRENCY_ID)
+    return (MODEL_CONCURRENCY_ID, LONG_CONCURRENCY_ID, GENERATE_CONCURRENCY_ID)
 
 
 def gpu_duration(time_limit: float | None) -> int:

@@ -17,4 +17,19 @@ STRINGS: dict[str, str] = {
         '**{title}** loads when first used (the first time it is also converted, up to a '
         'minute).'),
     'shell.notice': '**Licence.** {notice}',
+    # ---------------------------------------------------------------- refused at the queue (explorer/ui/admission.py)
+    'shell.refused.group_full': (
+        'Refused: {limit} {limit:run/runs} of this kind {limit:is/are} already waiting on this '
+        'server, the most it queues. Try again once one has finished.'),
+    'shell.refused.group_yours': (
+        'Refused: you already have {limit} {limit:run/runs} of this kind waiting, the most one '
+        'visitor or one network address may queue. Wait for {limit:it/them} to finish, or stop '
+        '{limit:it/one}.'),
+    'shell.refused.yours': (
+        'Refused: you already have {limit} {limit:request/requests} waiting on this server, the '
+        'most one visitor or one network address may queue. Try again once {limit:it has/they '
+        'have} been answered.'),
+    'shell.refused.sessions': (
+        'Refused: {limit} new {limit:session was/sessions were} opened from your network address '
+        'in the last minute, the most this server accepts. Try again in a minute.'),
 }

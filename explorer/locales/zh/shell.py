@@ -15,4 +15,15 @@ STRINGS: dict[str, str] = {
     'shell.loaded': '**{title}** 已加载：{layers} 层，{params:.0f}M 参数。',
     'shell.not_loaded': '**{title}** 在首次使用时加载（第一次还需转换格式，最多约一分钟）。',
     'shell.notice': '**许可。** {notice}',
+    # ---------------------------------------------------------------- refused at the queue (explorer/ui/admission.py)
+    'shell.refused.group_full': (
+        '已拒绝：服务器上已有 {limit} 个同类运行在排队，这是它排队的上限。请等其中一个完成后再试。'),
+    'shell.refused.group_yours': (
+        '已拒绝：你已有 {limit} 个同类运行在排队，这是每位访问者或每个网络地址可排队的上限。'
+        '请等它们完成，或停止其中一个。'),
+    'shell.refused.yours': (
+        '已拒绝：你已有 {limit} 个请求在服务器上排队，这是每位访问者或每个网络地址可排队的上限。'
+        '请等它们得到答复后再试。'),
+    'shell.refused.sessions': (
+        '已拒绝：过去一分钟内从你的网络地址新开了 {limit} 个会话，已达服务器接受的上限。请一分钟后再试。'),
 }

@@ -1,0 +1,129 @@
+"""Who may queue another event, and who may open another session: the app's own bounds on
+what one visitor or one client address can hold, so that no client fills the queue or the
+session store that every visitor shares (docs/HARDENING.md, issue 27 findings 1, 5 and 10).
+
+Plain policy, no Gradio: explorer/ui/gradio_patches.py reads the waiting events and the
+sessions from Gradio's queue and asks `Admission.refusal` before each event joins the queue
+and `SessionGate.admit` before a session is created; a refusal is answered at once, with the
+locale text named here (both languages: the queue does not know the visitor's language).
+
+Every event belongs to one concurrency group (app.py: the model group, the long runs, the
+shared decode loop, the cheap group); a group's limits bound the events *waiting* in it (the
+running ones are bounded by its concurrency limit):
+- `waiting`: all visitors together;
+- `per_session`, `per_address`: one page (Gradio's session), one client address.
+And across every group, `per_session` / `per_address` of the Admission itself.
+"""
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+from explorer.locales import text
+
+
+@dataclass(frozen=True)
+class GroupLimits:
+    concurrency: int                   # events of the group running at once
+    waiting: Optional[int] = None      # events waiting in the group, all visitors
+    per_session: Optional[int] = None  # ... of one session
+    per_address: Optional[int] = None  # ... of one client address
+
+
+class Waiting(NamedTuple):
+    """One event waiting in the queue."""
+    group: str
+    session: Optional[str]
+    address: Optional[str]
+
+
+class Admission:
+    """Bounds on waiting events, per group and across groups (see the module)."""
+
+    def __init__(self, groups: Mapping[str, GroupLimits], per_session: int, per_address: int):
+        self.groups = dict(groups)
+        self.per_session = per_session
+        self.per_address = per_address
+
+    def refusal(self, waiting: Iterable[Waiting], new: Waiting) -> Optional[tuple[str, int]]:
+        """(locale key, the bound reached) of why `new` may not join the queue, given the
+        events `waiting` there now; None: it may. An event without a session or address (an
+        API call that named none) counts only against the bounds it has."""
+        counts: collections.Counter = collections.Counter()
+        for event in waiting:
+            same_group = event.group == new.group
+            counts["group"] += same_group
+            if new.session is not None and event.session == new.session:
+                counts["session"] += 1
+                counts["group_session"] += same_group
+            if new.address is not None and event.address == new.address:
+                counts["address"] += 1
+                counts["group_address"] += same_group
+        limits = self.groups.get(new.group, GroupLimits(concurrency=1))
+        checks = (("shell.refused.group_full", limits.waiting, "group"),
+                  ("shell.refused.group_yours", limits.per_session, "group_session"),
+                  ("shell.refused.group_yours", limits.per_address, "group_address"),
+                  ("shell.refused.yours", self.per_session, "session"),
+                  ("shell.refused.yours", self.per_address, "address"))
+        for key, limit, count in checks:
+            if limit is not None and counts[count] >= limit:
+                return key, limit
+        return None
+
+
+class SessionGate:
+    """New sessions per client address: at most `per_minute` opened in any 60 s (more are
+    refused), and at most `held` kept (opening one more makes Gradio drop that address's own
+    least recently used one, `admit`'s answer, rather than the oldest of anyone's). Addresses
+    are forgotten least recently seen first past `addresses`."""
+
+    WINDOW_S = 60.0
+
+    def __init__(self, per_minute: int, held: int, addresses: int = 10_000, clock=time.monotonic):
+        self.per_minute = per_minute
+        self.held = held
+        self.addresses = addresses
+        self.clock = clock
+        # address -> (times of its recent openings, its sessions least recently used first)
+        self._seen: collections.OrderedDict[str, tuple[collections.deque, collections.OrderedDict]] = (
+            collections.OrderedDict())
+        self._owner: dict[str, str] = {}   # session -> its address
+
+    def admit(self, session: str, address: Optional[str]) -> Optional[list[str]]:
+        """A new session `session` from `address`: None if refused, else the sessions of the
+        same address to drop now. No address (a test, no connection): admitted."""
+        if address is None:
+            return []
+        now = self.clock()
+        opened, sessions = self._seen.setdefault(address, (collections.deque(), collections.OrderedDict()))
+        self._seen.move_to_end(address)
+        while opened and now - opened[0] >= self.WINDOW_S:
+            opened.popleft()
+        if len(opened) >= self.per_minute:
+            return None
+        opened.append(now)
+        sessions[session] = None
+        self._owner[session] = address
+        dropped = []
+        while len(sessions) > self.held:
+            dropped.append(sessions.popitem(last=False)[0])
+            self._owner.pop(dropped[-1], None)
+        while len(self._seen) > self.addresses:
+            for old in self._seen.popitem(last=False)[1][1]:
+                self._owner.pop(old, None)
+        return dropped
+
+    def used(self, session: str) -> None:
+        """`session` (admitted before) served another request: its address drops it last."""
+        address = self._owner.get(session)
+        if address in self._seen:
+            self._seen[address][1].move_to_end(session)
+
+
+def refusal_text(key: str, limit: int) -> str:
+    """A refusal in both languages, English first (the queue does not know which the
+    visitor reads)."""
+    return f"{text(key, 'en', limit=limit)} / {text(key, 'zh', limit=limit)}"

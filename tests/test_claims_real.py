@@ -35,11 +35,8 @@ def test_every_claim_has_evidence_on_smollm2(real):
           + f"\ntotal {real.seconds:.1f} s")
 
 
-def test_every_row_links_into_the_app_and_has_its_texts(real, runtime):
-    import app
-
-    demo = app.build_app(runtime)
-    sections = {block.elem_id for block in demo.blocks.values()
+def test_every_row_links_into_the_app_and_has_its_texts(real, full_app):
+    sections = {block.elem_id for block in full_app.blocks.values()
                 if isinstance(block, gr.Tab) and block.elem_id}
     assert problems(real, sections) == []
     for lang in ("en", "zh"):

@@ -88,14 +88,12 @@ def test_the_registry_can_be_replaced_for_tests(monkeypatch):
 # ----------------------------------------------------------------------------- the API
 
 @pytest.fixture(scope="module")
-def board_client(runtime):
+def board_client(serve):
     from gradio_client import Client
 
-    from conftest import served_demo
-
     # the registry is read when the tab is built
-    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as (demo, url):
-        yield demo, Client(url, verbose=False)
+    with serve(MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as served:
+        yield served.demo, Client(served.url, verbose=False)
 
 
 def test_api_returns_the_board_as_data_in_both_languages(board_client, runtime):

@@ -12,8 +12,8 @@ from explorer.ui import serving
 
 
 @pytest.fixture(scope="module")
-def demo(runtime):
-    return app.build_app(runtime)
+def demo(full_app):
+    return full_app
 
 
 def _classes():

@@ -49,6 +49,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
 
 
+@pytest.fixture(autouse=True)
+def torch_settings_restored():
+    """torch's process-wide intra-op threads and deterministic-algorithms flag as they were
+    before each test: a test that sets them (explorer/moe/train.py sets both, as its command
+    does) leaves the next test as it would run alone, in any order."""
+    import torch
+
+    threads = torch.get_num_threads()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    yield
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
+            != (deterministic, warn_only):
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+
+
 @pytest.fixture(scope="session")
 def tiny():
     """Our twins of tiny random-init transformers models, one per family (never modified)."""

@@ -18,8 +18,7 @@ from explorer.claims import board
 
 @pytest.fixture(scope="module")
 def real(runtime):
-    # through the process's cache, as the tab asks: a later test that presses Run on SmolLM2
-    # (tests/test_language_switch.py) is answered from it instead of running the board again
+    # through the process's cache, as the tab asks
     result = board.board(runtime.get("smollm2-135m-instruct"))
     assert result is board.CACHE.cached(runtime.get("smollm2-135m-instruct"))
     return result

@@ -60,13 +60,18 @@ def fake_spaces():
 @pytest.fixture(scope="module")
 def apps(runtime, fake_spaces, serve):
     """{"zerogpu": (demo, client), "off": (demo, client)}: the whole app twice, on one Runtime
-    whose models are all loaded first (what app.main does on ZeroGPU)."""
+    whose models are all loaded first (what app.main does on ZeroGPU). Both compute on one
+    torch thread, as a GPU call does on the CPU (zerogpu's _after_fork): with two threads off
+    ZeroGPU a sum in another order can land a value rounded for display on the other side of
+    its last digit (the Flash tab's tile scores, to 4 decimals)."""
     from explorer.ui import zerogpu
+    from models.device import intra_op_threads
 
     with environment(SPACES_ZERO_GPU="true"):
         assert zerogpu.preload_on_zerogpu(runtime)
     assert all(runtime.is_loaded(name) for name in runtime.names())
     with contextlib.ExitStack() as stack:
+        stack.enter_context(intra_op_threads(1))
         yield {
             "zerogpu": stack.enter_context(serving(serve, SPACES_ZERO_GPU="true",
                                                    EXPLORER_CLAIMS_REGISTRY=CLAIMS_FAKE)),

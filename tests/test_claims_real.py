@@ -15,6 +15,8 @@ import pytest
 from bench.claims import problems
 from explorer.claims import board
 
+pytestmark = pytest.mark.slow   # the real board: 15-20 s
+
 
 @pytest.fixture(scope="module")
 def real(runtime):

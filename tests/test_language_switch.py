@@ -112,6 +112,7 @@ def _words(value) -> str:
     return value if isinstance(value, str) else ""
 
 
+@pytest.mark.slow
 def test_every_section_redraws_in_both_languages_without_a_forward(built, runtime, monkeypatch):
     demo, redraws, lang = built
     assert redraws, "no section registers a language redraw"

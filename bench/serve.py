@@ -39,18 +39,18 @@ def environment(**values: Optional[str]) -> Iterator[None]:
     """os.environ with these values (None: unset) for the block, then as it was."""
     before = {name: os.environ.get(name) for name in values}
     try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set_environment(values)
         yield
     finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set_environment(before)
+
+
+def _set_environment(values: Mapping[str, Optional[str]]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def build(runtime, tabs: Optional[Sequence[str]] = None,

@@ -57,14 +57,11 @@ def torch_settings_restored():
     import torch
 
     threads = torch.get_num_threads()
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    deterministic = (torch.are_deterministic_algorithms_enabled(),
+                     torch.is_deterministic_algorithms_warn_only_enabled())
     yield
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) \
-            != (deterministic, warn_only):
-        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
 
 
 @pytest.fixture(scope="session")
@@ -84,8 +81,9 @@ def runtime():
 
 @pytest.fixture(scope="session")
 def serve(runtime):
-    """serve(tabs=None, env=None, runtime=None, demo=None): a context manager serving the app
-    in-process on a free port until its block ends, yielding bench.serve.Served (.demo, .url).
+    """serve(tabs=None, env=None, runtime=<the session's>, demo=None): a context manager
+    serving the app in-process on a free port until its block ends, yielding
+    bench.serve.Served (.demo, .url).
     For a test that needs its own build: a subset of tabs, environment variables read when
     the tabs are built, another Runtime, or a Blocks it built itself. A test using this
     fixture (directly or through another) is marked `server`."""

@@ -20,6 +20,7 @@ from explorer.ui import claims as claims_tab
 from explorer.ui import shell
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+FAST_BOARD = "tests.test_claims_fakes:FAST_REGISTRY"
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def built(runtime):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(shell, "wire_language_redraw", capture)
-        demo = build(runtime, env={claims_tab.REGISTRY_ENV: "tests.test_claims_fakes:FAST_REGISTRY"})
+        demo = build(runtime, env={claims_tab.REGISTRY_ENV: FAST_BOARD})
     return demo, captured["redraws"], captured["lang"]
 
 

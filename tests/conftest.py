@@ -26,8 +26,6 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.serve import environment, free_port  # noqa: E402,F401  (tests import them from here)
-
 # A test that uses one of these fixtures, directly or through another fixture, gets the marker:
 # `make test-fast` leaves out what needs a server or a browser without anyone marking it.
 SERVER_FIXTURES = frozenset({"serve", "served_app", "app_url", "client"})

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import torch
 
+from bench.serve import environment
 from explorer.runtime import ModelLoadError, Runtime
-from tests.conftest import environment
 from tests.helpers import wait_for_texts
 
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -89,18 +88,18 @@ def main():
 
     from gradio_client import Client
 
+    from bench.serve import build, free_port, launch
     from explorer.generate.request import encode_prompt
     from explorer.runtime import Runtime
 
     runtime = Runtime()
     loaded = runtime.get(args.model)
     ids, chat = encode_prompt(loaded.tokenizer, PROMPT)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     if not args.in_process:
         # Default: the app in its own process, as it runs for visitors; the client's work does
         # not share the server's interpreter (its GIL).
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/"
         server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT,
                                   env={**os.environ, "PORT": str(port), "HOST": "127.0.0.1"},
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -108,17 +107,14 @@ def main():
     else:
         # One process: engine and app alternate on the same model, and client and server share
         # one interpreter (a pessimistic setting: every client message takes the server's GIL).
-        import app
-
-        demo = app.build_app(runtime)
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                    **app.launch_options())
+        demo = build(runtime)
+        url = launch(demo)
         close = demo.close
     try:
         client = None
         for _ in range(600):
             try:
-                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+                client = Client(url, verbose=False)
                 break
             except Exception:
                 time.sleep(0.5)

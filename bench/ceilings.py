@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,8 @@ from typing import Any, Callable, Optional
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from bench.serve import free_port  # noqa: E402
 
 GEMMA = "gemma-3-270m"
 LONG_BASES = "1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11"          # explorer/rope: at most 8
@@ -138,12 +139,6 @@ def ask(url: str, endpoint: str, copy: int, kwargs: dict, start: threading.Barri
                               and len(message) <= MAX_MESSAGE_CHARS and "Timeout" not in type(error).__name__))
     finally:
         client.close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve(log_path: Path) -> tuple[subprocess.Popen, str]:

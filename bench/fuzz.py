@@ -401,9 +401,10 @@ class Report:
 
 
 def serve(runtime=None):
-    """The whole app in this process on a free port: (url, demo, runtime, guard)."""
-    import socket
+    """The whole app in this process on a free port: (url, demo, runtime, guard); the caller
+    closes demo."""
     import app
+    from bench.serve import build, launch
     from explorer.runtime import Runtime
     from models.device import tune_cpu_allocator
     from models.loading import load_model
@@ -415,22 +416,10 @@ def serve(runtime=None):
     # app's bound on new sessions per address (app.NEW_SESSIONS_PER_MINUTE) they would be refused
     bound, app.NEW_SESSIONS_PER_MINUTE = app.NEW_SESSIONS_PER_MINUTE, 1_000_000
     try:
-        demo = app.build_app(runtime)
+        demo = build(runtime)
     finally:
         app.NEW_SESSIONS_PER_MINUTE = bound
-    for attempt in range(3):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        try:
-            demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
-                        quiet=True, **app.launch_options())
-            break
-        except ValueError:  # Gradio's start-up probe timed out (a CPU busy with other work)
-            demo.close()
-            if attempt == 2:
-                raise
-    return f"http://127.0.0.1:{port}/", demo, runtime, guard
+    return launch(demo), demo, runtime, guard
 
 
 def endpoints_of(url: str) -> dict[str, list[dict]]:

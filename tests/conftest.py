@@ -1,5 +1,6 @@
-"""Shared fixtures: one Runtime, one in-process app server, a gradio_client on it, and a
-headless Debian Chromium driven by Playwright.
+"""Shared fixtures: one Runtime, the whole app built once and served in-process (bench/serve.py)
+for the session, a gradio_client on it, and a headless Debian Chromium driven by Playwright.
+Tests using a server or browser fixture are marked `server` / `browser` here (pytest.ini).
 
 Fixtures are lazy: a test that uses none of them imports neither gradio nor playwright.
 Browser tests skip when /usr/bin/chromium is missing, unless REQUIRE_BROWSER=1 (set by .ci/run),
@@ -7,9 +8,7 @@ in which case they fail: CI must never pass by skipping them.
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -27,6 +26,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# A test that uses one of these fixtures, directly or through another fixture, gets the marker:
+# `make test-fast` leaves out what needs a server or a browser without anyone marking it.
+SERVER_FIXTURES = frozenset({"serve", "served_app", "app_url", "client"})
+BROWSER_FIXTURES = frozenset({"browser"})
+
 
 def pytest_configure(config):
     # what app.py and the CLI do at start: keep freed activation memory (models/device.py)
@@ -34,10 +38,28 @@ def pytest_configure(config):
     tune_cpu_allocator()
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & SERVER_FIXTURES:
+            item.add_marker(pytest.mark.server)
+        if used & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(autouse=True)
+def torch_settings_restored():
+    """torch's process-wide intra-op threads and deterministic-algorithms flag as they were
+    before each test: a test that sets them (explorer/moe/train.py sets both, as its command
+    does) leaves the next test as it would run alone, in any order."""
+    import torch
+
+    threads = torch.get_num_threads()
+    deterministic = (torch.are_deterministic_algorithms_enabled(),
+                     torch.is_deterministic_algorithms_warn_only_enabled())
+    yield
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
 
 
 @pytest.fixture(scope="session")
@@ -55,56 +77,42 @@ def runtime():
     return Runtime()
 
 
-@contextlib.contextmanager
-def environment(**values):
-    """os.environ with these values (None: unset) for the block, then as it was."""
-    before = {name: os.environ.get(name) for name in values}
-    try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+@pytest.fixture(scope="session")
+def serve(runtime):
+    """serve(tabs=None, env=None, runtime=<the session's>, demo=None): a context manager
+    serving the app in-process on a free port until its block ends, yielding
+    bench.serve.Served (.demo, .url).
+    For a test that needs its own build: a subset of tabs, environment variables read when
+    the tabs are built, another Runtime, or a Blocks it built itself. A test using this
+    fixture (directly or through another) is marked `server`."""
+    from bench.serve import served
 
+    def serve_app(tabs=None, env=None, runtime=runtime, demo=None):
+        return served(runtime, tabs, env, demo=demo)
 
-@contextlib.contextmanager
-def served(runtime, tabs=None, env=None):
-    """URL of the app (all tabs, or the tab modules `tabs`), built with the environment
-    variables `env` set (None: unset; they are read when the tabs are built) and served
-    in-process on a free port until the block ends."""
-    with served_demo(runtime, tabs, env) as (_, url):
-        yield url
-
-
-@contextlib.contextmanager
-def served_demo(runtime, tabs=None, env=None):
-    """(the Blocks, its URL): served() for a test that also needs the built app."""
-    import app
-
-    options = () if tabs is None else (tuple(tabs),)
-    with environment(**(env or {})):
-        demo = app.build_app(runtime, *options)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
-                quiet=True, **app.launch_options(*options))
-    try:
-        yield demo, f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    return serve_app
 
 
 @pytest.fixture(scope="session")
-def app_url(runtime):
-    """URL of the full app, served in-process on a free port for the whole session."""
-    with served(runtime) as url:
-        yield url
+def full_app(runtime):
+    """The whole app, built once for the session (not served): a test that only reads the
+    built Blocks shares it instead of building its own."""
+    from bench.serve import build
+
+    return build(runtime)
+
+
+@pytest.fixture(scope="session")
+def served_app(full_app, serve):
+    """full_app served in-process on a free port for the whole session (bench.serve.Served)."""
+    with serve(demo=full_app) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+def app_url(served_app):
+    """URL of the full app, served in-process for the whole session."""
+    return served_app.url
 
 
 @pytest.fixture(scope="session")

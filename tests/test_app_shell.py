@@ -227,21 +227,17 @@ def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
     assert len(listeners[("gen-start", "click")]) == 1
 
 
-def test_a_tab_written_to_the_contract_works_end_to_end(runtime):
-    import app
+def test_a_tab_written_to_the_contract_works_end_to_end(runtime, serve):
     from gradio_client import Client
 
-    from conftest import free_port
+    from bench.serve import build
 
     modules = ("explorer.ui.not_written_yet", "example_tab", "explorer.ui.about")
-    demo = app.build_app(runtime, modules)
+    demo = build(runtime, modules)
     tabs = [b for b in demo.blocks.values() if isinstance(b, gr.Tab) and b.id]  # not the sections
     assert [tab.id for tab in tabs] == ["example_tab", "about"]  # missing module left out
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
-                quiet=True, **app.launch_options(modules))
-    try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+    with serve(modules, demo=demo) as served:
+        client = Client(served.url, verbose=False)
         english = client.predict("smollm2-135m-instruct", "en", "Hello world",
                                  api_name="/example_count")
         chinese = client.predict("smollm2-135m-instruct", "zh", "Hello world",
@@ -251,5 +247,3 @@ def test_a_tab_written_to_the_contract_works_end_to_end(runtime):
             client.predict("smollm2-135m-instruct", "en", "  ", api_name="/example_count")
         event = next(f for f in demo.fns.values() if f.api_name == "example_count")
         assert (event.concurrency_id, event.concurrency_limit) == ("model", 1)
-    finally:
-        demo.close()

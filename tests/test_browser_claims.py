@@ -7,7 +7,6 @@ Screenshots: artifacts/screenshots/claims-en.png, claims-zh.png.
 """
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -20,23 +19,9 @@ LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
 
 
 @pytest.fixture(scope="module")
-def board_url(runtime):
-    import app
-
-    from conftest import free_port
-
-    os.environ[claims_tab.REGISTRY_ENV] = "tests.test_claims_fakes:FAST_REGISTRY"
-    try:
-        demo = app.build_app(runtime)
-    finally:
-        del os.environ[claims_tab.REGISTRY_ENV]
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options())
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+def board_url(serve):
+    with serve(env={claims_tab.REGISTRY_ENV: "tests.test_claims_fakes:FAST_REGISTRY"}) as served:
+        yield served.url
 
 
 def _open(page, url):
@@ -131,24 +116,11 @@ def test_a_tab_in_the_more_tabs_menu_is_found_by_its_place(new_page, board_url):
 
 
 @pytest.fixture(scope="module")
-def slow_board_url(runtime):
+def slow_board_url(serve):
     """The same app with a board of 19 claims of 0.4 s each: seen running, stopped midway."""
-    import app
-
-    from conftest import free_port
-
-    os.environ[claims_tab.REGISTRY_ENV] = "tests.test_claims_fakes:SLOW_REGISTRY"
-    try:
-        demo = app.build_app(runtime, ("explorer.ui.rope", "explorer.ui.claims"))
-    finally:
-        del os.environ[claims_tab.REGISTRY_ENV]
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(("explorer.ui.rope", "explorer.ui.claims")))
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with serve(("explorer.ui.rope", "explorer.ui.claims"),
+               {claims_tab.REGISTRY_ENV: "tests.test_claims_fakes:SLOW_REGISTRY"}) as served:
+        yield served.url
 
 
 def test_the_board_fills_row_by_row_and_stop_ends_it(page, slow_board_url):

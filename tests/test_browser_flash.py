@@ -18,12 +18,10 @@ RUN_TIMEOUT = 240_000    # ms; a forward on a busy 2-core CPU
 
 
 @pytest.fixture(scope="module")
-def flash_url(runtime):
+def flash_url(serve):
     """The app with the shell and this tab only: the same wiring, fewer start-up events."""
-    from tests.conftest import served
-
-    with served(runtime, ("explorer.ui.flash",)) as url:
-        yield url
+    with serve(("explorer.ui.flash",)) as served:
+        yield served.url
 
 
 def _open_tab(page, app_url):

@@ -9,7 +9,7 @@ import re
 import pytest
 import torch
 
-from tests.conftest import SCREENSHOTS, served
+from tests.conftest import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 
@@ -17,15 +17,15 @@ RUN_TIMEOUT = 120_000   # ms; forwards on a busy 2-core CPU
 
 
 @pytest.fixture(scope="module")
-def moe_app_url():
+def moe_app_url(serve):
     from explorer.moe import shipped
     from explorer.runtime import Runtime
 
     entries = shipped.shipped_entries()
     runtime = Runtime(device="cpu", dtype=torch.float32, registry=entries,
                       prepare=lambda name, progress=None: entries[name].prepare(progress))
-    with served(runtime, ("explorer.ui.moe",)) as url:
-        yield url
+    with serve(("explorer.ui.moe",), runtime=runtime) as served:
+        yield served.url
 
 
 def _shot(page, elem_id: str, name: str) -> None:

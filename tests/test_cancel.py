@@ -52,6 +52,7 @@ def _served_run(modes, times=2):
     return cancel, summary, handed
 
 
+@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
 def test_stop_cancel_and_a_dropped_connection_end_the_run_and_free_the_model():
     cancel, summary, handed = _served_run(("stop", "cancel", "drop"))
     result = summary.as_dict()

@@ -15,11 +15,12 @@ import pytest
 from bench.claims import problems
 from explorer.claims import board
 
+pytestmark = pytest.mark.slow   # the real board: 15-20 s
+
 
 @pytest.fixture(scope="module")
 def real(runtime):
-    # through the process's cache, as the tab asks: a later test that presses Run on SmolLM2
-    # (tests/test_language_switch.py) is answered from it instead of running the board again
+    # through the process's cache, as the tab asks
     result = board.board(runtime.get("smollm2-135m-instruct"))
     assert result is board.CACHE.cached(runtime.get("smollm2-135m-instruct"))
     return result
@@ -35,11 +36,8 @@ def test_every_claim_has_evidence_on_smollm2(real):
           + f"\ntotal {real.seconds:.1f} s")
 
 
-def test_every_row_links_into_the_app_and_has_its_texts(real, runtime):
-    import app
-
-    demo = app.build_app(runtime)
-    sections = {block.elem_id for block in demo.blocks.values()
+def test_every_row_links_into_the_app_and_has_its_texts(real, full_app):
+    sections = {block.elem_id for block in full_app.blocks.values()
                 if isinstance(block, gr.Tab) and block.elem_id}
     assert problems(real, sections) == []
     for lang in ("en", "zh"):

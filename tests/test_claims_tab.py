@@ -89,14 +89,12 @@ def test_the_registry_can_be_replaced_for_tests(monkeypatch):
 # ----------------------------------------------------------------------------- the API
 
 @pytest.fixture(scope="module")
-def board_client(runtime):
+def board_client(serve):
     from gradio_client import Client
 
-    from conftest import served_demo
-
     # the registry is read when the tab is built
-    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as (demo, url):
-        yield demo, Client(url, verbose=False)
+    with serve(MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as served:
+        yield served.demo, Client(served.url, verbose=False)
 
 
 def test_api_returns_the_board_as_data_in_both_languages(board_client, runtime):
@@ -174,11 +172,11 @@ def test_a_replaced_registry_is_refused_outside_a_test_run(monkeypatch):
 
 
 def test_a_replaced_registry_is_named_on_the_page(runtime):
-    from conftest import served_demo
+    from bench.serve import build
 
-    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: FAKE}) as (demo, _):
-        texts = [str(block.value) for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
-    assert f"`{FAKE}`" in texts
-    with served_demo(runtime, MODULES, {claims_tab.REGISTRY_ENV: None}) as (demo, _):
-        texts = [str(block.value) for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
-    assert not any(FAKE in value for value in texts)
+    def markdown_of(env):
+        demo = build(runtime, MODULES, env)
+        return [str(block.value) for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
+
+    assert f"`{FAKE}`" in markdown_of({claims_tab.REGISTRY_ENV: FAKE})
+    assert not any(FAKE in value for value in markdown_of({claims_tab.REGISTRY_ENV: None}))

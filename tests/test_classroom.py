@@ -76,6 +76,7 @@ def test_gpu_check_skips_without_cuda():
     assert "gpu_check: skipped: no CUDA device" in result.stdout
 
 
+@pytest.mark.slow
 def test_gpu_check_rehearses_every_step_on_the_cpu():
     """The GPU check's steps (parity of tiny and real models in fp32 and bf16, batched == alone,
     the batched decode's rates) run end to end with the CPU in the GPU's place, so that a session

@@ -1,4 +1,5 @@
 """The streaming CLI prints what the engine generates, and refuses bad parameters."""
+import pytest
 import torch
 from transformers import AutoTokenizer
 
@@ -31,6 +32,7 @@ def test_cli_rejects_non_finite_temperature(capsys):
     assert "temperature must be a finite number" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_compiled_decode_prints_the_same_completion(capsys):
     """--compile: the torch.compile'd static step on the real checkpoint, same greedy text."""
     args = ["--max-new-tokens", "12", "--raw", "The three primary colours are"]

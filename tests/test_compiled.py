@@ -25,6 +25,7 @@ def test_static_step_equals_the_full_forward(tiny, kind, name):
     assert_cache_bookkeeping(cache)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,name", [("mistral", "sinks 3 + window 5"), ("gemma3", "default")])
 def test_compiled_step_equals_the_eager_engine(tiny, kind, name):
     """torch.compile(fullgraph=True) of the step: any graph break would raise here."""
@@ -39,6 +40,7 @@ def test_compiled_step_equals_the_eager_engine(tiny, kind, name):
     assert torch.equal(out, again)
 
 
+@pytest.mark.slow
 def test_autotuned_step_equals_the_eager_engine(tiny):
     """autotune: frozen weights and Inductor's own GEMV kernels timed against ATen's."""
     model = tiny["gemma3"]

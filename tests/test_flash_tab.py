@@ -107,22 +107,12 @@ def test_exact_io_and_timing_handlers(runtime):
 
 
 @pytest.fixture(scope="module")
-def flash_client(runtime):
+def flash_client(serve):
     """gradio_client on the app with the shell and this tab only."""
-    import app
     from gradio_client import Client
 
-    from tests.conftest import free_port
-
-    tabs = ("explorer.ui.flash",)
-    demo = app.build_app(runtime, tabs)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(tabs))
-    try:
-        yield Client(f"http://127.0.0.1:{port}/", verbose=False)
-    finally:
-        demo.close()
+    with serve(("explorer.ui.flash",)) as served:
+        yield Client(served.url, verbose=False)
 
 
 def test_api_runs_a_head_in_both_languages_and_refuses_bad_blocks(flash_client):

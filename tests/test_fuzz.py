@@ -37,6 +37,7 @@ def test_text_is_capped_before_any_tokenizer():
         check_text(" \n\t", "t")
 
 
+@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
 def test_every_endpoint_survives_the_quick_fuzz(monkeypatch):
     import app
     from bench import fuzz

@@ -75,6 +75,7 @@ def test_c1_criterion_fails_on_a_cache_that_recomputes_every_key(tiny_llama):
 
 
 # ----- C1: latency, cached against uncached, on the real model ------------------------------
+@pytest.mark.slow
 def test_uncached_step_time_grows_faster_than_cached_on_smollm2(smol):
     """The tab's replay (one engine, the cached step and the no-cache forward timed back to
     back) at t = 32 and 384, three rounds, best of each: the no-cache step costs more at both,
@@ -164,6 +165,7 @@ def test_c9_on_smollm2_with_the_tabs_window_policy(smol):
     criterion_reads(evidence)
 
 
+@pytest.mark.slow
 def test_c9_on_gemma_past_its_window(runtime):
     gemma = runtime.get("gemma-3-270m")
     evidence = ev.evidence_c9(gemma)

@@ -411,6 +411,7 @@ def run_real(loaded, ids, request):
     return None, session
 
 
+@pytest.mark.slow
 def test_real_gemma_local_layers_cap_at_512(runtime):
     """C9 on the checkpoint: a 520-token prompt, two tokens: 15 local layers hold 512, 3 global
     layers hold everything."""

@@ -18,8 +18,8 @@ from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
-def demo(runtime):
-    return app.build_app(runtime)
+def demo(full_app):
+    return full_app
 
 
 def _classes():
@@ -121,15 +121,14 @@ def test_the_patches_are_for_the_version_requirements_txt_pins():
     assert gradio_patches.version_problem() is None
 
 
-def test_a_session_the_served_app_creates_is_the_lean_one(runtime):
+def test_a_session_the_served_app_creates_is_the_lean_one(runtime, serve):
     """Through a real server and a gradio_client call, as a visitor's page does: the session
     Gradio made for it is a LeanSessionState, with every instance attribute Gradio's own
     SessionState sets (a Gradio that added one would leave it missing here)."""
     from gradio_client import Client
 
-    from tests.conftest import served_demo
-
-    with served_demo(runtime, ("explorer.ui.about",)) as (demo, url):
+    with serve(("explorer.ui.about",)) as served:
+        demo, url = served.demo, served.url
         Client(url, verbose=False).predict(runtime.default_name, "en", api_name="/header_status")
         sessions = list(demo.state_holder.session_data.values())
         assert sessions, "the call made no session"

@@ -105,12 +105,11 @@ def held_long_runs(monkeypatch):
     release.set()
 
 
-def test_one_client_with_long_runs_posted_holds_no_other_visitor(runtime, monkeypatch, held_long_runs):
-    from tests.conftest import served_demo
-
+def test_one_client_with_long_runs_posted_holds_no_other_visitor(runtime, serve, monkeypatch, held_long_runs):
     monkeypatch.setenv("EXPLORER_TRUST_PROXY", "1")
     runtime.get(SMOL)
-    with served_demo(runtime, ("explorer.ui.attention",)) as (demo, url), httpx.Client(timeout=30) as http:
+    with serve(("explorer.ui.attention",)) as served, httpx.Client(timeout=30) as http:
+        demo, url = served.demo, served.url
         answers = [_call(http, url, "streaming_ppl", [SMOL, "en", 512 + 64 * i, 256, 4], ATTACKER)
                    for i in range(8)]
         accepted = [a for a in answers if a.status_code == 200]
@@ -134,16 +133,15 @@ def test_one_client_with_long_runs_posted_holds_no_other_visitor(runtime, monkey
 
 
 # --------------------------------------------------------------------------- the sessions
-def test_one_address_opening_many_sessions_evicts_no_one_else(runtime, monkeypatch):
+def test_one_address_opening_many_sessions_evicts_no_one_else(runtime, serve, monkeypatch):
     import app
-    from tests.conftest import served_demo
-
     monkeypatch.setenv("EXPLORER_TRUST_PROXY", "1")
     monkeypatch.setattr(app, "STATE_SESSIONS", 8)
     monkeypatch.setattr(app, "NEW_SESSIONS_PER_MINUTE", 5, raising=False)
     monkeypatch.setattr(app, "SESSIONS_PER_ADDRESS", 4, raising=False)
     calculator = [SMOL, "en", 1024, 2]
-    with served_demo(runtime, ("explorer.ui.generate",)) as (demo, url), httpx.Client(timeout=30) as http:
+    with serve(("explorer.ui.generate",)) as served, httpx.Client(timeout=30) as http:
+        demo, url = served.demo, served.url
         fn_index = next(i for i, f in demo.fns.items() if f.api_name == "kv_calculator")
         joined = http.post(f"{url}gradio_api/queue/join",
                            json={"data": calculator, "fn_index": fn_index, "session_hash": "visitor"},

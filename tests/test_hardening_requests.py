@@ -17,11 +17,9 @@ FIVE_MB = 5 * 1000 * 1000
 
 
 @pytest.fixture(scope="module")
-def served_rope(runtime):
-    from tests.conftest import served_demo
-
-    with served_demo(runtime, ROPE) as (demo, url):
-        yield demo, url
+def served_rope(serve):
+    with serve(ROPE) as served:
+        yield served.demo, served.url
 
 
 def _post(url: str, content, headers=None) -> tuple[int, float]:

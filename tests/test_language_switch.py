@@ -16,15 +16,21 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-import app
+from explorer.ui import claims as claims_tab
 from explorer.ui import shell
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+FAST_BOARD = "tests.test_claims_fakes:FAST_REGISTRY"
 
 
 @pytest.fixture(scope="module")
 def built(runtime):
-    """(demo, redraws, header language component) of the whole app."""
+    """(demo, redraws, header language component) of the whole app, its claims board made of
+    the fast fake evidence functions (tests/test_claims_fakes.py): the real board is
+    tests/test_claims_real.py's, and this test does not wait for it or for another test to
+    have cached it."""
+    from bench.serve import build
+
     captured = {}
     original = shell.wire_language_redraw
 
@@ -34,7 +40,7 @@ def built(runtime):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(shell, "wire_language_redraw", capture)
-        demo = app.build_app(runtime)
+        demo = build(runtime, env={claims_tab.REGISTRY_ENV: FAST_BOARD})
     return demo, captured["redraws"], captured["lang"]
 
 
@@ -107,6 +113,7 @@ def _words(value) -> str:
     return value if isinstance(value, str) else ""
 
 
+@pytest.mark.slow
 def test_every_section_redraws_in_both_languages_without_a_forward(built, runtime, monkeypatch):
     demo, redraws, lang = built
     assert redraws, "no section registers a language redraw"

@@ -105,6 +105,7 @@ RSS_PROBE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise")
 def test_fused_sources_leave_memory_after_loading():
     """The q/k/v and gate/up matrices of the file, once concatenated into fused copies, no

@@ -22,13 +22,12 @@ from tests.helpers import run_together
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_visitor_state_has_a_lifetime_and_the_sessions_a_cap(runtime):
+def test_visitor_state_has_a_lifetime_and_the_sessions_a_cap(full_app):
     import gradio as gr
 
     import app
 
-    demo = app.build_app(runtime)
-    states = [b for b in demo.blocks.values() if isinstance(b, gr.State)]
+    states = [b for b in full_app.blocks.values() if isinstance(b, gr.State)]
     assert len(states) >= 10
     assert all(s.time_to_live <= app.STATE_TTL_S for s in states)
     assert app.launch_options()["state_session_capacity"] == app.STATE_SESSIONS <= 1000
@@ -91,6 +90,7 @@ def test_streaming_perplexity_holds_one_chunk_of_logits(tiny):
     assert max(head.rows) <= 32 and sum(head.rows) == 99
 
 
+@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
 @pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate "
                                                           "4.00 GiB (/root/.cache/x)"),
                                    MemoryError()])
@@ -138,6 +138,8 @@ HEAVY = ["/attention_map", "/generate", "/rope_perplexity", "/streaming_ppl"]
 
 
 @pytest.mark.skipif(os.environ.get("HARDENING_FULL") != "1", reason="slow: HARDENING_FULL=1")
+@pytest.mark.server   # app.py in a process of its own
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", HEAVY)
 def test_the_largest_request_stays_under_the_bound(endpoint):
     from bench.ceilings import RSS_BOUND_MB, largest_requests, peak_during, served_gemma

@@ -245,20 +245,12 @@ def test_figures_draw_token_labels():
 # ---------------------------------------------------------------------------- through the app
 
 @pytest.fixture(scope="module")
-def app_client(moe_runtime):
+def app_client(moe_runtime, serve):
     """The app with the MoE tab alone, served in-process, and a gradio_client on it."""
-    import app
     from gradio_client import Client
-    from tests.conftest import free_port
 
-    demo = app.build_app(moe_runtime, tab_modules=("explorer.ui.moe",))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **app.launch_options(("explorer.ui.moe",)))
-    try:
-        yield Client(f"http://127.0.0.1:{port}/", verbose=False)
-    finally:
-        demo.close()
+    with serve(("explorer.ui.moe",), runtime=moe_runtime) as served:
+        yield Client(served.url, verbose=False)
 
 
 def test_gradio_client_routes_and_compares(app_client):

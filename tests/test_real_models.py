@@ -10,6 +10,9 @@ from models.decoders.fused import FusedDecoder
 from models.generate import SamplingParams, full_forward_logits, generate
 from models.loading import load_model
 
+# each a few to tens of seconds: loads both checkpoints, compiles, decodes 48 tokens
+pytestmark = pytest.mark.slow
+
 TEXT = ("The history of the transformer architecture begins with attention mechanisms in "
         "machine translation. Researchers found that letting every token look at every other "
         "token, weighted by learned similarity, captured long-range structure better than "

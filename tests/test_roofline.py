@@ -227,6 +227,7 @@ def test_c2_criterion_fails_on_broken_inputs(tiny_result):
     assert not roofline.memory_bound_at_one(compute) and not roofline.evidence_from(compute).passed
 
 
+@pytest.mark.slow
 def test_evidence_c2_passes_on_smollm2(runtime):
     from explorer.locales import text
 
@@ -270,6 +271,7 @@ def test_measure_api_draws_the_measured_roof_and_refuses_bad_input(client):
         client.predict("no-such-model", "en", 16, False, api_name="/measure_roofline")
 
 
+@pytest.mark.slow
 def test_handler_redraws_in_the_other_language(runtime):
     import gradio as gr
 

@@ -74,6 +74,7 @@ def test_rope_equals_transformers_llama_rotary_for_smollm2(loaded):
     torch.testing.assert_close(apply_rope(k, cos, sin), hf_k, rtol=0, atol=0)
 
 
+@pytest.mark.slow
 def test_rope_equals_transformers_gemma3_rotary_for_both_layer_types(loaded):
     from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding, apply_rotary_pos_emb
 

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import torch
 
+from bench.serve import environment
 from explorer.runtime import ModelLoadError, Runtime
-from tests.conftest import environment
 from tests.helpers import wait_for_texts
 
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
@@ -35,13 +35,13 @@ GENERATE = dict(model=SMOL, lang="en", prompt="Name a colour.", max_new=8, tempe
 
 
 @contextlib.contextmanager
-def serving(runtime, tabs=None, **env):
-    """(demo, client) of the app built under `env`, served in-process until the block ends."""
+def serving(serve, tabs=None, **env):
+    """(demo, client) of the app built under `env`, served in-process until the block ends
+    (serve: the conftest fixture)."""
     from gradio_client import Client
-    from tests.conftest import served_demo
 
-    with served_demo(runtime, tabs, env) as (demo, url):
-        yield demo, Client(url, verbose=False)
+    with serve(tabs, env) as served:
+        yield served.demo, Client(served.url, verbose=False)
 
 
 @pytest.fixture(scope="module")
@@ -58,19 +58,24 @@ def fake_spaces():
 
 
 @pytest.fixture(scope="module")
-def apps(runtime, fake_spaces):
+def apps(runtime, fake_spaces, serve):
     """{"zerogpu": (demo, client), "off": (demo, client)}: the whole app twice, on one Runtime
-    whose models are all loaded first (what app.main does on ZeroGPU)."""
+    whose models are all loaded first (what app.main does on ZeroGPU). Both compute on one
+    torch thread, as a GPU call does on the CPU (zerogpu's _after_fork): with two threads off
+    ZeroGPU a sum in another order can land a value rounded for display on the other side of
+    its last digit (the Flash tab's tile scores, to 4 decimals)."""
     from explorer.ui import zerogpu
+    from models.device import intra_op_threads
 
     with environment(SPACES_ZERO_GPU="true"):
         assert zerogpu.preload_on_zerogpu(runtime)
     assert all(runtime.is_loaded(name) for name in runtime.names())
     with contextlib.ExitStack() as stack:
+        stack.enter_context(intra_op_threads(1))
         yield {
-            "zerogpu": stack.enter_context(serving(runtime, SPACES_ZERO_GPU="true",
+            "zerogpu": stack.enter_context(serving(serve, SPACES_ZERO_GPU="true",
                                                    EXPLORER_CLAIMS_REGISTRY=CLAIMS_FAKE)),
-            "off": stack.enter_context(serving(runtime, SPACES_ZERO_GPU=None,
+            "off": stack.enter_context(serving(serve, SPACES_ZERO_GPU=None,
                                                EXPLORER_CLAIMS_REGISTRY=CLAIMS_FAKE)),
         }
 
@@ -187,14 +192,14 @@ def test_off_zerogpu_attach_gpu_changes_nothing(apps, fake_spaces):
     assert all(after[i] is before[i] for i in before)
 
 
-def test_the_flag_without_spaces_is_logged_and_the_app_serves_on_cpu(runtime, caplog):
+def test_the_flag_without_spaces_is_logged_and_the_app_serves_on_cpu(serve, caplog):
     from explorer.ui import zerogpu
 
     with environment(SPACES_ZERO_GPU="true"), contextlib.ExitStack() as stack:
         stack.enter_context(pytest.MonkeyPatch.context()).setitem(sys.modules, "spaces", None)
         stack.enter_context(caplog.at_level(logging.WARNING, logger=zerogpu.__name__))
         assert not zerogpu.on_zerogpu()
-        demo, client = stack.enter_context(serving(runtime, ("explorer.ui.moe",)))
+        demo, client = stack.enter_context(serving(serve, ("explorer.ui.moe",)))
         assert "SPACES_ZERO_GPU is set but the `spaces` package cannot be imported" in caplog.text
         assert not any(hasattr(fn, "zerogpu") for fn in model_fns(demo).values())
         heat, summary = client.predict("explorer-moe-none", "Tokens go to experts.", 3, "en",

@@ -378,12 +378,15 @@ def test_a_run_whose_steps_were_shared_keeps_no_logits_rows(tiny):
 
     model = tiny["llama"]
     loop = Scheduler(model)
-    other = loop.submit(prompt(4, 6), SamplingParams(max_new_tokens=8), eos_ids=[])
+    # long enough that it is still decoding when ours joins, however the two threads are
+    # scheduled; it leaves after the first step it shares with ours, while ours goes on
+    other = loop.submit(prompt(4, 6), SamplingParams(max_new_tokens=200), eos_ids=[])
     assert other.next(timeout=60) is not None     # decoding: the next run shares its steps
 
-    def drain():   # its visitor reads on, so it decodes to its end (8 tokens) beside ours
-        while other.next(timeout=60) is not None:
-            pass
+    def drain():   # its visitor reads on, and stops it once a step was shared with ours
+        while (step := other.next(timeout=60)) is not None:
+            if step.batch_size > 1:
+                other.stop()
 
     reader = threading.Thread(target=drain)
     reader.start()

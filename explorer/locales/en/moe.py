@@ -110,7 +110,7 @@ STRINGS: dict[str, str] = {
         'explorer/moe/corpus_files.txt) are not on this machine.'),
     'moe.err.no_variants': 'The three trained routers are not installed in this app.',
     'moe.err.bias_flag': 'The selection-bias switch must be on or off.',
-    # ---------------------------------------------------------------- MoE figures (explorer/moe/figures.py)
+    # ------------------------------------- MoE figures: figures() of explorer/moe/{routing,balance,preferences,params,cost,whatif}.py
     'moe.fig.heat.title': 'Layer {layer}: router probability of every expert for each of {n} tokens (top-{k} picks ringed)',
     'moe.fig.heat.x': 'token',
     'moe.fig.heat.y': 'expert',

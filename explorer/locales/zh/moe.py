@@ -96,7 +96,7 @@ STRINGS: dict[str, str] = {
     'moe.err.no_corpus': '这台机器上没有留出文件（Python 3.11 标准库源码，列在 explorer/moe/corpus_files.txt）。',
     'moe.err.no_variants': '这个应用没有安装训练好的三种路由器。',
     'moe.err.bias_flag': '选择偏置开关只能是开或关。',
-    # ---------------------------------------------------------------- MoE figures (explorer/moe/figures.py)
+    # ------------------------------------- MoE figures: figures() of explorer/moe/{routing,balance,preferences,params,cost,whatif}.py
     'moe.fig.heat.title': '第 {layer} 层：{n} 个词元各自对每个专家的路由概率（圈出 top-{k} 选择）',
     'moe.fig.heat.x': '词元',
     'moe.fig.heat.y': '专家',

@@ -101,6 +101,20 @@ def thread_baseline() -> int:
         return _baseline_locked()
 
 
+def set_thread_baseline(n: int) -> int:
+    """Make n the process's intra-op thread count outside every block, in the calling thread and
+    for every thread whose first torch call comes later (an entry point's or a test's choice);
+    the previous baseline. RuntimeError while a block is open: its thread would put its own
+    count back over it."""
+    with _THREADS_LOCK:
+        if _threads["holders"]:
+            raise RuntimeError("the thread baseline cannot change while an intra_op_threads block is open")
+        before = _baseline_locked()
+        _threads["baseline"] = n
+        _set_locked(n)
+        return before
+
+
 def _baseline_locked() -> int:
     if _threads["baseline"] is None:
         _threads["baseline"] = _threads["default"] = torch.get_num_threads()

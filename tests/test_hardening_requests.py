@@ -4,6 +4,7 @@ session keeps no long raw input. The attack: an anonymous client posts a body of
 (200), parse it in the event loop and keep the value in the session until eviction."""
 from __future__ import annotations
 
+import threading
 import time
 
 import gradio as gr
@@ -74,8 +75,12 @@ def _through_limit(chunks: list[bytes], declared: int | None, max_bytes: int = 1
         sent.append(message)
 
     headers = [] if declared is None else [(b"content-length", str(declared).encode())]
-    asyncio.run(body_limit.BodyLimit(app, max_bytes)({"type": "http", "headers": headers},
-                                                     receive, send))
+    call = body_limit.BodyLimit(app, max_bytes)({"type": "http", "headers": headers}, receive, send)
+    # in a thread of its own: a session fixture (Playwright's sync API) may hold an event loop
+    # running in this one, where asyncio.run refuses to start
+    worker = threading.Thread(target=asyncio.run, args=(call,))
+    worker.start()
+    worker.join(timeout=30)
     return (b"".join(received) if received else None), sent
 
 

@@ -132,3 +132,34 @@ def test_a_forked_child_keeps_the_count_it_sets_itself():
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "child: main 1 new thread 1"
+
+
+def test_a_new_baseline_is_what_later_threads_and_blocks_return_to():
+    """set_thread_baseline changes the process's count: threads started afterwards take it, a
+    block ends on it, and the previous one comes back when it is set again."""
+    import threading
+
+    import pytest
+    import torch
+
+    from models.device import intra_op_threads, set_thread_baseline, thread_baseline
+
+    seen = []
+
+    def first_torch_call():
+        seen.append(torch.get_num_threads())
+
+    before = set_thread_baseline(1)
+    try:
+        assert thread_baseline() == 1 and torch.get_num_threads() == 1
+        with intra_op_threads(2):
+            pass
+        worker = threading.Thread(target=first_torch_call)
+        worker.start()
+        worker.join()
+        assert seen == [1] and torch.get_num_threads() == 1
+        with intra_op_threads(2), pytest.raises(RuntimeError, match="block is open"):
+            set_thread_baseline(3)
+    finally:
+        assert set_thread_baseline(before) == 1
+    assert thread_baseline() == before and torch.get_num_threads() == before

@@ -65,13 +65,15 @@ def apps(runtime, fake_spaces, serve):
     ZeroGPU a sum in another order can land a value rounded for display on the other side of
     its last digit (the Flash tab's tile scores, to 4 decimals)."""
     from explorer.ui import zerogpu
-    from models.device import intra_op_threads
+    from models.device import set_thread_baseline
 
     with environment(SPACES_ZERO_GPU="true"):
         assert zerogpu.preload_on_zerogpu(runtime)
     assert all(runtime.is_loaded(name) for name in runtime.names())
     with contextlib.ExitStack() as stack:
-        stack.enter_context(intra_op_threads(1))
+        # the process's count, not a block's: the handlers run in threads the servers start,
+        # which take the baseline (models/device.py)
+        stack.callback(set_thread_baseline, set_thread_baseline(1))
         yield {
             "zerogpu": stack.enter_context(serving(serve, SPACES_ZERO_GPU="true",
                                                    EXPLORER_CLAIMS_REGISTRY=CLAIMS_FAKE)),

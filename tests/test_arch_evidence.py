@@ -89,6 +89,42 @@ def test_c7_fails_when_the_rotation_does_not_depend_on_position(smol, monkeypatc
     assert "too little here" in summary and "no fixed" not in summary
 
 
+def test_c7_fails_over_two_positions():
+    """Two positions turn the fast pair by one radian and the rest barely: 13 % is left, not the
+    claim's "cannot be folded"."""
+    fold = mla.run_fold(**{**evidence.FOLD, "positions": 2})
+    assert 0.1 < fold.residual < mla.FOLD_RESIDUAL_MIN and not mla.fold_leaves_residual(fold)
+    assert "too little here" in mla.fold_summary(fold, "en")
+
+
+def test_c7_fails_on_a_rotation_with_tiny_angles(smol, monkeypatch):
+    """Every pair's angle scaled by 1e-3: R_m is nearly the identity over 512 positions, one W'
+    almost fits, and the board says so (the closed form agrees: the bar is what fails)."""
+    real = mla.rope_inv_freq
+    monkeypatch.setattr(mla, "rope_inv_freq", lambda d, base: real(d, base) * 1e-3)
+    found = evidence.evidence_c7(smol)
+    assert found.passed is False and measure(found, "claims.m.fold_residual") < 20
+    fold = mla.run_fold(**evidence.FOLD)
+    assert mla.fold_matches_expected(fold) and not mla.fold_leaves_residual(fold)
+
+
+def test_c7_residual_matches_the_closed_form_over_seeds():
+    """A random W's residual sits within FOLD_EXPECTED_TOL of the angles' closed form (77.0 %
+    for the board's setting) for every seed tried, and a W with all its weight on the slowest
+    pair does not (the comparison can fail)."""
+    expected = mla.expected_residual(64, 512, 10000.0)
+    assert expected == pytest.approx(0.7698, abs=1e-4)
+    for seed in range(6):
+        fold = mla.run_fold(**{**evidence.FOLD, "seed": seed})
+        assert fold.expected == expected and mla.fold_leaves_residual(fold), (seed, fold.residual)
+    weight = torch.zeros(64, 64, dtype=torch.float64)
+    weight[31] = weight[63] = 1.0                         # the slowest pair only (rotate-half layout)
+    stack = mla.rotated(weight, torch.arange(512), 10000.0)
+    lopsided = dataclasses.replace(fold, residual=mla.relative_residual(stack, stack.mean(0)))
+    assert lopsided.residual < 0.1 and not mla.fold_matches_expected(lopsided)
+    assert "more than 3 points away" in mla.fold_summary(dataclasses.replace(fold, residual=0.9), "en")
+
+
 # ----------------------------------------------------------------------------- C18
 
 def test_c18_passes_on_smollm2(smol):

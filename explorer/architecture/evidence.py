@@ -47,12 +47,14 @@ def evidence_c7(loaded) -> Evidence:
     return Evidence(
         claim="C7", passed=mla.fold_leaves_residual(result),
         measures=(Measure("claims.m.fold_residual", 100 * result.residual, "%"),
+                  Measure("claims.m.fold_expected", 100 * result.expected, "%"),
                   Measure("claims.m.fold_residual_one", 100 * result.residual_one, "%", digits=2),
                   Measure("claims.m.fold_fast_pair", 100 * float(result.pair_residual[0]), "%"),
                   Measure("claims.m.fold_slow_pair", 100 * float(result.pair_residual[-1]), "%")),
         criterion="claims.C7.criterion", tab=TAB, section=MLA_SECTION,
         fields={"positions": result.positions, "d_k": result.d_k,
-                "threshold": 100 * mla.FOLD_RESIDUAL_MIN})
+                "threshold": 100 * mla.FOLD_RESIDUAL_MIN, "expected": 100 * result.expected,
+                "tol": 100 * mla.FOLD_EXPECTED_TOL})
 
 
 def loaded_block(loaded) -> inventory.Block:

@@ -227,13 +227,19 @@ STRINGS: dict[str, str] = {
         '{error:.1e} (tolerance {tol:.0e}); its tensors hold {cache_bytes:,} bytes, the formula '
         '{formula_bytes:,}.'),
     'arch.fold.verdict.cannot': (
-        "With {residual:.1f} % left (the criterion: at least {threshold:.0f} %), no fixed $W'$ stands in "
-        'for $R_m W$ over these positions: only pairs that barely turn could be folded, so MLA keeps the '
+        "With {residual:.1f} % left (the criterion: at least {threshold:.0f} %, and within {tol:.0f} points "
+        'of the {expected:.1f} % that the rotation angles give for pairs of equal weight), no fixed $W\'$ '
+        'stands in for $R_m W$ over these positions: only pairs that barely turn could be folded, so MLA keeps the '
         'up-projection free of position and gives position its own small RoPE key.'),
     'arch.fold.verdict.can': (
         "Over these positions the best fixed $W'$ leaves only {residual:.1f} % (under the criterion's "
         '{threshold:.0f} %): the rotation turns too little here to show that it cannot be folded; '
         'more positions or a faster pair show the residual.'),
+    'arch.fold.verdict.off': (
+        "The best fixed $W'$ leaves {residual:.1f} %, more than {tol:.0f} points away from the "
+        '{expected:.1f} % that the rotation angles give for pairs of equal weight: this $W$ puts '
+        'unequal weight on its pairs (a wider $W$ evens them out), or the rotation is not the one '
+        'the angles describe.'),
     'arch.norm.verdict.grows': (
         'Post-norm\'s gradient grows toward the output, pre-norm\'s does not (criterion: post-norm '
         '≥ {post_min:g}, pre-norm ≤ {pre_max:g}).'),

@@ -145,6 +145,7 @@ STRINGS: dict[str, str] = {
     'claims.m.mla_cache_bytes': 'tiny MLA cache, read from its tensors',
     'claims.m.mla_formula_bytes': 'tiny MLA cache, formula',
     'claims.m.fold_residual': "residual of the best fixed W' over all positions",
+    'claims.m.fold_expected': 'closed form from the rotation angles (pairs of equal weight)',
     'claims.m.fold_residual_one': "residual of W' for one position",
     'claims.m.fold_fast_pair': 'residual of the fastest pair',
     'claims.m.fold_slow_pair': 'residual of the slowest pair',
@@ -184,8 +185,9 @@ STRINGS: dict[str, str] = {
         'DeepSeek-V3\'s latent + RoPE key = {in_heads:g}·d_head = GQA with {gqa:g} KV heads, and a tiny '
         'MLA module\'s up-projected cache differs from its K and V by ≤ {tol:.0e}'),
     'claims.C7.criterion': (
-        "The best fixed W' for R_m·W (d_k = {d_k}) over {positions} positions leaves a residual "
-        '≥ {threshold:.0f} %, while one position fits exactly'),
+        "The best fixed W' for R_m·W (random W, d_k = {d_k}) over {positions} positions leaves a "
+        'residual ≥ {threshold:.0f} %, within {tol:.0f} points of the closed form from the rotation '
+        'angles ({expected:.1f} %), while one position fits exactly'),
     'claims.C18.criterion': (
         'Read from the checkpoint\'s tensors, all {n} facts of a Llama-style block hold: pre-norm, '
         'RMSNorm, RoPE, a gated MLP (SwiGLU or GeGLU), fewer KV than query heads, no bias tensor, no encoder, no '

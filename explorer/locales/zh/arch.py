@@ -211,11 +211,17 @@ STRINGS: dict[str, str] = {
         '**上投影后的缓存没有复现每个头的 K 和 V：**最大差 {error:.1e}（容差 {tol:.0e}）；缓存张量占 '
         '{cache_bytes:,} 字节，公式为 {formula_bytes:,}。'),
     'arch.fold.verdict.cannot': (
-        "残差为 {residual:.1f} %（判据：至少 {threshold:.0f} %），在这些位置上没有任何固定的 $W'$ 能代替 "
+        "残差为 {residual:.1f} %（判据：至少 {threshold:.0f} %，且与按旋转角度算出的等权维度对残差 "
+        '{expected:.1f} % 相差不超过 {tol:.0f} 个百分点），'
+        "在这些位置上没有任何固定的 $W'$ 能代替 "
         '$R_m W$：只有几乎不转的维度对才能并入，所以 MLA 让上投影与位置无关，并把位置交给单独的小 RoPE 键。'),
     'arch.fold.verdict.can': (
         "在这些位置上，最优的固定 $W'$ 只留下 {residual:.1f} %（低于判据的 {threshold:.0f} %）："
         '这里旋转得太少，不足以说明它无法并入；增加位置数或看转得更快的维度对，残差就会显现。'),
+    'arch.fold.verdict.off': (
+        "最优的固定 $W'$ 留下 {residual:.1f} %，与按旋转角度算出的等权维度对残差 {expected:.1f} % "
+        '相差超过 {tol:.0f} 个百分点：要么这个 $W$ 各维度对的权重不均（$W$ 更宽时会趋于均匀），'
+        '要么旋转并不是这些角度所描述的那样。'),
     'arch.norm.verdict.grows': (
         '后置归一化的梯度朝输出方向增长，前置归一化的不增长（判据：后置 ≥ {post_min:g}，前置 ≤ {pre_max:g}）。'),
     'arch.norm.verdict.level': (

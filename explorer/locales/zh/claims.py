@@ -137,6 +137,7 @@ STRINGS: dict[str, str] = {
     'claims.m.mla_cache_bytes': '小 MLA 模块的缓存（读自张量）',
     'claims.m.mla_formula_bytes': '小 MLA 模块的缓存（公式）',
     'claims.m.fold_residual': "最优固定 W' 在所有位置上的残差",
+    'claims.m.fold_expected': '按旋转角度算出的闭式值（各维度对等权）',
     'claims.m.fold_residual_one': "只有一个位置时 W' 的残差",
     'claims.m.fold_fast_pair': '最快维度对的残差',
     'claims.m.fold_slow_pair': '最慢维度对的残差',
@@ -176,8 +177,8 @@ STRINGS: dict[str, str] = {
         'DeepSeek-V3 的潜在向量 + RoPE 键 = {in_heads:g}·d_head = {gqa:g} 个 KV 头的 GQA，且一个小 MLA '
         '模块上投影后的缓存与其 K、V 相差 ≤ {tol:.0e}'),
     'claims.C7.criterion': (
-        "对 R_m·W（d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
-        '而单个位置可以精确拟合'),
+        "对 R_m·W（随机 W，d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
+        '且与按旋转角度算出的闭式值（{expected:.1f} %）相差不超过 {tol:.0f} 个百分点，而单个位置可以精确拟合'),
     'claims.C18.criterion': (
         '从检查点的张量读出，Llama 式模块的 {n} 项事实全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、'
         'KV 头少于查询头、没有偏置张量、没有编码器、没有交叉注意力'),

@@ -33,7 +33,7 @@ from explorer.published import DEEPSEEK_V3, cache_config
 from models.config import kv_elements
 from models.forward import Recorder
 from models.layers import apply_rope, rope_cos_sin, rope_inv_freq
-from models.mla import MLAConfig, MLAForCausalLM
+from models.mla import MLAConfig, MLAForCausalLM, key_map, mla_config_from_hf, mla_from_hf_state
 
 BF16 = 2                         # bytes per cached number in DeepSeek-V3's serving precision
 CONTEXTS = (1024, 4096, 16384, 32768, 65536, 131072)
@@ -68,7 +68,7 @@ class CacheComparison:
     tiny_tokens: int
     tiny_k_error: float           # max |K from the cache − K of the uncached forward|
     tiny_v_error: float
-    tiny_cache_bytes: int         # read from the cache tensors
+    tiny_cache_bytes: int         # the cache tensors' shapes x fill count (LatentKVCache.used_bytes)
     tiny_formula_bytes: int       # tokens x latent_bytes_per_token(4)
     tiny_expanded_bytes: int      # tokens x expanded_kv_bytes_per_token(4)
     tiny_absorbed_error: float    # max |scores from the latent, W_UK absorbed − q·k| / max |q·k|
@@ -95,8 +95,42 @@ class CacheComparison:
         return self.bytes_per_token(layout) * tokens / 1e9
 
 
-TINY = MLAConfig(vocab_size=97, d_model=64, n_layers=2, n_heads=4, d_ff=96, kv_lora_rank=16,
-                 qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=12, q_lora_rank=24)
+# The live check's module: a tiny DeepSeek-V3 config.json (dense layers only), mapped through
+# models.mla.mla_config_from_hf, with random weights under DeepSeek-V3's tensor names loaded
+# through models.mla.mla_from_hf_state. tests/test_mla.py builds transformers'
+# DeepseekV3ForCausalLM from this same config and checks this module, these weights included,
+# against it (logits and cache to 1e-5).
+TINY_DEEPSEEK_V3 = dict(
+    vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+    num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=24,
+    qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=10, first_k_dense_replace=3,
+    max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=False,
+    rope_interleave=True, num_mtp_layers=0)
+TINY = mla_config_from_hf(TINY_DEEPSEEK_V3)
+
+
+def tiny_checkpoint(seed: int = 0) -> dict[str, torch.Tensor]:
+    """Random weights for TINY under DeepSeek-V3's tensor names (model.layers.i.self_attn.
+    kv_a_proj_with_mqa.weight, ...): PyTorch's default init, norm weights drawn around 1 (ones
+    would hide a norm left out). Each of our tensors is cut on dim 0 into the checkpoint tensors
+    models.mla.key_map fuses into it (gate and up: two equal halves)."""
+    torch.manual_seed(seed)
+    model = MLAForCausalLM(TINY)
+    tensors = {}
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "norm" in name:
+                weight.normal_(1.0, 0.3)
+        params = dict(model.named_parameters())
+        for ours, names in key_map(TINY).items():
+            for hf_name, piece in zip(names, params[ours].detach().chunk(len(names), dim=0), strict=True):
+                tensors[hf_name] = piece.clone()
+    return tensors
+
+
+def tiny_model(seed: int = 0) -> MLAForCausalLM:
+    """TINY loaded from tiny_checkpoint(seed) the way a DeepSeek-V3 checkpoint loads."""
+    return mla_from_hf_state(TINY, tiny_checkpoint(seed))
 
 
 def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
@@ -114,9 +148,8 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
         CacheLayout("mqa", 1, kv_elements(1, d_head)),
         CacheLayout("mla", ds.gqa_heads, ds.latent_width),
     )
-    # the live check: a tiny random MLA module, the prompt decoded with its latent cache
-    torch.manual_seed(seed)
-    model = MLAForCausalLM(TINY).eval()
+    # the live check: the tiny DeepSeek-V3-shaped module, the prompt decoded with its latent cache
+    model = tiny_model(seed)
     ids = torch.randint(0, TINY.vocab_size, (1, tokens), generator=torch.Generator().manual_seed(seed))
     recorder = Recorder(["q", "k", "v"])
     cache = model.new_cache(tokens)

@@ -161,9 +161,12 @@ STRINGS: dict[str, str] = {
         'small RoPE key shared by every head; attention up-projects the latent into per-head keys '
         'and values. The left chart counts the numbers cached per token and layer in units of '
         '$d_{head}$, from DeepSeek-V3\'s config; the right one, the whole cache in bf16. Below it, '
-        'a tiny MLA module of this app (`models/mla.py`, tested against transformers\' '
-        'DeepSeek-V3 attention) runs a random prompt with its latent cache, and the cache, '
-        'up-projected, is compared with the keys and values computed without a cache.'),
+        'a tiny MLA module of this app (`models/mla.py`) runs a random prompt with its latent '
+        'cache, and the cache, up-projected, is compared with the keys and values computed without '
+        'a cache. The module is a tiny DeepSeek-V3 config.json with random weights under '
+        'DeepSeek-V3\'s tensor names, loaded through the same mapping as a real checkpoint; the '
+        'test suite runs transformers\' DeepseekV3ForCausalLM on this config and these weights and '
+        'finds the same logits and cache within 1e-5 (checked when the tests run, not on this page).'),
     'arch.mla.run': 'Compute the cache sizes',
     'arch.mla.layout.mha': 'MHA (128 KV heads)',
     'arch.mla.layout.gqa8': 'GQA (8 KV heads)',
@@ -185,7 +188,7 @@ STRINGS: dict[str, str] = {
         '128 KV heads ({mha_ratio:.0f}× more) and {expanded_kib:,.0f} KiB for the per-head K and V '
         'the latent is up-projected into.\n\n'
         'The tiny module ({tiny_layers} layers, {tiny_heads} heads, latent {tiny_r} + RoPE key '
-        '{tiny_rope}), {tokens} tokens: its cache tensors hold **{cache_bytes:,} bytes** '
+        '{tiny_rope}), {tokens} tokens: its cache tensors\' shapes and fill count give **{cache_bytes:,} bytes** '
         '(formula: {formula_bytes:,}; the per-head K and V would take {expanded_bytes:,}); the '
         'up-projected cache differs from the uncached K by at most {k_error:.1e} and from V by '
         '{v_error:.1e}. With the key up-projection moved onto the query (absorbed), the scores '
@@ -221,10 +224,10 @@ STRINGS: dict[str, str] = {
     # each chosen by the criterion the claims board uses
     'arch.mla.verdict.ok': (
         '**The latent cache reproduces the per-head K and V:** largest difference {error:.1e}, within '
-        '{tol:.0e}; its tensors hold exactly the formula\'s {formula_bytes:,} bytes.'),
+        '{tol:.0e}; its tensors\' shapes and fill count give exactly the formula\'s {formula_bytes:,} bytes.'),
     'arch.mla.verdict.broken': (
         '**The up-projected cache does not reproduce the per-head K and V:** largest difference '
-        '{error:.1e} (tolerance {tol:.0e}); its tensors hold {cache_bytes:,} bytes, the formula '
+        '{error:.1e} (tolerance {tol:.0e}); its tensors\' shapes and fill count give {cache_bytes:,} bytes, the formula '
         '{formula_bytes:,}.'),
     'arch.fold.verdict.cannot': (
         "With {residual:.1f} % left (the criterion: at least {threshold:.0f} %, and within {tol:.0f} points "

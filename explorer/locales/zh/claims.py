@@ -134,7 +134,7 @@ STRINGS: dict[str, str] = {
     'claims.m.mla_latent_heads': 'DeepSeek-V3 每个词元每层的潜在向量 + RoPE 键',
     'claims.m.mla_gqa_heads': '同样大小的 GQA 缓存的 KV 头数',
     'claims.m.mla_kv_error': 'max |上投影后的缓存 − 不用缓存的 K、V|',
-    'claims.m.mla_cache_bytes': '小 MLA 模块的缓存（读自张量）',
+    'claims.m.mla_cache_bytes': '小 MLA 模块的缓存（按张量形状和已写入的 token 数）',
     'claims.m.mla_formula_bytes': '小 MLA 模块的缓存（公式）',
     'claims.m.fold_residual': "最优固定 W' 在所有位置上的残差",
     'claims.m.fold_expected': '按旋转角度算出的闭式值（各维度对等权）',
@@ -174,8 +174,9 @@ STRINGS: dict[str, str] = {
     'claims.m.row_norm_diff': '归一化因子的相对差',
     'claims.m.row_out_diff': 'max |该行输出 − 完整 softmax 的输出|',
     'claims.C6.criterion': (
-        'DeepSeek-V3 的潜在向量 + RoPE 键 = {in_heads:g}·d_head = {gqa:g} 个 KV 头的 GQA，且一个小 MLA '
-        '模块上投影后的缓存与其 K、V 相差 ≤ {tol:.0e}'),
+        'DeepSeek-V3 的潜在向量 + RoPE 键 = {in_heads:g}·d_head = {gqa:g} 个 KV 头的 GQA（按其公开配置），'
+        '且一个 DeepSeek-V3 形状的小模块（通过测试中与 transformers 对照过的检查点映射加载）由上投影后的潜在缓存'
+        '还原出的 K、V 与不用缓存时的相差 ≤ {tol:.0e}'),
     'claims.C7.criterion': (
         "对 R_m·W（随机 W，d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
         '且与按旋转角度算出的闭式值（{expected:.1f} %）相差不超过 {tol:.0f} 个百分点，而单个位置可以精确拟合'),

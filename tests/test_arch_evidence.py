@@ -150,6 +150,47 @@ def test_c18_fails_when_a_bias_tensor_is_present(smol, monkeypatch):
     assert measure(found, "claims.m.arch_facts") == len(blocks.MODERN_FACTS) - 1
 
 
+@pytest.mark.parametrize("extra, fact, component", [
+    ({"model.encoder.layers.0.self_attn.q_proj.weight": (576, 576)}, "no_encoder", "encoder"),
+    ({"model.layers.0.encoder_attn.q_proj.weight": (576, 576)}, "no_cross", "cross_attention"),
+    ({"model.layers.0.cross_attn.k_proj.weight": (192, 576)}, "no_cross", "cross_attention"),
+    ({"model.embed_positions.weight": (2048, 576)}, "rope", "position"),
+])
+def test_c18_a_foreign_tensor_fails_its_fact_not_the_read(smol, monkeypatch, extra, fact, component):
+    """An encoder, a cross-attention or a position-embedding tensor in the checkpoint is a fact
+    that fails (✗ on the tab, a failing row with its measures on the board), not an error."""
+    real = inventory.checkpoint_inventory
+    monkeypatch.setattr(inventory, "checkpoint_inventory", lambda folder: {**real(folder), **extra})
+    found = evidence.evidence_c18(smol)
+    assert found.passed is False
+    assert measure(found, "claims.m.arch_facts") == len(blocks.MODERN_FACTS) - 1
+    block = evidence.loaded_block(smol)
+    assert [key for key, holds in blocks.modern_facts(block).items() if not holds] == [fact]
+    assert block.params[component] == sum(n * m for n, m in extra.values())
+    assert "✗ " + blocks.text(f"arch.blocks.fact.{fact}", "en") in blocks.facts_text(block, "en")
+    if fact == "rope":
+        assert measure(found, "claims.m.position_params") == 2048 * 576
+        assert measure(found, "claims.m.arch_facts_code") == 2
+    else:
+        assert measure(found, "claims.m.arch_facts_tensors") == 4
+
+
+def test_c18_says_which_facts_the_tensors_decide(smol):
+    """Five facts are decided by the tensors, three by the architecture's code; a stored RoPE
+    buffer is read as such (not a parameter, not an unknown tensor)."""
+    found = evidence.evidence_c18(smol)
+    assert measure(found, "claims.m.arch_facts_tensors") == 5 and measure(found, "claims.m.arch_facts_code") == 3
+    assert sorted(key for key, source in blocks.FACT_SOURCES.items() if source == "architecture") == [
+        "pre_norm", "rmsnorm", "rope"]
+    entry = inventory.checkpoint_entry(SMOL, "SmolLM2", smol.folder)
+    tensors = {**entry.inventory, "model.rotary_emb.inv_freq": (32,)}
+    block = inventory.describe(dataclasses.replace(entry, inventory=tensors))
+    assert block.rotary_tensors == ("model.rotary_emb.inv_freq",) and blocks.is_llama_style(block)
+    assert block.total_params == inventory.describe(entry).total_params
+    for lang in ("en", "zh"):
+        assert "5" in blocks.facts_text(block, lang) and "3" in blocks.facts_text(block, lang)
+
+
 def test_c18_on_gemma_every_fact_with_a_geglu_mlp():
     """Gemma 3's block, read from its tensors: pre-norm RMSNorm, RoPE, one KV head for four query
     heads, no bias, no encoder, and a gated MLP whose gate uses GELU (GeGLU), which counts as the

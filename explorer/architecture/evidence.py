@@ -7,7 +7,8 @@ tab's summary uses (explorer/claims/evidence.py describes the shape).
                            checkpoint mapping tests/test_mla.py checks against transformers: its
                            up-projected cache = its per-head K and V (mla.py)
     evidence_c7(loaded)    the best fixed W' for R_m W over 512 positions leaves a residual (mla.py)
-    evidence_c18(loaded)   the loaded checkpoint's block read from its tensors (inventory.py)
+    evidence_c18(loaded)   the loaded checkpoint's block (inventory.py): five facts decided by its
+                           tensors, three by its architecture's code (blocks.FACT_SOURCES)
     evidence_c19(loaded)   pre- vs post-norm gradients at initialisation, 24 layers (norm_placement.py)
 
 C6, C7 and C19 do not depend on the loaded model (Evidence.model is ""): C6 and C7 compute from
@@ -72,6 +73,9 @@ def evidence_c18(loaded) -> Evidence:
     return Evidence(
         claim="C18", passed=blocks.is_llama_style(block),
         measures=(Measure("claims.m.arch_facts", sum(facts.values())),
+                  Measure("claims.m.arch_facts_tensors", blocks.facts_held(block, "tensors")[0]),
+                  Measure("claims.m.arch_facts_code", blocks.facts_held(block, "architecture")[0]),
+                  Measure("claims.m.position_params", block.params["position"]),
                   Measure("claims.m.bias_tensors", len(block.bias_tensors)),
                   Measure("claims.m.norms_per_block", block.norms_per_block),
                   Measure("claims.m.q_heads", block.n_heads),

@@ -32,9 +32,12 @@ STRINGS: dict[str, str] = {
         'Each column is one model\'s block, read from its **tensors**: the loaded checkpoints\' '
         'safetensors files (which tensors exist, their shapes), and for the original Transformer '
         'and GPT-2 their published configs built without memory (PyTorch\'s `nn.Transformer` '
-        'layers; transformers\' GPT-2). Norms with a bias tensor are LayerNorm, without one '
-        'RMSNorm; heads come from the projections\' shapes; no output matrix means tied '
-        'embeddings; the parameters of each component are summed from the shapes.'),
+        'layers; transformers\' GPT-2). Heads come from the projections\' shapes; no output matrix '
+        'means tied embeddings; the parameters of each component are summed from the shapes. Three '
+        'properties come from the architecture\'s code, which the tensors can only contradict: a '
+        'norm\'s place (from its name in that architecture\'s naming), its kind (norms with a bias '
+        'tensor are LayerNorm, weight-only ones RMSNorm in these architectures\' code) and RoPE (no '
+        'position-embedding tensor).'),
     'arch.blocks.run': 'Read the blocks',
     'arch.blocks.norm.layernorm': 'LayerNorm',
     'arch.blocks.norm.rmsnorm': 'RMSNorm',
@@ -253,6 +256,11 @@ STRINGS: dict[str, str] = {
         'All {n} changes the claim lists hold: pre-norm, RMSNorm, RoPE, a gated MLP (SwiGLU or GeGLU), fewer KV heads than '
         'query heads, no bias tensor, no encoder, no cross-attention.'),
     'arch.blocks.verdict.not': '{held} of the {n} changes of a Llama-style block hold; not: {missing}.',
+    'arch.blocks.verdict.sources': (
+        'Decided by the tensors (which exist, their shapes): gated MLP, fewer KV than query heads, no '
+        'bias, no encoder, no cross-attention: {read} of {n_read} hold. By the architecture\'s code, '
+        'which the tensors can only contradict: pre-norm (each norm\'s place from its name), RMSNorm '
+        '(norms with a weight and no bias), RoPE (no position-embedding tensor): {coded} of {n_coded} hold.'),
     'arch.blocks.fact.pre_norm': 'pre-norm',
     'arch.blocks.fact.rmsnorm': 'RMSNorm',
     'arch.blocks.fact.rope': 'RoPE',

@@ -150,6 +150,9 @@ STRINGS: dict[str, str] = {
     'claims.m.fold_fast_pair': 'residual of the fastest pair',
     'claims.m.fold_slow_pair': 'residual of the slowest pair',
     'claims.m.arch_facts': 'facts of a Llama-style block that hold',
+    'claims.m.arch_facts_tensors': 'of them decided by the tensors',
+    'claims.m.arch_facts_code': "of them by the architecture's code",
+    'claims.m.position_params': 'parameters in position-embedding tensors',
     'claims.m.bias_tensors': 'bias tensors',
     'claims.m.norms_per_block': 'norms per block',
     'claims.m.q_heads': 'query heads',
@@ -191,9 +194,11 @@ STRINGS: dict[str, str] = {
         'residual ≥ {threshold:.0f} %, within {tol:.0f} points of the closed form from the rotation '
         'angles ({expected:.1f} %), while one position fits exactly'),
     'claims.C18.criterion': (
-        'Read from the checkpoint\'s tensors, all {n} facts of a Llama-style block hold: pre-norm, '
-        'RMSNorm, RoPE, a gated MLP (SwiGLU or GeGLU), fewer KV than query heads, no bias tensor, no encoder, no '
-        'cross-attention'),
+        'All {n} facts of a Llama-style block hold. Decided by the checkpoint\'s tensors (which exist, '
+        'their shapes): a gated MLP (SwiGLU or GeGLU), fewer KV than query heads, no bias tensor, no '
+        'encoder tensor, no cross-attention tensor. By the architecture\'s code, which the tensors can '
+        'only contradict: pre-norm (each norm\'s place from its name), RMSNorm (weight-only norms), RoPE '
+        '(no position-embedding tensor)'),
     'claims.C19.criterion': (
         'At initialisation, {depth} layers: last block\'s gradient ÷ first\'s ≥ {post_min:g} for '
         'post-norm and ≤ {pre_max:g} for pre-norm'),

@@ -29,8 +29,9 @@ STRINGS: dict[str, str] = {
     'arch.blocks.explain': (
         '每一列是一个模型的模块，全部从**张量**读出：已加载检查点的 safetensors 文件（有哪些张量、'
         '形状如何）；原始 Transformer 和 GPT-2 则按其公开配置构建（不占内存：PyTorch 的 '
-        '`nn.Transformer` 层、transformers 的 GPT-2）。带偏置张量的归一化是 LayerNorm，不带的是 '
-        'RMSNorm；头数来自投影矩阵的形状；没有单独的输出矩阵即为共享嵌入；各组件的参数量由形状求和。'),
+        '`nn.Transformer` 层、transformers 的 GPT-2）。头数来自投影矩阵的形状；没有单独的输出矩阵即为共享嵌入；'
+        '各组件的参数量由形状求和。有三项性质来自该架构的代码，张量只能与之矛盾：归一化的位置（来自它在该架构命名中的名称）、'
+        '归一化的种类（在这些架构的代码中，带偏置张量的是 LayerNorm，只有权重的是 RMSNorm）以及 RoPE（没有位置嵌入张量）。'),
     'arch.blocks.run': '读取模块',
     'arch.blocks.norm.layernorm': 'LayerNorm',
     'arch.blocks.norm.rmsnorm': 'RMSNorm',
@@ -233,6 +234,10 @@ STRINGS: dict[str, str] = {
         '主张列出的 {n} 项变化全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、KV 头少于查询头、没有偏置张量、'
         '没有编码器、没有交叉注意力。'),
     'arch.blocks.verdict.not': 'Llama 式模块的 {n} 项变化中成立 {held} 项；不成立：{missing}。',
+    'arch.blocks.verdict.sources': (
+        '由张量（有哪些张量、形状如何）判定的：门控 MLP、KV 头少于查询头、没有偏置、没有编码器、没有交叉注意力，'
+        '{n_read} 项中成立 {read} 项。由该架构的代码决定、张量只能与之矛盾的：前置归一化（每个归一化的位置来自其名称）、'
+        'RMSNorm（归一化只有权重、没有偏置）、RoPE（没有位置嵌入张量），{n_coded} 项中成立 {coded} 项。'),
     'arch.blocks.fact.pre_norm': '前置归一化',
     'arch.blocks.fact.rmsnorm': 'RMSNorm',
     'arch.blocks.fact.rope': 'RoPE',

@@ -142,6 +142,9 @@ STRINGS: dict[str, str] = {
     'claims.m.fold_fast_pair': '最快维度对的残差',
     'claims.m.fold_slow_pair': '最慢维度对的残差',
     'claims.m.arch_facts': 'Llama 式模块成立的事实数',
+    'claims.m.arch_facts_tensors': '其中由张量判定的',
+    'claims.m.arch_facts_code': '其中由架构代码决定的',
+    'claims.m.position_params': '位置嵌入张量中的参数',
     'claims.m.bias_tensors': '偏置张量',
     'claims.m.norms_per_block': '每个模块的归一化数',
     'claims.m.q_heads': '查询头',
@@ -181,8 +184,9 @@ STRINGS: dict[str, str] = {
         "对 R_m·W（随机 W，d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
         '且与按旋转角度算出的闭式值（{expected:.1f} %）相差不超过 {tol:.0f} 个百分点，而单个位置可以精确拟合'),
     'claims.C18.criterion': (
-        '从检查点的张量读出，Llama 式模块的 {n} 项事实全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、'
-        'KV 头少于查询头、没有偏置张量、没有编码器、没有交叉注意力'),
+        'Llama 式模块的 {n} 项事实全部成立。由检查点的张量（有哪些张量、形状如何）判定：门控 MLP（SwiGLU 或 GeGLU）、'
+        'KV 头少于查询头、没有偏置张量、没有编码器张量、没有交叉注意力张量。由该架构的代码决定、张量只能与之矛盾：'
+        '前置归一化（每个归一化的位置来自其名称）、RMSNorm（归一化只有权重）、RoPE（没有位置嵌入张量）'),
     'claims.C19.criterion': (
         '初始化时 {depth} 层：最后一个模块的梯度 ÷ 第一个模块的，后置归一化 ≥ {post_min:g}，'
         '前置归一化 ≤ {pre_max:g}'),

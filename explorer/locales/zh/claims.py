@@ -154,6 +154,11 @@ STRINGS: dict[str, str] = {
     'claims.m.pre_ratio': '前置归一化：最后一个模块的梯度 ÷ 第一个模块的',
     'claims.m.moe_k': 'k（每个词元的专家数）',
     'claims.m.moe_off_k': '没有恰好送往 k 个专家的词元 × 层',
+    'claims.m.moe_totals': '不同 k 下参数总量的不同取值个数',
+    'claims.consistency': '一致性检查（由构造决定，判定不依赖它们）：',
+    'claims.k.moe_routes_to_k': '每个词元恰好被送往 k 个不同的专家（top-k 总是选出 k 个）',
+    'claims.k.moe_same_total': '每个 k 下参数总量相同（同一个模型）',
+    'claims.k.flash_written': '写回的字节数：分块按调度计数（每个输出块写一次），朴素用论文的公式：线性对二次',
     'claims.m.mixtral_total': 'Mixtral 8x7B 总参数（十亿）',
     'claims.m.mixtral_active': 'Mixtral 8x7B 激活参数（十亿）',
     'claims.m.deepseek_total': 'DeepSeek-V3 总参数（十亿）',
@@ -166,11 +171,11 @@ STRINGS: dict[str, str] = {
     'claims.m.cv_bias': '选择偏置时负载的变异系数',
     'claims.m.cv_margin': '不做均衡 ÷ 较不均衡的均衡路由器',
     'claims.m.flash_diff': '真实注意力头上的 max |分块 − 朴素|',
-    'claims.m.written_naive_exp': '朴素：写回字节数中 n 的指数',
-    'claims.m.written_tiled_exp': '分块：写回字节数中 n 的指数',
-    'claims.m.memory_naive_exp': '朴素：峰值额外内存中 n 的指数',
-    'claims.m.memory_tiled_exp': '分块：峰值额外内存中 n 的指数',
-    'claims.m.traffic_ratio': '搬运字节数，朴素 ÷ 分块（最大的 n）',
+    'claims.m.written_naive_exp': '朴素：写回字节数中 n 的指数（公式）',
+    'claims.m.written_tiled_exp': '分块：写回字节数中 n 的指数（计数）',
+    'claims.m.memory_naive_exp': '朴素：峰值额外内存中 n 的指数（实测）',
+    'claims.m.memory_tiled_exp': '分块：峰值额外内存中 n 的指数（实测）',
+    'claims.m.traffic_ratio': '最大的 n 上搬运的字节数，朴素（公式）÷ 分块（计数）',
     'claims.m.row_blocks': '该行的键块数',
     'claims.m.row_rises': '运行最大值上升的次数',
     'claims.m.row_max_diff': '|运行最大值 − 整行最大值|',
@@ -191,14 +196,14 @@ STRINGS: dict[str, str] = {
         '初始化时 {depth} 层：最后一个模块的梯度 ÷ 第一个模块的，后置归一化 ≥ {post_min:g}，'
         '前置归一化 ≤ {pre_max:g}'),
     'claims.C14.criterion': (
-        '每个词元恰好被送往 k 个专家；计算器舍入后等于 Mixtral 的 {mixtral} B 和 DeepSeek-V3 的 '
-        '{deepseek} B（总量 / 激活）；k = {k1} 时每个词元的时间 ≥ k = {k0} 时的 {threshold:g}×'),
+        '计算器按各自公开的配置计算，舍入后等于 Mixtral 的 {mixtral} B 和 DeepSeek-V3 的 '
+        '{deepseek} B（总量 / 激活）；实测的每个词元时间，k = {k1} 时 ≥ k = {k0} 时的 {threshold:g}×'),
     'claims.C15.criterion': (
         '在 {tokens} 个验证词元上，不做均衡时负载的变异系数（各层平均）≥ 辅助损失路由器和偏置路由器的 '
         '{margin:g}×'),
     'claims.C16.criterion': (
-        '在一个真实的头上 max |分块 − 朴素| ≤ {tol:.0e}；从 n = {n0} 到 {n1}，朴素写回的字节和峰值额外内存按 '
-        'n^e 增长且 e ≥ {quadratic:g}，分块的 e ≤ {linear:g}'),
+        '在已加载模型的一个头上 max |分块 − 朴素| ≤ {tol:.0e}；从 n = {n0} 到 {n1}（随机输入：内存与数值无关），'
+        '实测的峰值额外内存按 n^e 增长，朴素 e ≥ {quadratic:g}，分块 e ≤ {linear:g}'),
     'claims.C17.criterion': (
         '一行的运行最大值至少上升一次，且最后一个块之后最大值、归一化因子和输出与完整 softmax 相差都在 '
         '{tol:.0e} 之内'),

@@ -45,8 +45,7 @@ STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         'The recorded k and v have the KV heads ({n_kv}), not the query heads ({n_q}); the '
-        'filled cache holds 2·L·n_kv·d_head·{elem} B per token; MHA / GQA / MQA bytes are '
-        'proportional to their KV heads'),
+        'filled cache holds 2·L·n_kv·d_head·{elem} B per token'),
     'claims.C8.criterion': (
         'With window {window} on all {layers} layers, distance L(w−1) = {last} changes the last '
         'position and L(w−1)+1 does not; every probed distance first changes at the layer the '
@@ -58,9 +57,10 @@ STRINGS: dict[str, str] = {
     'claims.m.c5_q_heads': 'query heads (recorded q)',
     'claims.m.c5_kv_heads': 'KV heads (recorded k)',
     'claims.m.c5_measured': 'cache bytes per token (measured)',
-    'claims.m.c5_mha': 'MHA variant, bytes per token',
+    'claims.m.c5_mha': 'MHA variant, bytes per token (formula)',
     'claims.m.c5_gqa': 'GQA (this model), bytes per token',
-    'claims.m.c5_mqa': 'MQA variant, bytes per token',
+    'claims.m.c5_mqa': 'MQA variant, bytes per token (formula)',
+    'claims.k.c5_proportional': 'MHA / GQA / MQA bytes proportional to their KV heads (one formula)',
     'claims.m.c8_rule': 'reach L(w−1)+1',
     'claims.m.c8_farthest': 'farthest distance that changes the last position',
     'claims.m.c8_nearest': 'nearest distance that does not',

@@ -44,7 +44,7 @@ STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         '记录到的 k 和 v 的头数是 KV 头数（{n_kv}），不是查询头数（{n_q}）；填充后的缓存每个 token '
-        '存 2·L·n_kv·d_head·{elem} B；MHA / GQA / MQA 的字节数与各自的 KV 头数成正比'),
+        '存 2·L·n_kv·d_head·{elem} B'),
     'claims.C8.criterion': (
         '在全部 {layers} 层上使用窗口 {window} 时，距离 L(w−1) = {last} 会改变最后一个位置，'
         'L(w−1)+1 不会；每个探测距离最先变化的层都符合规则；Mistral 7B（32 层，w = 4096）'
@@ -56,9 +56,10 @@ STRINGS: dict[str, str] = {
     'claims.m.c5_q_heads': '查询头数（记录到的 q）',
     'claims.m.c5_kv_heads': 'KV 头数（记录到的 k）',
     'claims.m.c5_measured': '每个 token 的缓存字节数（实测）',
-    'claims.m.c5_mha': 'MHA 变体，每个 token 的字节数',
+    'claims.m.c5_mha': 'MHA 变体，每个 token 的字节数（公式）',
     'claims.m.c5_gqa': 'GQA（本模型），每个 token 的字节数',
-    'claims.m.c5_mqa': 'MQA 变体，每个 token 的字节数',
+    'claims.m.c5_mqa': 'MQA 变体，每个 token 的字节数（公式）',
+    'claims.k.c5_proportional': 'MHA / GQA / MQA 的字节数与各自的 KV 头数成正比（同一个公式）',
     'claims.m.c8_rule': '感受野 L(w−1)+1',
     'claims.m.c8_farthest': '仍会改变最后一个位置的最远距离',
     'claims.m.c8_nearest': '不再改变它的最近距离',

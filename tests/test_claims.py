@@ -262,7 +262,7 @@ def test_a_consistency_check_is_shown_apart_and_a_broken_one_fails_the_row():
     assert sound.verdict == "pass" and broken.verdict == "fail"
     for lang in ("en", "zh"):
         cell = board._evidence_cell(broken, lang)
-        evidence_part, checks = cell.split("<br>")
+        evidence_part, checks = cell.split("\n")
         assert "×" in evidence_part and board._text("claims.consistency", lang) in checks
         assert "✗ " + board._text("claims.k.moe_routes_to_k", lang) in checks
         assert "✓ " in board._evidence_cell(sound, lang)

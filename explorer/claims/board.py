@@ -330,14 +330,15 @@ def format_consistency(check: Consistency, lang: str) -> str:
 
 
 def _evidence_cell(row: Row, lang: str) -> str:
-    """The measures the verdict rests on; under them, apart, the consistency checks."""
+    """The measures the verdict rests on; on a line under them (the table's markdown cells
+    break lines at a newline), apart, the consistency checks."""
     if row.error == NOT_RUN:
         return "—"
     if row.evidence is None:
         return _text(row.error or FAILED, lang, **row.error_fields)
     cell = "; ".join(format_measure(m, lang) for m in row.evidence.measures)
     if row.evidence.consistency:
-        cell += "<br>" + _text("claims.consistency", lang) + " " + "; ".join(
+        cell += "\n" + _text("claims.consistency", lang) + " " + "; ".join(
             format_consistency(check, lang) for check in row.evidence.consistency)
     return cell
 

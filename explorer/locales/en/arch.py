@@ -5,7 +5,7 @@ STRINGS: dict[str, str] = {
     'arch.tab': 'Architecture',
     'arch.intro': (
         '## From the 2017 Transformer to today\'s blocks\n'
-        'Four blocks side by side, read from tensors; where to put the norm, measured on small '
+        'Four blocks side by side, read from their tensors (and, for a norm\'s place and kind and RoPE, their architectures\' code); where to put the norm, measured on small '
         'stacks; and multi-head latent attention (MLA), the cache DeepSeek-V3 uses.'),
     'arch.yes': 'yes',
     'arch.no': 'no',

@@ -35,6 +35,12 @@ def test_c6_passes(smol):
     assert measure(found, "claims.m.mla_gqa_heads") == 2.25
     assert measure(found, "claims.m.mla_kv_error") <= mla.LATENT_TOL
     assert measure(found, "claims.m.mla_cache_bytes") == measure(found, "claims.m.mla_formula_bytes") > 0
+    # the tiny cache's bytes come from its tensors' shapes and fill count, and say so
+    from explorer.locales import text
+
+    assert "shapes and fill count" in text("claims.m.mla_cache_bytes", "en")
+    assert "shapes and fill count" in mla.cache_summary(mla.run_cache(), "en")
+    assert "read from" not in text("claims.m.mla_cache_bytes", "en")
 
 
 def test_c6_fails_on_a_latent_with_one_dimension_zeroed(smol, monkeypatch):

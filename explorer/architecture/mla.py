@@ -26,6 +26,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from explorer.architecture.seeding import seeded
 from explorer.inputs import InputError, finite_number, whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig, colors
@@ -115,8 +116,7 @@ def run_cache(seed: int = 0, tokens: int = 24) -> CacheComparison:
         CacheLayout("mla", ds.gqa_heads, ds.latent_width),
     )
     # the live check: a tiny random MLA module, the prompt decoded with its latent cache
-    torch.manual_seed(seed)
-    model = MLAForCausalLM(TINY).eval()
+    model = seeded(lambda: MLAForCausalLM(TINY), seed).eval()   # weights from a generator of its own
     ids = torch.randint(0, TINY.vocab_size, (1, tokens), generator=torch.Generator().manual_seed(seed))
     recorder = Recorder(["q", "k", "v"])
     cache = model.new_cache(tokens)

@@ -334,13 +334,17 @@ class Runtime:
 
 def default_budget(device: torch.device) -> int:
     """Bytes the loaded models may take: EXPLORER_MODEL_MEMORY_GB, else BUDGET_SHARE of the
-    GPU's memory (a CUDA device) or of the machine's RAM."""
+    GPU's memory (a CUDA device whose size torch can read) or of the machine's RAM."""
     configured = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
     if configured:
         return int(float(configured) * 1e9)
+    total = None
     if device.type == "cuda":
-        total = torch.cuda.get_device_properties(device).total_memory
-    else:
+        try:
+            total = torch.cuda.get_device_properties(device).total_memory
+        except Exception as error:   # e.g. a ZeroGPU Space's main process, before any GPU call
+            log.warning("no memory size for %s (%s): the budget is a share of the RAM", device, error)
+    if total is None:
         import psutil
         total = psutil.virtual_memory().total
     return int(BUDGET_SHARE * total)

@@ -196,6 +196,12 @@ def test_the_budget_comes_from_the_environment_or_the_machine(monkeypatch):
     import psutil
     assert runtime_module.default_budget(torch.device("cpu")) == int(0.5 * psutil.virtual_memory().total)
 
+    def no_gpu_yet(device):   # a ZeroGPU Space's main process, before any GPU call
+        raise RuntimeError("CUDA is not available in this process")
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", no_gpu_yet)
+    assert runtime_module.default_budget(torch.device("cuda")) == int(0.5 * psutil.virtual_memory().total)
+
 
 def test_a_folders_weights_are_counted_from_its_headers(tmp_path):
     from explorer.runtime import folder_weights_bytes, module_bytes

@@ -26,6 +26,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from explorer.architecture.seeding import draw_default_init
 from explorer.inputs import InputError, finite_number, whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig, colors
@@ -114,13 +115,14 @@ def tiny_checkpoint(seed: int = 0) -> dict[str, torch.Tensor]:
     kv_a_proj_with_mqa.weight, ...): PyTorch's default init, norm weights drawn around 1 (ones
     would hide a norm left out). Each of our tensors is cut on dim 0 into the checkpoint tensors
     models.mla.key_map fuses into it (gate and up: two equal halves)."""
-    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)   # never the process-wide generator
     model = MLAForCausalLM(TINY)
+    draw_default_init(model, generator)
     tensors = {}
     with torch.no_grad():
         for name, weight in model.named_parameters():
             if "norm" in name:
-                weight.normal_(1.0, 0.3)
+                weight.normal_(1.0, 0.3, generator=generator)
         params = dict(model.named_parameters())
         for ours, names in key_map(TINY).items():
             for hf_name, piece in zip(names, params[ours].detach().chunk(len(names), dim=0), strict=True):

@@ -109,6 +109,10 @@ STRINGS: dict[str, str] = {
         'section that show the claim.'),
     'claims.run': 'Run',
     'claims.rerun': 'Run again',
+    'claims.rerun_kept': (
+        'Not run again: the board kept in this server is every visitor\'s, and it is measured '
+        'again at most every {interval} minutes (the next in {n} {n:minute/minutes}). The '
+        'board above is the kept one, with the time it was measured.'),
     'claims.stop': 'Stop',
     'claims.test_registry': '⚠ **Test board:** these verdicts come from a registry of test functions, not from the claims\' evidence on the model:',
     'claims.empty': 'Press **Run** to check every claim on the loaded model.',

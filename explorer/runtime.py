@@ -7,6 +7,13 @@ a generation in progress) lives in gr.State in the tab that owns it, never on th
 The modules are shared, so callers must not modify them (no .train(), no weight edits, no
 hooks left attached).
 
+Loaded models share a memory budget (`memory_budget` bytes; EXPLORER_MODEL_MEMORY_GB, else half
+of the memory of the device the models run on): before a model loads, its weights' bytes in the
+runtime's dtype are counted from its safetensors headers; a model larger than the whole budget is
+refused with a message saying so, and to make room the least recently used models are unloaded
+(dropped here and their decode loops forgotten, so their memory goes once the runs still using
+them end). Any visitor may pick any listed model; none of them can make the process hold them all.
+
 A load that fails is remembered for `retry_after_s` (its message, not the model): a conversion
 that fails after 20-60 s would otherwise be retried by every visitor who waits for it, one after
 the other. Until the interval passes, callers (those waiting on the failed load included) get
@@ -14,8 +21,10 @@ the same ModelLoadError at once. Its message carries no file-system path; the lo
 """
 from __future__ import annotations
 
+import collections
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -34,6 +43,9 @@ Progress = Callable[[float, str], None]
 
 # How long a failed load is answered from memory before the next request tries again.
 RETRY_AFTER_S = 60.0
+# The loaded models' budget in GB (decimal); unset: BUDGET_SHARE of the device's memory.
+MEMORY_BUDGET_ENV = "EXPLORER_MODEL_MEMORY_GB"
+BUDGET_SHARE = 0.5   # the rest: activations, KV caches, every visitor's state, the OS
 
 
 class UnknownModelError(ValueError):
@@ -82,6 +94,8 @@ class Runtime:
         load_model: Callable[..., torch.nn.Module] | None = None,
         load_tokenizer: Callable[[Path], Any] | None = None,
         retry_after_s: float = RETRY_AFTER_S,
+        memory_budget: int | None = None,
+        weights_bytes: Callable[[Path, torch.dtype], int] | None = None,
     ):
         # The defaults are imported here, not at module import, so tests can inject small fakes
         # and importing explorer.runtime stays cheap.
@@ -107,6 +121,12 @@ class Runtime:
         self._load_tokenizer = load_tokenizer
         self._locks = {name: threading.Lock() for name in self._registry}
         self._loaded: dict[str, LoadedModel] = {}
+        self.memory_budget = default_budget(self.device) if memory_budget is None else int(memory_budget)
+        self._weights_bytes = weights_bytes or folder_weights_bytes
+        self._budget_lock = threading.Lock()
+        # loaded models' bytes, least recently used first; bytes held for loads under way
+        self._used: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._reserved: dict[str, int] = {}
         self.retry_after_s = retry_after_s
         self._failed: dict[str, _Failure] = {}  # the latest failed load per name, until retried
         # Latest progress of a load under way, per name, so that callers waiting for it see it.
@@ -139,6 +159,11 @@ class Runtime:
     def is_loaded(self, name: str) -> bool:
         return name in self._loaded
 
+    def loaded_bytes(self) -> dict[str, int]:
+        """Bytes of each loaded model's parameters and buffers, least recently used first."""
+        with self._budget_lock:
+            return dict(self._used)
+
     @property
     def device_label(self) -> str:
         """e.g. "CPU, 2 threads (float32)", "NVIDIA H200 (bfloat16)"."""
@@ -147,15 +172,17 @@ class Runtime:
         return describe(self.device, self.dtype)
 
     # ----- loading --------------------------------------------------------------------------
-    def get(self, name: str, progress: Progress | None = None) -> LoadedModel:
+    def get(self, name: str, progress: Progress | None = None, *, evict: bool = True) -> LoadedModel:
         """The loaded model `name`, loading (and converting, the first time) if needed.
         `progress(fraction, message)` hears about slow steps, also while this call waits for a
         load that another thread started; it is not called when the model is already loaded.
         ModelLoadError (path-free message) when the load fails, or failed less than
-        `retry_after_s` ago."""
+        `retry_after_s` ago, or the model does not fit the memory budget (evict=False: beside
+        the models loaded now; else once the least recently used ones are unloaded)."""
         name = self.check_name(name)
         loaded = self._loaded.get(name)
         if loaded is not None:
+            self._touch(name)
             return loaded
         self._raise_recent_failure(name)
         if progress is None:  # not `or`: a gr.Progress with nothing tracked yet is falsy
@@ -168,10 +195,13 @@ class Runtime:
         try:
             loaded = self._loaded.get(name)  # someone else may have loaded it while we waited
             if loaded is not None:
+                self._touch(name)
                 return loaded
             self._raise_recent_failure(name)  # ... or failed to, while we waited
             try:
-                return self._load(name, progress)
+                return self._load(name, progress, evict)
+            except ModelLoadError:   # over the budget: said plainly, not remembered as a failure
+                raise
             except Exception as error:
                 message = _visitor_message(error)
                 log.error("loading %s failed: %s", name, error, exc_info=error)
@@ -193,8 +223,8 @@ class Runtime:
             def scaled(fraction: float, message: str, i: int = i) -> None:
                 if progress is not None:
                     progress((i + max(0.0, min(1.0, float(fraction)))) / len(names), message)
-            try:
-                self.get(name, progress=scaled)
+            try:   # never unloading one preloaded before: those that do not fit are skipped
+                self.get(name, progress=scaled, evict=False)
             except ModelLoadError as error:
                 log.error("preload: %s is not loaded: %s", name, error)
                 continue
@@ -209,7 +239,62 @@ class Runtime:
             raise ModelLoadError(failure.message)
         self._failed.pop(name, None)  # time to try again
 
-    def _load(self, name: str, caller_progress: Progress) -> LoadedModel:
+    # ----- the memory budget ------------------------------------------------------------------
+    def _touch(self, name: str) -> None:
+        with self._budget_lock:
+            if name in self._used:
+                self._used.move_to_end(name)
+
+    def _make_room(self, name: str, need: int, evict: bool) -> None:
+        """Hold `need` bytes of the budget for `name`, unloading the least recently used models
+        first (evict=True); ModelLoadError when they cannot be found."""
+        gb = 1e9
+        if need > self.memory_budget:
+            raise ModelLoadError(
+                f"{name} needs {need / gb:.1f} GB for its weights in {str(self.dtype).replace('torch.', '')}, "
+                f"more than the {self.memory_budget / gb:.1f} GB this server keeps for loaded "
+                f"models ({MEMORY_BUDGET_ENV}); pick a smaller model")
+        with self._budget_lock:
+            def in_use() -> int:
+                return sum(self._used.values()) + sum(self._reserved.values())
+            while evict and in_use() + need > self.memory_budget and self._used:
+                self._unload_locked(next(iter(self._used)))
+            if in_use() + need > self.memory_budget:
+                raise ModelLoadError(
+                    f"{name} ({need / gb:.1f} GB) does not fit beside the models "
+                    f"{'being loaded' if evict else 'loaded'} now ({in_use() / gb:.1f} GB of "
+                    f"{self.memory_budget / gb:.1f} GB); try again in a minute")
+            self._reserved[name] = need
+
+    def _estimate(self, name: str, folder: Path) -> int:
+        """Bytes `name` will take, from its folder; 0 when the headers cannot be read (the
+        loader then says what is wrong with the folder; a model that loads is counted after)."""
+        try:
+            return int(self._weights_bytes(folder, self.dtype))
+        except Exception as error:
+            log.warning("could not count the weights of %s before loading: %s", name, error)
+            return 0
+
+    def unload(self, name: str) -> bool:
+        """Drop the loaded model `name` (True if it was loaded); see _unload_locked."""
+        with self._budget_lock:
+            if name not in self._used:
+                return False
+            self._unload_locked(name)
+            return True
+
+    def _unload_locked(self, name: str) -> None:
+        """Forget `name` and its decode loops: its memory goes once no run holds it. A visitor
+        asking for it again loads it again."""
+        self._used.pop(name, None)
+        loaded = self._loaded.pop(name, None)
+        if loaded is None:
+            return
+        log.info("unloading %s (least recently used) to keep within the memory budget", name)
+        from explorer.serving import registry
+        registry.forget(loaded.model)
+
+    def _load(self, name: str, caller_progress: Progress, evict: bool = True) -> LoadedModel:
         start = time.perf_counter()
 
         def progress(fraction: float, message: str) -> None:
@@ -221,23 +306,68 @@ class Runtime:
 
         progress(0.0, f"Preparing {name}")
         folder = Path(self._prepare(name, progress=prepare_progress))
-        progress(0.8, f"Loading {name} onto {self.device_label}")
+        self._make_room(name, self._estimate(name, folder), evict)
         try:
-            model = self._load_model(folder, device=self.device, dtype=self.dtype)
-        except Exception:
-            log.error("could not load %s from %s", name, folder)
-            raise
-        model.eval()
-        progress(0.95, f"Loading the tokenizer of {name}")
-        tokenizer = self._load_tokenizer(folder)
-        loaded = LoadedModel(
-            name=name, spec=self._registry[name], folder=folder, model=model,
-            tokenizer=tokenizer, config=model.config, device=self.device, dtype=self.dtype,
-            load_seconds=time.perf_counter() - start,
-        )
-        self._loaded[name] = loaded
+            progress(0.8, f"Loading {name} onto {self.device_label}")
+            try:
+                model = self._load_model(folder, device=self.device, dtype=self.dtype)
+            except Exception:
+                log.error("could not load %s from %s", name, folder)
+                raise
+            model.eval()
+            progress(0.95, f"Loading the tokenizer of {name}")
+            tokenizer = self._load_tokenizer(folder)
+            loaded = LoadedModel(
+                name=name, spec=self._registry[name], folder=folder, model=model,
+                tokenizer=tokenizer, config=model.config, device=self.device, dtype=self.dtype,
+                load_seconds=time.perf_counter() - start,
+            )
+            with self._budget_lock:
+                self._used[name] = module_bytes(model)
+                self._loaded[name] = loaded
+        finally:
+            with self._budget_lock:
+                self._reserved.pop(name, None)
         progress(1.0, f"{name} ready")
         return loaded
+
+
+def default_budget(device: torch.device) -> int:
+    """Bytes the loaded models may take: EXPLORER_MODEL_MEMORY_GB, else BUDGET_SHARE of the
+    GPU's memory (a CUDA device whose size torch can read) or of the machine's RAM."""
+    configured = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if configured:
+        return int(float(configured) * 1e9)
+    total = None
+    if device.type == "cuda":
+        try:
+            total = torch.cuda.get_device_properties(device).total_memory
+        except Exception as error:   # e.g. a ZeroGPU Space's main process, before any GPU call
+            log.warning("no memory size for %s (%s): the budget is a share of the RAM", device, error)
+    if total is None:
+        import psutil
+        total = psutil.virtual_memory().total
+    return int(BUDGET_SHARE * total)
+
+
+def folder_weights_bytes(folder: Path, dtype: torch.dtype) -> int:
+    """Bytes of every tensor of a checkpoint folder's safetensors files once loaded in `dtype`,
+    from their headers (no weight is read)."""
+    from models.safetensors_files import safetensors_header, weight_files
+
+    element = torch.empty((), dtype=dtype).element_size()
+    count = 0
+    for path in weight_files(folder):
+        for key, entry in safetensors_header(path).items():
+            if key != "__metadata__":
+                count += functools.reduce(lambda a, b: a * b, entry["shape"], 1)
+    return count * element
+
+
+def module_bytes(model: torch.nn.Module) -> int:
+    """Bytes of a module's parameters and buffers (a tied tensor counted once)."""
+    tensors = {t.data_ptr(): t for t in (*model.parameters(), *model.buffers())}
+    return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
 def _visitor_message(error: Exception) -> str:

@@ -82,11 +82,17 @@ def sample_next(logits: torch.Tensor, params: SamplingParams,
 
 def new_generator(params: SamplingParams) -> Optional[torch.Generator]:
     """The random source of one run: None when greedy; else seeded by params.seed, or by a
-    fresh seed when none is given."""
+    fresh seed when none is given. The fresh seed is the run's own generator's (Generator.seed):
+    torch.seed() would reseed the generator every thread shares, under another thread that
+    seeded it to build weights."""
     if params.greedy:
         return None
-    seed = params.seed if params.seed is not None else int(torch.seed() % 2**31)
-    return torch.Generator().manual_seed(seed)
+    generator = torch.Generator()
+    if params.seed is None:
+        generator.seed()
+    else:
+        generator.manual_seed(params.seed)
+    return generator
 
 
 def finish_reason(token: int, index: int, params: SamplingParams, eos: Collection[int]) -> Optional[str]:

@@ -159,8 +159,8 @@ class LatentKVCache:
         self._pos += t
 
     def used_bytes(self) -> int:
-        """Bytes of the stored tokens, all layers: pos x (r + d_rope) x layers x element size,
-        read from the cache tensors themselves."""
+        """Bytes of the stored tokens, all layers: pos x (r + d_rope) x batch x element size per
+        layer, from the cache tensors' shapes and element size and the fill count pos."""
         return sum(self._pos * (lat.shape[-1] + key.shape[-1]) * lat.shape[0] * lat.element_size()
                    for lat, key in zip(self.latent, self.rope_key))
 

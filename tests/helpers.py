@@ -177,8 +177,10 @@ def assert_cache_bookkeeping(cache):
 
 
 def measure(found, label: str) -> float:
-    """The value of the measure labelled `label` in a claims-board Evidence."""
-    return next(m.value for m in found.measures if m.label == label)
+    """The value of the measure labelled `label` in a claims-board Evidence, among the measures
+    its verdict rests on or those of its consistency checks."""
+    every = (*found.measures, *(m for check in found.consistency for m in check.measures))
+    return next(m.value for m in every if m.label == label)
 
 
 def check_evidence(found, claim: str, tab: str, section: str, model: str | None = None) -> None:
@@ -195,3 +197,5 @@ def check_evidence(found, claim: str, tab: str, section: str, model: str | None 
     for lang in ("en", "zh"):
         assert text(found.criterion, lang, **found.fields)
         assert all(text(m.label, lang) for m in found.measures)
+        assert all(text(c.label, lang) and all(text(m.label, lang) for m in c.measures)
+                   for c in found.consistency)

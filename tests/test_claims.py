@@ -245,3 +245,26 @@ def test_evidence_refuses_unknown_claims_and_non_bool_verdicts():
         Evidence("C20", True, (), "k", "rope", "s")
     with pytest.raises(TypeError):
         Evidence("C1", 1, (), "k", "rope", "s")
+
+
+def test_a_consistency_check_is_shown_apart_and_a_broken_one_fails_the_row():
+    """Consistency checks (fixed by construction) are listed under the evidence, marked ✓ or ✗;
+    the criterion's verdict does not rest on them, but a broken one fails the row."""
+    from explorer.claims.evidence import Consistency, Measure
+
+    def row(holds: bool) -> board.Row:
+        check = Consistency("claims.k.moe_routes_to_k", holds, (Measure("claims.m.moe_off_k", 0 if holds else 3),))
+        found = Evidence("C14", True, (Measure("claims.m.time_ratio_k", 2.0, "×"),), "claims.C14.criterion",
+                         "moe", "s", consistency=(check,))
+        return board.Row("C14", "about.c.C14", found, None)
+
+    sound, broken = row(True), row(False)
+    assert sound.verdict == "pass" and broken.verdict == "fail"
+    for lang in ("en", "zh"):
+        cell = board._evidence_cell(broken, lang)
+        evidence_part, checks = cell.split("\n")
+        assert "×" in evidence_part and board._text("claims.consistency", lang) in checks
+        assert "✗ " + board._text("claims.k.moe_routes_to_k", lang) in checks
+        assert "✓ " in board._evidence_cell(sound, lang)
+    with pytest.raises(TypeError):
+        Consistency("claims.k.moe_routes_to_k", 1)

@@ -54,6 +54,25 @@ def test_the_handler_streams_progress_then_the_board_in_the_visitors_language():
     assert list(redrawn_table.iloc[:, 0]) == [f"C{i}" for i in range(1, 20)]
 
 
+def test_a_second_rerun_within_the_interval_answers_with_the_kept_board():
+    """The kept board is every visitor's: "Run again" replaces it at most once per
+    RERUN_INTERVAL_S; sooner, the kept board answers and the summary says when a new run may
+    start, in the visitor's language."""
+    board.CACHE.forget(fake_loaded(), fakes.FAST_REGISTRY)   # the real board's entry stays
+    (_, summary, first), _ = _last(claims_tab.run_board(
+        FakeRuntime(), fakes.FAST_REGISTRY, TITLES, True, "smollm2-135m-instruct", "en"))
+    assert "Not run again" not in summary
+    (_, summary, again), messages = _last(claims_tab.run_board(
+        FakeRuntime(), fakes.FAST_REGISTRY, TITLES, True, "smollm2-135m-instruct", "en"))
+    assert again is first and len(messages) == 1            # nothing measured
+    assert board.CACHE.cached(fake_loaded(), fakes.FAST_REGISTRY) is first
+    assert summary.startswith("**14 of 19 claims hold**")
+    assert "Not run again" in summary and "every 10 minutes (the next in 10 minutes)" in summary
+    (_, summary, _), _ = _last(claims_tab.run_board(
+        FakeRuntime(), fakes.FAST_REGISTRY, TITLES, True, "smollm2-135m-instruct", "zh"))
+    assert "未重新运行" in summary and "（10 分钟后可再次运行）" in summary
+
+
 def test_the_handler_refuses_an_unknown_model_in_plain_words():
     with pytest.raises(gr.Error, match="Unknown model 'nope'"):
         list(claims_tab.run_board(FakeRuntime(), fakes.FAST_REGISTRY, TITLES, False, "nope", "en"))

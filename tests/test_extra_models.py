@@ -45,10 +45,37 @@ def test_a_visitor_cannot_name_a_folder(mixtral_folder, monkeypatch):
         Runtime("cpu", torch.float32).get(str(folder))
 
 
+PIN = "0123456789abcdef0123456789abcdef01234567"
+
+
 def test_hub_ids_are_listed_without_downloading():
-    extra = extra_checkpoints("allenai/OLMoE-1B-7B-0924")
+    extra = extra_checkpoints(f"allenai/OLMoE-1B-7B-0924@{PIN}")
     assert list(extra) == ["allenai/OLMoE-1B-7B-0924"]
     assert extra["allenai/OLMoE-1B-7B-0924"].folder is None
+    assert extra["allenai/OLMoE-1B-7B-0924"].source == f"allenai/OLMoE-1B-7B-0924@{PIN}"
+
+
+def test_an_unpinned_hub_id_is_refused(monkeypatch):
+    """A branch can change under the server: a Hub id must name one commit."""
+    for unpinned in ("allenai/OLMoE-1B-7B-0924", "allenai/OLMoE-1B-7B-0924@main",
+                     "allenai/OLMoE-1B-7B-0924@0123abc"):
+        with pytest.raises(CheckpointError, match="pinned to a commit, owner/name@<40-hex commit>"):
+            extra_checkpoints(unpinned)
+
+
+def test_a_pinned_hub_id_downloads_that_commit(monkeypatch, tmp_path):
+    import huggingface_hub
+
+    calls = []
+
+    def fake_download(repo_id, **kwargs):
+        calls.append((repo_id, kwargs.get("revision")))
+        raise ConnectionError("offline")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    with pytest.raises(CheckpointError, match="unreachable"):
+        extra_checkpoints(f"someone/model@{PIN}")["someone/model"].prepare()
+    assert calls == [("someone/model", PIN)]
 
 
 def test_clashing_names_are_refused(mixtral_folder, tmp_path):

@@ -39,6 +39,11 @@ def test_c16_passes(smol):
     assert measure(found, "claims.m.memory_naive_exp") >= io.QUADRATIC_MIN
     assert measure(found, "claims.m.memory_tiled_exp") <= io.LINEAR_MAX
     assert measure(found, "claims.m.traffic_ratio") > 1
+    # the verdict rests on the head's exactness and the measured memory; the bytes written are
+    # fixed by construction (naive: the formula; tiled: counted) and shown apart
+    assert [m.label for m in found.measures] == [
+        "claims.m.flash_diff", "claims.m.memory_naive_exp", "claims.m.memory_tiled_exp"]
+    assert [c.label for c in found.consistency] == ["claims.k.flash_written"] and found.consistent
 
 
 class SkipsOneTile(attention.TileVisibility):
@@ -77,6 +82,26 @@ def test_c16_scaling_criterion_fails_on_quadratic_tiled_memory():
     assert "Not the scaling C16 states" in figures.scaling_text(found, "en")
     one = dataclasses.replace(measured, ns=(128,), extra={"naive": (1,), "tiled": (1,)})
     assert math.isnan(io.scaling(traffic, one).memory_tiled) and not io.scaling(traffic, one).holds
+
+
+def test_c16_verdict_rests_on_measured_memory_and_written_bytes_are_a_consistency_check():
+    """Written bytes that grew quadratically for tiled would break the bookkeeping (a failed
+    consistency check, and the tab's sentence), not the measured half of the verdict; memory
+    that grew quadratically for tiled breaks the verdict itself."""
+    from explorer.flash import memory
+    from models.attention import MaskSpec
+
+    ns = (128, 256, 512)
+    traffic = io.sweep(ns, 32, 32, 32, MaskSpec())
+    measured = memory.MemorySweep(ns=ns, d=32, block_q=32, block_k=32, mask=MaskSpec(), device="CPU",
+                                  extra={"naive": tuple(8 * n * n for n in ns), "tiled": tuple(1000 + n for n in ns)},
+                                  score_matrix=tuple(4 * n * n for n in ns))
+    rewritten = dataclasses.replace(traffic, counted=traffic.naive)
+    found = io.scaling(rewritten, measured)
+    assert found.memory_holds and not found.written_consistent and not found.holds
+    quadratic = dataclasses.replace(measured, extra={**measured.extra, "tiled": tuple(4 * n * n for n in ns)})
+    found = io.scaling(traffic, quadratic)
+    assert found.written_consistent and not found.memory_holds
 
 
 # ----------------------------------------------------------------------------- C17

@@ -18,12 +18,9 @@ def tiny_deepseek(seed: int = 0, **overrides):
     n_layers) and random norm weights (ones would hide a missing norm)."""
     import transformers as tf
 
-    fields = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
-                  num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=24,
-                  qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=10, first_k_dense_replace=3,
-                  max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=False,
-                  rope_interleave=True, num_mtp_layers=0)
-    fields.update(overrides)
+    from explorer.architecture.mla import TINY_DEEPSEEK_V3
+
+    fields = {**TINY_DEEPSEEK_V3, **overrides}     # the claims board's C6 module, by default
     cfg = tf.DeepseekV3Config(**fields)
     cfg._attn_implementation = "eager"
     torch.manual_seed(seed)
@@ -121,6 +118,35 @@ def test_latent_cache_reproduces_per_head_kv():
     rope = k[..., ours.config.qk_nope_head_dim:]
     assert torch.equal(rope, rope[:, :1].expand_as(rope))
     assert (k[:, 0, :, :12] - k[:, 1, :, :12]).abs().max().item() > 1e-3
+
+
+def test_the_boards_module_is_transformers_deepseek_v3():
+    """The module the claims board's C6 runs (explorer/architecture/mla.py: TINY_DEEPSEEK_V3 and
+    its random DeepSeek-V3-named weights) is transformers' DeepseekV3ForCausalLM holding the same
+    tensors: prefill and cached decode logits, and the cache, within TOL."""
+    from transformers import DynamicCache
+    from explorer.architecture import mla as board
+
+    hf = tiny_deepseek()
+    tensors = board.tiny_checkpoint(0)
+    missing, unexpected = hf.load_state_dict(tensors, strict=False)
+    assert not unexpected and all("rotary_emb" in name for name in missing), (missing, unexpected)
+    ours = board.tiny_model(0)
+    assert ours.config == board.TINY == mla_config_from_hf(hf.config.to_dict())
+    ids = torch.randint(0, 97, (1, 12), generator=torch.Generator().manual_seed(4))
+    cache, hf_cache = ours.new_cache(12), DynamicCache(config=hf.config)
+    with torch.no_grad():
+        assert (ours(ids) - hf(ids).logits).abs().max().item() <= TOL
+        got = [ours(ids[:, :6], cache=cache)]
+        expected = [hf(ids[:, :6], cache=hf_cache, use_cache=True).logits]
+        for t in range(6, 12):
+            got.append(ours(ids[:, t:t + 1], cache=cache))
+            expected.append(hf(ids[:, t:t + 1], cache=hf_cache, use_cache=True).logits)
+    assert (torch.cat(got, dim=1) - torch.cat(expected, dim=1)).abs().max().item() <= TOL
+    for layer in range(hf.config.num_hidden_layers):
+        assert (cache.latent[layer] - hf_cache.layers[layer].keys[:, 0]).abs().max().item() <= TOL
+    # norm weights drawn around 1: a norm dropped on either side would show
+    assert (tensors["model.layers.0.self_attn.kv_a_layernorm.weight"] - 1).abs().max() > 0.1
 
 
 def test_cache_bytes_per_token():

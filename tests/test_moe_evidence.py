@@ -37,6 +37,11 @@ def test_c14_passes(smol):
     assert round(measure(found, "claims.m.deepseek_total")) == 671
     assert round(measure(found, "claims.m.deepseek_active")) == 37
     assert measure(found, "claims.m.time_ratio_k") >= cost.TIME_GROWTH_MIN
+    # top-k's k distinct picks and one parameter total at every k are bookkeeping, shown apart
+    verdict = {m.label for m in found.measures}
+    assert {"claims.m.moe_k", "claims.m.moe_off_k", "claims.m.moe_totals"}.isdisjoint(verdict)
+    assert [c.label for c in found.consistency] == ["claims.k.moe_routes_to_k", "claims.k.moe_same_total"]
+    assert found.consistent and measure(found, "claims.m.moe_totals") == 1
 
 
 def test_c14_fails_on_a_router_that_sends_a_token_to_k_plus_one_experts(smol, monkeypatch):
@@ -54,7 +59,11 @@ def test_c14_fails_on_a_router_that_sends_a_token_to_k_plus_one_experts(smol, mo
 
     monkeypatch.setattr(Router, "forward", one_more)
     found = evidence.evidence_c14(smol)
-    assert found.passed is False and measure(found, "claims.m.moe_off_k") > 0
+    # a consistency check found the routing broken: the board's row fails with it
+    from explorer.claims.board import Row
+
+    assert not found.consistent and measure(found, "claims.m.moe_off_k") > 0
+    assert Row("C14", "about.c.C14", found, None).verdict == "fail"
     # the routing section's summary reads the same criterion
     target = evidence.shipped_model(shipped.NAMES["aux"], smol)
     tokens = evidence.held_out_tokens(target.tokenizer, 16)
@@ -95,6 +104,9 @@ def test_c14_time_criterion_fails_on_flat_timings():
     # a parameter count that changed with k is not "compute follows k, parameters follow N"
     changed = dataclasses.replace(grows, rows=(row, dataclasses.replace(grows.rows[1], total_params=2000)))
     assert not cost.time_grows_with_k(changed)
+    # the board's verdict rests on the measured time; one total at every k is its consistency check
+    assert cost.time_grows(changed) and not cost.same_total(changed)
+    assert not cost.time_grows(flat) and cost.same_total(flat)
 
 
 # ----------------------------------------------------------------------------- C15

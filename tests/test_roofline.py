@@ -126,7 +126,7 @@ def test_intensity_grows_with_batch_and_crosses_the_ridge(tiny_llama):
 
 
 # ----- the device ---------------------------------------------------------------------------
-def test_device_roof_is_measured_once_cached_and_timestamped(fresh_cache):
+def test_device_roof_is_measured_once_cached_and_timestamped(fresh_cache, monkeypatch):
     before, threads_before = time.time(), torch.get_num_threads()
     assert device_roof.cached("cpu", torch.float32, 1) is None
     results = []
@@ -144,9 +144,27 @@ def test_device_roof_is_measured_once_cached_and_timestamped(fresh_cache):
     assert before <= roof.measured_at <= time.time() and roof.seconds > 0
     assert (roof.device, roof.dtype, roof.threads, roof.settings) == ("cpu", "float32", 1, SMALL)
     assert torch.get_num_threads() == threads_before       # the thread setting is restored
+    # a refresh once the kept roof is older than the interval measures again
+    monkeypatch.setattr(device_roof, "REFRESH_INTERVAL_S", 0.0)
     again = device_roof.measure("cpu", torch.float32, 1, refresh=True, settings=SMALL)
     assert again is not roof and again.measured_at >= roof.measured_at
     assert device_roof.measure("cpu", torch.float32, 1) is again
+
+
+def test_a_second_refresh_within_the_interval_is_refused(fresh_cache):
+    """The kept roof is every visitor's: a refresh asked less than REFRESH_INTERVAL_S after
+    the last measurement does not measure (under a load the caller chose); it answers with the
+    kept roof and says when a new measurement may run, in both languages."""
+    roof = device_roof.measure("cpu", torch.float32, 1, refresh=True, settings=SMALL)
+    assert roof.refresh_in_s == 0.0
+    kept = device_roof.measure("cpu", torch.float32, 1, refresh=True, settings=SMALL)
+    assert kept.measured_at == roof.measured_at and kept.bandwidth == roof.bandwidth
+    assert 0 < kept.refresh_in_s <= device_roof.REFRESH_INTERVAL_S
+    assert device_roof.cached("cpu", torch.float32, 1) is roof   # nothing replaced
+    minutes = math.ceil(kept.refresh_in_s / 60)
+    assert f"the next in {minutes} minutes" in roofline_figures.device_line(kept, "en")
+    assert f"（{minutes} 分钟后可再次测量）" in roofline_figures.device_line(kept, "zh")
+    assert "not taken" not in roofline_figures.device_line(roof, "en")
 
 
 # ----- the knee -----------------------------------------------------------------------------

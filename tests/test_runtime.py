@@ -124,3 +124,90 @@ def test_a_broken_checkpoint_is_reported_without_its_path_which_the_log_keeps(tm
     with pytest.raises(gr.Error) as shown:
         load_or_error(runtime, "a")
     assert "model.safetensors: truncated" in str(shown.value) and str(tmp_path) not in str(shown.value)
+
+
+# ----- the memory budget (issue 27, finding 15) ------------------------------------------------
+class _Sized(torch.nn.Module):
+    def __init__(self, floats: int):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(floats))
+        self.config = {"n_layers": 1}
+
+
+def _budgeted(sizes: dict, budget: int) -> Runtime:
+    """A runtime over models of `sizes` bytes (fp32 parameters), with `budget` bytes."""
+    return Runtime("cpu", torch.float32, registry={name: object() for name in sizes},
+                   prepare=lambda name, progress=None: Path(name),
+                   load_model=lambda folder, device=None, dtype=None: _Sized(sizes[str(folder)] // 4),
+                   load_tokenizer=lambda folder: "tok", memory_budget=budget,
+                   weights_bytes=lambda folder, dtype: sizes[str(folder)])
+
+
+def test_the_least_recently_used_model_is_unloaded_to_stay_within_the_budget():
+    runtime = _budgeted({"a": 400, "b": 400, "c": 400}, budget=1000)
+    first = runtime.get("a")
+    runtime.get("b")
+    assert runtime.get("a") is first                       # a used again: b is now the oldest
+    runtime.get("c")
+    assert runtime.loaded_bytes() == {"a": 400, "c": 400}  # b unloaded, a kept
+    assert not runtime.is_loaded("b") and runtime.is_loaded("a") and runtime.is_loaded("c")
+    assert sum(runtime.loaded_bytes().values()) <= runtime.memory_budget
+    runtime.get("b")                                       # loads again, a (now oldest) goes
+    assert list(runtime.loaded_bytes()) == ["c", "b"]
+
+
+def test_a_model_larger_than_the_budget_is_refused_with_its_size():
+    runtime = _budgeted({"small": 400, "huge": 28_000_000_000}, budget=16_000_000_000)
+    small = runtime.get("small")
+    with pytest.raises(ModelLoadError, match=r"huge needs 28\.0 GB for its weights in float32, "
+                                             r"more than the 16\.0 GB"):
+        runtime.get("huge")
+    assert runtime.get("small") is small                   # nothing unloaded for it
+
+
+def test_an_unloaded_model_is_freed_with_its_decode_loop():
+    import gc
+    import weakref
+
+    from explorer.serving import registry
+
+    runtime = _budgeted({"a": 400, "b": 400}, budget=600)
+    model = runtime.get("a").model
+    registry.shared(model, lambda m: type("Loop", (), {"model": m})())   # a loop holds its model
+    gone = weakref.ref(model)
+    del model
+    runtime.get("b")
+    gc.collect()
+    assert gone() is None, "the unloaded model is still held"
+
+
+def test_preload_unloads_nothing_and_skips_what_does_not_fit():
+    runtime = _budgeted({"a": 400, "b": 400, "c": 100}, budget=600)
+    assert runtime.preload() == ["a", "c"]
+    assert runtime.loaded_bytes() == {"a": 400, "c": 100}
+
+
+def test_the_budget_comes_from_the_environment_or_the_machine(monkeypatch):
+    from explorer import runtime as runtime_module
+
+    monkeypatch.setenv(runtime_module.MEMORY_BUDGET_ENV, "2.5")
+    assert runtime_module.default_budget(torch.device("cpu")) == 2_500_000_000
+    monkeypatch.delenv(runtime_module.MEMORY_BUDGET_ENV)
+    import psutil
+    assert runtime_module.default_budget(torch.device("cpu")) == int(0.5 * psutil.virtual_memory().total)
+
+    def no_gpu_yet(device):   # a ZeroGPU Space's main process, before any GPU call
+        raise RuntimeError("CUDA is not available in this process")
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", no_gpu_yet)
+    assert runtime_module.default_budget(torch.device("cuda")) == int(0.5 * psutil.virtual_memory().total)
+
+
+def test_a_folders_weights_are_counted_from_its_headers(tmp_path):
+    from explorer.runtime import folder_weights_bytes, module_bytes
+
+    folder = tmp_path / "tiny"
+    tiny_hf("llama").save_pretrained(folder)
+    model = load_model(folder, device="cpu", dtype=torch.float32)
+    assert folder_weights_bytes(folder, torch.float32) >= module_bytes(model) > 0
+    assert folder_weights_bytes(folder, torch.bfloat16) * 2 == folder_weights_bytes(folder, torch.float32)

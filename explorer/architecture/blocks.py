@@ -212,12 +212,23 @@ def table(result: Blocks, lang: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-# C18's facts: what the claim says changed from the original Transformer to a Llama-style block,
-# each read from the block's tensors. The claim's "ReLU/GELU -> SwiGLU" is the change from a plain
-# MLP to a gated one (an elementwise gate times an up projection): SwiGLU gates with SiLU, Gemma 3's
-# GeGLU with GELU, and both count; a plain ReLU or GELU MLP does not. GQA: fewer KV heads than
-# query heads (MQA, one KV head, is its one-group case).
+# C18's facts: what the claim says changed from the original Transformer to a Llama-style block.
+# The claim's "ReLU/GELU -> SwiGLU" is the change from a plain MLP to a gated one (an elementwise
+# gate times an up projection): SwiGLU gates with SiLU, Gemma 3's GeGLU with GELU, and both count;
+# a plain ReLU or GELU MLP does not. GQA: fewer KV heads than query heads (MQA, one KV head, is
+# its one-group case).
 MODERN_FACTS = ("pre_norm", "rmsnorm", "rope", "gated_mlp", "gqa", "no_bias", "no_encoder", "no_cross")
+# Where each fact comes from. "tensors": which tensors exist and their shapes decide it (a gate
+# projection; the q and k projections' widths over the config's head_dim; no tensor named *bias,
+# none of an encoder, none of cross-attention). "architecture": the architecture's code decides
+# it, and the tensors can only contradict it: a norm's place comes from its name in that
+# architecture's naming (Llama's post_attention_layernorm sits before the MLP), weight-only norms
+# are RMSNorm in its code (a bias-free LayerNorm would look the same), and RoPE is applied in its
+# code (the tensors show no position-embedding table; a checkpoint rarely stores inv_freq).
+FACT_SOURCES = {"pre_norm": "architecture", "rmsnorm": "architecture", "rope": "architecture",
+                "gated_mlp": "tensors", "gqa": "tensors", "no_bias": "tensors", "no_encoder": "tensors",
+                "no_cross": "tensors"}
+assert tuple(FACT_SOURCES) == MODERN_FACTS
 
 
 def modern_facts(block: Block) -> dict[str, bool]:
@@ -228,19 +239,30 @@ def modern_facts(block: Block) -> dict[str, bool]:
             "no_encoder": block.encoder_layers == 0, "no_cross": not block.cross_attention}
 
 
+def facts_held(block: Block, source: str) -> tuple[int, int]:
+    """(facts that hold, facts) among those FACT_SOURCES gives `source`."""
+    facts = modern_facts(block)
+    keys = [key for key in MODERN_FACTS if FACT_SOURCES[key] == source]
+    return sum(facts[key] for key in keys), len(keys)
+
+
 def is_llama_style(block: Block) -> bool:
     """C18's criterion: every fact of MODERN_FACTS holds."""
     return all(modern_facts(block).values())
 
 
 def facts_text(block: Block, lang: str) -> str:
-    """The verdict on one block: all facts hold, or which do not."""
+    """The verdict on one block: all facts hold, or which do not (each marked ✗); either way
+    which facts the tensors decided and which the architecture's code."""
     facts = modern_facts(block)
+    read, n_read = facts_held(block, "tensors")
+    coded, n_coded = facts_held(block, "architecture")
+    sources = text("arch.blocks.verdict.sources", lang, read=read, n_read=n_read, coded=coded, n_coded=n_coded)
     if all(facts.values()):
-        return text("arch.blocks.verdict.all", lang, n=len(facts))
-    missing = [text(f"arch.blocks.fact.{key}", lang) for key, holds in facts.items() if not holds]
+        return text("arch.blocks.verdict.all", lang, n=len(facts)) + " " + sources
+    missing = ["✗ " + text(f"arch.blocks.fact.{key}", lang) for key, holds in facts.items() if not holds]
     return text("arch.blocks.verdict.not", lang, held=sum(facts.values()), n=len(facts),
-                missing=text("arch.blocks.fact.sep", lang).join(missing))
+                missing=text("arch.blocks.fact.sep", lang).join(missing)) + " " + sources
 
 
 def summary(result: Blocks, lang: str) -> str:

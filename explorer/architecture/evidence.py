@@ -2,10 +2,13 @@
 tab's own experiment with small fixed inputs and reads the verdict through the criterion the
 tab's summary uses (explorer/claims/evidence.py describes the shape).
 
-    evidence_c6(loaded)    DeepSeek-V3's latent cache = 4.5 d_head = GQA with 2.25 KV heads; the
-                           tiny MLA module's up-projected cache = its per-head K and V (mla.py)
+    evidence_c6(loaded)    DeepSeek-V3's latent cache = 4.5 d_head = GQA with 2.25 KV heads (its
+                           published config); a tiny DeepSeek-V3-shaped module, loaded through the
+                           checkpoint mapping tests/test_mla.py checks against transformers: its
+                           up-projected cache = its per-head K and V (mla.py)
     evidence_c7(loaded)    the best fixed W' for R_m W over 512 positions leaves a residual (mla.py)
-    evidence_c18(loaded)   the loaded checkpoint's block read from its tensors (inventory.py)
+    evidence_c18(loaded)   the loaded checkpoint's block (inventory.py): five facts decided by its
+                           tensors, three by its architecture's code (blocks.FACT_SOURCES)
     evidence_c19(loaded)   pre- vs post-norm gradients at initialisation, 24 layers (norm_placement.py)
 
 C6, C7 and C19 do not depend on the loaded model (Evidence.model is ""): C6 and C7 compute from
@@ -47,12 +50,14 @@ def evidence_c7(loaded) -> Evidence:
     return Evidence(
         claim="C7", passed=mla.fold_leaves_residual(result),
         measures=(Measure("claims.m.fold_residual", 100 * result.residual, "%"),
+                  Measure("claims.m.fold_expected", 100 * result.expected, "%"),
                   Measure("claims.m.fold_residual_one", 100 * result.residual_one, "%", digits=2),
                   Measure("claims.m.fold_fast_pair", 100 * float(result.pair_residual[0]), "%"),
                   Measure("claims.m.fold_slow_pair", 100 * float(result.pair_residual[-1]), "%")),
         criterion="claims.C7.criterion", tab=TAB, section=MLA_SECTION,
         fields={"positions": result.positions, "d_k": result.d_k,
-                "threshold": 100 * mla.FOLD_RESIDUAL_MIN})
+                "threshold": 100 * mla.FOLD_RESIDUAL_MIN, "expected": 100 * result.expected,
+                "tol": 100 * mla.FOLD_EXPECTED_TOL})
 
 
 def loaded_block(loaded) -> inventory.Block:
@@ -68,6 +73,9 @@ def evidence_c18(loaded) -> Evidence:
     return Evidence(
         claim="C18", passed=blocks.is_llama_style(block),
         measures=(Measure("claims.m.arch_facts", sum(facts.values())),
+                  Measure("claims.m.arch_facts_tensors", blocks.facts_held(block, "tensors")[0]),
+                  Measure("claims.m.arch_facts_code", blocks.facts_held(block, "architecture")[0]),
+                  Measure("claims.m.position_params", block.params["position"]),
                   Measure("claims.m.bias_tensors", len(block.bias_tensors)),
                   Measure("claims.m.norms_per_block", block.norms_per_block),
                   Measure("claims.m.q_heads", block.n_heads),

@@ -110,6 +110,20 @@ ORIGINAL = Scheme(
 EXPLORER_MOE = dataclasses.replace(
     LLAMA, key="explorer_moe", gate="mlp.experts.gate_up_proj", mlp_in=("mlp.experts.down_proj", 2))
 
+# Tensors of what a Llama-style block leaves out, named as the common families name them
+# (transformers' T5, BART, Whisper, GPT-2; PyTorch's nn.Transformer), whatever the scheme: an
+# encoder, cross-attention inside a block, a learned position table. Each is sorted into its
+# component, so that the C18 fact it contradicts fails instead of the read raising.
+FOREIGN = (
+    ("encoder", re.compile(r"(^|\.)encoder\.")),
+    ("position", re.compile(r"(^|\.)(embed_positions|position_embeddings?|wpe|pos_embed\w*)\.")),
+    ("cross_attention", re.compile(r"(^|\.)(cross_?attn|crossattention|encoder_attn|multihead_attn)\.")),
+)
+# RoPE's inverse frequencies, where a checkpoint stores them as a buffer (most do not): not
+# parameters, kept apart as what the tensors say about RoPE.
+ROTARY = re.compile(r"(^|\.)rotary_emb\.|(^|\.)inv_freq$")
+ENCODER_LAYER = re.compile(r"(?:^|\.)encoder\.(?:layers?\.|block\.|h\.)?(\d+)\.")
+
 SCHEMES = {"llama": LLAMA, "gemma3": GEMMA3, "gpt2": GPT2_SCHEME, "transformer": ORIGINAL,
            "explorer_moe": EXPLORER_MOE}
 ARCHITECTURE_SCHEMES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
@@ -128,7 +142,7 @@ class ModelEntry:
     inventory: dict                   # tensor name -> shape tuple
     head_dim: int
     activation: str                   # config's name: relu, gelu_new, silu, gelu_pytorch_tanh
-    position_scheme: str              # when no position tensor: "sinusoidal" or "rope"
+    position_scheme: str              # when no position tensor: "sinusoidal" or "rope" (the code's)
     rope_thetas: tuple = ()           # RoPE bases (Gemma: local, global)
     unit_offset_norm: bool = False    # Gemma's (1 + w) RMSNorm: a property of the code, not the tensor
     module_params: Optional[int] = None  # parameters our loaded module holds (None: none loaded)
@@ -160,6 +174,7 @@ class Block:
     tied_embeddings: bool
     bias_tensors: tuple               # every tensor named *bias
     linear_biases: tuple              # those outside norms (projections)
+    rotary_tensors: tuple = ()        # stored RoPE buffers (inv_freq), rarely in a checkpoint
     params: dict = field(default_factory=dict)   # component -> parameters
     total_params: int = 0
     module_params: Optional[int] = None
@@ -254,6 +269,7 @@ def checkpoint_entry(key: str, title: str, folder: Path, module: Optional[torch.
     activation = hf.get("hidden_act") or hf.get("hidden_activation") or "silu"
     return ModelEntry(key=key, title=title, origin="weights", source=f"{Path(folder).name}/*.safetensors",
                       scheme=scheme, inventory=inventory,
+                      # every architecture of ARCHITECTURE_SCHEMES rotates q and k in its code
                       head_dim=int(head_dim), activation=activation, position_scheme="rope",
                       rope_thetas=tuple(thetas), unit_offset_norm=scheme == "gemma3",
                       module_params=None if module is None else sum(p.numel() for p in module.parameters()))
@@ -270,8 +286,10 @@ def _starts(name: str, stems: Sequence[str]) -> bool:
 
 
 def component_of(name: str, scheme: Scheme) -> tuple[str, Optional[int], str]:
-    """(component, layer index or None, name inside the block) of one tensor."""
-    if scheme.encoder and name.startswith(scheme.encoder):
+    """(component, layer index or None, name inside the block) of one tensor. A tensor the
+    scheme does not name but FOREIGN recognises (an encoder, cross-attention, a position table)
+    goes to that component; any other unknown tensor raises."""
+    if (scheme.encoder and name.startswith(scheme.encoder)) or FOREIGN[0][1].search(name):
         return "encoder", None, name
     for component, stems in (("embedding", scheme.embedding), ("position", scheme.position),
                              ("norms", scheme.final_norm), ("lm_head", scheme.lm_head)):
@@ -288,6 +306,9 @@ def component_of(name: str, scheme: Scheme) -> tuple[str, Optional[int], str]:
             return "attention", layer, inner
         if _starts(inner, scheme.mlp):
             return "mlp", layer, inner
+    for component, pattern in FOREIGN[1:]:
+        if pattern.search(name):
+            return component, (int(match.group(1)) if match else None), (name[match.end():] if match else name)
     raise InventoryError(f"tensor {name!r} belongs to no component of a {scheme.key} block")
 
 
@@ -304,7 +325,10 @@ def describe(entry: ModelEntry) -> Block:
     params = dict.fromkeys(COMPONENTS, 0)
     layers: set[int] = set()
     block0: dict = {}
+    rotary = tuple(name for name in entry.inventory if ROTARY.search(name))
     for name, shape in entry.inventory.items():
+        if name in rotary:
+            continue
         component, layer, inner = component_of(name, scheme)
         params[component] += _numel(shape)
         if layer is not None:
@@ -340,8 +364,9 @@ def describe(entry: ModelEntry) -> Block:
     activation = ("swiglu" if act == "silu" else "geglu") if gated else ("relu" if act == "relu" else "gelu")
     has_position = params["position"] > 0
     has_head = params["lm_head"] > 0
-    encoder_layers = len({int(m.group(1)) for name in entry.inventory
-                          if (m := re.match(rf"^{re.escape(scheme.encoder)}(\d+)\.", name))}) if scheme.encoder else 0
+    encoder_layers = len({int(m.group(1)) for name in entry.inventory if (m := ENCODER_LAYER.search(name))})
+    if params["encoder"] and not encoder_layers:
+        encoder_layers = 1   # encoder tensors without a layer index: at least one layer
     total = sum(params.values())
     return Block(
         key=entry.key, title=entry.title, origin=entry.origin, source=entry.source,
@@ -351,7 +376,7 @@ def describe(entry: ModelEntry) -> Block:
         qk_norm=any(_starts(inner, scheme.qk_norms) for inner in block0) if scheme.qk_norms else False,
         position="learned" if has_position else entry.position_scheme, rope_thetas=entry.rope_thetas,
         activation=activation, gated=gated, cross_attention=params["cross_attention"] > 0,
-        tied_embeddings=not has_head, bias_tensors=biases,
+        tied_embeddings=not has_head, bias_tensors=biases, rotary_tensors=rotary,
         linear_biases=tuple(name for name in biases if name not in norm_biases),
         params=params, total_params=total, module_params=entry.module_params, n_tensors=len(entry.inventory),
         stated_millions=entry.stated_millions)

@@ -34,6 +34,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from explorer.architecture.seeding import draw_default_init
 from explorer.inputs import InputError, check_text, shown, whole_number
 from explorer.locales import Term, template, text
 from explorer.plotting import Fig, colors
@@ -93,7 +94,7 @@ class Stack(nn.Module):
     """Byte embeddings + learned positions -> blocks -> (pre-norm only: a final LayerNorm, since
     its stream is never normed otherwise) -> tied output head."""
 
-    def __init__(self, config: StackConfig, n_layers: int, placement: str):
+    def __init__(self, config: StackConfig, n_layers: int, placement: str, seed: int = 0):
         super().__init__()
         if placement not in PLACEMENTS:
             raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
@@ -101,14 +102,18 @@ class Stack(nn.Module):
         self.pos = nn.Embedding(config.seq_len, config.d_model)
         self.blocks = nn.ModuleList(Block(config, placement) for _ in range(n_layers))
         self.final_norm = nn.LayerNorm(config.d_model) if placement == "pre" else nn.Identity()
+        # every draw from a generator of this stack's own (explorer/architecture/seeding.py): the
+        # constructors' draws first, so the weights are those torch.manual_seed(seed) gave
+        generator = torch.Generator().manual_seed(seed)
+        draw_default_init(self, generator)
         # the original Transformer's initialisation: Xavier-uniform matrices, zero biases,
         # embeddings N(0, 1/d) (scaled by sqrt(d) in forward, as the paper does)
         for module in self.modules():
             if isinstance(module, nn.Linear):
-                nn.init.xavier_uniform_(module.weight)
+                nn.init.xavier_uniform_(module.weight, generator=generator)
                 nn.init.zeros_(module.bias)
-        nn.init.normal_(self.embed.weight, std=config.d_model ** -0.5)
-        nn.init.normal_(self.pos.weight, std=config.d_model ** -0.5)
+        nn.init.normal_(self.embed.weight, std=config.d_model ** -0.5, generator=generator)
+        nn.init.normal_(self.pos.weight, std=config.d_model ** -0.5, generator=generator)
         self.scale = config.d_model ** 0.5
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -198,8 +203,7 @@ def run_init(depths: Sequence[int] = DEFAULT_DEPTHS, seed: int = 0,
     grad_norms, losses = {}, {}
     for depth in depths:
         for placement in PLACEMENTS:
-            torch.manual_seed(seed + depth)       # same initial weights for both placements
-            model = Stack(config, depth, placement)
+            model = Stack(config, depth, placement, seed + depth)   # same initial weights for both
             loss = loss_of(model, ids, targets)
             loss.backward()
             grad_norms[(placement, depth)] = block_grad_norms(model)
@@ -257,8 +261,7 @@ def train_one(placement: str, n_layers: int, lr: float, steps: int, seed: int, e
     """Adam (β = 0.9, 0.98, as the original Transformer) at a constant rate from step 1: no
     warmup. Returns (train losses, held-out losses, seconds)."""
     train, held = split_bytes(text_bytes())
-    torch.manual_seed(seed)
-    model = Stack(config, n_layers, placement)
+    model = Stack(config, n_layers, placement, seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     generator = torch.Generator().manual_seed(seed)   # the same batches for both placements
     losses, evals = [], []

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.attention import groups, receptive_field as rf, sinks, streaming
-from explorer.claims.evidence import Evidence, Measure
+from explorer.claims.evidence import Consistency, Evidence, Measure
 
 TAB = "attention"
 SECTION_GROUPS = "section-attention-section-groups"
@@ -43,7 +43,9 @@ C10_SINKS = 4
 def evidence_c5(loaded: Any) -> Evidence:
     result = groups.run(loaded)
     return Evidence(
-        claim="C5", passed=groups.cache_follows_kv_heads(result),
+        # the variants' proportionality comes from one formula: a consistency check, shown apart
+        claim="C5", passed=groups.cache_holds_kv_heads(result),
+        consistency=(Consistency("claims.k.c5_proportional", groups.variants_proportional(result)),),
         measures=(Measure("claims.m.c5_q_heads", result.shapes["q"][1]),
                   Measure("claims.m.c5_kv_heads", result.shapes["k"][1]),
                   Measure("claims.m.c5_measured", result.measured_per_token, "B", 6),

@@ -79,12 +79,21 @@ def cache_follows_kv_heads(result: GroupsResult) -> bool:
     cache the engine filled holds exactly 2 x L x n_kv x d_head x bytes per token (the formula
     with the KV heads, not the query heads, unless the two are equal); and the MHA / GQA / MQA
     variants' bytes are proportional to their KV heads."""
+    return cache_holds_kv_heads(result) and variants_proportional(result)
+
+
+def cache_holds_kv_heads(result: GroupsResult) -> bool:
+    """The half that can fail on a run: the recorded heads, and the filled cache's bytes
+    against the formula with the KV heads."""
     q_heads, k_heads, v_heads = result.shapes["q"][1], result.shapes["k"][1], result.shapes["v"][1]
     recorded = q_heads == result.n_heads and k_heads == v_heads == result.n_kv_heads
-    gqa = result.variant_bytes("gqa")
-    measured = result.measured_per_token == gqa
-    per_head = {b / heads for _, heads, b in result.variants}
-    return bool(recorded and measured and len(per_head) == 1)
+    return bool(recorded and result.measured_per_token == result.variant_bytes("gqa"))
+
+
+def variants_proportional(result: GroupsResult) -> bool:
+    """Consistency: the MHA / GQA / MQA bytes, all from one formula, are proportional to their
+    KV heads (true by construction of the formula)."""
+    return len({b / heads for _, heads, b in result.variants}) == 1
 
 
 def run(loaded: Any) -> GroupsResult:

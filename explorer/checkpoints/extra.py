@@ -1,12 +1,13 @@
 """Checkpoints the person running the app adds to its model list by configuration: the
 environment variable EXPLORER_EXTRA_MODELS, a comma-separated list of local checkpoint folders
-(config.json + safetensors + tokenizer files) or Hugging Face Hub ids, read when the Runtime is
-made. A visitor only picks among the names listed; nothing a visitor types becomes a path or a
-Hub id here.
+(config.json + safetensors + tokenizer files) or Hugging Face Hub ids pinned to a commit
+(owner/name@<40 hex digits>: what is downloaded is that commit's files, never whatever the
+repository holds later; an unpinned id is refused), read when the Runtime is made. A visitor
+only picks among the names listed; nothing a visitor types becomes a path or a Hub id here.
 
-    EXPLORER_EXTRA_MODELS=explorer/moe/checkpoints/aux,/data/Mixtral-tiny,allenai/OLMoE-1B-7B-0924 make serve
+    EXPLORER_EXTRA_MODELS=explorer/moe/checkpoints/aux,/data/Mixtral-tiny,allenai/OLMoE-1B-7B-0924@<commit> make serve
 
-Each entry is listed under its folder's name (a Hub id under the id itself). The folder is
+Each entry is listed under its folder's name (a Hub id under the id itself, without the pin). The folder is
 checked (validate_folder: pickle refused, safetensors headers) and a Hub id downloaded (JSON,
 safetensors and tokenizer files only) when the model is first loaded, through resolve()."""
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Mapping, Optional
 
 from .conversion import prepare_embedded
 from .errors import CheckpointError, without_paths
-from .hub import resolve
+from .hub import resolve, split_revision
 from .progress import Progress
 from .registry import EMBEDDED
 
@@ -81,8 +82,15 @@ def extra_checkpoints(value: Optional[str] = None) -> dict[str, ExtraCheckpoint]
             spec = ExtraCheckpoint(name=folder.name, source=str(folder), title=folder.name,
                                    description=_describe(folder), folder=folder)
         else:  # a Hub id (or a folder that is missing: resolve() says which when it is loaded)
-            spec = ExtraCheckpoint(name=entry, source=entry, title=entry,
-                                   description=f"{entry} from the Hugging Face Hub (downloaded when first loaded).")
+            repo_id, revision = split_revision(entry)
+            if revision is None:
+                raise CheckpointError(
+                    f"{ENV}: {without_paths(entry)!r} is not an existing folder; a Hugging Face Hub "
+                    "id must be pinned to a commit, owner/name@<40-hex commit> (a branch can "
+                    "change under the server)")
+            spec = ExtraCheckpoint(name=repo_id, source=entry, title=repo_id,
+                                   description=f"{repo_id} from the Hugging Face Hub at commit "
+                                               f"{revision[:12]} (downloaded when first loaded).")
         if spec.name in out or spec.name in EMBEDDED:
             raise CheckpointError(f"{ENV}: the name {without_paths(spec.name)!r} is listed twice "
                                   "(or is an embedded checkpoint's); rename one of the folders")

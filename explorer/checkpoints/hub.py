@@ -16,6 +16,14 @@ from .validation import validate_folder
 # Never *.bin/*.pt (pickle) and never *.py (remote code).
 HUB_PATTERNS = ["*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt"]
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+# A Hub id pinned to one commit: "owner/name@<40 hex digits>" (a branch or tag can move).
+PINNED = re.compile(r"^(?P<repo>[^@\s]+)@(?P<revision>[0-9a-f]{40})$")
+
+
+def split_revision(source: str) -> tuple[str, Optional[str]]:
+    """("owner/name", commit) of "owner/name@commit"; (source, None) without a pin."""
+    match = PINNED.match(source)
+    return (match["repo"], match["revision"]) if match else (source, None)
 
 
 def resolve(source: str, progress: Optional[Progress] = None) -> Path:
@@ -30,15 +38,16 @@ def resolve(source: str, progress: Optional[Progress] = None) -> Path:
     local = Path(source).expanduser()
     if local.exists():
         return validate_folder(local).path
-    if not _HUB_ID.match(source) or source.startswith((".", "~", "/")):
+    repo_id, revision = split_revision(source)
+    if not _HUB_ID.match(repo_id) or repo_id.startswith((".", "~", "/")):
         raise CheckpointError(
             f"{without_paths(source)!r} is not an embedded checkpoint ({', '.join(EMBEDDED)}), "
             "an existing folder, or a Hugging Face Hub id like 'owner/name'"
         )
-    return validate_folder(_download(source, progress)).path
+    return validate_folder(_download(repo_id, progress, revision)).path
 
 
-def _download(repo_id: str, progress: Optional[Progress]) -> Path:
+def _download(repo_id: str, progress: Optional[Progress], revision: Optional[str] = None) -> Path:
     try:
         import huggingface_hub
         from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
@@ -51,7 +60,8 @@ def _download(repo_id: str, progress: Optional[Progress]) -> Path:
     report(progress, 0.0, f"{repo_id}: downloading from the Hugging Face Hub")
     try:
         # Nothing here passes trust_remote_code.
-        folder = huggingface_hub.snapshot_download(repo_id, allow_patterns=HUB_PATTERNS)
+        folder = huggingface_hub.snapshot_download(repo_id, revision=revision,
+                                                   allow_patterns=HUB_PATTERNS)
     except GatedRepoError:  # subclass of RepositoryNotFoundError: test it first
         raise CheckpointError(
             f"{repo_id!r} is gated on the Hub: accept its licence there and log in "

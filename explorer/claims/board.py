@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from explorer.claims.evidence import Evidence, Measure
+from explorer.claims.evidence import Consistency, Evidence, Measure
 from explorer.claims.registry import CLAIMS, ClaimEntry, resolve
 from explorer.locales import has, text
 from explorer.serving import start_worker
@@ -69,7 +69,10 @@ class Row:
 
     @property
     def passed(self) -> bool:
-        return self.error is None and self.evidence is not None and self.evidence.passed
+        """The criterion held on the evidence, and no consistency check found the computation
+        broken."""
+        return (self.error is None and self.evidence is not None and self.evidence.passed
+                and self.evidence.consistent)
 
     @property
     def verdict(self) -> str:
@@ -320,12 +323,24 @@ def format_measure(measure: Measure, lang: str) -> str:
     return f"{_text(measure.label, lang)} = {amount}"
 
 
+def format_consistency(check: Consistency, lang: str) -> str:
+    mark = "✓" if check.holds else "✗"
+    numbers = "; ".join(format_measure(m, lang) for m in check.measures)
+    return f"{mark} {_text(check.label, lang)}" + (f" ({numbers})" if numbers else "")
+
+
 def _evidence_cell(row: Row, lang: str) -> str:
+    """The measures the verdict rests on; on a line under them (the table's markdown cells
+    break lines at a newline), apart, the consistency checks."""
     if row.error == NOT_RUN:
         return "—"
     if row.evidence is None:
         return _text(row.error or FAILED, lang, **row.error_fields)
-    return "; ".join(format_measure(m, lang) for m in row.evidence.measures)
+    cell = "; ".join(format_measure(m, lang) for m in row.evidence.measures)
+    if row.evidence.consistency:
+        cell += "\n" + _text("claims.consistency", lang) + " " + "; ".join(
+            format_consistency(check, lang) for check in row.evidence.consistency)
+    return cell
 
 
 def _criterion_cell(row: Row, lang: str) -> str:

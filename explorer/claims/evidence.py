@@ -36,6 +36,22 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Consistency:
+    """A bookkeeping check shown beside the evidence, apart from it: a quantity fixed by
+    construction (top-k returns k distinct experts; a model has one parameter count whatever k;
+    a schedule's own count; a published formula) that must agree with itself. On a sound run it
+    cannot fail, so the claim's verdict does not rest on it; when it does fail, the computation
+    is broken and the board's row fails with it. `label` is a locale key."""
+    label: str
+    holds: bool
+    measures: tuple[Measure, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.holds, bool):
+            raise TypeError("Consistency.holds must be a bool")
+
+
+@dataclass(frozen=True)
 class Evidence:
     claim: str                         # "C1" ... "C19"
     passed: bool                       # the claim's criterion applied to `measures`
@@ -45,6 +61,11 @@ class Evidence:
     section: str                       # elem_id of that tab's section ("section-rope-toeplitz")
     fields: dict[str, Any] = field(default_factory=dict)  # fields of the criterion's text
     model: str = ""                    # registry name it ran on; "" for a model-independent claim
+    consistency: tuple[Consistency, ...] = ()  # bookkeeping beside the evidence (see Consistency)
+
+    @property
+    def consistent(self) -> bool:
+        return all(check.holds for check in self.consistency)
 
     def __post_init__(self) -> None:
         if self.claim not in CLAIM_IDS:

@@ -14,18 +14,26 @@ after a synchronize (kernels launch asynchronously).
 `measure(device, dtype, threads)` measures on demand and keeps the result per (device, dtype,
 threads) in process memory with the wall-clock time it was measured; one measurement runs at a
 time (a lock), so concurrent callers wait and then share it. About two seconds on a 2-core CPU.
+
+The kept roof is every visitor's, and a measurement taken while the caller loads the machine
+comes out low: a refresh (refresh=True) replaces it at most once per REFRESH_INTERVAL_S per
+key; one asked sooner is answered with the kept roof, its `refresh_in_s` saying when a new
+measurement may be taken (the page says so under the roof).
 """
 from __future__ import annotations
 
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import torch
 
 from models.device import intra_op_threads
+
+# a kept roof is replaced by a new measurement at most this often (per device, dtype, threads)
+REFRESH_INTERVAL_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class DeviceRoof:
     seconds: float            # wall time the measurement took
     settings: RoofSettings
     tries: tuple = (0, 0)     # timed calls of the matrix-vector product and of the matmul
+    refresh_in_s: float = 0.0  # > 0: a refresh was asked and refused; seconds until one may run
 
     @property
     def ridge(self) -> float:
@@ -104,14 +113,16 @@ def _measure(device: torch.device, dtype: torch.dtype, threads: int,
     cols = 4096
     rows = settings.bandwidth_bytes // (element * cols)
     matrix = torch.ones(rows, cols, device=device, dtype=dtype)                 # (rows, cols)
-    vector = torch.randn(cols, device=device, dtype=dtype)                      # (cols,)
+    # values from a generator of this measurement's own: the shared one is other threads'
+    generator = torch.Generator(device=device).manual_seed(0)
+    vector = torch.randn(cols, device=device, dtype=dtype, generator=generator)  # (cols,)
     seconds, mv_tries = best_time(lambda: torch.mv(matrix, vector), device, settings.repeats,
                                   settings.min_seconds)
     bandwidth = matrix.numel() * element / seconds
     del matrix, vector
     n = settings.matmul_n
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
+    a = torch.randn(n, n, device=device, dtype=dtype, generator=generator)
+    b = torch.randn(n, n, device=device, dtype=dtype, generator=generator)
     seconds, mm_tries = best_time(lambda: torch.mm(a, b), device, settings.repeats, settings.min_seconds)
     flops = 2.0 * n ** 3 / seconds
     return DeviceRoof(*_key(device, dtype, threads), bandwidth=bandwidth, flops=flops,
@@ -123,7 +134,8 @@ def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = Fal
             settings: Optional[RoofSettings] = None) -> DeviceRoof:
     """The roof of `device` in `dtype` with `threads` intra-op threads (0: torch's current
     setting; ignored on a GPU), measured now or taken from this process's cache. refresh=True
-    measures again and replaces the cached one."""
+    measures again and replaces the cached one, unless that one is less than
+    REFRESH_INTERVAL_S old: then a copy of it comes back with refresh_in_s set."""
     device = torch.device(device)
     if device.type == "cuda":
         threads = 0
@@ -131,8 +143,13 @@ def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = Fal
         threads = torch.get_num_threads()
     key = _key(device, dtype, threads)
     with _LOCK:
-        if not refresh and key in _CACHE:
-            return _CACHE[key]
+        kept = _CACHE.get(key)
+        if kept is not None:
+            wait = REFRESH_INTERVAL_S - (time.time() - kept.measured_at)
+            if not refresh:
+                return kept
+            if wait > 0:
+                return replace(kept, refresh_in_s=wait)
         with intra_op_threads(threads):
             roof = _measure(device, dtype, threads, settings or settings_for(device))
         _CACHE[key] = roof

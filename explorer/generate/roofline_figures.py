@@ -11,7 +11,7 @@ import time
 
 import plotly.graph_objects as go
 
-from explorer.generate.device_roof import DeviceRoof
+from explorer.generate.device_roof import REFRESH_INTERVAL_S, DeviceRoof
 from explorer.generate.roofline import (C2_BATCH, C2_MIN_SPEEDUP, RooflineResult, c2_holds, knee,
                                         memory_bound_at_one, over_roof, speedup)
 from explorer.generate.step_cost import crossing_batch
@@ -85,10 +85,14 @@ def device_line(roof: DeviceRoof, lang: str = "en") -> str:
     """The measured roof in words: bandwidth, FLOP/s, ridge, when and how."""
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(roof.measured_at))
     threads = text("generate.roof.threads", lang, n=roof.threads) if roof.threads else ""
-    return text("generate.roof.device", lang, device=roof.device, dtype=roof.dtype, threads=threads,
+    line = text("generate.roof.device", lang, device=roof.device, dtype=roof.dtype, threads=threads,
                 bandwidth=roof.bandwidth / 1e9, flops=roof.flops / 1e9, ridge=roof.ridge, when=when,
                 mib=roof.settings.bandwidth_bytes >> 20, n=roof.settings.matmul_n,
                 mv=roof.tries[0], mm=roof.tries[1], seconds=roof.seconds)
+    if roof.refresh_in_s > 0:   # a refresh asked too soon: the kept roof, and when one may run
+        line += " " + text("generate.roof.refresh_kept", lang,
+                           interval=round(REFRESH_INTERVAL_S / 60), n=math.ceil(roof.refresh_in_s / 60))
+    return line
 
 
 def summary(result: RooflineResult, lang: str = "en") -> str:

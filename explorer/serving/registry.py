@@ -37,6 +37,13 @@ def shared(model: Any, make: Callable[[Any], Any]) -> Any:
         return loop
 
 
+def forget(model: Any) -> None:
+    """Drop the loop of a model being unloaded: it holds the model, so the model's memory could
+    never go otherwise. Runs still in it finish; the next `shared` of a model makes a new one."""
+    with _REGISTRY_LOCK:
+        _SCHEDULERS.pop(model, None)
+
+
 @atexit.register
 def _stop_loops() -> None:
     """At interpreter exit, let every loop thread leave torch before the runtime is torn down."""

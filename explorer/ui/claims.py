@@ -4,7 +4,9 @@
 Thin wiring: the handler loads the model and asks the board, which answers from its
 per-process cache or runs every claim's evidence function in a worker thread; the handler
 streams its progress (one message per claim) and keeps the finished board in gr.State for the
-language switch. Stop (explorer/ui/stopping.py) ends the stream at once with "Stopped."; the
+language switch. The kept board is every visitor's: "Run again" replaces it at most once per
+RERUN_INTERVAL_S (a board measured under a load the caller chose would be everyone's); one asked
+sooner is answered with the kept board and a line saying when a new one may run. Stop (explorer/ui/stopping.py) ends the stream at once with "Stopped."; the
 claim being measured finishes in the worker, which stops before the next one (as on a closed
 page).
 
@@ -18,10 +20,12 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +43,8 @@ REGISTRY_ENV = "EXPLORER_CLAIMS_REGISTRY"
 # the board's own limit, plus loading the model and drawing the table
 EVENT_LIMIT_S = int(board.BOARD_LIMIT_S) + 60
 COLUMN_WIDTHS = ["5%", "19%", "27%", "21%", "9%", "5%", "14%"]
+# a kept board is replaced by "Run again" at most this often (per model, device and dtype)
+RERUN_INTERVAL_S = 600.0
 # the visitors' running boards, for the Stop button
 STOPS = Stops()
 _STOPPED = object()   # put on a run's queue by its Stop: wakes the handler
@@ -62,6 +68,14 @@ def board_registry() -> tuple[ClaimEntry, ...]:
     return tuple(getattr(importlib.import_module(module), attribute))
 
 
+def rerun_wait_s(loaded, registry: Sequence[ClaimEntry]) -> float:
+    """Seconds until "Run again" may replace the kept board of `loaded` (0: it may now)."""
+    kept = board.CACHE.cached(loaded, registry)
+    if kept is None:
+        return 0.0
+    return max(0.0, RERUN_INTERVAL_S - (time.time() - kept.computed_at))
+
+
 def draw(result: board.BoardResult, lang: str, tab_titles: Mapping[str, str] | None = None):
     """(table, summary) of a finished board in `lang` (no evidence runs again)."""
     return (*board.figures(result, lang, tab_titles), board.summary(result, lang))
@@ -74,6 +88,8 @@ def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, 
     summary, result)."""
     lang = normalize_language(lang)
     loaded = load_or_error(runtime, model_name, progress)
+    wait = rerun_wait_s(loaded, registry) if rerun else 0.0
+    rerun = rerun and wait == 0.0   # too soon: the kept board answers, with a line saying so
     updates: queue.Queue = queue.Queue()
     stop = threading.Event()
 
@@ -113,7 +129,11 @@ def run_board(runtime, registry: Sequence[ClaimEntry], tab_titles: Mapping[str, 
             if item is None:  # stopped while another visitor's board was being computed
                 yield gr.skip(), text("claims.stopped", lang), gr.skip()
                 return
-            yield (*draw(item, lang, tab_titles), item)
+            table, summary = draw(item, lang, tab_titles)
+            if wait:
+                summary += "\n\n" + text("claims.rerun_kept", lang, interval=round(RERUN_INTERVAL_S / 60),
+                                           n=math.ceil(wait / 60))
+            yield table, summary, item
             return
     finally:
         stop.set()  # closed by Stop or a closed page: the board stops between claims

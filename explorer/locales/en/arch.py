@@ -5,7 +5,7 @@ STRINGS: dict[str, str] = {
     'arch.tab': 'Architecture',
     'arch.intro': (
         '## From the 2017 Transformer to today\'s blocks\n'
-        'Four blocks side by side, read from tensors; where to put the norm, measured on small '
+        'Four blocks side by side, read from their tensors (and, for a norm\'s place and kind and RoPE, their architectures\' code); where to put the norm, measured on small '
         'stacks; and multi-head latent attention (MLA), the cache DeepSeek-V3 uses.'),
     'arch.yes': 'yes',
     'arch.no': 'no',
@@ -32,9 +32,12 @@ STRINGS: dict[str, str] = {
         'Each column is one model\'s block, read from its **tensors**: the loaded checkpoints\' '
         'safetensors files (which tensors exist, their shapes), and for the original Transformer '
         'and GPT-2 their published configs built without memory (PyTorch\'s `nn.Transformer` '
-        'layers; transformers\' GPT-2). Norms with a bias tensor are LayerNorm, without one '
-        'RMSNorm; heads come from the projections\' shapes; no output matrix means tied '
-        'embeddings; the parameters of each component are summed from the shapes.'),
+        'layers; transformers\' GPT-2). Heads come from the projections\' shapes; no output matrix '
+        'means tied embeddings; the parameters of each component are summed from the shapes. Three '
+        'properties come from the architecture\'s code, which the tensors can only contradict: a '
+        'norm\'s place (from its name in that architecture\'s naming), its kind (norms with a bias '
+        'tensor are LayerNorm, weight-only ones RMSNorm in these architectures\' code) and RoPE (no '
+        'position-embedding tensor).'),
     'arch.blocks.run': 'Read the blocks',
     'arch.blocks.norm.layernorm': 'LayerNorm',
     'arch.blocks.norm.rmsnorm': 'RMSNorm',
@@ -161,9 +164,12 @@ STRINGS: dict[str, str] = {
         'small RoPE key shared by every head; attention up-projects the latent into per-head keys '
         'and values. The left chart counts the numbers cached per token and layer in units of '
         '$d_{head}$, from DeepSeek-V3\'s config; the right one, the whole cache in bf16. Below it, '
-        'a tiny MLA module of this app (`models/mla.py`, tested against transformers\' '
-        'DeepSeek-V3 attention) runs a random prompt with its latent cache, and the cache, '
-        'up-projected, is compared with the keys and values computed without a cache.'),
+        'a tiny MLA module of this app (`models/mla.py`) runs a random prompt with its latent '
+        'cache, and the cache, up-projected, is compared with the keys and values computed without '
+        'a cache. The module is a tiny DeepSeek-V3 config.json with random weights under '
+        'DeepSeek-V3\'s tensor names, loaded through the same mapping as a real checkpoint; the '
+        'test suite runs transformers\' DeepseekV3ForCausalLM on this config and these weights and '
+        'finds the same logits and cache within 1e-5 (checked when the tests run, not on this page).'),
     'arch.mla.run': 'Compute the cache sizes',
     'arch.mla.layout.mha': 'MHA (128 KV heads)',
     'arch.mla.layout.gqa8': 'GQA (8 KV heads)',
@@ -185,7 +191,7 @@ STRINGS: dict[str, str] = {
         '128 KV heads ({mha_ratio:.0f}× more) and {expanded_kib:,.0f} KiB for the per-head K and V '
         'the latent is up-projected into.\n\n'
         'The tiny module ({tiny_layers} layers, {tiny_heads} heads, latent {tiny_r} + RoPE key '
-        '{tiny_rope}), {tokens} tokens: its cache tensors hold **{cache_bytes:,} bytes** '
+        '{tiny_rope}), {tokens} tokens: its cache tensors\' shapes and fill count give **{cache_bytes:,} bytes** '
         '(formula: {formula_bytes:,}; the per-head K and V would take {expanded_bytes:,}); the '
         'up-projected cache differs from the uncached K by at most {k_error:.1e} and from V by '
         '{v_error:.1e}. With the key up-projection moved onto the query (absorbed), the scores '
@@ -221,19 +227,25 @@ STRINGS: dict[str, str] = {
     # each chosen by the criterion the claims board uses
     'arch.mla.verdict.ok': (
         '**The latent cache reproduces the per-head K and V:** largest difference {error:.1e}, within '
-        '{tol:.0e}; its tensors hold exactly the formula\'s {formula_bytes:,} bytes.'),
+        '{tol:.0e}; its tensors\' shapes and fill count give exactly the formula\'s {formula_bytes:,} bytes.'),
     'arch.mla.verdict.broken': (
         '**The up-projected cache does not reproduce the per-head K and V:** largest difference '
-        '{error:.1e} (tolerance {tol:.0e}); its tensors hold {cache_bytes:,} bytes, the formula '
+        '{error:.1e} (tolerance {tol:.0e}); its tensors\' shapes and fill count give {cache_bytes:,} bytes, the formula '
         '{formula_bytes:,}.'),
     'arch.fold.verdict.cannot': (
-        "With {residual:.1f} % left (the criterion: at least {threshold:.0f} %), no fixed $W'$ stands in "
-        'for $R_m W$ over these positions: only pairs that barely turn could be folded, so MLA keeps the '
+        "With {residual:.1f} % left (the criterion: at least {threshold:.0f} %, and within {tol:.0f} points "
+        'of the {expected:.1f} % that the rotation angles give for pairs of equal weight), no fixed $W\'$ '
+        'stands in for $R_m W$ over these positions: only pairs that barely turn could be folded, so MLA keeps the '
         'up-projection free of position and gives position its own small RoPE key.'),
     'arch.fold.verdict.can': (
         "Over these positions the best fixed $W'$ leaves only {residual:.1f} % (under the criterion's "
         '{threshold:.0f} %): the rotation turns too little here to show that it cannot be folded; '
         'more positions or a faster pair show the residual.'),
+    'arch.fold.verdict.off': (
+        "The best fixed $W'$ leaves {residual:.1f} %, more than {tol:.0f} points away from the "
+        '{expected:.1f} % that the rotation angles give for pairs of equal weight: this $W$ puts '
+        'unequal weight on its pairs (a wider $W$ evens them out), or the rotation is not the one '
+        'the angles describe.'),
     'arch.norm.verdict.grows': (
         'Post-norm\'s gradient grows toward the output, pre-norm\'s does not (criterion: post-norm '
         '≥ {post_min:g}, pre-norm ≤ {pre_max:g}).'),
@@ -244,6 +256,11 @@ STRINGS: dict[str, str] = {
         'All {n} changes the claim lists hold: pre-norm, RMSNorm, RoPE, a gated MLP (SwiGLU or GeGLU), fewer KV heads than '
         'query heads, no bias tensor, no encoder, no cross-attention.'),
     'arch.blocks.verdict.not': '{held} of the {n} changes of a Llama-style block hold; not: {missing}.',
+    'arch.blocks.verdict.sources': (
+        'Decided by the tensors (which exist, their shapes): gated MLP, fewer KV than query heads, no '
+        'bias, no encoder, no cross-attention: {read} of {n_read} hold. By the architecture\'s code, '
+        'which the tensors can only contradict: pre-norm (each norm\'s place from its name), RMSNorm '
+        '(norms with a weight and no bias), RoPE (no position-embedding tensor): {coded} of {n_coded} hold.'),
     'arch.blocks.fact.pre_norm': 'pre-norm',
     'arch.blocks.fact.rmsnorm': 'RMSNorm',
     'arch.blocks.fact.rope': 'RoPE',

@@ -36,12 +36,12 @@ STRINGS: dict[str, str] = {
     'flash.col.tn': 'max |tiled − naive|',
     'flash.col.ts': 'max |tiled − SDPA|',
     'flash.col.ns': 'max |naive − SDPA|',
-    'flash.io.intro': "Bytes between slow memory (HBM on a GPU, RAM on a CPU) and on-chip memory (SRAM, the CPU caches) for one head. Naive: read Q and K, write S (n×n), read S, write P (n×n), read P and V, write O: 4n² + 4nd elements. Tiled: each query block is read once and its output written once; every computed tile reads one K and one V block; skipped tiles read nothing. The tiled curve is **counted from the schedule the engine ran** (its tile trace) for each n; the dotted one is the formula 2nd + 2nd·⌈n/Bq⌉ with no tile skipped. The FlashAttention paper picks blocks from the on-chip size M: Bk = ⌈M/4d⌉, Bq = min(Bk, d). Beside it, the **measured** peak extra memory (beyond inputs and the output) of naive, tiled and SDPA on this device: the CPU allocator's running total recorded by torch's profiler, or torch.cuda.max_memory_allocated on a GPU.",
+    'flash.io.intro': "Bytes between slow memory (HBM on a GPU, RAM on a CPU) and on-chip memory (SRAM, the CPU caches) for one head. Naive: read Q and K, write S (n×n), read S, write P (n×n), read P and V, write O: 4n² + 4nd elements, the paper's formula (Algorithm 0), not a count. Tiled: each query block is read once and its output written once; every computed tile reads one K and one V block; skipped tiles read nothing. The tiled curve is **counted from the schedule the engine ran** (its tile trace) for each n; the dotted one is the formula 2nd + 2nd·⌈n/Bq⌉ with no tile skipped. The FlashAttention paper picks blocks from the on-chip size M: Bk = ⌈M/4d⌉, Bq = min(Bk, d). Beside it, the **measured** peak extra memory (beyond inputs and the output) of naive, tiled and SDPA on this device, on random inputs of each n (the memory does not depend on the values): the CPU allocator's running total recorded by torch's profiler, or torch.cuda.max_memory_allocated on a GPU.",
     'flash.io.head_dim': 'head dimension d',
     'flash.io.sram': 'on-chip memory M (KiB)',
     'flash.io.max_n': 'largest n',
     'flash.io.run': 'Count and measure',
-    'flash.io.summary': "At n = {n}, d = {d}: naive moves {naive}; tiled {bq}×{bk} moves {tiled}, {ratio:.1f}× less. The {bq}×{bk} tiles need {chip} on chip; for M = {kib} KiB the paper's blocks are {pbq}×{pbk} ({pchip} on chip), which move {paper}.\n\n**Measured on {device}** at n = {mem_n}: naive holds {mem_naive} beyond its inputs and output ({matrices:.2f} fp32 n×n matrices), tiled {mem_tiled}, SDPA {mem_sdpa}. From n = {n0} to {mem_n} ({growth_n:.0f}× the tokens) naive's grew {g_naive:.1f}× (n²: {growth_n2:.0f}×), tiled's {g_tiled:.2f}×. Measured in {seconds:.1f} s.",
+    'flash.io.summary': "At n = {n}, d = {d}: naive moves {naive} (the paper's formula); tiled {bq}×{bk} moves {tiled} (counted from the schedule the engine ran), {ratio:.1f}× less. The {bq}×{bk} tiles need {chip} on chip; for M = {kib} KiB the paper's blocks are {pbq}×{pbk} ({pchip} on chip), which move {paper}.\n\n**Measured on {device}** at n = {mem_n}: naive holds {mem_naive} beyond its inputs and output ({matrices:.2f} fp32 n×n matrices), tiled {mem_tiled}, SDPA {mem_sdpa}. From n = {n0} to {mem_n} ({growth_n:.0f}× the tokens) naive's grew {g_naive:.1f}× (n²: {growth_n2:.0f}×), tiled's {g_tiled:.2f}×. Measured in {seconds:.1f} s.",
     'flash.io.over': ' (more than M)',
     'flash.time.intro': "One head, fp32 random inputs, the median of 3 runs after a warm-up, on this machine. The tiled path here is a Python loop: every tile costs about a dozen separate PyTorch calls of a few microseconds of dispatch each, while naive is a few large matrix products whose n×n matrix still fits in the CPU's caches at these n, so on a CPU the loop is slower; SDPA runs the same kind of tiled schedule compiled, without the per-tile overhead.",
     'flash.time.max_n': 'largest n',
@@ -145,12 +145,14 @@ STRINGS: dict[str, str] = {
     'flash.exact.verdict.ok': 'All within {tol}.',
     'flash.exact.verdict.off': 'Cases differing by more than {tol}: {off} (largest {worst}).',
     'flash.io.verdict.ok': (
-        '**Linear vs quadratic (C16):** from the first to the last n, naive\'s written bytes grow as '
-        'n^{wn:.2f} and its extra memory as n^{mn:.2f} (quadratic: exponent ≥ {quadratic:g}); tiled '
-        'writes n^{wt:.2f} and holds n^{mt:.2f} (linear or flatter: ≤ {linear:g}).'),
+        '**Linear vs quadratic (C16):** from the first to the last n, the extra memory measured grows '
+        'as n^{mn:.2f} for naive (quadratic: exponent ≥ {quadratic:g}) and n^{mt:.2f} for tiled '
+        '(linear or flatter: ≤ {linear:g}). The bytes written follow by construction: naive\'s, from '
+        'the paper\'s formula, as n^{wn:.2f}; tiled\'s, counted from the schedule, as n^{wt:.2f}.'),
     'flash.io.verdict.off': (
-        '**Not the scaling C16 states:** naive\'s written bytes grow as n^{wn:.2f} and its extra memory '
-        'as n^{mn:.2f} (quadratic needs ≥ {quadratic:g}); tiled writes n^{wt:.2f} and holds n^{mt:.2f} '
-        '(linear needs ≤ {linear:g}).'),
+        '**Not the scaling C16 states:** the extra memory measured grows as n^{mn:.2f} for naive '
+        '(quadratic needs ≥ {quadratic:g}) and n^{mt:.2f} for tiled (linear needs ≤ {linear:g}); the bytes '
+        'written grow as n^{wn:.2f} (naive, the paper\'s formula) and n^{wt:.2f} (tiled, counted from the '
+        'schedule).'),
     'flash.io.verdict.one_n': 'Two lengths or more are needed to read how bytes and memory grow with n.',
 }

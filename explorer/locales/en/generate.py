@@ -275,6 +275,10 @@ STRINGS: dict[str, str] = {
         'the diamonds are the engine, measured.'),
     'generate.roof.context': 'Context t (tokens per sequence)',
     'generate.roof.refresh': 'Measure the device again (else the roof measured earlier in this server)',
+    'generate.roof.refresh_kept': (
+        'A new measurement was asked for and not taken: the roof kept in this server is '
+        'every visitor\'s, and one is taken at most every {interval} minutes (the next in '
+        '{n} {n:minute/minutes}); the numbers in this line are the kept roof\'s.'),
     'generate.roof.measure': 'Measure this machine',
     'generate.roof.stop': 'Stop',
     'generate.roof.none': 'Press **Measure this machine**: it takes a few seconds to a minute.',

@@ -5,7 +5,7 @@ STRINGS: dict[str, str] = {
     'arch.tab': '架构',
     'arch.intro': (
         '## 从 2017 年的 Transformer 到今天的模块\n'
-        '四种模块并排对照，全部从张量读出；归一化放在哪里，在小模型堆叠上实测；'
+        '四种模块并排对照，从张量读出（归一化的位置和种类以及 RoPE 则来自各架构的代码）；归一化放在哪里，在小模型堆叠上实测；'
         '以及 DeepSeek-V3 使用的多头潜在注意力（MLA）及其缓存。'),
     'arch.yes': '是',
     'arch.no': '否',
@@ -29,8 +29,9 @@ STRINGS: dict[str, str] = {
     'arch.blocks.explain': (
         '每一列是一个模型的模块，全部从**张量**读出：已加载检查点的 safetensors 文件（有哪些张量、'
         '形状如何）；原始 Transformer 和 GPT-2 则按其公开配置构建（不占内存：PyTorch 的 '
-        '`nn.Transformer` 层、transformers 的 GPT-2）。带偏置张量的归一化是 LayerNorm，不带的是 '
-        'RMSNorm；头数来自投影矩阵的形状；没有单独的输出矩阵即为共享嵌入；各组件的参数量由形状求和。'),
+        '`nn.Transformer` 层、transformers 的 GPT-2）。头数来自投影矩阵的形状；没有单独的输出矩阵即为共享嵌入；'
+        '各组件的参数量由形状求和。有三项性质来自该架构的代码，张量只能与之矛盾：归一化的位置（来自它在该架构命名中的名称）、'
+        '归一化的种类（在这些架构的代码中，带偏置张量的是 LayerNorm，只有权重的是 RMSNorm）以及 RoPE（没有位置嵌入张量）。'),
     'arch.blocks.run': '读取模块',
     'arch.blocks.norm.layernorm': 'LayerNorm',
     'arch.blocks.norm.rmsnorm': 'RMSNorm',
@@ -153,8 +154,11 @@ STRINGS: dict[str, str] = {
         'MLA 对每个 token、每一层只缓存一个潜在向量 $c_{kv}$（宽度 $r$ = kv_lora_rank）和一个所有头'
         '共享的小 RoPE 键；注意力把潜在向量上投影成每个头的键和值。左图按 DeepSeek-V3 的配置，'
         '以 $d_{head}$ 为单位统计每个 token 每层缓存的数值个数；右图是整个缓存（bf16）。下方，'
-        '本应用的一个小型 MLA 模块（`models/mla.py`，已与 transformers 的 DeepSeek-V3 注意力对照测试）'
-        '用潜在缓存运行一个随机提示，并把缓存上投影后的结果与不用缓存算出的键和值比较。'),
+        '本应用的一个小型 MLA 模块（`models/mla.py`）用潜在缓存运行一个随机提示，并把缓存上投影后的结果'
+        '与不用缓存算出的键和值比较。这个模块来自一个很小的 DeepSeek-V3 config.json，随机权重按 '
+        'DeepSeek-V3 的张量名存放，并通过与真实检查点相同的映射加载；测试套件用同一配置和同一组权重运行 '
+        'transformers 的 DeepseekV3ForCausalLM，logits 和缓存在 1e-5 以内一致（这一项在运行测试时检查，'
+        '不在本页面上检查）。'),
     'arch.mla.run': '计算缓存大小',
     'arch.mla.layout.mha': 'MHA（128 个 KV 头）',
     'arch.mla.layout.gqa8': 'GQA（8 个 KV 头）',
@@ -175,7 +179,7 @@ STRINGS: dict[str, str] = {
         'KV 头的 MHA 需要 {mha_kib:,.0f} KiB（多 {mha_ratio:.0f} 倍），上投影得到的每头 K 和 V 需要 '
         '{expanded_kib:,.0f} KiB。\n\n'
         '小模块（{tiny_layers} 层，{tiny_heads} 个头，潜在向量 {tiny_r} + RoPE 键 {tiny_rope}），'
-        '{tokens} 个 token：缓存张量占 **{cache_bytes:,} 字节**（公式：{formula_bytes:,}；每头 K 和 V '
+        '{tokens} 个 token：按缓存张量的形状和已写入的 token 数计算为 **{cache_bytes:,} 字节**（公式：{formula_bytes:,}；每头 K 和 V '
         '需要 {expanded_bytes:,}）；上投影后的缓存与不用缓存的 K 最多相差 {k_error:.1e}，与 V 相差 '
         '{v_error:.1e}。把键的上投影移到查询一侧（吸收）后，直接用潜在向量算出的分数（不构造每头的 K）'
         '与显式计算的分数相差 {absorbed:.1e}（相对值）：只有 RoPE 部分必须单独作为一个键。'),
@@ -205,17 +209,23 @@ STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- verdicts (C6, C7, C18, C19)
     # each chosen by the criterion the claims board uses
     'arch.mla.verdict.ok': (
-        '**潜在缓存复现了每个头的 K 和 V：**最大差 {error:.1e}，在 {tol:.0e} 之内；缓存张量恰好占公式给出的 '
+        '**潜在缓存复现了每个头的 K 和 V：**最大差 {error:.1e}，在 {tol:.0e} 之内；按缓存张量的形状和已写入的 token 数恰好得到公式给出的 '
         '{formula_bytes:,} 字节。'),
     'arch.mla.verdict.broken': (
-        '**上投影后的缓存没有复现每个头的 K 和 V：**最大差 {error:.1e}（容差 {tol:.0e}）；缓存张量占 '
+        '**上投影后的缓存没有复现每个头的 K 和 V：**最大差 {error:.1e}（容差 {tol:.0e}）；按缓存张量的形状和已写入的 token 数为 '
         '{cache_bytes:,} 字节，公式为 {formula_bytes:,}。'),
     'arch.fold.verdict.cannot': (
-        "残差为 {residual:.1f} %（判据：至少 {threshold:.0f} %），在这些位置上没有任何固定的 $W'$ 能代替 "
+        "残差为 {residual:.1f} %（判据：至少 {threshold:.0f} %，且与按旋转角度算出的等权维度对残差 "
+        '{expected:.1f} % 相差不超过 {tol:.0f} 个百分点），'
+        "在这些位置上没有任何固定的 $W'$ 能代替 "
         '$R_m W$：只有几乎不转的维度对才能并入，所以 MLA 让上投影与位置无关，并把位置交给单独的小 RoPE 键。'),
     'arch.fold.verdict.can': (
         "在这些位置上，最优的固定 $W'$ 只留下 {residual:.1f} %（低于判据的 {threshold:.0f} %）："
         '这里旋转得太少，不足以说明它无法并入；增加位置数或看转得更快的维度对，残差就会显现。'),
+    'arch.fold.verdict.off': (
+        "最优的固定 $W'$ 留下 {residual:.1f} %，与按旋转角度算出的等权维度对残差 {expected:.1f} % "
+        '相差超过 {tol:.0f} 个百分点：要么这个 $W$ 各维度对的权重不均（$W$ 更宽时会趋于均匀），'
+        '要么旋转并不是这些角度所描述的那样。'),
     'arch.norm.verdict.grows': (
         '后置归一化的梯度朝输出方向增长，前置归一化的不增长（判据：后置 ≥ {post_min:g}，前置 ≤ {pre_max:g}）。'),
     'arch.norm.verdict.level': (
@@ -224,6 +234,10 @@ STRINGS: dict[str, str] = {
         '主张列出的 {n} 项变化全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、KV 头少于查询头、没有偏置张量、'
         '没有编码器、没有交叉注意力。'),
     'arch.blocks.verdict.not': 'Llama 式模块的 {n} 项变化中成立 {held} 项；不成立：{missing}。',
+    'arch.blocks.verdict.sources': (
+        '由张量（有哪些张量、形状如何）判定的：门控 MLP、KV 头少于查询头、没有偏置、没有编码器、没有交叉注意力，'
+        '{n_read} 项中成立 {read} 项。由该架构的代码决定、张量只能与之矛盾的：前置归一化（每个归一化的位置来自其名称）、'
+        'RMSNorm（归一化只有权重、没有偏置）、RoPE（没有位置嵌入张量），{n_coded} 项中成立 {coded} 项。'),
     'arch.blocks.fact.pre_norm': '前置归一化',
     'arch.blocks.fact.rmsnorm': 'RMSNorm',
     'arch.blocks.fact.rope': 'RoPE',

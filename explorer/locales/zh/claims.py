@@ -44,7 +44,7 @@ STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         '记录到的 k 和 v 的头数是 KV 头数（{n_kv}），不是查询头数（{n_q}）；填充后的缓存每个 token '
-        '存 2·L·n_kv·d_head·{elem} B；MHA / GQA / MQA 的字节数与各自的 KV 头数成正比'),
+        '存 2·L·n_kv·d_head·{elem} B'),
     'claims.C8.criterion': (
         '在全部 {layers} 层上使用窗口 {window} 时，距离 L(w−1) = {last} 会改变最后一个位置，'
         'L(w−1)+1 不会；每个探测距离最先变化的层都符合规则；Mistral 7B（32 层，w = 4096）'
@@ -56,9 +56,10 @@ STRINGS: dict[str, str] = {
     'claims.m.c5_q_heads': '查询头数（记录到的 q）',
     'claims.m.c5_kv_heads': 'KV 头数（记录到的 k）',
     'claims.m.c5_measured': '每个 token 的缓存字节数（实测）',
-    'claims.m.c5_mha': 'MHA 变体，每个 token 的字节数',
+    'claims.m.c5_mha': 'MHA 变体，每个 token 的字节数（公式）',
     'claims.m.c5_gqa': 'GQA（本模型），每个 token 的字节数',
-    'claims.m.c5_mqa': 'MQA 变体，每个 token 的字节数',
+    'claims.m.c5_mqa': 'MQA 变体，每个 token 的字节数（公式）',
+    'claims.k.c5_proportional': 'MHA / GQA / MQA 的字节数与各自的 KV 头数成正比（同一个公式）',
     'claims.m.c8_rule': '感受野 L(w−1)+1',
     'claims.m.c8_farthest': '仍会改变最后一个位置的最远距离',
     'claims.m.c8_nearest': '不再改变它的最近距离',
@@ -101,6 +102,9 @@ STRINGS: dict[str, str] = {
         '之后直接从内存作答；**重新运行**会重新测量。每行的链接会打开演示该论断的标签页和小节。'),
     'claims.run': '运行',
     'claims.rerun': '重新运行',
+    'claims.rerun_kept': (
+        '未重新运行：本服务器保存的看板为所有访客共用，每 {interval} 分钟最多重新测量一次'
+        '（{n} 分钟后可再次运行）。上面是保存的看板及其测量时间。'),
     'claims.stop': '停止',
     'claims.test_registry': '⚠ **测试用看板：**以下结论来自测试函数的注册表，并非在模型上测得的论断证据：',
     'claims.empty': '按**运行**，在已加载的模型上核验每个论断。',
@@ -134,13 +138,17 @@ STRINGS: dict[str, str] = {
     'claims.m.mla_latent_heads': 'DeepSeek-V3 每个词元每层的潜在向量 + RoPE 键',
     'claims.m.mla_gqa_heads': '同样大小的 GQA 缓存的 KV 头数',
     'claims.m.mla_kv_error': 'max |上投影后的缓存 − 不用缓存的 K、V|',
-    'claims.m.mla_cache_bytes': '小 MLA 模块的缓存（读自张量）',
+    'claims.m.mla_cache_bytes': '小 MLA 模块的缓存（按张量形状和已写入的 token 数）',
     'claims.m.mla_formula_bytes': '小 MLA 模块的缓存（公式）',
     'claims.m.fold_residual': "最优固定 W' 在所有位置上的残差",
+    'claims.m.fold_expected': '按旋转角度算出的闭式值（各维度对等权）',
     'claims.m.fold_residual_one': "只有一个位置时 W' 的残差",
     'claims.m.fold_fast_pair': '最快维度对的残差',
     'claims.m.fold_slow_pair': '最慢维度对的残差',
     'claims.m.arch_facts': 'Llama 式模块成立的事实数',
+    'claims.m.arch_facts_tensors': '其中由张量判定的',
+    'claims.m.arch_facts_code': '其中由架构代码决定的',
+    'claims.m.position_params': '位置嵌入张量中的参数',
     'claims.m.bias_tensors': '偏置张量',
     'claims.m.norms_per_block': '每个模块的归一化数',
     'claims.m.q_heads': '查询头',
@@ -150,6 +158,11 @@ STRINGS: dict[str, str] = {
     'claims.m.pre_ratio': '前置归一化：最后一个模块的梯度 ÷ 第一个模块的',
     'claims.m.moe_k': 'k（每个词元的专家数）',
     'claims.m.moe_off_k': '没有恰好送往 k 个专家的词元 × 层',
+    'claims.m.moe_totals': '不同 k 下参数总量的不同取值个数',
+    'claims.consistency': '一致性检查（由构造决定，判定不依赖它们）：',
+    'claims.k.moe_routes_to_k': '每个词元恰好被送往 k 个不同的专家（top-k 总是选出 k 个）',
+    'claims.k.moe_same_total': '每个 k 下参数总量相同（同一个模型）',
+    'claims.k.flash_written': '写回的字节数：分块按调度计数（每个输出块写一次），朴素用论文的公式：线性对二次',
     'claims.m.mixtral_total': 'Mixtral 8x7B 总参数（十亿）',
     'claims.m.mixtral_active': 'Mixtral 8x7B 激活参数（十亿）',
     'claims.m.deepseek_total': 'DeepSeek-V3 总参数（十亿）',
@@ -162,37 +175,39 @@ STRINGS: dict[str, str] = {
     'claims.m.cv_bias': '选择偏置时负载的变异系数',
     'claims.m.cv_margin': '不做均衡 ÷ 较不均衡的均衡路由器',
     'claims.m.flash_diff': '真实注意力头上的 max |分块 − 朴素|',
-    'claims.m.written_naive_exp': '朴素：写回字节数中 n 的指数',
-    'claims.m.written_tiled_exp': '分块：写回字节数中 n 的指数',
-    'claims.m.memory_naive_exp': '朴素：峰值额外内存中 n 的指数',
-    'claims.m.memory_tiled_exp': '分块：峰值额外内存中 n 的指数',
-    'claims.m.traffic_ratio': '搬运字节数，朴素 ÷ 分块（最大的 n）',
+    'claims.m.written_naive_exp': '朴素：写回字节数中 n 的指数（公式）',
+    'claims.m.written_tiled_exp': '分块：写回字节数中 n 的指数（计数）',
+    'claims.m.memory_naive_exp': '朴素：峰值额外内存中 n 的指数（实测）',
+    'claims.m.memory_tiled_exp': '分块：峰值额外内存中 n 的指数（实测）',
+    'claims.m.traffic_ratio': '最大的 n 上搬运的字节数，朴素（公式）÷ 分块（计数）',
     'claims.m.row_blocks': '该行的键块数',
     'claims.m.row_rises': '运行最大值上升的次数',
     'claims.m.row_max_diff': '|运行最大值 − 整行最大值|',
     'claims.m.row_norm_diff': '归一化因子的相对差',
     'claims.m.row_out_diff': 'max |该行输出 − 完整 softmax 的输出|',
     'claims.C6.criterion': (
-        'DeepSeek-V3 的潜在向量 + RoPE 键 = {in_heads:g}·d_head = {gqa:g} 个 KV 头的 GQA，且一个小 MLA '
-        '模块上投影后的缓存与其 K、V 相差 ≤ {tol:.0e}'),
+        'DeepSeek-V3 的潜在向量 + RoPE 键 = {in_heads:g}·d_head = {gqa:g} 个 KV 头的 GQA（按其公开配置），'
+        '且一个 DeepSeek-V3 形状的小模块（通过测试中与 transformers 对照过的检查点映射加载）由上投影后的潜在缓存'
+        '还原出的 K、V 与不用缓存时的相差 ≤ {tol:.0e}'),
     'claims.C7.criterion': (
-        "对 R_m·W（d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
-        '而单个位置可以精确拟合'),
+        "对 R_m·W（随机 W，d_k = {d_k}）在 {positions} 个位置上最优的固定 W' 留下的残差 ≥ {threshold:.0f} %，"
+        '且与按旋转角度算出的闭式值（{expected:.1f} %）相差不超过 {tol:.0f} 个百分点，而单个位置可以精确拟合'),
     'claims.C18.criterion': (
-        '从检查点的张量读出，Llama 式模块的 {n} 项事实全部成立：前置归一化、RMSNorm、RoPE、门控 MLP（SwiGLU 或 GeGLU）、'
-        'KV 头少于查询头、没有偏置张量、没有编码器、没有交叉注意力'),
+        'Llama 式模块的 {n} 项事实全部成立。由检查点的张量（有哪些张量、形状如何）判定：门控 MLP（SwiGLU 或 GeGLU）、'
+        'KV 头少于查询头、没有偏置张量、没有编码器张量、没有交叉注意力张量。由该架构的代码决定、张量只能与之矛盾：'
+        '前置归一化（每个归一化的位置来自其名称）、RMSNorm（归一化只有权重）、RoPE（没有位置嵌入张量）'),
     'claims.C19.criterion': (
         '初始化时 {depth} 层：最后一个模块的梯度 ÷ 第一个模块的，后置归一化 ≥ {post_min:g}，'
         '前置归一化 ≤ {pre_max:g}'),
     'claims.C14.criterion': (
-        '每个词元恰好被送往 k 个专家；计算器舍入后等于 Mixtral 的 {mixtral} B 和 DeepSeek-V3 的 '
-        '{deepseek} B（总量 / 激活）；k = {k1} 时每个词元的时间 ≥ k = {k0} 时的 {threshold:g}×'),
+        '计算器按各自公开的配置计算，舍入后等于 Mixtral 的 {mixtral} B 和 DeepSeek-V3 的 '
+        '{deepseek} B（总量 / 激活）；实测的每个词元时间，k = {k1} 时 ≥ k = {k0} 时的 {threshold:g}×'),
     'claims.C15.criterion': (
         '在 {tokens} 个验证词元上，不做均衡时负载的变异系数（各层平均）≥ 辅助损失路由器和偏置路由器的 '
         '{margin:g}×'),
     'claims.C16.criterion': (
-        '在一个真实的头上 max |分块 − 朴素| ≤ {tol:.0e}；从 n = {n0} 到 {n1}，朴素写回的字节和峰值额外内存按 '
-        'n^e 增长且 e ≥ {quadratic:g}，分块的 e ≤ {linear:g}'),
+        '在已加载模型的一个头上 max |分块 − 朴素| ≤ {tol:.0e}；从 n = {n0} 到 {n1}（随机输入：内存与数值无关），'
+        '实测的峰值额外内存按 n^e 增长，朴素 e ≥ {quadratic:g}，分块 e ≤ {linear:g}'),
     'claims.C17.criterion': (
         '一行的运行最大值至少上升一次，且最后一个块之后最大值、归一化因子和输出与完整 softmax 相差都在 '
         '{tol:.0e} 之内'),

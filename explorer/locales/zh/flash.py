@@ -36,12 +36,12 @@ STRINGS: dict[str, str] = {
     'flash.col.tn': 'max |分块 − 朴素|',
     'flash.col.ts': 'max |分块 − SDPA|',
     'flash.col.ns': 'max |朴素 − SDPA|',
-    'flash.io.intro': '一个头在慢速内存（GPU 上是 HBM，CPU 上是内存）与片上内存（SRAM、CPU 缓存）之间搬运的字节数。朴素：读 Q 和 K，写 S（n×n），读 S，写 P（n×n），读 P 和 V，写 O：共 4n² + 4nd 个元素。分块：每个查询块读一次、输出写一次；每个被计算的块读一个 K 块和一个 V 块；被跳过的块什么也不读。分块曲线对每个 n **按引擎实际运行的调度（它的块轨迹）计数**；点线是不跳过任何块时的公式 2nd + 2nd·⌈n/Bq⌉。FlashAttention 论文按片上容量 M 选块：Bk = ⌈M/4d⌉，Bq = min(Bk, d)。旁边是在本设备上**实测**的朴素、分块与 SDPA 的峰值额外内存（输入和输出之外）：CPU 上是 torch 性能分析器记录的 CPU 分配器累计值，GPU 上是 torch.cuda.max_memory_allocated。',
+    'flash.io.intro': '一个头在慢速内存（GPU 上是 HBM，CPU 上是内存）与片上内存（SRAM、CPU 缓存）之间搬运的字节数。朴素：读 Q 和 K，写 S（n×n），读 S，写 P（n×n），读 P 和 V，写 O：共 4n² + 4nd 个元素，这是论文的公式（算法 0），不是计数。分块：每个查询块读一次、输出写一次；每个被计算的块读一个 K 块和一个 V 块；被跳过的块什么也不读。分块曲线对每个 n **按引擎实际运行的调度（它的块轨迹）计数**；点线是不跳过任何块时的公式 2nd + 2nd·⌈n/Bq⌉。FlashAttention 论文按片上容量 M 选块：Bk = ⌈M/4d⌉，Bq = min(Bk, d)。旁边是在本设备上、用每个 n 的随机输入（内存与数值无关）**实测**的朴素、分块与 SDPA 的峰值额外内存（输入和输出之外）：CPU 上是 torch 性能分析器记录的 CPU 分配器累计值，GPU 上是 torch.cuda.max_memory_allocated。',
     'flash.io.head_dim': '头维度 d',
     'flash.io.sram': '片上内存 M（KiB）',
     'flash.io.max_n': '最大的 n',
     'flash.io.run': '计数并测量',
-    'flash.io.summary': '在 n = {n}、d = {d} 时：朴素搬运 {naive}；{bq}×{bk} 分块搬运 {tiled}，少 {ratio:.1f} 倍。{bq}×{bk} 的块需要 {chip} 片上内存；M = {kib} KiB 时论文的块是 {pbq}×{pbk}（片上 {pchip}），搬运 {paper}。\n\n**在 {device} 上实测**，n = {mem_n}：朴素在输入和输出之外占用 {mem_naive}（{matrices:.2f} 个 fp32 n×n 矩阵），分块 {mem_tiled}，SDPA {mem_sdpa}。从 n = {n0} 到 {mem_n}（token 数为 {growth_n:.0f} 倍），朴素的增长了 {g_naive:.1f} 倍（n²：{growth_n2:.0f} 倍），分块的增长了 {g_tiled:.2f} 倍。测量用时 {seconds:.1f} 秒。',
+    'flash.io.summary': '在 n = {n}、d = {d} 时：朴素搬运 {naive}（论文的公式）；{bq}×{bk} 分块搬运 {tiled}（按引擎实际运行的调度计数），少 {ratio:.1f} 倍。{bq}×{bk} 的块需要 {chip} 片上内存；M = {kib} KiB 时论文的块是 {pbq}×{pbk}（片上 {pchip}），搬运 {paper}。\n\n**在 {device} 上实测**，n = {mem_n}：朴素在输入和输出之外占用 {mem_naive}（{matrices:.2f} 个 fp32 n×n 矩阵），分块 {mem_tiled}，SDPA {mem_sdpa}。从 n = {n0} 到 {mem_n}（token 数为 {growth_n:.0f} 倍），朴素的增长了 {g_naive:.1f} 倍（n²：{growth_n2:.0f} 倍），分块的增长了 {g_tiled:.2f} 倍。测量用时 {seconds:.1f} 秒。',
     'flash.io.over': '（超过 M）',
     'flash.time.intro': '一个头，fp32 随机输入，预热一次后取 3 次运行的中位数，在本机上测得。这里的分块路径是一个 Python 循环：每个块要调用十几次独立的 PyTorch 运算，每次有几微秒的调度开销；而朴素路径只是几次大的矩阵乘法，在这些 n 下它的 n×n 矩阵仍装得进 CPU 缓存，所以在 CPU 上这个循环更慢；SDPA 以编译好的方式执行同类的分块调度，没有每块的开销。',
     'flash.time.max_n': '最大的 n',
@@ -144,11 +144,12 @@ STRINGS: dict[str, str] = {
     'flash.exact.verdict.ok': '全部在 {tol} 之内。',
     'flash.exact.verdict.off': '有 {off} 个用例相差超过 {tol}（最大 {worst}）。',
     'flash.io.verdict.ok': (
-        '**线性与二次（C16）：**从第一个 n 到最后一个 n，朴素写回的字节按 n^{wn:.2f} 增长，额外内存按 '
-        'n^{mn:.2f} 增长（二次：指数 ≥ {quadratic:g}）；分块写回 n^{wt:.2f}，占用 n^{mt:.2f}'
-        '（线性或更平：≤ {linear:g}）。'),
+        '**线性与二次（C16）：**从第一个 n 到最后一个 n，实测的额外内存朴素按 n^{mn:.2f} 增长'
+        '（二次：指数 ≥ {quadratic:g}），分块按 n^{mt:.2f} 增长（线性或更平：≤ {linear:g}）。写回的字节数由构造决定：'
+        '朴素按论文的公式为 n^{wn:.2f}，分块按调度计数为 n^{wt:.2f}。'),
     'flash.io.verdict.off': (
-        '**不符合 C16 所说的增长：**朴素写回的字节按 n^{wn:.2f} 增长，额外内存按 n^{mn:.2f} 增长'
-        '（二次需要 ≥ {quadratic:g}）；分块写回 n^{wt:.2f}，占用 n^{mt:.2f}（线性需要 ≤ {linear:g}）。'),
+        '**不符合 C16 所说的增长：**实测的额外内存朴素按 n^{mn:.2f} 增长（二次需要 ≥ {quadratic:g}），'
+        '分块按 n^{mt:.2f} 增长（线性需要 ≤ {linear:g}）；写回的字节数朴素（论文的公式）为 n^{wn:.2f}，'
+        '分块（按调度计数）为 n^{wt:.2f}。'),
     'flash.io.verdict.one_n': '至少需要两个长度，才能读出字节数和内存随 n 如何增长。',
 }

@@ -248,6 +248,9 @@ STRINGS: dict[str, str] = {
         '虚线是模型：其强度在实测屋顶下所处的位置；菱形是引擎的实测值。'),
     'generate.roof.context': '上下文长度 t（每个序列的 token 数）',
     'generate.roof.refresh': '重新测量设备（否则使用本服务器先前测得的屋顶）',
+    'generate.roof.refresh_kept': (
+        '已请求重新测量，但未执行：本服务器保存的屋顶为所有访客共用，每 {interval} 分钟最多重新测量一次'
+        '（{n} 分钟后可再次测量）；此行数字为保存的屋顶。'),
     'generate.roof.measure': '测量本机',
     'generate.roof.stop': '停止',
     'generate.roof.none': '请按 **测量本机**：需要几秒到一分钟。',

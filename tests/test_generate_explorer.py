@@ -183,15 +183,27 @@ def test_counts_under_a_window_come_from_the_ring_buffers_slots(tiny_llama):
         assert record.visible_pairs == heads * min(record.context, 4)
 
 
-def point(t, cached_scores, scores, cached_s=0.01, s=0.05):
-    return checks.ReplayPoint(context=t, latency_s=s, score_entries=scores, visible_pairs=0,
-                              cached_latency_s=cached_s, cached_score_entries=cached_scores,
-                              cached_visible_pairs=0, same_token=True)
+def point(t, cached_scores, scores, cached_s=0.01, s=None):
+    """A replayed step; by default the no-cache step takes t ms, so the ratio grows like t."""
+    return checks.ReplayPoint(context=t, latency_s=0.001 * t if s is None else s,
+                              score_entries=scores, visible_pairs=0, cached_latency_s=cached_s,
+                              cached_score_entries=cached_scores, cached_visible_pairs=0,
+                              same_token=True)
 
 
 def test_c1_criterion_passes_on_t_and_t_squared_and_fails_otherwise():
     good = [point(t, 3 * t, 3 * t * t) for t in (20, 30, 40, 50)]
-    assert checks.c1_verdict(good).passed
+    verdict = checks.c1_verdict(good)
+    assert verdict.passed and verdict.ratio_exponent == pytest.approx(1.0)
+    assert (verdict.t_min, verdict.ratio_at_min, verdict.ratio_at_max) == (20, pytest.approx(2.0), pytest.approx(5.0))
+    # the counts are right, but the measured time ratio does not grow with t (both paths
+    # cost the same whatever t: a "no-cache" forward that is really cached, or the reverse)
+    flat = [point(t, 3 * t, 3 * t * t, s=0.05) for t in (20, 30, 40, 50)]
+    verdict = checks.c1_verdict(flat)
+    assert not verdict.passed and verdict.ratio_exponent == pytest.approx(0.0, abs=1e-12)
+    barely = [point(t, 3 * t, 3 * t * t, s=0.05 * (t / 20) ** 0.1) for t in (20, 30, 40, 50)]
+    assert checks.c1_verdict(barely).ratio_exponent < checks.C1_MIN_RATIO_EXPONENT
+    assert not checks.c1_verdict(barely).passed
     # a "cache" that recomputes every key each step: its counts grow like t^2 too
     recomputing = [point(t, 3 * t * t, 3 * t * t) for t in (20, 30, 40, 50)]
     verdict = checks.c1_verdict(recomputing)
@@ -210,15 +222,22 @@ def test_c1_sentence_is_chosen_by_the_criterion(tiny_llama):
     import dataclasses
 
     _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=12, check_full_forward=False)
-    good = [dataclasses.replace(p, latency_s=0.05, cached_latency_s=0.01) for p in session.replay]
+    good = [dataclasses.replace(p, latency_s=0.001 * p.context, cached_latency_s=0.01)
+            for p in session.replay]
     shown = dataclasses.replace(session.snapshot(), replay=good)
-    assert checks.c1_verdict(good).passed
-    assert "t^1.00 with the cache and t^2.00 without: C1" in figures.summary(shown)
+    verdict = checks.c1_verdict(good)
+    assert verdict.passed
+    assert (f"grow like t^1.00 with the cache and t^{verdict.exponent_uncached:.2f} without, and the "
+            "measured time ratio without / with the cache grows like t^1.00") in figures.summary(shown)
     assert ") holds." in figures.summary(shown) and "成立" in figures.summary(shown, "zh")
     recomputing = [dataclasses.replace(p, cached_score_entries=p.score_entries) for p in good]
     broken = dataclasses.replace(session.snapshot(), replay=recomputing)
-    assert "t^2.00 with the cache" in figures.summary(broken)
+    assert f"t^{verdict.exponent_uncached:.2f} with the cache" in figures.summary(broken)
     assert ") does NOT hold." in figures.summary(broken) and "不成立" in figures.summary(broken, "zh")
+    flat = [dataclasses.replace(p, latency_s=0.05, cached_latency_s=0.01) for p in session.replay]
+    unmoved = dataclasses.replace(session.snapshot(), replay=flat)
+    assert "grows like t^0.00" in figures.summary(unmoved)
+    assert ") does NOT hold." in figures.summary(unmoved) and "不成立" in figures.summary(unmoved, "zh")
 
 
 def test_replay_targets_are_bounded_and_spread():

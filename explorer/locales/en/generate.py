@@ -142,9 +142,11 @@ STRINGS: dict[str, str] = {
     'generate.ev.c1': (
         '**C1** at t = {t}, one engine timed back to back: a cached step took '
         '**{cached:.1f} ms**, the forward without a cache **{uncached:.1f} ms** (×{ratio:.1f}); '
-        "the live run's step took {live:.1f} ms. Scores computed (t × S entries per head, "
-        'all layers): {cs:,} with the cache, {us:,} without; needed under the mask (visible '
-        'query-key pairs): {cn:,} and {un:,} ({share:.0%} of what the no-cache path computed).'),
+        "the live run's step took {live:.1f} ms. Scores computed, all layers (the engine's "
+        "count of what its attention path computes: a row of S keys per head with the cache, "
+        "the causal kernel's triangle or the whole t × S matrix without): {cs:,} with the cache, "
+        '{us:,} without; needed under the mask (visible query-key pairs): {cn:,} and {un:,} '
+        '({share:.0%} of what the no-cache path computed).'),
     'generate.ev.c1_budget': ' The replay stopped after its {s:.0f} s budget; later steps were not replayed.',
     'generate.ev.c1_busy': (
         ' The replay stopped after {n} steps: another visitor started generating, and these whole '
@@ -173,9 +175,11 @@ STRINGS: dict[str, str] = {
         ' From t = {t0} to {t1} the computed scores grow like t^{ec:.2f} with the cache (its '
         'windowed layers stop at {cap} keys, C9) and t^{eu:.2f} without.'),
     'generate.ev.c1_growth': (
-        ' From t = {t0} to {t1} the computed scores grow like t^{ec:.2f} with the cache and '
-        't^{eu:.2f} without: C1 (exponents within ±{slack} of 1 and 2, the step without a '
-        'cache slower at the largest t) {verdict}.'),
+        ' From t = {t0} to {t1} the computed scores (counted) grow like t^{ec:.2f} with the cache '
+        'and t^{eu:.2f} without, and the measured time ratio without / with the cache grows like '
+        't^{er:.2f} (×{r0:.1f} → ×{r1:.1f}): C1 (count exponents within ±{slack} of 1 and 2, '
+        'time-ratio exponent ≥ {min_r:g}, the step without a cache slower at the largest t) '
+        '{verdict}.'),
     'generate.ev.c1_short': (
         ' The replayed steps span t = {t0} to {t1}, too short to fit how the counts grow.'),
     'generate.ev.holds': 'holds',

@@ -2,11 +2,14 @@
 
 STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- C1, C3, C4, C9: the Generate & KV cache tab
-    'claims.m.c1_exp_uncached': '不用缓存时计算分数的增长指数',
-    'claims.m.c1_exp_cached': '使用缓存时计算分数的增长指数',
-    'claims.m.c1_ratio': '最大 t 处不用缓存与使用缓存的单步耗时之比',
+    'claims.m.c1_exp_uncached': '不用缓存时计算分数的增长指数（计数）',
+    'claims.m.c1_exp_cached': '使用缓存时计算分数的增长指数（计数）',
+    'claims.m.c1_ratio_min': '最小 t 处不用缓存与使用缓存的单步耗时之比（实测）',
+    'claims.m.c1_ratio': '最大 t 处不用缓存与使用缓存的单步耗时之比（实测）',
+    'claims.m.c1_ratio_exp': '该耗时之比的增长指数（实测）',
+    'claims.m.c1_t_min': '重放的最小 t',
     'claims.m.c1_t_max': '重放的最大 t',
-    'claims.m.c3_bytes_per_token': '每个 token 的已用缓存字节（实测）',
+    'claims.m.c3_bytes_per_token': '每个 token 的已用缓存字节（由缓存张量的形状 × 已填充的槽位数得出）',
     'claims.m.c3_allocated': '已分配的缓存字节（所有层）',
     'claims.m.c3_steps': '核对的步数',
     'claims.m.c3_llama2_token': 'Llama-2-7B fp16，每个 token',
@@ -17,9 +20,13 @@ STRINGS: dict[str, str] = {
     'claims.m.c9_window_slots': '窗口层分配的槽位数',
     'claims.m.c9_full_held': '完整缓存层保存的 token 数',
     'claims.m.c9_tokens': '上下文中的 token 数',
+    'claims.m.c9_window_scores': '窗口层一步计算的分数（计数）',
+    'claims.m.c9_full_scores': '完整缓存层在最大 t 处一步计算的分数（计数）',
     'claims.C1.criterion': (
-        '计算的分数按 t^a 增长：不用缓存时 a 与 2 相差不超过 ±{slack}，使用缓存时与 1 相差不超过 '
-        '±{slack}；并且在最大的 t 处，不用缓存的一步更慢（耗时之比 > 1）。'),
+        '计数（引擎对每条路径实际计算的分数的计数，由张量形状决定）：分数按 t^a 增长，不用缓存时 '
+        'a 与 2 相差不超过 ±{slack}，使用缓存时与 1 相差不超过 ±{slack}。实测（同一引擎，两种'
+        '单步背靠背计时，取 {rounds} 轮中最快的一次）：不用缓存与使用缓存的单步耗时之比按 t^r '
+        '增长，r ≥ {min_r:g}，并且在最大的 t 处大于 1。'),
     'claims.C3.criterion': (
         '每一步每层的已用缓存字节 = 2 × H_kv × d_head × 保存的 token 数 × b；已分配的缓冲区 = '
         '按槽位数计算的公式值；计算器对 fp16 的 Llama-2-7B 给出每个 token {per_token} MiB、'
@@ -27,7 +34,10 @@ STRINGS: dict[str, str] = {
     'claims.C4.criterion': '每个生成位置上，缓存与完整前向的最大 |logit 差| ≤ {tol:g}。',
     'claims.C9.criterion': (
         '越过窗口后（t > {cap}），每个窗口层在每一步都正好在 {cap} 个已分配槽位中保存 {cap} 个 '
-        'token，而完整缓存（{full}）保存全部 t 个 token。'),
+        'token，而完整缓存（{full}）保存全部 t 个 token。在 t = {t_a} 和 {t_b} 处对一次带缓存的单步'
+        '逐层计数（引擎的计数按每层收到的键拆分，各层之和等于总数）：窗口层两处都计算 {heads} 个头 × '
+        '{cap} 个键，完整缓存层计算 {heads} × t 个，因此 n 步在窗口层每个头的开销为 n·w，在完整缓存层'
+        '约为 n²/2。'),
     'claims.C9.full_global': '全局层',
     'claims.C9.full_run': '同一提示词在完整缓存下的运行',
     # ---------------------------------------------------------------- C2: the measured roofline

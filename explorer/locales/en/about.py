@@ -36,7 +36,7 @@ STRINGS: dict[str, str] = {
     'about.place.flash': 'FlashAttention tab',
     'about.place.architecture': 'Architecture tab',
     'about.c.C1': 'A KV cache turns per-step attention from O(t²) into O(t).',
-    'about.c.C2': 'Cache memory grows linearly; small-batch decode is memory-bound.',
+    'about.c.C2': 'Small-batch decode is memory-bound; batching shares the weight read.',
     'about.c.C3': 'Cache bytes = 2 × layers × KV heads × head dim × tokens × bytes.',
     'about.c.C4': 'Cached logits equal a full forward pass without cache.',
     'about.c.C5': 'Cache size depends only on KV heads: MHA, GQA, MQA.',

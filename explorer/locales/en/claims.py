@@ -43,17 +43,21 @@ STRINGS: dict[str, str] = {
     'claims.C9.full_global': 'the global layers',
     'claims.C9.full_run': 'a run of the same prompt with a full cache',
     # ---------------------------------------------------------------- C2: the measured roofline
-    'claims.m.intensity_b1': 'intensity at B = 1',
+    'claims.m.intensity_b1': 'intensity at B = 1 (counted)',
     'claims.m.ridge': 'measured ridge point',
     'claims.m.bandwidth': 'measured memory bandwidth',
+    'claims.m.bandwidth_b1': 'bytes per step ÷ step time at B = 1 (measured)',
+    'claims.m.bandwidth_share_b1': 'that, as a share of the measured bandwidth',
     'claims.m.peak_flops': 'measured matmul rate',
     'claims.m.tokens_b1': 'tokens/s at B = 1',
     'claims.m.tokens_b8': 'tokens/s at B = 8',
     'claims.m.batch_speedup': 'tokens/s at B = 8 over B = 1',
     'claims.m.knee_batch': 'knee (batch), measured',
     'claims.C2.criterion': (
-        'Intensity at B = 1 below the measured ridge point (memory-bound), and B = {b} gives '
-        '≥ {k:g}× the tokens/s of B = 1'),
+        "Memory-bound at B = 1: the step's intensity (FLOPs ÷ bytes, counted from the tensors) "
+        'below the measured ridge point, and the step moving its counted bytes at ≥ {share:.0%} '
+        'of the measured bandwidth (bytes per step ÷ measured step time); and B = {b} gives '
+        '≥ {k:g}× the measured tokens/s of B = 1'),
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         'The recorded k and v have the KV heads ({n_kv}), not the query heads ({n_q}); the '

@@ -297,14 +297,19 @@ STRINGS: dict[str, str] = {
         'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB ({bytes}-byte elements, '
         'from the tensors) and does {gflop:.3f} GFLOP.'),
     'generate.roof.sum.memory_bound': (
-        'Its intensity, {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured ridge '
-        '({ridge:.2f}): a single sequence is **memory-bound**.'),
+        'Its intensity (counted), {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured '
+        'ridge ({ridge:.2f}): by the count, a single sequence is **memory-bound**.'),
     'generate.roof.sum.compute_bound': (
         'Its intensity, {intensity:.2f} FLOP/byte, is at or above the measured ridge '
         '({ridge:.2f}): on this device even a single sequence is compute-bound.'),
     'generate.roof.sum.share': (
         'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, {share:.0f}% of the measured '
-        'bandwidth.'),
+        'bandwidth (C2 asks ≥ {least:.0%}), its FLOPs at {flop_share:.1f}% of the measured '
+        'matmul rate: of the two roofs, the memory read accounts for far more of the step.'),
+    'generate.roof.sum.share_low': (
+        'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, only {share:.0f}% of the measured '
+        'bandwidth (C2 asks ≥ {least:.0%}): on this run something other than reading its bytes '
+        'set the step\'s time (framework overhead, or other work on the machine).'),
     'generate.roof.sum.over_roof': (
         'The step at B = {b} ran at {share:.0f}% of the measured roof: the roof was measured '
         'while the machine was busier than during the steps. Tick "Measure the device again" '
@@ -328,6 +333,8 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.c2_fail': (
         'B = {b} gives only {gain:.1f}× the tokens/s of B = 1 (C2 asks ≥ {k:g}×): on this run '
         'batching did not ride on the weight read.'),
+    'generate.roof.sum.c2_holds': '**C2 holds on this run.**',
+    'generate.roof.sum.c2_fails': '**C2 does NOT hold on this run.**',
     'generate.roof.fig.title': '{model}: decode roofline at t = {t}',
     'generate.roof.fig.rates_title': 'Tokens per second against the batch size',
     'generate.roof.fig.roof': 'roof of this device (measured)',

@@ -32,7 +32,7 @@ STRINGS: dict[str, str] = {
     'about.place.flash': '“FlashAttention”标签页',
     'about.place.architecture': '“架构”标签页',
     'about.c.C1': 'KV 缓存把每一步的注意力开销从 O(t²) 降到 O(t)。',
-    'about.c.C2': '缓存内存随 token 数线性增长；小批量解码受内存带宽限制。',
+    'about.c.C2': '小批量解码受内存带宽限制；批处理共享同一次权重读取。',
     'about.c.C3': '缓存字节数 = 2 × 层数 × KV 头数 × 头维度 × token 数 × 每元素字节数。',
     'about.c.C4': '带缓存的 logits 与不带缓存的完整前向计算结果相同。',
     'about.c.C5': '缓存大小只取决于 KV 头数：MHA、GQA、MQA。',

@@ -41,16 +41,20 @@ STRINGS: dict[str, str] = {
     'claims.C9.full_global': '全局层',
     'claims.C9.full_run': '同一提示词在完整缓存下的运行',
     # ---------------------------------------------------------------- C2: the measured roofline
-    'claims.m.intensity_b1': 'B = 1 时的强度',
+    'claims.m.intensity_b1': 'B = 1 时的强度（计数）',
     'claims.m.ridge': '实测脊点',
     'claims.m.bandwidth': '实测内存带宽',
+    'claims.m.bandwidth_b1': 'B = 1 时每步字节数 ÷ 每步耗时（实测）',
+    'claims.m.bandwidth_share_b1': '它占实测带宽的比例',
     'claims.m.peak_flops': '实测矩阵乘法速率',
     'claims.m.tokens_b1': 'B = 1 时每秒 token 数',
     'claims.m.tokens_b8': 'B = 8 时每秒 token 数',
     'claims.m.batch_speedup': 'B = 8 与 B = 1 的每秒 token 数之比',
     'claims.m.knee_batch': '实测拐点（批大小）',
     'claims.C2.criterion': (
-        'B = 1 时强度低于实测脊点（受内存带宽限制），且 B = {b} 的每秒 token 数 ≥ B = 1 的 {k:g} 倍'),
+        'B = 1 时受内存带宽限制：这一步的强度（FLOP ÷ 字节，按张量计数）低于实测脊点，并且这一步'
+        '搬运其计数字节的速度（每步字节数 ÷ 实测每步耗时）≥ 实测带宽的 {share:.0%}；且 B = {b} 的'
+        '实测每秒 token 数 ≥ B = 1 的 {k:g} 倍'),
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         '记录到的 k 和 v 的头数是 KV 头数（{n_kv}），不是查询头数（{n_q}）；填充后的缓存每个 token '

@@ -267,13 +267,19 @@ STRINGS: dict[str, str] = {
         '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB（每个元素 {bytes} 字节，取自张量），'
         '计算 {gflop:.3f} GFLOP。'),
     'generate.roof.sum.memory_bound': (
-        '其强度 {intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
-        '单个序列**受内存带宽限制**。'),
+        '其强度（计数）{intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
+        '按计数，单个序列**受内存带宽限制**。'),
     'generate.roof.sum.compute_bound': (
         '其强度 {intensity:.2f} FLOP/字节，达到或超过实测脊点（{ridge:.2f}）：'
         '在本设备上即使单个序列也受计算限制。'),
     'generate.roof.sum.share': (
-        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%。'),
+        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%'
+        '（C2 要求 ≥ {least:.0%}），其 FLOP 速率为实测矩阵乘法速率的 {flop_share:.1f}%：'
+        '两个屋顶中，内存读取解释的那部分耗时要大得多。'),
+    'generate.roof.sum.share_low': (
+        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，只有实测带宽的 {share:.0f}%'
+        '（C2 要求 ≥ {least:.0%}）：这次测量中决定这一步耗时的不是读取字节，而是别的因素'
+        '（框架开销，或机器上的其他工作）。'),
     'generate.roof.sum.over_roof': (
         'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
         '请勾选“重新测量设备”，再测一次。'),
@@ -294,6 +300,8 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.c2_fail': (
         'B = {b} 的每秒 token 数只有 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
         '这次测量中批处理没有借助同一次权重读取。'),
+    'generate.roof.sum.c2_holds': '**C2 在这次测量中成立。**',
+    'generate.roof.sum.c2_fails': '**C2 在这次测量中不成立。**',
     'generate.roof.fig.title': '{model}：t = {t} 时的解码屋顶线',
     'generate.roof.fig.rates_title': '每秒 token 数与批大小',
     'generate.roof.fig.roof': '本设备的屋顶（实测）',

@@ -47,7 +47,7 @@ STRINGS: dict[str, str] = {
     'about.c.C10': 'Attention sinks: idle heads put their weight on the first tokens.',
     'about.c.C11': 'RoPE rotates dimension pairs; the score depends only on m − n.',
     'about.c.C12': 'Rotate only one side and absolute position remains.',
-    'about.c.C13': 'A larger RoPE base slows the rotations; base alone is not long context.',
+    'about.c.C13': 'A larger RoPE base slows the rotations; a larger base alone, untrained, does not buy reach.',
     'about.c.C14': 'MoE: parameters scale with N experts, compute with the top k.',
     'about.c.C15': 'Routers overload a few experts; aux loss or bias terms rebalance.',
     'about.c.C16': 'FlashAttention is exact; it saves memory traffic, not arithmetic.',

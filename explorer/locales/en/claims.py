@@ -97,9 +97,12 @@ STRINGS: dict[str, str] = {
         'In all {heads} heads of layer {layer}, only q rotated: diagonal spread ≥ {min_rel:g}'
         ' of the largest score and ≥ {min_ratio:g}× the both-rotated spread'),
     'claims.C13.criterion': (
-        'Base {low} → {high}: θ₀ unchanged and all {others} other pairs slower; and the real '
-        "model's perplexity over {tokens} tokens with base {changed} on all layers ≥ "
-        '{rise:.0%} above the trained base(s)'),
+        'Base {low} → {high}: θ₀ unchanged and all {others} other pairs slower (from the '
+        "formula); and the real model's perplexity, measured over {tokens} tokens of the "
+        'shipped text with base {changed} on all layers and no training, ≥ {rise:.0%} above '
+        'the trained base(s) over the whole text and over its last quarter (positions '
+        '{far_from}–{far_to}, where a longer reach would help). Measured within the trained '
+        'length ({trained_len:,} tokens): past it the forwards exceed the board\'s CPU time'),
     'claims.m.rope_both_spread': 'both rotated: diagonal spread ÷ largest score',
     'claims.m.rope_identity': '⟨R_m q, R_n k⟩ vs ⟨q, R_(n−m) k⟩, relative',
     'claims.m.rope_reproduction': "our RoPE vs the model's q, k, relative",
@@ -112,6 +115,7 @@ STRINGS: dict[str, str] = {
     'claims.m.rope_ppl_trained': 'perplexity, trained base(s)',
     'claims.m.rope_ppl_changed': 'perplexity, changed base',
     'claims.m.rope_ppl_ratio': 'changed ÷ trained perplexity',
+    'claims.m.rope_ppl_far_ratio': 'changed ÷ trained perplexity, last quarter',
     # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
     'claims.tab': 'Claims',
     'claims.intro': (

@@ -43,7 +43,7 @@ STRINGS: dict[str, str] = {
     'about.c.C10': '注意力汇：无事可看的头会把权重堆到最前面的 token 上。',
     'about.c.C11': 'RoPE 按位置旋转各维度对；注意力分数只取决于 m − n。',
     'about.c.C12': '只旋转一侧，绝对位置信息就会残留。',
-    'about.c.C13': '更大的 RoPE base 让旋转变慢；仅靠 base 并不能保证长上下文。',
+    'about.c.C13': '更大的 RoPE base 让旋转变慢；只换更大的 base 而不训练，换不来更远的感受范围。',
     'about.c.C14': 'MoE：总参数随专家数 N 增长，每个 token 的计算量随 top-k 增长。',
     'about.c.C15': '路由器会偏向少数专家；用辅助损失或偏置项来均衡负载。',
     'about.c.C16': 'FlashAttention 是精确的；它节省的是内存读写，而不是算术量。',

@@ -92,8 +92,10 @@ STRINGS: dict[str, str] = {
         '在第 {layer} 层全部 {heads} 个头中，只旋转 q：对角线离散度 ≥ 最大分数的 {min_rel:g}，且 ≥ 两侧都旋转时离散度的 '
         '{min_ratio:g} 倍'),
     'claims.C13.criterion': (
-        'base {low} → {high}：θ₀ 不变，其余全部 {others} 对变慢；且真实模型在 {tokens} 个 token 上、所有层改用 base '
-        '{changed} 时的困惑度比训练时的 base 高至少 {rise:.0%}'),
+        'base {low} → {high}：θ₀ 不变，其余全部 {others} 对变慢（由公式算出）；且在内置文本的 {tokens} 个 '
+        'token 上实测，所有层改用 base {changed}、不经训练时，真实模型的困惑度无论是整段文本还是其最后四分之一'
+        '（位置 {far_from}–{far_to}，更远的感受范围本应在这里起作用）都比训练时的 base 高至少 {rise:.0%}。'
+        '测量在训练长度（{trained_len:,} 个 token）之内：超过它的前向计算超出了核验面板的 CPU 时间'),
     'claims.m.rope_both_spread': '两侧都旋转：对角线离散度 ÷ 最大分数',
     'claims.m.rope_identity': '⟨R_m q, R_n k⟩ 与 ⟨q, R_(n−m) k⟩ 的相对差异',
     'claims.m.rope_reproduction': '我们的 RoPE 与模型的 q、k 的相对差异',
@@ -105,6 +107,7 @@ STRINGS: dict[str, str] = {
     'claims.m.rope_ppl_trained': '困惑度，训练时的 base',
     'claims.m.rope_ppl_changed': '困惑度，改动后的 base',
     'claims.m.rope_ppl_ratio': '改动后 ÷ 训练时的困惑度',
+    'claims.m.rope_ppl_far_ratio': '改动后 ÷ 训练时的困惑度，最后四分之一',
     # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
     'claims.tab': '论断核验',
     'claims.intro': (

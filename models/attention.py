@@ -365,11 +365,43 @@ def takes_sdpa(impl: str, need_probs: bool = False, softcap=None, trace=None) ->
     return impl == "sdpa" and not need_probs and softcap is None and trace is None
 
 
-def scored_entries(impl: str, sdpa_mask, t: int, s: int, **kwargs) -> int:
-    """Query-key scores per head that attend() hands its kernel for a (t, s) matrix: all of
-    them, except on the SDPA path with a RowBlocks split (only its blocks)."""
-    if isinstance(sdpa_mask, RowBlocks) and takes_sdpa(impl, **kwargs):
+def live_tile_entries(visible: torch.Tensor, block_q: int, block_k: int) -> int:
+    """Scores the tiled path computes for a (T, S) visibility: every tile of block_q x
+    block_k (cut at the matrix's edges) holding a visible entry, whole; the others are
+    skipped (tiled_attention)."""
+    t, s = visible.shape
+    n_rows, n_cols = -(-t // block_q), -(-s // block_k)
+    padded = F.pad(visible.to(torch.uint8), (0, n_cols * block_k - s, 0, n_rows * block_q - t))
+    live = padded.view(n_rows, block_q, n_cols, block_k).amax(dim=(1, 3)).bool()  # (tiles, tiles)
+    heights = torch.clamp(t - torch.arange(0, t, block_q, device=visible.device), max=block_q)
+    widths = torch.clamp(s - torch.arange(0, s, block_k, device=visible.device), max=block_k)
+    return int((live * heights[:, None] * widths[None, :]).sum())
+
+
+def scored_entries(impl: str, sdpa_mask, t: int, s: int, *, visible=None, sink_logit=None,
+                   need_probs: bool = False, softcap=None, trace=None, block_q: int = 64,
+                   block_k: int = 64) -> int:
+    """Query-key scores per head that attend() computes for a (t, s) matrix, by path:
+    - tiled (asked for, or a tile trace): the tiles holding a visible entry (live_tile_entries;
+      `visible` needed). A second pass over the same tiles for probabilities is not counted:
+      it recomputes them for the recording, not for the output;
+    - SDPA with the CAUSAL hint and no sink logit: the lower triangle t(t+1)/2, what the
+      is_causal kernel needs. It skips key blocks above the diagonal in blocks of its own
+      size, so it computes up to one block's width more per row than this count;
+    - SDPA with a RowBlocks split: its blocks, each whole;
+    - otherwise all t x s: eager scores the whole matrix and masks it after, SDPA with a
+      mask matrix or with a sink logit (a causal pattern then becomes a mask) computes every
+      entry it is handed."""
+    if impl == "tiled" or trace is not None:
+        if visible is None:
+            raise ValueError("the tiled path's count needs the visibility matrix")
+        return live_tile_entries(visible, block_q, block_k)
+    if not takes_sdpa(impl, need_probs, softcap):
+        return t * s
+    if isinstance(sdpa_mask, RowBlocks):
         return sdpa_mask.entries
+    if isinstance(sdpa_mask, str) and sink_logit is None:
+        return t * (t + 1) // 2
     return t * s
 
 

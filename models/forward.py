@@ -215,7 +215,9 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     softcap = ctx.model.config.attn_logit_softcapping
     b, h, t, _ = q.shape
     ctx.score_entries += b * h * scored_entries(opts.attn_impl, sdpa_mask, t, kv_pos.shape[0],
-                                                need_probs=need_probs, softcap=softcap, trace=trace)
+                                                visible=visible, sink_logit=sink_logit,
+                                                need_probs=need_probs, softcap=softcap, trace=trace,
+                                                block_q=opts.block_q, block_k=opts.block_k)
     out, probs = attend(q, k, v, q_pos, kv_pos, ctx.layer_masks[layer],
                         ctx.model.config.attn_scale, impl=opts.attn_impl, sink_logit=sink_logit,
                         softcap=softcap, need_probs=need_probs, visible=visible,

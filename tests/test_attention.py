@@ -151,3 +151,56 @@ def test_row_blocks_only_where_they_save_work():
     # every block needs nearly every column: one call over the whole matrix
     wide = MaskSpec(causal=False, window=280).visible(pos, pos)
     assert isinstance(sdpa_mask_for(wide, pos, pos), torch.Tensor)
+
+
+# --- counting: the scores each path computes (claim C1) ------------------------------------------
+def test_causal_sdpa_counts_the_triangle_it_computes():
+    """is_causal computes the lower triangle, t(t+1)/2 per head, not the t x t square; with a
+    sink logit the causal pattern becomes a mask matrix and every entry is computed."""
+    t = 50
+    pos = torch.arange(t)
+    visible = MaskSpec().visible(pos, pos)
+    hint = sdpa_mask_for(visible, pos, pos)
+    assert hint == CAUSAL
+    assert scored_entries("sdpa", hint, t, t, visible=visible) == t * (t + 1) // 2 == 1275
+    assert scored_entries("sdpa", hint, t, t, visible=visible, sink_logit=0.7) == t * t
+    assert scored_entries("eager", hint, t, t, visible=visible) == t * t
+    # a decode row over a full cache: every path scores the row
+    row = MaskSpec().visible(pos[-1:], pos)
+    assert sdpa_mask_for(row, pos[-1:], pos) is None
+    for impl in ("sdpa", "eager", "tiled"):
+        assert scored_entries(impl, None, 1, t, visible=row) == t
+
+
+@pytest.mark.parametrize("mask", list(MASKS.values()), ids=list(MASKS))
+def test_tiled_count_equals_the_tiles_its_trace_computed(mask):
+    """The tiled path's count is the size of the tiles it computed, as its own trace records
+    them: tiles the mask hides entirely are skipped and not counted."""
+    t, bq, bk = 19, 4, 3
+    q, k, v = qkv(t=t)
+    pos = torch.arange(t)
+    visible = mask.visible(pos, pos)
+    trace = TileTrace(bq, bk)
+    attend(q, k, v, pos, pos, mask, 0.3, impl="tiled", block_q=bq, block_k=bk, trace=trace)
+    computed = sum((min(t, (qi + 1) * bq) - qi * bq) * (min(t, (kj + 1) * bk) - kj * bk)
+                   for qi, kj, status in trace.tiles if status == "computed")
+    count = scored_entries("tiled", sdpa_mask_for(visible, pos, pos), t, t, visible=visible,
+                           block_q=bq, block_k=bk)
+    assert count == computed < t * t
+
+
+def test_a_forward_counts_what_its_path_computed(tiny):
+    """The engine's count of one forward without a cache over t tokens, all layers and heads:
+    the causal triangle on the SDPA path, the square on the eager path."""
+    from models.forward import RunOptions
+
+    model = tiny["llama"]
+    c = model.config
+    ids = torch.arange(1, 21)[None]
+    counts = {}
+    with torch.no_grad():
+        for impl in ("sdpa", "eager"):
+            _, ctx = model(ids, options=RunOptions(attn_impl=impl), return_context=True)
+            counts[impl] = ctx.score_entries
+    heads = c.n_layers * c.n_heads
+    assert counts == {"sdpa": heads * 20 * 21 // 2, "eager": heads * 20 * 20}

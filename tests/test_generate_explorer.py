@@ -124,7 +124,8 @@ def test_replay_without_cache_counts_quadratic_scores(tiny_llama):
     assert [p.context for p in session.replay] == [r.context for r in decode]
     for record, point in zip(decode, session.replay):
         assert record.score_entries == heads * record.context           # one row of scores
-        assert point.score_entries == heads * point.context ** 2          # the whole square
+        t = point.context
+        assert point.score_entries == heads * t * (t + 1) // 2            # the causal triangle
         assert point.same_token
     phases = [phase for phase, _, _ in snapshots]
     assert phases.index("checking") < phases.index("replay") and phases[-1] == "done"
@@ -138,30 +139,36 @@ def test_replay_without_cache_counts_quadratic_scores(tiny_llama):
 
 
 def test_both_counts_computed_and_needed_under_a_causal_mask(tiny_llama):
-    """C1: the path computes the t x S square without a cache and one row with it; the causal
-    mask needs t(t+1)/2 pairs without a cache and the whole row of t with it."""
+    """C1: the causal SDPA path computes the t(t+1)/2 triangle without a cache and one row
+    with it; the causal mask needs t(t+1)/2 pairs without a cache and the whole row of t with it."""
     _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=8, check_full_forward=False)
     c = tiny_llama.config
     heads = c.n_layers * c.n_heads
     prefill = session.records[0]
-    # the prompt's forward keeps only the last logits: its last layer scores the last row only
-    assert prefill.score_entries == c.n_heads * (9 * (c.n_layers - 1) + 3)
+    # the prompt's forward keeps only the last logits: its last layer scores the last row only,
+    # the others the causal triangle of the 3 tokens
+    assert prefill.score_entries == c.n_heads * (6 * (c.n_layers - 1) + 3)
     assert prefill.visible_pairs == heads * 6            # every fed query, every layer: 3·4/2
     for record in session.records[1:]:
         assert record.visible_pairs == heads * record.context
     for point in session.replay:
         t = point.context
-        assert (point.score_entries, point.visible_pairs) == (heads * t * t, heads * t * (t + 1) // 2)
+        assert (point.score_entries, point.visible_pairs) == (heads * t * (t + 1) // 2,) * 2
         assert (point.cached_score_entries, point.cached_visible_pairs) == (heads * t, heads * t)
         assert point.cached_latency_s > 0 and point.latency_s > 0
     verdict = checks.c1_verdict(session.replay)
-    assert verdict.exponent_uncached == pytest.approx(2.0) and verdict.exponent_cached == pytest.approx(1.0)
+    ts = [p.context for p in session.replay]
+    assert verdict.exponent_uncached == pytest.approx(checks.growth_exponent(ts, [t * (t + 1) for t in ts]))
+    assert abs(verdict.exponent_uncached - 2.0) <= checks.C1_EXPONENT_SLACK
+    assert verdict.exponent_cached == pytest.approx(1.0)
     assert verdict.t_max == session.records[-1].context
 
 
 def test_counts_under_a_window_come_from_the_ring_buffers_slots(tiny_llama):
     """With a window w = 4 the cached step computes its row over the ring's 4 slots (eager
-    path, every slot) and needs min(t, 4) of them; without a cache, the square and the band."""
+    path, every slot) and needs min(t, 4) of them; without a cache, the band, computed as the
+    causal triangle while t <= 4 (the window hides nothing more) and past it as the whole
+    square handed to SDPA with the band as its mask."""
     _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=8, policy="window", window=4,
                      check_full_forward=False)
     c = tiny_llama.config
@@ -171,20 +178,32 @@ def test_counts_under_a_window_come_from_the_ring_buffers_slots(tiny_llama):
         assert point.cached_score_entries == heads * 4
         assert point.cached_visible_pairs == heads * min(t, 4)
         assert point.visible_pairs == heads * sum(min(q + 1, 4) for q in range(t))
-        assert point.score_entries == heads * t * t
+        assert point.score_entries == heads * (t * (t + 1) // 2 if t <= 4 else t * t)
     for record in session.records[1:]:
         assert record.visible_pairs == heads * min(record.context, 4)
 
 
-def point(t, cached_scores, scores, cached_s=0.01, s=0.05):
-    return checks.ReplayPoint(context=t, latency_s=s, score_entries=scores, visible_pairs=0,
-                              cached_latency_s=cached_s, cached_score_entries=cached_scores,
-                              cached_visible_pairs=0, same_token=True)
+def point(t, cached_scores, scores, cached_s=0.01, s=None):
+    """A replayed step; by default the no-cache step takes t ms, so the ratio grows like t."""
+    return checks.ReplayPoint(context=t, latency_s=0.001 * t if s is None else s,
+                              score_entries=scores, visible_pairs=0, cached_latency_s=cached_s,
+                              cached_score_entries=cached_scores, cached_visible_pairs=0,
+                              same_token=True)
 
 
 def test_c1_criterion_passes_on_t_and_t_squared_and_fails_otherwise():
     good = [point(t, 3 * t, 3 * t * t) for t in (20, 30, 40, 50)]
-    assert checks.c1_verdict(good).passed
+    verdict = checks.c1_verdict(good)
+    assert verdict.passed and verdict.ratio_exponent == pytest.approx(1.0)
+    assert (verdict.t_min, verdict.ratio_at_min, verdict.ratio_at_max) == (20, pytest.approx(2.0), pytest.approx(5.0))
+    # the counts are right, but the measured time ratio does not grow with t (both paths
+    # cost the same whatever t: a "no-cache" forward that is really cached, or the reverse)
+    flat = [point(t, 3 * t, 3 * t * t, s=0.05) for t in (20, 30, 40, 50)]
+    verdict = checks.c1_verdict(flat)
+    assert not verdict.passed and verdict.ratio_exponent == pytest.approx(0.0, abs=1e-12)
+    barely = [point(t, 3 * t, 3 * t * t, s=0.05 * (t / 20) ** 0.1) for t in (20, 30, 40, 50)]
+    assert checks.c1_verdict(barely).ratio_exponent < checks.C1_MIN_RATIO_EXPONENT
+    assert not checks.c1_verdict(barely).passed
     # a "cache" that recomputes every key each step: its counts grow like t^2 too
     recomputing = [point(t, 3 * t * t, 3 * t * t) for t in (20, 30, 40, 50)]
     verdict = checks.c1_verdict(recomputing)
@@ -203,15 +222,22 @@ def test_c1_sentence_is_chosen_by_the_criterion(tiny_llama):
     import dataclasses
 
     _, session = run(tiny_llama, [7, 8, 9], max_new_tokens=12, check_full_forward=False)
-    good = [dataclasses.replace(p, latency_s=0.05, cached_latency_s=0.01) for p in session.replay]
+    good = [dataclasses.replace(p, latency_s=0.001 * p.context, cached_latency_s=0.01)
+            for p in session.replay]
     shown = dataclasses.replace(session.snapshot(), replay=good)
-    assert checks.c1_verdict(good).passed
-    assert "t^1.00 with the cache and t^2.00 without: C1" in figures.summary(shown)
+    verdict = checks.c1_verdict(good)
+    assert verdict.passed
+    assert (f"grow like t^1.00 with the cache and t^{verdict.exponent_uncached:.2f} without, and the "
+            "measured time ratio without / with the cache grows like t^1.00") in figures.summary(shown)
     assert ") holds." in figures.summary(shown) and "成立" in figures.summary(shown, "zh")
     recomputing = [dataclasses.replace(p, cached_score_entries=p.score_entries) for p in good]
     broken = dataclasses.replace(session.snapshot(), replay=recomputing)
-    assert "t^2.00 with the cache" in figures.summary(broken)
+    assert f"t^{verdict.exponent_uncached:.2f} with the cache" in figures.summary(broken)
     assert ") does NOT hold." in figures.summary(broken) and "不成立" in figures.summary(broken, "zh")
+    flat = [dataclasses.replace(p, latency_s=0.05, cached_latency_s=0.01) for p in session.replay]
+    unmoved = dataclasses.replace(session.snapshot(), replay=flat)
+    assert "grows like t^0.00" in figures.summary(unmoved)
+    assert ") does NOT hold." in figures.summary(unmoved) and "不成立" in figures.summary(unmoved, "zh")
 
 
 def test_replay_targets_are_bounded_and_spread():

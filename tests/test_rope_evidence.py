@@ -97,8 +97,12 @@ def test_c13_passes_on_smollm2_and_points_at_the_base_section(smol):
     assert values["claims.m.rope_theta0_ratio"] == 1.0
     assert values["claims.m.rope_pairs_slowed"] == smol.config.head_dim // 2 - 1
     assert values["claims.m.rope_ppl_ratio"] >= 1 + sweep.PPL_RISE_MIN
+    assert values["claims.m.rope_ppl_far_ratio"] >= 1 + sweep.PPL_RISE_MIN
     assert (result.tab, result.section, result.fields["high"], result.fields["tokens"]) == \
-        ("rope", evidence.SECTION_BASE, "1M", sweep.MIN_SWEEP_TOKENS)
+        ("rope", evidence.SECTION_BASE, "1M", evidence.SWEEP_TOKENS) == ("rope", evidence.SECTION_BASE, "1M", 1024)
+    # the last quarter lies past three quarters of the text, and the text says where it stops
+    assert (result.fields["far_from"], result.fields["far_to"], result.fields["trained_len"]) == (768, 1023, 8192)
+    assert "within the trained length (8,192 tokens)" in text(result.criterion, "en", **result.fields)
     check_texts(result)
 
 
@@ -121,6 +125,22 @@ def test_c13_fails_when_a_pair_does_not_slow():
                         seconds={1e5: 1.0, 1e6: 1.0}, n_tokens=11)
     assert evidence.c13_from(freq, swept).passed
     assert not evidence.c13_from(dataclasses.replace(freq, theta=np.asarray(theta)), swept).passed
+
+
+def test_c13_fails_when_the_far_positions_do_not_get_worse():
+    """A larger base that hurts the near positions only: over the whole text the perplexity
+    rises, over its last quarter (where a longer reach would help) it does not."""
+    freq = frequencies.run((1e5, 1e6), 64, 8192)
+    changed = torch.full((100,), 3.0)
+    changed[:70] = 3.5
+    swept = sweep.Sweep(bases=(1e5, 1e6), trained=1e5, trained_pair=(1e5, 1e5), apply_to="full",
+                        nll={1e5: torch.full((100,), 3.0), 1e6: changed},
+                        seconds={1e5: 1.0, 1e6: 1.0}, n_tokens=101)
+    result = evidence.c13_from(freq, swept)
+    values = {m.label: m.value for m in result.measures}
+    assert values["claims.m.rope_ppl_ratio"] >= 1 + sweep.PPL_RISE_MIN
+    assert values["claims.m.rope_ppl_far_ratio"] == pytest.approx(1.0)
+    assert not result.passed
 
 
 def test_evidence_sections_exist_in_the_rope_tab(runtime):

@@ -496,13 +496,20 @@ def test_perplexity_rise_verdict_follows_the_numbers():
     assert rope_sweep.perplexity_rises(rises)
     assert rope_sweep.perplexity_ratios(rises)[1e4] == pytest.approx(math.exp(0.2))
     en = rope_sweep.summary(rises, "en")
-    assert "**Every changed base raised the perplexity** by at least 1%: all 2 of them" in en
+    assert ("**Every changed base raised the perplexity** by at least 1%, over the whole text and "
+            "over its last quarter: all 2 of them") in en
     assert f"×{math.exp(0.1):.3f} (10M)" in en
     assert "每个改动后的 base 都让困惑度上升" in rope_sweep.summary(rises, "zh")
     # a changed base that never reached the model: the same NLL as trained
     ignored = fake_sweep({1e5: 3.0, 1e7: 3.0})
     assert not rope_sweep.perplexity_rises(ignored)
-    assert "1 of 1 did not: 10M (×1.000)" in rope_sweep.summary(ignored, "en")
+    assert "1 of 1 did not (whole, last quarter): 10M (×1.000, ×1.000)" in rope_sweep.summary(ignored, "en")
+    # worse over the whole text, but not over its last quarter (the farthest positions)
+    near = fake_sweep({1e5: 3.0, 1e7: 3.0})
+    near.nll[1e7][:30] = 3.4                  # predicted positions 1-30 of 40: the first three quarters
+    assert rope_sweep.perplexity_ratios(near)[1e7] >= 1 + rope_sweep.PPL_RISE_MIN
+    assert rope_sweep.far_ratios(near)[1e7] == pytest.approx(1.0)
+    assert not rope_sweep.perplexity_rises(near)
     assert not rope_sweep.perplexity_rises(fake_sweep({1e5: 3.0}))      # nothing changed was measured
     cut = fake_sweep({1e5: 3.0, 1e4: 3.2}, planned=(1e5, 1e4, 1e7, 1e8))
     assert cut.timed_out

@@ -8,8 +8,12 @@ own tokens:
   really holds (a ring buffer's slots, not 0..t-1);
 - C1: the same decode steps recomputed without a cache, each timed side by side with one cached
   step of the same engine at the same t (`replay_without_cache`), with two counts per step:
-  the scores the path computed (t x S entries, the engine's own count) and the scores the mask
-  needs (query-key pairs it leaves visible, the engine's predicate over the positions).
+  the scores the path computed (the engine's own count, models.attention.scored_entries: the
+  causal kernel's triangle t(t+1)/2, or t x S where the path scores the whole matrix) and the
+  scores the mask needs (query-key pairs it leaves visible, the engine's predicate over the
+  positions). The counts follow from the shapes and the path, so their growth exponents are
+  exact by construction; what is measured is the time, and C1 asks that the no-cache / cached
+  time ratio grow with t.
 """
 from __future__ import annotations
 
@@ -24,10 +28,16 @@ REPLAY_BUDGET_S = 20.0          # the no-cache replay stops after this (points m
 REPLAY_MAX_POINTS = 24          # no-cache steps replayed, spread evenly over the generated ones
 C4_TOLERANCE = 1e-4             # fp32; the engine's tests hold the same bound
 MASK_QUERIES = 8                # T: the last tokens drawn as one chunk in the (T, S) mask
-# C1's criterion: computed scores grow like t^a; without a cache a = 2 (the whole t x t square
-# every step), with one a = 1 (one row of t). A fit over a run's steps must land within this of
-# the exponent, and the no-cache step must be slower than the cached step at the largest t.
+# C1's criterion. Counted: computed scores grow like t^a; without a cache a = 2 (the causal
+# triangle, ~t²/2, every step), with one a = 1 (one row of t). A fit over a run's steps must
+# land within C1_EXPONENT_SLACK of the exponent. Measured: the no-cache / cached time ratio
+# grows like t^r with r >= C1_MIN_RATIO_EXPONENT, and the no-cache step is slower at the
+# largest t. A step that recomputes everything with or without a cache keeps the ratio flat
+# (r ~ 0); the real engine measured r = 0.48 from t = 32 to 384 (tests/test_generate_evidence.py),
+# and on the board's grid (t = 16 ... 128) r = 0.41-0.42 on SmolLM2 and 0.32-0.33 on Gemma 3,
+# whose 671 MB tied LM head costs both paths alike and flattens the ratio at small t.
 C1_EXPONENT_SLACK = 0.2
+C1_MIN_RATIO_EXPONENT = 0.2
 C1_MIN_SPAN = 1.5               # t_max / t_min a fit needs (a shorter span says little)
 
 
@@ -92,8 +102,9 @@ class ReplayPoint:
     """One decode step at context t, recomputed twice by the eager engine, back to back."""
     context: int               # t: tokens in context (the cached step fed 1, the no-cache forward t)
     latency_s: float           # the forward over all t tokens without a cache
-    score_entries: int         # ... the scores it computed (the engine's count: t x S per head)
-    visible_pairs: int         # ... the scores its mask needs (~t²/2 per head under a causal mask)
+    score_entries: int         # ... the scores it computed (the engine's count per path: the
+                               # causal kernel's t(t+1)/2 per head, eager's t x t)
+    visible_pairs: int         # ... the scores its mask needs (t(t+1)/2 per head, causal mask)
     cached_latency_s: float    # one cached step at the same t (the cache filled beforehand)
     cached_score_entries: int  # ... its computed scores (one row: S = the slots it attends over)
     cached_visible_pairs: int  # ... the pairs its mask leaves visible among the cache's slots
@@ -107,28 +118,48 @@ class ReplayPoint:
 
 @dataclass(frozen=True)
 class C1Verdict:
-    """C1 read from the replay: how the computed scores grow with t on each path, and the
-    time ratio at the largest t."""
-    exponent_cached: Optional[float]
-    exponent_uncached: Optional[float]
+    """C1 read from the replay: how the counted scores grow with t on each path (counts), how
+    the measured no-cache / cached time ratio grows with t, and that ratio at both ends."""
+    exponent_cached: Optional[float]     # counted
+    exponent_uncached: Optional[float]   # counted
+    ratio_exponent: Optional[float]      # measured: the time ratio ~ t^ratio_exponent
+    t_min: int
     t_max: int
+    ratio_at_min: float
     ratio_at_max: float
     passed: bool
 
 
 def c1_verdict(points: Sequence[ReplayPoint]) -> Optional[C1Verdict]:
     """C1's criterion on replayed points: uncached scores ~t^2 and cached ~t (fitted exponents
-    within C1_EXPONENT_SLACK) and the no-cache step slower than the cached one at the largest
-    t. None without points."""
+    within C1_EXPONENT_SLACK), the time ratio growing like t^r with r >= C1_MIN_RATIO_EXPONENT,
+    and the no-cache step slower than the cached one at the largest t. None without points."""
     if not points:
         return None
     ts = [p.context for p in points]
     exp_c = growth_exponent(ts, [p.cached_score_entries for p in points])
     exp_u = growth_exponent(ts, [p.score_entries for p in points])
+    exp_r = growth_exponent(ts, [p.ratio for p in points])
+    first = min(points, key=lambda p: p.context)
     last = max(points, key=lambda p: p.context)
-    passed = (exp_c is not None and exp_u is not None and abs(exp_c - 1.0) <= C1_EXPONENT_SLACK
-              and abs(exp_u - 2.0) <= C1_EXPONENT_SLACK and last.ratio > 1.0)
-    return C1Verdict(exp_c, exp_u, last.context, last.ratio, bool(passed))
+    passed = (exp_c is not None and exp_u is not None and exp_r is not None
+              and abs(exp_c - 1.0) <= C1_EXPONENT_SLACK and abs(exp_u - 2.0) <= C1_EXPONENT_SLACK
+              and exp_r >= C1_MIN_RATIO_EXPONENT and last.ratio > 1.0)
+    return C1Verdict(exp_c, exp_u, exp_r, first.context, last.context, first.ratio, last.ratio,
+                     bool(passed))
+
+
+def best_of(rounds: Sequence[Sequence[ReplayPoint]]) -> list[ReplayPoint]:
+    """Replays of the same steps combined: per t, each path's fastest time over the rounds (a
+    shared machine only ever slows a forward down; the counts are the same in every round)."""
+    best: dict = {}
+    for points in rounds:
+        for p in points:
+            seen = best.get(p.context)
+            best[p.context] = p if seen is None else dataclasses.replace(
+                seen, latency_s=min(seen.latency_s, p.latency_s),
+                cached_latency_s=min(seen.cached_latency_s, p.cached_latency_s))
+    return [best[t] for t in sorted(best)]
 
 
 # ----- C4: cached logits against one forward without a cache --------------------------------
@@ -300,3 +331,41 @@ def replay_without_cache(model, ids: Sequence[int], records: Sequence, options,
                           cached_latency_s=cached_latency, cached_score_entries=cached_scores,
                           cached_visible_pairs=cached_pairs,
                           same_token=(token == record.token_id) if greedy else True)
+
+
+# ----- C9: the scores of one cached step, layer by layer ------------------------------------
+@dataclass(frozen=True)
+class StepScores:
+    """The scores one cached decode step at context t computed, per layer and in all."""
+    context: int               # t: the step feeds token t - 1 to a cache holding t - 1 tokens
+    per_layer: tuple           # per layer, all heads: n_heads x the keys the layer attended over
+    total: int                 # the engine's own count for the step (ForwardContext.score_entries)
+
+
+def scores_per_layer(model, ids: Sequence[int], contexts: Sequence[int], options,
+                     max_len: int) -> list[StepScores]:
+    """One cached decode step at each t of `contexts` (ascending), the cache filled with the
+    tokens before it, under the run's options. The recording point "k" (the keys each layer's
+    attention received, after the cache) gives the keys S per layer, so a layer's scores are
+    n_heads x S (a one-row step scores every key it is handed on every path); the engine's
+    total for the same step checks the split."""
+    import torch
+
+    from models.decoders import decode_options
+    from models.forward import Recorder
+
+    opts = decode_options(options)
+    heads, device = model.config.n_heads, model.embed.weight.device
+    ids = [int(i) for i in ids]
+    cache = model.new_cache(max_len, 1, options=opts)
+    counted = []
+    for t in contexts:
+        recorder = Recorder(["k"], hooks={"k": lambda keys, layer: keys.shape[2]})  # (B, Hkv, S, D)
+        with torch.inference_mode():
+            if cache.pos < t - 1:
+                model(torch.tensor([ids[cache.pos:t - 1]], device=device), cache=cache, options=opts)
+            _, ctx = model(torch.tensor([[ids[t - 1]]], device=device), cache=cache, options=opts,
+                           recorder=recorder, return_context=True)
+        keys = [recorder.get("k", layer) for layer in range(model.config.n_layers)]
+        counted.append(StepScores(t, tuple(heads * s for s in keys), ctx.score_entries))
+    return counted

@@ -13,8 +13,8 @@ from typing import Optional
 import plotly.graph_objects as go
 
 from explorer import plotting
-from explorer.generate.checks import (C1_EXPONENT_SLACK, C4_TOLERANCE, REPLAY_BUDGET_S, c1_verdict,
-                                      c4_holds, replay_targets)
+from explorer.generate.checks import (C1_EXPONENT_SLACK, C1_MIN_RATIO_EXPONENT, C4_TOLERANCE,
+                                      REPLAY_BUDGET_S, c1_verdict, c4_holds, replay_targets)
 from explorer.generate.request import DEADLINE_S
 from explorer.generate.session import Session, c3_verdict, c9_verdict
 from explorer.locales import normalize_language, text
@@ -389,7 +389,7 @@ def summary(session: Session, lang: str = "en") -> str:
                     cn=point.cached_visible_pairs, un=point.visible_pairs,
                     share=point.visible_pairs / max(point.score_entries, 1))
         verdict = c1_verdict(session.replay)
-        if verdict.exponent_cached is None or verdict.exponent_uncached is None:
+        if None in (verdict.exponent_cached, verdict.exponent_uncached, verdict.ratio_exponent):
             line += text("generate.ev.c1_short", lang, t0=min(p.context for p in session.replay),
                          t1=point.context)
         elif c9.capped_layers and point.context > c9.cap:
@@ -398,9 +398,11 @@ def summary(session: Session, lang: str = "en") -> str:
                          t1=point.context, ec=verdict.exponent_cached, eu=verdict.exponent_uncached,
                          cap=c9.cap)
         else:
-            line += text("generate.ev.c1_growth", lang, t0=min(p.context for p in session.replay),
-                         t1=point.context, ec=verdict.exponent_cached, eu=verdict.exponent_uncached,
-                         slack=C1_EXPONENT_SLACK,
+            line += text("generate.ev.c1_growth", lang, t0=verdict.t_min, t1=verdict.t_max,
+                         ec=verdict.exponent_cached, eu=verdict.exponent_uncached,
+                         er=verdict.ratio_exponent, r0=verdict.ratio_at_min,
+                         r1=verdict.ratio_at_max, slack=C1_EXPONENT_SLACK,
+                         min_r=C1_MIN_RATIO_EXPONENT,
                          verdict=text("generate.ev.holds" if verdict.passed else "generate.ev.fails", lang))
         if session.request.temperature == 0.0:
             line += text("generate.ev.c1_tokens", lang, n=len(session.replay),

@@ -12,7 +12,8 @@ import time
 import plotly.graph_objects as go
 
 from explorer.generate.device_roof import REFRESH_INTERVAL_S, DeviceRoof
-from explorer.generate.roofline import (C2_BATCH, C2_MIN_SPEEDUP, RooflineResult, c2_holds, knee,
+from explorer.generate.roofline import (C2_BATCH, C2_MIN_BANDWIDTH_SHARE, C2_MIN_SPEEDUP,
+                                        RooflineResult, bandwidth_share, c2_holds, knee,
                                         memory_bound_at_one, over_roof, speedup)
 from explorer.generate.step_cost import crossing_batch
 from explorer.locales import text
@@ -105,8 +106,11 @@ def summary(result: RooflineResult, lang: str = "en") -> str:
                   t=round(result.measured_context[0]))]
     key = "generate.roof.sum.memory_bound" if memory_bound_at_one(result) else "generate.roof.sum.compute_bound"
     parts.append(text(key, lang, intensity=i1, ridge=roof.ridge, ratio=roof.ridge / i1))
-    parts.append(text("generate.roof.sum.share", lang, ms=b1_seconds * 1e3,
-                      gbs=result.achieved_bandwidth[0] / 1e9, share=100 * result.achieved_bandwidth[0] / roof.bandwidth))
+    share = bandwidth_share(result)
+    key = "generate.roof.sum.share" if share >= C2_MIN_BANDWIDTH_SHARE else "generate.roof.sum.share_low"
+    parts.append(text(key, lang, ms=b1_seconds * 1e3, gbs=result.achieved_bandwidth[0] / 1e9,
+                      share=100 * share, least=C2_MIN_BANDWIDTH_SHARE,
+                      flop_share=100 * result.achieved_flops[0] / roof.flops))
     over = over_roof(result)
     if over is not None:
         parts.append(text("generate.roof.sum.over_roof", lang, b=over[0], share=100 * over[1]))
@@ -126,6 +130,7 @@ def summary(result: RooflineResult, lang: str = "en") -> str:
         parts.append(text("generate.roof.sum.knee", lang, knee=found, gain_knee=rates[at] / rates[0],
                           after=rates[-1] / rates[at], b=last, gain=gain, r1=rates[0], rb=rates[-1]))
     if C2_BATCH in result.batches:
-        key = "generate.roof.sum.c2_pass" if c2_holds(result) else "generate.roof.sum.c2_fail"
+        key = "generate.roof.sum.c2_pass" if speedup(result) >= C2_MIN_SPEEDUP else "generate.roof.sum.c2_fail"
         parts.append(text(key, lang, b=C2_BATCH, gain=speedup(result), k=C2_MIN_SPEEDUP))
+        parts.append(text("generate.roof.sum.c2_holds" if c2_holds(result) else "generate.roof.sum.c2_fails", lang))
     return " ".join(parts)

@@ -2,11 +2,14 @@
 
 STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- C1, C3, C4, C9: the Generate & KV cache tab
-    'claims.m.c1_exp_uncached': 'growth exponent of computed scores, no cache',
-    'claims.m.c1_exp_cached': 'growth exponent of computed scores, with the cache',
-    'claims.m.c1_ratio': 'step time without / with the cache at the largest t',
+    'claims.m.c1_exp_uncached': 'growth exponent of computed scores, no cache (counted)',
+    'claims.m.c1_exp_cached': 'growth exponent of computed scores, with the cache (counted)',
+    'claims.m.c1_ratio_min': 'step time without / with the cache at the smallest t (measured)',
+    'claims.m.c1_ratio': 'step time without / with the cache at the largest t (measured)',
+    'claims.m.c1_ratio_exp': 'growth exponent of that time ratio (measured)',
+    'claims.m.c1_t_min': 'smallest t replayed',
     'claims.m.c1_t_max': 'largest t replayed',
-    'claims.m.c3_bytes_per_token': 'used cache bytes per token (measured)',
+    'claims.m.c3_bytes_per_token': "used cache bytes per token (the cache tensors' shapes × filled slots)",
     'claims.m.c3_allocated': 'allocated cache bytes (all layers)',
     'claims.m.c3_steps': 'steps checked',
     'claims.m.c3_llama2_token': 'Llama-2-7B fp16, per token',
@@ -17,9 +20,14 @@ STRINGS: dict[str, str] = {
     'claims.m.c9_window_slots': 'slots allocated in a windowed layer',
     'claims.m.c9_full_held': 'tokens held by a full-cache layer',
     'claims.m.c9_tokens': 'tokens in context',
+    'claims.m.c9_window_scores': 'scores of one step in a windowed layer (counted)',
+    'claims.m.c9_full_scores': 'scores of one step in a full-cache layer at the largest t (counted)',
     'claims.C1.criterion': (
-        'Computed scores grow like t^a with a within ±{slack} of 2 without a cache and of 1 '
-        'with one, and a step without the cache is slower at the largest t (time ratio > 1).'),
+        "Counted (the engine's count of the scores each path computes, fixed by the shapes): "
+        'they grow like t^a with a within ±{slack} of 2 without a cache and of 1 with one. '
+        'Measured (wall time, one engine, the two steps back to back, best of {rounds} rounds): '
+        'the step-time ratio without / with the cache grows like t^r with r ≥ {min_r:g}, and '
+        'exceeds 1 at the largest t.'),
     'claims.C3.criterion': (
         'At every step, used cache bytes = 2 × H_kv × d_head × tokens held × b per layer; the '
         'allocated buffers = the formula at their slots; the calculator gives {per_token} MiB '
@@ -27,21 +35,29 @@ STRINGS: dict[str, str] = {
     'claims.C4.criterion': 'Max |cached − full forward| logit difference ≤ {tol:g} at every generated position.',
     'claims.C9.criterion': (
         'Past the window (t > {cap}), every windowed layer holds exactly {cap} tokens in {cap} '
-        'allocated slots at every step, while a full cache ({full}) holds all t tokens.'),
+        'allocated slots at every step, while a full cache ({full}) holds all t tokens. '
+        "Counted per layer for one cached step at t = {t_a} and {t_b} (the engine's count, split "
+        'by the keys each layer received, adding up to its total): a windowed layer scores '
+        '{heads} heads × {cap} keys at both, a full-cache layer {heads} × t, so n steps cost '
+        'n·w per head in a windowed layer against about n²/2 in a full one.'),
     'claims.C9.full_global': 'the global layers',
     'claims.C9.full_run': 'a run of the same prompt with a full cache',
     # ---------------------------------------------------------------- C2: the measured roofline
-    'claims.m.intensity_b1': 'intensity at B = 1',
+    'claims.m.intensity_b1': 'intensity at B = 1 (counted)',
     'claims.m.ridge': 'measured ridge point',
     'claims.m.bandwidth': 'measured memory bandwidth',
+    'claims.m.bandwidth_b1': 'bytes per step ÷ step time at B = 1 (measured)',
+    'claims.m.bandwidth_share_b1': 'that, as a share of the measured bandwidth',
     'claims.m.peak_flops': 'measured matmul rate',
     'claims.m.tokens_b1': 'tokens/s at B = 1',
     'claims.m.tokens_b8': 'tokens/s at B = 8',
     'claims.m.batch_speedup': 'tokens/s at B = 8 over B = 1',
     'claims.m.knee_batch': 'knee (batch), measured',
     'claims.C2.criterion': (
-        'Intensity at B = 1 below the measured ridge point (memory-bound), and B = {b} gives '
-        '≥ {k:g}× the tokens/s of B = 1'),
+        "Memory-bound at B = 1: the step's intensity (FLOPs ÷ bytes, counted from the tensors) "
+        'below the measured ridge point, and the step moving its counted bytes at ≥ {share:.0%} '
+        'of the measured bandwidth (bytes per step ÷ measured step time); and B = {b} gives '
+        '≥ {k:g}× the measured tokens/s of B = 1'),
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         'The recorded k and v have the KV heads ({n_kv}), not the query heads ({n_q}); the '
@@ -81,9 +97,12 @@ STRINGS: dict[str, str] = {
         'In all {heads} heads of layer {layer}, only q rotated: diagonal spread ≥ {min_rel:g}'
         ' of the largest score and ≥ {min_ratio:g}× the both-rotated spread'),
     'claims.C13.criterion': (
-        'Base {low} → {high}: θ₀ unchanged and all {others} other pairs slower; and the real '
-        "model's perplexity over {tokens} tokens with base {changed} on all layers ≥ "
-        '{rise:.0%} above the trained base(s)'),
+        'Base {low} → {high}: θ₀ unchanged and all {others} other pairs slower (from the '
+        "formula); and the real model's perplexity, measured over {tokens} tokens of the "
+        'shipped text with base {changed} on all layers and no training, ≥ {rise:.0%} above '
+        'the trained base(s) over the whole text and over its last quarter (positions '
+        '{far_from}–{far_to}, where a longer reach would help). Measured within the trained '
+        'length ({trained_len:,} tokens): past it the forwards exceed the board\'s CPU time'),
     'claims.m.rope_both_spread': 'both rotated: diagonal spread ÷ largest score',
     'claims.m.rope_identity': '⟨R_m q, R_n k⟩ vs ⟨q, R_(n−m) k⟩, relative',
     'claims.m.rope_reproduction': "our RoPE vs the model's q, k, relative",
@@ -96,6 +115,7 @@ STRINGS: dict[str, str] = {
     'claims.m.rope_ppl_trained': 'perplexity, trained base(s)',
     'claims.m.rope_ppl_changed': 'perplexity, changed base',
     'claims.m.rope_ppl_ratio': 'changed ÷ trained perplexity',
+    'claims.m.rope_ppl_far_ratio': 'changed ÷ trained perplexity, last quarter',
     # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
     'claims.tab': 'Claims',
     'claims.intro': (

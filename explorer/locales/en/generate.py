@@ -142,9 +142,11 @@ STRINGS: dict[str, str] = {
     'generate.ev.c1': (
         '**C1** at t = {t}, one engine timed back to back: a cached step took '
         '**{cached:.1f} ms**, the forward without a cache **{uncached:.1f} ms** (×{ratio:.1f}); '
-        "the live run's step took {live:.1f} ms. Scores computed (t × S entries per head, "
-        'all layers): {cs:,} with the cache, {us:,} without; needed under the mask (visible '
-        'query-key pairs): {cn:,} and {un:,} ({share:.0%} of what the no-cache path computed).'),
+        "the live run's step took {live:.1f} ms. Scores computed, all layers (the engine's "
+        "count of what its attention path computes: a row of S keys per head with the cache, "
+        "the causal kernel's triangle or the whole t × S matrix without): {cs:,} with the cache, "
+        '{us:,} without; needed under the mask (visible query-key pairs): {cn:,} and {un:,} '
+        '({share:.0%} of what the no-cache path computed).'),
     'generate.ev.c1_budget': ' The replay stopped after its {s:.0f} s budget; later steps were not replayed.',
     'generate.ev.c1_busy': (
         ' The replay stopped after {n} steps: another visitor started generating, and these whole '
@@ -173,9 +175,11 @@ STRINGS: dict[str, str] = {
         ' From t = {t0} to {t1} the computed scores grow like t^{ec:.2f} with the cache (its '
         'windowed layers stop at {cap} keys, C9) and t^{eu:.2f} without.'),
     'generate.ev.c1_growth': (
-        ' From t = {t0} to {t1} the computed scores grow like t^{ec:.2f} with the cache and '
-        't^{eu:.2f} without: C1 (exponents within ±{slack} of 1 and 2, the step without a '
-        'cache slower at the largest t) {verdict}.'),
+        ' From t = {t0} to {t1} the computed scores (counted) grow like t^{ec:.2f} with the cache '
+        'and t^{eu:.2f} without, and the measured time ratio without / with the cache grows like '
+        't^{er:.2f} (×{r0:.1f} → ×{r1:.1f}): C1 (count exponents within ±{slack} of 1 and 2, '
+        'time-ratio exponent ≥ {min_r:g}, the step without a cache slower at the largest t) '
+        '{verdict}.'),
     'generate.ev.c1_short': (
         ' The replayed steps span t = {t0} to {t1}, too short to fit how the counts grow.'),
     'generate.ev.holds': 'holds',
@@ -297,14 +301,19 @@ STRINGS: dict[str, str] = {
         'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB ({bytes}-byte elements, '
         'from the tensors) and does {gflop:.3f} GFLOP.'),
     'generate.roof.sum.memory_bound': (
-        'Its intensity, {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured ridge '
-        '({ridge:.2f}): a single sequence is **memory-bound**.'),
+        'Its intensity (counted), {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured '
+        'ridge ({ridge:.2f}): by the count, a single sequence is **memory-bound**.'),
     'generate.roof.sum.compute_bound': (
         'Its intensity, {intensity:.2f} FLOP/byte, is at or above the measured ridge '
         '({ridge:.2f}): on this device even a single sequence is compute-bound.'),
     'generate.roof.sum.share': (
         'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, {share:.0f}% of the measured '
-        'bandwidth.'),
+        'bandwidth (C2 asks ≥ {least:.0%}), its FLOPs at {flop_share:.1f}% of the measured '
+        'matmul rate: of the two roofs, the memory read accounts for far more of the step.'),
+    'generate.roof.sum.share_low': (
+        'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, only {share:.0f}% of the measured '
+        'bandwidth (C2 asks ≥ {least:.0%}): on this run something other than reading its bytes '
+        'set the step\'s time (framework overhead, or other work on the machine).'),
     'generate.roof.sum.over_roof': (
         'The step at B = {b} ran at {share:.0f}% of the measured roof: the roof was measured '
         'while the machine was busier than during the steps. Tick "Measure the device again" '
@@ -328,6 +337,8 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.c2_fail': (
         'B = {b} gives only {gain:.1f}× the tokens/s of B = 1 (C2 asks ≥ {k:g}×): on this run '
         'batching did not ride on the weight read.'),
+    'generate.roof.sum.c2_holds': '**C2 holds on this run.**',
+    'generate.roof.sum.c2_fails': '**C2 does NOT hold on this run.**',
     'generate.roof.fig.title': '{model}: decode roofline at t = {t}',
     'generate.roof.fig.rates_title': 'Tokens per second against the batch size',
     'generate.roof.fig.roof': 'roof of this device (measured)',

@@ -224,11 +224,12 @@ STRINGS: dict[str, str] = {
     'rope.base.some_better': '{which} did better than the trained base, by at most {gain:.1%} in perplexity',
     'rope.base.no_larger': 'No base larger than the trained one was in the sweep.',
     'rope.base.rise.all': (
-        '**Every changed base raised the perplexity** by at least {rise:.0%}: all {n} of '
-        'them, from ×{low:.3f} ({low_base}) to ×{high:.3f} ({high_base}) of the trained one.'),
+        '**Every changed base raised the perplexity** by at least {rise:.0%}, over the whole '
+        'text and over its last quarter: all {n} of them, the lesser of the two from '
+        '×{low:.3f} ({low_base}) to ×{high:.3f} ({high_base}) of the trained one.'),
     'rope.base.rise.not_all': (
-        '**Not every changed base raised the perplexity by {rise:.0%} or more:** {n} of '
-        '{total} did not: {items}.'),
+        '**Not every changed base raised the perplexity by {rise:.0%} or more** over the whole '
+        'text and over its last quarter: {n} of {total} did not (whole, last quarter): {items}.'),
     'rope.base.timed_out': (
         '**Time limit of {limit:.0f} s reached:** {done} of {total} forwards ran; not '
         'measured: {left}.'),

@@ -2,11 +2,14 @@
 
 STRINGS: dict[str, str] = {
     # ---------------------------------------------------------------- C1, C3, C4, C9: the Generate & KV cache tab
-    'claims.m.c1_exp_uncached': '不用缓存时计算分数的增长指数',
-    'claims.m.c1_exp_cached': '使用缓存时计算分数的增长指数',
-    'claims.m.c1_ratio': '最大 t 处不用缓存与使用缓存的单步耗时之比',
+    'claims.m.c1_exp_uncached': '不用缓存时计算分数的增长指数（计数）',
+    'claims.m.c1_exp_cached': '使用缓存时计算分数的增长指数（计数）',
+    'claims.m.c1_ratio_min': '最小 t 处不用缓存与使用缓存的单步耗时之比（实测）',
+    'claims.m.c1_ratio': '最大 t 处不用缓存与使用缓存的单步耗时之比（实测）',
+    'claims.m.c1_ratio_exp': '该耗时之比的增长指数（实测）',
+    'claims.m.c1_t_min': '重放的最小 t',
     'claims.m.c1_t_max': '重放的最大 t',
-    'claims.m.c3_bytes_per_token': '每个 token 的已用缓存字节（实测）',
+    'claims.m.c3_bytes_per_token': '每个 token 的已用缓存字节（由缓存张量的形状 × 已填充的槽位数得出）',
     'claims.m.c3_allocated': '已分配的缓存字节（所有层）',
     'claims.m.c3_steps': '核对的步数',
     'claims.m.c3_llama2_token': 'Llama-2-7B fp16，每个 token',
@@ -17,9 +20,13 @@ STRINGS: dict[str, str] = {
     'claims.m.c9_window_slots': '窗口层分配的槽位数',
     'claims.m.c9_full_held': '完整缓存层保存的 token 数',
     'claims.m.c9_tokens': '上下文中的 token 数',
+    'claims.m.c9_window_scores': '窗口层一步计算的分数（计数）',
+    'claims.m.c9_full_scores': '完整缓存层在最大 t 处一步计算的分数（计数）',
     'claims.C1.criterion': (
-        '计算的分数按 t^a 增长：不用缓存时 a 与 2 相差不超过 ±{slack}，使用缓存时与 1 相差不超过 '
-        '±{slack}；并且在最大的 t 处，不用缓存的一步更慢（耗时之比 > 1）。'),
+        '计数（引擎对每条路径实际计算的分数的计数，由张量形状决定）：分数按 t^a 增长，不用缓存时 '
+        'a 与 2 相差不超过 ±{slack}，使用缓存时与 1 相差不超过 ±{slack}。实测（同一引擎，两种'
+        '单步背靠背计时，取 {rounds} 轮中最快的一次）：不用缓存与使用缓存的单步耗时之比按 t^r '
+        '增长，r ≥ {min_r:g}，并且在最大的 t 处大于 1。'),
     'claims.C3.criterion': (
         '每一步每层的已用缓存字节 = 2 × H_kv × d_head × 保存的 token 数 × b；已分配的缓冲区 = '
         '按槽位数计算的公式值；计算器对 fp16 的 Llama-2-7B 给出每个 token {per_token} MiB、'
@@ -27,20 +34,27 @@ STRINGS: dict[str, str] = {
     'claims.C4.criterion': '每个生成位置上，缓存与完整前向的最大 |logit 差| ≤ {tol:g}。',
     'claims.C9.criterion': (
         '越过窗口后（t > {cap}），每个窗口层在每一步都正好在 {cap} 个已分配槽位中保存 {cap} 个 '
-        'token，而完整缓存（{full}）保存全部 t 个 token。'),
+        'token，而完整缓存（{full}）保存全部 t 个 token。在 t = {t_a} 和 {t_b} 处对一次带缓存的单步'
+        '逐层计数（引擎的计数按每层收到的键拆分，各层之和等于总数）：窗口层两处都计算 {heads} 个头 × '
+        '{cap} 个键，完整缓存层计算 {heads} × t 个，因此 n 步在窗口层每个头的开销为 n·w，在完整缓存层'
+        '约为 n²/2。'),
     'claims.C9.full_global': '全局层',
     'claims.C9.full_run': '同一提示词在完整缓存下的运行',
     # ---------------------------------------------------------------- C2: the measured roofline
-    'claims.m.intensity_b1': 'B = 1 时的强度',
+    'claims.m.intensity_b1': 'B = 1 时的强度（计数）',
     'claims.m.ridge': '实测脊点',
     'claims.m.bandwidth': '实测内存带宽',
+    'claims.m.bandwidth_b1': 'B = 1 时每步字节数 ÷ 每步耗时（实测）',
+    'claims.m.bandwidth_share_b1': '它占实测带宽的比例',
     'claims.m.peak_flops': '实测矩阵乘法速率',
     'claims.m.tokens_b1': 'B = 1 时每秒 token 数',
     'claims.m.tokens_b8': 'B = 8 时每秒 token 数',
     'claims.m.batch_speedup': 'B = 8 与 B = 1 的每秒 token 数之比',
     'claims.m.knee_batch': '实测拐点（批大小）',
     'claims.C2.criterion': (
-        'B = 1 时强度低于实测脊点（受内存带宽限制），且 B = {b} 的每秒 token 数 ≥ B = 1 的 {k:g} 倍'),
+        'B = 1 时受内存带宽限制：这一步的强度（FLOP ÷ 字节，按张量计数）低于实测脊点，并且这一步'
+        '搬运其计数字节的速度（每步字节数 ÷ 实测每步耗时）≥ 实测带宽的 {share:.0%}；且 B = {b} 的'
+        '实测每秒 token 数 ≥ B = 1 的 {k:g} 倍'),
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         '记录到的 k 和 v 的头数是 KV 头数（{n_kv}），不是查询头数（{n_q}）；填充后的缓存每个 token '
@@ -79,8 +93,10 @@ STRINGS: dict[str, str] = {
         '在第 {layer} 层全部 {heads} 个头中，只旋转 q：对角线离散度 ≥ 最大分数的 {min_rel:g}，且 ≥ 两侧都旋转时离散度的 '
         '{min_ratio:g} 倍'),
     'claims.C13.criterion': (
-        'base {low} → {high}：θ₀ 不变，其余全部 {others} 对变慢；且真实模型在 {tokens} 个 token 上、所有层改用 base '
-        '{changed} 时的困惑度比训练时的 base 高至少 {rise:.0%}'),
+        'base {low} → {high}：θ₀ 不变，其余全部 {others} 对变慢（由公式算出）；且在内置文本的 {tokens} 个 '
+        'token 上实测，所有层改用 base {changed}、不经训练时，真实模型的困惑度无论是整段文本还是其最后四分之一'
+        '（位置 {far_from}–{far_to}，更远的感受范围本应在这里起作用）都比训练时的 base 高至少 {rise:.0%}。'
+        '测量在训练长度（{trained_len:,} 个 token）之内：超过它的前向计算超出了核验面板的 CPU 时间'),
     'claims.m.rope_both_spread': '两侧都旋转：对角线离散度 ÷ 最大分数',
     'claims.m.rope_identity': '⟨R_m q, R_n k⟩ 与 ⟨q, R_(n−m) k⟩ 的相对差异',
     'claims.m.rope_reproduction': '我们的 RoPE 与模型的 q、k 的相对差异',
@@ -92,6 +108,7 @@ STRINGS: dict[str, str] = {
     'claims.m.rope_ppl_trained': '困惑度，训练时的 base',
     'claims.m.rope_ppl_changed': '困惑度，改动后的 base',
     'claims.m.rope_ppl_ratio': '改动后 ÷ 训练时的困惑度',
+    'claims.m.rope_ppl_far_ratio': '改动后 ÷ 训练时的困惑度，最后四分之一',
     # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
     'claims.tab': '论断核验',
     'claims.intro': (

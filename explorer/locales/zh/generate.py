@@ -128,7 +128,8 @@ STRINGS: dict[str, str] = {
     'generate.ev.c1': (
         '**C1** t = {t} 时，同一引擎紧挨着计时：使用缓存的一步耗时 **{cached:.1f} 毫秒**，'
         '不用缓存的前向耗时 **{uncached:.1f} 毫秒**（×{ratio:.1f}）；你这次运行的那一步耗时 '
-        '{live:.1f} 毫秒。计算的分数（每个头 t × S 项，所有层）：使用缓存 {cs:,} 个，不用缓存 '
+        '{live:.1f} 毫秒。计算的分数，所有层（引擎对其注意力路径实际计算量的计数：使用缓存时每个头'
+        '一行 S 个键，不用缓存时为因果内核的下三角或整个 t × S 矩阵）：使用缓存 {cs:,} 个，不用缓存 '
         '{us:,} 个；掩码下真正需要的（可见的查询-键对）：{cn:,} 和 {un:,} 个（占无缓存路径所算的 '
         '{share:.0%}）。'),
     'generate.ev.c1_budget': ' 重放在 {s:.0f} 秒预算用完后停止；之后的步骤没有重放。',
@@ -154,9 +155,10 @@ STRINGS: dict[str, str] = {
         ' 从 t = {t0} 到 {t1}，计算的分数在使用缓存时按 t^{ec:.2f} 增长（其窗口层最多 {cap} 个键，C9），'
         '不用缓存时按 t^{eu:.2f} 增长。'),
     'generate.ev.c1_growth': (
-        ' 从 t = {t0} 到 {t1}，计算的分数在使用缓存时按 t^{ec:.2f} 增长，不用缓存时按 '
-        't^{eu:.2f} 增长：C1（指数与 1 和 2 相差不超过 ±{slack}，且在最大的 t 处不用缓存的一步更慢）'
-        '{verdict}。'),
+        ' 从 t = {t0} 到 {t1}，计算的分数（计数）在使用缓存时按 t^{ec:.2f} 增长，不用缓存时按 '
+        't^{eu:.2f} 增长；实测的不用缓存与使用缓存的耗时之比按 t^{er:.2f} 增长（×{r0:.1f} → '
+        '×{r1:.1f}）：C1（计数指数与 1 和 2 相差不超过 ±{slack}，耗时之比的指数 ≥ {min_r:g}，且在'
+        '最大的 t 处不用缓存的一步更慢）{verdict}。'),
     'generate.ev.c1_short': ' 重放的步骤只覆盖 t = {t0} 到 {t1}，跨度太短，无法拟合计数的增长方式。',
     'generate.ev.holds': '成立',
     'generate.ev.fails': '不成立',
@@ -268,13 +270,19 @@ STRINGS: dict[str, str] = {
         '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB（每个元素 {bytes} 字节，取自张量），'
         '计算 {gflop:.3f} GFLOP。'),
     'generate.roof.sum.memory_bound': (
-        '其强度 {intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
-        '单个序列**受内存带宽限制**。'),
+        '其强度（计数）{intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
+        '按计数，单个序列**受内存带宽限制**。'),
     'generate.roof.sum.compute_bound': (
         '其强度 {intensity:.2f} FLOP/字节，达到或超过实测脊点（{ridge:.2f}）：'
         '在本设备上即使单个序列也受计算限制。'),
     'generate.roof.sum.share': (
-        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%。'),
+        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%'
+        '（C2 要求 ≥ {least:.0%}），其 FLOP 速率为实测矩阵乘法速率的 {flop_share:.1f}%：'
+        '两个屋顶中，内存读取解释的那部分耗时要大得多。'),
+    'generate.roof.sum.share_low': (
+        '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，只有实测带宽的 {share:.0f}%'
+        '（C2 要求 ≥ {least:.0%}）：这次测量中决定这一步耗时的不是读取字节，而是别的因素'
+        '（框架开销，或机器上的其他工作）。'),
     'generate.roof.sum.over_roof': (
         'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
         '请勾选“重新测量设备”，再测一次。'),
@@ -295,6 +303,8 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.c2_fail': (
         'B = {b} 的每秒 token 数只有 B = 1 的 {gain:.1f} 倍（C2 要求 ≥ {k:g} 倍）：'
         '这次测量中批处理没有借助同一次权重读取。'),
+    'generate.roof.sum.c2_holds': '**C2 在这次测量中成立。**',
+    'generate.roof.sum.c2_fails': '**C2 在这次测量中不成立。**',
     'generate.roof.fig.title': '{model}：t = {t} 时的解码屋顶线',
     'generate.roof.fig.rates_title': '每秒 token 数与批大小',
     'generate.roof.fig.roof': '本设备的屋顶（实测）',

@@ -183,10 +183,11 @@ STRINGS: dict[str, str] = {
     'rope.base.some_better': '{which} 比训练时的 base 好，困惑度最多降低 {gain:.1%}',
     'rope.base.no_larger': '扫描中没有比训练值更大的 base。',
     'rope.base.rise.all': (
-        '**每个改动后的 base 都让困惑度上升**了至少 {rise:.0%}：全部 {n} 个，从训练值的 ×{low:.3f}（{low_base}）到 '
-        '×{high:.3f}（{high_base}）。'),
+        '**每个改动后的 base 都让困惑度上升**了至少 {rise:.0%}，无论是整段文本还是其最后四分之一：全部 {n} 个，'
+        '两者中较小的一个从训练值的 ×{low:.3f}（{low_base}）到 ×{high:.3f}（{high_base}）。'),
     'rope.base.rise.not_all': (
-        '**并非每个改动后的 base 都让困惑度上升 {rise:.0%} 或以上：** {total} 个中有 {n} 个没有：{items}。'),
+        '**并非每个改动后的 base 都让整段文本和其最后四分之一的困惑度上升 {rise:.0%} 或以上：** '
+        '{total} 个中有 {n} 个没有（整段，最后四分之一）：{items}。'),
     'rope.base.timed_out': (
         '**到达 {limit:.0f} 秒的时间上限：** {total} 次前向计算中完成了 {done} 次；未测量：{left}。'),
     'rope.cont.heading': '#### 长文本之后的贪心续写：训练时的 base 与改变后的 base 并排',

@@ -228,7 +228,7 @@ def test_the_tab_refuses_a_flood_in_the_visitors_words(runtime, monkeypatch):
     ("1", [], "10.0.0.9"),
 ])
 def test_the_forwarded_address_counts_only_when_the_operator_trusts_the_proxy(trust, forwarded, expected):
-    from explorer.ui.gradio_patches import client_address
+    from explorer.ui.admission import client_address
 
     assert client_address("10.0.0.9", forwarded, trust) == expected
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
@@ -127,3 +127,21 @@ def refusal_text(key: str, limit: int) -> str:
     """A refusal in both languages, English first (the queue does not know which the
     visitor reads)."""
     return f"{text(key, 'en', limit=limit)} / {text(key, 'zh', limit=limit)}"
+
+
+def client_address(peer: Optional[str], forwarded_for: Sequence[str], trust_proxy: str) -> Optional[str]:
+    """The client's address: the connection's `peer`, unless the operator says N reverse
+    proxies stand in front of the app (`trust_proxy` "N", from EXPLORER_TRUST_PROXY), each
+    appending the address it was reached from to X-Forwarded-For: then the N-th address from
+    the end of that list (what the outermost trusted proxy saw). The entries before it are
+    whatever the client wrote, so they are never read; a list shorter than N (a request
+    that did not come through them) leaves the peer."""
+    try:
+        hops = int(trust_proxy) if trust_proxy.strip() else 0
+    except ValueError:
+        hops = 0
+    if hops < 1:
+        return peer
+    addresses = [part.strip() for value in forwarded_for for part in str(value).split(",")]
+    addresses = [address for address in addresses if address]
+    return addresses[-hops] if len(addresses) >= hops else peer

@@ -38,6 +38,7 @@ from copy import copy
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from explorer.inputs import InputError, check_choice_payload, not_a_number
+from explorer.ui.admission import client_address
 
 log = logging.getLogger(__name__)
 
@@ -286,17 +287,25 @@ def skip_absent_plot_backends(names: Sequence[str] = ("matplotlib", "bokeh")) ->
 
 
 # ------------------------------------------------------------------------- wrapped events
+def _event_table(demo: Any, attributes: Sequence[str], fallback: str) -> Optional[list]:
+    """The Blocks' events (BlockFunction objects); None and one log line ending in `fallback`
+    where the table is not a dict of objects that each have `attributes`."""
+    fns = getattr(demo, "fns", None)
+    functions = list(fns.values()) if isinstance(fns, dict) else None
+    if functions is None or not all(hasattr(f, name) for f in functions for name in attributes):
+        log.warning("Gradio's event table has changed shape: %s", fallback)
+        return None
+    return functions
+
+
 def wrap_events(demo: Any, groups: Sequence[str],
                 wrap: Callable[[Callable, Optional[float]], Callable]) -> int:
     """Replace the function of every event of `demo` in the concurrency groups `groups` by
     `wrap(function, the event's time limit)` (after the Blocks are built, before launch); how
     many were replaced. Gradio calls an event's `BlockFunction.fn`; 0 (and one log line) where
     its event table has another shape."""
-    fns = getattr(demo, "fns", None)
-    functions = list(fns.values()) if isinstance(fns, dict) else None
-    if functions is None or not all(hasattr(f, name) for f in functions
-                                    for name in ("fn", "concurrency_id", "time_limit")):
-        log.warning("Gradio's event table has changed shape: no event wrapped")
+    functions = _event_table(demo, ("fn", "concurrency_id", "time_limit"), "no event wrapped")
+    if functions is None:
         return 0
     wrapped = 0
     for block_fn in functions:
@@ -314,11 +323,9 @@ def group_events(demo: Any, limits: dict[str, int], default_group: str) -> int:
     joins `default_group` (Gradio gives each event a group of its own, with the default limit
     each: 21 groups x 4 here, more than the worker threads). How many events were moved to
     the default group; 0 (and one log line) where the event table has another shape."""
-    fns = getattr(demo, "fns", None)
-    functions = list(fns.values()) if isinstance(fns, dict) else None
-    if functions is None or not all(hasattr(f, name) for f in functions
-                                    for name in ("queue", "concurrency_id", "concurrency_limit")):
-        log.warning("Gradio's event table has changed shape: its concurrency groups left as they are")
+    functions = _event_table(demo, ("queue", "concurrency_id", "concurrency_limit"),
+                             "its concurrency groups left as they are")
+    if functions is None:
         return 0
     moved = 0
     for block_fn in functions:
@@ -437,7 +444,8 @@ def event_context() -> tuple[Optional[str], Optional[str], Optional[float]]:
 def event_client() -> tuple[Optional[str], Optional[str]]:
     """(session hash, client address) of the Gradio event this thread is serving, Nones
     outside one. The address is the connection's peer, or behind reverse proxies the operator
-    trusts (EXPLORER_TRUST_PROXY=N, see client_address) the one the proxies were reached from."""
+    trusts (EXPLORER_TRUST_PROXY=N, see admission.client_address) the one they were reached
+    from."""
     try:
         from gradio.context import LocalContext
     except ImportError:
@@ -460,24 +468,6 @@ def request_address(request: Any) -> Optional[str]:
     except (AttributeError, KeyError, TypeError):   # a request without a connection (a test)
         peer, forwarded = None, []
     return client_address(peer, forwarded, os.environ.get("EXPLORER_TRUST_PROXY", ""))
-
-
-def client_address(peer: Optional[str], forwarded_for: Sequence[str], trust_proxy: str) -> Optional[str]:
-    """The client's address: the connection's `peer`, unless the operator says N reverse
-    proxies stand in front of the app (`trust_proxy` "N", from EXPLORER_TRUST_PROXY), each
-    appending the address it was reached from to X-Forwarded-For: then the N-th address from
-    the end of that list (what the outermost trusted proxy saw). The entries before it are
-    whatever the client wrote, so they are never read; a list shorter than N (a request
-    that did not come through them) leaves the peer."""
-    try:
-        hops = int(trust_proxy) if trust_proxy.strip() else 0
-    except ValueError:
-        hops = 0
-    if hops < 1:
-        return peer
-    addresses = [part.strip() for value in forwarded_for for part in str(value).split(",")]
-    addresses = [address for address in addresses if address]
-    return addresses[-hops] if len(addresses) >= hops else peer
 
 
 def client_alive() -> Callable[[], bool]:

@@ -255,6 +255,7 @@ def assert_history(variant: str, got: list[dict], steps: dict[int, float]) -> No
         assert entry["aux"] == pytest.approx(want[entry["step"]]["aux"], abs=tol), (variant, entry)
 
 
+@pytest.mark.slow   # ~4 s a variant: one step of the shipped setting on the whole corpus
 @pytest.mark.parametrize("variant", train.VARIANTS)
 def test_todays_code_gives_the_shipped_first_step(shipped_training_ids, variant):
     """Step 0 of each shipped model: the initial weights and routing on the first batch give the

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -50,6 +51,7 @@ def _weights(module: nn.Module) -> list[torch.Tensor]:
     return [p.detach().clone() for p in module.parameters()]
 
 
+@pytest.mark.slow   # ~28 s: builds the modules many times while another thread reseeds
 def test_seeded_weights_do_not_change_while_another_thread_reseeds():
     config = norm_placement.StackConfig()
     reference = _weights(norm_placement.Stack(config, 4, "post", 3))

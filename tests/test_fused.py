@@ -65,6 +65,11 @@ def test_fused_step_with_other_thread_counts(tiny, threads):
     assert (out - ref).abs().max().item() <= 1e-5
 
 
+
+def build_kernel():
+    """The fused step's library, compiled if this machine has none yet."""
+    return native.build(fused.SOURCE, "fused decode")
+
 def test_generate_through_the_fused_decoder_yields_the_same_steps(tiny):
     model = tiny["gemma3"]
     params = SamplingParams(max_new_tokens=20)
@@ -120,10 +125,10 @@ def tiny_bf16(model):
 
 def test_kernel_is_built_once_per_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
-    first = fused.build_kernel()
+    first = build_kernel()
     assert first.parent == tmp_path / "kernels" and first.suffix == ".so"
     stamp = os.stat(first).st_mtime_ns
-    assert fused.build_kernel() == first and os.stat(first).st_mtime_ns == stamp  # not rebuilt
+    assert build_kernel() == first and os.stat(first).st_mtime_ns == stamp  # not rebuilt
     # the library and its digest, no temporary left
     assert sorted(p.name for p in first.parent.iterdir()) == [first.name, first.name + ".sha256"]
     assert stat.S_IMODE(os.stat(first.parent).st_mode) == 0o700
@@ -135,7 +140,7 @@ def test_kernel_is_refused_unless_private_and_as_built(tmp_path, monkeypatch):
     library whose bytes changed, a folder others may write to, or one another user owns is
     refused before ctypes loads anything."""
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
-    library = fused.build_kernel()
+    library = build_kernel()
     original = library.read_bytes()
     library.write_bytes(original + b"\0")                                    # tampered with
     with pytest.raises(native.KernelRefused, match="sha256 mismatch"):
@@ -145,13 +150,13 @@ def test_kernel_is_refused_unless_private_and_as_built(tmp_path, monkeypatch):
     (library.parent / (library.name + ".sha256")).unlink()                   # no digest
     with pytest.raises(native.KernelRefused, match="no digest"):
         native.check_kernel(library)
-    assert fused.build_kernel() == library                                   # rebuilt, recorded
+    assert build_kernel() == library                                   # rebuilt, recorded
     native.check_kernel(library)
     os.chmod(library.parent, 0o770)                                          # group-writable
     with pytest.raises(native.KernelRefused, match="written by other users"):
         native.check_kernel(library)
     with pytest.raises(native.KernelRefused, match="written by other users"):
-        fused.build_kernel()
+        build_kernel()
     os.chmod(library.parent, 0o700)
     monkeypatch.setattr(native.os, "getuid", lambda: os.stat(library).st_uid + 1)  # someone else's
     with pytest.raises(native.KernelRefused, match="belongs to another user"):
@@ -161,7 +166,7 @@ def test_kernel_is_refused_unless_private_and_as_built(tmp_path, monkeypatch):
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "kernels").symlink_to(library.parent)           # a link to it
     with pytest.raises(native.KernelRefused, match="symbolic link"):
-        fused.build_kernel()
+        build_kernel()
 
 
 def test_a_family_without_a_kernel_layout_is_refused(tiny):
@@ -180,10 +185,10 @@ def test_without_a_compiler_the_error_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CACHE", str(tmp_path))
     monkeypatch.setattr(native, "compiler", lambda: None)
     with pytest.raises(RuntimeError, match="needs a C.. compiler"):
-        fused.build_kernel()
+        build_kernel()
     monkeypatch.setattr(native, "compiler", lambda: "/bin/false")
     with pytest.raises(RuntimeError, match="building the fused decode kernel failed"):
-        fused.build_kernel()
+        build_kernel()
     assert not any((tmp_path / "kernels").iterdir())                         # nothing half-built
 
 

@@ -45,11 +45,6 @@ def start_worker(target: Callable[[], None], name: str,
     return thread
 
 
-def live_workers() -> int:
-    with _LOCK:
-        return len(_LIVE)
-
-
 @atexit.register
 def stop_workers(wait_s: float = EXIT_WAIT_S) -> None:
     """Set every live worker's stop event and wait for them, up to `wait_s` in all."""

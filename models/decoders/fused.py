@@ -76,11 +76,6 @@ def _ptr(t: Optional[torch.Tensor], kind=_P):
     return ctypes.cast(t.data_ptr(), kind) if t is not None else kind()
 
 
-def build_kernel() -> Path:
-    """The fused step's library, compiled if this machine has none yet (models.native.build)."""
-    return native.build(SOURCE, "fused decode")
-
-
 _LIB = None
 
 

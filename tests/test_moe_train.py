@@ -125,18 +125,24 @@ def test_shipped_checkpoint_reproduces_its_card(name):
         assert sum(abs(a - b) for a, b in zip(got["counts"], want["counts"])) <= 0.005 * sum(want["counts"])
 
 
-def test_check_tokens_are_the_local_corpus_when_it_matches():
+def pinned_corpus_or_skip():
+    """(this Python's standard-library corpus, the shipped tokenizer); the test is skipped where
+    that corpus is not the one the cards record (sha256)."""
+    from tokenizers import Tokenizer
+
     card = shipped_card(MOE_NAMES[0])
-    check = json.loads((SHIPPED / train.CHECK_FILE).read_text())
     try:
         local = corpus.load()
     except corpus.CorpusError:
         pytest.skip("no CPython 3.11 standard library here")
     if local.digest != card["corpus"]["sha256"]:
         pytest.skip("this Python's standard library sources differ from the training corpus")
-    from tokenizers import Tokenizer
+    return local, Tokenizer.from_file(str(SHIPPED / MOE_NAMES[0] / "tokenizer.json"))
 
-    tok = Tokenizer.from_file(str(SHIPPED / MOE_NAMES[0] / "tokenizer.json"))
+
+def test_check_tokens_are_the_local_corpus_when_it_matches():
+    check = json.loads((SHIPPED / train.CHECK_FILE).read_text())
+    local, tok = pinned_corpus_or_skip()
     ids = corpus.encode(tok, local.held_out)[:len(check["ids"])]
     assert ids == check["ids"]
 
@@ -211,18 +217,9 @@ STEP25_TOL = 1e-3
 def shipped_training_ids():
     """The shipped models' training stream, encoded with their tokenizer; skipped where this
     Python's standard library is not the pinned corpus the cards record (sha256)."""
-    from tokenizers import Tokenizer
-
-    card = shipped_card(MOE_NAMES[0])
-    try:
-        local = corpus.load()
-    except corpus.CorpusError:
-        pytest.skip("no CPython 3.11 standard library here")
-    if local.digest != card["corpus"]["sha256"]:
-        pytest.skip("this Python's standard library sources differ from the training corpus")
-    tok = Tokenizer.from_file(str(SHIPPED / MOE_NAMES[0] / "tokenizer.json"))
+    local, tok = pinned_corpus_or_skip()
     ids = torch.tensor(corpus.encode(tok, local.train))
-    assert ids.numel() == card["corpus"]["train_tokens"]
+    assert ids.numel() == shipped_card(MOE_NAMES[0])["corpus"]["train_tokens"]
     return ids
 
 

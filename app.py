@@ -21,7 +21,8 @@ from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
                          TabContext, available_tabs, body_limit, build_translator, gradio_patches,
-                         resize_charts_on_select, shell, tab_id, zerogpu)
+                         lessons, resize_charts_on_select, shell, tab_id, zerogpu)
+from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
 
@@ -81,17 +82,21 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         # each to its end, and the header's load (with its progress bar) goes first, not
         # after a tab's listener waiting in the model group behind someone's long run
         shell.wire_header(demo, header, runtime, t)
+        panel = lessons.build_panel(t)
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
-                         tabs=tuple(tabs))
+                         tabs=tuple(tabs), views=Views())
         tab_blocks = []
         with gr.Tabs(elem_id="explorer-tabs"):
             for module in tabs:
                 with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}") as tab:
+                    ctx.place.update(tab=tab_id(module), section="")
                     module.build(ctx)
                 resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
+        # after every tab: a lesson step or a link sets controls of any section
+        lessons.wire(demo, panel, header, ctx.views, runtime)
     bound_visitor_state(demo)
     gradio_patches.group_events(demo, {name: group.concurrency for name, group in GROUPS.items()},
                                 CHEAP_CONCURRENCY_ID)
@@ -118,8 +123,8 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
     build_app: the translations sent to the browser are those of these tabs)."""
     return {
         "theme": gr.themes.Default(primary_hue="indigo"),
-        "css_paths": [STATIC / "style.css"],
-        "head": shell.head_html(),
+        "css_paths": [STATIC / "style.css", STATIC / "lessons.css"],
+        "head": shell.head_html() + lessons.HEAD,
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         "state_session_capacity": STATE_SESSIONS,

@@ -100,13 +100,31 @@ class TabContext:
     concurrency_id: str = MODEL_CONCURRENCY_ID
     redraws: list = field(default_factory=list)  # Redraw entries, wired once by the shell
     sections: list = field(default_factory=list)  # (section tab, title key): titles follow the switch
+    views: Any = None         # explorer.ui.views.Views: the sections a link can open
+    place: dict = field(default_factory=dict)  # {"tab": id, "section": elem_id} being built
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""
         tab = gr.Tab(self.t(title_key), elem_id=elem_id or "section-" + title_key.replace(".", "-"))
         resize_charts_on_select(tab)
         self.sections.append((tab, title_key))
+        self.place["section"] = tab.elem_id
         return tab
+
+    def view(self, key: str, controls: Sequence[Any], *, run: Any = None, event: Any = None,
+             state: Any = None) -> Any:
+        """Make the current section linkable (explorer/ui/views.py): `controls` are
+        views.control(...) entries, `run` its run button, `event` the run's event (what a
+        lesson follows) and `state` its stored result. Adds the section's "copy link"."""
+        from explorer.ui import views as views_module
+
+        if self.views is None:
+            return None
+        view = views_module.View(key=key, tab=self.place.get("tab", ""),
+                                 section=self.place.get("section", ""), controls=tuple(controls),
+                                 run=run, event=event, state=state)
+        views_module.add_link_row(self, view)
+        return self.views.add(view)
 
     def redraw_on_language(self, state: gr.State, outputs: Sequence[Any],
                            draw: Callable[[Any, str], Any]) -> None:
@@ -138,6 +156,18 @@ RESIZE_JS = ("() => { for (const ms of [50, 300, 1000]) "
 
 def resize_charts_on_select(tab: gr.Tab) -> None:
     tab.select(None, None, None, js=RESIZE_JS, queue=False)
+
+
+def keep_or_reset(current: Any, valid: Callable[[Any], bool], reset: Any) -> dict:
+    """The value part of a control's update when the model changes: nothing when the current
+    value is still valid for the new model (a link or a lesson may have just set it, and this
+    update must not race it back to a default), `reset` otherwise."""
+    try:
+        if valid(current):
+            return {}
+    except (TypeError, ValueError):
+        pass
+    return {"value": reset}
 
 
 def load_or_error(runtime: Runtime, model_name: Any, progress: Any = None) -> LoadedModel:

@@ -16,7 +16,7 @@ import gradio as gr
 from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
     receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
-from explorer.ui import LATEX, TabContext, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, visitor_errors
 from explorer.ui.stopping import Stops
 
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
@@ -410,14 +410,18 @@ def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_o
         return local_global(ctx.load(model_name), lang)
 
     @visitor_errors
-    def on_controls(model_name, lang, progress=gr.Progress()):
+    def on_controls(model_name, lang, layer_value=None, head_value=None, progress=gr.Progress()):
         """Layer / head ranges, local/global costs and the reach table of the selected model. No
         forward pass (masks and the cache formula only), so it stays out of the model's queue
         and the page fills in even while someone else's long experiment runs."""
         loaded = ctx.load(model_name, progress)
         config = loaded.config
-        return (gr.update(maximum=config.n_layers - 1, value=min(3, config.n_layers - 1)),
-                gr.update(choices=head_choices(config.n_heads), value="all"),
+        heads = head_choices(config.n_heads)
+        return (gr.update(maximum=config.n_layers - 1,
+                          **keep_or_reset(layer_value, lambda v: 0 <= int(v) < config.n_layers,
+                                          min(3, config.n_layers - 1))),
+                gr.update(choices=heads, **keep_or_reset(head_value, lambda v: v in dict(heads).values(),
+                                                         "all")),
                 *local_global(loaded, lang), rf.table(None, lang))
 
     # API-only endpoints, wired before the page's own refresh below so that they keep their names
@@ -429,6 +433,6 @@ def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_o
 
     for trigger in (ctx.demo.load, ctx.model.change):
         # the head groups read the shapes of real q/k/v tensors: a (tiny) forward, so queued
-        trigger(on_controls, [ctx.model, ctx.lang], [layer, head, *lg_outputs, reach],
+        trigger(on_controls, [ctx.model, ctx.lang, layer, head], [layer, head, *lg_outputs, reach],
                 api_visibility="private").then(
             on_groups, [ctx.model, ctx.lang], group_outputs, api_visibility="private", **ctx.model_event)

@@ -26,6 +26,7 @@ from explorer.locales import normalize_language, text
 from explorer.prompts import public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
                               in_background, scheduler_for)
+from explorer.ui import views
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.gradio_patches import client_alive, event_client
 from explorer.ui.stopping import Stops
@@ -392,6 +393,13 @@ def _build_run(ctx: TabContext) -> None:
     submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
                               show_progress="minimal", time_limit=limit, **concurrency)
     event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
+    ctx.view("generate.run", [
+        views.control("prompt", prompt), views.control("max_new", max_new),
+        views.control("temperature", temperature), views.control("top_k", top_k),
+        views.control("top_p", top_p), views.control("seed", seed, low=0, high=2**31 - 1),
+        views.control("policy", policy), views.control("window", window),
+        views.control("sinks", sinks), views.control("compare", compare),
+        views.control("check", check)], run=start, event=event, state=last_session)
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
     # not `cancels=`: the run ends itself within a step, with its own last message (stopping.py)
     stop.click(STOPS.on_stop, None, None, queue=False, api_name="stop")

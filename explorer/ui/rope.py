@@ -26,7 +26,7 @@ from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
 from explorer.texts import long_text
-from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, visitor_errors
 from explorer.ui.stopping import Stops
 
 TITLE = "rope.tab"
@@ -75,14 +75,17 @@ def draw_model_bases(bases: frequencies_experiment.ModelBases, lang: str):
     return note, note
 
 
-def model_limits(runtime, model_name, lang, progress=gr.Progress()):
-    """The sliders and defaults that follow the picked model, and its RoPE bases read from its
-    config."""
+def model_limits(runtime, model_name, lang, layer=None, head=None, progress=gr.Progress()):
+    """The sliders and defaults that follow the picked model (a layer and head kept when the
+    model has them), and its RoPE bases read from its config."""
     loaded = load_or_error(runtime, model_name, progress)
     config = loaded.config
     bases = frequencies_experiment.model_bases(config, getattr(loaded.spec, "title", loaded.name))
-    return (gr.update(maximum=config.n_layers - 1, value=min(3, config.n_layers - 1)),
-            gr.update(maximum=config.n_heads - 1, value=0),
+    return (gr.update(maximum=config.n_layers - 1,
+                      **keep_or_reset(layer, lambda v: 0 <= int(v) < config.n_layers,
+                                      min(3, config.n_layers - 1))),
+            gr.update(maximum=config.n_heads - 1,
+                      **keep_or_reset(head, lambda v: 0 <= int(v) < config.n_heads, 0)),
             gr.update(maximum=config.head_dim // 2 - 1),
             config.head_dim, float(config.rope_theta), bases,
             *draw_model_bases(bases, normalize_language(lang)))
@@ -264,7 +267,8 @@ def build(ctx: TabContext) -> None:
     limit_outputs = [capture.layer, capture.head, pair_index, frequency.head_dim, scale_base,
                      model_bases_state, frequency.model_note, base_model_note]
     for trigger in (ctx.model.change, ctx.demo.load):
-        trigger(_bind(ctx, model_limits), [ctx.model, ctx.lang], limit_outputs,
+        trigger(_bind(ctx, model_limits), [ctx.model, ctx.lang, capture.layer, capture.head],
+                limit_outputs,
                 api_visibility="private").then(
             frequencies, frequency.inputs, frequency.outputs, api_visibility="private")
     ctx.redraw_on_language(model_bases_state, [frequency.model_note, base_model_note], draw_model_bases)

@@ -1,0 +1,23 @@
+"""The lesson panel (explorer/ui/lessons.py), in English."""
+STRINGS = {
+    "lesson.pick": "Lessons",
+    "lesson.pick_info": "Guided steps through the notes, run live on this page",
+    "lesson.present": "Presenter mode",
+    "lesson.back": "◀ Back",
+    "lesson.next": "Next ▶",
+    "lesson.exit": "✕ Leave the lesson",
+    "lesson.progress": "**{title}** · step {step} of {n}",
+    "lesson.running": "⏳ Running this step on the page… the numbers below come from your run.",
+    "lesson.waiting": "Press the section's run button (or **Run**) to see your numbers.",
+    "lesson.guess": "Your prediction ({unit})",
+    "lesson.check": "Run and compare",
+    "lesson.need_guess": "Enter your prediction first: a number between {low} and {high}.",
+    "lesson.your_guess": "**Your prediction:** {guess} {unit}",
+    "lesson.compare_more": "You guessed **{guess} {unit}**; your run measured **{measured} {unit}**: {off} {unit} more. {closeness}",
+    "lesson.compare_less": "You guessed **{guess} {unit}**; your run measured **{measured} {unit}**: {off} {unit} less. {closeness}",
+    "lesson.compare_same": "You guessed **{guess} {unit}**; your run measured exactly that. {closeness}",
+    "lesson.close": "Within 5%: well predicted.",
+    "lesson.ratio": "Your guess was {ratio}× the measured value.",
+    "lesson.done": "🎓 End of the lesson. Pick another from **Lessons** above, or explore on your own.",
+    "lesson.copy": "🔗 Link to this step",
+}

@@ -12,6 +12,7 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.runtime import UnknownModelError
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import views
 
 TITLE = "arch.tab"
 # the checkpoints the app ships, read every time; the picked model joins them when it is another
@@ -106,8 +107,10 @@ def build(ctx: TabContext) -> None:
         params = gr.Plot(elem_id="arch-blocks-params", show_label=False)
         blocks_state = gr.State(None)
         outputs = [diagram, params, table, blocks_text]
-        blocks_run.click(visitor_errors(functools.partial(read_blocks, runtime)), [ctx.lang, ctx.model],
-                         [*outputs, blocks_state], api_name="architecture_blocks")
+        event = blocks_run.click(visitor_errors(functools.partial(read_blocks, runtime)),
+                                 [ctx.lang, ctx.model], [*outputs, blocks_state],
+                                 api_name="architecture_blocks")
+        ctx.view("arch.blocks", [], run=blocks_run, event=event, state=blocks_state)
         ctx.redraw_on_language(blocks_state, outputs, draw_blocks)
 
     with ctx.section("arch.norm.heading"):
@@ -118,8 +121,11 @@ def build(ctx: TabContext) -> None:
         init_text = gr.Markdown(elem_id="arch-norm-text")
         init_plot = gr.Plot(elem_id="arch-norm-plot", show_label=False)
         init_state = gr.State(None)
-        init_run.click(visitor_errors(init_gradients), [ctx.lang, depths], [init_plot, init_text, init_state],
-                       api_name="architecture_norm_init", **ctx.model_event)
+        event = init_run.click(visitor_errors(init_gradients), [ctx.lang, depths],
+                               [init_plot, init_text, init_state],
+                               api_name="architecture_norm_init", **ctx.model_event)
+        ctx.view("arch.norm", [views.control("depths", depths, max_chars=100)], run=init_run,
+                 event=event, state=init_state)
         ctx.redraw_on_language(init_state, [init_plot, init_text], draw_init)
 
         gr.Markdown(t("arch.norm.train.heading"))
@@ -136,8 +142,9 @@ def build(ctx: TabContext) -> None:
         cache_text = gr.Markdown(elem_id="arch-mla-text", latex_delimiters=LATEX)
         cache_plot = gr.Plot(elem_id="arch-mla-plot", show_label=False)
         cache_state = gr.State(None)
-        cache_run.click(visitor_errors(cache_sizes), [ctx.lang], [cache_plot, cache_text, cache_state],
-                        api_name="architecture_mla_cache", **ctx.model_event)
+        event = cache_run.click(visitor_errors(cache_sizes), [ctx.lang], [cache_plot, cache_text, cache_state],
+                                api_name="architecture_mla_cache", **ctx.model_event)
+        ctx.view("arch.mla", [], run=cache_run, event=event, state=cache_state)
         ctx.redraw_on_language(cache_state, [cache_plot, cache_text], draw_cache)
 
         gr.Markdown(t("arch.fold.heading"), latex_delimiters=LATEX)
@@ -153,6 +160,11 @@ def build(ctx: TabContext) -> None:
         fold_text = gr.Markdown(elem_id="arch-fold-text", latex_delimiters=LATEX)
         fold_plot = gr.Plot(elem_id="arch-fold-plot", show_label=False)
         fold_state = gr.State(None)
-        fold_run.click(visitor_errors(fold), [ctx.lang, d_in, d_k, positions, base],
-                       [fold_plot, fold_text, fold_state], api_name="architecture_mla_fold", **ctx.model_event)
+        event = fold_run.click(visitor_errors(fold), [ctx.lang, d_in, d_k, positions, base],
+                               [fold_plot, fold_text, fold_state], api_name="architecture_mla_fold",
+                               **ctx.model_event)
+        ctx.view("arch.fold", [views.control("d_in", d_in), views.control("d_k", d_k),
+                               views.control("positions", positions),
+                               views.control("base", base, low=1, high=1e12)],
+                 run=fold_run, event=event, state=fold_state)
         ctx.redraw_on_language(fold_state, [fold_plot, fold_text], draw_fold)

@@ -16,7 +16,7 @@ import gradio as gr
 from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
     receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
-from explorer.ui import LATEX, TabContext, keep_or_reset, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, views, visitor_errors
 from explorer.ui.stopping import Stops
 
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
@@ -249,14 +249,30 @@ def _build_map(ctx: TabContext) -> tuple:
     map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
                   impl, n_generate]
     map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data, map_state]
-    run.click(on_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
+    map_event = run.click(on_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
     mask_kind.change(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
     sink_logit.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
     layer.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
     # another head of the same map: redrawn from the probabilities already computed
     head.input(show_head, [map_state, head, ctx.lang], [map_plot, map_state], api_visibility="private")
     ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)
+    ctx.view("attention.map", [
+        views.control("prompt", prompt), views.control("layer", layer, check=layer_of_model),
+        views.control("head", head, check=head_of_model), views.control("mask", mask_kind),
+        views.control("window", window, low=1, high=4096), views.control("sinks", sinks_n, low=0, high=64),
+        views.control("sink_logit", sink_logit), views.control("impl", impl),
+        views.control("generate", n_generate)], run=run, event=map_event, state=map_state)
     return layer, head
+
+
+def layer_of_model(value, config) -> bool:
+    """A layer index the model has (a link's check)."""
+    return 0 <= int(value) < config.n_layers
+
+
+def head_of_model(value, config) -> bool:
+    """"all" or a query head the model has (a link's check)."""
+    return value == "all" or (str(value).isdigit() and int(value) < config.n_heads)
 
 
 def _build_groups(ctx: TabContext) -> list:
@@ -268,6 +284,7 @@ def _build_groups(ctx: TabContext) -> list:
     groups_data = gr.JSON(visible=False)
     groups_state = gr.State()
     ctx.redraw_on_language(groups_state, [groups_plot, groups_summary], draw_groups)
+    ctx.view("attention.groups", [], state=groups_state)
     return [groups_plot, groups_summary, groups_data, groups_state]
 
 
@@ -307,7 +324,7 @@ def _build_sinks(ctx: TabContext) -> None:
         yield from sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
 
     # a long run: progress after every forward, a Stop, a time limit
-    sink_run.click(
+    sink_event = sink_run.click(
         SINK_STOPS.stoppable(on_sinks, stopped_word(8)),
         [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
         [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
@@ -316,6 +333,10 @@ def _build_sinks(ctx: TabContext) -> None:
     # Stop ends a run after the forward under way, with its own last message "Stopped."
     sink_stop.click(SINK_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(sink_state, [sink_first, sink_first_s, sink_absorbed, sink_summary], draw_sinks)
+    ctx.view("attention.sinks", [
+        views.control("tokens", sink_tokens), views.control("sinks", sink_count, low=0, high=64),
+        views.control("use_logit", use_logit), views.control("sink_logit", sink_b)],
+        run=sink_run, event=sink_event, state=sink_state)
 
 
 def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache) -> None:
@@ -338,7 +359,7 @@ def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache)
         """Perplexity along the long text: full cache, window only, sinks + window."""
         yield from streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache)
 
-    stream_run.click(
+    stream_event = stream_run.click(
         STREAM_STOPS.stoppable(on_streaming, stopped_word(6)),
         [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
         [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
@@ -346,6 +367,10 @@ def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache)
         **ctx.long_event)
     stream_stop.click(STREAM_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(stream_state, [stream_plot, stream_summary], draw_streaming)
+    ctx.view("attention.stream", [
+        views.control("tokens", stream_tokens), views.control("window", stream_window, low=1, high=LONG_TEXT_MAX),
+        views.control("sinks", stream_sinks, low=0, high=64)],
+        run=stream_run, event=stream_event, state=stream_state)
 
 
 def _build_receptive(ctx: TabContext) -> gr.Dataframe:
@@ -372,7 +397,7 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
         """Which layers' last hidden state changes when the token at distance d is replaced."""
         yield from receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
 
-    rf_run.click(
+    rf_event = rf_run.click(
         PROBE_STOPS.stoppable(on_receptive, stopped_word(7)),
         [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
         [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
@@ -380,6 +405,10 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
         **ctx.long_event)
     rf_stop.click(PROBE_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(rf_state, [rf_plot, rf_summary, reach], draw_receptive)
+    ctx.view("attention.rf", [
+        views.control("mode", rf_mode), views.control("window", rf_window, low=1, high=1024),
+        views.control("tokens", rf_tokens), views.control("seed", rf_seed, low=0, high=2**31 - 1)],
+        run=rf_run, event=rf_event, state=rf_state)
     return reach
 
 
@@ -393,6 +422,7 @@ def _build_local_global(ctx: TabContext) -> list:
     lg_data = gr.JSON(visible=False)
     lg_state = gr.State()
     ctx.redraw_on_language(lg_state, [lg_strip, lg_summary, lg_plot, lg_table], draw_costs)
+    ctx.view("attention.lg", [], state=lg_state)
     return [lg_strip, lg_summary, lg_plot, lg_table, lg_data, lg_state]
 
 
@@ -431,8 +461,15 @@ def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_o
     lg_api = gr.Button(visible=False)
     lg_api.click(on_local_global, [ctx.model, ctx.lang], lg_outputs, api_name="local_global")
 
+    drawn = []
     for trigger in (ctx.demo.load, ctx.model.change):
         # the head groups read the shapes of real q/k/v tensors: a (tiny) forward, so queued
-        trigger(on_controls, [ctx.model, ctx.lang, layer, head], [layer, head, *lg_outputs, reach],
-                api_visibility="private").then(
-            on_groups, [ctx.model, ctx.lang], group_outputs, api_visibility="private", **ctx.model_event)
+        controls = trigger(on_controls, [ctx.model, ctx.lang, layer, head],
+                           [layer, head, *lg_outputs, reach], api_visibility="private")
+        drawn.append(controls)
+        drawn.append(controls.then(on_groups, [ctx.model, ctx.lang], group_outputs,
+                                   api_visibility="private", **ctx.model_event))
+    # what a lesson step on these two sections follows: they are drawn for the picked model
+    if ctx.views is not None:
+        ctx.views.get("attention.lg").event = tuple(drawn[0::2])
+        ctx.views.get("attention.groups").event = tuple(drawn[1::2])

@@ -185,7 +185,7 @@ def build(ctx: TabContext) -> None:
                              stopped_word)
     again = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, True),
                             stopped_word)
-    run.click(cached, [ctx.model, ctx.lang], outputs, api_name="claims_board", **limits)
+    event = run.click(cached, [ctx.model, ctx.lang], outputs, api_name="claims_board", **limits)
     rerun.click(again, [ctx.model, ctx.lang], outputs, api_visibility="private", **limits)
     stop.click(STOPS.on_stop, None, None, queue=False, api_visibility="private")
     # another model: its kept board, or the claims not yet run (a board names its model, but a
@@ -194,3 +194,4 @@ def build(ctx: TabContext) -> None:
                      [ctx.model, ctx.lang], outputs, api_visibility="private")
     ctx.redraw_on_language(state, [table, summary],
                            functools.partial(draw, tab_titles=tab_titles))
+    ctx.view("claims.board", [], run=run, event=event, state=state)

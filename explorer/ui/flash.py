@@ -14,6 +14,8 @@ from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
 from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import views
+from explorer.ui.attention import layer_of_model
 from models.attention import MaskSpec
 
 TITLE = "flash.tab"
@@ -137,6 +139,10 @@ def build(ctx: TabContext) -> None:
         block_q = gr.Number(32, precision=0, label=t("flash.block_q"), elem_id="flash-block-q", scale=1)
         block_k = gr.Number(32, precision=0, label=t("flash.block_k"), elem_id="flash-block-k", scale=1)
     shared = [mask_kind, window, sinks, block_q, block_k]
+    linked = [views.control("mask", mask_kind), views.control("window", window, low=1, high=4096),
+              views.control("sinks", sinks, low=0, high=64),
+              views.control("block_q", block_q, low=1, high=1024),
+              views.control("block_k", block_k, low=1, high=1024)]
 
     with ctx.section("flash.sec.schedule"):
         with gr.Row():
@@ -153,11 +159,18 @@ def build(ctx: TabContext) -> None:
         tiles_plot = gr.Plot(elem_id="flash-tiles", show_label=False)
         row_plot = gr.Plot(elem_id="flash-row-plot", show_label=False)
         head_state = gr.State(None)
-        run.click(visitor_errors(functools.partial(run_head, runtime)),
+        event = run.click(visitor_errors(functools.partial(run_head, runtime)),
                   [ctx.model, ctx.lang, prompt, n, layer, head, *shared, row],
                   [naive_plot, tiles_plot, row_plot, summary, head_state], api_name="flash_run",
                   **ctx.model_event)
         ctx.redraw_on_language(head_state, [naive_plot, tiles_plot, row_plot, summary], draw_head)
+        ctx.view("flash.schedule", [
+            views.control("prompt", prompt), views.control("n", n, low=1, high=flash_capture.MAX_N_GPU),
+            views.control("layer", layer, low=0, high=255, check=layer_of_model),
+            views.control("head", head, low=0, high=255,
+                          check=lambda v, config: int(v) < config.n_heads),
+            views.control("row", row, low=-1, high=flash_capture.MAX_N_GPU - 1), *linked],
+            run=run, event=event, state=head_state)
 
     with ctx.section("flash.sec.exact"):
         gr.Markdown(t("flash.exact.intro"))
@@ -165,9 +178,10 @@ def build(ctx: TabContext) -> None:
         exact_summary = gr.Markdown(elem_id="flash-exact-summary")
         exact_table = gr.Dataframe(elem_id="flash-exact-table", interactive=False, wrap=True)
         exact_state = gr.State(None)
-        exact_run.click(visitor_errors(run_exact), [ctx.lang], [exact_summary, exact_table, exact_state],
+        exact_event = exact_run.click(visitor_errors(run_exact), [ctx.lang], [exact_summary, exact_table, exact_state],
                         api_name="flash_exact", **ctx.model_event)
         ctx.redraw_on_language(exact_state, [exact_summary, exact_table], draw_exact)
+        ctx.view("flash.exact", [], run=exact_run, event=exact_event, state=exact_state)
 
     with ctx.section("flash.sec.io"):
         gr.Markdown(t("flash.io.intro"))
@@ -180,9 +194,13 @@ def build(ctx: TabContext) -> None:
         io_plot = gr.Plot(elem_id="flash-io-plot", show_label=False)
         mem_plot = gr.Plot(elem_id="flash-mem-plot", show_label=False)
         io_state = gr.State(None)
-        io_run.click(bind(run_io), [ctx.lang, *shared, io_d, io_sram, io_max],
+        io_event = io_run.click(bind(run_io), [ctx.lang, *shared, io_d, io_sram, io_max],
                      [io_plot, mem_plot, io_summary, io_state], api_name="flash_io", **ctx.model_event)
         ctx.redraw_on_language(io_state, [io_plot, mem_plot, io_summary], draw_io)
+        ctx.view("flash.io", [*linked, views.control("d", io_d, low=1, high=1024),
+                              views.control("sram", io_sram, low=1, high=1 << 20),
+                              views.control("max_n", io_max, low=1, high=1 << 16)],
+                 run=io_run, event=io_event, state=io_state)
 
     with ctx.section("flash.sec.timing"):
         gr.Markdown(t("flash.time.intro"))
@@ -193,8 +211,11 @@ def build(ctx: TabContext) -> None:
         time_summary = gr.Markdown(elem_id="flash-time-summary")
         time_plot = gr.Plot(elem_id="flash-time-plot", show_label=False)
         time_state = gr.State(None)
-        time_run.click(bind(run_timing), [ctx.lang, *shared, time_d, time_max],
+        time_event = time_run.click(bind(run_timing), [ctx.lang, *shared, time_d, time_max],
                        [time_plot, time_summary, time_state], api_name="flash_timing", **ctx.model_event)
         ctx.redraw_on_language(time_state, [time_plot, time_summary], draw_timing)
+        ctx.view("flash.timing", [*linked, views.control("d", time_d, low=1, high=1024),
+                                  views.control("max_n", time_max, low=1, high=1 << 16)],
+                 run=time_run, event=time_event, state=time_state)
 
     ctx.demo.load(None, None, None, js=FRAMES_JS)

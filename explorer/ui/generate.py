@@ -426,10 +426,16 @@ def _build_calculator(ctx: TabContext) -> None:
     after_load = functools.partial(calculate_after_load, ctx.runtime)
     calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes]
     calc_outputs = [calc_table, variants_table, calc_state]
-    calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator")
-    calc_bytes.change(calc, calc_inputs, calc_outputs, api_visibility="private")
-    ctx.demo.load(after_load, calc_inputs, calc_outputs, api_visibility="private", **ctx.model_event)
-    ctx.model.change(after_load, calc_inputs, calc_outputs, api_visibility="private", **ctx.model_event)
+    drawn = (calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator"),
+             calc_bytes.change(calc, calc_inputs, calc_outputs, api_visibility="private"),
+             ctx.demo.load(after_load, calc_inputs, calc_outputs, api_visibility="private",
+                           **ctx.model_event),
+             ctx.model.change(after_load, calc_inputs, calc_outputs, api_visibility="private",
+                              **ctx.model_event))
+    # drawn on every change: a link's values redraw it without a run button
+    ctx.view("generate.calculator", [views.control("tokens", calc_tokens, high=10**9),
+                                     views.control("bytes", calc_bytes)],
+             event=drawn, state=calc_state)
     ctx.redraw_on_language(calc_state, [calc_table, variants_table], draw_calculator)
 
 
@@ -451,9 +457,11 @@ def _build_roofline(ctx: TabContext) -> None:
     roof_state = gr.State(None)
     outputs = [device_note, roof_plot, rates_plot, roof_summary, roof_state]
     # Stop ends the measurement between two timed forwards; nothing of it is kept or drawn
-    measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
+    event = measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
                                        lambda last, lang: (gr.skip(),) * 5),
                   [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
                   time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.long_event)
     stop.click(ROOF_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(roof_state, [device_note, roof_plot, rates_plot, roof_summary], draw_roofline)
+    ctx.view("generate.roofline", [views.control("context", context)], run=measure, event=event,
+             state=roof_state)

@@ -23,7 +23,7 @@ import gradio as gr
 from explorer.i18n import Translator
 from explorer.lessons import LESSONS, Lesson, Step, compare, comparison_text, reading, steps_of
 from explorer.locales import normalize_language, text
-from explorer.ui.views import Plan, Views, read_link
+from explorer.ui.views import Plan, View, Views, events_of, read_link
 
 PANEL_ID = "lesson-panel"
 
@@ -242,6 +242,7 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
     if plan.notes:
         notes = " ".join(text(key, lang, **fields) for key, fields in plan.notes)
         note = gr.update(visible=True, value="⚠️ " + text("link.note", lang, notes=notes))
+        gr.Warning(text("link.note", lang, notes=notes))   # a toast: the note's place may be scrolled away
     head = [gr.update(value=True) if plan.present else gr.skip(),
             gr.update(value=plan.lang) if plan.lang else gr.skip(), note]
     if plan.lesson:
@@ -296,15 +297,12 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
     demo.load(on_load, [lang, model], [panel.present, lang, panel.note, *go_outputs],
               api_name="open_link").then(**apply)
     panel.present.change(None, [panel.present], None, js=PRESENT_JS)
+    # after every run of a view: its link box holds the run's link (what the exports name),
+    # and a lesson at a step of that view reads the run's result
     for view in views.items:
-        if view.event is None or view.state is None:
-            continue
-
-        def on_ran(state, result, lang_value, key=view.key):
-            return observe(key, state, result, lang_value)
-
-        view.event.then(on_ran, [panel.state, view.state, lang], [panel.state, panel.said],
-                        queue=False, **private)
+        for event in events_of(view):
+            event.then(_after_run(view), [*view.link_inputs, panel.state, view.state, lang],
+                       [view.link_box, panel.state, panel.said], queue=False, **private)
 
     def redraw(state, lang_value):
         lang_value = normalize_language(lang_value)
@@ -313,6 +311,16 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
 
     lang.change(redraw, [panel.state, lang], [panel.pick, panel.progress, panel.look, panel.said],
                 queue=False, **private)
+
+
+def _after_run(view: View):
+    n = len(view.link_inputs)
+
+    def after_run(*args):
+        link = view.make_link(*args[:n])
+        state, said = observe(view.key, *args[n:])
+        return link, state, said
+    return after_run
 
 
 PRESENT_JS = """(on) => {

@@ -14,6 +14,7 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.moe import balance, cost, params, preferences, routing, session, shipped, whatif
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import views
 
 TITLE = "moe.tab"
 DEFAULT_TEXT = '''def mean(values):
@@ -159,14 +160,19 @@ def build(ctx: TabContext) -> None:
         user_text = gr.Textbox(DEFAULT_TEXT, label=t("moe.text"), lines=6, max_lines=12,
                                max_length=session.MAX_TEXT_CHARS, elem_id="moe-text", scale=3)
         layer = gr.Number(DEFAULT_LAYER, precision=0, label=t("moe.layer"), elem_id="moe-layer", scale=1)
+    # the tab's own model, text and layer (a link's values; the handlers check the layer
+    # against the picked MoE model)
+    shared = [views.control("moe_model", model), views.control("text", user_text),
+              views.control("layer", layer, low=0, high=255)]
 
     with ctx.section("moe.route.section"):
         gr.Markdown(t("moe.route.intro"), latex_delimiters=LATEX)
         run = gr.Button(t("moe.route.run"), variant="primary", elem_id="moe-route-run")
         outputs = [gr.Plot(elem_id="moe-heatmap", show_label=False), gr.Markdown(elem_id="moe-route-summary")]
         state = gr.State(None)
-        run.click(bound(route), [model, user_text, layer, ctx.lang], [*outputs, state],
-                  api_name="moe_route", **ctx.model_event)
+        event = run.click(bound(route), [model, user_text, layer, ctx.lang], [*outputs, state],
+                          api_name="moe_route", **ctx.model_event)
+        ctx.view("moe.route", shared, run=run, event=event, state=state)
         ctx.redraw_on_language(state, outputs, draw_route)
 
     with ctx.section("moe.load.section"):
@@ -176,8 +182,9 @@ def build(ctx: TabContext) -> None:
                    gr.Plot(elem_id="moe-share-plot", show_label=False),
                    gr.Dataframe(elem_id="moe-load-table", interactive=False, wrap=True)]
         state = gr.State(None)
-        run.click(bound(compare), [user_text, layer, ctx.lang], [*outputs, state],
-                  api_name="moe_compare", **ctx.model_event)
+        event = run.click(bound(compare), [user_text, layer, ctx.lang], [*outputs, state],
+                          api_name="moe_compare", **ctx.model_event)
+        ctx.view("moe.load", shared[1:], run=run, event=event, state=state)
         ctx.redraw_on_language(state, outputs, draw_compare)
 
     with ctx.section("moe.pref.section"):
@@ -186,8 +193,9 @@ def build(ctx: TabContext) -> None:
         outputs = [gr.Plot(elem_id="moe-kinds-plot", show_label=False),
                    gr.Dataframe(elem_id="moe-pref-table", interactive=False, wrap=True)]
         state = gr.State(None)
-        run.click(bound(prefer), [model, layer, ctx.lang], [*outputs, state],
-                  api_name="moe_preferences", **ctx.model_event)
+        event = run.click(bound(prefer), [model, layer, ctx.lang], [*outputs, state],
+                          api_name="moe_preferences", **ctx.model_event)
+        ctx.view("moe.pref", [shared[0], shared[2]], run=run, event=event, state=state)
         ctx.redraw_on_language(state, outputs, draw_prefer)
 
     with ctx.section("moe.params.section"):
@@ -195,7 +203,8 @@ def build(ctx: TabContext) -> None:
         outputs = [gr.Plot(elem_id="moe-params-plot", show_label=False),
                    gr.Dataframe(elem_id="moe-params-table", interactive=False, wrap=True)]
         state = gr.State(None)
-        ctx.demo.load(bound(count), [ctx.lang], [*outputs, state], api_name="moe_parameters")
+        event = ctx.demo.load(bound(count), [ctx.lang], [*outputs, state], api_name="moe_parameters")
+        ctx.view("moe.params", [], event=event, state=state)
         ctx.redraw_on_language(state, outputs, draw_count)
 
     with ctx.section("moe.cost.section"):
@@ -203,8 +212,9 @@ def build(ctx: TabContext) -> None:
         run = gr.Button(t("moe.cost.run"), variant="primary", elem_id="moe-cost-run")
         outputs = [gr.Plot(elem_id="moe-cost-plot", show_label=False), gr.Markdown(elem_id="moe-cost-summary")]
         state = gr.State(None)
-        run.click(bound(time_k), [model, user_text, ctx.lang], [*outputs, state],
-                  api_name="moe_time_k", **ctx.model_event)
+        event = run.click(bound(time_k), [model, user_text, ctx.lang], [*outputs, state],
+                          api_name="moe_time_k", **ctx.model_event)
+        ctx.view("moe.cost", shared[:2], run=run, event=event, state=state)
         ctx.redraw_on_language(state, outputs, draw_time)
 
     with ctx.section("moe.whatif.section"):
@@ -215,6 +225,8 @@ def build(ctx: TabContext) -> None:
             run = gr.Button(t("moe.whatif.run"), variant="primary", elem_id="moe-whatif-run")
         outputs = [gr.Plot(elem_id="moe-whatif-plot", show_label=False), gr.Markdown(elem_id="moe-whatif-summary")]
         state = gr.State(None)
-        run.click(bound(what_if), [model, user_text, k, use_bias, ctx.lang], [*outputs, state],
-                  api_name="moe_what_if", **ctx.model_event)
+        event = run.click(bound(what_if), [model, user_text, k, use_bias, ctx.lang], [*outputs, state],
+                          api_name="moe_what_if", **ctx.model_event)
+        ctx.view("moe.whatif", [*shared[:2], views.control("k", k), views.control("bias", use_bias)],
+                 run=run, event=event, state=state)
         ctx.redraw_on_language(state, outputs, draw_whatif)

@@ -26,7 +26,8 @@ from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
 from explorer.texts import long_text
-from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, views, visitor_errors
+from explorer.ui.attention import layer_of_model
 from explorer.ui.stopping import Stops
 
 TITLE = "rope.tab"
@@ -308,8 +309,14 @@ def _build_frequencies(ctx: TabContext, model_bases_state: gr.State) -> _Frequen
     freq_state = gr.State(None)
     freq_inputs = [ctx.lang, freq_bases, freq_dim, freq_context, model_bases_state]
     freq_outputs = [freq_plot, freq_text, freq_table]
-    freq_run.click(frequencies, freq_inputs, [*freq_outputs, freq_state], api_name="rope_frequencies")
+    freq_event = freq_run.click(frequencies, freq_inputs, [*freq_outputs, freq_state],
+                                api_name="rope_frequencies")
     ctx.redraw_on_language(freq_state, freq_outputs, draw_frequencies)
+    # the head dimension follows the picked model (set on every load): not a link's setting
+    ctx.view("rope.freq", [
+        views.control("bases", freq_bases, max_chars=frequencies_experiment.MAX_BASES_CHARS),
+        views.control("context", freq_context, low=1, high=frequencies_experiment.MAX_CONTEXT)],
+        run=freq_run, event=freq_event, state=freq_state)
     return _Frequencies(freq_dim, freq_model_note, freq_inputs, [*freq_outputs, freq_state])
 
 
@@ -360,6 +367,14 @@ def _build_capture(ctx: TabContext) -> _Capture:
     capture_state = gr.State(None)
     qk_outputs = [qk_both, qk_one, qk_real, qk_text_out]
     ctx.redraw_on_language(capture_state, qk_outputs, draw_toeplitz)
+    # its run event is made with the pair section's (a capture also rotates a pair)
+    ctx.view("rope.qk", [
+        views.control("text", qk_text), views.control("layer", qk_layer, check=layer_of_model),
+        views.control("head", qk_head, check=lambda v, config: 0 <= int(v) < config.n_heads),
+        views.control("tokens", qk_tokens),
+        views.control("q", qk_q_token, low=0, high=MAX_CAPTURE_TOKENS - 1),
+        views.control("k", qk_k_token, low=0, high=MAX_CAPTURE_TOKENS - 1),
+        views.control("positions", qk_positions)], run=qk_run, state=capture_state)
     return _Capture(qk_text, qk_layer, qk_head, qk_tokens, qk_q_token, qk_k_token, qk_positions,
                     qk_run, qk_outputs, capture_state)
 
@@ -379,12 +394,19 @@ def _build_pair(ctx: TabContext, capture: _Capture) -> gr.Slider:
     pair_inputs = [ctx.lang, capture.state, pair_index, pair_position]
     pair_outputs = [pair_plot, pair_text]
     # a capture (section "Real q and k") also rotates a pair of its q: this section's first result
-    capture.run.click(
+    captured = capture.run.click(
         _bind(ctx, capture_and_toeplitz),
         [ctx.model, ctx.lang, capture.text, capture.layer, capture.head, capture.q_token,
          capture.k_token, capture.positions, capture.tokens, pair_index, pair_position],
         [*capture.outputs, capture.state, pair_state], api_name="rope_qk", **ctx.model_event,
-    ).success(show_pair, [ctx.lang, pair_state], [*pair_outputs, pair_index], api_visibility="private")
+    )
+    shown = captured.success(show_pair, [ctx.lang, pair_state], [*pair_outputs, pair_index],
+                             api_visibility="private")
+    if ctx.views is not None:
+        ctx.views.get("rope.qk").event = captured
+    # drawn from a capture (the "real q and k" section's run): a link sets the pair and position
+    ctx.view("rope.pair", [views.control("pair", pair_index, check=lambda v, config: 0 <= int(v) < config.head_dim // 2),
+                           views.control("position", pair_position)], event=shown, state=pair_state)
     pair_index.release(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_name="rope_pair")
     pair_position.change(rotate_pair, pair_inputs, [*pair_outputs, pair_state], api_visibility="private",
                          show_progress="hidden", trigger_mode="always_last")
@@ -399,8 +421,10 @@ def _build_distance(ctx: TabContext, capture: _Capture) -> None:
     dist_plot = gr.Plot(elem_id="rope-dist-plot", show_label=False)
     dist_state = gr.State(None)
     dist_outputs = [dist_plot, dist_text]
-    dist_run.click(_bind(ctx, distance), [ctx.model, ctx.lang, capture.text, capture.tokens],
-                   [*dist_outputs, dist_state], api_name="rope_distance", **ctx.model_event)
+    dist_event = dist_run.click(_bind(ctx, distance), [ctx.model, ctx.lang, capture.text, capture.tokens],
+                                [*dist_outputs, dist_state], api_name="rope_distance", **ctx.model_event)
+    ctx.view("rope.dist", [views.control("text", capture.text), views.control("tokens", capture.tokens)],
+             run=dist_run, event=dist_event, state=dist_state)
     ctx.redraw_on_language(dist_state, dist_outputs, draw_distance)
 
 
@@ -429,7 +453,7 @@ def _build_sweep(ctx: TabContext) -> tuple:
     sweep_table = gr.Dataframe(elem_id="rope-sweep-table", interactive=False, wrap=True)
     sweep_state = gr.State(None)
     sweep_outputs = [sweep_plot, sweep_text, sweep_table]
-    sweep_run.click(
+    sweep_event = sweep_run.click(
         SWEEP_STOPS.stoppable(_bind(ctx, sweep), stopped_word(5, progress_at=1)),
         [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
         [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
@@ -437,6 +461,9 @@ def _build_sweep(ctx: TabContext) -> tuple:
     # Stop ends the sweep after the forward under way, which then says "Stopped."
     sweep_stop.click(SWEEP_STOPS.on_stop, None, None, queue=False, api_name="rope_perplexity_stop")
     ctx.redraw_on_language(sweep_state, [*sweep_outputs, sweep_note], redraw_sweep)
+    ctx.view("rope.base", [views.control("bases", sweep_bases, max_chars=frequencies_experiment.MAX_BASES_CHARS),
+                           views.control("tokens", sweep_tokens), views.control("apply", apply_to)],
+             run=sweep_run, event=sweep_event, state=sweep_state)
     return base_model_note, (apply_to, sweep_tokens)
 
 
@@ -455,13 +482,16 @@ def _build_continuation(ctx: TabContext, sweep_inputs: tuple) -> None:
     cont_note = gr.Markdown(elem_id="rope-cont-note")
     cont_text = gr.Markdown(elem_id="rope-cont-text")
     cont_state = gr.State(None)
-    cont_run.click(
+    cont_event = cont_run.click(
         CONTINUATION_STOPS.stoppable(_bind(ctx, continuation), stopped_word(3, progress_at=0)),
         [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
         [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
         time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.long_event)
     cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")
     ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)
+    ctx.view("rope.cont", [views.control("base", cont_base), views.control("new", cont_new),
+                           views.control("apply", apply_to), views.control("tokens", sweep_tokens)],
+             run=cont_run, event=cont_event, state=cont_state)
 
 
 def _build_scaling(ctx: TabContext, head_dim: gr.Number) -> gr.Number:
@@ -478,7 +508,12 @@ def _build_scaling(ctx: TabContext, head_dim: gr.Number) -> gr.Number:
         scale_run = gr.Button(t("rope.scale.run"), elem_id="rope-scale-run")
     scale_plot = gr.Plot(elem_id="rope-scale-plot", show_label=False)
     scale_state = gr.State(None)
-    scale_run.click(scaling, [ctx.lang, head_dim, scale_base, scale_factor, scale_context],
-                    [scale_plot, scale_state], api_name="rope_scaling")
+    scale_event = scale_run.click(scaling, [ctx.lang, head_dim, scale_base, scale_factor, scale_context],
+                                  [scale_plot, scale_state], api_name="rope_scaling")
+    # the base follows the picked model (set on every load): not a link's setting
+    ctx.view("rope.scale", [views.control("factor", scale_factor),
+                            views.control("context", scale_context, low=1,
+                                          high=frequencies_experiment.MAX_CONTEXT)],
+             run=scale_run, event=scale_event, state=scale_state)
     ctx.redraw_on_language(scale_state, [scale_plot], draw_scaling)
     return scale_base

@@ -134,10 +134,18 @@ class View:
     event: Optional[Any] = None             # its run event (the lessons follow it with `.then`)
     state: Optional[Any] = None             # the gr.State holding its result
     link_box: Optional[Any] = None          # the hidden box with the section's current link
+    make_link: Optional[Callable[..., str]] = None   # (model, lang, *values) -> the link
+    link_inputs: list = field(default_factory=list)  # [model, lang, *controls]
 
     @property
     def target(self) -> str:
-        return f"{self.tab}/{self.section}"
+        """What the page opens: "tab/section", or the tab alone for a tab without sections."""
+        return f"{self.tab}/{self.section}" if self.section else self.tab
+
+    @property
+    def box_id(self) -> str:
+        """The elem_id of the view's link box: "link-<section elem_id>" (the exports read it)."""
+        return f"link-{self.section or 'tab-' + self.tab}"
 
     @property
     def run_id(self) -> str:
@@ -291,9 +299,9 @@ def add_link_row(ctx: Any, view: View) -> None:
 
     with gr.Row(elem_classes="explorer-link-row"):
         copy = gr.Button(ctx.t("link.copy"), size="sm", variant="secondary", scale=0,
-                         min_width=120, elem_id=f"copy-{view.section}")
+                         min_width=120, elem_id="copy-" + view.box_id[len("link-"):])
         box = gr.Textbox(show_label=False, interactive=False, max_lines=1, container=False,
-                         max_length=MAX_QUERY_CHARS + 200, scale=4, elem_id=f"link-{view.section}",
+                         max_length=MAX_QUERY_CHARS + 200, scale=4, elem_id=view.box_id,
                          elem_classes="explorer-link")
     view.link_box = box
     components = [c.component for c in view.controls]
@@ -304,5 +312,11 @@ def add_link_row(ctx: Any, view: View) -> None:
     inputs = [ctx.model, ctx.lang, *components]
     copy.click(make_link, inputs, [box], queue=False, api_visibility="private").then(
         None, [box], [box], js=COPY_JS, queue=False)
-    if view.event is not None:
-        view.event.then(make_link, inputs, [box], queue=False, api_visibility="private")
+    view.make_link, view.link_inputs = make_link, inputs
+
+
+def events_of(view: View) -> tuple:
+    """The view's run events (a section drawn by several triggers has several)."""
+    if view.event is None:
+        return ()
+    return view.event if isinstance(view.event, tuple) else (view.event,)

@@ -1,0 +1,92 @@
+"""Lessons and links in a real browser (Debian Chromium): the KV-cache lesson walked from first
+to last step in each language, its numbers the ones of the run on the page; a prediction
+entered and compared; a link restoring a view with its values, and a tampered link opening with
+the defaults and a note; presenter mode and the keyboard. Screenshots: artifacts/screenshots/."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from explorer.lessons import LESSONS
+from explorer.locales import text
+from tests.conftest import SCREENSHOTS
+from tests.lesson_walk import walk
+
+pytestmark = pytest.mark.browser
+
+
+def _shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), timeout=120_000)
+
+
+def _numbers(said: str) -> list[float]:
+    return [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*\.?\d*", said)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_kv_cache_lesson_quotes_the_run_on_the_page(new_page, app_url, lang):
+    page = new_page("en-US" if lang == "en" else "zh-CN", width=1400, height=1000)
+    walked = walk(page, app_url, "kv-cache", lang, guesses={2: 4000}, keys=(lang == "zh"))
+    assert len(walked) == len(LESSONS["kv-cache"].steps)
+    first = walked[0].said
+    # step 1 quotes the run the page shows: its token count is the status line's context
+    status = page.locator("#gen-status").inner_text()
+    assert text("lesson.kv.s1.look", lang)[:12] in walked[0].look
+    per_token = 2 * 30 * 3 * 64 * 4          # SmolLM2-135M: 30 layers, 3 KV heads, d 64, fp32
+    assert str(per_token) in first, first
+    # step 2: the guess beside the measured value, its difference and the why
+    second = walked[1].said
+    assert "4000" in second or "4,000" in second
+    assert f"{200 * per_token / 1024:.1f}" in second, second
+    assert text("lesson.kv.s2.why", lang)[:4] in second
+    # step 3: the windowed layers held 32 tokens (the run's own verdict mark)
+    third = walked[2].said
+    assert "32" in third and "✓" in third, third
+    assert text("lesson.done", lang)[:3] in third
+    if lang == "zh":
+        assert re.search(r"[\u4e00-\u9fff]", third)
+    _shot(page, f"lesson-kv-{lang}")
+    assert status
+
+
+def test_link_restores_a_view_and_runs_it(page, app_url):
+    page.goto(f"{app_url}?view=attention.map&layer=5&head=2&mask=window&window=16")
+    summary = page.locator("#attention-summary")
+    summary.get_by_text(re.compile(r"\d")).first.wait_for(timeout=180_000)
+    assert page.locator("#attention-layer input[type=number]").input_value() == "5"
+    assert page.locator("#attention-window input").input_value() == "16"
+    title = page.locator("#attention-map .gtitle").inner_text()
+    assert "layer 5" in title and "head 2" in title, title
+    # the section's link box holds the run's link: the same settings
+    box = page.locator("#link-section-attention-section-map textarea, "
+                       "#link-section-attention-section-map input").first
+    assert "layer=5" in box.input_value() and "window=16" in box.input_value()
+    assert not page.locator("#link-note").is_visible()
+
+
+def test_tampered_link_opens_with_defaults_and_a_note(page, app_url):
+    page.goto(f"{app_url}?view=attention.map&layer=999&head=zz&window=NaN&model=../../etc&x=1")
+    note = page.locator("#link-note")
+    note.wait_for(timeout=120_000)
+    said = note.inner_text()
+    for name in ("layer", "head", "window", "x"):
+        assert name in said, said
+    page.locator("#attention-summary").get_by_text(re.compile(r"\d")).first.wait_for(timeout=180_000)
+    assert page.locator("#attention-layer input[type=number]").input_value() == "3"   # the default
+    _shot(page, "link-tampered")
+
+
+def test_presenter_mode_from_the_link(page, app_url):
+    page.goto(f"{app_url}?lesson=kv-cache&step=1&present=1")
+    page.locator("#lesson-panel").wait_for(timeout=180_000)
+    page.wait_for_function("document.body.classList.contains('explorer-present')", timeout=60_000)
+    size = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
+    assert size >= 20
+    page.locator("#lesson-said").get_by_text(re.compile(r"\d")).wait_for(timeout=240_000)
+    _shot(page, "lesson-presenter")
+    # Escape leaves the lesson (the keyboard alone)
+    page.locator("#lesson-progress").click()
+    page.keyboard.press("Escape")
+    page.locator("#lesson-panel").wait_for(state="hidden", timeout=30_000)

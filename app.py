@@ -97,6 +97,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_language_redraw(header, ctx.redraws)
         # after every tab: a lesson step or a link sets controls of any section
         lessons.wire(demo, panel, header, ctx.views, runtime)
+    demo.explorer_views = ctx.views   # the linkable sections (tests read them)
     bound_visitor_state(demo)
     gradio_patches.group_events(demo, {name: group.concurrency for name, group in GROUPS.items()},
                                 CHEAP_CONCURRENCY_ID)

@@ -76,7 +76,8 @@ LESSON = Lesson(
                              why="lesson.kv.s2.why", low=0, high=1e7)),
         Step(view="generate.run", look="lesson.kv.s3.look", said="lesson.kv.s3.said",
              read=read_window,
+             # the check reads the engine's cache back: C9's slots come from that reading
              settings={"max_new": 96, "policy": "window", "window": 32, "temperature": 0,
-                       "compare": False, "check": False}),
+                       "compare": False, "check": True}),
     ),
 )

@@ -90,14 +90,16 @@ def plan_of_step(lesson: Lesson, index: int) -> Plan:
 
 
 def control_updates(plan: Plan, views: Views, current_model: Any) -> list:
-    """Values for [model picker, *views.components()]: the plan's, skips elsewhere."""
+    """Values for [model picker, *views.components()]: the plan's view's controls at the plan's
+    values (the others at their defaults), skips for every other view's controls."""
     model = gr.update(value=plan.model) if plan.model and plan.model != current_model else gr.skip()
     chosen: dict[int, Any] = {}
     view = views.get(plan.view) if plan.view else None
     if view is not None:
+        # every control of the view: the plan's value or its default, so that a link or a step
+        # opens the same view whatever the page showed before
         for c in view.controls:
-            if c.name in plan.values:
-                chosen[id(c.component)] = plan.values[c.name]
+            chosen[id(c.component)] = plan.values.get(c.name, c.default)
     return [model] + [gr.update(value=chosen[id(c)]) if id(c) in chosen else gr.skip()
                       for c in views.components()]
 
@@ -241,7 +243,7 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
     note = gr.update(visible=False, value="")
     if plan.notes:
         notes = " ".join(text(key, lang, **fields) for key, fields in plan.notes)
-        note = gr.update(visible=True, value="⚠️ " + text("link.note", lang, notes=notes))
+        note = gr.update(visible=True, value="⚠ " + text("link.note", lang, notes=notes))
         gr.Warning(text("link.note", lang, notes=notes))   # a toast: the note's place may be scrolled away
     head = [gr.update(value=True) if plan.present else gr.skip(),
             gr.update(value=plan.lang) if plan.lang else gr.skip(), note]
@@ -352,9 +354,13 @@ HEAD = """
       await sleep(100);
     }
   };
+  document.addEventListener("click", (event) => {
+    const line = event.target.closest && event.target.closest("#lesson-progress");
+    if (line) document.getElementById("lesson-panel").classList.toggle("folded");
+  });
   document.addEventListener("keydown", (event) => {
     const panel = document.getElementById("lesson-panel");
-    if (!panel || panel.offsetParent === null || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (!panel || !panel.getClientRects().length || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
     const press = (id) => { const b = document.getElementById(id); if (b && !b.disabled) { b.click(); event.preventDefault(); } };

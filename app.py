@@ -95,7 +95,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         with gr.Tabs(elem_id="explorer-tabs"):
             for module in tabs:
                 with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}") as tab:
-                    ctx.place.update(tab=tab_id(module), section="")
+                    ctx.place.update(tab=tab_id(module), section="", title=module.TITLE)
                     module.build(ctx)
                 resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))

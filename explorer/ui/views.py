@@ -130,6 +130,7 @@ class View:
     tab: str                                # tab id ("attention")
     section: str                            # the section's elem_id
     controls: tuple[Control, ...]
+    title: str = ""                         # locale key of the section's (or tab's) title
     run: Optional[Any] = None               # the button that runs the section (None: runs on load)
     event: Optional[Any] = None             # its run event (the lessons follow it with `.then`)
     state: Optional[Any] = None             # the gr.State holding its result

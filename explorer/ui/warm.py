@@ -26,6 +26,7 @@ from typing import Any, Optional
 import gradio as gr
 
 from explorer.locales import normalize_language, text
+from explorer.ui import LONG_CONCURRENCY_ID
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ class _Job:
     redraw: Any = None          # the section's Redraw (state, outputs, draw), for the other language
     seconds: Optional[float] = None
     failed: bool = False
+    title: str = ""             # locale key of its section's title (the banner names it)
+    long: bool = False          # a run of minutes (the "long" group): warmed after the others
 
 
 @dataclass
@@ -69,9 +72,12 @@ class Warm:
             lang_at = next(i for i, c in enumerate(block_fn.inputs) if c is lang)
             redraw = next((r for r in redraws if r.state is view.state), None)
             job = _Job(view.key, block_fn, block_fn.fn, [c.value for c in block_fn.inputs],
-                       lang_at, redraw)
+                       lang_at, redraw, title=view.title,
+                       long=block_fn.concurrency_id == LONG_CONCURRENCY_ID)
             block_fn.fn = self._wrap(job)
             self.jobs.append(job)
+        # the short answers first: most sections are ready in the first minute
+        self.jobs.sort(key=lambda job: job.long)
 
     def _wrap(self, job: _Job):
         original = job.original
@@ -136,9 +142,10 @@ class Warm:
         lang = normalize_language(lang)
         if not self.started or self.finished or not self.jobs:
             return gr.update(visible=False, value=""), gr.Timer(active=False)
-        waiting = [job.key for job in self.jobs if job.seconds is None]
+        waiting = [job for job in self.jobs if job.seconds is None]
+        now = text(waiting[0].title, lang) if waiting and waiting[0].title else ""
         return (gr.update(visible=True, value=text("shell.warming", lang, ready=self.ready(),
-                                                   n=len(self.jobs), next=waiting[0])),
+                                                   n=len(self.jobs), next=now)),
                 gr.Timer(active=True))
 
 

@@ -120,7 +120,10 @@ class TabContext:
 
         if self.views is None:
             return None
-        view = views_module.View(key=key, tab=self.place.get("tab", ""),
+        section = self.place.get("section", "")
+        before = sum(v.section == section and v.tab == self.place.get("tab", "")
+                     for v in self.views.items)
+        view = views_module.View(key=key, tab=self.place.get("tab", ""), suffix=f"-{before + 1}" if before else "",
                                  section=self.place.get("section", ""), controls=tuple(controls),
                                  title=self.place.get("title", ""),
                                  run=run, event=event, state=state)

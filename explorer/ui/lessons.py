@@ -132,7 +132,7 @@ def step_texts(state: Optional[dict], lang: str) -> tuple[str, str, bool, str]:
     look = text(step.look, lang, **fields)
     if step.predict is not None:
         look += "\n\n**" + text(step.predict.question, lang, **fields) + "**"
-    label = text("lesson.guess", lang, unit=step.predict.unit) if step.predict else ""
+    label = text("lesson.guess", lang, unit=unit_text(step.predict.unit, lang)) if step.predict else ""
     return progress, look, step.predict is not None, label
 
 
@@ -150,11 +150,17 @@ def said_text(state: Optional[dict], lang: str) -> str:
     lines = [text(step.said, lang, **fields)]
     if step.predict is not None and state.get("guess") is not None:
         measured = float(fields[step.predict.answer])
-        lines.append(comparison_text(compare(float(state["guess"]), measured), step.predict.unit, lang))
+        lines.append(comparison_text(compare(float(state["guess"]), measured),
+                                     unit_text(step.predict.unit, lang), lang))
         lines.append(text(step.predict.why, lang, **fields))
     if state["step"] == len(lesson.steps) - 1:
         lines.append(text("lesson.done", lang))
     return "\n\n".join(lines)
+
+
+def unit_text(unit: str, lang: str) -> str:
+    """A prediction's unit: a symbol as it is ("KiB", "%"), or a locale key ("lesson.unit.x")."""
+    return text(unit, lang) if unit.startswith("lesson.") else unit
 
 
 def _dots(index: int, n: int) -> str:

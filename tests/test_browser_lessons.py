@@ -49,6 +49,8 @@ def test_kv_cache_lesson_quotes_the_run_on_the_page(new_page, app_url, lang):
         assert re.search(r"[\u4e00-\u9fff]", third)
     _shot(page, f"lesson-kv-{lang}")
     assert status
+    # the address bar follows the lesson: a link to the step on the screen
+    assert "lesson=kv-cache&step=3" in page.url
 
 
 def test_link_restores_a_view_and_runs_it(page, app_url):

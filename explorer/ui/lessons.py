@@ -104,12 +104,15 @@ def control_updates(plan: Plan, views: Views, current_model: Any) -> list:
                       for c in views.components()]
 
 
-def command_of(plan: Plan, views: Views, run: Optional[bool] = None) -> str:
+def command_of(plan: Plan, views: Views, run: Optional[bool] = None, address: str = "") -> str:
+    """The page's part, as JSON: open `target`, press the button `run`, and show `address` (a
+    lesson step's link) in the address bar, so that the bar is always a link to what is shown."""
     view = views.get(plan.view) if plan.view else None
     if view is None:
-        return json.dumps({"target": "", "run": "", "nonce": _nonce()})
+        return json.dumps({"target": "", "run": "", "address": address, "nonce": _nonce()})
     go = plan.run if run is None else run
-    return json.dumps({"target": view.target, "run": view.run_id if go else "", "nonce": _nonce()})
+    return json.dumps({"target": view.target, "run": view.run_id if go else "",
+                       "address": address, "nonce": _nonce()})
 
 
 def _nonce() -> int:
@@ -178,7 +181,11 @@ def panel_values(state: Optional[dict], lang: str) -> list:
     return [state, gr.update(visible=True), progress, look, gr.update(visible=asks), guess,
             said_text(state, lang), gr.update(interactive=state["step"] > 0),
             gr.update(interactive=state["step"] < n - 1),
-            f"?lesson={state['lesson']}&step={state['step'] + 1}"]
+            step_link(state["lesson"], state["step"])]
+
+
+def step_link(lesson_key: str, index: int) -> str:
+    return f"?lesson={lesson_key}&step={index + 1}"
 
 
 def panel_outputs(panel: Panel) -> list:
@@ -199,7 +206,7 @@ def go(lesson_key: Any, index: Any, lang: Any, current_model: Any, views: Views)
     state = {"lesson": lesson.key, "step": index, "guess": None, "fields": None}
     plan = plan_of_step(lesson, index)
     return [*panel_values(state, lang), *control_updates(plan, views, current_model),
-            command_of(plan, views)]
+            command_of(plan, views, address=step_link(lesson.key, index))]
 
 
 def moved(state: Any, delta: int, lang: Any, current_model: Any, views: Views) -> list:
@@ -348,6 +355,11 @@ HEAD = """
     try { command = JSON.parse(raw); } catch (error) { return; }
     if (!command || command.nonce === last) return;
     last = command.nonce;
+    if (command.address && /^\?lesson=[\w-]+&step=\d+$/.test(command.address)) {
+      history.replaceState(null, "", location.pathname + command.address);
+      const box = document.querySelector("#lesson-link textarea, #lesson-link input");
+      if (box) box.value = location.origin + location.pathname + command.address;
+    }
     if (command.target && window.explorerOpen) await window.explorerOpen(command.target);
     if (!command.run || !/^[\\w-]+$/.test(command.run)) return;
     for (let waited = 0; waited < 20000; waited += 100) {

@@ -31,15 +31,25 @@ def _said(page) -> str:
     return page.locator("#lesson-said").inner_text().strip()
 
 
+# Gradio's progress timer ("0.3s", "processing | 1.2/5.0s") shown over a component while an
+# event that outputs to it runs: a digit, but no reading
+_TIMER = re.compile(r"^\s*(?:[^\n]*\|\s*)?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?s\s*$", re.MULTILINE)
+
+
+def _without_timer(said: str) -> str:
+    return _TIMER.sub("", said).strip()
+
+
 def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEOUT_S) -> str:
     """The panel's said text once it quotes a run (not the waiting / running line, and not the
     text it had before)."""
     pending = {text("lesson.waiting", lang), text("lesson.running", lang)}
     pending = {re.sub(r"[*]", "", p).strip() for p in pending}
+    before = _without_timer(before)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        said = _said(page)
-        if said and said != before and said not in pending and re.search(r"\d", said):
+        said = _without_timer(_said(page))
+        if said and said != before and not any(p in said for p in pending) and re.search(r"\d", said):
             return said
         time.sleep(0.5)
     raise AssertionError(f"the panel quoted no run within {timeout_s} s; it says {_said(page)!r}")

@@ -59,7 +59,7 @@ def read_io(result: io.TrafficResult) -> Optional[dict]:
     found = io.scaling(counted, measured)
     naive, tiled = counted.naive[-1], counted.counted[-1]
     return {"n": counted.ns[-1], "d": counted.d, "bq": counted.block_q, "bk": counted.block_k,
-            "naive_mib": naive.total / 2**20, "tiled_mib": tiled.total / 2**20,
+            "naive_mb": naive.total / 1e6, "tiled_mb": tiled.total / 1e6,
             "ratio": naive.total / tiled.total, "w_naive": found.written_naive,
             "w_tiled": found.written_tiled, "m0": measured.ns[0], "m1": measured.ns[-1],
             "mem_naive": found.memory_naive, "mem_tiled": found.memory_tiled,

@@ -10,5 +10,5 @@ STRINGS = {
     "lesson.flash.s2.look": "它**不是近似**。这项检查在随机输入上比较分块实现、朴素实现和 PyTorch 的 SDPA，覆盖多种长度、不能整除 n 的块大小，以及四种 mask。",
     "lesson.flash.s2.said": "**{cases} 个用例**（n = {ns}；{blocks} 种块大小；{masks} 种 mask）：分块输出与朴素实现最多相差 **{tn:.1e}**，与 SDPA 相差 {ts:.1e}；超过 {tol:.0e} 的用例有 {off} 个：{verdict}。这些差异只是 float32 的舍入：同样的项换了顺序相加。",
     "lesson.flash.s3.look": "FlashAttention 省下的是**访存**，不是算术：朴素实现把 n × n 的分数和概率写进慢速显存再读回来；分块实现只写回 n × d 的输出。图中统计搬运的字节数，并测量额外内存随 n 的增长。",
-    "lesson.flash.s3.said": "在 n = {n}（d = {d}，块 {bq} × {bk}）时，朴素实现与慢速内存之间搬运 **{naive_mib:.1f} MiB**，分块实现 **{tiled_mib:.1f} MiB**：少了 {ratio:.1f} 倍。两者写回的字节分别按 n^{w_naive:.2f} 和 n^{w_tiled:.2f} 增长。在这台机器上从 n = {m0} 到 {m1} 测得的额外内存，朴素实现按 **n^{mem_naive:.2f}** 增长，分块实现按 **n^{mem_tiled:.2f}**（C16 要求前者至少 {quadratic}、后者至多 {linear}）：{verdict}。",
+    "lesson.flash.s3.said": "在 n = {n}（d = {d}，块 {bq} × {bk}）时，朴素实现与慢速内存之间搬运 **{naive_mb:.2f} MB**，分块实现 **{tiled_mb:.2f} MB**：少了 {ratio:.1f} 倍。两者写回的字节分别按 n^{w_naive:.2f} 和 n^{w_tiled:.2f} 增长。在这台机器上从 n = {m0} 到 {m1} 测得的额外内存，朴素实现按 **n^{mem_naive:.2f}** 增长，分块实现按 **n^{mem_tiled:.2f}**（C16 要求前者至少 {quadratic}、后者至多 {linear}）：{verdict}。",
 }

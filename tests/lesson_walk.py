@@ -35,14 +35,23 @@ def _plain(markdown: str) -> str:
     return re.sub(r"[*`]", "", markdown).strip()
 
 
+# Gradio's progress timer ("0.3s", "processing | 1.2/5.0s") shown over a component while an
+# event that outputs to it runs: a digit, but no reading
+_TIMER = re.compile(r"^\s*(?:[^\n]*\|\s*)?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?s\s*$", re.MULTILINE)
+
+
+def _without_timer(said: str) -> str:
+    return _TIMER.sub("", said).strip()
+
+
 def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEOUT_S) -> str:
     """The panel's said text once it quotes a run: neither the waiting nor the running line,
-    no progress overlay on it (Gradio writes "processing | 0.1s" over a pending output), and
-    not the text it had before."""
+    no progress timer on it, and not the text it had before."""
     pending = [_plain(text("lesson.waiting", lang)), _plain(text("lesson.running", lang))]
+    before = _without_timer(before)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        said = _said(page)
+        said = _without_timer(_said(page))
         if said and said != before and not any(p in said for p in pending) \
                 and "processing" not in said and re.search(r"\d", said):
             return said

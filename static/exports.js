@@ -261,6 +261,11 @@ ${CLOSE}
     return bar;
   }
   function attach() {
+    // a toolbar whose figure went (an emptied plot, a plot drawn anew) goes with it
+    for (const bar of document.querySelectorAll(".explorer-export")) {
+      const before = bar.previousElementSibling;
+      if (!(before && before.classList.contains("js-plotly-plot"))) bar.remove();
+    }
     for (const gd of document.querySelectorAll(".js-plotly-plot")) {
       const next = gd.nextElementSibling;
       if (!(next && next.classList.contains("explorer-export"))) gd.after(toolbar());

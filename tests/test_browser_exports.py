@@ -222,6 +222,12 @@ def test_exports_by_keyboard_and_without_a_link(new_page, app_url):
     assert name == "fake-model_attention-map_layer-7_head-2.csv"
     assert "# settings,layer=7; head=2" in data.decode("utf-8-sig")
 
+    # a toolbar left without its figure (a plot emptied or drawn anew) is taken away
+    page.evaluate("() => { const bar = document.createElement('div'); bar.className = 'explorer-export';"
+                  " bar.id = 'orphan'; document.getElementById('attention-map').prepend(bar); }")
+    page.wait_for_function("() => !document.getElementById('orphan')", timeout=5_000)
+    assert page.locator(".explorer-export").count() == page.locator(".js-plotly-plot").count()
+
     # the toolbar's words follow the language switch
     page.locator("#language-switch").get_by_text("中文").click()
     page.wait_for_function(

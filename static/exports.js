@@ -38,10 +38,11 @@
     return {model, view: params.get("view") || sectionId, settings, figure, title, link,
             when: new Date().toISOString()};
   }
+  // Plotly's text markup (<b>, <br>) as plain text; parsed in an inert document, so a title
+  // holding a visitor's tokens can neither run a handler nor load an image
   function plainText(value) {
-    const scratch = document.createElement("div");
-    scratch.innerHTML = String(value).replace(/<br\s*\/?>/gi, " ");
-    return scratch.textContent.trim();
+    const html = String(value).replace(/<br\s*\/?>/gi, " ");
+    return new DOMParser().parseFromString(html, "text/html").body.textContent.trim();
   }
   const settingsLine = (info) => info.settings.map(([k, v]) => k + "=" + v).join("; ");
 

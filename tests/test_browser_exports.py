@@ -222,6 +222,16 @@ def test_exports_by_keyboard_and_without_a_link(new_page, app_url):
     assert name == "fake-model_attention-map_layer-7_head-2.csv"
     assert "# settings,layer=7; head=2" in data.decode("utf-8-sig")
 
+    # a title's markup is read as text in an inert document: a handler in it never runs
+    title, quiet = page.evaluate("""async () => {
+      const gd = document.createElement('div');
+      gd.layout = {title: {text: '<img src=x onerror="window.ran = 1">head <b>3</b>'}};
+      const info = window.explorerExport.describe(gd);
+      await new Promise((done) => setTimeout(done, 500));
+      return [info.title, window.ran === undefined];
+    }""")
+    assert title == "head 3" and quiet
+
     # a toolbar left without its figure (a plot emptied or drawn anew) is taken away
     page.evaluate("() => { const bar = document.createElement('div'); bar.className = 'explorer-export';"
                   " bar.id = 'orphan'; document.getElementById('attention-map').prepend(bar); }")

@@ -20,8 +20,9 @@ from explorer.runtime import Runtime
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
-                         TabContext, available_tabs, body_limit, build_translator, gradio_patches,
-                         lessons, resize_charts_on_select, shell, tab_id, warm, zerogpu)
+                         TabContext, available_tabs, body_limit, build_translator, exports,
+                         gradio_patches, lessons, resize_charts_on_select, shell, tab_id, warm,
+                         zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -132,7 +133,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
     build_app: the translations sent to the browser are those of these tabs)."""
     return {
         "theme": gr.themes.Default(primary_hue="indigo"),
-        "css_paths": [STATIC / "style.css", STATIC / "lessons.css"],
+        "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css"],
         "head": shell.head_html() + lessons.HEAD,
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
@@ -144,7 +145,8 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # show their message instead of a generic "the upstream app raised an exception"
         "show_error": True,
         # a body over 1 MiB is refused (413) before Gradio reads or parses it
-        "app_kwargs": {"middleware": body_limit.middleware()},
+        # and one route of our own: the plotly.js that exported HTML files inline (ui/exports.py)
+        "app_kwargs": {"middleware": body_limit.middleware() + exports.middleware()},
     }
 
 

@@ -14,7 +14,7 @@ import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime
-from explorer.ui import Redraw, load_or_error, visitor_errors
+from explorer.ui import Redraw, exports, load_or_error, visitor_errors
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,8 @@ def _gradio_core_bundle() -> str:
 
 
 def head_html() -> str:
-    return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle()))
+    # the export toolbar of every figure (explorer/ui/exports.py) comes with the header
+    return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head()
 
 
 @dataclass(frozen=True)

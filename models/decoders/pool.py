@@ -68,7 +68,8 @@ class KVPool:
         return max(self.members) + 1 if self.members else 0
 
     def allocated_bytes(self) -> int:
-        return sum(t.nbytes for t in self.k + self.v)
+        with self._lock:   # not halfway through a growth, whose layers are made one by one
+            return sum(t.nbytes for t in self.k + self.v if t is not None)
 
     def attach(self, runs: Sequence[BatchRun], on_move) -> None:
         """Give every run of `runs` without a row one (the lowest free ones), its cache moved

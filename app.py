@@ -21,7 +21,8 @@ from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
                          TabContext, available_tabs, body_limit, build_translator, closed_routes,
-                         gradio_patches, lessons, resize_charts_on_select, shell, tab_id, zerogpu)
+                         direct_errors, gradio_patches, lessons, resize_charts_on_select, shell,
+                         tab_id, zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -139,8 +140,10 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # show their message instead of a generic "the upstream app raised an exception"
         "show_error": True,
         # a body over 1 MiB is refused (413) before Gradio reads or parses it
-        # and Gradio's deep-link route, which would write a file per session, answers 404
-        "app_kwargs": {"middleware": closed_routes.middleware() + body_limit.middleware()},
+        # Gradio's deep-link route, which would write a file per session, answers 404; a
+        # handler's refusal in words on the direct route answers 400, not 500
+        "app_kwargs": {"middleware": closed_routes.middleware() + direct_errors.middleware()
+                       + body_limit.middleware()},
     }
 
 

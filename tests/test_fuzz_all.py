@@ -65,3 +65,47 @@ def test_every_event_of_the_built_app_survives_hostile_input(monkeypatch):
     assert all(stats["cases"] >= CI_CASES for stats in report.per_event.values())
     assert report.errors > report.cases // 2                   # hostile values are refused...
     assert not report.failures, report.failures[:10]          # ...in words, and it kept serving
+
+
+def _through_direct_errors(path: str, status: int, chunks: list[bytes], method: str = "POST") -> list[dict]:
+    """What DirectErrors sends for a response of `status` made of `chunks` on `path`."""
+    import asyncio
+    import threading
+
+    from explorer.ui.direct_errors import DirectErrors
+
+    sent: list[dict] = []
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        for i, chunk in enumerate(chunks):
+            await send({"type": "http.response.body", "body": chunk, "more_body": i < len(chunks) - 1})
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    call = DirectErrors(app)({"type": "http", "method": method, "path": path}, receive, send)
+    worker = threading.Thread(target=asyncio.run, args=(call,))   # a session loop may be running here
+    worker.start()
+    worker.join(timeout=30)
+    return sent
+
+
+def test_a_refusal_on_the_direct_route_is_a_400_not_a_500():
+    """Found by this fuzz: Gradio answers every handler error of an unqueued event (the page's
+    `POST /gradio_api/run/predict` with a fn_index) with 500, a refusal in words included."""
+    refusal = [b'{"error": "Language must be one of ', b'en, zh.", "visible": true}']
+    sent = _through_direct_errors("/gradio_api/run/predict", 500, refusal)
+    assert sent[0]["status"] == 400 and b"".join(m.get("body", b"") for m in sent[1:]) == b"".join(refusal)
+    for path, status, chunks, method in [
+            ("/gradio_api/run/predict", 500, [b'{"error": null}'], "POST"),      # no message: 500
+            ("/gradio_api/run/predict", 500, [b"Internal Server Error"], "POST"),
+            ("/gradio_api/run/predict", 200, [b'{"data": []}'], "POST"),
+            ("/gradio_api/queue/join", 500, refusal, "POST"),                      # not the route
+            ("/gradio_api/run/predict", 500, refusal, "GET")]:
+        sent = _through_direct_errors(path, status, chunks, method)
+        assert sent[0]["status"] == status, (path, chunks, method)
+        assert b"".join(m.get("body", b"") for m in sent[1:]) == b"".join(chunks)

@@ -22,7 +22,7 @@ from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
                          TabContext, available_tabs, body_limit, build_translator, closed_routes,
                          direct_errors, gradio_patches, lessons, resize_charts_on_select, shell,
-                         tab_id, zerogpu)
+                         tab_id, warm, zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -87,13 +87,19 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         # after a tab's listener waiting in the model group behind someone's long run
         shell.wire_header(demo, header, runtime, t)
         panel = lessons.build_panel(t)
+        banner = gr.Markdown(visible=False, elem_id="warm-banner")
+        banner_timer = gr.Timer(3.0)
+        demo.explorer_warm = warm.Warm()
+        for trigger in (demo.load, banner_timer.tick):
+            trigger(demo.explorer_warm.banner, [header.lang], [banner, banner_timer],
+                    api_visibility="private", queue=False)
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
                          tabs=tuple(tabs), views=Views())
         tab_blocks = []
         with gr.Tabs(elem_id="explorer-tabs"):
             for module in tabs:
                 with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}") as tab:
-                    ctx.place.update(tab=tab_id(module), section="")
+                    ctx.place.update(tab=tab_id(module), section="", title=module.TITLE)
                     module.build(ctx)
                 resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))
@@ -113,6 +119,8 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
                                 SessionGate(NEW_SESSIONS_PER_MINUTE,
                                             SESSIONS_PER_ADDRESS or max(1, STATE_SESSIONS // 2)))
     zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
+    # the first answers, kept once main() has run them (explorer/ui/warm.py)
+    demo.explorer_warm.install(demo, ctx.views, ctx.redraws, header.lang)
     return demo
 
 
@@ -184,9 +192,18 @@ def main() -> None:
     runtime = Runtime()
     print(f"[startup] models run on {runtime.device_label}", flush=True)
     zerogpu.preload_on_zerogpu(runtime)   # on ZeroGPU, every model before serving
-    # waited for at exit (up to 10 s): a load still in torch then would abort the process
-    start_worker(lambda: _warm_up(runtime), "warm-up")
     demo = build_app(runtime)
+    answers = demo.explorer_warm if os.environ.get("EXPLORER_WARM", "1") != "0" else None
+    if answers is not None:
+        answers.started = True   # the banner shows from the first page on
+
+    def warm_up() -> None:
+        _warm_up(runtime)
+        if answers is not None:
+            answers.run()   # every section's default answer, after the default model's load
+
+    # waited for at exit (up to 10 s): a load still in torch then would abort the process
+    start_worker(warm_up, "warm-up")
     demo.launch(
         # HOST/PORT first; Hugging Face Spaces set GRADIO_SERVER_NAME/PORT instead.
         server_name=os.environ.get("HOST") or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",

@@ -31,18 +31,48 @@ def _said(page) -> str:
     return page.locator("#lesson-said").inner_text().strip()
 
 
+def _plain(markdown: str) -> str:
+    return re.sub(r"[*`]", "", markdown).strip()
+
+
+# Gradio's progress timer ("0.3s", "processing | 1.2/5.0s") shown over a component while an
+# event that outputs to it runs: a digit, but no reading
+_TIMER = re.compile(r"^\s*(?:[^\n]*\|\s*)?\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)?s\s*$", re.MULTILINE)
+
+
+def _without_timer(said: str) -> str:
+    return _TIMER.sub("", said).strip()
+
+
 def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEOUT_S) -> str:
-    """The panel's said text once it quotes a run (not the waiting / running line, and not the
-    text it had before)."""
-    pending = {text("lesson.waiting", lang), text("lesson.running", lang)}
-    pending = {re.sub(r"[*]", "", p).strip() for p in pending}
+    """The panel's said text once it quotes a run: neither the waiting nor the running line,
+    no progress timer on it, and not the text it had before."""
+    pending = [_plain(text("lesson.waiting", lang)), _plain(text("lesson.running", lang))]
+    before = _without_timer(before)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        said = _said(page)
-        if said and said != before and said not in pending and re.search(r"\d", said):
+        said = _without_timer(_said(page))
+        if said and said != before and not any(p in said for p in pending) \
+                and "processing" not in said and re.search(r"\d", said):
             return said
         time.sleep(0.5)
     raise AssertionError(f"the panel quoted no run within {timeout_s} s; it says {_said(page)!r}")
+
+
+def wait_for_step(page, key: str, index: int, lang: str, timeout_ms: int = 60_000) -> str:
+    """The panel's progress line once it shows step index + 1 of the lesson (and its pending
+    overlay is gone)."""
+    lesson = LESSONS[key]
+    wanted = _plain(text("lesson.progress", lang, title=text(lesson.title, lang), step=index + 1,
+                         n=len(lesson.steps)))
+    progress = page.locator("#lesson-progress")
+    deadline = time.monotonic() + timeout_ms / 1000
+    while time.monotonic() < deadline:
+        shown = progress.inner_text()
+        if wanted in shown and "processing" not in shown:
+            return shown.strip()
+        time.sleep(0.25)
+    raise AssertionError(f"the panel shows {progress.inner_text()!r}, not {wanted!r}")
 
 
 def open_lesson(page, app_url: str, key: str, lang: str, step: int = 1) -> None:
@@ -61,8 +91,7 @@ def walk(page, app_url: str, key: str, lang: str, guesses: Optional[Mapping[int,
     said = ""
     for index, step in enumerate(lesson.steps):
         n = len(lesson.steps)
-        progress = page.locator("#lesson-progress")
-        progress.get_by_text(re.compile(rf"\b{index + 1}\b.*\b{n}\b")).wait_for(timeout=60_000)
+        shown = wait_for_step(page, key, index, lang)
         look = page.locator("#lesson-look").inner_text().strip()
         if step.predict is not None:
             guess = guesses.get(index + 1, step.predict.low + 1)
@@ -70,10 +99,10 @@ def walk(page, app_url: str, key: str, lang: str, guesses: Optional[Mapping[int,
             field.fill(str(guess))
             page.locator("#lesson-check").click()
         said = wait_for_reading(page, said if index else "", lang)
-        walked.append(Walked(index, progress.inner_text().strip(), look, said))
+        walked.append(Walked(index, shown, look, said))
         if index < n - 1:
             if keys:
-                page.locator("#lesson-progress").click()   # focus off any field
+                page.evaluate("document.activeElement && document.activeElement.blur()")
                 page.keyboard.press("ArrowRight")
             else:
                 page.locator("#lesson-next").click()

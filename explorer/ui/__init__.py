@@ -108,7 +108,7 @@ class TabContext:
         tab = gr.Tab(self.t(title_key), elem_id=elem_id or "section-" + title_key.replace(".", "-"))
         resize_charts_on_select(tab)
         self.sections.append((tab, title_key))
-        self.place["section"] = tab.elem_id
+        self.place.update(section=tab.elem_id, title=title_key)
         return tab
 
     def view(self, key: str, controls: Sequence[Any], *, run: Any = None, event: Any = None,
@@ -120,8 +120,12 @@ class TabContext:
 
         if self.views is None:
             return None
-        view = views_module.View(key=key, tab=self.place.get("tab", ""),
+        section = self.place.get("section", "")
+        before = sum(v.section == section and v.tab == self.place.get("tab", "")
+                     for v in self.views.items)
+        view = views_module.View(key=key, tab=self.place.get("tab", ""), suffix=f"-{before + 1}" if before else "",
                                  section=self.place.get("section", ""), controls=tuple(controls),
+                                 title=self.place.get("title", ""),
                                  run=run, event=event, state=state)
         views_module.add_link_row(self, view)
         return self.views.add(view)

@@ -80,7 +80,9 @@ def build(ctx: TabContext) -> None:
         claims = gr.Markdown(draw_claims(built_tabs, "en"), elem_id="claims-table")
         with gr.Accordion(t("about.claims_full"), open=False):
             gr.Markdown(CLAIMS_FILE.read_text(encoding="utf-8"))
-        ctx.redraw_on_language(gr.State(built_tabs), [claims], draw_claims)
+        claims_state = gr.State(built_tabs)
+        ctx.redraw_on_language(claims_state, [claims], draw_claims)
+        ctx.view("about.claims", [], state=claims_state)
     with ctx.section("about.section.card"):
         gr.Markdown(t("about.card_heading"))
         card = gr.Markdown(elem_id="model-card", latex_delimiters=LATEX)
@@ -92,9 +94,10 @@ def build(ctx: TabContext) -> None:
         # No forward pass here, so these events stay out of the "model" concurrency group.
         handler = functools.partial(show_card, ctx.runtime)
         outputs = [card, raw, licence, card_state]
-        ctx.demo.load(handler, [ctx.model, ctx.lang], outputs, api_visibility="private")
-        ctx.model.change(handler, [ctx.model, ctx.lang], outputs, api_visibility="private")
+        drawn = (ctx.demo.load(handler, [ctx.model, ctx.lang], outputs, api_visibility="private"),
+                 ctx.model.change(handler, [ctx.model, ctx.lang], outputs, api_visibility="private"))
         ctx.redraw_on_language(card_state, [card], model_card.summary)
+        ctx.view("about.card", [], event=drawn, state=card_state)
     # API only: the model card's numbers as data.
     @visitor_errors
     def info(model_name: str) -> dict:

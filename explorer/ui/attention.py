@@ -192,7 +192,7 @@ def build(ctx: TabContext) -> None:
     with ctx.section("attention.section.map"):
         layer, head = _build_map(ctx)
     with ctx.section("attention.section.groups"):
-        group_outputs = _build_groups(ctx)
+        group_outputs, groups_run = _build_groups(ctx)
     with ctx.section("attention.section.sinks"):
         _build_sinks(ctx)
     with ctx.section("attention.section.stream"):
@@ -201,8 +201,8 @@ def build(ctx: TabContext) -> None:
     with ctx.section("attention.section.rf"):
         reach = _build_receptive(ctx)
     with ctx.section("attention.section.lg"):
-        lg_outputs = _build_local_global(ctx)
-    _follow_model(ctx, layer, head, lg_outputs, reach, group_outputs)
+        lg_outputs, lg_run = _build_local_global(ctx)
+    _follow_model(ctx, layer, head, (lg_outputs, lg_run), reach, (group_outputs, groups_run))
 
 
 def _build_map(ctx: TabContext) -> tuple:
@@ -277,17 +277,20 @@ def head_of_model(value, config) -> bool:
     return value == "all" or (str(value).isdigit() and int(value) < config.n_heads)
 
 
-def _build_groups(ctx: TabContext) -> list:
-    """The grouped-query layout; returns its outputs, which follow the model picker."""
+def _build_groups(ctx: TabContext) -> tuple:
+    """The grouped-query layout; returns (its outputs, which follow the model picker, and its
+    redraw button)."""
     t = ctx.t
     gr.Markdown(t("attention.gqa_heading"))
+    # drawn on load and on a model change; the button redraws it (what a lesson step presses)
+    groups_run = gr.Button(t("attention.redraw"), size="sm", elem_id="attention-groups-run")
     groups_plot = gr.Plot(elem_id="attention-groups", show_label=False)
     groups_summary = gr.Markdown(elem_id="attention-groups-summary", latex_delimiters=LATEX)
     groups_data = gr.JSON(visible=False)
     groups_state = gr.State()
     ctx.redraw_on_language(groups_state, [groups_plot, groups_summary], draw_groups)
-    ctx.view("attention.groups", [], state=groups_state)
-    return [groups_plot, groups_summary, groups_data, groups_state]
+    ctx.view("attention.groups", [], run=groups_run, state=groups_state)
+    return [groups_plot, groups_summary, groups_data, groups_state], groups_run
 
 
 def _run_controls(t: Callable, run_key: str, prefix: str) -> tuple:
@@ -414,9 +417,11 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
     return reach
 
 
-def _build_local_global(ctx: TabContext) -> list:
-    """Local vs global layers; returns its outputs, which follow the model picker."""
+def _build_local_global(ctx: TabContext) -> tuple:
+    """Local vs global layers; returns (its outputs, which follow the model picker, and its
+    redraw button)."""
     gr.Markdown(ctx.t("attention.lg_heading"), latex_delimiters=LATEX)
+    lg_run = gr.Button(ctx.t("attention.redraw"), size="sm", elem_id="lg-run")
     lg_strip = gr.Plot(elem_id="lg-strip", show_label=False)
     lg_summary = gr.Markdown(elem_id="lg-summary")
     lg_plot = gr.Plot(elem_id="lg-plot", show_label=False)
@@ -424,14 +429,16 @@ def _build_local_global(ctx: TabContext) -> list:
     lg_data = gr.JSON(visible=False)
     lg_state = gr.State()
     ctx.redraw_on_language(lg_state, [lg_strip, lg_summary, lg_plot, lg_table], draw_costs)
-    ctx.view("attention.lg", [], state=lg_state)
-    return [lg_strip, lg_summary, lg_plot, lg_table, lg_data, lg_state]
+    ctx.view("attention.lg", [], run=lg_run, state=lg_state)
+    return [lg_strip, lg_summary, lg_plot, lg_table, lg_data, lg_state], lg_run
 
 
-def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_outputs: list) -> None:
+def _follow_model(ctx: TabContext, layer, head, lg: tuple, reach, grouped: tuple) -> None:
     """What the picked model decides, on load and on a model change: the layer / head ranges,
-    local vs global layers, the reach table and the head groups; the groups and local / global
-    sections are also API endpoints of their own."""
+    local vs global layers, the reach table and the head groups (`lg`, `grouped`: each
+    section's outputs and its redraw button); the groups and local / global sections are also
+    API endpoints of their own."""
+    (lg_outputs, lg_run), (group_outputs, groups_run) = lg, grouped
 
     def on_groups(model_name, lang):
         """Which query heads share which KV head in the selected model."""
@@ -471,7 +478,12 @@ def _follow_model(ctx: TabContext, layer, head, lg_outputs: list, reach, group_o
         drawn.append(controls)
         drawn.append(controls.then(on_groups, [ctx.model, ctx.lang], group_outputs,
                                    api_visibility="private", **ctx.model_event))
+    # each section's button redraws it for the picked model (what a lesson step on it presses)
+    redrawn_lg = lg_run.click(on_local_global, [ctx.model, ctx.lang], lg_outputs,
+                              api_visibility="private")
+    redrawn_groups = groups_run.click(on_groups, [ctx.model, ctx.lang], group_outputs,
+                                      api_visibility="private", **ctx.model_event)
     # what a lesson step on these two sections follows: they are drawn for the picked model
     if ctx.views is not None:
-        ctx.views.get("attention.lg").event = tuple(drawn[0::2])
-        ctx.views.get("attention.groups").event = tuple(drawn[1::2])
+        ctx.views.get("attention.lg").event = (*drawn[0::2], redrawn_lg)
+        ctx.views.get("attention.groups").event = (*drawn[1::2], redrawn_groups)

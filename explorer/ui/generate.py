@@ -417,6 +417,8 @@ def _build_calculator(ctx: TabContext) -> None:
         calc_tokens = gr.Number(value=32768, precision=0, minimum=1, label=t("generate.calc_tokens"))
         calc_bytes = gr.Dropdown([("fp16 / bf16 (2)", 2), ("fp32 (4)", 4), ("fp8 / int8 (1)", 1)],
                                  value=2, label=t("generate.calc_bytes"))
+        # the tables follow every change; the button recomputes them (what a lesson step presses)
+        calc_run = gr.Button(t("generate.calc_run"), size="sm", elem_id="gen-calc-run")
     calc_table = gr.Dataframe(interactive=False, wrap=True, elem_id="gen-calc-table",
                               column_widths=["12%", "8%", "14%", "9%", "6%", "9%", "9%", "10%", "23%"])
     gr.Markdown(t("generate.calc_variants"))
@@ -432,11 +434,11 @@ def _build_calculator(ctx: TabContext) -> None:
              ctx.demo.load(after_load, calc_inputs, calc_outputs, api_visibility="private",
                            **ctx.model_event),
              ctx.model.change(after_load, calc_inputs, calc_outputs, api_visibility="private",
-                              **ctx.model_event))
-    # drawn on every change: a link's values redraw it without a run button
+                              **ctx.model_event),
+             calc_run.click(calc, calc_inputs, calc_outputs, api_visibility="private"))
     ctx.view("generate.calculator", [views.control("tokens", calc_tokens, high=10**9),
                                      views.control("bytes", calc_bytes)],
-             event=drawn, state=calc_state)
+             run=calc_run, event=drawn, state=calc_state)
     ctx.redraw_on_language(calc_state, [calc_table, variants_table], draw_calculator)
 
 

@@ -90,27 +90,33 @@ def plan_of_step(lesson: Lesson, index: int) -> Plan:
 
 
 def control_updates(plan: Plan, views: Views, current_model: Any) -> list:
-    """Values for [model picker, *views.components()]: the plan's, skips elsewhere."""
+    """Values for [model picker, *views.components()]: the plan's view's controls at the plan's
+    values (the others at their defaults), skips for every other view's controls."""
     model = gr.update(value=plan.model) if plan.model and plan.model != current_model else gr.skip()
     chosen: dict[int, Any] = {}
     view = views.get(plan.view) if plan.view else None
     if view is not None:
+        # every control of the view: the plan's value or its default, so that a link or a step
+        # opens the same view whatever the page showed before
         for c in view.controls:
-            if c.name in plan.values:
-                chosen[id(c.component)] = plan.values[c.name]
+            chosen[id(c.component)] = plan.values.get(c.name, c.default)
     return [model] + [gr.update(value=chosen[id(c)]) if id(c) in chosen else gr.skip()
                       for c in views.components()]
 
 
-COMMAND_CHARS = 1000   # command_of's JSON: a section's ids and a nonce
+# command_of's JSON: a section's ids, a nonce and a link of at most MAX_QUERY_CHARS
+COMMAND_CHARS = MAX_QUERY_CHARS + 1000
 
 
-def command_of(plan: Plan, views: Views, run: Optional[bool] = None) -> str:
+def command_of(plan: Plan, views: Views, run: Optional[bool] = None, address: str = "") -> str:
+    """The page's part, as JSON: open `target`, press the button `run`, and show `address` (a
+    lesson step's link) in the address bar, so that the bar is always a link to what is shown."""
     view = views.get(plan.view) if plan.view else None
     if view is None:
-        return json.dumps({"target": "", "run": "", "nonce": _nonce()})
+        return json.dumps({"target": "", "run": "", "address": address, "nonce": _nonce()})
     go = plan.run if run is None else run
-    return json.dumps({"target": view.target, "run": view.run_id if go else "", "nonce": _nonce()})
+    return json.dumps({"target": view.target, "run": view.run_id if go else "",
+                       "address": address, "nonce": _nonce()})
 
 
 def _nonce() -> int:
@@ -133,7 +139,7 @@ def step_texts(state: Optional[dict], lang: str) -> tuple[str, str, bool, str]:
     look = text(step.look, lang, **fields)
     if step.predict is not None:
         look += "\n\n**" + text(step.predict.question, lang, **fields) + "**"
-    label = text("lesson.guess", lang, unit=step.predict.unit) if step.predict else ""
+    label = text("lesson.guess", lang, unit=unit_text(step.predict.unit, lang)) if step.predict else ""
     return progress, look, step.predict is not None, label
 
 
@@ -151,11 +157,17 @@ def said_text(state: Optional[dict], lang: str) -> str:
     lines = [text(step.said, lang, **fields)]
     if step.predict is not None and state.get("guess") is not None:
         measured = float(fields[step.predict.answer])
-        lines.append(comparison_text(compare(float(state["guess"]), measured), step.predict.unit, lang))
+        lines.append(comparison_text(compare(float(state["guess"]), measured),
+                                     unit_text(step.predict.unit, lang), lang))
         lines.append(text(step.predict.why, lang, **fields))
     if state["step"] == len(lesson.steps) - 1:
         lines.append(text("lesson.done", lang))
     return "\n\n".join(lines)
+
+
+def unit_text(unit: str, lang: str) -> str:
+    """A prediction's unit: a symbol as it is ("KiB", "%"), or a locale key ("lesson.unit.x")."""
+    return text(unit, lang) if unit.startswith("lesson.") else unit
 
 
 def _dots(index: int, n: int) -> str:
@@ -173,7 +185,11 @@ def panel_values(state: Optional[dict], lang: str) -> list:
     return [state, gr.update(visible=True), progress, look, gr.update(visible=asks), guess,
             said_text(state, lang), gr.update(interactive=state["step"] > 0),
             gr.update(interactive=state["step"] < n - 1),
-            f"?lesson={state['lesson']}&step={state['step'] + 1}"]
+            step_link(state["lesson"], state["step"])]
+
+
+def step_link(lesson_key: str, index: int) -> str:
+    return f"?lesson={lesson_key}&step={index + 1}"
 
 
 def panel_outputs(panel: Panel) -> list:
@@ -194,7 +210,7 @@ def go(lesson_key: Any, index: Any, lang: Any, current_model: Any, views: Views)
     state = {"lesson": lesson.key, "step": index, "guess": None, "fields": None}
     plan = plan_of_step(lesson, index)
     return [*panel_values(state, lang), *control_updates(plan, views, current_model),
-            command_of(plan, views)]
+            command_of(plan, views, address=step_link(lesson.key, index))]
 
 
 def moved(state: Any, delta: int, lang: Any, current_model: Any, views: Views) -> list:
@@ -244,7 +260,7 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
     note = gr.update(visible=False, value="")
     if plan.notes:
         notes = " ".join(text(key, lang, **fields) for key, fields in plan.notes)
-        note = gr.update(visible=True, value="⚠️ " + text("link.note", lang, notes=notes))
+        note = gr.update(visible=True, value="⚠ " + text("link.note", lang, notes=notes))
         gr.Warning(text("link.note", lang, notes=notes))   # a toast: the note's place may be scrolled away
     head = [gr.update(value=True) if plan.present else gr.skip(),
             gr.update(value=plan.lang) if plan.lang else gr.skip(), note]
@@ -343,6 +359,11 @@ HEAD = """
     try { command = JSON.parse(raw); } catch (error) { return; }
     if (!command || command.nonce === last) return;
     last = command.nonce;
+    if (command.address && /^\?lesson=[\w-]+&step=\d+$/.test(command.address)) {
+      history.replaceState(null, "", location.pathname + command.address);
+      const box = document.querySelector("#lesson-link textarea, #lesson-link input");
+      if (box) box.value = location.origin + location.pathname + command.address;
+    }
     if (command.target && window.explorerOpen) await window.explorerOpen(command.target);
     if (!command.run || !/^[\\w-]+$/.test(command.run)) return;
     for (let waited = 0; waited < 20000; waited += 100) {
@@ -355,9 +376,13 @@ HEAD = """
       await sleep(100);
     }
   };
+  document.addEventListener("click", (event) => {
+    const line = event.target.closest && event.target.closest("#lesson-progress");
+    if (line) document.getElementById("lesson-panel").classList.toggle("folded");
+  });
   document.addEventListener("keydown", (event) => {
     const panel = document.getElementById("lesson-panel");
-    if (!panel || panel.offsetParent === null || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (!panel || !panel.getClientRects().length || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
     const press = (id) => { const b = document.getElementById(id); if (b && !b.disabled) { b.click(); event.preventDefault(); } };

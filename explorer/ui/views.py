@@ -130,6 +130,8 @@ class View:
     tab: str                                # tab id ("attention")
     section: str                            # the section's elem_id
     controls: tuple[Control, ...]
+    title: str = ""                         # locale key of the section's (or tab's) title
+    suffix: str = ""                        # "-2" for a section's second view (two runs in one)
     run: Optional[Any] = None               # the button that runs the section (None: runs on load)
     event: Optional[Any] = None             # its run event (the lessons follow it with `.then`)
     state: Optional[Any] = None             # the gr.State holding its result
@@ -144,8 +146,9 @@ class View:
 
     @property
     def box_id(self) -> str:
-        """The elem_id of the view's link box: "link-<section elem_id>" (the exports read it)."""
-        return f"link-{self.section or 'tab-' + self.tab}"
+        """The elem_id of the view's link box: "link-<section elem_id>" (the exports read it;
+        a section's second view adds "-2")."""
+        return f"link-{self.section or 'tab-' + self.tab}{self.suffix}"
 
     @property
     def run_id(self) -> str:

@@ -138,6 +138,7 @@ STRINGS: dict[str, str] = {
     'attention.rf_tokens': 'tokens of the long text',
     'attention.seed': 'seed (replacement tokens)',
     'attention.rf_run': 'Probe the receptive field',
+    'attention.redraw': 'Redraw for the selected model',
     'attention.rf_summary': (
         '{n_tokens} tokens, windows per layer: {windows}; {batch} perturbed copies in '
         '{forwards} batched forwards (each with the original), {seconds:.1f} s. First layer '

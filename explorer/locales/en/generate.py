@@ -64,6 +64,7 @@ STRINGS: dict[str, str] = {
         'per token per layer, what GQA needs with $2.25$ KV heads (C6).'),
     'generate.calc_tokens': 'Context length (tokens)',
     'generate.calc_bytes': 'Bytes per element',
+    'generate.calc_run': 'Calculate',
     'generate.calc_variants': (
         '**MHA vs GQA vs MQA** of the Llama 3 8B shape (32 query heads): only the KV heads '
         'change, and the cache with them.'),

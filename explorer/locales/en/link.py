@@ -1,6 +1,6 @@
 """Links to a view (explorer/ui/views.py) and their notes, in English."""
 STRINGS = {
-    "link.copy": "🔗 Copy link",
+    "link.copy": "Copy link",
     "link.note": "This link could not be opened exactly as written: {notes} The rest of the view uses its defaults.",
     "link.too_long": "the link is too long or has too many parameters, so none was read.",
     "link.bad_model": "there is no model {value!r} here.",

@@ -32,4 +32,5 @@ STRINGS: dict[str, str] = {
     'shell.refused.sessions': (
         'Refused: {limit} new {limit:session was/sessions were} opened from your network address '
         'in the last minute, the most this server accepts. Try again in a minute.'),
+    'shell.warming': 'Warming up the first answers: {ready} of {n} sections ready (now: {next}). A section not ready yet answers by running, as usual.',
 }

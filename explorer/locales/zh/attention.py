@@ -120,6 +120,7 @@ STRINGS: dict[str, str] = {
     'attention.rf_tokens': '长文本的 token 数',
     'attention.seed': '随机种子（替换 token）',
     'attention.rf_run': '探测感受野',
+    'attention.redraw': '为所选模型重新绘制',
     'attention.rf_summary': (
         '{n_tokens} 个 token，各层窗口：{windows}；{batch} 份扰动副本分 {forwards} 次批量前向'
         '（每批都带原文），耗时 {seconds:.1f} 秒。最先发生变化的层，实测与规则对比：**{total} 个距离中有 {agree} '

@@ -60,6 +60,7 @@ STRINGS: dict[str, str] = {
         '$4.5\\,d_{head} = 576$ 个元素，相当于 $2.25$ 个 KV 头的 GQA（C6）。'),
     'generate.calc_tokens': '上下文长度（token 数）',
     'generate.calc_bytes': '每个元素的字节数',
+    'generate.calc_run': '计算',
     'generate.calc_variants': (
         '**MHA、GQA 与 MQA**：同一个 Llama 3 8B 结构（32 个查询头），只改变 KV 头数，'
         '缓存随之变化。'),

@@ -1,6 +1,6 @@
 """指向某个视图的链接（explorer/ui/views.py）及其提示，中文。"""
 STRINGS = {
-    "link.copy": "🔗 复制链接",
+    "link.copy": "复制链接",
     "link.note": "此链接无法完全按原样打开：{notes} 视图的其余部分使用默认值。",
     "link.too_long": "链接过长或参数过多，因此未读取任何参数。",
     "link.bad_model": "这里没有名为 {value!r} 的模型。",

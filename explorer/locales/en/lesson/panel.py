@@ -7,7 +7,7 @@ STRINGS = {
     "lesson.next": "Next ▶",
     "lesson.exit": "✕ Leave the lesson",
     "lesson.progress": "**{title}** · step {step} of {n}",
-    "lesson.running": "⏳ Running this step on the page… the numbers below come from your run.",
+    "lesson.running": "Running this step on the page… the numbers below come from your run.",
     "lesson.waiting": "Press the section's run button (or **Run**) to see your numbers.",
     "lesson.guess": "Your prediction ({unit})",
     "lesson.check": "Run and compare",
@@ -18,6 +18,6 @@ STRINGS = {
     "lesson.compare_same": "You guessed **{guess} {unit}**; your run measured exactly that. {closeness}",
     "lesson.close": "Within 5%: well predicted.",
     "lesson.ratio": "Your guess was {ratio}× the measured value.",
-    "lesson.done": "🎓 End of the lesson. Pick another from **Lessons** above, or explore on your own.",
-    "lesson.copy": "🔗 Link to this step",
+    "lesson.done": "End of the lesson. Pick another from **Lessons** above, or explore on your own.",
+    "lesson.copy": "Link to this step",
 }

@@ -7,7 +7,7 @@ STRINGS = {
     "lesson.next": "下一步 ▶",
     "lesson.exit": "✕ 离开课程",
     "lesson.progress": "**{title}** · 第 {step} 步，共 {n} 步",
-    "lesson.running": "⏳ 正在本页面上运行这一步……下面的数字来自你的运行。",
+    "lesson.running": "正在本页面上运行这一步……下面的数字来自你的运行。",
     "lesson.waiting": "按下该部分的运行按钮（或**运行并比较**）以查看你的数字。",
     "lesson.guess": "你的预测（{unit}）",
     "lesson.check": "运行并比较",
@@ -18,6 +18,6 @@ STRINGS = {
     "lesson.compare_same": "你猜的是 **{guess} {unit}**；你的运行测得的正是这个值。{closeness}",
     "lesson.close": "误差在 5% 以内：预测得很好。",
     "lesson.ratio": "你的猜测是测量值的 {ratio} 倍。",
-    "lesson.done": "🎓 课程结束。可以从上方的**课程**中选择另一个，或者自己探索。",
-    "lesson.copy": "🔗 本步骤的链接",
+    "lesson.done": "课程结束。可以从上方的**课程**中选择另一个，或者自己探索。",
+    "lesson.copy": "本步骤的链接",
 }

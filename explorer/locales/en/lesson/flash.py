@@ -1,0 +1,14 @@
+"""The FlashAttention lesson (explorer/lessons/flash.py), in English."""
+STRINGS = {
+    "lesson.flash.title": "FlashAttention",
+    "lesson.flash.summary": "Exact attention in tiles: what it skips, why nothing is approximated, and the memory traffic it saves.",
+    "lesson.flash.unit": "tiles",
+    "lesson.flash.s1.look": "FlashAttention cuts the n × n score matrix into tiles of {bq} queries × {bk} keys and computes them one at a time on chip, with an online softmax. Here one real head runs on **{n} tokens**; the middle chart plays the tile schedule. Under the causal mask some tiles hold no visible key at all.",
+    "lesson.flash.s1.ask": "With n = {n}, query tiles of {bq} and key tiles of {bk}, under the causal mask: how many tiles does FlashAttention skip?",
+    "lesson.flash.s1.said": "Layer {layer}, head {head}: **{tiles} tiles**, of which **{answer} skipped**, {partial} computed with the mask inside and {full} in full; the engine skipped exactly the tiles the mask empties: {match}. The tiled output equals the naive one to **{diff:.1e}** (at most {tol:.0e}: {exact}). Row {row}'s running max rose {rises} time(s) and its output still equals the full softmax: {online}.",
+    "lesson.flash.s1.why": "Why: {qb} query blocks × {kb} key blocks = {tiles} tiles. A tile is empty under the causal mask when its first key comes after its last query: key block j starts at j·{bk}, query block i ends at (i+1)·{bq} − 1. Counted per query block: {per_block} = {answer}. The {partial} tiles that the diagonal crosses are computed with the mask applied inside.",
+    "lesson.flash.s2.look": "It is **not an approximation**. This check runs the tiled path, the naive path and PyTorch's SDPA on random inputs across lengths, tile sizes that do not divide n, and four masks.",
+    "lesson.flash.s2.said": "**{cases} cases** (n = {ns}; {blocks} tile sizes; {masks} masks): the tiled output differs from the naive one by at most **{tn:.1e}** and from SDPA by {ts:.1e}; {off} case(s) past {tol:.0e}: {verdict}. The differences are float32 rounding: the same terms summed in another order.",
+    "lesson.flash.s3.look": "What FlashAttention saves is **memory traffic**, not arithmetic: the naive path writes the n × n scores and probabilities to slow memory and reads them back; the tiled path writes only the n × d output. The charts count the bytes moved and measure the extra memory against n.",
+    "lesson.flash.s3.said": "At n = {n} (d = {d}, tiles {bq} × {bk}) the naive path moves **{naive_mb:.2f} MB** to and from slow memory, the tiled path **{tiled_mb:.2f} MB**: {ratio:.1f}× less. What each writes back grows as n^{w_naive:.2f} and n^{w_tiled:.2f}. The extra memory measured on this machine from n = {m0} to {m1} grows as **n^{mem_naive:.2f}** for the naive path and **n^{mem_tiled:.2f}** for the tiled one (C16 asks at least {quadratic} and at most {linear}): {verdict}.",
+}

@@ -1,0 +1,14 @@
+"""The RoPE lesson (explorer/lessons/rope.py), in English."""
+STRINGS = {
+    "lesson.rope.title": "RoPE: rotary positions",
+    "lesson.rope.summary": "Each pair of dimensions turns at its own speed; the score depends only on the distance; what the base changes.",
+    "lesson.rope.unit": "tokens",
+    "lesson.rope.s1.look": "RoPE turns every pair of dimensions of q and k by an angle proportional to the position, each pair at its own frequency θᵢ = base^(−2i/d). The left chart shows θ per pair for four bases, the right one the **wavelength**: how many tokens a pair needs for one full turn, against the context (dashed).",
+    "lesson.rope.s1.ask": "At your model's own base, how many tokens does the slowest pair need for one full turn?",
+    "lesson.rope.s1.said": "At base **{base}** ({title}: head dimension {head_dim}, {pairs} pairs), **{full} of {pairs} pairs** make a full turn within {context} tokens and {never} never do. The slowest pair turns once every **{answer:,.0f} tokens**. The largest base ({high}) against the smallest ({low}) leaves pair 0 as it is (θ₀ ratio {theta0:.6f}) and slows {slowed} of the {n} other pairs: {verdict}.",
+    "lesson.rope.s1.why": "Why: pair i turns by θᵢ = base^(−2i/d) per token. The slowest is the last pair, i = {last}: θ = {base}^(−{exponent:.4f}) = {theta:.3g} rad per token, so one turn takes 2π/θ = {answer:,.0f} tokens, {times:.1f}× the context of {context}. Pair 0 always turns 1 rad per token (base⁰ = 1), whatever the base.",
+    "lesson.rope.s2.look": "Now the model's **real q and k**, captured before RoPE. The same q and k are placed at every pair of positions (m, n) and their score drawn: if the score depends only on n − m, every diagonal of the left map is constant. The right map rotates **only q**.",
+    "lesson.rope.s2.said": "Layer {layer}, head {head}: the q of token {q_token} and the k of token {k_token}, placed at {n} × {n} positions. Both rotated, the largest spread along a diagonal is **{both:.1e}** of the largest score (at most {tol:.0e}: {toeplitz}); ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ to {identity:.1e} ({identity_ok}); our rotation reproduces the model's own q and k: {reproduces}. Only q rotated, the diagonals spread by **{one:.3f}** of the largest score, {ratio:.1e}× more: absolute position is left in the score ({absolute}).",
+    "lesson.rope.s3.look": "A larger base slows the pairs, so far positions alias less. Does changing the base of a trained model help it? Here the real model reads the same text with its base replaced on every layer; lower **perplexity** is better.",
+    "lesson.rope.s3.said": "Over {tokens} tokens the model as trained has perplexity **{ppl0:.2f}**. With the base changed (perplexity, its ratio to the trained one over the whole text and over the last quarter): {changed}. Every change raises it by at least {rise:.0f}%: {verdict}. The base alone is not long context: the model has to be trained (or tuned) with it.",
+}

@@ -1,0 +1,13 @@
+"""The attention sinks and StreamingLLM lesson (explorer/lessons/sinks_streaming.py), in English."""
+STRINGS = {
+    "lesson.sinks.title": "Attention sinks and StreamingLLM",
+    "lesson.sinks.summary": "Where heads put the weight they have no use for, and why a sliding cache must keep the first tokens.",
+    "lesson.sinks.s1.look": "The grid shows, for every layer (rows) and head (columns), the share of attention that queries put on the **first token** of a {tokens}-token text. Softmax weights must sum to 1. Predict before the run.",
+    "lesson.sinks.s1.ask": "In the later half of the layers, what share of their attention (in %) do the heads put on the first token, on average?",
+    "lesson.sinks.s1.said": "In layers {later} to {last} the heads put **{answer:.1f}%** of their attention on token 0; uniform attention over the keys they see would give it {uniform:.1f}%. **{k} of {n} heads** ({share:.0f}%) put at least {factor:g}× the uniform share there: sink heads; the sink is there when at least {need:.0f}% are: {verdict}.",
+    "lesson.sinks.s1.why": "Why: a query row from position {first_query} on sees q + 1 keys, so uniform attention gives token 0 only 1 / (q + 1), {uniform:.1f}% on average over the rows. The heads put {ratio:.0f}× that there: a head with nothing useful to look at must still spend its weight (the row sums to 1), and the model learned to park it on the first token, which every query can see.",
+    "lesson.sinks.s2.look": "The map of layer {layer} under a **sinks mask**: each query sees the last {window} tokens and the first {sinks} (the sinks), nothing in between. The mask on the right shows the visible keys; look at the first column of the map.",
+    "lesson.sinks.s2.said": "In the {rows} rows past the window, where token 0 is visible only as a sink, the heads of layer {layer} put **{first:.1f}%** of their attention on it, against {uniform:.1f}% for uniform attention over the {window} + {sinks} keys they see. The evicted keys got exactly 0 (largest hidden probability {masked_max:g}): {verdict}.",
+    "lesson.sinks.s3.look": "StreamingLLM on the first {tokens} tokens of a long text: a full cache, a **window of {window}** alone (the first tokens evicted), and {sinks} **sinks + the window**. The chart plots the perplexity along the text; the dotted line marks the window.",
+    "lesson.sinks.s3.said": "Past token {past}, the full cache scores a perplexity of **{full:.1f}**. The window alone: **{window_ppl:.1f}**, {window_ratio:.1f}× worse (at least {collapse:g}× counts as falling apart: {collapses}). Keeping {sinks} sinks: **{sinks_ppl:.1f}**, {sinks_ratio:.2f}× the full cache, closing {closed:.0f}% of the gap. Evicting the first tokens hurts and the sinks bring it back: {verdict}.",
+}

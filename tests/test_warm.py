@@ -1,0 +1,82 @@
+"""Instant first answers (explorer/ui/warm.py): a section's default answer, computed once in the
+background, is what a press with the default inputs gets at once, in either language; any other
+press runs as always; the Generate run and per-visitor handlers are never kept."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+
+def _rounded(summary: str) -> str:
+    """A summary without its round-off residuals (1e-15 and 0.0e+00 are both "nothing")."""
+    return re.sub(r"\d\.\de[-+]\d+", "~0", summary)
+
+from explorer.ui import warm as warm_module
+
+
+@pytest.fixture(scope="module")
+def fold_job(full_app):
+    warm = full_app.explorer_warm
+    job = next(j for j in warm.jobs if j.key == "arch.fold")
+    solo = warm_module.Warm(jobs=[job])
+    solo.kept = warm.kept          # the app's own cache, filled for this one job
+    solo.lock = warm.lock
+    solo.run()
+    assert not job.failed and job.seconds is not None
+    return job
+
+
+def test_generate_and_state_reading_handlers_are_not_warmed(full_app):
+    keys = {job.key for job in full_app.explorer_warm.jobs}
+    assert "generate.run" not in keys
+    assert {"attention.map", "flash.schedule", "arch.fold", "claims.board"} <= keys
+    for job in full_app.explorer_warm.jobs:
+        assert warm_module._warmable(job.block_fn, full_app.explorer_warm_lang if hasattr(
+            full_app, "explorer_warm_lang") else job.block_fn.inputs[job.lang_at])
+
+
+def test_a_default_press_gets_the_kept_answer_at_once(fold_job, full_app):
+    wrapped = fold_job.block_fn.fn
+    started = time.perf_counter()
+    kept = wrapped(*fold_job.defaults)
+    assert time.perf_counter() - started < 0.05
+    assert kept is full_app.explorer_warm.kept[("arch.fold", "en")]
+    # the same numbers a live run computes (the run is deterministic)
+    live = fold_job.original(*fold_job.defaults)
+    assert _rounded(kept[1]) == _rounded(live[1])   # the summary text, every number in it
+
+
+def test_chinese_is_drawn_from_the_same_result(fold_job):
+    args = list(fold_job.defaults)
+    args[fold_job.lang_at] = "zh"
+    kept = fold_job.block_fn.fn(*args)
+    live = fold_job.original(*args)
+    assert _rounded(kept[1]) == _rounded(live[1])
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in kept[1])
+    assert kept[2] is fold_job.block_fn.fn(*fold_job.defaults)[2]   # one result, two drawings
+
+
+def test_any_other_input_runs_live(fold_job):
+    args = list(fold_job.defaults)
+    position = next(i for i, c in enumerate(fold_job.block_fn.inputs)
+                    if getattr(c, "elem_id", "") == "arch-fold-positions")
+    args[position] = 256
+    other = fold_job.block_fn.fn(*args)
+    assert other[2] is not fold_job.block_fn.fn(*fold_job.defaults)[2]
+    assert other[1] != fold_job.block_fn.fn(*fold_job.defaults)[1]
+
+
+def test_the_banner_counts_sections_and_stops_its_timer():
+    job = warm_module._Job("x", None, None, [], 0)
+    warm = warm_module.Warm(jobs=[job])
+    banner, timer = warm.banner("en")
+    assert banner["visible"] is False           # not started (tests, EXPLORER_WARM=0)
+    warm.started = True
+    banner, timer = warm.banner("zh")
+    assert banner["visible"] and "0" in banner["value"] and "1" in banner["value"]
+    assert timer.active
+    warm.finished = True
+    banner, timer = warm.banner("en")
+    assert banner["visible"] is False and timer.active is False

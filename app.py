@@ -20,9 +20,9 @@ from explorer.runtime import Runtime
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
-                         TabContext, available_tabs, body_limit, build_translator, exports,
-                         gradio_patches, lessons, resize_charts_on_select, shell, tab_id, warm,
-                         zerogpu)
+                         TabContext, available_tabs, body_limit, build_translator, closed_routes,
+                         direct_errors, exports, gradio_patches, lessons, resize_charts_on_select,
+                         shell, tab_id, warm, zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -67,6 +67,9 @@ STATE_SESSIONS = 200
 # start; a classroom behind one NAT may need more.
 NEW_SESSIONS_PER_MINUTE = int(os.environ.get("EXPLORER_NEW_SESSIONS_PER_MINUTE", "120"))
 SESSIONS_PER_ADDRESS = int(os.environ.get("EXPLORER_SESSIONS_PER_ADDRESS", "0")) or None
+# Gradio's temporary files (a component's file output, a cached example) older than an hour are
+# deleted every 10 minutes, and all of them when the server stops: (every, age) in seconds.
+DELETE_CACHE = (600, 3600)
 # Gradio runs each queued event in a worker thread (a Generate stream holds one while it waits
 # for its next token), and the events of queue=False (Stop, tab titles) in the same pool: one
 # thread for each event the groups let run at once, plus a margin for those.
@@ -77,7 +80,7 @@ MAX_THREADS = sum(group.concurrency for group in GROUPS.values()) + UNQUEUED_THR
 def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.Blocks:
     tabs = available_tabs(tab_modules)
     t = build_translator(tabs)
-    with gr.Blocks(title="Transformer Explorer", analytics_enabled=False) as demo:
+    with gr.Blocks(title="Transformer Explorer", analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:
         header = shell.build_header(runtime, t)
         # before the tabs: the page runs the listeners of one change in the order registered,
         # each to its end, and the header's load (with its progress bar) goes first, not
@@ -145,8 +148,11 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # show their message instead of a generic "the upstream app raised an exception"
         "show_error": True,
         # a body over 1 MiB is refused (413) before Gradio reads or parses it
-        # and one route of our own: the plotly.js that exported HTML files inline (ui/exports.py)
-        "app_kwargs": {"middleware": body_limit.middleware() + exports.middleware()},
+        # Gradio's deep-link route, which would write a file per session, answers 404; a
+        # handler's refusal in words on the direct route answers 400, not 500; and one route of
+        # our own: the plotly.js that exported HTML files inline (ui/exports.py)
+        "app_kwargs": {"middleware": closed_routes.middleware() + direct_errors.middleware()
+                       + body_limit.middleware() + exports.middleware()},
     }
 
 

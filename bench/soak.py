@@ -1,10 +1,16 @@
 """Mixed traffic against the app for a given time: runs, Stops, cancels, dropped connections,
 model and language switches; memory sampled along the way.
 
-    .venv/bin/python -m bench.soak --minutes 30 --json soak.json
+    .venv/bin/python -m bench.soak --minutes 120 --json soak.json     # the classroom day (issue 27)
+    .venv/bin/python -m bench.soak --minutes 10 --generators 12        # its first 10 minutes
 
-The app is served in-process on a free port with its real Runtime (both models). Two visitors
-send requests one after the other, each picked at random (seeded) from:
+The app is served in-process on a free port with its real Runtime (both models). Classroom
+load: `--generators` clients (default 12) each generate continuously, every prompt distinct
+(its client and its count in it); one client calls every public endpoint of the app in turn
+with its API defaults (every tab's, read from view_api, so a new one is included); one opens
+pages (GET / and /config, then the page's load events by fn_index, as a browser does) and
+leaves them; and `--visitors` (default 2) send requests one after the other, each picked at
+random (seeded) from:
 - a short generation (8 tokens) on either model, in either language;
 - a generation stopped after a few tokens by Stop (/stop, as the browser does),
   cancelled by the client (job.cancel(), a closed tab), or dropped: its connection closed
@@ -19,7 +25,10 @@ not growth. Reported: requests by kind and their errors, the slopes (least squar
 samples after the first quarter, MB per minute) of RSS, RssFile and the live heap, the
 sessions Gradio holds (each with its gr.State) against the cap, the weights' size (RssFile's
 ceiling), files in Gradio's temp folder at the start and end, and the queue at the end
-(events waiting or running; must be 0).
+(events waiting or running; must be 0). Gradio's per-session bookkeeping (sessions held, the
+queue's per-session message queues and event-id sets) and the temp folder's files and bytes are
+sampled with the RSS; their maxima and ends are reported. The slopes are also given after
+`--settle-minutes` (default 10, or a quarter of a shorter run).
 """
 from __future__ import annotations
 
@@ -69,9 +78,100 @@ def weights_mb(runtime, models) -> float:
     return round(total / MB, 1)
 
 
-def temp_files() -> int:
-    folder = Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
+def temp_folder(demo=None) -> Path:
+    """The served app's temp folder (Gradio's uploaded_file_dir), else Gradio's default."""
+    served = getattr(getattr(demo, "server_app", None), "uploaded_file_dir", None)
+    return Path(served or os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")
+
+
+def temp_files(demo=None) -> int:
+    folder = temp_folder(demo)
     return sum(1 for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def temp_bytes(demo=None) -> int:
+    folder = temp_folder(demo)
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+TOPICS = ["attention heads", "the KV cache", "rotary position embeddings", "a mixture of experts",
+          "layer normalisation", "FlashAttention's tiling", "sampling temperature", "tokenizers"]
+
+
+def generator(url: str, index: int, until: float, counts: dict, lock: threading.Lock,
+              models: list) -> None:
+    """One classroom client generating continuously, each prompt its own."""
+    from gradio_client import Client
+
+    n = 0
+    while time.monotonic() < until:
+        n += 1
+        prompt = f"Student {index}, question {n}: explain {TOPICS[(index + n) % len(TOPICS)]} in one sentence."
+        error = None
+        try:
+            client = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
+            try:
+                client.predict(model_name=models[0], lang="en" if index % 3 else "zh", prompt=prompt,
+                               n_new=24, compare_value=False, check_value=False, api_name="/generate")
+            finally:
+                client.close()
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {str(exc)[:120]}"
+        _count(counts, lock, "classroom generate", error)
+
+
+def endpoint_walker(url: str, until: float, counts: dict, lock: threading.Lock) -> None:
+    """Every public endpoint of the app in turn with its API defaults, round after round."""
+    import httpx
+
+    from bench.fuzz import call, default_args, endpoints_of
+
+    endpoints = endpoints_of(url)
+    with httpx.Client() as http:
+        while time.monotonic() < until:
+            for name, parameters in endpoints.items():
+                if time.monotonic() >= until:
+                    break
+                answer = call(http, url, name, default_args(parameters), timeout=700)
+                # a refusal in words (a rate limit, a busy loop) is an answer; no answer is not
+                failed = answer.status in ("transport", "timeout", "unsent") or answer.status.startswith("http 5")
+                _count(counts, lock, f"endpoint {name}",
+                       f"{answer.status}: {(answer.message or '')[:120]}" if failed else None)
+
+
+def page_loader(url: str, demo, until: float, counts: dict, lock: threading.Lock) -> None:
+    """A browser opening the page and leaving: the HTML, the config, and the page's load
+    events by fn_index (the queue's join and stream, as the page runs them); then nothing more."""
+    import httpx
+
+    from bench.fuzz_all import _page_value, call_fn, events_of
+
+    loads = [e for e in events_of(demo) if any(t[1] == "load" for t in demo.fns[e.fn_index].targets)]
+    with httpx.Client() as http:
+        while time.monotonic() < until:
+            error = None
+            try:
+                for path in ("", "config"):
+                    if http.get(url + path, timeout=60).status_code != 200:
+                        error = f"GET /{path} failed"
+                for event in loads:
+                    answer = call_fn(http, url, event, [_page_value(b) for b in event.blocks], timeout=120)
+                    if answer.status in ("transport", "timeout", "closed") or answer.status.startswith("http 5"):
+                        error = f"load fn {event.fn_index}: {answer.status}"
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {str(exc)[:120]}"
+            _count(counts, lock, "page load", error)
+            time.sleep(2)
+
+
+def _count(counts: dict, lock: threading.Lock, kind: str, error: Optional[str]) -> None:
+    with lock:
+        entry = counts.setdefault(kind, {"requests": 0, "errors": 0, "examples": []})
+        entry["requests"] += 1
+        if error:
+            entry["errors"] += 1
+            if len(entry["examples"]) < 3:
+                entry["examples"].append(error)
 
 
 def queue_size(demo) -> int:
@@ -142,13 +242,7 @@ def visitor(url: str, models: list, seed: int, until: float, counts: dict, lock:
             one_request(url, kind, rng.choice(models), rng.choice(["en", "zh"]), rng, payloads)
         except Exception as exc:  # counted, not fatal: the soak reports them
             error = f"{type(exc).__name__}: {str(exc)[:120]}"
-        with lock:
-            entry = counts.setdefault(kind, {"requests": 0, "errors": 0, "examples": []})
-            entry["requests"] += 1
-            if error:
-                entry["errors"] += 1
-                if len(entry["examples"]) < 3:
-                    entry["examples"].append(error)
+        _count(counts, lock, kind, error)
 
 
 def per_kind(url: str, demo, models: list, payloads: dict, n: int, seed: int = 0) -> dict:
@@ -180,7 +274,13 @@ def per_kind(url: str, demo, models: list, payloads: dict, n: int, seed: int = 0
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--visitors", type=int, default=2)
+    parser.add_argument("--visitors", type=int, default=2, help="clients of the mixed kinds")
+    parser.add_argument("--generators", type=int, default=12,
+                        help="classroom clients generating continuously, distinct prompts")
+    parser.add_argument("--no-walker", action="store_true", help="no client calling every endpoint")
+    parser.add_argument("--no-pages", action="store_true", help="no client opening pages")
+    parser.add_argument("--settle-minutes", type=float, default=10.0,
+                        help="slopes after this many minutes too (a quarter of a shorter run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sessions", type=int, help="override app.STATE_SESSIONS (the session cap)")
     parser.add_argument("--models", type=lambda text: text.split(","),
@@ -211,7 +311,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             Path(args.json).write_text(json.dumps(result, indent=1))
         print(json.dumps(result))
         return 0
-    files_start = temp_files()
+    from bench.fuzz import queue_records
+
+    files_start, bytes_start = temp_files(demo), temp_bytes(demo)
     counts: dict = {}
     lock = threading.Lock()
     start = time.monotonic()
@@ -219,6 +321,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     threads = [threading.Thread(target=visitor, args=(url, models, args.seed + i, until, counts, lock,
                                                       payloads),
                                 daemon=True) for i in range(args.visitors)]
+    threads += [threading.Thread(target=generator, args=(url, i, until, counts, lock, models), daemon=True)
+                for i in range(args.generators)]
+    if not args.no_walker:
+        threads.append(threading.Thread(target=endpoint_walker, args=(url, until, counts, lock), daemon=True))
+    if not args.no_pages:
+        threads.append(threading.Thread(target=page_loader, args=(url, demo, until, counts, lock), daemon=True))
+    bookkeeping = []   # (t, sessions, queue message queues, queue id sets, temp files, temp bytes)
     for t in threads:
         t.start()
     samples, parts, live, sessions = [], [], [], []
@@ -230,6 +339,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         part = rss_parts_mb()
         parts.append((now, part.get("RssAnon", 0.0), part.get("RssFile", 0.0)))
         sessions.append((now, len(demo.state_holder.session_data)))
+        records = queue_records(demo)
+        bookkeeping.append((now, len(demo.state_holder.session_data), records["queue_message_queues"],
+                            records["queue_id_sets"], temp_files(demo), temp_bytes(demo)))
         if now >= next_live:
             live.append((now, live_anon_mb()))
             next_live = now + 60
@@ -248,8 +360,26 @@ def main(argv: Optional[list[str]] = None) -> int:
         value = slope_mb_per_min([p for p in points if p[0] >= now / 4])
         return None if value is None else round(value, 2)
 
+    settle = min(60 * args.settle_minutes, now / 4)
+
+    def settled_slope(points):
+        value = slope_mb_per_min([p for p in points if p[0] >= settle])
+        return None if value is None else round(value, 2)
+
+    records = queue_records(demo)
     result = {
         "minutes": round((time.monotonic() - start) / 60, 2),
+        "clients": {"generators": args.generators, "visitors": args.visitors,
+                    "endpoint_walker": not args.no_walker, "page_loader": not args.no_pages},
+        "errors": sum(entry["errors"] for entry in counts.values()),
+        "settle_minutes": round(settle / 60, 2),
+        "rss_slope_after_settle_mb_per_min": settled_slope(samples),
+        "live_anon_slope_after_settle_mb_per_min": settled_slope(live),
+        "queue_message_queues_max": max((b[2] for b in bookkeeping), default=0),
+        "queue_id_sets_max": max((b[3] for b in bookkeeping), default=0),
+        "queue_records_end": records,
+        "temp_bytes_start": bytes_start, "temp_bytes_max": max((b[5] for b in bookkeeping), default=0),
+        "temp_bytes_end": temp_bytes(demo),
         "requests": counts,
         "rss_start_mb": round(samples[0][1], 1), "rss_end_mb": round(samples[-1][1], 1),
         "rss_max_mb": round(max(r for _, r in samples), 1),
@@ -265,7 +395,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         else round(slope_mb_per_min([p for p in live if p[0] >= now / 2]), 2),
         "weights_mb": weights_mb(runtime, models),
         "sessions_held_max": max((n for _, n in sessions), default=0),
-        "temp_files_start": files_start, "temp_files_end": temp_files(),
+        "temp_files_start": files_start, "temp_files_end": temp_files(demo),
         "queue_end": queue_size(demo),
         "sessions_held_end": len(demo.state_holder.session_data),
         "session_cap": demo.state_session_capacity,
@@ -274,7 +404,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     demo.close()
     if args.json:
         Path(args.json).write_text(json.dumps({**result, "rss_samples": samples, "rss_parts": parts,
-                                               "live_anon": live, "sessions": sessions}, indent=1))
+                                               "live_anon": live, "sessions": sessions,
+                                               "bookkeeping": bookkeeping}, indent=1))
     print(json.dumps(result, ensure_ascii=False))
     return 0 if result["queue_end"] == 0 and result["generate_workers_end"] == 0 else 1
 

@@ -116,7 +116,8 @@ def build(ctx: TabContext) -> None:
     with ctx.section("arch.norm.heading"):
         gr.Markdown(t("arch.norm.explain"), latex_delimiters=LATEX)
         with gr.Row():
-            depths = gr.Textbox(DEFAULT_DEPTHS, label=t("arch.norm.depths"), scale=3, elem_id="arch-norm-depths")
+            depths = gr.Textbox(DEFAULT_DEPTHS, label=t("arch.norm.depths"), scale=3,
+                                max_length=norm_placement.MAX_DEPTHS_CHARS, elem_id="arch-norm-depths")
             init_run = gr.Button(t("arch.norm.run"), variant="primary", scale=1, elem_id="arch-norm-run")
         init_text = gr.Markdown(elem_id="arch-norm-text")
         init_plot = gr.Plot(elem_id="arch-norm-plot", show_label=False)
@@ -124,7 +125,7 @@ def build(ctx: TabContext) -> None:
         event = init_run.click(visitor_errors(init_gradients), [ctx.lang, depths],
                                [init_plot, init_text, init_state],
                                api_name="architecture_norm_init", **ctx.model_event)
-        ctx.view("arch.norm", [views.control("depths", depths, max_chars=100)], run=init_run,
+        ctx.view("arch.norm", [views.control("depths", depths)], run=init_run,
                  event=event, state=init_state)
         ctx.redraw_on_language(init_state, [init_plot, init_text], draw_init)
 

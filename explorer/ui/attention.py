@@ -14,8 +14,9 @@ from typing import Callable, Generator
 import gradio as gr
 
 from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
-    receptive_field as rf, sinks, streaming
+    max_tokens, receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
+from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.ui import LATEX, TabContext, keep_or_reset, views, visitor_errors
 from explorer.ui.stopping import Stops
 
@@ -210,6 +211,7 @@ def _build_map(ctx: TabContext) -> tuple:
     gr.Markdown(t("attention.intro"), latex_delimiters=LATEX)
     with gr.Row():
         prompt = gr.Textbox(DEFAULT_PROMPT, label=t("attention.prompt"), lines=2, scale=4,
+                            max_length=max_tokens(ctx.runtime.device) * CHARS_PER_TOKEN_BOUND,
                             elem_id="attention-prompt")
         n_generate = gr.Slider(0, maps.MAX_GENERATED, value=0, step=1, label=t("attention.generate"),
                                scale=1, elem_id="attention-generate")

@@ -13,6 +13,7 @@ from explorer.flash import capture as flash_capture
 from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
+from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.ui import TabContext, load_or_error, visitor_errors
 from explorer.ui import views
 from explorer.ui.attention import layer_of_model
@@ -147,6 +148,7 @@ def build(ctx: TabContext) -> None:
     with ctx.section("flash.sec.schedule"):
         with gr.Row():
             prompt = gr.Textbox(flash_capture.DEFAULT_PROMPT, label=t("flash.prompt"), lines=2, scale=4,
+                                max_length=flash_capture.max_n(ctx.runtime.device) * CHARS_PER_TOKEN_BOUND,
                                 elem_id="flash-prompt")
             n = gr.Number(256, precision=0, label=t("flash.n"), elem_id="flash-n", scale=1)
             layer = gr.Number(2, precision=0, label=t("flash.layer"), elem_id="flash-layer", scale=1)

@@ -18,12 +18,12 @@ from gradio.components.plot import PlotData
 import pandas as pd
 
 from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes
-from explorer.generate.request import (DEADLINE_S, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
+from explorer.generate.request import (DEADLINE_S, MAX_PROMPT_TOKENS, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
 from explorer.generate.session import Session, stream_generation
-from explorer.inputs import InputError
+from explorer.inputs import MAX_TEXT_CHARS, InputError
 from explorer.locales import normalize_language, text
-from explorer.prompts import public_prefix
+from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
                               in_background, scheduler_for)
 from explorer.ui import views
@@ -331,14 +331,15 @@ def _build_run(ctx: TabContext) -> None:
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
             prompt = gr.Textbox(value=DEFAULT_PROMPT, label=t("generate.prompt"), lines=4, max_lines=12,
-                                info=t("generate.prompt_info"), elem_id="gen-prompt")
+                                info=t("generate.prompt_info"), elem_id="gen-prompt",
+                                max_length=MAX_PROMPT_TOKENS * CHARS_PER_TOKEN_BOUND)
             with gr.Row():
                 start = gr.Button(t("generate.start"), variant="primary", elem_id="gen-start")
                 stop = gr.Button(t("generate.stop"), variant="stop", elem_id="gen-stop")
                 long_prompt = gr.Button(t("generate.long"), variant="secondary", size="sm",
                                         elem_id="gen-long")
             output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
-                                autoscroll=True, elem_id="gen-output")
+                                autoscroll=True, max_length=MAX_TEXT_CHARS, elem_id="gen-output")
             status = gr.Markdown(elem_id="gen-status")
         with gr.Column(scale=2, min_width=300):
             with gr.Accordion(t("generate.sampling"), open=True):

@@ -23,7 +23,7 @@ import gradio as gr
 from explorer.i18n import Translator
 from explorer.lessons import LESSONS, Lesson, Step, compare, comparison_text, reading, steps_of
 from explorer.locales import normalize_language, text
-from explorer.ui.views import Plan, View, Views, events_of, read_link
+from explorer.ui.views import MAX_QUERY_CHARS, Plan, View, Views, events_of, read_link
 
 PANEL_ID = "lesson-panel"
 
@@ -61,7 +61,7 @@ def build_panel(t: Translator) -> Panel:
         present = gr.Checkbox(False, label=t("lesson.present"), elem_id="presenter-switch",
                               scale=1, min_width=160)
     note = gr.Markdown(visible=False, elem_id="link-note")
-    command = gr.Textbox(visible=False, elem_id="lesson-command")
+    command = gr.Textbox(visible=False, max_length=COMMAND_CHARS, elem_id="lesson-command")
     state = gr.State(None)
     with gr.Column(visible=False, elem_id=PANEL_ID) as column:
         progress = gr.Markdown(elem_id="lesson-progress")
@@ -75,7 +75,7 @@ def build_panel(t: Translator) -> Panel:
             nxt = gr.Button(t("lesson.next"), size="sm", variant="primary", elem_id="lesson-next")
             leave = gr.Button(t("lesson.exit"), size="sm", variant="secondary", elem_id="lesson-exit")
         link = gr.Textbox(show_label=False, interactive=False, max_lines=1, container=False,
-                          elem_id="lesson-link", elem_classes="explorer-link")
+                          max_length=MAX_QUERY_CHARS + 200, elem_id="lesson-link", elem_classes="explorer-link")
     return Panel(pick, present, state, column, progress, look, predict_row, guess, check, said,
                  back, nxt, leave, link, note, command)
 
@@ -102,6 +102,10 @@ def control_updates(plan: Plan, views: Views, current_model: Any) -> list:
             chosen[id(c.component)] = plan.values.get(c.name, c.default)
     return [model] + [gr.update(value=chosen[id(c)]) if id(c) in chosen else gr.skip()
                       for c in views.components()]
+
+
+# command_of's JSON: a section's ids, a nonce and a link of at most MAX_QUERY_CHARS
+COMMAND_CHARS = MAX_QUERY_CHARS + 1000
 
 
 def command_of(plan: Plan, views: Views, run: Optional[bool] = None, address: str = "") -> str:

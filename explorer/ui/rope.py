@@ -17,6 +17,7 @@ import gradio as gr
 
 from explorer.inputs import check_text
 from explorer.locales import Term, normalize_language, text
+from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.rope import continuation as continuation_experiment
 from explorer.rope import distance as distance_experiment
 from explorer.rope import frequencies as frequencies_experiment
@@ -297,7 +298,7 @@ def _build_frequencies(ctx: TabContext, model_bases_state: gr.State) -> _Frequen
     freq_model_note = gr.Markdown(elem_id="rope-freq-model")
     with gr.Row():
         freq_bases = gr.Textbox(DEFAULT_BASES, label=t("rope.freq.bases"), scale=3,
-                                elem_id="rope-freq-bases")
+                                max_length=frequencies_experiment.MAX_BASES_CHARS, elem_id="rope-freq-bases")
         freq_dim = gr.Number(64, label=t("rope.freq.head_dim"), precision=0, scale=1,
                              elem_id="rope-freq-dim")
         freq_context = gr.Number(8192, label=t("rope.freq.context"), precision=0, scale=1,
@@ -341,7 +342,7 @@ def _build_capture(ctx: TabContext) -> _Capture:
     t = ctx.t
     gr.Markdown(t("rope.qk.heading"), latex_delimiters=LATEX)
     qk_text = gr.Textbox(default_text(), label=t("rope.qk.text"), lines=3, max_lines=6,
-                         elem_id="rope-qk-text")
+                         max_length=MAX_CAPTURE_TOKENS * CHARS_PER_TOKEN_BOUND, elem_id="rope-qk-text")
     with gr.Row():
         qk_layer = gr.Slider(0, 29, value=3, step=1, label=t("rope.qk.layer"), elem_id="rope-qk-layer")
         qk_head = gr.Slider(0, 8, value=0, step=1, label=t("rope.qk.head"), elem_id="rope-qk-head")
@@ -437,7 +438,7 @@ def _build_sweep(ctx: TabContext) -> tuple:
     gr.Markdown(t("rope.base.source"), elem_id="rope-base-source")
     with gr.Row():
         sweep_bases = gr.Textbox(DEFAULT_SWEEP, label=t("rope.base.bases"), scale=3,
-                                 elem_id="rope-sweep-bases")
+                                 max_length=frequencies_experiment.MAX_BASES_CHARS, elem_id="rope-sweep-bases")
         sweep_tokens = gr.Slider(sweep_experiment.MIN_SWEEP_TOKENS, sweep_experiment.MAX_SWEEP_TOKENS,
                                  value=1024, step=128, label=t("rope.base.tokens"), scale=2,
                                  elem_id="rope-sweep-tokens")

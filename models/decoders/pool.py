@@ -68,51 +68,70 @@ class KVPool:
         return max(self.members) + 1 if self.members else 0
 
     def allocated_bytes(self) -> int:
-        return sum(t.nbytes for t in self.k + self.v)
+        with self._lock:   # not halfway through a growth, whose layers are made one by one
+            return sum(t.nbytes for t in self.k + self.v if t is not None)
 
     def attach(self, runs: Sequence[BatchRun], on_move) -> None:
         """Give every run of `runs` without a row one (the lowest free ones), its cache moved
-        into it. on_move(cache) is called for every cache whose buffers moved."""
+        into it. on_move(cache) is called for every cache whose buffers moved.
+
+        The store grows one layer at a time, and the joining runs move in layer by layer with
+        it: a layer's new store is made, the members' and the joining runs' layer moved into
+        it, and the buffers they leave are dropped before the next layer's store is made. So
+        attaching holds at most one layer more than the larger of before (old store and the
+        joining runs' own caches) and after (the new store): never two whole stores (for 32
+        runs of 1,280 SmolLM2 tokens a store is 1.9 GB; docs/HARDENING.md)."""
         with self._lock:
             new = [run for run in runs if run.row is None]
             if not new:
                 return
-            free = [r for r in range(self.rows) if r not in self.members]
             rows = max(self.rows, len(self.members) + len(new))
+            if rows > self.rows:
+                rows = -(-rows // ROW_BLOCK) * ROW_BLOCK   # whole blocks: fewer than ROW_BLOCK spare
             widths = [max([w] + [run.cache.layers[l].capacity for run in new])
                       for l, w in enumerate(self.widths)]
-            if rows > self.rows or widths != self.widths:
-                self._grow(rows, widths, on_move)
-                free = [r for r in range(self.rows) if r not in self.members]
-            for run, row in zip(new, free):
-                for l, layer in enumerate(run.cache.layers):
-                    self.slot_pos[l][row].fill_(-1)   # columns past this run's capacity: empty
+            if not self.k:
+                self.k, self.v, self.slot_pos = ([None] * self.n_layers for _ in range(3))
+            members = [(row, run) for row, run in ((row, ref()) for row, ref in self.members.items())
+                       if run is not None]
+            placed = list(zip(new, [r for r in range(rows) if r not in self.members]))
+            grew = False
+            for l in range(self.n_layers):
+                if rows != self.rows or widths[l] != self.widths[l] or self.k[l] is None:
+                    self._grow_layer(l, rows, widths[l], members)
+                    grew = True
+                for run, row in placed:
+                    layer = run.cache.layers[l]
                     cap = layer.capacity
+                    self.slot_pos[l][row].fill_(-1)   # columns past this run's capacity: empty
                     layer.move_to(self.k[l][row:row + 1, :, :cap], self.v[l][row:row + 1, :, :cap],
                                   self.slot_pos[l][row, :cap])
+            self.rows = rows
+            if grew:
+                for _, run in members:
+                    on_move(run.cache)
+            for run, row in placed:
                 run.row = row
                 self.members[row] = weakref.ref(run)
                 run._finalizer = weakref.finalize(run, self._free, row, weakref.ref(self))
                 on_move(run.cache)
 
-    def _grow(self, rows: int, widths: list, on_move) -> None:
-        """New stores of at least `rows` rows and these widths; every member moves into them."""
-        rows = -(-rows // ROW_BLOCK) * ROW_BLOCK   # whole blocks: fewer than ROW_BLOCK rows spare
+    def _grow_layer(self, l: int, rows: int, width: int, members: list) -> None:
+        """Layer l's store anew at (rows, width); every member's layer l moves into it and the
+        old store is dropped (the pool's references first, the members' as they move)."""
+        self.k[l] = self.v[l] = self.slot_pos[l] = None
         kw = {"dtype": self.dtype, "device": self.device}
         # zeros, not empty: SDPA (the path where the kernel cannot run) still multiplies a masked
         # column's value by its zero weight, and NaN * 0 is NaN
-        k = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]
-        v = [torch.zeros(rows, self.n_kv, w, self.head_dim, **kw) for w in widths]
-        slot_pos = [torch.full((rows, w), -1, dtype=torch.long, device=self.device) for w in widths]
-        for row, ref in self.members.items():
-            run = ref()
-            if run is None:
-                continue
-            for l, layer in enumerate(run.cache.layers):
-                cap = layer.capacity
-                layer.move_to(k[l][row:row + 1, :, :cap], v[l][row:row + 1, :, :cap], slot_pos[l][row, :cap])
-            on_move(run.cache)
-        self.rows, self.widths, self.k, self.v, self.slot_pos = rows, list(widths), k, v, slot_pos
+        k = torch.zeros(rows, self.n_kv, width, self.head_dim, **kw)
+        v = torch.zeros(rows, self.n_kv, width, self.head_dim, **kw)
+        slot_pos = torch.full((rows, width), -1, dtype=torch.long, device=self.device)
+        for row, run in members:
+            layer = run.cache.layers[l]
+            cap = layer.capacity
+            layer.move_to(k[row:row + 1, :, :cap], v[row:row + 1, :, :cap], slot_pos[row, :cap])
+        self.k[l], self.v[l], self.slot_pos[l] = k, v, slot_pos
+        self.widths[l] = width
 
     @staticmethod
     def _free(row: int, pool_ref) -> None:

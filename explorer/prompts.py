@@ -79,10 +79,14 @@ def public_prefix(tokenizer, ids: Sequence[int]) -> int:
     return len(prefix) if tuple(int(i) for i in ids[:len(prefix)]) == prefix else 0
 
 
+def piece_text(text: str) -> str:
+    """A decoded token with newlines and tabs made visible (∅ for an empty decoding)."""
+    return text.replace("\n", "↵").replace("\t", "⇥") or "∅"
+
+
 def token_text(tokenizer, token_id: int) -> str:
     """A token as text with newlines and tabs made visible (∅ for an empty decoding)."""
-    text = tokenizer.decode([int(token_id)])
-    return text.replace("\n", "↵").replace("\t", "⇥") or "∅"
+    return piece_text(tokenizer.decode([int(token_id)]))
 
 
 def visible_token(tokenizer, token_id: int) -> str:

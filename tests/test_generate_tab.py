@@ -160,11 +160,12 @@ def test_stop_ends_the_run_with_its_own_last_message(client):
         final = job.result(timeout=60)
         if final[1].startswith("**Stopped**"):
             break
-    text_out, status, *_, evidence = final
+    text_out, status, *_, evidence, strip = final
     assert status.startswith("**Stopped** after **"), status
     n = int(re.search(r"after \*\*(\d+)\*\*", status).group(1))
     assert 3 <= n < 200 and time.time() - stopped_at < 60
     assert f"checked at all {n} steps" in evidence
+    assert strip.count('class="gen-tok"') == n   # the token strip: the same n tokens
     # the row in the visitor's table is that run, stopped after the same n tokens
     table = client.predict("en", api_name="/runs")
     row = dict(zip(table["headers"], table["data"][-1]))
@@ -231,7 +232,7 @@ def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
 
     *messages, final = tab.run_generate(runtime, MODEL, "en", PROMPT, 3, 0.0, 0, 1.0, 0, "full",
                                         64, 4, False, True, [])
-    text, status, bars, growth, latency, diff, mask, evidence, runs, session = final
+    text, status, bars, growth, latency, diff, mask, evidence, runs, session, strip = final
     # once the charts exist, no message answers gr.skip() on a component: Gradio builds a new
     # component for every skip, Python that holds the GIL the shared decode needs
     charted = [m for m in messages if not any(_is_skip(v) for v in m[2:8])]
@@ -243,6 +244,9 @@ def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
     assert max(session.logit_diffs) <= checks.C4_TOLERANCE
     zh = tab.draw_run(session, "zh")
     assert zh[0].startswith("完成") and len(zh) == 7
+    # the token strip: each token with its step's alternatives, redrawn in Chinese from the run
+    assert strip.count('class="gen-tok"') == 3 and strip == tab.draw_strip(session, "en")
+    assert "第 0 步" in tab.draw_strip(session, "zh") and "Step 0" in strip
     # the same bars in both languages: the numbers come from the stored session
     en_bars, zh_bars = tab.draw_run(session, "en")[1], zh[1]
     assert [list(t.y) for t in en_bars.data] == [list(t.y) for t in zh_bars.data]

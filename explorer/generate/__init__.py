@@ -6,6 +6,8 @@
   (allocated and used bytes, C3; the (T, S) mask over its real slots, C4) and the no-cache
   replay timed against a cached step of the same engine, with computed and needed scores (C1);
 - figures.py: the run's charts, status line and summary in the visitor's language;
+- tokens.py: the run's tokens as a strip, each with its step's five most likely tokens
+  (models.generate.Alternatives) in a tooltip shown on hover and on keyboard focus;
 - evidence.py: the claims board's evidence for C1, C3, C4 and C9, through the tab's own run;
 - shapes.py: the calculator of published shapes (C3, C5, C6, C9), read from explorer/published.py;
 - device_roof.py: this device's memory bandwidth and matmul FLOP rate, measured on demand and

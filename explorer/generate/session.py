@@ -24,6 +24,7 @@ from explorer.generate.checks import (REPLAY_BUDGET_S, CacheReading, logit_diffe
                                       replay_without_cache)
 from explorer.generate.request import DEADLINE_S, Request
 from explorer import masks
+from explorer.prompts import visible_token
 from explorer.locales import text
 from models.attention import MaskSpec
 
@@ -97,6 +98,11 @@ class StepRecord:
     # same session, any prefix
     shared_prefix: int = 0
     shared_own: bool = False
+    # the most likely tokens of the distribution this token was drawn from, with the chosen
+    # one's probability (models.generate.Alternatives: computed by the step that chose it),
+    # and each of them readable (explorer.prompts.visible_token), the chosen token's last
+    alternatives: Any = None
+    alternative_labels: tuple = ()
 
     @property
     def context(self) -> int:
@@ -352,7 +358,8 @@ def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Calla
             score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
             cache_lengths=list(step.cache_lengths), batch_size=step.batch_size,
             shared_prefix=getattr(step, "shared_prefix", 0),
-            shared_own=getattr(step, "shared_own", False),
+            shared_own=getattr(step, "shared_own", False), alternatives=step.alternatives,
+            alternative_labels=_labels(tokenizer, step),
             visible_pairs=needed_scores(masks, heads, step.tokens_processed, step.position)))
         session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)
         session.phase = "decode"
@@ -360,6 +367,13 @@ def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Calla
             session.stopped = step.finished
         yield session
     return cached_logits
+
+
+def _labels(tokenizer, step) -> tuple:
+    """The step's alternatives and then its own token, each as visible_token shows it."""
+    if step.alternatives is None:
+        return ()
+    return tuple(visible_token(tokenizer, i) for i in (*step.alternatives.ids, step.token_id))
 
 
 def _check(session: Session, model, cached_logits: Optional[list], deadline: float,

@@ -17,7 +17,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 import pandas as pd
 
-from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes
+from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes, tokens
 from explorer.generate.request import (DEADLINE_S, MAX_PROMPT_TOKENS, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
                                        check_context, encode_prompt, parse_request)
 from explorer.generate.session import Session, stream_generation
@@ -139,8 +139,8 @@ def _engine_errors(stream, lang: str):
 @visitor_errors
 def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_value, policy_value,
                  w, s, compare_value, check_value, runs, last_session=None):
-    """Stream one generation: (text, status, 5 charts, evidence, runs, last finished session)
-    after every merged step, then after the checks."""
+    """Stream one generation: (text, status, 5 charts, evidence, runs, last finished session,
+    token strip) after every merged step, then after the checks."""
     lang = normalize_language(lang)
     started = time.perf_counter()
     request = parse_request(prompt, n_new, temp, k, p, seed_value, policy_value, w, s,
@@ -160,6 +160,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     # they are, not gr.skip(): Gradio 6 answers a skip on a component by building a fresh
     # component (~1 ms of Python), work that holds the GIL the decode needs between its ops.
     held = None   # outputs 3..8 of the last chart message, re-sent while only text changes
+    strip = gr.skip()   # the token strip, drawn with the charts and re-sent like them
     diff = mask = gr.skip()
     mask_from = None   # what the mask was drawn from: it changes only with the cache reading
     first = True
@@ -192,7 +193,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         ending = session.phase == "decode" and not session.streaming
         if ending or (session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared)):
             rest = held if held is not None else (gr.skip(),) * 6
-            yield (session.text, figures.status(session, lang), *rest, held_runs, last_session)
+            yield (session.text, figures.status(session, lang), *rest, held_runs, last_session, strip)
             first = False
             continue
         last_charts = now
@@ -207,9 +208,10 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
                 _plot_data(figures.growth_figure(session, lang)),
                 _plot_data(figures.latency_figure(session, lang)), diff, mask,
                 figures.summary(session, lang))
+        strip = tokens.strip_html(session, lang)
         if done:
             last_session = session
-        yield (session.text, figures.status(session, lang), *held, held_runs, last_session)
+        yield (session.text, figures.status(session, lang), *held, held_runs, last_session, strip)
         first = False
 
 
@@ -226,14 +228,14 @@ def stopped_word(last, lang):
     status saying so; "Stopped." for a run stopped in the queue."""
     lang = normalize_language(lang)
     if last is None:
-        return (gr.skip(), text("generate.stopped", lang), *(gr.skip(),) * 8)
+        return (gr.skip(), text("generate.stopped", lang), *(gr.skip(),) * 9)
     runs = last[8]
     row = runs[-1] if isinstance(runs, list) and runs else None
     if not isinstance(row, dict) or not row.get("partial"):
         return last   # it had ended: nothing was stopped
     row = {**row, "partial": False, "stopped": True}
     return (last[0], text("generate.stopped_after", lang, n=row["new"]), *last[2:8],
-            [*runs[:-1], row], last[9])
+            [*runs[:-1], row], last[9], last[10])
 
 
 def fill_long_prompt():
@@ -248,6 +250,11 @@ def draw_run(session: Session, lang: str):
     """The last finished run's status, charts and evidence in `lang` (no model run)."""
     return (figures.status(session, lang), *figures.figures(session, lang),
             figures.summary(session, lang))
+
+
+def draw_strip(session: Session, lang: str):
+    """The last finished run's token strip in `lang` (the probabilities are the run's)."""
+    return tokens.strip_html(session, lang)
 
 
 def draw_runs(runs, lang: str):
@@ -340,6 +347,9 @@ def _build_run(ctx: TabContext) -> None:
                                         elem_id="gen-long")
             output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
                                 autoscroll=True, max_length=MAX_TEXT_CHARS, elem_id="gen-output")
+            gr.Markdown(t("generate.tokens_note"), elem_id="gen-tokens-note")
+            strip = gr.HTML("", elem_id="gen-tokens", css_template=tokens.STRIP_CSS,
+                            js_on_load=tokens.STRIP_JS)
             status = gr.Markdown(elem_id="gen-status")
         with gr.Column(scale=2, min_width=300):
             with gr.Accordion(t("generate.sampling"), open=True):
@@ -380,7 +390,7 @@ def _build_run(ctx: TabContext) -> None:
     # The table of runs is not an output of the streaming run: it is drawn after the run (and by
     # Stop) from history_state, so no message still in flight after Stop can overwrite it.
     outputs = [output, status, bars, growth, latency, diff, mask, evidence, history_state,
-               last_session]
+               last_session, strip]
     inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
               sinks, compare, check, history_state, last_session]
     handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
@@ -406,6 +416,7 @@ def _build_run(ctx: TabContext) -> None:
     stop.click(STOPS.on_stop, None, None, queue=False, api_name="stop")
     long_prompt.click(fill_long_prompt, None, [prompt], api_name="long_prompt")
     ctx.redraw_on_language(last_session, [status, bars, growth, latency, diff, mask, evidence], draw_run)
+    ctx.redraw_on_language(last_session, [strip], draw_strip)
     ctx.redraw_on_language(history_state, [history], draw_runs)
 
 

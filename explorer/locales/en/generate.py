@@ -16,6 +16,19 @@ STRINGS: dict[str, str] = {
     'generate.stop': 'Stop',
     'generate.long': 'Long prompt (≈600 tokens, for C9)',
     'generate.output': 'Generated text',
+    'generate.tokens_note': (
+        'Hover a token (or press Tab to reach the tokens, then ← → to move) to see the five '
+        'most likely tokens at its step, with their probabilities.'),
+    'generate.tok.step': 'Step {i} · position {pos}',
+    'generate.tok.greedy': (
+        'Greedy: the most likely token is taken. Probabilities: softmax of the logits '
+        '(temperature 1, no cut).'),
+    'generate.tok.sampled': 'Sampled from softmax(logits / {t:g}){cuts}.',
+    'generate.tok.cut_k': ' over the {k} most likely tokens',
+    'generate.tok.cut_p': ', cut to the smallest set holding {p:g} of the mass (top-p) and renormalised',
+    'generate.tok.chosen': 'chosen',
+    'generate.tok.outside': 'chosen (not in the top 5)',
+    'generate.tok.none': 'No probabilities were kept for this step.',
     'generate.sampling': 'Sampling',
     'generate.max_new': 'Max new tokens',
     'generate.temperature': 'Temperature (0 = greedy)',

@@ -16,6 +16,17 @@ STRINGS: dict[str, str] = {
     'generate.stop': '停止',
     'generate.long': '长提示词（约 600 个 token，用于 C9）',
     'generate.output': '生成的文本',
+    'generate.tokens_note': (
+        '将鼠标悬停在某个词元上（或按 Tab 键进入词元，再用 ← → 移动），即可看到该步最可能的五个'
+        '词元及其概率。'),
+    'generate.tok.step': '第 {i} 步 · 位置 {pos}',
+    'generate.tok.greedy': '贪心解码：直接取概率最大的词元。概率为 logits 的 softmax（温度 1，不截断）。',
+    'generate.tok.sampled': '采样分布：softmax(logits / {t:g}){cuts}。',
+    'generate.tok.cut_k': '（只保留最可能的 {k} 个词元）',
+    'generate.tok.cut_p': '，再截取累计概率达到 {p:g} 的最小集合（top-p）并重新归一化',
+    'generate.tok.chosen': '已选中',
+    'generate.tok.outside': '已选中（不在前 5 名内）',
+    'generate.tok.none': '这一步没有保存概率。',
     'generate.sampling': '采样',
     'generate.max_new': '最多生成的 token 数',
     'generate.temperature': '温度（0 = 贪心）',

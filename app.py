@@ -92,7 +92,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         demo.explorer_warm = warm.Warm()
         for trigger in (demo.load, banner_timer.tick):
             trigger(demo.explorer_warm.banner, [header.lang], [banner, banner_timer],
-                    api_visibility="private", queue=False)
+                    api_visibility="private")
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
                          tabs=tuple(tabs), views=Views())
         tab_blocks = []

@@ -321,7 +321,7 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
     for view in views.items:
         for event in events_of(view):
             event.then(_after_run(view), [*view.link_inputs, panel.state, view.state, lang],
-                       [view.link_box, panel.state, panel.said], queue=False, **private)
+                       [view.link_box, panel.state, panel.said], **private)
 
     def redraw(state, lang_value):
         lang_value = normalize_language(lang_value)
@@ -329,7 +329,7 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
         return [gr.update(choices=lesson_choices(lang_value)), *values[2:4], values[6]]
 
     lang.change(redraw, [panel.state, lang], [panel.pick, panel.progress, panel.look, panel.said],
-                queue=False, **private)
+                **private)
 
 
 def _after_run(view: View):

@@ -313,7 +313,8 @@ def add_link_row(ctx: Any, view: View) -> None:
         return link_of(view, model, values)
 
     inputs = [ctx.model, ctx.lang, *components]
-    copy.click(make_link, inputs, [box], queue=False, api_visibility="private").then(
+    # queued (the cheap group): every event with server code passes the queue's admission
+    copy.click(make_link, inputs, [box], api_visibility="private").then(
         None, [box], [box], js=COPY_JS, queue=False)
     view.make_link, view.link_inputs = make_link, inputs
 

@@ -152,7 +152,8 @@ def _gradio_core_bundle() -> str:
 
 
 def head_html() -> str:
-    return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle()))
+    return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + (
+        "<script>" + (Path(__file__).resolve().parents[2] / "static" / "a11y.js").read_text() + "</script>")
 
 
 @dataclass(frozen=True)

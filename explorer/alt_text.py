@@ -51,12 +51,12 @@ def _label(values: Optional[Sequence[Any]], index: int) -> str:
     return number(value) if isinstance(value, (int, float, np.integer, np.floating)) else plain(str(value))
 
 
-def _axis_title(layout: dict, axis: str) -> str:
-    """An axis's title less its parenthesised details, e.g. "pair index i" of "pair index i
-    (dims i and i + d/2)"."""
+def _axis_title(layout: dict, axis: str, short: bool = True) -> str:
+    """An axis's title; `short`: less its parenthesised details, e.g. "pair index i" of "pair
+    index i (dims i and i + d/2)"."""
     title = layout.get(axis, {}).get("title")
     title = plain(title.get("text") if isinstance(title, dict) else title)
-    return re.sub(r"\s*[(（][^()（）]*[)）]", "", title).strip()
+    return re.sub(r"\s*[(（][^()（）]*[)）]", "", title).strip() if short else title
 
 
 def _floats(values: Any) -> np.ndarray:
@@ -114,11 +114,12 @@ def _axis_suffix(trace: dict, horizontal: bool) -> str:
 
 def describe(data: Sequence[dict], layout: dict, title: str, lang: str) -> str:
     """One sentence on the figure of these traces (plain dicts, as Fig holds them) in `lang`;
-    the figure's title, or else its panel titles, says what it shows."""
+    the figure's title, or else its panel titles, or else an axis title, says what it shows."""
     parts = []
     described = 0
     for trace in data:
-        if trace.get("visible") in (False, "legendonly"):
+        if trace.get("visible") in (False, "legendonly") or (
+                trace.get("hoverinfo") == "skip" and not trace.get("name")):   # a spacer, a fill
             continue
         kind = trace.get("type", "scatter")
         part = _heatmap(trace, lang) if kind == "heatmap" else (
@@ -132,7 +133,9 @@ def describe(data: Sequence[dict], layout: dict, title: str, lang: str) -> str:
         parts.append(text("a11y.more", lang, n=described - len(parts)))
     what = plain(title) or text("a11y.join", lang).join(
         plain(a.get("text")) for a in layout.get("annotations", []) if a.get("xref") == "paper"
-        and a.get("yanchor") == "bottom") or text("a11y.chart", lang)
+        and a.get("yanchor") == "bottom") or _axis_title(layout, "yaxis", False) \
+        or _axis_title(layout, "xaxis", False) \
+        or text("a11y.chart", lang)
     if not parts:
         return what
     sentence = text("a11y.sentence", lang, what=what, parts=text("a11y.join", lang).join(parts))

@@ -63,7 +63,7 @@ def test_a_section_is_reached_run_and_read_with_the_keyboard_alone(page, app_url
     page.keyboard.type("20000, 3000000")
     _tab_to(page, "rope-freq-run")
     page.keyboard.press("Enter")
-    label = _wait_label(page, lambda text: "20k" in text and "3M" in text)
+    label = _wait_label(page, lambda text: "base 20k" in text and "base 10k" not in text)
     assert page.locator(CHART).get_attribute("role") == "img"
     assert re.search(r"\d", label.split(":", 1)[1]), label
     # the language radio, from the top of the page: Tab to 中文 and choose it with Space
@@ -72,7 +72,7 @@ def test_a_section_is_reached_run_and_read_with_the_keyboard_alone(page, app_url
     page.keyboard.press("Tab")          # 中文
     page.keyboard.press("Space")
     zh = _wait_label(page, lambda text: bool(CJK.search(text)))
-    assert "20k" in zh and "3M" in zh
+    assert "20k" in zh
     page.keyboard.press("Shift+Tab")    # back to English
     page.keyboard.press("Space")
     _wait_label(page, lambda text: not CJK.search(text))

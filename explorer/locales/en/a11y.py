@@ -14,4 +14,6 @@ STRINGS = {
     "a11y.more": "and {n} more {n:series/series}",
     "a11y.attention_one": "head {head} of layer {layer} puts {share} of its attention, averaged over its {n} queries, on token {position} ({token})",
     "a11y.attention_all": "of the {heads} heads of layer {layer}, head {head} puts the largest share of its attention on one token, {share} on token {position} ({token}), averaged over {n} queries",
+    "a11y.arch_blocks": "The blocks of {n} {n:model/models}, from input to output: {blocks}.",
+    "a11y.arch_block": "{title}, {n} {n:stage/stages}: {stages}",
 }

@@ -13,4 +13,6 @@ STRINGS = {
     "a11y.more": "另有 {n} 个序列",
     "a11y.attention_one": "第 {layer} 层的头 {head} 在其 {n} 个查询上平均把 {share} 的注意力放在词元 {position}（{token}）上",
     "a11y.attention_all": "第 {layer} 层的 {heads} 个头中，头 {head} 在单个词元上的注意力份额最大：在 {n} 个查询上平均把 {share} 放在词元 {position}（{token}）上",
+    "a11y.arch_blocks": "{n} 个模型的块，从输入到输出：{blocks}。",
+    "a11y.arch_block": "{title}，{n} 个阶段：{stages}",
 }

@@ -1,19 +1,21 @@
 """Every figure the app draws carries a one-sentence text alternative (layout.meta.alt, read by
 static/a11y.js into the chart's aria-label) in the visitor's language, with numbers read from
-the figure's own data (explorer/alt_text.py, a topic's own sentence for the attention maps)."""
+the figure's own data (explorer/alt_text.py, a topic's own sentence for the attention maps and
+the block diagram). The sentences here; every figure of every section, in both languages, in
+tests/test_language_switch.py through `check_alternatives` (one run of each section serves
+both tests)."""
 from __future__ import annotations
 
 import re
 
 import numpy as np
 import plotly.graph_objects as go
-import pytest
 
 from explorer.alt_text import describe, number
 from explorer.plotting import Fig, empty_figure
-from tests.test_language_switch import CJK, _producer, _run_with_defaults, built  # noqa: F401
 
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _alt(fig: go.Figure) -> str:
@@ -69,30 +71,6 @@ def test_an_empty_figure_says_why_and_describe_never_invents_numbers():
     assert describe([], {}, "Title", "en") == "Title"
 
 
-@pytest.mark.slow
-def test_every_figure_of_every_section_has_a_text_alternative_in_both_languages(built):
-    demo, redraws, lang = built
-    seen = 0
-    for entry in redraws:
-        block_fn = _producer(demo, entry.state)
-        result = _run_with_defaults(block_fn, lang, entry.state) if block_fn else entry.state.value
-        for language in ("en", "zh"):
-            drawn = entry.draw(result, language)
-            drawn = drawn if isinstance(drawn, (tuple, list)) else (drawn,)
-            for fig in (value for value in drawn if isinstance(value, go.Figure)):
-                alt = _alt(fig)
-                where = f"{block_fn.name if block_fn else entry.outputs} ({language}): {fig.layout.title.text!r}"
-                assert alt, f"{where} has no text alternative"
-                if not _drawn(fig):
-                    continue
-                seen += 1
-                assert bool(CJK.search(alt)) == (language == "zh"), f"{where}: {alt!r}"
-                numbers = set(NUMBER.findall(alt))
-                # a number of the data, or of its labels or title (a layer, a head, a token position)
-                assert numbers & (_data_numbers(fig) | numbers_of_labels(fig)), f"{where}: {alt!r}"
-    assert seen >= 2 * 30, f"only {seen} drawn figures were checked"
-
-
 def numbers_of_labels(fig: go.Figure) -> set[str]:
     """Numbers inside the figure's title and category labels (a layer, "L3", a head)."""
     found = set(NUMBER.findall(str(fig.layout.title.text or "")))
@@ -103,3 +81,22 @@ def numbers_of_labels(fig: go.Figure) -> set[str]:
                 for item in np.ravel(np.asarray(value, dtype=object)):
                     found |= set(NUMBER.findall(str(item)))
     return found
+
+
+def check_alternatives(drawn, language: str, where: str) -> int:
+    """Assert that each figure among a section's drawn outputs has a text alternative in
+    `language`, and each figure with data one holding a number of its data, labels or title;
+    the number of figures with data."""
+    seen = 0
+    for fig in (value for value in drawn if isinstance(value, go.Figure)):
+        alt = _alt(fig)
+        label = f"{where} ({language}) {fig.layout.title.text!r}"
+        assert alt, f"{label} has no text alternative"
+        if not _drawn(fig):
+            continue
+        seen += 1
+        assert bool(CJK.search(alt)) == (language == "zh"), f"{label}: {alt!r}"
+        numbers = set(NUMBER.findall(alt))
+        # a number of the data, or of its labels or title (a layer, a head, a token position)
+        assert numbers & (_data_numbers(fig) | numbers_of_labels(fig)), f"{label}: {alt!r}"
+    return seen

@@ -53,6 +53,7 @@ def _wait_label(page, predicate, timeout_ms: int = RUN_TIMEOUT) -> str:
 
 def test_a_section_is_reached_run_and_read_with_the_keyboard_alone(page, app_url, screenshot):
     _open(page, app_url)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     # the tabs are buttons in the tab order: Tab to RoPE and open it with Enter
     _tab_to(page, "tab-rope-button")
     page.keyboard.press("Enter")
@@ -62,14 +63,14 @@ def test_a_section_is_reached_run_and_read_with_the_keyboard_alone(page, app_url
     page.keyboard.press("Control+A")
     page.keyboard.type("20000, 3000000")
     _tab_to(page, "rope-freq-run")
+    page.locator("#rope-freq-run").screenshot(path=str(SCREENSHOTS / "a11y-keyboard-focus.png"))
     page.keyboard.press("Enter")
     label = _wait_label(page, lambda text: "base 20k" in text and "base 10k" not in text)
     assert page.locator(CHART).get_attribute("role") == "img"
     assert re.search(r"\d", label.split(":", 1)[1]), label
-    # the language radio, from the top of the page: Tab to 中文 and choose it with Space
-    page.evaluate("() => { document.activeElement.blur(); window.scrollTo(0, 0); }")
-    page.keyboard.press("Tab")          # English
-    page.keyboard.press("Tab")          # 中文
+    # back up to the language switch with Shift+Tab: its last choice, 中文, comes first
+    _tab_to(page, "language-switch", limit=120, key="Shift+Tab")
+    assert page.evaluate("() => document.activeElement.value") == "zh"
     page.keyboard.press("Space")
     zh = _wait_label(page, lambda text: bool(CJK.search(text)))
     assert "20k" in zh

@@ -72,8 +72,11 @@ def test_an_empty_figure_says_why_and_describe_never_invents_numbers():
 
 
 def numbers_of_labels(fig: go.Figure) -> set[str]:
-    """Numbers inside the figure's title and category labels (a layer, "L3", a head)."""
+    """Numbers the figure writes: in its title, its annotations (a diagram's boxes) and its
+    category labels (a layer, "L3", a head)."""
     found = set(NUMBER.findall(str(fig.layout.title.text or "")))
+    for annotation in fig.layout.annotations:
+        found |= set(NUMBER.findall(str(annotation.text or "")))
     for trace in fig.data:
         for attr in ("x", "y"):
             value = getattr(trace, attr, None)
@@ -97,6 +100,6 @@ def check_alternatives(drawn, language: str, where: str) -> int:
         seen += 1
         assert bool(CJK.search(alt)) == (language == "zh"), f"{label}: {alt!r}"
         numbers = set(NUMBER.findall(alt))
-        # a number of the data, or of its labels or title (a layer, a head, a token position)
+        # a number of the data, or of its labels, title or annotations (a layer, a head)
         assert numbers & (_data_numbers(fig) | numbers_of_labels(fig)), f"{label}: {alt!r}"
     return seen

@@ -136,7 +136,8 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
     build_app: the translations sent to the browser are those of these tabs)."""
     return {
         "theme": gr.themes.Default(primary_hue="indigo"),
-        "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css"],
+        "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css",
+                      STATIC / "a11y.css"],
         "head": shell.head_html() + lessons.HEAD,
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],

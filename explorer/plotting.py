@@ -45,8 +45,10 @@ MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe
 
 def colors(n: int, scale: str = SEQUENTIAL) -> list[str]:
     """n distinct colours along `scale`, stopping before viridis's pale yellow end, which
-    vanishes on white."""
-    return sample_colorscale(scale, [0.0] if n <= 1 else list(np.linspace(0.0, 0.85, n)))
+    vanishes on white. Past 6 colours the range reaches a little further (0.9), so that any two
+    stay apart under protanopia, deuteranopia and tritanopia too (tests/test_a11y_colours.py)."""
+    end = 0.85 if n <= 6 else 0.9
+    return sample_colorscale(scale, [0.0] if n <= 1 else list(np.linspace(0.0, end, n)))
 
 
 # The layout keys of Plotly's template that style a kind of subplot other than x/y axes: they
@@ -156,9 +158,17 @@ class Fig:
         if len(values) and max(values) - min(values) <= 8:
             self._axis(f"{axis}axis", {"dtick": 1})
 
-    def finish(self, title: str = "", height: int = 360) -> go.Figure:
+    def finish(self, title: str = "", height: int = 360, lang: Optional[str] = None,
+               alt: Optional[str] = None) -> go.Figure:
         """The figure in the house style: title on top, the legend in its own band under it
-        (never over the title or the data), white background, light grid."""
+        (never over the title or the data), white background, light grid. Its text
+        alternative (layout.meta.alt, static/a11y.js) is `alt`, or else in `lang` the sentence
+        explorer/alt_text.py reads off the traces."""
+        if alt is None and lang is not None:
+            from explorer.alt_text import describe
+            alt = describe(self.data, self.layout, title, lang)
+        if alt:
+            self.layout["meta"] = {**self.layout.get("meta", {}), "alt": alt}
         self.update_layout(
             title=dict(text=title, x=0.01, y=0.98, yanchor="top", yref="container", font=dict(size=15)),
             height=height, margin=dict(l=60, r=20, t=88 if title else 40, b=50),
@@ -181,4 +191,4 @@ def empty_figure(message: str, title: str = "", height: int = 360) -> go.Figure:
                        xref="paper", yref="paper", x=0.5, y=0.5)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    return fig.finish(title, height)
+    return fig.finish(title, height, alt=message)

@@ -18,6 +18,7 @@ import pytest
 
 from explorer.ui import claims as claims_tab
 from explorer.ui import shell
+from tests.test_a11y_alt import check_alternatives
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 FAST_BOARD = "tests.test_claims_fakes:FAST_REGISTRY"
@@ -117,6 +118,7 @@ def _words(value) -> str:
 def test_every_section_redraws_in_both_languages_without_a_forward(built, runtime, monkeypatch):
     demo, redraws, lang = built
     assert redraws, "no section registers a language redraw"
+    alternatives = 0   # figures with data, each with its text alternative (tests/test_a11y_alt.py)
     for entry in redraws:
         block_fn = _producer(demo, entry.state)
         name = block_fn.name if block_fn else [getattr(o, "elem_id", None) for o in entry.outputs]
@@ -134,7 +136,9 @@ def test_every_section_redraws_in_both_languages_without_a_forward(built, runtim
         for z, e in zip(zh, en):
             assert _numbers(z) == _numbers(e) or isinstance(z, str), \
                 f"{name}: the numbers differ between languages"
+        alternatives += check_alternatives(zh, "zh", name) + check_alternatives(en, "en", name)
         monkeypatch.undo()
+    assert alternatives >= 2 * 20, f"only {alternatives} figures with data were drawn"
 
 
 def _no_forward(*args, **kwargs):

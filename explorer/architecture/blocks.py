@@ -143,7 +143,14 @@ def diagram(result: Blocks, lang: str) -> go.Figure:
         fig.add_scatter(x=[None], y=[None], mode="markers", name=text(f"arch.blocks.legend.{kind}", lang),
                         marker=dict(symbol="square", size=12, color=STAGE_COLORS[kind],
                                     line=dict(color="#6b7280", width=1)))
-    return fig.finish("", height=720)
+    return fig.finish("", height=720, alt=diagram_alt(result, lang))
+
+
+def diagram_alt(result: Blocks, lang: str) -> str:
+    """The diagram's text alternative: each model's block, its stages from input to output."""
+    return text("a11y.arch_blocks", lang, n=len(result.blocks), blocks=text("a11y.join", lang).join(
+        text("a11y.arch_block", lang, title=block.title, n=len(items), stages=" → ".join(s.label for s in items))
+        for block, items in ((block, stages(block, lang)) for block in result.blocks)))
 
 
 def params_figure(result: Blocks, lang: str) -> go.Figure:
@@ -163,7 +170,7 @@ def params_figure(result: Blocks, lang: str) -> go.Figure:
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title_text=text("arch.blocks.fig.params_axis", lang))
     fig.update_yaxes(autorange="reversed")
-    return fig.finish("", height=360)
+    return fig.finish("", height=360, lang=lang)
 
 
 def figures(result: Blocks, lang: str) -> tuple[go.Figure, go.Figure]:

@@ -237,7 +237,7 @@ def cache_figures(result: CacheComparison, lang: str) -> tuple[go.Figure]:
     fig.update_xaxes(2, type="log", dtick=1, title_text=text("arch.mla.fig.tokens_axis", lang))
     fig.update_yaxes(2, type="log", dtick=1, title_text=text("arch.mla.fig.gb_axis", lang))
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25))
-    return (fig.finish("", height=440),)
+    return (fig.finish("", height=440, lang=lang),)
 
 
 def cache_summary(result: CacheComparison, lang: str) -> str:
@@ -369,7 +369,7 @@ def fold_figures(result: Fold, lang: str) -> tuple[go.Figure]:
     fig.update_yaxes(title_text=text("arch.fold.fig.residual_axis", lang), range=[0, 105])
     fig.update_xaxes(2, title_text=text("arch.fold.fig.pair_axis", lang))
     fig.update_yaxes(2, title_text=text("arch.fold.fig.residual_axis", lang), range=[0, 105])
-    return (fig.finish("", height=400),)
+    return (fig.finish("", height=400, lang=lang),)
 
 
 # C7's criterion: over the positions asked, the best fixed W' leaves at least half of R_m W

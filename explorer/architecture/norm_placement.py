@@ -345,7 +345,7 @@ def init_figure(result: InitGradients, lang: str) -> go.Figure:
         fig.update_xaxes(axis, title_text=text("arch.norm.fig.layer_axis", lang))
         fig.update_yaxes(axis, type="log", range=[low, high], title_text=text("arch.norm.fig.grad_axis", lang))
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2))
-    return fig.finish("", height=420)
+    return fig.finish("", height=420, lang=lang)
 
 
 def training_figure(result: Training, lang: str) -> go.Figure:
@@ -371,7 +371,7 @@ def training_figure(result: Training, lang: str) -> go.Figure:
                     name=text("arch.norm.fig.unigram", lang, loss=level), hoverinfo="skip")
     fig.update_xaxes(title_text=text("arch.norm.fig.step_axis", lang))
     fig.update_yaxes(title_text=text("arch.norm.fig.loss_axis", lang))
-    return fig.finish("", height=420)
+    return fig.finish("", height=420, lang=lang)
 
 
 # C19's criterion at one depth: the last block's gradient over the first block's is at least

@@ -158,7 +158,7 @@ def strip_figure(result: CostResult, lang: str = "en") -> go.Figure:
         hovertemplate=text("attention.fig.strip_hover", lang) + "<extra></extra>")
     fig.update_xaxes(title_text=text("attention.fig.layer", lang), dtick=1)
     return fig.finish(text("attention.fig.strip_title", lang, title=result.title + ":",
-                           n_local=result.n_local, n_global=result.n_global).strip(), height=210)
+                           n_local=result.n_local, n_global=result.n_global).strip(), height=210, lang=lang)
 
 
 def cost_figure(result: CostResult, lang: str = "en") -> go.Figure:
@@ -174,7 +174,7 @@ def cost_figure(result: CostResult, lang: str = "en") -> go.Figure:
                             hovertemplate=text("attention.fig.cost_hover", lang, kind=name) + "<extra></extra>")
     fig.update_xaxes(title_text=text("attention.fig.cost_x", lang), type="log")
     fig.update_yaxes(title_text=text("attention.fig.cost_y", lang), type="log")
-    return fig.finish(text("attention.fig.cost_title", lang), height=380)
+    return fig.finish(text("attention.fig.cost_title", lang), height=380, lang=lang)
 
 
 def figures(result: CostResult, lang: str = "en") -> tuple[go.Figure, go.Figure]:

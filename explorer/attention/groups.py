@@ -146,7 +146,7 @@ def figures(result: GroupsResult, lang: str = "en") -> tuple[go.Figure]:
     fig.update_xaxes(visible=False, range=[-0.08, 1.08])
     fig.update_yaxes(visible=False, range=[-0.45, 1.45])
     return (fig.finish(text("attention.fig.groups_title", lang, title=result.title + ":", n_q=n_q,
-                            n_kv=n_kv).strip(), height=370),)
+                            n_kv=n_kv).strip(), height=370, lang=lang),)
 
 
 def summary(result: GroupsResult, lang: str = "en") -> str:

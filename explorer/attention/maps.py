@@ -210,7 +210,7 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
             fig.add_shape(type="line", x0=0, x1=1, xref="paper", y0=n_prompt - 0.5, y1=n_prompt - 0.5,
                           yref="y", line=dict(color="white", dash="dash", width=1))
         return fig.finish(text("attention.fig.title_one", lang, model=title, layer=layer, head=head).strip(),
-                          height=640)
+                          height=640, alt=attention_alt(layer_map, k_labels, head, lang))
     cols = 3 if n_heads > 4 else 2
     rows = math.ceil(n_heads / cols)
     n_rep = max(1, n_heads // max(1, n_kv_heads or n_heads))
@@ -246,7 +246,20 @@ def attention_figure(layer_map: LayerMap, labels: Sequence[str], head: Optional[
             fig.update_yaxes(h + 1, title_text=text("attention.fig.query_arrow", lang))
     pooled_note = text("attention.fig.pooled", lang, f=factor) if factor > 1 else ""
     return fig.finish(text("attention.fig.title_all", lang, model=title, layer=layer,
-                           n=n_heads, pooled=pooled_note).strip(), height=300 * rows + 100)
+                           n=n_heads, pooled=pooled_note).strip(), height=300 * rows + 100,
+                      alt=attention_alt(layer_map, k_labels, None, lang))
+
+
+def attention_alt(layer_map: LayerMap, k_labels: Sequence[str], head: Optional[int], lang: str) -> str:
+    """The figure's text alternative: the token a head attends to most, averaged over queries,
+    and its share (of one head; or of the head that puts the most on one token)."""
+    shares = layer_map.probs.double().mean(dim=1).numpy()       # (heads, keys), each row sums to 1
+    h, j = (head, int(np.argmax(shares[head]))) if head is not None else \
+        np.unravel_index(int(np.argmax(shares)), shares.shape)
+    key = "a11y.attention_one" if head is not None else "a11y.attention_all"
+    return text(key, lang, layer=layer_map.layer, head=int(h), heads=shares.shape[0], share=f"{shares[h, j]:.0%}",
+                position=int(layer_map.kv_pos[j]), token=k_labels[j].strip() or repr(k_labels[j]),
+                n=len(layer_map.q_pos))
 
 
 def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
@@ -264,7 +277,7 @@ def mask_figure(layer_map: LayerMap, labels: Sequence[str], lang: str = "en"):
     fig.update_yaxes(title_text=text("attention.fig.query_token", lang), type="category", autorange="reversed",
                      showticklabels=False)
     return fig.finish(text("attention.fig.mask_title", lang, layer=layer_map.layer,
-                           mask=describe(layer_map.layer_mask, lang)), height=640)
+                           mask=describe(layer_map.layer_mask, lang)), height=640, lang=lang)
 
 
 

@@ -262,7 +262,7 @@ def receptive_figure(result: ReceptiveFieldResult, title: str = "", lang: str = 
                      range=[-0.5, n_layers - 0.5])
     fig.update_yaxes(title_text=text("attention.fig.rf.y", lang), type="category")
     return fig.finish(text("attention.fig.rf.title", lang, title=title + ":"),
-                      height=max(380, 26 * len(ys) + 180))
+                      height=max(380, 26 * len(ys) + 180), lang=lang)
 
 
 # ----------------------------------------------------------------------------- the experiment

@@ -209,7 +209,7 @@ def grid_figure(values: np.ndarray, what: str, title: str = "", lang: str = "en"
         hovertemplate=text("attention.fig.sink.hover", lang, what=what) + "<extra></extra>")
     fig.update_xaxes(title_text=text("attention.fig.sink.head", lang), dtick=1)
     fig.update_yaxes(title_text=text("attention.fig.sink.layer", lang), autorange="reversed")
-    return fig.finish(title, height=max(360, 16 * n_layers + 160))
+    return fig.finish(title, height=max(360, 16 * n_layers + 160), lang=lang)
 
 
 def figures(result: SinkResult, lang: str = "en") -> tuple:

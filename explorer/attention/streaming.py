@@ -223,7 +223,7 @@ def streaming_figure(results: Sequence[StreamingResult], smooth: int = 64, lang:
     fig.update_yaxes(title_text=text("attention.fig.stream.y", lang), type="log")
     if y_range is not None:
         fig.update_yaxes(range=y_range)
-    return fig.finish(text("attention.fig.stream.title", lang, smooth=smooth), height=480)
+    return fig.finish(text("attention.fig.stream.title", lang, smooth=smooth), height=480, lang=lang)
 
 
 def streaming_summary(result: StreamingResult) -> dict:

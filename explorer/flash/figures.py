@@ -82,7 +82,7 @@ def naive_figure(result: FlashSchedule, lang: str) -> go.Figure:
     fig.update_yaxes(1, title_text=text("flash.fig.query_axis", lang))
     pooled = text("flash.fig.pooled", lang, f=f) if f > 1 else ""
     return fig.finish(text("flash.fig.naive_title", lang, layer=cap.layer, head=cap.head, n=cap.n,
-                           mask=mask_text(cap.mask, lang), pooled=pooled), height=470)
+                           mask=mask_text(cap.mask, lang), pooled=pooled), height=470, lang=lang)
 
 
 def _frame_grid(result: FlashSchedule, upto: int) -> list:
@@ -120,7 +120,7 @@ def tiles_figure(result: FlashSchedule, lang: str) -> go.Figure:
     _add_player(fig, result, lang)
     nq, nk = result.grid
     bq, bk = result.block_q, result.block_k
-    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=720)
+    out = fig.finish(text("flash.fig.tiles_title", lang, nq=nq, nk=nk, bq=bq, bk=bk), height=720, lang=lang)
     out.layout.margin.b = 270
     return out
 
@@ -251,7 +251,7 @@ def row_figure(result: FlashSchedule, lang: str) -> go.Figure:
                     showlegend=False, line=dict(color=c[0]), hovertemplate=hover, xaxis="x4", yaxis="y4")
     fig.update_yaxes(3, range=[0, 1.05])
     fig.update_yaxes(4, type="log", exponentformat="power")
-    return fig.finish(text("flash.fig.row_title", lang, row=row.row, qi=row.q_block), height=560)
+    return fig.finish(text("flash.fig.row_title", lang, row=row.row, qi=row.q_block), height=560, lang=lang)
 
 
 def _path_lines(fig: Fig, ns: list, values_by_path: dict, hover: str, lang: str) -> None:
@@ -291,7 +291,7 @@ def io_figure(sweep: flash_io.IOSweep, lang: str, paper: Optional[flash_io.IOSwe
                         hovertemplate=hover.format(name=name) + "<extra></extra>")
     _sweep_axes(fig, ns, text("flash.fig.bytes_axis", lang), lang, exponentformat="SI")
     return fig.finish(text("flash.fig.io_title", lang, d=sweep.d, mask=mask_text(sweep.mask, lang)),
-                      height=520)
+                      height=520, lang=lang)
 
 
 def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
@@ -305,7 +305,7 @@ def memory_figure(sweep: MemorySweep, lang: str) -> go.Figure:
                     line=dict(color=MUTED, dash="dash"), hovertemplate=hover.format(name=name) + "<extra></extra>")
     _sweep_axes(fig, ns, text("flash.fig.mem_axis", lang), lang, exponentformat="SI")
     return fig.finish(text("flash.fig.mem_title", lang, device=sweep.device, d=sweep.d,
-                           mask=mask_text(sweep.mask, lang)), height=520)
+                           mask=mask_text(sweep.mask, lang)), height=520, lang=lang)
 
 
 def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
@@ -320,7 +320,7 @@ def timing_figure(sweep: TimingSweep, lang: str) -> go.Figure:
     _sweep_axes(fig, ns, text("flash.fig.ms_axis", lang), lang)
     return fig.finish(text("flash.fig.time_title", lang, device=sweep.device, d=sweep.d,
                            bq=sweep.block_q, bk=sweep.block_k, mask=mask_text(sweep.mask, lang)),
-                      height=520)
+                      height=520, lang=lang)
 
 
 def figures(result: FlashSchedule, lang: str) -> tuple[go.Figure, go.Figure, go.Figure]:

@@ -111,7 +111,7 @@ def layer_bytes_figure(session: Session, lang: str = "en") -> go.Figure:
                      range=[-0.6, len(formula) - 0.4])
     fig.update_yaxes(title_text=text("generate.fig.kib", lang), rangemode="tozero")
     fig.update_layout(barmode="overlay")
-    return fig.finish(text("generate.fig.bars_title", lang, t=record.context))
+    return fig.finish(text("generate.fig.bars_title", lang, t=record.context), lang=lang)
 
 
 def growth_figure(session: Session, lang: str = "en") -> go.Figure:
@@ -151,7 +151,7 @@ def growth_figure(session: Session, lang: str = "en") -> go.Figure:
                     hovertemplate="t = %{x}<br>%{y:,.1f} KiB<extra></extra>")
     fig.update_xaxes(title_text=text("generate.fig.tokens_in_cache", lang), rangemode="tozero")
     fig.update_yaxes(title_text=text("generate.fig.kib", lang), rangemode="tozero")
-    return fig.finish(title)
+    return fig.finish(title, lang=lang)
 
 
 def latency_figure(session: Session, lang: str = "en") -> go.Figure:
@@ -210,7 +210,7 @@ def latency_figure(session: Session, lang: str = "en") -> go.Figure:
                    title=dict(text=text("generate.fig.latency", lang), font=dict(size=12))),
         yaxis2=dict(domain=[0.0, 0.46], rangemode="tozero",
                     title=dict(text=text("generate.fig.scores", lang), font=dict(size=12))))
-    figure = fig.finish(title, height=LATENCY_HEIGHT)
+    figure = fig.finish(title, height=LATENCY_HEIGHT, lang=lang)
     figure.layout.margin.b = LATENCY_LEGEND_MARGIN
     return figure
 
@@ -244,7 +244,7 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
     fig.update_yaxes(title_text=text("generate.fig.diff", lang), type="log", dtick=1,
                      range=[math.log10(C4_PLOT_FLOOR), top],
                      exponentformat="power")
-    return fig.finish(title)
+    return fig.finish(title, lang=lang)
 
 
 def mask_figure(session: Session, lang: str = "en") -> go.Figure:
@@ -289,7 +289,7 @@ def mask_figure(session: Session, lang: str = "en") -> go.Figure:
     # one axis title, under the last panel (the panels share cache.pos)
     fig.update_xaxes(len(blocks), title_text=text("generate.fig.mask_key_axis", lang, pos=blocks[0].cache_pos))
     height = max(MASK_HEIGHT, 70 + sum(110 + 16 * len(b.q_pos) for b in blocks))
-    return fig.finish(title, height=height)
+    return fig.finish(title, height=height, lang=lang)
 
 
 def figures(session: Session, lang: str = "en") -> tuple[go.Figure, ...]:

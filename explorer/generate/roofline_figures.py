@@ -58,7 +58,7 @@ def figures(result: RooflineResult, lang: str = "en") -> tuple[go.Figure, go.Fig
     fig.update_yaxes(type="log", dtick="D2", title_text=text("generate.roof.fig.gflops", lang),
                      range=[math.log10(lowest) - 0.15, math.log10(highest) + 0.3])
     roofline = fig.finish(text("generate.roof.fig.title", lang, model=result.model, t=result.context),
-                          height=420)
+                          height=420, lang=lang)
 
     rates = Fig()
     line = [(b, result.predicted_tokens_per_s(b, by, f)) for b, by, f in
@@ -79,7 +79,7 @@ def figures(result: RooflineResult, lang: str = "en") -> tuple[go.Figure, go.Fig
     rates.update_xaxes(type="log", tickvals=[b for b, _ in line], ticktext=[str(b) for b, _ in line],
                        title_text=text("generate.roof.fig.batch", lang))
     rates.update_yaxes(type="log", title_text=text("generate.roof.fig.tokens", lang))
-    return roofline, rates.finish(text("generate.roof.fig.rates_title", lang), height=420)
+    return roofline, rates.finish(text("generate.roof.fig.rates_title", lang), height=420, lang=lang)
 
 
 def device_line(roof: DeviceRoof, lang: str = "en") -> str:

@@ -134,8 +134,8 @@ def load_figure(series: Sequence[tuple[str, Sequence[LayerLoad]]], lang: Optiona
     fig.update_yaxes(title_text=text("moe.fig.load.y", lang), rangemode="tozero")
     title = text(title_key, lang)
     if not subtitle:
-        return fig.finish(title, height=380)
-    out = fig.finish(f"{title}<br><sub>{subtitle}</sub>", height=410)
+        return fig.finish(title, height=380, lang=lang)
+    out = fig.finish(f"{title}<br><sub>{subtitle}</sub>", height=410, lang=lang)
     # a two-line title rises above its anchor: lower it, and leave room above the legend
     out.update_layout(title_y=0.93, margin=dict(t=122))
     return out
@@ -159,4 +159,4 @@ def share_figure(series: Sequence[tuple[str, LayerLoad]], lang: Optional[str]) -
     fig.update_layout(barmode="group")
     fig.update_xaxes(title_text=text("moe.fig.share.x", lang), dtick=1)
     fig.update_yaxes(title_text=text("moe.fig.share.y", lang), rangemode="tozero")
-    return fig.finish(text("moe.fig.share.title", lang, layer=layer), height=360)
+    return fig.finish(text("moe.fig.share.title", lang, layer=layer), height=360, lang=lang)

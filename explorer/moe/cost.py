@@ -135,7 +135,8 @@ def figures(result: CostResult, lang: Optional[str]) -> tuple[go.Figure]:
     fig.update_yaxes(1, title_text=text("moe.fig.cost.y", lang), rangemode="tozero")
     fig.update_yaxes(2, title_text=text("moe.fig.cost.y2", lang), rangemode="tozero")
     fig.update_layout(legend=dict(y=-0.22, yanchor="top"))  # under the plots: the panel titles sit on top
-    return (fig.finish(text("moe.fig.cost.title", lang, n=result.n_tokens, e=result.n_experts), height=430),)
+    return (fig.finish(text("moe.fig.cost.title", lang, n=result.n_tokens, e=result.n_experts), height=430,
+                       lang=lang),)
 
 
 def summary(result: CostResult, lang: Optional[str]) -> str:

@@ -153,7 +153,7 @@ def figures(counts: Sequence[ParamCount], lang: Optional[str]) -> tuple[go.Figur
                 marker=dict(color=c[0]), hovertemplate=text("moe.fig.params.hover", lang) + "<extra></extra>")
     fig.update_layout(barmode="group")
     fig.update_yaxes(title_text=text("moe.fig.params.y", lang), type="log")
-    return (fig.finish(text("moe.fig.params.title", lang), height=380),)
+    return (fig.finish(text("moe.fig.params.title", lang), height=380, lang=lang),)
 
 
 def amount(n: int) -> str:

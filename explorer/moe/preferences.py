@@ -177,7 +177,7 @@ def figures(result: PreferenceResult, lang: Optional[str]) -> tuple[go.Figure]:
     fig.update_xaxes(title_text=text("moe.fig.kinds.x", lang))
     fig.update_yaxes(title_text=text("moe.fig.kinds.y", lang), autorange="reversed", type="category")
     return (fig.finish(text("moe.fig.kinds.title", lang, layer=result.layer, n=result.n_tokens),
-                       height=max(320, 120 + 28 * len(result.experts))),)
+                       height=max(320, 120 + 28 * len(result.experts)), lang=lang),)
 
 
 def table(result: PreferenceResult, lang: Optional[str]) -> tuple[list[list], list[str]]:

@@ -249,7 +249,7 @@ def figures(result: RoutingResult, layer: int, lang: Optional[str]) -> go.Figure
     fig.update_yaxes(title_text=text("moe.fig.heat.y", lang), tickmode="array",
                      tickvals=list(range(e)), ticktext=[str(i) for i in range(e)], autorange="reversed")
     title = text("moe.fig.heat.title", lang, layer=layer, k=result.top_k, n=t)
-    return fig.finish(title, height=max(320, 120 + 26 * e))
+    return fig.finish(title, height=max(320, 120 + 26 * e), lang=lang)
 
 
 def summary(result: RoutingResult, layer: int, lang: Optional[str]) -> str:

@@ -135,7 +135,7 @@ def figures(result: DistanceProfile, lang: str) -> tuple[go.Figure]:
         colorbar=dict(title=dict(text=text("rope.fig.mean_weight", lang)), thickness=12))
     fig.update_xaxes(title_text=text("rope.fig.distance_axis", lang))
     fig.update_yaxes(title_text=text("rope.fig.layer", lang), autorange="reversed")
-    return (fig.finish("", height=max(360, 16 * n_layers + 120)),)
+    return (fig.finish("", height=max(360, 16 * n_layers + 120), lang=lang),)
 
 
 def summary(result: DistanceProfile, lang: str) -> str:

@@ -286,7 +286,7 @@ def figures(result: Frequencies, lang: str) -> tuple[go.Figure]:
     fig.update_yaxes(2, type="log", title_text=text("rope.fig.wave_axis", lang))
     # the legend goes under the panels: above them it would cover the panel titles
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2))
-    return (fig.finish("", height=420),)
+    return (fig.finish("", height=420, lang=lang),)
 
 
 def summary(result: Frequencies, lang: str) -> str:

@@ -172,7 +172,7 @@ def figures(result: PairRotation, lang: str) -> tuple[go.Figure]:
                      scaleanchor="y", zeroline=True, constrain="domain")
     fig.update_yaxes(title_text=text("rope.fig.dim_axis", lang, dim=result.pair + half),
                      range=[-limit, limit], zeroline=True)
-    return (fig.finish("", height=460),)
+    return (fig.finish("", height=460, lang=lang),)
 
 
 def summary(result: PairRotation, lang: str) -> str:

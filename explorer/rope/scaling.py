@@ -106,4 +106,4 @@ def figures(result: Scaling, lang: str) -> tuple[go.Figure]:
     fig.update_yaxes(type="log", title_text=text("rope.fig.wave_log", lang))
     fig.update_yaxes(2, type="log", title_text=text("rope.fig.ratio_log", lang))
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2))
-    return (fig.finish("", height=420),)
+    return (fig.finish("", height=420, lang=lang),)

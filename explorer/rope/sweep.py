@@ -274,7 +274,7 @@ def figures(result: Sweep, lang: str) -> tuple[go.Figure]:
             hovertemplate=text("rope.fig.sweep_hover", lang, name=name, window=SMOOTHING) + "<extra></extra>")
     fig.update_xaxes(title_text=text("rope.fig.predicted_position", lang))
     fig.update_yaxes(title_text=text("rope.fig.nll_axis", lang, window=SMOOTHING), type="log")
-    return (fig.finish("", height=420),)
+    return (fig.finish("", height=420, lang=lang),)
 
 
 def table(result: Sweep, lang: str) -> pd.DataFrame:

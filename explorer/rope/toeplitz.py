@@ -199,7 +199,7 @@ def scores_heatmap(scores: torch.Tensor, *, x_title: str, y_title: str, hover_pr
                     hovertemplate=text("rope.fig.score_hover", lang) + "<extra></extra>")
     fig.update_xaxes(title_text=x_title, constrain="domain")
     fig.update_yaxes(title_text=y_title, autorange="reversed", scaleanchor="x", constrain="domain")
-    return fig.finish("", height=420)
+    return fig.finish("", height=420, lang=lang)
 
 
 def figures(result: ToeplitzResult, lang: str) -> tuple[go.Figure, go.Figure, go.Figure]:

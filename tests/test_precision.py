@@ -168,3 +168,20 @@ def test_int8_refuses_widths_it_cannot_block(tiny):
     with pytest.raises(ValueError, match="multiples of 32"):
         FusedDecoder(model, weights="int8")
     assert FusedDecoder(model, weights="bf16").weights == "bf16"
+
+
+def test_header_says_which_precision_runs(monkeypatch):
+    from explorer.runtime import Runtime
+    runtime = Runtime(device="cpu")
+    monkeypatch.setenv(quantized.WEIGHTS_ENV, "int8")
+    assert f"decode weights {quantized.path_label('int8')}" in runtime.device_label
+    monkeypatch.setenv(quantized.WEIGHTS_ENV, "fp32")
+    assert runtime.device_label.endswith("decode weights fp32")
+
+
+def test_cli_weights_flag_is_checked():
+    from explorer.cli import _parser
+    args = _parser().parse_args(["hi", "--weights", "int8"])
+    assert args.weights == "int8"
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["hi", "--weights", "fp8"])

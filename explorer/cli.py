@@ -38,12 +38,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--fused", action="store_true",
                         help="decode with the fused C++ step (models.decoders.fused; CPU fp32, needs a C++ "
                              "compiler once): the fastest decode on a CPU")
+    parser.add_argument("--weights", choices=["fp32", "bf16", "int8"], default=None,
+                        help="the fused step's weight precision (default: EXPLORER_WEIGHTS, else fp32); "
+                             "bf16 or int8 implies --fused")
     return parser
 
 
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.weights in ("bf16", "int8"):
+        args.fused = True
     if args.fused and (args.compile or args.autotune):
         parser.error("--fused and --compile are two different decode steps: choose one")
 
@@ -89,7 +94,11 @@ def _decoder(model, args):
     if args.fused:
         from models.decoders.fused import FusedDecoder
         try:
-            return FusedDecoder(model)   # builds its kernel the first time (a few seconds)
+            decoder = FusedDecoder(model, weights=args.weights)   # builds its kernel the first time
+            if args.stats:
+                from models.decoders.quantized import path_label
+                print(f"[decode weights: {path_label(decoder.weights)}]", file=sys.stderr)
+            return decoder
         except RuntimeError as e:        # no compiler, or the build failed
             raise ValueError(str(e)) from e
     return None

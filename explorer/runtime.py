@@ -166,10 +166,15 @@ class Runtime:
 
     @property
     def device_label(self) -> str:
-        """e.g. "CPU, 2 threads (float32)", "NVIDIA H200 (bfloat16)"."""
+        """e.g. "CPU, 2 threads (float32), decode weights int8 (AVX512_VNNI)", "NVIDIA H200
+        (bfloat16)": on the CPU, the precision the decode steps read (EXPLORER_WEIGHTS) and the
+        product path this CPU takes for it (models.decoders.quantized)."""
         from models.device import describe
 
-        return describe(self.device, self.dtype)
+        label = describe(self.device, self.dtype)
+        if torch.device(self.device).type == "cpu":
+            label += f", decode weights {decode_weights_label()}"
+        return label
 
     # ----- loading --------------------------------------------------------------------------
     def get(self, name: str, progress: Progress | None = None, *, evict: bool = True) -> LoadedModel:
@@ -388,3 +393,15 @@ def _load_tokenizer(folder: Path) -> Any:
 
         # Never trust_remote_code: the folder is ours, written by explorer.checkpoints.
         return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+
+
+def decode_weights_label() -> str:
+    """The decode steps' weight precision and its product path, e.g. "int8 (AVX512_VNNI)";
+    fp32 when the kernel cannot be built here (the steps then stay in the engine's fp32)."""
+    from models.decoders import quantized
+
+    weights = quantized.configured_weights()
+    try:
+        return quantized.path_label(weights)
+    except (RuntimeError, OSError):   # no compiler: no fused or quantized step on this machine
+        return "fp32"

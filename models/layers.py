@@ -30,11 +30,16 @@ class Linear(nn.Linear):
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
            key: object = None) -> torch.Tensor:
-    """F.linear(x, weight, bias), or the same product on the packed copy that this thread's
-    table (packed_products) holds under `key`, if it holds one."""
+    """F.linear(x, weight, bias), or the same product on the copy that this thread's table
+    (packed_products) holds under `key`, if it holds one: a oneDNN-packed tensor, or a callable
+    product on bf16 / int8 weights (models.decoders.quantized)."""
     table = packed_table()
     packed = table.get(key) if table is not None else None
-    return F.linear(x, weight, bias) if packed is None else packed_linear(x, packed, bias)
+    if packed is None:
+        return F.linear(x, weight, bias)
+    if isinstance(packed, torch.Tensor):
+        return packed_linear(x, packed, bias)
+    return packed(x, bias)   # a copy in fewer bytes (models.decoders.quantized.QuantWeight)
 
 
 _PACKED = threading.local()   # .table: {module: packed weight} on a thread inside packed_products

@@ -45,6 +45,7 @@ own, so such a run first leaves the pool (its cache copied out, once).
 """
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Optional, Sequence
 
@@ -53,7 +54,7 @@ import torch
 from ..forward import CausalLM, ForwardContext, RunOptions, rope_inv_freq_of
 from ..kv_cache import KVCache
 from ..layers import packed_products
-from . import decode_options, eager_forward
+from . import decode_options, eager_forward, quantized
 from .packing import PACKED, pack_model
 from .pool import BatchRun, KVPool
 from .pooled_step import NotPooled, PooledAttentionKernel, PooledStep
@@ -61,6 +62,7 @@ from .pooled_step import NotPooled, PooledAttentionKernel, PooledStep
 # BatchRun, KVPool, PooledAttentionKernel and pack_model are importable from here too: the
 # decoder's callers and tests reach them through this module
 __all__ = ["BatchedDecoder", "BatchRun", "KVPool", "PooledAttentionKernel", "pack_model", "PACKED"]
+log = logging.getLogger(__name__)
 
 
 class BatchedDecoder:
@@ -73,10 +75,13 @@ class BatchedDecoder:
     False makes the pooled call SDPA even where the compiled kernel runs."""
 
     def __init__(self, model: CausalLM, solo: Optional[str] = "fused", pooled: bool = True,
-                 kernel: bool = True):
+                 kernel: bool = True, weights: Optional[str] = None):
         if solo not in (None, "fused"):
             raise ValueError(f"solo must be None or 'fused', not {solo!r}")
         self.model, self.solo, self.pooled, self.kernel = model, solo, pooled, kernel
+        # the precision of the decode steps' weights (models.decoders.quantized): fp32 packs
+        # the model's own weights for oneDNN; bf16 / int8 use their copies, compiled products
+        self.weights = quantized.configured_weights() if weights is None else quantized.check_weights(weights)
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
         self.pool = KVPool(model)
@@ -129,7 +134,7 @@ class BatchedDecoder:
         if options not in self._fused:
             from .fused import FusedDecoder
             try:
-                self._fused[options] = FusedDecoder(self.model, options)
+                self._fused[options] = FusedDecoder(self.model, options, weights=self.weights)
             except (ValueError, RuntimeError):   # no kernel for this model / options / machine
                 self._fused[options] = None
         return self._fused[options]
@@ -265,8 +270,18 @@ class BatchedDecoder:
             PooledAttentionKernel.get()   # built here too (once per machine, ~1 s), not at a step
         with self._pack_lock, torch.inference_mode():
             if self._packed is None and PACKED:
-                self._packed = pack_model(self.model)
+                self._packed = self._weights_table()
             return self._packed or None
+
+    def _weights_table(self) -> dict:
+        """The products' table in this decoder's precision (see pack)."""
+        if self.weights == "fp32" or self.model.embed.weight.device.type != "cpu":
+            return pack_model(self.model)
+        try:
+            return dict(quantized.weights_of(self.model, self.weights).table)
+        except (ValueError, RuntimeError) as err:   # widths int8 cannot take, no compiler
+            log.warning("batched steps stay fp32: %s", err)
+            return pack_model(self.model)
 
     def drop_packed(self) -> None:
         """Free the packed copies (made again by pack or the next pooled step). A step running

@@ -22,7 +22,8 @@ What stays the same as the engine:
   forward for Llama, Mistral, Qwen2 and Gemma 3 configs, every mask kind, rings that wrap).
 
 What it gives up: recording points (analyses that record use the eager forward), devices other
-than the CPU, dtypes other than fp32, batches above 1, families other than those in LAYOUTS
+than the CPU, activations other than fp32 (the weights may be fp32, bf16 or int8 blocks:
+models.decoders.quantized), batches above 1, families other than those in LAYOUTS
 (the model's declared `family` chooses the block layout). The kernel is compiled once per
 machine with the system C++ compiler (~2 s) and checked before loading (models.native);
 without a compiler, FusedDecoder raises a clear error and the eager engine remains.
@@ -42,7 +43,7 @@ from ..forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
 from ..kv_cache import KVCache
 from ..layers import rope_cos_sin, signed_sin
 from .. import native
-from . import decode_options, eager_forward
+from . import decode_options, eager_forward, quantized
 
 SOURCE = Path(__file__).with_name("fused_decode.cpp")
 ACTIVATIONS = {"silu": 0, "gelu_pytorch_tanh": 1, "gelu_tanh": 1}
@@ -53,9 +54,15 @@ LAYOUTS = {"llama": False, "gemma3": True}
 _P = ctypes.POINTER(ctypes.c_float)
 
 
+class _QMat(ctypes.Structure):
+    """struct QMat of fused_decode.cpp: a matrix's elements and its int8 block scales (or null)."""
+    _fields_ = [("w", ctypes.c_void_p), ("scales", _P)]
+
+
 class _Layer(ctypes.Structure):
     """struct FusedLayer of fused_decode.cpp, field for field."""
-    _fields_ = [("wqkv", _P), ("bqkv", _P), ("wo", _P), ("bo", _P), ("w_gate_up", _P), ("w_down", _P),
+    _fields_ = [("wqkv", _QMat), ("bqkv", _P), ("wo", _QMat), ("bo", _P), ("w_gate_up", _QMat),
+                ("w_down", _QMat),
                 ("attn_norm", _P), ("attn_post_norm", _P), ("mlp_norm", _P), ("mlp_post_norm", _P),
                 ("q_norm", _P), ("k_norm", _P), ("k_cache", _P), ("v_cache", _P),
                 ("capacity", ctypes.c_int64), ("slot", ctypes.c_int64), ("rope", _P), ("mask", _P)]
@@ -68,8 +75,8 @@ class _Model(ctypes.Structure):
                  "n_threads", "activation")] + \
                [(name, ctypes.c_float) for name in
                 ("norm_eps", "attn_scale", "embed_scale", "attn_softcap", "final_softcap")] + \
-               [("embed", _P), ("final_norm", _P), ("lm_head", _P), ("sinks", _P),
-                ("layers", ctypes.POINTER(_Layer))]
+               [("embed", _P), ("final_norm", _P), ("lm_head", _QMat), ("sinks", _P),
+                ("layers", ctypes.POINTER(_Layer)), ("wtype", ctypes.c_int64), ("portable", ctypes.c_int64)]
 
 
 def _ptr(t: Optional[torch.Tensor], kind=_P):
@@ -85,6 +92,7 @@ def _library():
         lib = native.load(SOURCE, "fused decode")
         lib.fused_decode_step.argtypes = [ctypes.POINTER(_Model), ctypes.c_int64, _P]
         lib.fused_decode_step.restype = ctypes.c_int
+        quantized.setup_library(lib)
         _LIB = lib
     return _LIB
 
@@ -98,10 +106,16 @@ class FusedDecoder:
         logits = decoder.prefill(prompt_ids, cache)    # the engine's forward
         logits = decoder.step(token, cache)            # (1, 1, V), advances cache.pos
 
+    weights: "fp32" (the model's own tensors), "bf16" or "int8" (copies made once per model by
+    models.decoders.quantized); None: EXPLORER_WEIGHTS. portable: the portable product loops
+    even where the CPU has the SIMD ones (None: EXPLORER_KERNEL_PORTABLE).
     The model's weights must not be replaced afterwards (the kernel holds their addresses)."""
 
-    def __init__(self, model: CausalLM, options: Optional[RunOptions] = None):
+    def __init__(self, model: CausalLM, options: Optional[RunOptions] = None,
+                 weights: Optional[str] = None, portable: Optional[bool] = None):
         options = decode_options(options)
+        weights = quantized.configured_weights() if weights is None else quantized.check_weights(weights)
+        portable = quantized.portable_forced() if portable is None else bool(portable)
         config = model.config
         if model.family not in LAYOUTS:
             raise ValueError(f"the fused decode step has no kernel for the {model.family or type(model).__name__!r} "
@@ -117,9 +131,25 @@ class FusedDecoder:
         if options.attn_impl != "sdpa":
             raise ValueError("the fused decode step replaces SDPA; eager and tiled attention are "
                              "for the recording (eager) forward")
+        if weights == "int8":
+            widths = {config.d_model, config.d_ff, config.n_heads * config.head_dim}
+            if any(w % quantized.QBLOCK for w in widths):
+                raise ValueError(f"int8 weights need widths that are multiples of {quantized.QBLOCK}, "
+                                 f"not {sorted(widths)}")
         self.model, self.options = model, options
+        self.weights, self.portable = weights, portable
         self.layer_masks = model.layer_masks(options.mask)
         self.lib = _library()
+        table = quantized.weights_of(model, weights).table   # {} for fp32
+
+        def mat(module, key=None):
+            """The QMat of a Linear (or of the head, keyed by the model) in this precision."""
+            q = table.get(key if key is not None else module)
+            if q is None:
+                return _QMat(ctypes.c_void_p(held(module.weight).data_ptr()), _P())
+            keep.append(q)
+            return _QMat(ctypes.c_void_p(q.data.data_ptr()),
+                         _ptr(q.scales) if q.scales is not None else _P())
         blocks = list(model.blocks)
         gemma = LAYOUTS[model.family]
 
@@ -138,9 +168,9 @@ class FusedDecoder:
         self._layers = (_Layer * len(blocks))()
         for i, block in enumerate(blocks):
             attn, mlp, L = block.attn, block.mlp, self._layers[i]
-            L.wqkv, L.bqkv = _ptr(held(attn.wqkv.weight)), _ptr(held(attn.wqkv.bias))
-            L.wo, L.bo = _ptr(held(attn.wo.weight)), _ptr(held(attn.wo.bias))
-            L.w_gate_up, L.w_down = _ptr(held(mlp.w_gate_up.weight)), _ptr(held(mlp.w_down.weight))
+            L.wqkv, L.bqkv = mat(attn.wqkv), _ptr(held(attn.wqkv.bias))
+            L.wo, L.bo = mat(attn.wo), _ptr(held(attn.wo.bias))
+            L.w_gate_up, L.w_down = mat(mlp.w_gate_up), mat(mlp.w_down)
             L.attn_norm = _ptr(held(norm_scale(block.attn_norm)))
             L.mlp_norm = _ptr(held(norm_scale(block.mlp_norm)))
             if gemma:
@@ -161,7 +191,14 @@ class FusedDecoder:
         m.attn_softcap = config.attn_logit_softcapping or 0.0
         m.final_softcap = config.final_logit_softcapping or 0.0
         m.embed, m.final_norm = _ptr(held(weight)), _ptr(held(norm_scale(model.norm)))
-        m.lm_head = _ptr(held(model.lm_head_weight()))
+        head = table.get(model)
+        if head is None:
+            m.lm_head = _QMat(ctypes.c_void_p(held(model.lm_head_weight()).data_ptr()), _P())
+        else:
+            keep.append(head)
+            m.lm_head = _QMat(ctypes.c_void_p(head.data.data_ptr()),
+                              _ptr(head.scales) if head.scales is not None else _P())
+        m.wtype, m.portable = quantized.WTYPE[weights], int(portable)
         m.sinks = _ptr(self._sinks)
         m.layers = self._layers
         self._keep = keep

@@ -15,6 +15,18 @@
 // engine's forward to ~1e-5); only the summation order of the dot products differs.
 // Layouts: every matrix row-major (out_features, in_features), as nn.Linear stores it;
 // K/V cache (n_kv_heads, capacity, head_dim) of batch 1, as models/kv_cache.py allocates it.
+//
+// Weight formats (FusedModel.wtype; models/decoders/quantized.py makes the copies): 0 fp32;
+// 1 bf16 (the upper half of each fp32); 2 int8 in blocks of QBLOCK along a row, each block
+// with one fp32 scale (w = q * scale, q in [-127, 127], Q8_0's layout with an fp32 scale).
+// A step reads every weight once, so fewer bytes per weight is a faster step. The products
+// with bf16 weights use AVX512_BF16's dot product where the CPU has it (the input vector is
+// then rounded to bf16 too: the instruction multiplies bf16 pairs, summing in fp32), else a
+// portable loop that widens each weight to fp32. The products with int8 weights quantize the
+// input vector the same way (blocks of QBLOCK, one scale each), sum q_w * q_x exactly in int32
+// per block (AVX512_VNNI's vpdpbusd where the CPU has it, else a portable loop) and scale each
+// block's sum in fp32. FusedModel.portable = 1 takes the portable loops on any CPU (tests).
+#include <immintrin.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -23,11 +35,15 @@
 
 extern "C" {
 
+// A weight matrix in the model's format: its elements, and for int8 its block scales
+// (rows, cols / QBLOCK), else null
+struct QMat { const void* w; const float* scales; };
+
 struct FusedLayer {
-    const float* wqkv; const float* bqkv;   // (q_dim + 2 kv_dim, d); bias or null
-    const float* wo; const float* bo;       // (d, q_dim); bias or null
-    const float* w_gate_up;                 // (2 d_ff, d): gate rows, then up rows
-    const float* w_down;                    // (d, d_ff)
+    QMat wqkv; const float* bqkv;           // (q_dim + 2 kv_dim, d); bias or null
+    QMat wo; const float* bo;               // (d, q_dim); bias or null
+    QMat w_gate_up;                         // (2 d_ff, d): gate rows, then up rows
+    QMat w_down;                            // (d, d_ff)
     // RMSNorm scales as used (Gemma's 1 + w already added); post norms null for Llama
     const float* attn_norm; const float* attn_post_norm;
     const float* mlp_norm; const float* mlp_post_norm;
@@ -48,9 +64,11 @@ struct FusedModel {
     float attn_softcap, final_softcap;       // 0: none
     const float* embed;                      // (vocab, d)
     const float* final_norm;                 // (d)
-    const float* lm_head;                    // (vocab, d), the embedding when tied
+    QMat lm_head;                            // (vocab, d), the embedding when tied
     const float* sinks;                      // (n_heads) sink logits (gpt-oss style) or null
     FusedLayer* layers;
+    int64_t wtype;                           // 0 fp32, 1 bf16, 2 int8 (see the top)
+    int64_t portable;                        // 1: the portable loops even where SIMD exists
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -88,6 +106,170 @@ static void matvec_rows(const float* W, const float* b, const float* x, int64_t 
         y[r] = s;
     }
     if (b) for (int64_t i = r0; i < r1; i++) y[i] += b[i];
+}
+
+static const int64_t QBLOCK = 32;
+
+// bf16 <-> fp32: a bf16 is the upper 16 bits of an fp32; rounding to nearest even
+static inline float bf16_to_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f;
+}
+static inline uint16_t f32_to_bf16(float f) {
+    uint32_t u; memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);   // NaN stays NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+// The input vector of a product in the form the weights' format multiplies: fp32 as is; for
+// bf16 also rounded to bf16 (used by the AVX512_BF16 path); for int8 quantized per block.
+struct QVec {
+    const float* f; std::vector<uint16_t> b; std::vector<int8_t> q; std::vector<float> s;
+};
+
+static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s) {
+    for (int64_t blk = 0; blk < n / QBLOCK; blk++) {
+        const float* xb = x + blk * QBLOCK;
+        float amax = 0.f;
+        for (int64_t i = 0; i < QBLOCK; i++) amax = fmaxf(amax, fabsf(xb[i]));
+        const float scale = amax / 127.f, inv = amax > 0.f ? 127.f / amax : 0.f;
+        s[blk] = scale;
+        for (int64_t i = 0; i < QBLOCK; i++) q[blk * QBLOCK + i] = (int8_t)nearbyintf(xb[i] * inv);
+    }
+}
+
+static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
+    v.f = x;
+    if (wtype == 1) {
+        v.b.resize(n);
+        for (int64_t i = 0; i < n; i++) v.b[i] = f32_to_bf16(x[i]);
+    } else if (wtype == 2) {
+        v.q.resize(n); v.s.resize(n / QBLOCK);
+        quantize_blocks(x, n, v.q.data(), v.s.data());
+    }
+}
+
+static void matvec_bf16(const uint16_t* W, const QVec& x, int64_t n, int64_t r0, int64_t r1,
+                        float* y, bool portable) {
+    int64_t r = r0;
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+    if (!portable) {
+        const int64_t n32 = n - n % 32;
+        for (; r + 4 <= r1; r += 4) {
+            const uint16_t *w0 = W + r * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (int64_t i = 0; i < n32; i += 32) {
+                const __m512bh xv = (__m512bh)_mm512_loadu_si512(x.b.data() + i);
+                a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(w0 + i), xv);
+                a1 = _mm512_dpbf16_ps(a1, (__m512bh)_mm512_loadu_si512(w1 + i), xv);
+                a2 = _mm512_dpbf16_ps(a2, (__m512bh)_mm512_loadu_si512(w2 + i), xv);
+                a3 = _mm512_dpbf16_ps(a3, (__m512bh)_mm512_loadu_si512(w3 + i), xv);
+            }
+            float s[4] = {_mm512_reduce_add_ps(a0), _mm512_reduce_add_ps(a1),
+                          _mm512_reduce_add_ps(a2), _mm512_reduce_add_ps(a3)};
+            for (int64_t i = n32; i < n; i++) {
+                const float xi = bf16_to_f32(x.b[i]);
+                s[0] += bf16_to_f32(w0[i]) * xi; s[1] += bf16_to_f32(w1[i]) * xi;
+                s[2] += bf16_to_f32(w2[i]) * xi; s[3] += bf16_to_f32(w3[i]) * xi;
+            }
+            y[r] = s[0]; y[r + 1] = s[1]; y[r + 2] = s[2]; y[r + 3] = s[3];
+        }
+        for (; r < r1; r++) {
+            const uint16_t* w = W + r * n;
+            float s = 0.f;
+            for (int64_t i = 0; i < n; i++) s += bf16_to_f32(w[i]) * bf16_to_f32(x.b[i]);
+            y[r] = s;
+        }
+        return;
+    }
+#endif
+    // portable: each weight widened to fp32 (a shift), the input vector kept in fp32
+    (void)portable;
+    for (; r + 4 <= r1; r += 4) {
+        const uint16_t *w0 = W + r * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
+        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int64_t i = 0; i < n; i++) {
+            const float xi = x.f[i];
+            s0 += bf16_to_f32(w0[i]) * xi; s1 += bf16_to_f32(w1[i]) * xi;
+            s2 += bf16_to_f32(w2[i]) * xi; s3 += bf16_to_f32(w3[i]) * xi;
+        }
+        y[r] = s0; y[r + 1] = s1; y[r + 2] = s2; y[r + 3] = s3;
+    }
+    for (; r < r1; r++) {
+        const uint16_t* w = W + r * n;
+        float s = 0.f;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; i++) s += bf16_to_f32(w[i]) * x.f[i];
+        y[r] = s;
+    }
+}
+
+static void matvec_int8(const int8_t* W, const float* S, const QVec& x, int64_t n, int64_t r0,
+                        int64_t r1, float* y, bool portable) {
+    const int64_t nb = n / QBLOCK;
+    const int8_t* xq = x.q.data();
+    const float* xs = x.s.data();
+    int64_t r = r0;
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    if (!portable) {
+        // vpdpbusd multiplies unsigned by signed bytes: |x| by (w with the sign of x)
+        for (; r + 4 <= r1; r += 4) {
+            const int8_t* w[4] = {W + r * n, W + (r + 1) * n, W + (r + 2) * n, W + (r + 3) * n};
+            const float* sc[4] = {S + r * nb, S + (r + 1) * nb, S + (r + 2) * nb, S + (r + 3) * nb};
+            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+            for (int64_t blk = 0; blk < nb; blk++) {
+                const __m256i xv = _mm256_loadu_si256((const __m256i*)(xq + blk * QBLOCK));
+                const __m256i ax = _mm256_sign_epi8(xv, xv);
+                for (int k = 0; k < 4; k++) {
+                    const __m256i wv = _mm256_loadu_si256((const __m256i*)(w[k] + blk * QBLOCK));
+                    const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, _mm256_sign_epi8(wv, xv));
+                    acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[k][blk] * xs[blk]), acc[k]);
+                }
+            }
+            for (int k = 0; k < 4; k++) {
+                const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[k]), _mm256_extractf128_ps(acc[k], 1));
+                const __m128 h2 = _mm_add_ps(h, _mm_movehl_ps(h, h));
+                y[r + k] = _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+            }
+        }
+    }
+#endif
+    (void)portable;
+    for (; r < r1; r++) {
+        const int8_t* w = W + r * n;
+        const float* sc = S + r * nb;
+        float s = 0.f;
+        for (int64_t blk = 0; blk < nb; blk++) {
+            int32_t dot = 0;
+#pragma omp simd reduction(+ : dot)
+            for (int64_t i = 0; i < QBLOCK; i++) dot += (int32_t)w[blk * QBLOCK + i] * (int32_t)xq[blk * QBLOCK + i];
+            s += (float)dot * (sc[blk] * xs[blk]);
+        }
+        y[r] = s;
+    }
+}
+
+// Rows [r0, r1) of y = W x (+ b) in any of the weight formats; x prepared by `prepare`
+static void qmatvec_rows(int64_t wtype, bool portable, const QMat& W, const float* b, const QVec& x,
+                         int64_t n, int64_t r0, int64_t r1, float* y) {
+    if (wtype == 0) { matvec_rows((const float*)W.w, b, x.f, n, r0, r1, y); return; }
+    if (wtype == 1) matvec_bf16((const uint16_t*)W.w, x, n, r0, r1, y, portable);
+    else matvec_int8((const int8_t*)W.w, W.scales, x, n, r0, r1, y, portable);
+    if (b) for (int64_t i = r0; i < r1; i++) y[i] += b[i];
+}
+
+// Which SIMD paths this build has (models/decoders/quantized.py reports the path that runs):
+// bit 0 AVX512_BF16 dot products, bit 1 AVX512_VNNI int8 dot products
+int fused_simd_paths() {
+    int paths = 0;
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+    paths |= 1;
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    paths |= 2;
+#endif
+    return paths;
 }
 
 // The rows of a product are handed out in chunks of CHUNK (a multiple of 4, so that
@@ -168,7 +350,10 @@ static void residual(float* x, const float* a, const float* post_norm, float eps
 int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
     const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
-    if (D > 1024 || token < 0 || token >= m->vocab) return -1;
+    if (D > 1024 || token < 0 || token >= m->vocab || m->wtype < 0 || m->wtype > 2) return -1;
+    if (m->wtype == 2 && (d % QBLOCK || q_dim % QBLOCK || ff % QBLOCK)) return -1;
+    const int64_t wt = m->wtype;
+    const bool portable = m->portable != 0;
     int64_t max_c = 0;
     for (int64_t l = 0; l < m->n_layers; l++)
         if (m->layers[l].capacity > max_c) max_c = m->layers[l].capacity;
@@ -180,16 +365,18 @@ int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     {
         // private: the residual stream, its normalized copy, scratch
         std::vector<float> x(d), xn(d), tmp(d), scores(max_c > 0 ? max_c : 1);
+        QVec xv;   // this thread's copy of a product's input in the weights' format
         const float* e = m->embed + token * d;
         for (int64_t i = 0; i < d; i++) x[i] = m->embed_scale > 0.f ? e[i] * m->embed_scale : e[i];
         const int64_t n_qkv = q_dim + 2 * kv_dim;
         for (int64_t l = 0; l < m->n_layers; l++) {
             const FusedLayer* L = &m->layers[l];
             rms_norm(x.data(), L->attn_norm, m->norm_eps, d, xn.data());
+            prepare(wt, xn.data(), d, xv);
             // each `omp for` ends with a barrier: the next phase needs all of its result
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(n_qkv); c++)
-                matvec_rows(L->wqkv, L->bqkv, xn.data(), d, c * CHUNK, chunk_end(c, n_qkv), qkv.data());
+                qmatvec_rows(wt, portable, L->wqkv, L->bqkv, xv, d, c * CHUNK, chunk_end(c, n_qkv), qkv.data());
             // keys and values of this token into the cache, split by KV head
 #pragma omp for schedule(dynamic, 1)
             for (int64_t g = 0; g < Hkv; g++) {
@@ -207,32 +394,58 @@ int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
                 rope(q, L->rope, D);
                 attend_head(m, L, q, head / group, head, scores.data(), att.data() + head * D);
             }
+            prepare(wt, att.data(), q_dim, xv);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(d); c++)
-                matvec_rows(L->wo, L->bo, att.data(), q_dim, c * CHUNK, chunk_end(c, d), o.data());
+                qmatvec_rows(wt, portable, L->wo, L->bo, xv, q_dim, c * CHUNK, chunk_end(c, d), o.data());
             residual(x.data(), o.data(), L->attn_post_norm, m->norm_eps, d, tmp.data());
             rms_norm(x.data(), L->mlp_norm, m->norm_eps, d, xn.data());
+            prepare(wt, xn.data(), d, xv);
             // gate row i and up row ff + i together, so act(gate) * up needs no barrier
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(ff); c++) {
                 const int64_t lo = c * CHUNK, hi = chunk_end(c, ff);
-                matvec_rows(L->w_gate_up, nullptr, xn.data(), d, lo, hi, h.data());          // gate
-                matvec_rows(L->w_gate_up + ff * d, nullptr, xn.data(), d, lo, hi, up.data()); // up
+                qmatvec_rows(wt, portable, L->w_gate_up, nullptr, xv, d, lo, hi, h.data());          // gate
+                qmatvec_rows(wt, portable, L->w_gate_up, nullptr, xv, d, ff + lo, ff + hi, up.data() - ff); // up
                 for (int64_t i = lo; i < hi; i++) h[i] = activate(h[i], m->activation) * up[i];
             }
+            prepare(wt, h.data(), ff, xv);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(d); c++)
-                matvec_rows(L->w_down, nullptr, h.data(), ff, c * CHUNK, chunk_end(c, d), down.data());
+                qmatvec_rows(wt, portable, L->w_down, nullptr, xv, ff, c * CHUNK, chunk_end(c, d), down.data());
             residual(x.data(), down.data(), L->mlp_post_norm, m->norm_eps, d, tmp.data());
         }
         rms_norm(x.data(), m->final_norm, m->norm_eps, d, xn.data());
+        prepare(wt, xn.data(), d, xv);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < chunks(m->vocab, HEAD_CHUNK); c++) {
             const int64_t lo = c * HEAD_CHUNK, hi = chunk_end(c, m->vocab, HEAD_CHUNK);
-            matvec_rows(m->lm_head, nullptr, xn.data(), d, lo, hi, logits);
+            qmatvec_rows(wt, portable, m->lm_head, nullptr, xv, d, lo, hi, logits);
             if (m->final_softcap > 0.f)
                 for (int64_t i = lo; i < hi; i++) logits[i] = m->final_softcap * tanhf(logits[i] / m->final_softcap);
         }
+    }
+    return 0;
+}
+
+// y (B, rows) = x (B, n) W^T (+ b) for the batched steps (models/decoders/quantized.py):
+// every row of x against the same weight chunk while it is in cache. Returns 0, or -1 on an
+// unknown format or an int8 width that is not a multiple of QBLOCK.
+int quant_linear(int64_t wtype, int64_t portable, const void* w, const float* scales,
+                 const float* b, const float* x, int64_t B, int64_t n, int64_t rows, float* y,
+                 int64_t n_threads) {
+    if (wtype < 0 || wtype > 2 || B < 0 || n <= 0 || rows < 0) return -1;
+    if (wtype == 2 && n % QBLOCK) return -1;
+    const QMat W = {w, scales};
+    std::vector<QVec> xs(B);
+#pragma omp parallel num_threads((int)n_threads)
+    {
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < B; i++) prepare(wtype, x + i * n, n, xs[i]);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t c = 0; c < chunks(rows); c++)
+            for (int64_t i = 0; i < B; i++)
+                qmatvec_rows(wtype, portable != 0, W, b, xs[i], n, c * CHUNK, chunk_end(c, rows), y + i * rows);
     }
     return 0;
 }

@@ -1,0 +1,200 @@
+"""Weights in fewer bytes for the CPU decode steps: bf16 and int8 copies of a model's matrices,
+the compiled products that read them, and which path the CPU runs.
+
+Why. Decoding one token reads every weight once (claim C2), so at batch 1 and at the small
+batches of a class the step's time is the bytes it reads. fp32 is 4 bytes a weight; bf16 is 2
+(the upper half of the fp32: 8 bits of mantissa, relative rounding <= 2^-9); int8 here is
+Q8_0's layout, blocks of QBLOCK = 32 weights along a row with one fp32 scale each
+(1.125 bytes a weight; w = q * scale, q = round(w / scale), scale = max|w| / 127, so a weight's
+rounding is <= scale / 2, i.e. <= max|w| / 254 of its block). The products (fused_decode.cpp):
+bf16 through AVX512_BF16's dot product where the CPU has it (the input vector is rounded to
+bf16 as well), else a portable loop widening every weight to fp32; int8 against the input
+vector quantized per block the same way, summed exactly in int32 per block (AVX512_VNNI where
+the CPU has it, else a portable loop). The fp32 engine stays the reference: the prefill runs
+in it, and the tests bound every precision's logits against it (tests/test_precision.py).
+
+The copies are made once per model and precision (`weights_of`), held beside the fp32 model
+(which the prefill and the recording forwards keep using).
+
+    EXPLORER_WEIGHTS=fp32|bf16|int8     the precision the decode steps read (default fp32)
+    EXPLORER_KERNEL_PORTABLE=1          the portable loops even where the SIMD paths exist
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+WEIGHTS = ("fp32", "bf16", "int8")
+WTYPE = {"fp32": 0, "bf16": 1, "int8": 2}
+BYTES_PER_WEIGHT = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0 + 4.0 / 32}
+QBLOCK = 32
+WEIGHTS_ENV = "EXPLORER_WEIGHTS"
+PORTABLE_ENV = "EXPLORER_KERNEL_PORTABLE"
+DEFAULT_WEIGHTS = "fp32"
+
+
+def check_weights(weights) -> str:
+    """The precision name, or a clear ValueError."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, not {weights!r}")
+    return weights
+
+
+def configured_weights() -> str:
+    """The precision the operator chose (EXPLORER_WEIGHTS), else DEFAULT_WEIGHTS."""
+    value = os.environ.get(WEIGHTS_ENV, "").strip().lower() or DEFAULT_WEIGHTS
+    try:
+        return check_weights(value)
+    except ValueError:
+        raise ValueError(f"{WEIGHTS_ENV}={value!r}: choose one of {', '.join(WEIGHTS)}") from None
+
+
+def portable_forced() -> bool:
+    return os.environ.get(PORTABLE_ENV, "0") not in ("", "0")
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags (/proc/cpuinfo on Linux; empty elsewhere)."""
+    path = Path("/proc/cpuinfo")
+    if not path.exists():
+        return set()
+    for line in path.read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def _library():
+    from .fused import _library as fused_library   # the same compiled file as the fused step
+    return fused_library()
+
+
+def simd_paths() -> dict[str, bool]:
+    """{"bf16": AVX512_BF16 dot products built in, "int8": AVX512_VNNI built in}: the kernel is
+    compiled with -march=native on this machine, so these follow the CPU's own flags."""
+    bits = _library().fused_simd_paths()
+    return {"bf16": bool(bits & 1), "int8": bool(bits & 2)}
+
+
+def path_label(weights: str, portable: Optional[bool] = None) -> str:
+    """The product path a precision takes on this machine, e.g. "int8 (AVX512_VNNI)"."""
+    check_weights(weights)
+    if weights == "fp32":
+        return "fp32"
+    portable = portable_forced() if portable is None else portable
+    simd = {"bf16": "AVX512_BF16", "int8": "AVX512_VNNI"}[weights]
+    if not portable and simd_paths()[weights]:
+        return f"{weights} ({simd})"
+    return f"{weights} (portable)"
+
+
+class QuantWeight:
+    """One (out, in) weight in bf16 or int8 blocks; calling it is the product x W^T (+ b) for
+    any number of rows of x, through the compiled kernel (CPU, fp32 activations)."""
+
+    def __init__(self, weight: torch.Tensor, weights: str):
+        check_weights(weights)
+        if weights == "fp32":
+            raise ValueError("fp32 weights are the model's own: no copy")
+        weight = weight.detach().to(torch.float32)
+        self.weights, self.shape = weights, tuple(weight.shape)
+        out, n = self.shape
+        if weights == "bf16":
+            self.data, self.scales = weight.to(torch.bfloat16).contiguous(), None
+        else:
+            if n % QBLOCK:
+                raise ValueError(f"int8 weights need rows of a multiple of {QBLOCK} values, not {n}")
+            blocks = weight.reshape(out, n // QBLOCK, QBLOCK)
+            amax = blocks.abs().amax(-1)                                       # (out, n/32)
+            scales = amax / 127.0
+            inv = torch.where(amax > 0, 127.0 / amax, torch.zeros_like(amax))
+            q = torch.round(blocks * inv[..., None]).clamp_(-127, 127).to(torch.int8)
+            self.data, self.scales = q.reshape(out, n).contiguous(), scales.contiguous()
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes + (self.scales.nbytes if self.scales is not None else 0)
+
+    def dequantize(self) -> torch.Tensor:
+        """The fp32 values the kernel multiplies by (tests, and the quality measurements)."""
+        if self.weights == "bf16":
+            return self.data.to(torch.float32)
+        out, n = self.shape
+        q = self.data.reshape(out, n // QBLOCK, QBLOCK).to(torch.float32)
+        return (q * self.scales[..., None]).reshape(out, n)
+
+    def __call__(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None,
+                 portable: Optional[bool] = None) -> torch.Tensor:
+        out, n = self.shape
+        if x.shape[-1] != n:
+            raise ValueError(f"input of width {x.shape[-1]} for a weight of {n} columns")
+        lead = x.shape[:-1]
+        flat = x.reshape(-1, n).to(torch.float32).contiguous()
+        y = torch.empty(flat.shape[0], out)
+        b = bias.detach().to(torch.float32).contiguous() if bias is not None else None
+        portable = portable_forced() if portable is None else portable
+        status = _library().quant_linear(
+            WTYPE[self.weights], int(portable), self.data.data_ptr(),
+            self.scales.data_ptr() if self.scales is not None else None,
+            b.data_ptr() if b is not None else None, flat.data_ptr(), flat.shape[0], n, out,
+            y.data_ptr(), torch.get_num_threads())
+        if status != 0:
+            raise RuntimeError(f"the quantized product refused its arguments ({status})")
+        return y.reshape(*lead, out).to(x.dtype)
+
+
+def setup_library(lib) -> None:
+    """ctypes signatures of the quantized entry points (called by fused._library)."""
+    lib.fused_simd_paths.argtypes, lib.fused_simd_paths.restype = [], ctypes.c_int
+    lib.quant_linear.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                 ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
+    lib.quant_linear.restype = ctypes.c_int
+
+
+class ModelWeights:
+    """A model's matrices in one precision: {module: QuantWeight} for every Linear and
+    {model: QuantWeight} for the LM head (the embedding when tied); empty for fp32."""
+
+    def __init__(self, model, weights: str):
+        from ..layers import Linear
+        self.weights = check_weights(weights)
+        self.table: dict = {}
+        if weights != "fp32":
+            for module in model.modules():
+                if isinstance(module, Linear):
+                    self.table[module] = QuantWeight(module.weight, weights)
+            self.table[model] = QuantWeight(model.lm_head_weight(), weights)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(w.nbytes for w in self.table.values())
+
+
+_COPIES_LOCK = threading.Lock()
+
+
+def weights_of(model, weights: str) -> ModelWeights:
+    """The model's copy in `weights`, made once and shared by every decoder of the model (the
+    copies are read-only). Held by the model itself (its `_weight_copies`), so they are freed
+    with it."""
+    check_weights(weights)
+    with _COPIES_LOCK:
+        copies = model.__dict__.setdefault("_weight_copies", {})
+        if weights not in copies:
+            with torch.inference_mode(False), torch.no_grad():
+                copies[weights] = ModelWeights(model, weights)
+        return copies[weights]
+
+
+def linear_bytes(model, weights: str) -> int:
+    """Bytes of weights one decode token reads in this precision: every Linear and the head."""
+    from ..layers import Linear
+    count = sum(m.weight.numel() for m in model.modules() if isinstance(m, Linear))
+    count += model.lm_head_weight().numel()
+    return int(count * BYTES_PER_WEIGHT[check_weights(weights)])

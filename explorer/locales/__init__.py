@@ -165,6 +165,18 @@ class Catalog:
         return _FORMATTER.vformat(raw, (), fields)
 
 
+def merged_strings(package: str, path) -> dict[str, str]:
+    """The STRINGS of every module of a topic that is a package (the lessons: one module per
+    lesson), merged; a key defined twice is an error."""
+    strings: dict[str, str] = {}
+    for name in sorted(m.name for m in pkgutil.iter_modules(path)):
+        for key, value in importlib.import_module(f"{package}.{name}").STRINGS.items():
+            if key in strings:
+                raise ValueError(f"{package}: text {key!r} defined twice")
+            strings[key] = value
+    return strings
+
+
 def _assemble(lang: str) -> dict[str, str]:
     """One language's texts from its topic modules; a key lives in the module its prefix names."""
     package = importlib.import_module(f"explorer.locales.{lang}")

@@ -43,7 +43,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.fuzz import (LEAK, MAX_MESSAGE_CHARS, MB, Value, bool_values, call, choice_values,  # noqa: E402
-                        default_args, endpoints_of, number_values, serve, text_values)
+                        default_args, endpoints_of, number_values, serve, text_values,
+                        without_echo)
 
 # Gradio's own processing error: it names the event's function and components, and the server
 # logs a traceback (a component whose check lets a value through to a TypeError)
@@ -244,17 +245,6 @@ class Report:
                                   "message": (answer.message or "")[:300]})
 
 
-def _echo_free(message: str, case: Case) -> str:
-    """The message less the visitor's own short values it quotes back."""
-    for value in case.changes.values():
-        if not value.huge:
-            made = value.make()
-            if isinstance(made, str) and made:
-                for form in (repr(made), made, repr(made)[1:-1]):
-                    message = message.replace(form, "")
-    return message
-
-
 def fuzz_events(url: str, demo, guard, cases_per_event: int, *, seed: int = 0,
                 any_s: float = 30.0, only: Optional[Callable[[Event], bool]] = None,
                 log: Callable[[str], None] = print) -> Report:
@@ -302,7 +292,7 @@ def fuzz_events(url: str, demo, guard, cases_per_event: int, *, seed: int = 0,
                         report.fail(event, case, "server error", answer)
                     if not answer.ok and answer.status not in ("transport", "timeout") and not answer.message:
                         report.fail(event, case, "error without a message", answer)
-                    if answer.message and LEAK.search(_echo_free(answer.message, case)):
+                    if answer.message and LEAK.search(without_echo(answer.message, case)):
                         report.fail(event, case, "traceback or path in the message", answer)
                     if answer.message and GRADIO_INTERNALS.search(answer.message):
                         report.fail(event, case, "Gradio's processing error (names the handler)", answer)

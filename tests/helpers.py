@@ -199,3 +199,16 @@ def check_evidence(found, claim: str, tab: str, section: str, model: str | None 
         assert all(text(m.label, lang) for m in found.measures)
         assert all(text(c.label, lang) and all(text(m.label, lang) for m in c.measures)
                    for c in found.consistency)
+
+
+def open_generate_tab(page, app_url: str, load_timeout_ms: int = 180_000) -> None:
+    """Open the app, wait until the default model is loaded (the first load may convert the
+    checkpoint), and select the Generate tab."""
+    import re
+
+    page.goto(app_url)
+    page.locator("#model-picker").wait_for()
+    page.locator("#model-status").get_by_text(re.compile("is loaded|已加载")).wait_for(
+        timeout=load_timeout_ms)
+    page.locator("#explorer-tabs [role=tab]", has_text="Generate").click()
+    page.locator("#gen-prompt textarea").wait_for()

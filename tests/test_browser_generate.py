@@ -9,20 +9,12 @@ import time
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import open_generate_tab, type_number
 
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 240_000
-
-
-def _open(page, app_url):
-    page.goto(app_url)
-    page.locator("#model-picker").wait_for()
-    page.locator("#model-status").get_by_text(re.compile("is loaded|已加载")).wait_for(timeout=LOAD_TIMEOUT)
-    page.locator("#explorer-tabs [role=tab]", has_text="Generate").click()
-    page.locator("#gen-prompt textarea").wait_for()
 
 
 def _shot(page, name: str) -> None:
@@ -53,7 +45,7 @@ def test_tokens_stream_chart_grows_and_stop_ends_it(page, app_url):
 
 
 def _stream_and_stop(page, app_url):
-    _open(page, app_url)
+    open_generate_tab(page, app_url, LOAD_TIMEOUT)
     # the ≈600-token prompt and 256 new tokens: a run of ~20 s here, so that a slow browser
     # (its first Plotly render can take seconds) still sees it running
     page.locator("#gen-long").click()
@@ -144,7 +136,7 @@ def _stream_and_stop(page, app_url):
 
 
 def test_short_run_shows_replay_and_logit_check(page, app_url):
-    _open(page, app_url)
+    open_generate_tab(page, app_url, LOAD_TIMEOUT)
     page.locator("#gen-prompt textarea").fill("What is a KV cache?")
     type_number(page, "gen-max-new", 12)
     page.locator("#gen-start").click()
@@ -199,7 +191,7 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
 
 
 def test_gemma_local_layers_flatten_past_512(page, app_url):
-    _open(page, app_url)
+    open_generate_tab(page, app_url, LOAD_TIMEOUT)
     page.locator("#model-picker input").click()
     page.get_by_role("option", name="Gemma 3 270M (base)").click()
     page.locator("#model-status", has_text="18 layers").wait_for(timeout=LOAD_TIMEOUT)
@@ -229,7 +221,7 @@ def test_closing_the_tab_ends_the_generation(new_page, app_url, client):
     event when the page disconnects, and the generator, which yields after every token, is not
     resumed. The next request (from another visitor) is then served at once."""
     page = new_page("en-US")
-    _open(page, app_url)
+    open_generate_tab(page, app_url, LOAD_TIMEOUT)
     page.locator("#gen-prompt textarea").fill("Write a long story about the sea.")
     type_number(page, "gen-max-new", 256)
     page.locator("#gen-start").click()

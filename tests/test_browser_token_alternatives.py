@@ -9,21 +9,13 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import open_generate_tab, type_number
 
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 240_000
 N_NEW = 6
-
-
-def _open(page, app_url):
-    page.goto(app_url)
-    page.locator("#model-picker").wait_for()
-    page.locator("#model-status").get_by_text(re.compile("is loaded|已加载")).wait_for(timeout=LOAD_TIMEOUT)
-    page.locator("#explorer-tabs [role=tab]", has_text="Generate").click()
-    page.locator("#gen-prompt textarea").wait_for()
 
 
 def _read_tip(token) -> dict:
@@ -60,7 +52,7 @@ def _check_rows(reading: dict, piece: str, mark: str) -> None:
 
 
 def test_hover_and_keyboard_show_each_tokens_alternatives(page, app_url):
-    _open(page, app_url)
+    open_generate_tab(page, app_url, LOAD_TIMEOUT)
     page.locator("#gen-prompt textarea").fill("Name three colours.")
     type_number(page, "gen-max-new", N_NEW)
     page.locator("#gen-start").click()

@@ -33,8 +33,7 @@ def test_generate_and_state_reading_handlers_are_not_warmed(full_app):
     assert "generate.run" not in keys
     assert {"attention.map", "flash.schedule", "arch.fold", "claims.board"} <= keys
     for job in full_app.explorer_warm.jobs:
-        assert warm_module._warmable(job.block_fn, full_app.explorer_warm_lang if hasattr(
-            full_app, "explorer_warm_lang") else job.block_fn.inputs[job.lang_at])
+        assert warm_module._warmable(job.block_fn, job.block_fn.inputs[job.lang_at])
 
 
 def test_a_default_press_gets_the_kept_answer_at_once(fold_job, full_app):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -121,7 +122,6 @@ def command_of(plan: Plan, views: Views, run: Optional[bool] = None, address: st
 
 def _nonce() -> int:
     # a new command text every time: the page acts on each, even a repeat of the last step
-    import time
     return time.monotonic_ns()
 
 

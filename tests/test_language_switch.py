@@ -127,7 +127,10 @@ def test_every_section_redraws_in_both_languages_without_a_forward(built, runtim
         # from here on, any forward pass of a loaded model is an error
         for name in runtime.names():
             if runtime.is_loaded(name):
-                monkeypatch.setattr(runtime.get(name).model, "forward", _no_forward)
+                # into the instance's own dict, so that undo removes it (setattr would leave the
+                # model's bound forward behind as an instance attribute, which a shallow copy
+                # such as explorer.moe.routing.routing_view would then call on the original)
+                monkeypatch.setitem(vars(runtime.get(name).model), "forward", _no_forward)
         zh = entry.draw(result, "zh")
         en = entry.draw(result, "en")
         zh, en = [v if isinstance(v, (tuple, list)) else (v,) for v in (zh, en)]

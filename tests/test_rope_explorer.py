@@ -525,7 +525,8 @@ def counting_forwards(monkeypatch, model) -> list:
     def counted(*args, **kwargs):
         calls.append(1)
         return forward(*args, **kwargs)
-    monkeypatch.setattr(model, "forward", counted)
+    # in the instance's dict, so that undo removes it rather than leaving a bound forward behind
+    monkeypatch.setitem(vars(model), "forward", counted)
     return calls
 
 

@@ -80,6 +80,17 @@ def open_lesson(page, app_url: str, key: str, lang: str, step: int = 1) -> None:
     page.locator("#lesson-panel").wait_for(timeout=LOAD_TIMEOUT_MS)
 
 
+def _failure_shot(page, name: str) -> None:
+    """The page as it was when a walk stopped (artifacts/screenshots/), for the report."""
+    from tests.conftest import SCREENSHOTS
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), timeout=30_000)
+    except Exception:
+        pass
+
+
 def walk(page, app_url: str, key: str, lang: str, guesses: Optional[Mapping[int, float]] = None,
          keys: bool = False) -> list[Walked]:
     """Every step of lesson `key`, first to last (1-based `guesses` for its predict steps;
@@ -98,7 +109,11 @@ def walk(page, app_url: str, key: str, lang: str, guesses: Optional[Mapping[int,
             field = page.locator("#lesson-guess input")
             field.fill(str(guess))
             page.locator("#lesson-check").click()
-        said = wait_for_reading(page, said if index else "", lang)
+        try:
+            said = wait_for_reading(page, said if index else "", lang)
+        except Exception:
+            _failure_shot(page, f"walk-failed-{key}-{lang}-step{index + 1}")
+            raise
         walked.append(Walked(index, shown, look, said))
         if index < n - 1:
             if keys:

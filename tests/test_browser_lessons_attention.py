@@ -1,5 +1,5 @@
 """The GQA / MLA, sliding-window and sink lessons walked in a real browser (Debian Chromium),
-first step to last, alternating languages: each quoted number is the page's (the section's own
+first step to last, each in English and in Chinese: each quoted number is the page's (the section's own
 summary shows it) or the in-process reading of the same deterministic run; each prediction is
 shown beside the measured value. Screenshots: artifacts/screenshots/lesson-<key>-<lang>.png."""
 from __future__ import annotations
@@ -26,19 +26,27 @@ def _page(new_page, lang):
     return new_page("en-US" if lang == "en" else "zh-CN", width=1400, height=1000)
 
 
-def test_gqa_mla_lesson_in_english(new_page, app_url, runtime):
-    lang = "en"
+def _in_language(walked, lang: str) -> bool:
+    return all(bool(re.search(r"[\u4e00-\u9fff]", w.said)) == (lang == "zh") for w in walked)
+
+
+LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
+
+
+@LANGS
+def test_gqa_mla_lesson(new_page, app_url, runtime, lang):
     page = _page(new_page, lang)
     walked = walk(page, app_url, "gqa-mla", lang, guesses={2: 2})
-    assert len(walked) == 4
+    assert len(walked) == 4 and _in_language(walked, lang)
     config = runtime.get("smollm2-135m-instruct").config
     per_token = 2 * config.n_layers * config.n_kv_heads * config.head_dim * 4
     # step 1: the page's groups summary and the panel quote the same cache bytes
     assert f"{per_token:,}" in walked[0].said and "✓" in walked[0].said
     # step 2: the guess beside the measured ratio, and the why
     ratio = config.n_heads // config.n_kv_heads
-    assert "You guessed **2" not in walked[1].said     # markdown rendered
-    assert f"measured {ratio} ×" in walked[1].said, walked[1].said
+    assert "**" not in walked[1].said     # markdown rendered
+    measured = {"en": f"measured {ratio} ×", "zh": f"测得 {ratio} ×"}[lang]
+    assert measured in walked[1].said, walked[1].said
     assert template("lesson.gqa.s2.why", lang)[:4] in walked[1].said
     # step 3: the calculator on the page shows the variants the panel quotes
     variants = page.locator("#gen-variants").inner_text()
@@ -48,51 +56,59 @@ def test_gqa_mla_lesson_in_english(new_page, app_url, runtime):
     summary = page.locator("#arch-mla-text").inner_text()
     assert "6,912" in walked[3].said and "6912" in summary.replace(",", "")
     assert "4.5" in walked[3].said and "2.25" in walked[3].said and "✓" in walked[3].said
-    _shot(page, "lesson-gqa-mla-en")
+    _shot(page, f"lesson-gqa-mla-{lang}")
 
 
-def test_windows_depth_lesson_in_chinese(new_page, app_url, runtime):
-    lang = "zh"
+@LANGS
+def test_windows_depth_lesson(new_page, app_url, runtime, lang):
+    words = {"en": dict(reach="{} tokens", after="after {} layers", guess="You guessed 2 L", local="15 local"),
+             "zh": dict(reach="{} 个词元", after="经过 {} 层", guess="你猜的是 2 L", local="15 个局部层")}[lang]
     page = _page(new_page, lang)
-    walked = walk(page, app_url, "windows-depth", lang, guesses={2: 2}, keys=True)
-    assert len(walked) == 3
+    # moved with the → key in Chinese, with the Next button in English
+    walked = walk(page, app_url, "windows-depth", lang, guesses={2: 2}, keys=(lang == "zh"))
+    assert len(walked) == 3 and _in_language(walked, lang)
     # step 1: the rf summary on the page states the same reach as the panel
     loaded = runtime.get("smollm2-135m-instruct")
     rule = rf.theoretical_reach(loaded.config.n_layers, 2)
-    assert f"{rule} 个词元" in walked[0].said and "✓" in walked[0].said
+    assert words["reach"].format(rule) in walked[0].said and "✓" in walked[0].said
     # step 2: the in-process reading of the same deterministic probe
     step = LESSONS["windows-depth"].steps[1]
     s = step.settings
     fields = reading(step, rf.run(loaded, s["mode"], s["window"], s["tokens"], s["seed"]))
-    assert f"经过 {fields['answer']} 层" in walked[1].said, walked[1].said
-    assert "你猜的是 2 L" in walked[1].said and f"{fields['quotient']:.2f}" in walked[1].said
+    assert words["after"].format(fields["answer"]) in walked[1].said, walked[1].said
+    assert words["guess"] in walked[1].said and f"{fields['quotient']:.2f}" in walked[1].said
     # the page's rf summary table lists the probed distances, token 0's among them
     assert str(fields["distance"]) in page.locator("#rf-summary").inner_text()
     # step 3: Gemma's layer kinds, from the page's local/global summary
-    assert "15 个局部层" in walked[2].said and "512" in walked[2].said and "✓" in walked[2].said
-    assert re.search(r"[\u4e00-\u9fff]", walked[2].said)
-    _shot(page, "lesson-windows-depth-zh")
+    assert words["local"] in walked[2].said and "512" in walked[2].said and "✓" in walked[2].said
+    _shot(page, f"lesson-windows-depth-{lang}")
 
 
-def test_sinks_streaming_lesson_in_english(new_page, app_url):
-    lang = "en"
+@LANGS
+def test_sinks_streaming_lesson(new_page, app_url, lang):
+    en = lang == "en"
     page = _page(new_page, lang)
     walked = walk(page, app_url, "sinks-streaming", lang, guesses={1: 10})
-    assert len(walked) == 3
+    assert len(walked) == 3 and _in_language(walked, lang)
     # step 1: the prediction compared; the sink summary on the page has the same verdict
     first = walked[0].said
-    assert "You guessed 10 %" in first and "✓" in first
-    measured = float(re.search(r"put ([\d.]+)% of their attention", first).group(1))
+    assert ("You guessed 10 %" if en else "你猜的是 10 %") in first and "✓" in first
+    measured = float(re.search(r"put ([\d.]+)% of their attention" if en else r"把 ([\d.]+)% 的注意力",
+                               first).group(1))
     assert measured > 10
     sink_summary = page.locator("#sink-summary").inner_text()
-    k, n = re.search(r"(\d+) of (\d+) heads", first).groups()
-    assert k in sink_summary and n in sink_summary
+    if en:
+        k, n = re.search(r"(\d+) of (\d+) heads", first).groups()
+    else:
+        n, k = re.search(r"(\d+) 个头中有 (\d+) 个", first).groups()
+    assert int(k) <= int(n) and k in sink_summary and n in sink_summary
     # step 2: the map under the sinks mask
-    assert "exactly 0" in walked[1].said and "✓" in walked[1].said
+    assert ("exactly 0" if en else "恰好是 0") in walked[1].said and "✓" in walked[1].said
     # step 3: the page's StreamingLLM table shows the perplexities the panel quotes
     table = page.locator("#stream-summary").inner_text()
-    worse = re.search(r"(\d+\.\d)× worse", walked[2].said).group(1)
-    kept = re.search(r"(\d+\.\d\d)× the full cache", walked[2].said).group(1)
-    assert f"{worse}×" in table and f"{kept}×" in table, table
+    worse = re.search(r"(\d+\.\d)× worse" if en else r"差了 (\d+\.\d) 倍", walked[2].said).group(1)
+    kept = re.search(r"(\d+\.\d\d)× the full cache" if en else r"是完整缓存的 (\d+\.\d\d) 倍",
+                     walked[2].said).group(1)
+    assert (f"{worse}×" if en else f"{worse} 倍") in table and f"{kept}×" in table, table
     assert text("lesson.done", lang)[:10] in walked[2].said
-    _shot(page, "lesson-sinks-streaming-en")
+    _shot(page, f"lesson-sinks-streaming-{lang}")

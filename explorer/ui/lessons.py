@@ -349,7 +349,7 @@ PRESENT_JS = """(on) => {
 
 # window.explorerApply: a step's or a link's command on the page. Lesson keys: → / PageDown
 # next step, ← / PageUp back, Escape leaves (not while typing in a field).
-HEAD = """
+HEAD = r"""
 <script>
 (function () {
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
@@ -365,7 +365,7 @@ HEAD = """
       if (box) box.value = location.origin + location.pathname + command.address;
     }
     if (command.target && window.explorerOpen) await window.explorerOpen(command.target);
-    if (!command.run || !/^[\\w-]+$/.test(command.run)) return;
+    if (!command.run || !/^[\w-]+$/.test(command.run)) return;
     for (let waited = 0; waited < 20000; waited += 100) {
       const button = document.getElementById(command.run);
       if (button && !button.disabled && button.offsetParent !== null) {

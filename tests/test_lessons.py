@@ -65,7 +65,7 @@ def test_go_sets_the_steps_controls_and_nothing_else(full_app):
     out = panel.go("kv-cache", 2, "zh", "smollm2-135m-instruct", registry)
     assert len(out) == 10 + 1 + len(components) + 1
     state = out[0]
-    assert state == {"lesson": "kv-cache", "step": 2, "guess": None, "fields": None}
+    assert state == {"lesson": "kv-cache", "step": 2, "guess": None, "fields": None, "lang": "zh"}
     view = registry.get("generate.run")
     by_id = {id(c): value for c, value in zip(components, out[11:-1])}
     for control in view.controls:
@@ -120,3 +120,20 @@ def test_observe_reads_only_its_own_views_result(full_run):
     assert panel.observe("generate.run", state, "not a session", "en") == (gr.skip(), gr.skip())
     new_state, said = panel.observe("generate.run", state, full_run, "zh")
     assert new_state["fields"]["tokens"] == full_run.records[-1].context and "字节" in said
+
+
+def test_a_language_change_redraws_only_a_panel_in_another_language(full_run):
+    """A link's language change may be handled after the step's run was read: a panel already
+    in that language keeps its reading; one in the other language is redrawn and says so."""
+    state = {"lesson": "kv-cache", "step": 0, "guess": None, "fields": None}
+    opened = panel.panel_values(state, "zh")[0]
+    assert opened["lang"] == "zh"
+    choices, *rest = panel.redraw(opened, "zh")
+    assert rest == [gr.skip()] * 4
+    assert [label for label, _ in choices["choices"]] == [label for label, _ in panel.lesson_choices("zh")]
+    read, said = panel.observe("generate.run", opened, full_run, "zh")
+    assert read["lang"] == "zh" and "字节" in said
+    _, progress, look, said_en, moved = panel.redraw(read, "en")
+    assert moved["lang"] == "en" and moved["fields"] == read["fields"]
+    assert "bytes per token" in said_en and text("lesson.kv.s1.look", "en")[:12] in look
+    assert panel.redraw(None, "en")[1:] == [gr.skip()] * 4

@@ -179,6 +179,7 @@ def panel_values(state: Optional[dict], lang: str) -> list:
     if not state:
         return [None, gr.update(visible=False), "", "", gr.update(visible=False),
                 gr.update(value=None), "", gr.update(), gr.update(), ""]
+    state = {**state, "lang": lang}   # the language the panel's texts are in (see wire's redraw)
     progress, look, asks, label = step_texts(state, lang)
     n = len(LESSONS[state["lesson"]].steps)
     guess = gr.update(value=state.get("guess"), label=label) if asks else gr.update(value=None)
@@ -232,7 +233,7 @@ def check_guess(state: Any, guess: Any, lang: Any, views: Views) -> tuple:
             or not bounds.low <= guess <= bounds.high:
         return gr.skip(), text("lesson.need_guess", lang, low=bounds.low, high=f"{bounds.high:g}"), \
             gr.skip()
-    state = {**state, "guess": float(guess), "fields": None}
+    state = {**state, "guess": float(guess), "fields": None, "lang": lang}
     plan = plan_of_step(LESSONS[state["lesson"]], state["step"])
     return state, said_text(state, lang), command_of(plan, views, run=True)
 
@@ -248,8 +249,9 @@ def observe(view_key: str, state: Any, result: Any, lang: Any) -> tuple:
     fields = reading(step, result)
     if fields is None:
         return gr.skip(), gr.skip()
-    state = {**state, "fields": fields}
-    return state, said_text(state, normalize_language(lang))
+    lang = normalize_language(lang)
+    state = {**state, "fields": fields, "lang": lang}
+    return state, said_text(state, lang)
 
 
 def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names, default_model,
@@ -323,13 +325,21 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
             event.then(_after_run(view), [*view.link_inputs, panel.state, view.state, lang],
                        [view.link_box, panel.state, panel.said], **private)
 
-    def redraw(state, lang_value):
-        lang_value = normalize_language(lang_value)
-        values = panel_values(state, lang_value) if state else [gr.skip()] * 10
-        return [gr.update(choices=lesson_choices(lang_value)), *values[2:4], values[6]]
+    lang.change(redraw, [panel.state, lang],
+                [panel.pick, panel.progress, panel.look, panel.said, panel.state], **private)
 
-    lang.change(redraw, [panel.state, lang], [panel.pick, panel.progress, panel.look, panel.said],
-                **private)
+
+def redraw(state: Any, lang: Any) -> list:
+    """[lesson list, progress, look, said, state] after a language change. A panel already in
+    that language is left alone: a link's language change (at page load) may be handled after
+    the step's run was read, and redrawing then from the state the change was sent with would
+    put the waiting text over the reading."""
+    lang = normalize_language(lang)
+    choices = gr.update(choices=lesson_choices(lang))
+    if not isinstance(state, dict) or state.get("lesson") not in LESSONS or state.get("lang") == lang:
+        return [choices, gr.skip(), gr.skip(), gr.skip(), gr.skip()]
+    values = panel_values(state, lang)
+    return [choices, *values[2:4], values[6], values[0]]
 
 
 def _after_run(view: View):

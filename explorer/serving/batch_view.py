@@ -144,26 +144,37 @@ def _prediction(model, bandwidth: float, flops: float, context: int, max_batch: 
 
 # ----------------------------------------------------------------------------- the live side
 _ROOF_LOCK = threading.Lock()
-_ROOF_STARTED: set = set()
+_ROOF_MEASURING: dict = {}   # (device, dtype, threads) -> Event set when the measurement ended
 
 
 def roof_for(loaded) -> Optional[object]:
     """This device's measured roof for the loop's batched steps (device_roof's cache), or None;
     when none was measured, one measurement (a second or two) is started in the background,
-    once per device and dtype, and a later view has it."""
+    once per device and dtype, and a later view has it. While it runs no view waits for it."""
     from explorer.generate import device_roof
     from explorer.serving import batch_threads, start_worker
 
     threads = batch_threads()
+    key = (str(loaded.device), str(loaded.dtype), threads)
+    with _ROOF_LOCK:
+        measuring = _ROOF_MEASURING.get(key)
+    if measuring is not None and not measuring.is_set():
+        return None          # device_roof holds its lock while it measures: do not wait on it
     roof = device_roof.cached(loaded.device, loaded.dtype, threads)
     if roof is not None:
         return roof
-    key = (str(loaded.device), str(loaded.dtype), threads)
     with _ROOF_LOCK:
-        if key not in _ROOF_STARTED:
-            _ROOF_STARTED.add(key)
-            start_worker(lambda: device_roof.measure(loaded.device, loaded.dtype, threads),
-                         "batch-view-roof")
+        if key in _ROOF_MEASURING:
+            return None
+        done = _ROOF_MEASURING[key] = threading.Event()
+
+    def measure() -> None:
+        try:
+            device_roof.measure(loaded.device, loaded.dtype, threads)
+        finally:
+            done.set()
+
+    start_worker(measure, "batch-view-roof")
     return None
 
 

@@ -35,12 +35,21 @@ def test_three_pages_see_three_runs_each_its_own_highlighted(new_page, app_url):
         page.set_default_timeout(120_000)
         open_generate_tab(page, app_url, LOAD_TIMEOUT)
         type_number(page, "gen-max-new", 256)   # the tab's most: the runs overlap for long
-    for page in pages:   # each page starts its run and opens the batch view at once
-        page.locator("#gen-start").click()
-        page.locator("#explorer-tabs [role=tab]", has_text=re.compile("^The class as one batch$")).click()
-    own = []
+    # the three Start presses at once (a click dispatched, not waited for: on a busy machine
+    # Playwright's checks before a click can take seconds, and the first run would be half
+    # done before the last starts), then each page opens the batch view
     for page in pages:
-        page.locator("#gen-batch-summary", has_text="3 decoding").wait_for(timeout=VIEW_TIMEOUT)
+        page.evaluate("() => document.querySelector('#gen-start').click()")
+    for page in pages:
+        page.evaluate("() => document.querySelector('#section-generate-batch-button').click()")
+    own = []
+    for i, page in enumerate(pages):
+        try:
+            page.locator("#gen-batch-summary", has_text="3 decoding").wait_for(timeout=VIEW_TIMEOUT)
+        except Exception:
+            print(f"page {i + 1} shows:", page.locator("#gen-batch-summary").inner_text(timeout=5_000),
+                  "| output:", len(page.locator("#gen-output textarea").input_value(timeout=5_000)))
+            raise
         labels = _labels(page, 3)
         mine = [label for label in labels if label.startswith("you")]
         assert len(labels) == 3 and len(mine) == 1, labels

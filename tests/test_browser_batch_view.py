@@ -4,7 +4,6 @@ runs, exactly one of them highlighted as its own, and a different one on each pa
 Screenshots: artifacts/screenshots/batch-view-*.png."""
 from __future__ import annotations
 
-import re
 
 import pytest
 

@@ -112,7 +112,8 @@ def summary(view: BatchView, lang: str = "en") -> str:
     if view.hidden:
         parts.append(text("serving.summary.hidden", lang, n=view.hidden))
     if not view.roof:
-        parts.append(text("serving.summary.no_roof", lang))
+        if view.rows or view.steps:   # a loop at work: its roof is measured on the first look
+            parts.append(text("serving.summary.no_roof", lang))
     elif view.knee is not None and view.knee <= view.max_batch:
         parts.append(text("serving.summary.knee", lang, model=view.model, t=round(view.context),
                           knee=view.knee))

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import torch
 
 from models.device import intra_op_threads
+
+if TYPE_CHECKING:
+    from explorer.claims.evidence import Evidence
 
 BATCHES = (1, 2, 4, 8, 16, 32)
 EVIDENCE_CONTEXT = 16      # prompt tokens of every run (the shipped English text)

@@ -12,9 +12,8 @@ from typing import Any, Optional
 
 import gradio as gr
 
-from explorer.locales import normalize_language, text
+from explorer.locales import normalize_language
 from explorer.serving import batch_figures, batch_view
-from explorer.serving.runs import LoopSnapshot
 from explorer.serving.scheduler import MAX_BATCH
 from explorer.ui import TabContext, visitor_errors
 

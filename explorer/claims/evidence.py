@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-CLAIM_IDS: tuple[str, ...] = tuple(f"C{i}" for i in range(1, 20))
+CLAIM_IDS: tuple[str, ...] = tuple(f"C{i}" for i in range(1, 21))
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Consistency:
 
 @dataclass(frozen=True)
 class Evidence:
-    claim: str                         # "C1" ... "C19"
+    claim: str                         # "C1" ... "C20"
     passed: bool                       # the claim's criterion applied to `measures`
     measures: tuple[Measure, ...]      # the numbers the verdict was read from
     criterion: str                     # locale key stating the criterion, e.g. "claims.C11.criterion"

@@ -21,7 +21,7 @@ from explorer.claims.evidence import CLAIM_IDS
 
 @dataclass(frozen=True)
 class ClaimEntry:
-    claim: str                  # "C1" ... "C19"
+    claim: str                  # "C1" ... "C20"
     target: str                 # "explorer.generate.evidence:evidence_c1"
     places: tuple[str, ...]     # tab ids that show the claim, the main one first
 
@@ -70,6 +70,7 @@ CLAIMS: tuple[ClaimEntry, ...] = (
     _entry("C17", FLASH, "flash"),
     _entry("C18", ARCHITECTURE, "architecture"),
     _entry("C19", ARCHITECTURE, "architecture"),
+    _entry("C20", "explorer.serving.evidence", "generate"),
 )
 assert tuple(entry.claim for entry in CLAIMS) == CLAIM_IDS, "one entry per claim, in order"
 

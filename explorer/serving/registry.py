@@ -37,6 +37,12 @@ def shared(model: Any, make: Callable[[Any], Any]) -> Any:
         return loop
 
 
+def existing(model: Any) -> Any:
+    """The loop of a loaded model if one was made, else None (a look makes none)."""
+    with _REGISTRY_LOCK:
+        return _SCHEDULERS.get(model)
+
+
 def forget(model: Any) -> None:
     """Drop the loop of a model being unloaded: it holds the model, so the model's memory could
     never go otherwise. Runs still in it finish; the next `shared` of a model makes a new one."""

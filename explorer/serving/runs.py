@@ -5,6 +5,7 @@ sees the run through a RunHandle: the steps as they come (a queue), and stop()."
 from __future__ import annotations
 
 import queue
+import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -64,6 +65,43 @@ class SharedStep(Step):
 
 
 @dataclass(frozen=True)
+class StepRecord:
+    """One decode step of the loop: when it ended (time.time()), how many runs it decoded, its
+    wall time, and the mean tokens each run's cache held after it."""
+    at: float
+    runs: int
+    seconds: float
+    context: float
+
+
+@dataclass(frozen=True)
+class RunState:
+    """One run in the loop as Scheduler.snapshot shows it: lengths and counts only (no text, no
+    token ids, no session): `uid` is a random id of the run alone, `own` whether the run is of
+    the session the snapshot was asked for."""
+    uid: str
+    own: bool
+    state: str                # "waiting" | "prefilling" | "decoding"
+    prompt: int               # prompt tokens
+    generated: int            # tokens generated so far
+    held: tuple               # per layer, the tokens its cache holds (0 while waiting)
+    allocated: tuple          # per layer, the slots its buffers have: its pooled row's width,
+                              # or its own cache's capacity outside the pool (0 while waiting)
+    pooled: bool              # its buffers are a row of the pooled store
+    shared: int               # prompt tokens copied from another run's cache (prefix reuse)
+
+
+@dataclass(frozen=True)
+class LoopSnapshot:
+    """Scheduler.snapshot: the runs in the loop (admission order, then the queue), the recent
+    decode steps (oldest first), and the prompt tokens prefix reuse saved since the loop began."""
+    runs: tuple
+    steps: tuple
+    shared_tokens: int
+    max_batch: int
+
+
+@dataclass(frozen=True)
 class End:
     """Put on a run's queue instead of a step: it ended without a last step."""
     reason: str               # "eos" | "length" | "stop" | "deadline"
@@ -90,6 +128,7 @@ class Run:
         self.pending = 0          # steps handed to the consumer and not yet taken
         self.generator = new_generator(params)
         self.submitted = time.perf_counter()
+        self.uid = secrets.token_hex(6)   # names the run in a snapshot, and nothing else
 
     def sequence(self) -> list:
         """The tokens in the run's cache, in position order: its prompt, then its output."""

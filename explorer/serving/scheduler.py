@@ -47,7 +47,8 @@ from typing import Callable, Iterator, Optional, Sequence
 import torch
 
 from explorer.serving import registry
-from explorer.serving.runs import AHEAD, Busy, End, Run, RunHandle, SharedStep, TooManyRuns, Visitor
+from explorer.serving.runs import (AHEAD, Busy, End, LoopSnapshot, Run, RunHandle, RunState, SharedStep,
+                                   StepRecord, TooManyRuns, Visitor)
 from explorer.serving.thread_choice import FIXED_BATCH_THREADS, ThreadChoice, batch_threads
 from explorer.serving.workers import start_worker
 from models.device import intra_op_threads
@@ -73,6 +74,7 @@ IDLE_EXIT_S = 60.0        # a loop with nothing to do this long ends (and frees 
 # template's system turn once, not thirty times. Across visitors only the public prefix is
 # copied (_share_limit). Shorter common prefixes are not worth a copy and a wait.
 SHARE_MIN = 16
+STEP_RECORDS = 256        # recent decode steps kept for Scheduler.snapshot (the batch view)
 
 
 class Scheduler:
@@ -102,6 +104,7 @@ class Scheduler:
         # and past one visitor's cap)
         self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0,
                       "refused_visitor": 0, "prefill_tokens": 0, "shared_tokens": 0}
+        self._steps: collections.deque = collections.deque(maxlen=STEP_RECORDS)   # under _lock
         # a run alone keeps torch's setting (the fused step splits its products over every thread)
         fixed = FIXED_BATCH_THREADS is not None
         self.threads = ThreadChoice((batch_threads(),) if fixed else (1, batch_threads()))
@@ -182,6 +185,34 @@ class Scheduler:
                     return
         finally:
             handle.stop()
+
+    def snapshot(self, session: Optional[str] = None) -> LoopSnapshot:
+        """The runs in the loop and its recent decode steps (runs.LoopSnapshot): lengths and
+        counts only. `session`: a RunState is `own` when its run is of this session (the
+        session itself never leaves the scheduler). Costs O(runs x layers) under the lock."""
+        with self._lock:
+            runs = [self._state(run, "waiting" if run in self._waiting else None, session)
+                    for run in (*self._active, *self._waiting)]
+            return LoopSnapshot(runs=tuple(runs), steps=tuple(self._steps),
+                                shared_tokens=self.stats["shared_tokens"], max_batch=self.max_batch)
+
+    def _state(self, run: Run, state: Optional[str], session: Optional[str]) -> RunState:
+        batch = run.batch   # the loop may drop it meanwhile: read it once
+        held = allocated = ()
+        pooled = False
+        if batch is not None and state is None:
+            layers = batch.cache.layers
+            held = tuple(layer.length for layer in layers)
+            pooled = batch.row is not None
+            widths = self.decoder.pool.widths
+            allocated = (tuple(widths) if pooled and len(widths) == len(layers)
+                         else tuple(layer.capacity for layer in layers))
+        if state is None:
+            state = "decoding" if run.tokens else "prefilling"
+        own = session is not None and run.visitor.session == session
+        return RunState(uid=run.uid, own=own, state=state, prompt=len(run.prompt),
+                        generated=len(run.tokens), held=held, allocated=allocated,
+                        pooled=pooled, shared=run.shared)
 
     def _refuse_past_cap(self, visitor: Visitor) -> None:
         """TooManyRuns when `visitor`'s session or address already has as many runs decoding or
@@ -354,6 +385,9 @@ class Scheduler:
         latency = time.perf_counter() - t0
         if threads:
             self.threads.record(threads, len(runs), latency)
+        context = sum(run.batch.pos for run in runs) / len(runs)
+        with self._lock:
+            self._steps.append(StepRecord(time.time(), len(runs), latency, context))
         for row, run in enumerate(runs):
             self._emit(run, logits[row, -1], phase="decode", latency=latency, n_fed=1,
                        batch_size=len(runs))

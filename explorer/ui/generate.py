@@ -1,8 +1,9 @@
-"""Generate & KV cache tab, three sections: a run that streams tokens while the real cache
+"""Generate & KV cache tab, four sections: a run that streams tokens while the real cache
 grows (C3, C9), replays the same steps without a cache (C1) and checks the cached logits
 against a full forward (C4), under a chosen cache policy; the calculator of published shapes
 (C3, C5, C6); and the decode roofline of the loaded model on this device's measured roof, with
-the engine's batched decode timed beside it (C2).
+the engine's batched decode timed beside it (C2); and the class as one batch, the shared
+decode loop live (C20, explorer/ui/generate_batch.py).
 
 Thin wiring over explorer/generate/: module-level handlers check inputs, run the experiment and
 keep its result in gr.State; the shell's language switch redraws every section from it.
@@ -26,7 +27,7 @@ from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
                               in_background, scheduler_for)
-from explorer.ui import views
+from explorer.ui import generate_batch, views
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.gradio_patches import client_alive, event_client
 from explorer.ui.stopping import Stops
@@ -325,12 +326,15 @@ def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Pr
 def build(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("generate.intro"))
+    first = len(ctx.sections)
     with ctx.section("generate.section.run"):
         _build_run(ctx)
     with ctx.section("generate.section.calculator"):
         _build_calculator(ctx)
     with ctx.section("generate.section.roofline", elem_id="section-generate-roofline"):
         _build_roofline(ctx)
+    with ctx.section("serving.section", elem_id=generate_batch.SECTION_ID) as batch:
+        generate_batch.build(ctx, batch, [tab for tab, _ in ctx.sections[first:] if tab is not batch])
 
 
 def _build_run(ctx: TabContext) -> None:

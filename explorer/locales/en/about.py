@@ -54,6 +54,7 @@ STRINGS: dict[str, str] = {
     'about.c.C17': 'Online softmax: a running max and normalizer, block by block.',
     'about.c.C18': 'Llama vs the original Transformer: RMSNorm, RoPE, SwiGLU, GQA.',
     'about.c.C19': 'Post-norm puts a norm on every gradient path; pre-norm does not.',
+    'about.c.C20': 'Decoding many requests together raises throughput nearly in proportion while the step stays memory-bound, until it becomes compute-bound.',
     'about.row.family': 'architecture family',
     'about.row.layers': 'layers',
     'about.row.layer_types': 'attention per layer',

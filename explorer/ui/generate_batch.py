@@ -1,0 +1,74 @@
+"""The Generate tab's section "The class as one batch" (explorer/serving/batch_view.py): the
+shared decode loop as the class fills it, refreshed by a timer while the section is open.
+
+Thin wiring: the timer's handler reads the loop's snapshot for the visitor's own session (their
+runs marked, nobody else's session or run id reaches the page), draws it, and keeps the view in
+gr.State for the language switch. It never loads a model or starts a loop: a model that is not
+loaded, or has no loop yet, shows an empty loop. Its cost is bounded (batch_view.MAX_ROWS rows,
+MAX_STEPS steps): one open page asks every REFRESH_S seconds."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import gradio as gr
+
+from explorer.locales import normalize_language
+from explorer.serving import batch_figures, batch_view
+from explorer.serving.scheduler import MAX_BATCH
+from explorer.ui import TabContext, visitor_errors
+
+REFRESH_S = 2.0          # the intro text (serving.intro) says so
+SECTION_ID = "section-generate-batch"
+
+
+def _empty(name: str) -> batch_view.BatchView:
+    return batch_view.BatchView(model=name, rows=(), hidden=0, shared_tokens=0, steps=(),
+                                context=float(batch_view.DEFAULT_CONTEXT), predicted=(), knee=None,
+                                roof=False, max_batch=MAX_BATCH)
+
+
+def draw(view: Optional[batch_view.BatchView], lang: Any):
+    lang = normalize_language(lang)
+    if view is None:
+        view = _empty("")
+    rows, steps = batch_figures.figures(view, lang)
+    return rows, steps, batch_figures.summary(view, lang)
+
+
+@visitor_errors
+def refresh(runtime, model_name: Any, lang: Any, request: gr.Request):
+    """(rows figure, steps figure, summary, view) of the loop of the visitor's model."""
+    name = runtime.check_name(model_name)
+    session = getattr(request, "session_hash", None) if request is not None else None
+    if runtime.is_loaded(name):
+        view = batch_view.view(runtime.get(name), session if isinstance(session, str) else None)
+    else:
+        view = _empty(getattr(runtime.spec(name), "title", name))
+    return (*draw(view, lang), view)
+
+
+def build(ctx: TabContext, section: gr.Tab, others: list) -> None:
+    """The section's contents. Its timer runs while `section` is the open sub-tab: opening it
+    starts the timer and draws at once; opening another sub-tab of the tab (`others`) stops it."""
+    t = ctx.t
+    gr.Markdown(t("serving.intro"))   # names BLOCK (16) and REFRESH_S (2 s)
+    summary = gr.Markdown(elem_id="gen-batch-summary")
+    with gr.Row(equal_height=False):
+        rows_plot = gr.Plot(show_label=False, elem_id="gen-batch-rows")
+        steps_plot = gr.Plot(show_label=False, elem_id="gen-batch-steps")
+    now = gr.Button(t("serving.refresh"), size="sm", elem_id="gen-batch-refresh")
+    state = gr.State(None)
+    timer = gr.Timer(REFRESH_S, active=False)
+    outputs = [rows_plot, steps_plot, summary, state]
+
+    def handler(model_name, lang, request: gr.Request):
+        return refresh(ctx.runtime, model_name, lang, request)
+
+    quiet = dict(show_progress="hidden", concurrency_limit=None, api_visibility="private")
+    for trigger in (timer.tick, now.click, section.select):
+        trigger(handler, [ctx.model, ctx.lang], outputs, **quiet)
+    section.select(lambda: gr.Timer(active=True), None, timer, queue=False, api_visibility="private")
+    for other in others:
+        other.select(lambda: gr.Timer(active=False), None, timer, queue=False,
+                     api_visibility="private")
+    ctx.redraw_on_language(state, [rows_plot, steps_plot, summary], draw)

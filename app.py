@@ -21,8 +21,8 @@ from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
                          TabContext, available_tabs, body_limit, build_translator, closed_routes,
-                         direct_errors, exports, gradio_patches, lessons, resize_charts_on_select,
-                         shell, tab_id, warm, zerogpu)
+                         direct_errors, exports, gradio_patches, lessons, replica,
+                         resize_charts_on_select, shell, tab_id, warm, zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -151,9 +151,11 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # a body over 1 MiB is refused (413) before Gradio reads or parses it
         # Gradio's deep-link route, which would write a file per session, answers 404; a
         # handler's refusal in words on the direct route answers 400, not 500; and one route of
-        # our own: the plotly.js that exported HTML files inline (ui/exports.py)
+        # our own: the plotly.js that exported HTML files inline (ui/exports.py); and which
+        # replica answered, for a school's load balancer (ui/replica.py)
         "app_kwargs": {"middleware": closed_routes.middleware() + direct_errors.middleware()
-                       + body_limit.middleware() + exports.middleware()},
+                       + body_limit.middleware() + exports.middleware()
+                       + replica.middleware()},
     }
 
 

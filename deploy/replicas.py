@@ -91,6 +91,7 @@ class Cluster:
     replicas: list[Replica]
     haproxy: Optional[subprocess.Popen] = None
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="explorer-replicas-")))
+    env: Optional[Mapping[str, str]] = None   # the replicas' environment (None: this process's)
 
     def replica(self, name: str) -> Replica:
         return next(replica for replica in self.replicas if replica.name == name)
@@ -99,6 +100,15 @@ class Cluster:
         """Stop one replica (kill: at once, as a crash would; else SIGTERM, then SIGKILL
         after 30 s)."""
         _stop(self.replica(name).process, kill)
+
+    def restart_replica(self, name: str, wait_s: float = 300.0) -> float:
+        """Start a stopped replica again on its port; seconds until it serves."""
+        old = self.replica(name)
+        if old.process.poll() is None:
+            return 0.0
+        new = start_replica(name, old.port, self.folder, self.env)
+        self.replicas[self.replicas.index(old)] = new
+        return wait_until_serving(new.url, [new.process], wait_s)
 
     def stop(self) -> None:
         if self.haproxy is not None:
@@ -181,14 +191,15 @@ def wait_until_serving(url: str, processes: Sequence[subprocess.Popen], wait_s: 
 def start_cluster(n: int = 2, port: Optional[int] = None, replica_ports: Optional[Sequence[int]] = None,
                   host: str = "127.0.0.1", env: Optional[Mapping[str, str]] = None,
                   check_interval_s: float = 5.0, wait_s: float = 300.0) -> Cluster:
-    """n replicas and HAProxy in front of them, once every replica and the balancer answer;
-    free ports where none are given. On any failure everything started is stopped."""
+    """n replicas (each on 127.0.0.1) and HAProxy in front of them serving host:port, once
+    every replica and the balancer answer; free ports where none are given. On any failure
+    everything started is stopped."""
     port = port or free_port()
     ports = list(replica_ports or [free_port() for _ in range(n)])
     if len(ports) != n:
         raise ValueError(f"{n} replicas, {len(ports)} ports")
     url_host = "127.0.0.1" if host in ("0.0.0.0", "::", "*") else host
-    cluster = Cluster(url=f"http://{url_host}:{port}/", replicas=[])
+    cluster = Cluster(url=f"http://{url_host}:{port}/", replicas=[], env=env)
     try:
         for index, replica_port in enumerate(ports, start=1):
             cluster.replicas.append(start_replica(f"r{index}", replica_port, cluster.folder, env))

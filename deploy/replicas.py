@@ -68,7 +68,7 @@ def render_config(template: str, bind: str, servers: Sequence[tuple[str, str, in
     interval_ms = max(100, int(round(check_interval_s * 1000)))
     text = _replace_block(template, "bind", [f"bind {bind}"])
     return _replace_block(text, "servers", [
-        f"default-server check inter {interval_ms}ms fall 2 rise 2",
+        f"default-server check inter {interval_ms}ms fall 3 rise 2",
         *(f"server {name} {host}:{port} cookie {name}" for name, host, port in servers)])
 
 

@@ -52,10 +52,11 @@ def test_the_rendered_config_serves_the_given_address_and_replicas(tmp_path):
     assert [line for line in lines if line.startswith("server ")] == [
         "server r1 127.0.0.1:9001 cookie r1", "server r2 127.0.0.1:9002 cookie r2",
         "server r3 10.0.0.3:9003 cookie r3"]
-    assert "default-server check inter 2500ms fall 2 rise 2" in lines
+    assert "default-server check inter 2500ms fall 3 rise 2" in lines
     # the routing itself is the shipped file's, untouched
-    for rule in ("balance hash var(txn.room)", "hash-type consistent",
-                 "ignore-persist if { var(txn.room) -m found }", "option httpchk GET /"):
+    for rule in ("balance hash var(txn.room)", "hash-type consistent", "stick match var(txn.room)",
+                 "stick store-response res.hdr(x-explorer-room)",
+                 "ignore-persist if { var(txn.room),in_table(replicas) }", "option httpchk GET /"):
         assert rule in lines
     path = tmp_path / "haproxy.cfg"
     path.write_text(text)
@@ -85,37 +86,80 @@ def test_render_refuses_a_config_without_its_blocks():
                       [("r1", "127.0.0.1", 3)])
 
 
-def call_route(path: str, method: str = "GET") -> tuple[int, bytes, bool]:
-    """(status, body, whether the app behind was called) of one request to the middleware."""
+def call_route(path: str, method: str = "GET", query: bytes = b"", headers=(),
+               holds=lambda code: False) -> tuple[int, bytes, bool, list]:
+    """(status, body, whether the app behind was called, the answer's headers) of one request
+    to the middleware (the app behind answers 204)."""
     reached = []
     sent = []
 
     async def app(scope, receive, send):
         reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 204, "headers": [(b"x-app", b"1")]})
+        await send({"type": "http.response.body", "body": b""})
 
     async def send(message):
         sent.append(message)
 
-    middleware = replica.ReplicaRoute(app)
-    asyncio.run(middleware({"type": "http", "path": path, "method": method, "root_path": ""},
-                           None, send))
-    if reached:
-        return 0, b"", True
-    return sent[0]["status"], sent[1]["body"], False
+    middleware = replica.ReplicaRoute(app, holds=holds)
+    asyncio.run(middleware({"type": "http", "path": path, "method": method, "root_path": "",
+                            "query_string": query, "headers": list(headers)}, None, send))
+    return sent[0]["status"], sent[1]["body"], bool(reached), sent[0]["headers"]
 
 
 def test_the_route_answers_the_replica_name_and_nothing_else(monkeypatch):
     monkeypatch.setenv("EXPLORER_REPLICA", "r2")
-    status, body, passed = call_route(replica.REPLICA_ROUTE)
+    status, body, passed, _ = call_route(replica.REPLICA_ROUTE)
     assert (status, json.loads(body), passed) == (200, {"replica": "r2"}, False)
     assert call_route(replica.REPLICA_ROUTE, "POST")[0] == 405
-    assert call_route("/gradio_api/info")[2]   # every other path reaches the app
+    assert call_route("/gradio_api/info")[:3] == (204, b"", True)   # every other path reaches the app
     # a name that is not a label (a path, markup) is never echoed
     for bad in ("../etc", "<b>x</b>", "x" * 33):
         monkeypatch.setenv("EXPLORER_REPLICA", bad)
         assert json.loads(call_route(replica.REPLICA_ROUTE)[1]) == {"replica": ""}
     monkeypatch.delenv("EXPLORER_REPLICA")
     assert json.loads(call_route(replica.REPLICA_ROUTE)[1]) == {"replica": ""}
+
+
+def test_answers_to_a_room_this_replica_holds_carry_the_room_for_the_balancer():
+    held = {"ABC234"}
+    asked = []
+
+    def holds(code):
+        asked.append(code)
+        return code in held
+
+    def room_header(query=b"", cookie=None, path="/gradio_api/queue/join"):
+        headers = [(b"cookie", cookie)] if cookie is not None else []
+        answer = call_route(path, query=query, headers=headers, holds=holds)[3]
+        return [value for name, value in answer if name == replica.ROOM_HEADER]
+
+    assert room_header(b"room=ABC234&key=x") == [b"ABC234"]
+    assert room_header(b"room=abc234") == [b"ABC234"]      # as the balancer keys it: uppercase
+    assert room_header(cookie=b"lang=en; explorer_room=ABC234") == [b"ABC234"]
+    assert room_header(b"room=ABC234", path=replica.REPLICA_ROUTE) == [b"ABC234"]
+    # the url's room decides over the cookie's, as in the balancer
+    assert room_header(b"room=XYZ789", cookie=b"explorer_room=ABC234") == []
+    # a room held elsewhere, no room, or something that is not a code: no header, and the
+    # store is not even asked for what is not a code
+    asked.clear()
+    for query, cookie in ((b"room=XYZ789", None), (b"", None), (b"room=ABC", None),
+                          (b"room=ABC2340", None), (b"room=" + b"A" * 5000, None),
+                          (b"", b"explorer_room=<script>"), (b"", b"explorer_room=\"ABC234"),
+                          (b"", b"\xff\xfe=;;"), (b"room=AB%0AC234", None)):
+        assert room_header(query, cookie) == [], (query, cookie)
+    assert asked == ["XYZ789"]
+    # the app's own headers are kept
+    headers = call_route("/", query=b"room=ABC234", holds=holds)[3]
+    assert (b"x-app", b"1") in headers
+
+
+def test_the_room_header_reads_the_real_store():
+    from explorer.classroom.rooms import ROOMS
+
+    code, _ = ROOMS.create("test_replicas")
+    assert replica.holds_room(code)
+    assert not replica.holds_room("ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY")
 
 
 # --- two replicas behind the real HAProxy ---------------------------------------------------
@@ -184,10 +228,12 @@ def test_a_room_reaches_one_replica_by_its_link_and_by_its_cookie(both):
         # every later request of the page carries the room in its cookie
         assert {replica_answering(both.url, headers={"Cookie": f"explorer_room={code}"})
                 for _ in range(10)} == {home}
-    # the link decides over an older cookie, and either decides over the affinity cookie
+    # the link decides over an older cookie
     assert replica_answering(both.url, f"room={a}", {"Cookie": f"explorer_room={b}"}) == a_replica
+    # a room no replica holds (none of these: no class was started) yields to the affinity
+    # cookie: a room just made is reached on its teacher's replica this way
     assert replica_answering(both.url, headers={
-        "Cookie": f"explorer_room={a}; explorer_replica={b_replica}"}) == a_replica
+        "Cookie": f"explorer_room={a}; explorer_replica={b_replica}"}) == b_replica
 
 
 @pytest.mark.server
@@ -298,7 +344,7 @@ def test_a_stopped_replica_s_rooms_reach_the_other_and_the_other_rooms_stay(both
     FIGURES["first request of a stopped replica's room answered by the other, s"] = time.monotonic() - started
     # the health check marks it down; its rooms (link or cookie) and its affinity cookie now
     # reach the survivor, every time
-    time.sleep(3 * CHECK_INTERVAL_S)
+    time.sleep(4 * CHECK_INTERVAL_S)
     for code in gone:
         assert {replica_answering(both.url, f"room={code}") for _ in range(5)} == {survivor}
         assert replica_answering(both.url, headers={"Cookie": f"explorer_room={code}"}) == survivor
@@ -307,3 +353,105 @@ def test_a_stopped_replica_s_rooms_reach_the_other_and_the_other_rooms_stay(both
     # the survivor's own rooms never moved
     for code in staying:
         assert {replica_answering(both.url, f"room={code}") for _ in range(5)} == {survivor}
+
+
+# --- real rooms on the replicas (explorer/classroom) ----------------------------------------
+
+def affinity(cluster, name: str) -> str:
+    """The affinity cookie of a visitor whose page is on replica `name`: asked of the balancer
+    until its round robin answers from that replica, as a browser would receive it."""
+    import urllib.request
+
+    for _ in range(20):
+        with urllib.request.urlopen(cluster.url.rstrip("/") + replica.REPLICA_ROUTE, timeout=10) as answer:
+            if json.loads(answer.read())["replica"] == name:
+                cookie = answer.headers.get("Set-Cookie", "").split(";")[0]
+                assert cookie == f"explorer_replica={name}", cookie
+                return cookie
+    raise AssertionError(f"the round robin never answered from {name}")
+
+
+def page(cluster, *cookies: str):
+    """A visitor's page through the balancer: a gradio_client Client whose every request
+    carries the page's cookies (the affinity cookie, the room's)."""
+    from gradio_client import Client
+
+    return Client(cluster.url, verbose=False, headers={"Cookie": "; ".join(cookies)} if cookies else None)
+
+
+def start_class(cluster, name: str) -> tuple[str, str]:
+    """A teacher whose page is on replica `name` starts a class: (code, the teacher's affinity
+    cookie). The page then names the room in its cookie, and its next request (the class
+    bar's poll) is the balancer's first sight of the room on that replica."""
+    cookie = affinity(cluster, name)
+    teacher = page(cluster, cookie)
+    try:
+        out = teacher.predict("en", api_name="/class_start")
+    finally:
+        teacher.close()
+    info = next(o for o in out if isinstance(o, str) and "Class code" in o)
+    code = info.split("`")[1]
+    assert replica_answering(cluster.url, headers={"Cookie": f"{cookie}; explorer_room={code}"}) == name
+    return code, cookie
+
+
+def join_class(cluster, code: str, *cookies: str) -> list:
+    student = page(cluster, f"explorer_room={code}", *cookies)
+    try:
+        return list(student.predict(code, "", "en", api_name="/class_join"))
+    finally:
+        student.close()
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_a_class_meets_on_its_teachers_replica_and_two_classes_spread(both):
+    from gradio_client.exceptions import AppError
+
+    started = {name: start_class(both, name) for name in ("r1", "r2")}
+    (a, _), (b, _) = started["r1"], started["r2"]
+    for code, home in ((a, "r1"), (b, "r2")):
+        other = "r2" if home == "r1" else "r1"
+        # the class link reaches the teacher's replica, whatever the visitor's affinity was
+        for cookies in ((), (f"explorer_replica={other}",), (f"explorer_replica={home}",)):
+            assert replica_answering(both.url, f"room={code}", {"Cookie": "; ".join(cookies)}) == home
+            assert replica_answering(both.url, headers={
+                "Cookie": "; ".join((f"explorer_room={code}", *cookies))}) == home
+        # students join through the balancer, one of them coming from the other replica
+        for cookies in ((), (f"explorer_replica={other}",)):
+            out = join_class(both, code, *cookies)
+            assert any(isinstance(o, str) and code in o for o in out), out
+    # the other replica really does not hold the class: a student sent there is told so
+    with pytest.raises(AppError, match="not on this server any more"):
+        from gradio_client import Client
+        Client(both.replica("r2").url, verbose=False).predict(a, "", "en", api_name="/class_join")
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_a_stopped_replica_s_class_is_told_so_and_rejoins_while_the_other_class_carries_on(both):
+    from gradio_client.exceptions import AppError
+
+    a, teacher_a = start_class(both, "r1")
+    b, teacher_b = start_class(both, "r2")
+    assert any(b in str(o) for o in join_class(both, b))
+    both.stop_replica("r1", kill=True)   # mid-class, as a crash would
+    started = time.monotonic()
+    # the stopped replica's class: its members' next requests reach r2, which says so
+    assert replica_answering(both.url, f"room={a}") == "r2"
+    with pytest.raises(AppError, match="not on this server any more"):
+        join_class(both, a)
+    FIGURES["a stopped replica's student told the class is gone, s"] = time.monotonic() - started
+    # ... and they start again there: the teacher (whose affinity pointed at r1) starts a new
+    # class, and a student joins it
+    new_teacher = page(both, teacher_a)
+    try:
+        out = new_teacher.predict("en", api_name="/class_start")
+    finally:
+        new_teacher.close()
+    new = next(o for o in out if isinstance(o, str) and "Class code" in o).split("`")[1]
+    assert replica_answering(both.url, f"room={new}") == "r2"
+    assert any(new in str(o) for o in join_class(both, new))
+    # the other class carries on: its link still reaches its replica, and students still join
+    assert replica_answering(both.url, f"room={b}") == "r2"
+    assert any(b in str(o) for o in join_class(both, b, teacher_b))

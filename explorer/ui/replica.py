@@ -1,12 +1,18 @@
-"""Which replica answered: one route, REPLICA_ROUTE, answering the replica's name as JSON.
+"""What a load balancer in front of several replicas needs from each (deploy/haproxy.cfg,
+docs/SCALING.md "Several replicas, one class"): which replica answered, and which rooms it holds.
 
-A school may run several copies of the app (replicas) behind one load balancer
-(deploy/haproxy.cfg, docs/SCALING.md "Several replicas, one class"). The balancer sends a
-class's requests to one replica; this route lets an operator (and tests/test_replicas.py) see
-which one a request reached. The name is the operator's own label, read from EXPLORER_REPLICA at
-each request and checked against NAME (a label, never a path or a host name); without it, or
-with a name outside NAME, the route answers an empty name. Nothing of a visitor is in the
-answer, so the route is harmless in public. Added through FastAPI's `middleware` argument
+- REPLICA_ROUTE answers the replica's name as JSON, so that an operator (and
+  tests/test_replicas.py) sees which replica a request reached. The name is the operator's own
+  label, read from EXPLORER_REPLICA at each request and checked against NAME (a label, never a
+  path or a host name); without it, or with a name outside NAME, the route answers "".
+- ROOM_HEADER: an answer to a request that names a room (the url parameter `room`, else the
+  cookie `explorer_room`, the room link contract) carries `X-Explorer-Room: CODE` when this
+  replica holds that room (explorer/classroom/rooms.py). A room is made on the replica the
+  teacher's page happens to be on; the balancer learns from this header where each room lives
+  and sends the room's later requests there.
+
+Nothing of a visitor is in either (a room's code is told only to a request that already names
+it), so both are harmless in public. Added through FastAPI's `middleware` argument
 (app.launch_options), like explorer/ui/closed_routes.py.
 """
 from __future__ import annotations
@@ -19,6 +25,8 @@ from typing import Any, Awaitable, Callable
 REPLICA_ROUTE = "/explorer/replica"
 ENV = "EXPLORER_REPLICA"
 NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+ROOM_HEADER = b"x-explorer-room"
+ROOM_PARAMETER, ROOM_COOKIE = "room", "explorer_room"
 
 Scope = dict[str, Any]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -30,15 +38,55 @@ def replica_name() -> str:
     return name if NAME.fullmatch(name) else ""
 
 
+def request_room(scope: Scope) -> str:
+    """The room code a request names (its url parameter, else its cookie), uppercase, or ""
+    when it names none or something that is not a code."""
+    from http.cookies import SimpleCookie
+    from urllib.parse import parse_qs
+
+    from explorer.classroom.rooms import CODE_PATTERN
+
+    query = scope.get("query_string", b"").decode("latin-1")
+    values = parse_qs(query, max_num_fields=64).get(ROOM_PARAMETER) if query else None
+    code = values[0] if values else ""
+    if not code:
+        for name, value in scope.get("headers") or ():
+            if name == b"cookie" and ROOM_COOKIE.encode() in value:
+                cookies = SimpleCookie()
+                try:
+                    cookies.load(value.decode("latin-1"))
+                except Exception:   # a malformed cookie header names no room
+                    continue
+                if ROOM_COOKIE in cookies:
+                    code = cookies[ROOM_COOKIE].value
+                    break
+    code = code.strip().upper()
+    return code if CODE_PATTERN.fullmatch(code) else ""
+
+
+def holds_room(code: str) -> bool:
+    """Whether this replica's room store has the room (explorer/classroom/rooms.py)."""
+    from explorer.classroom.rooms import ROOMS
+
+    return ROOMS.revision(code) is not None
+
+
 class ReplicaRoute:
     """ASGI middleware: GET/HEAD of REPLICA_ROUTE (under the app's root path) answers
-    {"replica": name}, never cached; every other request goes to the app unchanged."""
+    {"replica": name}, never cached; every other request goes to the app, its answer marked
+    with ROOM_HEADER when the request names a room this replica holds."""
 
-    def __init__(self, app: Callable):
-        self.app = app
+    def __init__(self, app: Callable, holds: Callable[[str], bool] = holds_room):
+        self.app, self.holds = app, holds
 
     async def __call__(self, scope: Scope, receive: Callable, send: Send) -> None:
-        path = scope.get("path", "") if scope.get("type") == "http" else ""
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        room = request_room(scope)
+        if room:
+            send = self._marking(send, room)
+        path = scope.get("path", "")
         if path not in (REPLICA_ROUTE, scope.get("root_path", "") + REPLICA_ROUTE):
             await self.app(scope, receive, send)
             return
@@ -50,6 +98,16 @@ class ReplicaRoute:
                       [(b"content-type", b"application/json"),
                        (b"cache-control", b"no-store")], length=len(body))
 
+    def _marking(self, send: Send, room: str) -> Send:
+        """`send` with ROOM_HEADER added to the answer's start when this replica holds `room`
+        (asked then, so that the answer that made the room already carries it)."""
+        async def marked(message: dict[str, Any]) -> None:
+            if message.get("type") == "http.response.start" and self.holds(room):
+                message = {**message, "headers": [*message.get("headers", ()),
+                                                  (ROOM_HEADER, room.encode())]}
+            await send(message)
+        return marked
+
 
 async def _answer(send: Send, status: int, body: bytes, headers: list, length: int | None = None) -> None:
     size = len(body) if length is None else length
@@ -59,7 +117,8 @@ async def _answer(send: Send, status: int, body: bytes, headers: list, length: i
 
 
 def middleware() -> list:
-    """FastAPI's `middleware` entries serving REPLICA_ROUTE (for launch()'s `app_kwargs`)."""
+    """FastAPI's `middleware` entries serving REPLICA_ROUTE and marking a held room's answers
+    (for launch()'s `app_kwargs`)."""
     from starlette.middleware import Middleware
 
     return [Middleware(ReplicaRoute)]

@@ -93,11 +93,10 @@ def histogram(values: list[float], measured: Optional[float], bins: int = HIST_B
     if not span:
         return Histogram((0.0, 1.0), (0,), measured, 0)
     low, high = min(span), max(span)
-    if high == low:
-        low, high = low - 0.5, high + 0.5
-    width = (high - low) / bins
-    if all(float(v).is_integer() for v in span) and high - low <= bins:
-        low, high, width = math.floor(low) - 0.5, math.ceil(high) + 0.5, 1.0
+    if all(float(v).is_integer() for v in span) and high - low < bins:
+        low, high, width = low - 0.5, high + 0.5, 1.0
+    else:
+        width = (high - low) / bins
     n_bins = max(1, int(round((high - low) / width)))
     counts = [0] * n_bins
     for v in values:

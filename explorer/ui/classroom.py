@@ -266,11 +266,13 @@ def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
             _page(room=code), *teacher_values(code, secret, request, lang)]
 
 
-def join(code: Any, nickname: Any, stored: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when its
-    address has another (the room link contract), and rejoins the same member from storage."""
+def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
+    its address has another (the room link contract), and rejoins the same member from storage
+    (on_load). A page already in the class (its state) joins again as the same member."""
     lang = normalize_language(lang)
-    token = stored.get("token") if isinstance(stored, dict) and stored.get("code") == code else None
+    mine = _role(state, "student") or {}
+    token = mine.get("token") if isinstance(code, str) and mine.get("code") == code.strip().upper() else None
     code, token = rooms.join(code, nickname, token)
     state = {"role": "student", "code": code, "token": token, "following": True,
              "revision": None, "moves": None}
@@ -413,7 +415,7 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     tab.start.click(visitor_errors(start), [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
                     api_name="class_start", **api).then(**page_js)
-    tab.join.click(visitor_errors(join), [tab.code, tab.nickname, bar.stored, lang],
+    tab.join.click(visitor_errors(join), [tab.code, tab.nickname, bar.state, lang],
                    [bar.state, bar.stored, bar.timer, tab.message, bar.page],
                    api_name="class_join", **api).then(**page_js)
     demo.load(on_load, [bar.stored, lang],

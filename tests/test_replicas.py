@@ -146,7 +146,8 @@ def test_answers_to_a_room_this_replica_holds_carry_the_room_for_the_balancer():
     for query, cookie in ((b"room=XYZ789", None), (b"", None), (b"room=ABC", None),
                           (b"room=ABC2340", None), (b"room=" + b"A" * 5000, None),
                           (b"", b"explorer_room=<script>"), (b"", b"explorer_room=\"ABC234"),
-                          (b"", b"\xff\xfe=;;"), (b"room=AB%0AC234", None)):
+                          (b"", b"\xff\xfe=;;"), (b"room=AB%0AC234", None),
+                          (b"room=ABC234&" + b"&".join([b"x=1"] * 100), None)):
         assert room_header(query, cookie) == [], (query, cookie)
     assert asked == ["XYZ789"]
     # the app's own headers are kept

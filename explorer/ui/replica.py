@@ -46,8 +46,12 @@ def request_room(scope: Scope) -> str:
 
     from explorer.classroom.rooms import CODE_PATTERN
 
-    query = scope.get("query_string", b"").decode("latin-1")
-    values = parse_qs(query, max_num_fields=64).get(ROOM_PARAMETER) if query else None
+    raw = scope.get("query_string", b"")
+    query = raw.decode("latin-1") if b"room=" in raw else ""
+    try:
+        values = parse_qs(query, max_num_fields=64).get(ROOM_PARAMETER) if query else None
+    except ValueError:   # past 64 fields: names no room (Gradio answers the request itself)
+        values = None
     code = values[0] if values else ""
     if not code:
         for name, value in scope.get("headers") or ():

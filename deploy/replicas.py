@@ -111,8 +111,13 @@ class Cluster:
         return wait_until_serving(new.url, [new.process], wait_s)
 
     def stop(self) -> None:
+        """Stop HAProxy, then every replica: all asked at once, each waited for (SIGKILL
+        after 30 s)."""
         if self.haproxy is not None:
             _stop(self.haproxy, kill=False)
+        for replica in self.replicas:
+            if replica.process.poll() is None:
+                replica.process.terminate()
         for replica in self.replicas:
             _stop(replica.process, kill=False)
 

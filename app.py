@@ -17,6 +17,7 @@ from typing import Any
 import gradio as gr
 
 from explorer.runtime import Runtime
+from explorer.classroom import route as class_route
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
@@ -141,7 +142,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "theme": gr.themes.Default(primary_hue="indigo"),
         "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css",
                       STATIC / "a11y.css", STATIC / "classroom.css"],
-        "head": shell.head_html() + lessons.HEAD,
+        "head": shell.head_html() + lessons.HEAD + classroom.head_html(),
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         "state_session_capacity": STATE_SESSIONS,
@@ -154,11 +155,13 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # a body over 1 MiB is refused (413) before Gradio reads or parses it
         # Gradio's deep-link route, which would write a file per session, answers 404; a
         # handler's refusal in words on the direct route answers 400, not 500; and one route of
-        # our own: the plotly.js that exported HTML files inline (ui/exports.py); and which
-        # replica answered, for a school's load balancer (ui/replica.py)
-        "app_kwargs": {"middleware": closed_routes.middleware() + direct_errors.middleware()
-                       + body_limit.middleware() + exports.middleware()
-                       + replica.middleware()},
+        # our own: the plotly.js that exported HTML files inline (ui/exports.py); a room's
+        # revision for the class page's timer (classroom/route.py); and, outermost so that it
+        # sees every answer (the class route's too), which replica answered and which rooms it
+        # holds, for a school's load balancer (ui/replica.py)
+        "app_kwargs": {"middleware": replica.middleware() + closed_routes.middleware()
+                       + direct_errors.middleware() + body_limit.middleware()
+                       + exports.middleware() + class_route.middleware()},
     }
 
 

@@ -148,3 +148,19 @@ def test_the_teacher_link_is_checked_on_load_and_the_key_never_reaches_a_student
     _, token = ROOMS.join(code, "Ada")
     again = classroom.on_load({"code": code, "token": token}, "en", request({"room": code}))
     assert again[0]["token"] == token and again[0]["role"] == "student"
+
+
+def test_the_revision_route_answers_a_counter_and_nothing_else(class_url):
+    import httpx
+    teacher, code = start(class_url)
+    first = httpx.get(f"{class_url}class/revision?room={code}")
+    assert first.status_code == 200 and first.text.isdigit()
+    assert first.headers["cache-control"] == "no-store"
+    s = client(class_url)
+    s.predict(code, "Ada", "en", api_name="/class_join")
+    second = httpx.get(f"{class_url}class/revision?room={code}")
+    assert int(second.text) > int(first.text) and "Ada" not in second.text
+    assert httpx.get(f"{class_url}class/revision?room=ZZZZZZ").status_code == 404
+    for bad in ("room=abc", "room=" + code + "&x=1", "room=" + "A" * 5000, ""):
+        assert httpx.get(f"{class_url}class/revision?{bad}").status_code == 400
+    assert httpx.post(f"{class_url}class/revision?room={code}").status_code == 405

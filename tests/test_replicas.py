@@ -382,8 +382,10 @@ def page(cluster, *cookies: str):
 
 def start_class(cluster, name: str) -> tuple[str, str]:
     """A teacher whose page is on replica `name` starts a class: (code, the teacher's affinity
-    cookie). The page then names the room in its cookie, and its next request (the class
-    bar's poll) is the balancer's first sight of the room on that replica."""
+    cookie). The page then names the room in its cookie and asks the room's revision every
+    second (static/classroom.js): the balancer's first sight of the room, on that replica."""
+    import urllib.request
+
     cookie = affinity(cluster, name)
     teacher = page(cluster, cookie)
     try:
@@ -392,7 +394,12 @@ def start_class(cluster, name: str) -> tuple[str, str]:
         teacher.close()
     info = next(o for o in out if isinstance(o, str) and "Class code" in o)
     code = info.split("`")[1]
-    assert replica_answering(cluster.url, headers={"Cookie": f"{cookie}; explorer_room={code}"}) == name
+    request = urllib.request.Request(f"{cluster.url}class/revision?room={code}",
+                                     headers={"Cookie": f"{cookie}; explorer_room={code}"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200 and answer.read().strip().isdigit()
+        assert answer.headers.get("X-Explorer-Room") == code   # what the balancer learns from
+    assert replica_answering(cluster.url, f"room={code}") == name
     return code, cookie
 
 

@@ -7,8 +7,10 @@ same member, and the page's address keeps ?room=CODE (the cookie `explorer_room`
 link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
 and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
 
-Following: a gr.Timer (1 s, queue=False: the handler reads one room's counters under a lock)
-polls the room; when the teacher moved (a lesson step, lessons.wire's step events, or a
+Following: a gr.Timer ticks every second in the page (no server call of Gradio's): its script
+asks a plain route (explorer/classroom/route.py) for the room's revision, a counter answered by a plain route in a fraction
+of a millisecond, and only when it changed does the page call `poll` (queue=False), which reads
+the room once under the store's lock. When the teacher moved (a lesson step, lessons.wire's step events, or a
 section's link box: a copy or a run outside a lesson), the poll writes the move into a hidden
 box whose change applies the link on the student's page exactly as a link on load would
 (lessons.restore, then window.explorerApply presses the run button). "Explore on my own" stops
@@ -18,7 +20,10 @@ Answers: a student's guess in the lesson panel goes to the class as well as runn
 on their page; the bar shows "n of m answered"; the teacher's Reveal draws the histogram beside
 the value the teacher's own run measured; the teacher downloads the CSV. Every handler checks
 its inputs in the store (hostile clients call them through the HTTP API): a member token or the
-teacher's secret from the session's state, never from the client's values.
+teacher's secret from the session's state, never from the client's values. Joining, answering
+and the poll skip the queue (queue=False): each is a few dictionary operations under the store's
+lock, and a class behind one school address would otherwise meet the queue's per-address bound
+on waiting events when forty students press at once; the store's own limits bound them.
 """
 from __future__ import annotations
 
@@ -60,6 +65,7 @@ class Bar:
     stored: gr.BrowserState  # {"code", "token"} or {"code", "secret"}: a reload's way back
     timer: gr.Timer
     pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
+    revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
     page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
 
 
@@ -97,9 +103,11 @@ def build_bar(t: Any) -> Bar:
                          elem_classes=HIDDEN, container=False, show_label=False)
     page = gr.Textbox(max_length=400, elem_id="class-page", elem_classes=HIDDEN, container=False,
                       show_label=False)
+    revision = gr.Textbox(max_length=32, elem_id="class-revision", elem_classes=HIDDEN,
+                          container=False, show_label=False)
     return Bar(column, status, explore, back, reveal, plot, gr.State(None),
                gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
-               pending, page)
+               pending, page, revision)
 
 
 def build(ctx: Any) -> None:
@@ -324,24 +332,27 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
                 _page(open="classroom"), *unchanged]
 
 
-def explore(state: Any) -> list:
-    """Stop following: [state, explore, back]; the next poll redraws the bar's line."""
-    state = _role(state, "student")
-    if state is None:
-        return [gr.skip()] * 3
-    return [{**state, "following": False, "revision": None}, gr.update(visible=False),
-            gr.update(visible=True)]
-
-
-def back_to_class(state: Any, rooms: Rooms = ROOMS) -> list:
-    """Follow again, and apply the class's current link now: [state, explore, back, pending]."""
+def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Stop following: [state, status, explore, back]."""
     state = _role(state, "student")
     if state is None:
         return [gr.skip()] * 4
+    state = {**state, "following": False}
     view = rooms.student_view(state["code"], state["token"])
-    state = {**state, "following": True, "revision": None, "moves": view["moves"]}
-    return [state, gr.update(visible=True), gr.update(visible=False),
-            _page(link=view["link"]) if view["link"] else gr.skip()]
+    return [state, bar_text(view, state, normalize_language(lang)), gr.update(visible=False),
+            gr.update(visible=True)]
+
+
+def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Follow again, and apply the class's current link now: [state, status, explore, back,
+    pending]."""
+    state = _role(state, "student")
+    if state is None:
+        return [gr.skip()] * 5
+    view = rooms.student_view(state["code"], state["token"])
+    state = {**state, "following": True, "moves": view["moves"]}
+    return [state, bar_text(view, state, normalize_language(lang)), gr.update(visible=True),
+            gr.update(visible=False), _page(link=view["link"]) if view["link"] else gr.skip()]
 
 
 def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,
@@ -410,21 +421,23 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     api = {"api_visibility": "undocumented"}
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
     bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
-    bar.timer.tick(poll, [bar.state, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
-                   queue=False, api_name="class_poll", **api)
+    bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
+    bar.revision.change(poll, [bar.state, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
+                        queue=False, api_name="class_poll", **api)
     tab.start.click(visitor_errors(start), [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
                     api_name="class_start", **api).then(**page_js)
     tab.join.click(visitor_errors(join), [tab.code, tab.nickname, bar.state, lang],
                    [bar.state, bar.stored, bar.timer, tab.message, bar.page],
-                   api_name="class_join", **api).then(**page_js)
+                   queue=False, api_name="class_join", **api).then(**page_js)
     demo.load(on_load, [bar.stored, lang],
               [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
               api_visibility="private").then(**page_js)
-    bar.explore.click(explore, [bar.state], [bar.state, bar.explore, bar.back], queue=False,
-                      api_visibility="private")
-    bar.back.click(visitor_errors(back_to_class), [bar.state],
-                   [bar.state, bar.explore, bar.back, bar.pending], queue=False, api_visibility="private")
+    bar.explore.click(visitor_errors(explore), [bar.state, lang],
+                      [bar.state, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
+    bar.back.click(visitor_errors(back_to_class), [bar.state, lang],
+                   [bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
+                   api_visibility="private")
     bar.reveal.click(visitor_errors(reveal), [bar.state, panel.state, lang],
                      [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
     tab.csv.click(visitor_errors(download), [bar.state, lang], [tab.csv_file],
@@ -448,7 +461,7 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     check = lesson_events.get("check")
     if check is not None:
         check.then(visitor_errors(answer), [bar.state, panel.link, panel.guess, lang], [bar.status],
-                   api_name="class_answer", **api)
+                   queue=False, api_name="class_answer", **api)
 
     def apply_move(raw, lang_value, current):
         try:
@@ -466,16 +479,12 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
                        api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
 
 
-# The page's part of a class event: the cookie of the room link contract, the address, the
-# timer's start, a reload on ?room=CODE after a join by code, the Class tab opened.
-PAGE_JS = """(raw) => {
-  let c; try { c = JSON.parse(raw); } catch (e) { return; }
-  if (!c) return;
-  const room = typeof c.room === "string" && /^[A-Z2-9]{6}$/.test(c.room) ? c.room : null;
-  if (room) document.cookie = "explorer_room=" + room + "; Path=/; SameSite=Lax";
-  const here = new URLSearchParams(location.search);
-  if (room && c.reload && here.get("room") !== room) { location.replace(location.pathname + "?room=" + room); return; }
-  if (room && c.address && here.get("key") !== null) history.replaceState(null, "", location.pathname + "?room=" + room);
-  if (room && !here.get("room")) history.replaceState(null, "", location.pathname + "?room=" + room);
-  if (c.open && window.explorerOpen) window.explorerOpen(c.open);
-}"""
+# The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.
+PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
+REVISION_JS = ("async (current) => window.explorerClassRevision ? "
+               "await window.explorerClassRevision(current) : current")
+SCRIPT = Path(__file__).resolve().parents[2] / "static" / "classroom.js"
+
+
+def head_html() -> str:
+    return "<script>\n" + SCRIPT.read_text(encoding="utf-8") + "\n</script>\n"

@@ -475,7 +475,9 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
         return values[3:]
 
     go_outputs = panel_outputs(panel) + [model, *views.components(), panel.command]
-    bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs,
+    # no forward pass here (the step's run is the page's own press, queued as any): the move
+    # reaches the page without waiting behind the cheap group's queue
+    bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs, queue=False,
                        api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
 
 

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import secrets
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -50,6 +49,7 @@ class Student:
         self.http, self.url, self.index = http, url, index
         self.session = secrets.token_hex(8)
         self.seen: dict[str, float] = {}      # link -> when the poll first carried it
+        self.seen_log: list[tuple[str, float]] = []   # every (link, when) a poll carried
         self.poll_times: list[float] = []     # the revision's GET
         self.event_times: list[float] = []    # the Gradio poll, called on a change
         self.errors = 0
@@ -85,6 +85,7 @@ class Student:
             if isinstance(pending, str) and pending.startswith("{"):
                 link = json.loads(pending)["link"]
                 self.seen.setdefault(link, now)
+                self.seen_log.append((link, now))
             await asyncio.sleep(max(0.0, period - (time.perf_counter() - started)))
 
     async def answer(self, value):
@@ -95,63 +96,86 @@ class Student:
             self.errors += 1
 
 
-async def run(url, n, moves, period, gap):
+async def students_process(url, code, n, period):
+    """The students (a child process of their own, so that their client work never competes with
+    the server for its interpreter): join, poll until stdin closes, answer the predict step once
+    it reaches them (at a random moment within 3 s), then print what they saw as JSON."""
     import httpx
+
+    limits = httpx.Limits(max_connections=n + 4, max_keepalive_connections=n + 4)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+        students = [Student(http, url, i) for i in range(n)]
+        await asyncio.gather(*(s.join(code) for s in students))
+        print("joined", flush=True)
+        stop = asyncio.Event()
+        pollers = [asyncio.create_task(s.poll_forever(code, period, stop)) for s in students]
+
+
+        async def answer_when_asked(s):
+            while PREDICT not in s.seen and not stop.is_set():
+                await asyncio.sleep(0.05)
+            if not stop.is_set():
+                await s.answer(random.randint(3000, 6000))
+        answers = [asyncio.create_task(answer_when_asked(s)) for s in students]
+        await asyncio.to_thread(sys.stdin.read)      # the parent closes it when done
+        stop.set()
+        await asyncio.gather(*pollers, *answers)
+    print(json.dumps({"seen": [[s.index, link, t] for s in students for link, t in s.seen_log],
+                      "polls": [t for s in students for t in s.poll_times],
+                      "events": [t for s in students for t in s.event_times],
+                      "errors": sum(s.errors for s in students)}), flush=True)
+
+
+async def run(url, n, moves, period, gap):
+    import subprocess
     from gradio_client import Client
     from explorer.classroom.rooms import ROOMS
 
     # when each move reached the store (the server runs in this process): the follow time is
     # given from the teacher's press (the move's request sent) and from the store's update
-    stored: dict[str, float] = {}
+    stored: list[tuple[str, float, float]] = []       # (link, sent, stored)
     original = ROOMS.follow
+    sent_at = {"t": 0.0}
 
     def follow_timed(code, secret, link, bounds=None):
         moves_now = original(code, secret, link, bounds)
-        stored.setdefault(link, time.perf_counter())
+        stored.append((link, sent_at["t"], time.perf_counter()))
         return moves_now
     ROOMS.follow = follow_timed
 
     teacher = await asyncio.to_thread(Client, url, verbose=False)
     out = await asyncio.to_thread(teacher.predict, "en", api_name="/class_start")
-    info = next(o for o in out if isinstance(o, str) and "`" in o)
-    code = info.split("`")[1]
-    limits = httpx.Limits(max_connections=n + 4, max_keepalive_connections=n + 4)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
-        students = [Student(http, url, i) for i in range(n)]
-        await asyncio.gather(*(s.join(code) for s in students))
-        stop = asyncio.Event()
-        pollers = [asyncio.create_task(s.poll_forever(code, period, stop)) for s in students]
-        await asyncio.sleep(period * 2)
-        follow: list[float] = []
-        after_store: list[float] = []
-        missed = 0
-        answered = revealed = 0
-        # the moves: steps 1, 2, 3, 1, 2, 3, ... (each link differs from the last: each is a move)
-        for k in range(moves):
-            link = STEPS[k % len(STEPS)]
-            for s in students:
-                s.seen.pop(link, None)
-            stored.pop(link, None)
-            sent = time.perf_counter()
-            await asyncio.to_thread(teacher.predict, link, "en", api_name="/class_move")
-            if link == PREDICT and not answered:
-                await asyncio.gather(*(s.answer(random.randint(3000, 6000)) for s in students))
-            await asyncio.sleep(gap)
-            for s in students:
-                if link in s.seen:
-                    follow.append(s.seen[link] - sent)
-                    after_store.append(s.seen[link] - stored.get(link, sent))
-                else:
-                    missed += 1
-            if link == PREDICT and not answered:
-                answered = await count_answered(teacher, n)
-                out = await asyncio.to_thread(teacher.predict, "en", api_name="/class_reveal")
-                revealed = await revealed_count(code)
-        stop.set()
-        await asyncio.gather(*pollers)
+    code = next(o for o in out if isinstance(o, str) and "`" in o).split("`")[1]
+    child = subprocess.Popen([sys.executable, __file__, "--as-students", url, code, "--students", str(n),
+                              "--period", str(period)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    assert (await asyncio.to_thread(child.stdout.readline)).strip() == "joined"
+    await asyncio.sleep(period * 2)
+    answered = revealed = 0
+    # the moves: steps 1, 2, 3, 1, 2, 3, ... (each link differs from the last: each is a move)
+    for k in range(moves):
+        link = STEPS[k % len(STEPS)]
+        sent_at["t"] = time.perf_counter()
+        await asyncio.to_thread(teacher.predict, link, "en", api_name="/class_move")
+        await asyncio.sleep(gap)
+        if link == PREDICT and not answered:
+            answered = await count_answered(teacher, n)
+            await asyncio.to_thread(teacher.predict, "en", api_name="/class_reveal")
+            revealed = await revealed_count(code)
+    child.stdin.close()
+    seen = json.loads(await asyncio.to_thread(child.stdout.read))
+    child.wait()
     ROOMS.follow = original
-    polls = [t for s in students for t in s.poll_times]
-    events = [t for s in students for t in s.event_times]
+    follow, after_store, missed = [], [], 0
+    for link, sent, at in stored:       # each move: the first poll after it that carried it
+        by_student = {}
+        for index, seen_link, t in seen["seen"]:
+            if seen_link == link and t >= sent:
+                by_student[index] = min(t, by_student.get(index, t))
+        missed += n - len(by_student)
+        follow += [t - sent for t in by_student.values()]
+        after_store += [t - at for t in by_student.values()]
+    polls, events = seen["polls"], seen["events"]
     return {"students": n, "moves": moves, "poll_period_s": period,
             "follow_p50_s": percentile(follow, 50), "follow_p95_s": percentile(follow, 95),
             "follow_max_s": max(follow) if follow else float("nan"), "follows": len(follow),
@@ -160,9 +184,7 @@ async def run(url, n, moves, period, gap):
             "poll_p95_ms": 1000 * percentile(polls, 95), "polls": len(polls),
             "poll_event_p50_ms": 1000 * percentile(events, 50),
             "poll_event_p95_ms": 1000 * percentile(events, 95), "poll_events": len(events),
-            "polls_per_s": len(polls) / max(1e-9, moves * gap + 2 * period),
-            "answered": answered, "revealed_in_histogram": revealed,
-            "errors": sum(s.errors for s in students)}
+            "answered": answered, "revealed_in_histogram": revealed, "errors": seen["errors"]}
 
 
 async def count_answered(teacher, n, timeout=15.0):
@@ -196,7 +218,12 @@ def main(argv=None):
     parser.add_argument("--period", type=float, default=None, help="poll period (default: the page's)")
     parser.add_argument("--gap", type=float, default=4.0, help="seconds between the teacher's moves")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--as-students", nargs=2, metavar=("URL", "CODE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.as_students:
+        from explorer.ui.classroom import POLL_S
+        asyncio.run(students_process(*args.as_students, args.students, args.period or POLL_S))
+        return 0
     from explorer.runtime import Runtime
     from explorer.ui.classroom import POLL_S
     from bench.serve import served

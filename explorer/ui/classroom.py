@@ -7,13 +7,13 @@ same member, and the page's address keeps ?room=CODE (the cookie `explorer_room`
 link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
 and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
 
-Following: a gr.Timer ticks every second in the page (no server call of Gradio's): its script
-asks a plain route (explorer/classroom/route.py) for the room's revision, a counter answered by a plain route in a fraction
+Following: a gr.Timer ticks every second in the page (no call of Gradio's): its script asks a
+plain route (explorer/classroom/route.py) for the room's revision, a counter read in a fraction
 of a millisecond, and only when it changed does the page call `poll` (queue=False), which reads
-the room once under the store's lock. When the teacher moved (a lesson step, lessons.wire's step events, or a
-section's link box: a copy or a run outside a lesson), the poll writes the move into a hidden
-box whose change applies the link on the student's page exactly as a link on load would
-(lessons.restore, then window.explorerApply presses the run button). "Explore on my own" stops
+the room once under the store's lock. When the teacher moved (a lesson step: lessons.wire's
+step events; or a section's "Copy link"), the poll writes the move into a hidden box whose
+change applies the link on the student's page as a link on load would (lessons.restore, then
+window.explorerApply presses the run button). "Explore on my own" stops
 applying moves; "Back to the class" applies the class's current link at once.
 
 Answers: a student's guess in the lesson panel goes to the class as well as running the step
@@ -284,18 +284,11 @@ def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) 
     code, token = rooms.join(code, nickname, token)
     state = {"role": "student", "code": code, "token": token, "following": True,
              "revision": None, "moves": None}
-    nick = rooms_nickname(nickname)
+    nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
     said = text("classroom.joined", lang, code=code,
                 nick=text("classroom.joined_nick", lang, nick=nick) if nick else "")
     return [state, {"code": code, "token": token}, gr.update(active=True), said,
             _page(room=code, reload=True)]
-
-
-def rooms_nickname(nickname: Any) -> str:
-    try:
-        return clean_nickname(nickname)
-    except InputError:
-        return ""
 
 
 def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
@@ -356,11 +349,11 @@ def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
 
 
 def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,
-            rooms: Rooms = ROOMS, from_view: bool = False) -> Any:
-    """A teacher's page moved to `link`: the class follows it. A view's link box is not
-    published while the teacher is in a lesson (the lesson step is the class's place)."""
+            rooms: Rooms = ROOMS) -> Any:
+    """A teacher's page moved to `link` (a lesson step, or a section's copied link): the class
+    follows it."""
     state = _role(state, "teacher")
-    if state is None or not link or (from_view and lesson_state):
+    if state is None or not link:
         return gr.skip()
     query, bounds = class_link(link, views, runtime)
     rooms.follow(state["code"], state["secret"], query, bounds)
@@ -446,18 +439,18 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     def move(state, link, lesson_state, lang_value):
         return publish(state, link, lesson_state, views, runtime)
 
-    def move_view(state, link, lesson_state, lang_value):
-        return publish(state, link, lesson_state, views, runtime, from_view=True)
-
-    # the teacher's moves: each lesson step it goes to, each view link it copies or runs
+    # the teacher's moves: each lesson step it goes to, each section link it copies (a press
+    # of "Copy link"; a run alone moves no one)
     for k, event in enumerate(lesson_events.get("steps", ())):
         named = {"api_name": "class_move", **api} if k == 0 else {"api_visibility": "private"}
         event.then(visitor_errors(move), [bar.state, panel.link, panel.state, lang], [tab.message],
                    **named)
+    buttons = {getattr(b, "elem_id", None): b for b in demo.blocks.values() if isinstance(b, gr.Button)}
     for view in views.items:
-        if view.link_box is not None:
-            view.link_box.change(visitor_errors(move_view), [bar.state, view.link_box, panel.state, lang],
-                                 [tab.message], api_visibility="private")
+        copy = buttons.get("copy-" + view.box_id[len("link-"):])
+        if copy is not None and view.make_link is not None:
+            copy.click(visitor_errors(_copied(view, views, runtime)),
+                       [bar.state, lang, *view.link_inputs], [tab.message], api_visibility="private")
     check = lesson_events.get("check")
     if check is not None:
         check.then(visitor_errors(answer), [bar.state, panel.link, panel.guess, lang], [bar.status],
@@ -475,8 +468,19 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
         return values[3:]
 
     go_outputs = panel_outputs(panel) + [model, *views.components(), panel.command]
-    bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs,
+    # no forward pass here (the step's run is the page's own press, queued as any): the move
+    # reaches the page without waiting behind the cheap group's queue
+    bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs, queue=False,
                        api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
+
+
+def _copied(view: Any, views: Views, runtime: Any):
+    """A teacher's "Copy link" of `view`: the class follows the link of the section's settings."""
+    def copied(state, lang_value, *values):
+        if _role(state, "teacher") is None:
+            return gr.skip()
+        return publish(state, view.make_link(*values), None, views, runtime)
+    return copied
 
 
 # The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.

@@ -137,6 +137,8 @@ def test_answers_to_a_room_this_replica_holds_carry_the_room_for_the_balancer():
     assert room_header(b"room=ABC234&key=x") == [b"ABC234"]
     assert room_header(b"room=abc234") == [b"ABC234"]      # as the balancer keys it: uppercase
     assert room_header(cookie=b"lang=en; explorer_room=ABC234") == [b"ABC234"]
+    # another app's odd cookie beside it does not hide the room
+    assert room_header(cookie=b'prefs={"a": [1, 2]}; explorer_room=ABC234; x="') == [b"ABC234"]
     assert room_header(b"room=ABC234", path=replica.REPLICA_ROUTE) == [b"ABC234"]
     # the url's room decides over the cookie's, as in the balancer
     assert room_header(b"room=XYZ789", cookie=b"explorer_room=ABC234") == []

@@ -41,7 +41,6 @@ def replica_name() -> str:
 def request_room(scope: Scope) -> str:
     """The room code a request names (its url parameter, else its cookie), uppercase, or ""
     when it names none or something that is not a code."""
-    from http.cookies import SimpleCookie
     from urllib.parse import parse_qs
 
     from explorer.classroom.rooms import CODE_PATTERN
@@ -54,16 +53,15 @@ def request_room(scope: Scope) -> str:
         values = None
     code = values[0] if values else ""
     if not code:
+        # as HAProxy's req.cook reads it: the last `explorer_room=` pair of the Cookie headers,
+        # split on ";" alone (a strict parser gives up on a whole header at one odd cookie of
+        # another app of the same host, and the room would go unmarked)
         for name, value in scope.get("headers") or ():
             if name == b"cookie" and ROOM_COOKIE.encode() in value:
-                cookies = SimpleCookie()
-                try:
-                    cookies.load(value.decode("latin-1"))
-                except Exception:   # a malformed cookie header names no room
-                    continue
-                if ROOM_COOKIE in cookies:
-                    code = cookies[ROOM_COOKIE].value
-                    break
+                for pair in value.decode("latin-1").split(";"):
+                    key, _, found = pair.partition("=")
+                    if key.strip() == ROOM_COOKIE:
+                        code = found
     code = code.strip().upper()
     return code if CODE_PATTERN.fullmatch(code) else ""
 

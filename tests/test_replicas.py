@@ -176,6 +176,7 @@ def cluster():
     FIGURES["start-up of both replicas and HAProxy, s"] = time.monotonic() - started
     yield running
     running.stop()
+    shutil.rmtree(running.folder, ignore_errors=True)   # the replicas' and HAProxy's logs
     print("\n[replicas] " + "; ".join(f"{name}: {value:.2f}" for name, value in FIGURES.items()))
 
 

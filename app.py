@@ -17,12 +17,13 @@ from typing import Any
 import gradio as gr
 
 from explorer.runtime import Runtime
+from explorer.classroom import route as class_route
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
-                         TabContext, available_tabs, body_limit, build_translator, closed_routes,
-                         direct_errors, exports, gradio_patches, lessons, resize_charts_on_select,
-                         shell, tab_id, warm, zerogpu)
+                         TabContext, available_tabs, body_limit, build_translator, classroom,
+                         closed_routes, direct_errors, exports, gradio_patches, lessons, replica,
+                         resize_charts_on_select, shell, tab_id, warm, zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -87,6 +88,7 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         # after a tab's listener waiting in the model group behind someone's long run
         shell.wire_header(demo, header, runtime, t)
         panel = lessons.build_panel(t)
+        class_bar = classroom.build_bar(t)
         banner = gr.Markdown(visible=False, elem_id="warm-banner")
         banner_timer = gr.Timer(3.0)
         demo.explorer_warm = warm.Warm()
@@ -106,7 +108,9 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
         # after every tab: a lesson step or a link sets controls of any section
-        lessons.wire(demo, panel, header, ctx.views, runtime)
+        lesson_events = lessons.wire(demo, panel, header, ctx.views, runtime)
+        if hasattr(demo, "explorer_class_tab"):   # the Class tab is built: a class follows the lessons
+            classroom.wire(demo, class_bar, panel, header, ctx.views, runtime, lesson_events)
     demo.explorer_views = ctx.views   # the linkable sections (tests read them)
     bound_visitor_state(demo)
     gradio_patches.group_events(demo, {name: group.concurrency for name, group in GROUPS.items()},
@@ -137,8 +141,8 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
     return {
         "theme": gr.themes.Default(primary_hue="indigo"),
         "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css",
-                      STATIC / "a11y.css"],
-        "head": shell.head_html() + lessons.HEAD,
+                      STATIC / "a11y.css", STATIC / "classroom.css"],
+        "head": shell.head_html() + lessons.HEAD + classroom.head_html(),
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         "state_session_capacity": STATE_SESSIONS,
@@ -151,9 +155,13 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # a body over 1 MiB is refused (413) before Gradio reads or parses it
         # Gradio's deep-link route, which would write a file per session, answers 404; a
         # handler's refusal in words on the direct route answers 400, not 500; and one route of
-        # our own: the plotly.js that exported HTML files inline (ui/exports.py)
-        "app_kwargs": {"middleware": closed_routes.middleware() + direct_errors.middleware()
-                       + body_limit.middleware() + exports.middleware()},
+        # our own: the plotly.js that exported HTML files inline (ui/exports.py); a room's
+        # revision for the class page's timer (classroom/route.py); and, outermost so that it
+        # sees every answer (the class route's too), which replica answered and which rooms it
+        # holds, for a school's load balancer (ui/replica.py)
+        "app_kwargs": {"middleware": replica.middleware() + closed_routes.middleware()
+                       + direct_errors.middleware() + body_limit.middleware()
+                       + exports.middleware() + class_route.middleware()},
     }
 
 

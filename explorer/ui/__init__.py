@@ -67,6 +67,7 @@ TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.architecture",
     "explorer.ui.moe",
     "explorer.ui.claims",
+    "explorer.ui.classroom",
     "explorer.ui.about",
 )
 

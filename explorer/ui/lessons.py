@@ -282,7 +282,9 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
 APPLY_JS = """(command) => { if (command) window.explorerApply(command); }"""
 
 
-def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any) -> None:
+def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any) -> dict:
+    """Wire the panel; returns {"steps": the events that move to a step, "check": the guess's
+    event}, for a class (explorer/ui/classroom.py) to follow a teacher's moves and guesses."""
     model, lang = header.model, header.lang
     controls = views.components()
     go_outputs = panel_outputs(panel) + [model, *controls, panel.command]
@@ -309,12 +311,15 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
                        lambda name: runtime.get(name).config)
 
     apply = {"fn": None, "inputs": [panel.command], "outputs": None, "js": APPLY_JS}
-    panel.pick.input(on_pick, [panel.pick, lang, model], go_outputs, **private).then(**apply)
-    panel.back.click(on_back, [panel.state, lang, model], go_outputs, **private).then(**apply)
-    panel.next.click(on_next, [panel.state, lang, model], go_outputs, **private).then(**apply)
+    steps = [panel.pick.input(on_pick, [panel.pick, lang, model], go_outputs, **private),
+             panel.back.click(on_back, [panel.state, lang, model], go_outputs, **private),
+             panel.next.click(on_next, [panel.state, lang, model], go_outputs, **private)]
+    for step in steps:
+        step.then(**apply)
     panel.exit.click(on_exit, [lang], panel_outputs(panel) + [panel.pick], **private)
-    panel.check.click(on_check, [panel.state, panel.guess, lang],
-                      [panel.state, panel.said, panel.command], **private).then(**apply)
+    check = panel.check.click(on_check, [panel.state, panel.guess, lang],
+                              [panel.state, panel.said, panel.command], **private)
+    check.then(**apply)
     demo.load(on_load, [lang, model], [panel.present, lang, panel.note, *go_outputs],
               api_name="open_link").then(**apply)
     panel.present.change(None, [panel.present], None, js=PRESENT_JS)
@@ -327,6 +332,7 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
 
     lang.change(redraw, [panel.state, lang],
                 [panel.pick, panel.progress, panel.look, panel.said, panel.state], **private)
+    return {"steps": steps, "check": check}
 
 
 def redraw(state: Any, lang: Any) -> list:
@@ -370,7 +376,10 @@ HEAD = r"""
     if (!command || command.nonce === last) return;
     last = command.nonce;
     if (command.address && /^\?lesson=[\w-]+&step=\d+$/.test(command.address)) {
-      history.replaceState(null, "", location.pathname + command.address);
+      // a class's page keeps its room in the address (explorer/ui/classroom.py)
+      const room = new URLSearchParams(location.search).get("room");
+      const keep = room && /^[A-Z2-9]{6}$/.test(room) ? "&room=" + room : "";
+      history.replaceState(null, "", location.pathname + command.address + keep);
       const box = document.querySelector("#lesson-link textarea, #lesson-link input");
       if (box) box.value = location.origin + location.pathname + command.address;
     }

@@ -1,0 +1,494 @@
+"""The Class tab and the class bar: a live class on the page (explorer/classroom/rooms.py).
+
+A teacher presses "Start a class": the room's code, the student link (/?room=CODE, with its QR
+code) and the teacher link (/?room=CODE&key=SECRET) appear. Students join by code (+ nickname)
+or by link; the member token is kept in the browser (gr.BrowserState), so a reload rejoins the
+same member, and the page's address keeps ?room=CODE (the cookie `explorer_room` too: the room
+link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
+and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
+
+Following: a gr.Timer ticks every second in the page (no call of Gradio's): its script asks a
+plain route (explorer/classroom/route.py) for the room's revision, a counter read in a fraction
+of a millisecond, and only when it changed does the page call `poll` (queue=False), which reads
+the room once under the store's lock. When the teacher moved (a lesson step: lessons.wire's
+step events; or a section's "Copy link"), the poll writes the move into a hidden box whose
+change applies the link on the student's page as a link on load would (lessons.restore, then
+window.explorerApply presses the run button). "Explore on my own" stops
+applying moves; "Back to the class" applies the class's current link at once.
+
+Answers: a student's guess in the lesson panel goes to the class as well as running the step
+on their page; the bar shows "n of m answered"; the teacher's Reveal draws the histogram beside
+the value the teacher's own run measured; the teacher downloads the CSV. Every handler checks
+its inputs in the store (hostile clients call them through the HTTP API): a member token or the
+teacher's secret from the session's state, never from the client's values. Joining, answering
+and the poll skip the queue (queue=False): each is a few dictionary operations under the store's
+lock, and a class behind one school address would otherwise meet the queue's per-address bound
+on waiting events when forty students press at once; the store's own limits bound them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import gradio as gr
+import segno
+
+from explorer.classroom import answers
+from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, clean_nickname
+from explorer.inputs import InputError
+from explorer.lessons import LESSONS, steps_of
+from explorer.locales import normalize_language, text
+from explorer.ui import visitor_errors
+from explorer.ui.gradio_patches import request_address
+from explorer.ui.lessons import APPLY_JS, panel_outputs, restore, step_link
+from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, read_link
+
+TITLE = "classroom.title"
+POLL_S = 1.0
+HIDDEN = "explorer-hidden"          # static/classroom.css: in the page (its events fire), unseen
+
+
+@dataclass
+class Bar:
+    column: gr.Column
+    status: gr.Markdown
+    explore: gr.Button
+    back: gr.Button
+    reveal: gr.Button
+    plot: gr.Plot
+    state: gr.State          # {"role", "code", "token" | "secret", "following", "revision", "moves"}
+    stored: gr.BrowserState  # {"code", "token"} or {"code", "secret"}: a reload's way back
+    timer: gr.Timer
+    pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
+    revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
+    page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
+
+
+@dataclass
+class Tab:
+    code: gr.Textbox
+    nickname: gr.Textbox
+    join: gr.Button
+    start: gr.Button
+    info: gr.Markdown
+    teacher_link: gr.Markdown
+    qr: gr.HTML
+    teacher_box: gr.Accordion
+    csv: gr.Button
+    csv_file: gr.File
+    message: gr.Markdown
+
+    def teacher_outputs(self) -> list:
+        return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv]
+
+
+def build_bar(t: Any) -> Bar:
+    """The class bar (floating, on every tab) and the page's hidden class state; built by app.py
+    before the tabs."""
+    with gr.Column(visible=False, elem_id="class-bar") as column:
+        status = gr.Markdown(elem_id="class-status")
+        with gr.Row(elem_id="class-nav"):
+            explore = gr.Button(t("classroom.explore"), size="sm", elem_id="class-explore")
+            back = gr.Button(t("classroom.back"), size="sm", variant="primary", visible=False,
+                             elem_id="class-back")
+            reveal = gr.Button(t("classroom.reveal"), size="sm", variant="primary", visible=False,
+                               elem_id="class-reveal")
+        plot = gr.Plot(visible=False, elem_id="class-hist", show_label=False)
+    pending = gr.Textbox(max_length=MAX_QUERY_CHARS + 200, elem_id="class-pending",
+                         elem_classes=HIDDEN, container=False, show_label=False)
+    page = gr.Textbox(max_length=400, elem_id="class-page", elem_classes=HIDDEN, container=False,
+                      show_label=False)
+    revision = gr.Textbox(max_length=32, elem_id="class-revision", elem_classes=HIDDEN,
+                          container=False, show_label=False)
+    return Bar(column, status, explore, back, reveal, plot, gr.State(None),
+               gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
+               pending, page, revision)
+
+
+def build(ctx: Any) -> None:
+    t = ctx.t
+    gr.Markdown(t("classroom.intro"))
+    with gr.Row():
+        with gr.Column():
+            gr.Markdown(t("classroom.student.heading"))
+            code = gr.Textbox(label=t("classroom.code"), info=t("classroom.code_info"), max_lines=1,
+                              max_length=32, elem_id="class-code")
+            nickname = gr.Textbox(label=t("classroom.nickname"), info=t("classroom.nickname_info"),
+                                  max_lines=1, max_length=4 * MAX_NICKNAME, elem_id="class-nickname")
+            join = gr.Button(t("classroom.join"), variant="primary", elem_id="class-join")
+        with gr.Column():
+            gr.Markdown(t("classroom.teacher.heading"))
+            start = gr.Button(t("classroom.start"), elem_id="class-start")
+            info = gr.Markdown(elem_id="class-info")
+            qr = gr.HTML(elem_id="class-qr")
+            with gr.Accordion(t("classroom.teacher_link_heading"), open=False, visible=False,
+                              elem_id="class-teacher-link-box") as teacher_box:
+                teacher_link = gr.Markdown(elem_id="class-teacher-link")
+            csv = gr.Button(t("classroom.csv"), size="sm", visible=False, elem_id="class-csv")
+            csv_file = gr.File(visible=False, interactive=False, elem_id="class-csv-file")
+    message = gr.Markdown(elem_id="class-message")
+    ctx.demo.explorer_class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
+                                      teacher_box, csv, csv_file, message)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def class_link(query: Any, views: Views, runtime: Any) -> tuple[str, Optional[tuple[float, float]]]:
+    """(link, bounds of its prediction) the class may follow: a lesson step or a view, read by
+    views.read_link with no refused value, written back in its canonical form."""
+    if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS + 200 or "?" not in query:
+        raise InputError("classroom.err.link")
+    query = query[query.index("?"):]
+    plan = read_link(query, views, runtime.names(), runtime.default_name,
+                     lambda name: runtime.get(name).config, steps_of())
+    if plan.notes:
+        raise InputError("classroom.err.link")
+    if plan.lesson:
+        predict = LESSONS[plan.lesson].steps[plan.step].predict
+        return step_link(plan.lesson, plan.step), (predict.low, predict.high) if predict else None
+    view = views.get(plan.view) if plan.view else None
+    if view is None:
+        raise InputError("classroom.err.link")
+    return link_of(view, plan.model, [plan.values.get(c.name, c.default) for c in view.controls]), None
+
+
+def _origin(request: Any) -> str:
+    """The page's origin as the browser reached it (for the links and the QR code)."""
+    headers = getattr(request, "headers", None) or {}
+    host = str(headers.get("x-forwarded-host") or headers.get("host") or "localhost")
+    if not re.fullmatch(r"[A-Za-z0-9.:\[\]-]{1,255}", host):
+        host = "localhost"
+    proto = str(headers.get("x-forwarded-proto") or "")
+    return f"{'https' if proto == 'https' else 'http'}://{host}/"
+
+
+def _address(request: Any) -> str:
+    return request_address(request) or ""
+
+
+def _qr_html(url: str, lang: str) -> str:
+    svg = segno.make(url, error="m").svg_inline(scale=6, border=2, dark="#000", light="#fff")
+    alt = text("classroom.qr_alt", lang, student=url).replace('"', "&quot;")
+    return f'<div role="img" aria-label="{alt}" class="class-qr">{svg}</div>'
+
+
+def _page(**command: Any) -> str:
+    return json.dumps({**command, "n": time.monotonic_ns()})
+
+
+def _role(state: Any, role: str) -> Optional[dict]:
+    return state if isinstance(state, dict) and state.get("role") == role else None
+
+
+# ----------------------------------------------------------------------------- the bar's text
+
+
+def bar_text(view: dict, state: dict, lang: str) -> str:
+    code, members = view["code"], view["members"]
+    if state["role"] == "teacher":
+        line = text("classroom.bar.teacher", lang, code=code, members=members)
+    else:
+        line = text("classroom.bar.student" if state.get("following") else "classroom.bar.exploring",
+                    lang, code=code)
+    parts = [line]
+    if view["question"]:
+        parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
+        if view.get("mine") is not None:
+            parts.append(text("classroom.bar.mine", lang, mine=f"{view['mine']:g}"))
+        if view["revealed"]:
+            parts.append(text("classroom.bar.revealed", lang))
+        elif state["role"] == "student" and view.get("mine") is None:
+            parts.append(text("classroom.bar.ask", lang))
+    return " · ".join(parts)
+
+
+def _view(state: dict, rooms: Rooms) -> dict:
+    if state["role"] == "teacher":
+        return rooms.teacher_view(state["code"], state["secret"])
+    return rooms.student_view(state["code"], state["token"])
+
+
+def bar_values(state: dict, view: dict, lang: str) -> list:
+    """[column, status, explore, back, reveal, plot] for a state and its room's view."""
+    teacher = state["role"] == "teacher"
+    following = bool(state.get("following"))
+    plot = gr.update(visible=True, value=answers.figure(view["histogram"], lang)) \
+        if view["revealed"] and view["histogram"] is not None else gr.update(visible=False)
+    return [gr.update(visible=True), bar_text(view, state, lang),
+            gr.update(visible=not teacher and following), gr.update(visible=not teacher and not following),
+            gr.update(visible=teacher and view["question"] and not view["revealed"]), plot]
+
+
+def _gone(lang: str, error: InputError) -> list:
+    return [None, gr.update(visible=True), error.message(lang), gr.update(visible=False),
+            gr.update(visible=False), gr.update(visible=False), gr.update(visible=False),
+            gr.update(active=False)]
+
+
+# ----------------------------------------------------------------------------- handlers
+
+# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending]
+
+
+def poll(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """The timer's tick: nothing (all skipped) while the room's revision is the one shown; else
+    the bar's values and, for a following student, the teacher's move to apply."""
+    lang = normalize_language(lang)
+    if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
+        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip()]
+    if rooms.revision(state.get("code")) == state.get("revision"):
+        return [gr.skip()] * 9
+    try:
+        view = _view(state, rooms)
+    except InputError as error:
+        return _gone(lang, error) + [gr.skip()]
+    pending = gr.skip()
+    if state["role"] == "student" and state.get("following") and view["moves"] != state.get("moves") \
+            and view["link"]:
+        pending = _page(link=view["link"])
+    state = {**state, "revision": view["revision"], "moves": view["moves"]}
+    return [state, *bar_values(state, view, lang), gr.skip(), pending]
+
+
+def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
+    """[info, teacher link, teacher box, qr, csv] of the teacher's Class tab."""
+    origin = _origin(request)
+    student, teacher = f"{origin}?room={code}", f"{origin}?room={code}&key={secret}"
+    return [text("classroom.started", lang, code=code, student=student),
+            text("classroom.teacher_link", lang, teacher=teacher), gr.update(visible=True),
+            _qr_html(student, lang), gr.update(visible=True)]
+
+
+def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
+    """Start a class: [state, stored, timer, message, page, *teacher_values]."""
+    lang = normalize_language(lang)
+    code, secret = rooms.create(_address(request))
+    state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
+    return [state, {"code": code, "secret": secret}, gr.update(active=True), "",
+            _page(room=code), *teacher_values(code, secret, request, lang)]
+
+
+def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
+    its address has another (the room link contract), and rejoins the same member from storage
+    (on_load). A page already in the class (its state) joins again as the same member."""
+    lang = normalize_language(lang)
+    mine = _role(state, "student") or {}
+    token = mine.get("token") if isinstance(code, str) and mine.get("code") == code.strip().upper() else None
+    code, token = rooms.join(code, nickname, token)
+    state = {"role": "student", "code": code, "token": token, "following": True,
+             "revision": None, "moves": None}
+    nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
+    said = text("classroom.joined", lang, code=code,
+                nick=text("classroom.joined_nick", lang, nick=nick) if nick else "")
+    return [state, {"code": code, "token": token}, gr.update(active=True), said,
+            _page(room=code, reload=True)]
+
+
+def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
+    """The page's address: ?room=CODE (a student, or a teacher whose key this browser keeps)
+    or ?room=CODE&key=SECRET (a teacher's link).
+    [state, stored, timer, code box, message, page, *teacher_values]."""
+    lang = normalize_language(lang)
+    query = dict(request.query_params) if request is not None else {}
+    room, key = query.get("room"), query.get("key")
+    unchanged = [gr.skip()] * 5
+    if not room:
+        return [gr.skip()] * 6 + unchanged
+    mine = stored if isinstance(stored, dict) and stored.get("code") == room else {}
+    try:
+        code = clean_code(room)
+        if key or mine.get("secret"):
+            secret = key or mine.get("secret")
+            rooms.check_teacher(code, secret)
+            state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
+            return [state, {"code": code, "secret": secret}, gr.update(active=True), gr.skip(), "",
+                    _page(room=code, address=True), *teacher_values(code, secret, request, lang)]
+        if mine.get("token"):
+            code, token = rooms.join(code, None, mine.get("token"))
+            state = {"role": "student", "code": code, "token": token, "following": True,
+                     "revision": None, "moves": None}
+            return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
+                    _page(room=code), *unchanged]
+        if rooms.revision(code) is None:
+            raise InputError("classroom.err.gone")
+        return [gr.skip(), gr.skip(), gr.skip(), code, text("classroom.link_join", lang, code=code),
+                _page(room=code, open="classroom"), *unchanged]
+    except InputError as error:
+        return [None, gr.skip(), gr.skip(), gr.skip(), "⚠ " + error.message(lang),
+                _page(open="classroom"), *unchanged]
+
+
+def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Stop following: [state, status, explore, back]."""
+    state = _role(state, "student")
+    if state is None:
+        return [gr.skip()] * 4
+    state = {**state, "following": False}
+    view = rooms.student_view(state["code"], state["token"])
+    return [state, bar_text(view, state, normalize_language(lang)), gr.update(visible=False),
+            gr.update(visible=True)]
+
+
+def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Follow again, and apply the class's current link now: [state, status, explore, back,
+    pending]."""
+    state = _role(state, "student")
+    if state is None:
+        return [gr.skip()] * 5
+    view = rooms.student_view(state["code"], state["token"])
+    state = {**state, "following": True, "moves": view["moves"]}
+    return [state, bar_text(view, state, normalize_language(lang)), gr.update(visible=True),
+            gr.update(visible=False), _page(link=view["link"]) if view["link"] else gr.skip()]
+
+
+def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,
+            rooms: Rooms = ROOMS) -> Any:
+    """A teacher's page moved to `link` (a lesson step, or a section's copied link): the class
+    follows it."""
+    state = _role(state, "teacher")
+    if state is None or not link:
+        return gr.skip()
+    query, bounds = class_link(link, views, runtime)
+    rooms.follow(state["code"], state["secret"], query, bounds)
+    return gr.skip()
+
+
+def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -> str:
+    """A student's guess at the lesson step `link` goes to the class; the bar's line says so."""
+    lang = normalize_language(lang)
+    state = _role(state, "student")
+    if state is None:
+        return gr.skip()
+    if not isinstance(link, str) or "?" not in link or len(link) > MAX_QUERY_CHARS + 200:
+        raise InputError("classroom.err.not_now")
+    query = link[link.index("?"):].split("&room=")[0]
+    n = rooms.answer(state["code"], state["token"], query, guess)
+    return text("classroom.answer_in", lang, value=f"{float(guess):g}", answered=n)
+
+
+def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """[status, plot, reveal]: the class's answers beside the value the teacher's run measured."""
+    lang = normalize_language(lang)
+    state = _role(state, "teacher")
+    if state is None:
+        return [gr.skip()] * 3
+    measured = None
+    if isinstance(lesson_state, dict) and lesson_state.get("lesson") in LESSONS:
+        step = LESSONS[lesson_state["lesson"]].steps[lesson_state["step"]]
+        fields = lesson_state.get("fields")
+        if step.predict is not None and isinstance(fields, dict):
+            measured = float(fields[step.predict.answer])
+    hist = rooms.reveal(state["code"], state["secret"], measured)
+    note = "" if measured is not None else text("classroom.measured_none", lang)
+    return [note or gr.skip(), gr.update(visible=True, value=answers.figure(hist, lang)),
+            gr.update(visible=False)]
+
+
+def download(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
+    state = _role(state, "teacher")
+    if state is None:
+        return gr.skip()
+    body = rooms.csv_text(state["code"], state["secret"])
+    folder = Path(tempfile.gettempdir()) / "explorer-class"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"class-{state['code']}-answers.csv"
+    path.write_text(body, encoding="utf-8")
+    return gr.update(value=str(path), visible=True)
+
+
+# ----------------------------------------------------------------------------- wiring
+
+
+def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runtime: Any,
+         lesson_events: dict) -> None:
+    """After lessons.wire: the class's events, chained on the lesson's moves and guesses."""
+    tab: Tab = demo.explorer_class_tab
+    lang, model = header.lang, header.model
+    api = {"api_visibility": "undocumented"}
+    page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
+    bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
+    bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
+    bar.revision.change(poll, [bar.state, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
+                        queue=False, api_name="class_poll", **api)
+    tab.start.click(visitor_errors(start), [lang],
+                    [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
+                    api_name="class_start", **api).then(**page_js)
+    tab.join.click(visitor_errors(join), [tab.code, tab.nickname, bar.state, lang],
+                   [bar.state, bar.stored, bar.timer, tab.message, bar.page],
+                   queue=False, api_name="class_join", **api).then(**page_js)
+    demo.load(on_load, [bar.stored, lang],
+              [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
+              api_visibility="private").then(**page_js)
+    bar.explore.click(visitor_errors(explore), [bar.state, lang],
+                      [bar.state, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
+    bar.back.click(visitor_errors(back_to_class), [bar.state, lang],
+                   [bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
+                   api_visibility="private")
+    bar.reveal.click(visitor_errors(reveal), [bar.state, panel.state, lang],
+                     [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
+    tab.csv.click(visitor_errors(download), [bar.state, lang], [tab.csv_file],
+                  api_name="class_csv", **api)
+
+    def move(state, link, lesson_state, lang_value):
+        return publish(state, link, lesson_state, views, runtime)
+
+    # the teacher's moves: each lesson step it goes to, each section link it copies (a press
+    # of "Copy link"; a run alone moves no one)
+    for k, event in enumerate(lesson_events.get("steps", ())):
+        named = {"api_name": "class_move", **api} if k == 0 else {"api_visibility": "private"}
+        event.then(visitor_errors(move), [bar.state, panel.link, panel.state, lang], [tab.message],
+                   **named)
+    buttons = {getattr(b, "elem_id", None): b for b in demo.blocks.values() if isinstance(b, gr.Button)}
+    for view in views.items:
+        copy = buttons.get("copy-" + view.box_id[len("link-"):])
+        if copy is not None and view.make_link is not None:
+            copy.click(visitor_errors(_copied(view, views, runtime)),
+                       [bar.state, lang, *view.link_inputs], [tab.message], api_visibility="private")
+    check = lesson_events.get("check")
+    if check is not None:
+        check.then(visitor_errors(answer), [bar.state, panel.link, panel.guess, lang], [bar.status],
+                   queue=False, api_name="class_answer", **api)
+
+    def apply_move(raw, lang_value, current):
+        try:
+            link = json.loads(raw)["link"] if raw else None
+        except (ValueError, TypeError, KeyError):
+            link = None
+        if not isinstance(link, str) or not link.startswith("?") or len(link) > MAX_QUERY_CHARS:
+            return [gr.skip()] * (len(go_outputs))
+        values = restore(link, lang_value, current, views, runtime.names(), runtime.default_name,
+                         lambda name: runtime.get(name).config)
+        return values[3:]
+
+    go_outputs = panel_outputs(panel) + [model, *views.components(), panel.command]
+    # no forward pass here (the step's run is the page's own press, queued as any): the move
+    # reaches the page without waiting behind the cheap group's queue
+    bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs, queue=False,
+                       api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
+
+
+def _copied(view: Any, views: Views, runtime: Any):
+    """A teacher's "Copy link" of `view`: the class follows the link of the section's settings."""
+    def copied(state, lang_value, *values):
+        if _role(state, "teacher") is None:
+            return gr.skip()
+        return publish(state, view.make_link(*values), None, views, runtime)
+    return copied
+
+
+# The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.
+PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
+REVISION_JS = ("async (current) => window.explorerClassRevision ? "
+               "await window.explorerClassRevision(current) : current")
+SCRIPT = Path(__file__).resolve().parents[2] / "static" / "classroom.js"
+
+
+def head_html() -> str:
+    return "<script>\n" + SCRIPT.read_text(encoding="utf-8") + "\n</script>\n"

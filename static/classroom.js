@@ -1,0 +1,37 @@
+// A live class on the page (explorer/ui/classroom.py).
+//
+// explorerClassPage(raw): the page's part of a class event (JSON from the server): the cookie
+// of the room link contract (explorer_room=CODE, so that a load balancer routes every request
+// of this page to the room's replica), the address (?room=CODE; a teacher link's key is taken
+// out of the address bar, which a projector shows), a reload on ?room=CODE after a join by
+// code, the Class tab opened.
+//
+// explorerClassRevision(current): the class timer's tick: the room of the page's address (or
+// of its cookie), its revision read from the plain route /class/revision
+// (explorer/classroom/route.py; relative to the page, so under a Space's root path too). The
+// hidden box changes, and the page calls the server's poll, only when the revision did; a room
+// the server does not know reads "gone" (the poll then says so in words).
+window.explorerClassPage = function (raw) {
+  let c; try { c = JSON.parse(raw); } catch (e) { return; }
+  if (!c) return;
+  const room = typeof c.room === "string" && /^[A-Z2-9]{6}$/.test(c.room) ? c.room : null;
+  if (room) document.cookie = "explorer_room=" + room + "; Path=/; SameSite=Lax";
+  const here = new URLSearchParams(location.search);
+  if (room && c.reload && here.get("room") !== room) { location.replace(location.pathname + "?room=" + room); return; }
+  if (room && c.address && here.get("key") !== null) history.replaceState(null, "", location.pathname + "?room=" + room);
+  if (room && !here.get("room")) history.replaceState(null, "", location.pathname + "?room=" + room);
+  if (c.open && window.explorerOpen) window.explorerOpen(c.open);
+};
+
+window.explorerClassRevision = async function (current) {
+  let room = new URLSearchParams(location.search).get("room");
+  if (!room) { const m = document.cookie.match(/(?:^|; )explorer_room=([A-Z2-9]{6})/); room = m && m[1]; }
+  if (!room || !/^[A-Z2-9]{6}$/.test(room)) return current;
+  try {
+    const answer = await fetch("class/revision?room=" + room, {cache: "no-store"});
+    if (answer.status === 404) return "gone";
+    if (!answer.ok) return current;
+    const revision = (await answer.text()).trim();
+    return /^\d{1,12}$/.test(revision) ? revision : current;
+  } catch (error) { return current; }
+};

@@ -1,0 +1,166 @@
+"""The class's endpoints through Gradio's HTTP API (gradio_client), as a hostile client reaches
+them: a teacher's session starts a class and moves it; students join, poll and answer; bad
+codes, nicknames, links and answers are refused with the store's message; a session without the
+teacher's secret (a student's, a stranger's) moves, reveals and downloads nothing; the poll
+tells a student counts only before the reveal. And the teacher link's secret checked on load."""
+from __future__ import annotations
+
+import csv
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from explorer.classroom.rooms import ROOMS
+from explorer.ui import classroom
+
+STEP = "?lesson=kv-cache&step=2"     # the KV-cache lesson's predict step
+
+
+@pytest.fixture(scope="module")
+def class_url(serve):
+    with serve(tabs=("explorer.ui.classroom",)) as served:
+        yield served.url
+
+
+def client(url):
+    from gradio_client import Client
+    return Client(url, verbose=False)
+
+
+def outputs_of(result):
+    return result if isinstance(result, (list, tuple)) else [result]
+
+
+def start(url):
+    teacher = client(url)
+    out = outputs_of(teacher.predict("en", api_name="/class_start"))
+    info = next(o for o in out if isinstance(o, str) and "Class code" in o)
+    code = info.split("`")[1]
+    return teacher, code
+
+
+def poll_view(c):
+    """The bar's status line after a poll (what the page would show)."""
+    out = outputs_of(c.predict("en", api_name="/class_poll"))
+    return [o for o in out if isinstance(o, str)]
+
+
+def test_a_class_through_the_api(class_url):
+    teacher, code = start(class_url)
+    assert len(code) == 6
+    students = [client(class_url) for _ in range(3)]
+    for i, s in enumerate(students):
+        out = outputs_of(s.predict(code.lower(), f"s{i}", "en", api_name="/class_join"))
+        assert any(isinstance(o, str) and code in o for o in out), out
+    teacher.predict(STEP, "en", api_name="/class_move")
+    first = poll_view(students[0])
+    moved = [o for o in first if o.startswith("{")]
+    assert moved and json.loads(moved[0])["link"] == STEP, first
+    assert any("0 of 3 answered" in o for o in first), first
+    for value, s in zip((4000, 4500, 5000), students):
+        said = s.predict(STEP, value, "en", api_name="/class_answer")
+        assert "is in" in str(said), said
+    # before the reveal a student's poll carries counts and their own answer, nobody else's
+    line = " ".join(poll_view(students[0]))
+    assert "3 of 3 answered" in line and "4000" in line and "4500" not in line and "5000" not in line
+    # a student's session holds no secret: reveal, move and the CSV do nothing
+    students[1].predict("en", api_name="/class_reveal")
+    students[1].predict("?lesson=kv-cache&step=3", "en", api_name="/class_move")
+    assert not isinstance(students[1].predict("en", api_name="/class_csv"), str)   # no file
+    view = ROOMS.student_view(code, _token_of(code, 0))
+    assert not view["revealed"] and view["link"] == STEP and view["moves"] == 1
+    teacher.predict("en", api_name="/class_reveal")
+    path = _file(teacher.predict("en", api_name="/class_csv"))
+    rows = list(csv.reader(open(path, encoding="utf-8")))
+    assert rows[0] == ["step", "answer", "measured", "time", "nickname"]
+    assert sorted(r[1] for r in rows[1:]) == ["4000", "4500", "5000"]
+    assert {r[4] for r in rows[1:]} == {"s0", "s1", "s2"}
+    assert ROOMS.student_view(code, _token_of(code, 0))["revealed"]
+
+
+def _file(value):
+    """The local path of a file output (gradio_client downloads it), however it is wrapped."""
+    while isinstance(value, dict):
+        value = value.get("value") or value.get("path")
+    assert isinstance(value, str), value
+    return value
+
+
+def _token_of(code, index):
+    with ROOMS._lock:
+        return list(ROOMS._rooms[code].members)[index]
+
+
+@pytest.mark.parametrize("code, nickname, message", [
+    ("NOPE", "", "not a class code"),
+    ("ZZZZZZ", "", "not on this server any more"),
+    (None, "", "not a class code"),
+])
+def test_join_refuses_bad_codes_in_words(class_url, code, nickname, message):
+    from gradio_client.exceptions import AppError
+    with pytest.raises(AppError, match=message):
+        client(class_url).predict(code, nickname, "en", api_name="/class_join")
+
+
+def test_bad_nicknames_links_and_answers_are_refused(class_url):
+    from gradio_client.exceptions import AppError
+    teacher, code = start(class_url)
+    with pytest.raises(AppError, match="at most 24 characters"):
+        client(class_url).predict(code, "x" * 60, "en", api_name="/class_join")
+    for bad in ("?lesson=kv-cache&step=99", "?view=../../etc", "?view=rope.scale&factor=1e999", "plain"):
+        with pytest.raises(AppError, match="lesson step or a section"):
+            teacher.predict(bad, "en", api_name="/class_move")
+    teacher.predict(STEP, "en", api_name="/class_move")
+    s = client(class_url)
+    s.predict(code, "", "en", api_name="/class_join")
+    for bad, message in (("abc", "number"), (-5, "between"), (10 ** 12, "between")):
+        with pytest.raises(AppError, match=message):
+            s.predict(STEP, bad, "en", api_name="/class_answer")
+    with pytest.raises(AppError, match="current prediction step"):
+        s.predict("?lesson=kv-cache&step=3", 1, "en", api_name="/class_answer")
+
+
+def test_a_stranger_session_gets_nothing_from_the_poll(class_url):
+    out = outputs_of(client(class_url).predict("en", api_name="/class_poll"))
+    assert not any(isinstance(o, str) and o for o in out), out
+
+
+def request(query):
+    return SimpleNamespace(query_params=query, headers={"host": "class.example:7860"},
+                           client=SimpleNamespace(host="10.1.2.3"))
+
+
+def test_the_teacher_link_is_checked_on_load_and_the_key_never_reaches_a_student():
+    code, secret = ROOMS.create("loader")
+    wrong = classroom.on_load(None, "zh", request({"room": code, "key": secret[:-2] + "xx"}))
+    assert wrong[0] is None and "教师链接" in wrong[4]
+    right = classroom.on_load(None, "en", request({"room": code, "key": secret}))
+    assert right[0]["role"] == "teacher" and right[1] == {"code": code, "secret": secret}
+    assert json.loads(right[5])["address"] is True       # the page drops the key from its address
+    assert "http://class.example:7860/?room=" + code in right[6]
+    # a student's link: the code is filled in and the Class tab opened; nothing secret in it
+    student = classroom.on_load(None, "en", request({"room": code}))
+    assert student[3] == code and secret not in repr(student)
+    gone = classroom.on_load(None, "en", request({"room": "ZZZZZZ"}))
+    assert "not on this server any more" in gone[4]
+    # a reload of a joined student: the same member from the browser's storage
+    _, token = ROOMS.join(code, "Ada")
+    again = classroom.on_load({"code": code, "token": token}, "en", request({"room": code}))
+    assert again[0]["token"] == token and again[0]["role"] == "student"
+
+
+def test_the_revision_route_answers_a_counter_and_nothing_else(class_url):
+    import httpx
+    teacher, code = start(class_url)
+    first = httpx.get(f"{class_url}class/revision?room={code}")
+    assert first.status_code == 200 and first.text.isdigit()
+    assert first.headers["cache-control"] == "no-store"
+    s = client(class_url)
+    s.predict(code, "Ada", "en", api_name="/class_join")
+    second = httpx.get(f"{class_url}class/revision?room={code}")
+    assert int(second.text) > int(first.text) and "Ada" not in second.text
+    assert httpx.get(f"{class_url}class/revision?room=ZZZZZZ").status_code == 404
+    for bad in ("room=abc", "room=" + code + "&x=1", "room=" + "A" * 5000, ""):
+        assert httpx.get(f"{class_url}class/revision?{bad}").status_code == 400
+    assert httpx.post(f"{class_url}class/revision?room={code}").status_code == 405

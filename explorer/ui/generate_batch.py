@@ -65,8 +65,12 @@ def build(ctx: TabContext, section: gr.Tab, others: list) -> None:
         return refresh(ctx.runtime, model_name, lang, request)
 
     quiet = dict(show_progress="hidden", concurrency_limit=None, api_visibility="private")
-    for trigger in (timer.tick, now.click, section.select):
+    for trigger in (timer.tick, section.select):
         trigger(handler, [ctx.model, ctx.lang], outputs, **quiet)
+    pressed = now.click(handler, [ctx.model, ctx.lang], outputs, **quiet)
+    # linkable like every section (no settings: the link opens the section and refreshes it),
+    # so a teacher can hand the class the view to watch, or move a following class to it
+    ctx.view("generate.batch", [], run=now, event=pressed, state=state)
     section.select(lambda: gr.Timer(active=True), None, timer, queue=False, api_visibility="private")
     for other in others:
         other.select(lambda: gr.Timer(active=False), None, timer, queue=False,

@@ -19,12 +19,10 @@ from tests.lesson_walk import wait_for_reading
 
 pytestmark = pytest.mark.browser
 
-# The goal is 1 s (p95, bench/class_follow.py measures it with 40 students); a browser page on
-# this shared 2-core machine (three pages, their runs) adds its own work: the test allows a
-# margin and prints
-# what it saw.
+# The goal is 1 s (p95, bench/class_follow.py measures it with 40 students); three pages and
+# their runs on this shared 2-core machine add their own work: the test allows a margin and
+# prints what it saw.
 FOLLOW_LIMIT_S = 10.0
-RUN_TIMEOUT_MS = 300_000
 
 
 def _shot(page, name):

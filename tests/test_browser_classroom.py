@@ -19,11 +19,10 @@ from tests.lesson_walk import wait_for_reading
 
 pytestmark = pytest.mark.browser
 
-# The goal is 1 s (p95, bench/class_follow.py measures it with 40 students); a browser page on
-# this shared 2-core machine adds its own rendering, so the test allows a margin and prints
-# what it saw.
-FOLLOW_LIMIT_S = 6.0
-RUN_TIMEOUT_MS = 300_000
+# The goal is 1 s (p95, bench/class_follow.py measures it with 40 students); three pages and
+# their runs on this shared 2-core machine add their own work: the test allows a margin and
+# prints what it saw.
+FOLLOW_LIMIT_S = 10.0
 
 
 def _shot(page, name):
@@ -33,8 +32,8 @@ def _shot(page, name):
 
 def _at_step(page, n, timeout_ms):
     page.wait_for_function(f"() => /[?&]lesson=kv-cache&step={n}(&|$)/.test(location.search) && "
-                           "document.getElementById('lesson-panel') && "
-                           "document.getElementById('lesson-panel').offsetParent !== null",
+                           "document.getElementById('lesson-panel') && "   # fixed: no offsetParent
+                           "document.getElementById('lesson-panel').getClientRects().length > 0",
                            timeout=timeout_ms)
 
 

@@ -164,3 +164,19 @@ def test_the_revision_route_answers_a_counter_and_nothing_else(class_url):
     for bad in ("room=abc", "room=" + code + "&x=1", "room=" + "A" * 5000, ""):
         assert httpx.get(f"{class_url}class/revision?{bad}").status_code == 400
     assert httpx.post(f"{class_url}class/revision?room={code}").status_code == 405
+
+
+def test_a_teachers_copy_link_moves_the_class_and_a_students_does_not(full_app, runtime):
+    views = full_app.explorer_views
+    view = views.get("rope.scale")
+    code, secret = ROOMS.create("copier")
+    teacher = {"role": "teacher", "code": code, "secret": secret}
+    _, token = ROOMS.join(code)
+    student = {"role": "student", "code": code, "token": token}
+    copied = classroom._copied(view, views, runtime)
+    values = [c.default for c in view.controls]
+    copied(student, "en", runtime.default_name, "en", *values)
+    assert ROOMS.student_view(code, token)["moves"] == 0
+    copied(teacher, "en", runtime.default_name, "en", *values)
+    seen = ROOMS.student_view(code, token)
+    assert seen["moves"] == 1 and seen["link"].startswith("?view=rope.scale")

@@ -216,3 +216,19 @@ def test_the_class_follows_only_links_read_link_takes(full_app, runtime):
     for bad in ("?lesson=nope&step=1", "?lesson=kv-cache&step=99", "?view=nope",
                 "?view=rope.scale&factor=NaN", "?view=rope.scale&evil=1", "no query", 5, "?" + "a=1&" * 5000):
         refusal("classroom.err.link", class_link, bad, views, runtime)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_histogram_figure_shows_counts_and_the_measured_value_in_sight(lang):
+    from explorer.classroom.answers import figure
+
+    fig = figure(histogram([3000.0, 9000.0, 9000.0], 9000.0), lang)
+    bars = next(t for t in fig.data if t.type == "bar")
+    line = next(t for t in fig.data if t.type == "scatter")
+    assert sum(bars.y) == 3 and list(line.x) == [9000.0, 9000.0]
+    low, high = fig.layout.xaxis.range
+    assert low < 3000 and high > 9000          # the last edge's value is not on the frame
+    assert fig.layout.yaxis.dtick == 1
+    assert ("9000" in fig.layout.meta["alt"]) and (lang == "en" or "答案" in fig.layout.title.text)
+    from explorer.locales import text
+    assert figure(None, lang).layout.annotations[0].text == text("classroom.fig.none", lang)

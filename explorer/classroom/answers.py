@@ -24,8 +24,11 @@ def figure(hist: Histogram | None, lang: str, height: int = 300) -> go.Figure:
         fig.add_scatter(x=[hist.measured, hist.measured], y=[0, top * 1.1], mode="lines",
                         line=dict(color=OKABE_ITO["orange"], width=4, dash="dash"),
                         name=text("classroom.fig.measured", lang, value=f"{hist.measured:g}"))
-    fig.update_xaxes(title_text=text("classroom.fig.x", lang))
+    # half a bin of margin: an answer or a measured value on the last edge stays in sight
+    fig.update_xaxes(title_text=text("classroom.fig.x", lang),
+                     range=[hist.edges[0] - width / 2, hist.edges[-1] + width / 2])
     fig.update_yaxes(title_text=text("classroom.fig.y", lang), rangemode="tozero")
+    fig.integer_axis([0, max(hist.counts)], axis="y")     # whole students, no 0.5 tick
     measured = text("classroom.fig.alt_measured", lang, value=f"{hist.measured:g}") \
         if hist.measured is not None else ""
     alt = text("classroom.fig.alt", lang, n=hist.n, top=max(hist.counts),

@@ -2,10 +2,11 @@
 
     GET /class/revision?room=CODE   ->  200 "17" | 404 (no such room here) | 400 (no code)
 
-A counter and nothing else (no member, answer or link), read under the store's lock in O(1)
-without Gradio's request handling: forty pages asking it every second cost a fraction of what
-forty of Gradio's event calls would (docs/SCALING.md, "A live class"); a page calls its Gradio
-poll (explorer/ui/classroom.py) only when the number changed.
+A counter and nothing else (no member, answer or link), read under the store's lock (its
+expiry sweep looks at MAX_ROOMS rooms at most) without Gradio's request handling: forty pages
+asking it every second cost a fraction of what forty of Gradio's event calls would
+(docs/SCALING.md, "A live class"); a page calls its Gradio poll (explorer/ui/classroom.py) only
+when the number changed.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ REVISION_ROUTE = "/class/revision"
 class RevisionRoute:
     """ASGI middleware: GET REVISION_ROUTE?room=CODE answers the room's revision (text), 404 for
     a room this server does not hold, 400 for a malformed code; every other request goes to the
-    app. O(1) under the store's lock: nothing but a counter, nothing of any member."""
+    app. Bounded work under the store's lock: nothing but a counter, nothing of any member."""
 
     def __init__(self, app: Any, rooms: Rooms = ROOMS):
         self.app, self.rooms = app, rooms

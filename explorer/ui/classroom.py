@@ -61,12 +61,14 @@ class Bar:
     back: gr.Button
     reveal: gr.Button
     plot: gr.Plot
-    state: gr.State          # {"role", "code", "token" | "secret", "following", "revision", "moves"}
+    state: gr.State          # {"role", "code", "token" | "secret", "revision", "moves"}
     stored: gr.BrowserState  # {"code", "token"} or {"code", "secret"}: a reload's way back
     timer: gr.Timer
     pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
-    revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
     page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
+    revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
+    follow: gr.State         # whether a student's page follows (only explore / back write it:
+                             # a poll in flight never undoes a press)
 
 
 @dataclass
@@ -107,7 +109,7 @@ def build_bar(t: Any) -> Bar:
                           container=False, show_label=False)
     return Bar(column, status, explore, back, reveal, plot, gr.State(None),
                gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
-               pending, page, revision)
+               pending, page, revision, gr.State(True))
 
 
 def build(ctx: Any) -> None:
@@ -215,13 +217,13 @@ def _view(state: dict, rooms: Rooms) -> dict:
 
 
 def bar_values(state: dict, view: dict, lang: str) -> list:
-    """[column, status, explore, back, reveal, plot] for a state and its room's view."""
+    """[column, status, explore, back, reveal, plot] for a state and its room's view; a
+    student's explore / back buttons are theirs alone (see Bar.follow)."""
     teacher = state["role"] == "teacher"
-    following = bool(state.get("following"))
     plot = gr.update(visible=True, value=answers.figure(view["histogram"], lang)) \
         if view["revealed"] and view["histogram"] is not None else gr.update(visible=False)
     return [gr.update(visible=True), bar_text(view, state, lang),
-            gr.update(visible=not teacher and following), gr.update(visible=not teacher and not following),
+            gr.update(visible=False) if teacher else gr.skip(), gr.update(visible=False) if teacher else gr.skip(),
             gr.update(visible=teacher and view["question"] and not view["revealed"]), plot]
 
 
@@ -236,7 +238,7 @@ def _gone(lang: str, error: InputError) -> list:
 # poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending]
 
 
-def poll(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """The timer's tick: nothing (all skipped) while the room's revision is the one shown; else
     the bar's values and, for a following student, the teacher's move to apply."""
     lang = normalize_language(lang)
@@ -249,11 +251,11 @@ def poll(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     except InputError as error:
         return _gone(lang, error) + [gr.skip()]
     pending = gr.skip()
-    if state["role"] == "student" and state.get("following") and view["moves"] != state.get("moves") \
-            and view["link"]:
+    following = follow is not False
+    if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
         pending = _page(link=view["link"])
     state = {**state, "revision": view["revision"], "moves": view["moves"]}
-    return [state, *bar_values(state, view, lang), gr.skip(), pending]
+    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending]
 
 
 def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
@@ -282,8 +284,7 @@ def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) 
     mine = _role(state, "student") or {}
     token = mine.get("token") if isinstance(code, str) and mine.get("code") == code.strip().upper() else None
     code, token = rooms.join(code, nickname, token)
-    state = {"role": "student", "code": code, "token": token, "following": True,
-             "revision": None, "moves": None}
+    state = {"role": "student", "code": code, "token": token, "revision": None, "moves": None}
     nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
     said = text("classroom.joined", lang, code=code,
                 nick=text("classroom.joined_nick", lang, nick=nick) if nick else "")
@@ -312,8 +313,8 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
                     _page(room=code, address=True), *teacher_values(code, secret, request, lang)]
         if mine.get("token"):
             code, token = rooms.join(code, None, mine.get("token"))
-            state = {"role": "student", "code": code, "token": token, "following": True,
-                     "revision": None, "moves": None}
+            state = {"role": "student", "code": code, "token": token, "revision": None,
+                     "moves": None}
             return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
                     _page(room=code), *unchanged]
         if rooms.revision(code) is None:
@@ -326,26 +327,26 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
 
 
 def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """Stop following: [state, status, explore, back]."""
+    """Stop following: [follow, status, explore, back]."""
     state = _role(state, "student")
     if state is None:
         return [gr.skip()] * 4
-    state = {**state, "following": False}
     view = rooms.student_view(state["code"], state["token"])
-    return [state, bar_text(view, state, normalize_language(lang)), gr.update(visible=False),
-            gr.update(visible=True)]
+    return [False, bar_text(view, {**state, "following": False}, normalize_language(lang)),
+            gr.update(visible=False), gr.update(visible=True)]
 
 
 def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """Follow again, and apply the class's current link now: [state, status, explore, back,
-    pending]."""
+    """Follow again, and apply the class's current link now: [follow, state, status, explore,
+    back, pending]."""
     state = _role(state, "student")
     if state is None:
-        return [gr.skip()] * 5
+        return [gr.skip()] * 6
     view = rooms.student_view(state["code"], state["token"])
-    state = {**state, "following": True, "moves": view["moves"]}
-    return [state, bar_text(view, state, normalize_language(lang)), gr.update(visible=True),
-            gr.update(visible=False), _page(link=view["link"]) if view["link"] else gr.skip()]
+    state = {**state, "moves": view["moves"]}
+    return [True, state, bar_text(view, {**state, "following": True}, normalize_language(lang)),
+            gr.update(visible=True), gr.update(visible=False),
+            _page(link=view["link"]) if view["link"] else gr.skip()]
 
 
 def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,
@@ -415,7 +416,7 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
     bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
     bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
-    bar.revision.change(poll, [bar.state, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
+    bar.revision.change(poll, [bar.state, bar.follow, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
                         queue=False, api_name="class_poll", **api)
     tab.start.click(visitor_errors(start), [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
@@ -427,9 +428,9 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
               [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
               api_visibility="private").then(**page_js)
     bar.explore.click(visitor_errors(explore), [bar.state, lang],
-                      [bar.state, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
+                      [bar.follow, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
     bar.back.click(visitor_errors(back_to_class), [bar.state, lang],
-                   [bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
+                   [bar.follow, bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
                    api_visibility="private")
     bar.reveal.click(visitor_errors(reveal), [bar.state, panel.state, lang],
                      [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)

@@ -5,8 +5,9 @@ process, the students as HTTP clients doing what the page does (not N browsers).
     python bench/class_follow.py --students 40 --moves 12 --json out.json
 
 Each student joins by code (POST /gradio_api/run/class_join, its own session) and, as the page's
-gr.Timer does, asks the room's revision every POLL_S seconds from a random phase (GET
-/class/revision?room=CODE, explorer/classroom/route.py); when it changed, it calls the page's
+gr.Timer does, asks the room's revision at its ticks every POLL_S seconds from a random phase, a
+long poll (GET /class/revision?room=CODE&since=N, explorer/classroom/route.py: answered when
+the revision is not N, one in flight at a time); when it changed, it calls the page's
 poll (POST /gradio_api/run/class_poll), whose answer carries the teacher's move to apply.
 The teacher (gradio_client, its own session) starts the class and moves through the KV-cache
 lesson's steps every few seconds (/class_move, the call the lesson panel chains on each step).
@@ -65,12 +66,16 @@ class Student:
 
     async def poll_forever(self, code, period, stop):
         await asyncio.sleep(random.random() * period)
+        phase = time.perf_counter()
         revision = None
         while not stop.is_set():
             started = time.perf_counter()
             out = []
             try:
-                answer = await self.http.get(f"{self.url}class/revision?room={code}")
+                # a long poll, as the page asks (since= the revision it shows)
+                since = f"&since={revision}" if revision else ""
+                answer = await self.http.get(f"{self.url}class/revision?room={code}{since}",
+                                             timeout=60)
                 answer.raise_for_status()
                 self.poll_times.append(time.perf_counter() - started)
                 if answer.text != revision:
@@ -86,7 +91,9 @@ class Student:
                 link = json.loads(pending)["link"]
                 self.seen.setdefault(link, now)
                 self.seen_log.append((link, now))
-            await asyncio.sleep(max(0.0, period - (time.perf_counter() - started)))
+            # the page's timer starts the next read at its next tick
+            elapsed = time.perf_counter() - phase
+            await asyncio.sleep(period * (int(elapsed / period) + 1) - elapsed)
 
     async def answer(self, value):
         await asyncio.sleep(random.random() * 3.0)

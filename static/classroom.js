@@ -7,7 +7,7 @@
 // code, the Class tab opened.
 //
 // explorerClassRevision(current): the class timer's tick: the room of the page's address (or
-// of its cookie), its revision read from the plain route /class/revision
+// of its cookie), its revision read from the plain route /class/revision (a long poll)
 // (explorer/classroom/route.py; relative to the page, so under a Space's root path too). The
 // hidden box changes, and the page calls the server's poll, only when the revision did; a room
 // the server does not know reads "gone" (the poll then says so in words).
@@ -23,15 +23,25 @@ window.explorerClassPage = function (raw) {
   if (c.open && window.explorerOpen) window.explorerOpen(c.open);
 };
 
-window.explorerClassRevision = async function (current) {
+// The read is a long poll (since=<the revision shown>): the server answers as soon as the
+// teacher moves. One is in flight per page: the timer's ticks while it waits share its answer.
+let classPoll = null;
+window.explorerClassRevision = function (current) {
+  if (classPoll) return classPoll;
+  classPoll = classRevision(current).finally(() => { classPoll = null; });
+  return classPoll;
+};
+
+async function classRevision(current) {
   let room = new URLSearchParams(location.search).get("room");
   if (!room) { const m = document.cookie.match(/(?:^|; )explorer_room=([A-Z2-9]{6})/); room = m && m[1]; }
   if (!room || !/^[A-Z2-9]{6}$/.test(room)) return current;
+  const since = /^\d{1,12}$/.test(current || "") ? "&since=" + current : "";
   try {
-    const answer = await fetch("class/revision?room=" + room, {cache: "no-store"});
+    const answer = await fetch("class/revision?room=" + room + since, {cache: "no-store"});
     if (answer.status === 404) return "gone";
     if (!answer.ok) return current;
     const revision = (await answer.text()).trim();
     return /^\d{1,12}$/.test(revision) ? revision : current;
   } catch (error) { return current; }
-};
+}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -166,6 +168,38 @@ def test_the_revision_route_answers_a_counter_and_nothing_else(class_url):
     assert httpx.post(f"{class_url}class/revision?room={code}").status_code == 405
 
 
+def test_the_revision_long_poll_answers_when_the_teacher_moves(class_url):
+    """since=N waits while the revision is N and answers within a tick of the change; a poll
+    whose N is already stale answers at once; a bad `since` is refused."""
+    import threading
+
+    import httpx
+    teacher, code = start(class_url)
+    now = httpx.get(f"{class_url}class/revision?room={code}").text
+    started = time.perf_counter()
+    stale = httpx.get(f"{class_url}class/revision?room={code}&since={int(now) + 5}")
+    assert stale.text == now and time.perf_counter() - started < 5
+    answered = {}
+
+    def wait():
+        began = time.perf_counter()
+        answer = httpx.get(f"{class_url}class/revision?room={code}&since={now}", timeout=60)
+        answered.update(text=answer.text, seconds=time.perf_counter() - began, at=time.perf_counter())
+
+    poll = threading.Thread(target=wait)
+    poll.start()
+    time.sleep(1.0)
+    assert poll.is_alive(), "the long poll answered before anything changed"
+    moved = time.perf_counter()
+    client(class_url).predict(code, "Ada", "en", api_name="/class_join")
+    poll.join(timeout=30)
+    assert int(answered["text"]) > int(now) and answered["seconds"] >= 1.0
+    # the join's own call returns after the change: the poll answered within a few ticks of it
+    assert answered["at"] - moved < 10
+    for bad in (f"room={code}&since=x", f"room={code}&since=", f"room={code}&since=1&since=2"):
+        assert httpx.get(f"{class_url}class/revision?{bad}").status_code == 400
+
+
 def test_a_teachers_copy_link_moves_the_class_and_a_students_does_not(full_app, runtime):
     views = full_app.explorer_views
     view = views.get("rope.scale")
@@ -180,3 +214,19 @@ def test_a_teachers_copy_link_moves_the_class_and_a_students_does_not(full_app, 
     copied(teacher, "en", runtime.default_name, "en", *values)
     seen = ROOMS.student_view(code, token)
     assert seen["moves"] == 1 and seen["link"].startswith("?view=rope.scale")
+
+
+def test_the_class_bar_follows_the_language_switch():
+    """The bar's line is drawn again in the new language from the room as it stands; a page
+    in no class, or of a room that is gone, is told so or left alone."""
+    code, secret = ROOMS.create("relabel")
+    _, token = ROOMS.join(code, "Ada")
+    student = {"role": "student", "code": code, "token": token}
+    en = classroom.relabel(student, True, "en")
+    zh = classroom.relabel(student, True, "zh")
+    assert len(en) == len(zh) == 6
+    assert en[1] == classroom.bar_text(classroom._view(student, ROOMS), {**student, "following": True}, "en")
+    assert re.search(r"[\u4e00-\u9fff]", zh[1]) and not re.search(r"[\u4e00-\u9fff]", en[1])
+    assert classroom.relabel(None, True, "zh") == [classroom.gr.skip()] * 6
+    gone = classroom.relabel({"role": "student", "code": "ZZZZZZ", "token": token}, True, "zh")
+    assert re.search(r"[\u4e00-\u9fff]", gone[1])

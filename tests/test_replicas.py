@@ -14,6 +14,7 @@ REQUIRE_HAPROXY=1 (set by .ci/run, which installs it), in which case they fail.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import random
@@ -102,8 +103,11 @@ def call_route(path: str, method: str = "GET", query: bytes = b"", headers=(),
         sent.append(message)
 
     middleware = replica.ReplicaRoute(app, holds=holds)
-    asyncio.run(middleware({"type": "http", "path": path, "method": method, "root_path": "",
-                            "query_string": query, "headers": list(headers)}, None, send))
+    scope = {"type": "http", "path": path, "method": method, "root_path": "", "query_string": query,
+             "headers": list(headers)}
+    # in a thread of its own: a browser test's Playwright may hold an event loop in this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, middleware(scope, None, send)).result()
     return sent[0]["status"], sent[1]["body"], bool(reached), sent[0]["headers"]
 
 

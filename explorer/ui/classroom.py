@@ -7,14 +7,12 @@ same member, and the page's address keeps ?room=CODE (the cookie `explorer_room`
 link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
 and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
 
-Following: a gr.Timer ticks every second in the page (no call of Gradio's): its script asks a
-plain route (explorer/classroom/route.py) for the room's revision, a counter read in a fraction
-of a millisecond, and only when it changed does the page call `poll` (queue=False), which reads
-the room once under the store's lock. When the teacher moved (a lesson step: lessons.wire's
-step events; or a section's "Copy link"), the poll writes the move into a hidden box whose
-change applies the link on the student's page as a link on load would (lessons.restore, then
-window.explorerApply presses the run button). "Explore on my own" stops
-applying moves; "Back to the class" applies the class's current link at once.
+Following: the page long-polls a plain route (explorer/classroom/route.py) for the room's
+revision, a counter (a gr.Timer's script starts the next read); only when it changed does the
+page call `poll` (queue=False), which reads the room once under the store's lock. A teacher's
+move (a lesson step, or a section's "Copy link") reaches a following student's page as a link
+applied as on load (lessons.restore, then window.explorerApply presses the run button).
+"Explore on my own" stops applying moves; "Back to the class" applies the current one at once.
 
 Answers: a student's guess in the lesson panel goes to the class as well as running the step
 on their page; the bar shows "n of m answered"; the teacher's Reveal draws the histogram beside
@@ -258,6 +256,19 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending]
 
 
+def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """[column, status, explore, back, reveal, plot] in a new language: the bar as the room
+    stands now (the class's state and the page's place in it unchanged)."""
+    lang = normalize_language(lang)
+    if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
+        return [gr.skip()] * 6
+    try:
+        view = _view(state, rooms)
+    except InputError as error:
+        return _gone(lang, error)[1:7]
+    return bar_values({**state, "following": follow is not False}, view, lang)
+
+
 def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
     """[info, teacher link, teacher box, qr, csv] of the teacher's Class tab."""
     origin = _origin(request)
@@ -418,6 +429,7 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
     bar.revision.change(poll, [bar.state, bar.follow, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
                         queue=False, api_name="class_poll", **api)
+    lang.change(relabel, [bar.state, bar.follow, lang], bar_outputs, queue=False, api_visibility="private")
     tab.start.click(visitor_errors(start), [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
                     api_name="class_start", **api).then(**page_js)

@@ -18,9 +18,10 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from explorer.locales import CATALOG, LANGUAGES
+from explorer.ui.asgi import Scope, Send, answer
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 SCRIPT = STATIC / "exports.js"
@@ -29,8 +30,6 @@ PLOTLY_ROUTE = "/explorer/plotly.min.js"
 # the page and every exported file use the same copy for an hour before asking again
 CACHE_SECONDS = 3600
 
-Scope = dict[str, Any]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def plotly_js_path() -> Path:
@@ -80,21 +79,14 @@ class PlotlyScript:
             await self.app(scope, receive, send)
             return
         if scope.get("method") not in ("GET", "HEAD"):
-            await _answer(send, 405, b"", [(b"allow", b"GET, HEAD")])
+            await answer(send, 405, b"", [(b"allow", b"GET, HEAD")])
             return
         body = plotly_js()
-        await _answer(send, 200, b"" if scope["method"] == "HEAD" else body,
+        await answer(send, 200, b"" if scope["method"] == "HEAD" else body,
                       [(b"content-type", b"text/javascript; charset=utf-8"),
                        (b"cache-control", f"public, max-age={CACHE_SECONDS}".encode()),
                        (b"x-content-type-options", b"nosniff")],
                       length=len(body))
-
-
-async def _answer(send: Send, status: int, body: bytes, headers: list, length: int | None = None) -> None:
-    size = len(body) if length is None else length
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(size).encode())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 def middleware() -> list:

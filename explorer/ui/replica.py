@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
+
+from explorer.ui.asgi import Scope, Send, answer
 
 REPLICA_ROUTE = "/explorer/replica"
 ENV = "EXPLORER_REPLICA"
@@ -28,8 +30,6 @@ NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 ROOM_HEADER = b"x-explorer-room"
 ROOM_PARAMETER, ROOM_COOKIE = "room", "explorer_room"
 
-Scope = dict[str, Any]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def replica_name() -> str:
@@ -93,10 +93,10 @@ class ReplicaRoute:
             await self.app(scope, receive, send)
             return
         if scope.get("method") not in ("GET", "HEAD"):
-            await _answer(send, 405, b"", [(b"allow", b"GET, HEAD")])
+            await answer(send, 405, b"", [(b"allow", b"GET, HEAD")])
             return
         body = json.dumps({"replica": replica_name()}).encode()
-        await _answer(send, 200, b"" if scope["method"] == "HEAD" else body,
+        await answer(send, 200, b"" if scope["method"] == "HEAD" else body,
                       [(b"content-type", b"application/json"),
                        (b"cache-control", b"no-store")], length=len(body))
 
@@ -109,13 +109,6 @@ class ReplicaRoute:
                                                   (ROOM_HEADER, room.encode())]}
             await send(message)
         return marked
-
-
-async def _answer(send: Send, status: int, body: bytes, headers: list, length: int | None = None) -> None:
-    size = len(body) if length is None else length
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(size).encode())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 def middleware() -> list:

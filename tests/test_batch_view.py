@@ -177,6 +177,18 @@ def test_totals_prediction_and_knee(tiny):
     steps_fig = batch_figures.steps_figure(view, "en")
     assert {t.name for t in steps_fig.data} >= {"measured steps", "median per B",
                                                 "roofline's prediction (context 20)"}
+    # the log axis spans B = 1 ... max_batch, and the knee's line and label sit at the knee
+    # (plotly places shapes and annotations on a log axis at log10 of the value)
+    low, high = steps_fig.layout.xaxis.range
+    assert steps_fig.layout.xaxis.type == "log" and 10 ** low <= 1 and 10 ** high >= snap.max_batch
+    class SlowRoof:           # a ridge 10x lower: the knee falls within B = 1 ... 8
+        bandwidth, flops = 1e9, 1e9
+
+    kneed = batch_view.build(snap, model, "tiny", SlowRoof())
+    assert 1 < kneed.knee <= snap.max_batch, kneed.knee
+    drawn = batch_figures.steps_figure(kneed, "en")
+    assert drawn.layout.shapes[0].x0 == pytest.approx(math.log10(kneed.knee))
+    assert drawn.layout.annotations[0].x == pytest.approx(math.log10(kneed.knee))
     # no roof measured yet: no prediction, and the summary says it is coming
     blind = batch_view.build(snap, model, "tiny", None)
     assert blind.predicted == () and "being measured" in batch_figures.summary(blind, "en")

@@ -6,6 +6,8 @@ summary in words.
     rows_fig, steps_fig = figures(view, lang); summary(view, lang)"""
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from explorer.locales import text
@@ -79,13 +81,16 @@ def steps_figure(view: BatchView, lang: str) -> go.Figure:
                         mode="lines+markers", line=dict(color=OWN), marker=dict(size=9, color=OWN),
                         name=text("serving.fig.median", lang), hovertemplate=hover)
     if view.knee is not None and view.knee <= view.max_batch:
-        fig.add_shape(type="line", x0=view.knee, x1=view.knee, y0=0, y1=1, yref="paper",
+        # on a log axis a shape's and an annotation's x are log10 of the value (plotly)
+        at = math.log10(view.knee)
+        fig.add_shape(type="line", x0=at, x1=at, y0=0, y1=1, yref="paper",
                       line=dict(color=OKABE_ITO["green"], dash="dash"))
-        fig.add_annotation(text=text("serving.fig.knee", lang, b=view.knee), x=view.knee, y=1.0,
+        fig.add_annotation(text=text("serving.fig.knee", lang, b=view.knee), x=at, y=1.0,
                            yref="paper", showarrow=False, xanchor="left", yanchor="top",
                            font=dict(color=OKABE_ITO["green"]))
     fig.update_xaxes(title_text=text("serving.fig.runs_axis", lang), type="log",
-                     tickvals=log2_ticks(view.max_batch))
+                     tickvals=log2_ticks(view.max_batch),
+                     range=[math.log10(0.8), math.log10(view.max_batch * 1.25)])
     fig.update_yaxes(title_text=text("serving.fig.ms_axis", lang), rangemode="tozero")
     return fig.finish(title, height=340, lang=lang)
 

@@ -61,7 +61,7 @@ def build(ctx: TabContext, section: gr.Tab, others: list) -> None:
     timer = gr.Timer(REFRESH_S, active=False)
     outputs = [rows_plot, steps_plot, summary, state]
 
-    def handler(model_name, lang, request: gr.Request):
+    def handler(model_name, lang, request: gr.Request = None):
         return refresh(ctx.runtime, model_name, lang, request)
 
     quiet = dict(show_progress="hidden", concurrency_limit=None, api_visibility="private")

@@ -8,6 +8,12 @@ Scope = dict[str, Any]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+def at_route(scope: Scope, route: str) -> bool:
+    """Whether an HTTP request asks for `route` (under the app's root path too)."""
+    path = scope.get("path", "") if scope.get("type") == "http" else ""
+    return path in (route, scope.get("root_path", "") + route)
+
+
 async def answer(send: Send, status: int, body: bytes, headers: list, length: int | None = None) -> None:
     """One response: `headers` plus its content-length (`length`, for a HEAD answering the
     size of the body it leaves out), then `body`."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from explorer.locales import CATALOG, LANGUAGES
-from explorer.ui.asgi import Scope, Send, answer
+from explorer.ui.asgi import Scope, Send, answer, at_route
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 SCRIPT = STATIC / "exports.js"
@@ -74,8 +74,7 @@ class PlotlyScript:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Callable, send: Send) -> None:
-        path = scope.get("path", "") if scope.get("type") == "http" else ""
-        if path not in (PLOTLY_ROUTE, scope.get("root_path", "") + PLOTLY_ROUTE):
+        if not at_route(scope, PLOTLY_ROUTE):
             await self.app(scope, receive, send)
             return
         if scope.get("method") not in ("GET", "HEAD"):

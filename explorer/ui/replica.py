@@ -22,7 +22,7 @@ import os
 import re
 from typing import Any, Callable
 
-from explorer.ui.asgi import Scope, Send, answer
+from explorer.ui.asgi import Scope, Send, answer, at_route
 
 REPLICA_ROUTE = "/explorer/replica"
 ENV = "EXPLORER_REPLICA"
@@ -88,8 +88,7 @@ class ReplicaRoute:
         room = request_room(scope)
         if room:
             send = self._marking(send, room)
-        path = scope.get("path", "")
-        if path not in (REPLICA_ROUTE, scope.get("root_path", "") + REPLICA_ROUTE):
+        if not at_route(scope, REPLICA_ROUTE):
             await self.app(scope, receive, send)
             return
         if scope.get("method") not in ("GET", "HEAD"):

@@ -17,7 +17,7 @@ from typing import Any
 import gradio as gr
 
 from explorer.runtime import Runtime
-from explorer.classroom import route as class_route
+from explorer.ui import class_route
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
@@ -156,7 +156,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # Gradio's deep-link route, which would write a file per session, answers 404; a
         # handler's refusal in words on the direct route answers 400, not 500; and one route of
         # our own: the plotly.js that exported HTML files inline (ui/exports.py); a room's
-        # revision for the class page's timer (classroom/route.py); and, outermost so that it
+        # revision for the class page's timer (ui/class_route.py); and, outermost so that it
         # sees every answer (the class route's too), which replica answered and which rooms it
         # holds, for a school's load balancer (ui/replica.py)
         "app_kwargs": {"middleware": replica.middleware() + closed_routes.middleware()

@@ -7,7 +7,7 @@ same member, and the page's address keeps ?room=CODE (the cookie `explorer_room`
 link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
 and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
 
-Following: the page long-polls a plain route (explorer/classroom/route.py) for the room's
+Following: the page long-polls a plain route (explorer/ui/class_route.py) for the room's
 revision, a counter (a gr.Timer's script starts the next read); only when it changed does the
 page call `poll` (queue=False), which reads the room once under the store's lock. A teacher's
 move (a lesson step, or a section's "Copy link") reaches a following student's page as a link

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from explorer.classroom.rooms import ROOMS, Rooms
+from explorer.ui.asgi import answer, at_route
 
 REVISION_ROUTE = "/class/revision"
 WAIT_S = 20.0        # a long poll answers at the latest after this; the page then asks again
@@ -41,8 +42,7 @@ class RevisionRoute:
         self.waiting = 0     # long polls now held (one event loop: no lock needed)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        path = scope.get("path", "") if scope.get("type") == "http" else ""
-        if path not in (REVISION_ROUTE, scope.get("root_path", "") + REVISION_ROUTE):
+        if not at_route(scope, REVISION_ROUTE):
             await self.app(scope, receive, send)
             return
         status, body = 405, b""
@@ -54,12 +54,8 @@ class RevisionRoute:
                 revision = await self._changed(match.group(1), int(match.group(2)), revision)
             status, body = (400, b"") if not match else (404, b"") if revision is None \
                 else (200, str(revision).encode())
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                (b"cache-control", b"no-store"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
-
+        await answer(send, status, body, [(b"content-type", b"text/plain; charset=utf-8"),
+                                          (b"cache-control", b"no-store")])
 
     async def _changed(self, code: str, since: int, revision: int) -> Any:
         """The room's revision once it is not `since` (or the room is gone: None), or after

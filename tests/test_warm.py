@@ -79,3 +79,53 @@ def test_the_banner_counts_sections_and_stops_its_timer():
     warm.finished = True
     banner, timer = warm.banner("en")
     assert banner["visible"] is False and timer.active is False
+
+
+def test_warming_waits_for_the_decode_loops_to_be_quiet(monkeypatch):
+    """Visitors first: a section is not started while runs decode or wait, and starts once the
+    loops have been idle for quiet_s (a class pressing Generate in the first minutes got about
+    two thirds of the throughput while warming shared the cores)."""
+    import threading
+    import time
+
+    clock = {"busy_until": time.perf_counter() + 0.6}
+    started = []
+
+    def handler(lang):
+        started.append(time.perf_counter())
+        return lang
+
+    job = warm_module._Job("x", None, handler, ["en"], 0)
+    warm = warm_module.Warm(jobs=[job], busy=lambda: time.perf_counter() < clock["busy_until"])
+    began = time.perf_counter()
+    thread = threading.Thread(target=lambda: warm.run())
+    monkeypatch.setattr(warm_module, "QUIET_S", 0.3)
+    monkeypatch.setattr(warm_module, "LOOK_S", 0.05)
+    thread.start()
+    thread.join(timeout=10)
+    assert started and warm.finished
+    # not before the loops went quiet (0.6 s) plus the quiet time asked for
+    assert started[0] - began >= 0.6 + 0.25
+    assert warm.waited_s >= 0.8 and warm.kept[("x", "en")] == "en"
+
+
+def test_warming_starts_at_once_on_idle_loops():
+    job = warm_module._Job("x", None, lambda lang: lang, ["en"], 0)
+    warm = warm_module.Warm(jobs=[job], busy=lambda: False)
+    warm.run()
+    assert warm.finished and warm.waited_s == 0.0
+
+
+def test_live_runs_counts_every_loop(monkeypatch):
+    from explorer.serving import registry
+
+    class Loop:
+        def __init__(self, n):
+            self.n = n
+
+        def load(self):
+            return self.n
+
+    loops = [Loop(2), Loop(3)]
+    monkeypatch.setattr(registry, "_LOOPS", set(loops))
+    assert registry.live_runs() == 5

@@ -28,6 +28,18 @@ def track(loop: Any) -> None:
     _LOOPS.add(loop)
 
 
+def live_runs() -> int:
+    """Runs decoding or waiting in every loop of this process (0 when no loop exists): what
+    background work (warming the first answers) waits on, so that visitors come first."""
+    total = 0
+    for loop in list(_LOOPS):
+        try:
+            total += loop.load()
+        except Exception:   # a loop being torn down counts as idle
+            pass
+    return total
+
+
 def shared(model: Any, make: Callable[[Any], Any]) -> Any:
     """The one loop of a loaded model: made by `make(model)` on first use."""
     with _REGISTRY_LOCK:

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gradio as gr
 
@@ -32,6 +32,13 @@ log = logging.getLogger(__name__)
 
 NOT_WARMED = ("generate.run",)
 LANGS = ("en", "zh")
+QUIET_S = 2.0        # seconds the decode loops must have been idle before the next section
+LOOK_S = 0.25        # how often a waiting warm-up looks again
+
+
+def _loops_busy() -> bool:
+    from explorer.serving.registry import live_runs
+    return live_runs() > 0
 
 
 @dataclass
@@ -55,6 +62,8 @@ class Warm:
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: bool = False
     finished: bool = False
+    busy: Callable[[], bool] = _loops_busy      # visitors' work that warming waits for
+    waited_s: float = 0.0                       # seconds spent waiting for them, in all
 
     # ----------------------------------------------------------------- install
     def install(self, demo: gr.Blocks, views: Any, redraws: Sequence[Any], lang: gr.Radio) -> None:
@@ -116,9 +125,29 @@ class Warm:
         thread.start()
         return thread
 
+    def wait_quiet(self) -> None:
+        """Return at once when `busy()` is False; else once it has been False for QUIET_S
+        seconds in a row (a class's runs end and new ones start within a second)."""
+        quiet_s, look_s = QUIET_S, LOOK_S
+        if not self.busy():
+            return
+        began = time.perf_counter()
+        quiet_since = None
+        while True:
+            time.sleep(look_s)
+            now = time.perf_counter()
+            if self.busy():
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= quiet_s:
+                break
+        self.waited_s += time.perf_counter() - began
+
     def run(self) -> None:
         self.started = True
         for job in self.jobs:
+            self.wait_quiet()
             started = time.perf_counter()
             try:
                 outputs = _last_output(job.original, job.defaults)

@@ -230,3 +230,35 @@ def test_the_class_bar_follows_the_language_switch():
     assert classroom.relabel(None, True, "zh") == [classroom.gr.skip()] * 6
     gone = classroom.relabel({"role": "student", "code": "ZZZZZZ", "token": token}, True, "zh")
     assert re.search(r"[\u4e00-\u9fff]", gone[1])
+
+
+def test_the_follow_bench_speaks_the_pages_protocol(class_url):
+    """bench/class_follow.py's students call the raw routes as the page does; when an input is
+    added to the poll (as `follow` was), the bench must change with it or it measures nothing."""
+    import asyncio
+
+    import httpx
+
+    from bench.class_follow import Student
+
+    teacher, code = start(class_url)
+
+    async def one_student():
+        async with httpx.AsyncClient(timeout=30) as http:
+            student = Student(http, class_url, 0)
+            await student.join(code)
+            stop = asyncio.Event()
+            task = asyncio.create_task(student.poll_forever(code, 0.2, stop))
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(teacher.predict, STEP, "en", api_name="/class_move")
+            for _ in range(100):
+                if STEP in student.seen:
+                    break
+                await asyncio.sleep(0.1)
+            stop.set()
+            await task
+            await student.answer(4000)
+            return student
+
+    student = asyncio.run(one_student())
+    assert student.errors == 0 and STEP in student.seen

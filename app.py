@@ -97,14 +97,17 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
                     api_visibility="private")
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
                          tabs=tuple(tabs), views=Views())
-        tab_blocks = []
-        with gr.Tabs(elem_id="explorer-tabs"):
+        tab_blocks, top_tabs = [], []
+        with gr.Tabs(elem_id="explorer-tabs") as top:
             for module in tabs:
                 with gr.Tab(t(module.TITLE), id=tab_id(module), elem_id=f"tab-{tab_id(module)}") as tab:
                     ctx.place.update(tab=tab_id(module), section="", title=module.TITLE)
                     module.build(ctx)
                 resize_charts_on_select(tab)
                 tab_blocks.append((tab, module.TITLE))
+                top_tabs.append((tab, module))
+        for hook in ctx.after_tabs:
+            hook(top, top_tabs)
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
         # after every tab: a lesson step or a link sets controls of any section

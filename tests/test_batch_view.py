@@ -73,10 +73,34 @@ def test_snapshot_of_a_real_batched_run(three_runs):
     assert not any(r.own for r in sched.snapshot("sess-unknown").runs)
 
 
+def test_a_run_leaving_renumbers_no_other_row(three_runs):
+    """Rows are the runs' place numbers, kept while a run is in the loop: when the second of three
+    runs leaves, the others stay rows 1 and 3, and the next run to join takes place 2."""
+    model, sched, prompts = three_runs
+    assert [r.seat for r in sched.snapshot().runs] == [1, 2, 3]
+    middle = next(r for r in sched._active if r.seat == 2)
+    middle.stop.set()
+    deadline = time.time() + 30
+    while len(sched.snapshot().runs) != 2:
+        assert time.time() < deadline
+        time.sleep(0.02)
+    view = batch_view.build(sched.snapshot(SESSIONS[2]), model, "tiny")
+    assert [row.number for row in view.rows] == [1, 3]
+    labels = {t.name: list(t.y) for t in batch_figures.rows_figure(view, "en").data if t.type == "bar"}
+    assert labels["held, your run"] == ["you · 3"] and labels["held (tokens)"] == ["run 1"]
+    late = sched.submit(prompt(7, 9), SamplingParams(max_new_tokens=4), eos_ids=[],
+                        visitor=Visitor(session="sess-delta", address="10.0.0.2"))
+    try:
+        seats = sorted(r.seat for r in sched.snapshot().runs)
+        assert seats == [1, 2, 3]
+    finally:
+        late.stop()
+
+
 def test_snapshot_fields_are_lengths_and_counts_only():
     names = {f.name for f in dataclasses.fields(RunState)}
     assert names == {"uid", "own", "state", "prompt", "generated", "held", "allocated", "pooled",
-                     "shared"}
+                     "shared", "seat"}
 
 
 def test_a_visitor_receives_no_text_ids_or_other_sessions(three_runs):
@@ -148,7 +172,7 @@ def test_totals_prediction_and_knee(tiny):
     model = tiny["llama"]
     n = model.config.n_layers
     runs = tuple(RunState(uid=str(i), own=i == 0, state=s, prompt=8, generated=g,
-                          held=(h,) * n, allocated=(a,) * n, pooled=a > 0, shared=sh)
+                          held=(h,) * n, allocated=(a,) * n, pooled=a > 0, shared=sh, seat=i + 1)
                  for i, (s, g, h, a, sh) in enumerate([("decoding", 5, 12, 32, 0),
                                                        ("prefilling", 0, 4, 32, 16),
                                                        ("waiting", 0, 0, 0, 0)]))
@@ -178,7 +202,7 @@ def test_totals_prediction_and_knee(tiny):
     assert {t.name for t in steps_fig.data} >= {"measured steps", "median per B",
                                                 "roofline's prediction (context 20)"}
     # the log axis spans B = 1 ... max_batch, and the knee's line and label sit at the knee
-    # (plotly places shapes and annotations on a log axis at log10 of the value)
+    # (on a log axis plotly.js takes a shape's x as the value, an annotation's as its log10)
     low, high = steps_fig.layout.xaxis.range
     assert steps_fig.layout.xaxis.type == "log" and 10 ** low <= 1 and 10 ** high >= snap.max_batch
     class SlowRoof:           # a ridge 10x lower: the knee falls within B = 1 ... 8
@@ -187,7 +211,7 @@ def test_totals_prediction_and_knee(tiny):
     kneed = batch_view.build(snap, model, "tiny", SlowRoof())
     assert 1 < kneed.knee <= snap.max_batch, kneed.knee
     drawn = batch_figures.steps_figure(kneed, "en")
-    assert drawn.layout.shapes[0].x0 == pytest.approx(math.log10(kneed.knee))
+    assert drawn.layout.shapes[0].x0 == drawn.layout.shapes[0].x1 == pytest.approx(kneed.knee)
     assert drawn.layout.annotations[0].x == pytest.approx(math.log10(kneed.knee))
     # no roof measured yet: no prediction, and the summary says it is coming
     blind = batch_view.build(snap, model, "tiny", None)
@@ -239,3 +263,30 @@ def test_the_timer_handler_marks_the_requests_own_session(three_runs):
     # a model not loaded: an empty loop, nothing loaded or started
     rows, steps, summary, view = generate_batch.refresh(Runtime(), "other", "zh", Request())
     assert view.rows == () and "没有请求" in json.dumps(json.loads(rows.to_json()), ensure_ascii=False)
+
+
+def test_the_views_timer_stops_when_another_tab_opens(full_app):
+    """The section's timer ticks only while it is on screen: the tab strip's select sets it
+    active only for Generate's index and only if the section was the open sub-tab (`shown`)."""
+    import gradio as gr
+
+    timer = next(b for b in full_app.blocks.values()
+                 if isinstance(b, gr.Timer) and b.value == 2.0 and not b.active)
+    strip = next(b for b in full_app.blocks.values()
+                 if isinstance(b, gr.Tabs) and b.elem_id == "explorer-tabs")
+    tabs = [b for b in full_app.blocks.values() if isinstance(b, gr.Tab)
+            and (b.elem_id or "").startswith("tab-")]
+    generate = [b.elem_id for b in tabs].index("tab-generate")
+    setting = [fn for fn in full_app.fns.values()
+               if any(t[0] == strip._id and t[1] == "select" for t in fn.targets)
+               and any(o is timer for o in fn.outputs)]
+    assert len(setting) == 1
+    fn = setting[0].fn
+
+    def opened(index):
+        return gr.SelectData(None, {"index": index, "value": "", "selected": True})
+
+    assert fn(True, opened(generate)).active
+    assert not fn(False, opened(generate)).active        # back on Generate, another sub-tab open
+    for other in set(range(len(tabs))) - {generate}:
+        assert not fn(True, opened(other)).active

@@ -26,10 +26,24 @@ READ_VIEW = """() => ({summary: (document.querySelector('#gen-batch-summary') ||
                                           x => x.textContent.trim())})"""
 
 
-# Open in issue 29: passes alone and after the attention browser tests, but in the whole suite
-# one of the three pages has twice shown no run of its own before the runs ended; not strict,
-# so a pass is kept and a failure is reported, not hidden.
-@pytest.mark.xfail(reason="in the whole suite one page misses its run (issue 29 note)", strict=False)
+# a prompt SmolLM2 answers greedily to the tab's most, 256 new tokens (the default prompt's answer
+# ends after 51: on a busy machine the runs could end before every page's view refreshed)
+LONG_PROMPT = "Write a long story, at least forty sentences, about a dragon who learns to count."
+
+
+# where the step chart draws the knee: its line's and its label's left edge against the pixel the
+# x axis gives the knee's B (null when the knee is past the chart's B)
+KNEE_PLACED = """() => {
+  const gd = document.querySelector('#gen-batch-steps .js-plotly-plot');
+  if (!gd || !gd.layout.shapes || !gd.layout.shapes.length) return null;
+  const xa = gd._fullLayout.xaxis, root = gd.querySelector('.main-svg').getBoundingClientRect();
+  const line = gd.querySelector('.shapelayer path').getBoundingClientRect();
+  const label = gd.querySelector('.annotation').getBoundingClientRect();
+  return {want: xa._offset + xa.d2p(gd.layout.shapes[0].x0),
+          line: line.x - root.x + line.width / 2, label: label.x - root.x};
+}"""
+
+
 def test_three_pages_see_three_runs_each_its_own_highlighted(new_page, app_url):
     pages = [new_page("en-US", width=1280, height=1000) for _ in range(PAGES)]
     for page in pages:
@@ -37,6 +51,7 @@ def test_three_pages_see_three_runs_each_its_own_highlighted(new_page, app_url):
         page.set_default_timeout(120_000)
         open_generate_tab(page, app_url, LOAD_TIMEOUT)
         type_number(page, "gen-max-new", 256)   # the tab's most: the runs overlap for long
+        page.locator("#gen-prompt textarea").fill(LONG_PROMPT)
     # the three Start presses at once (a click dispatched, not waited for: on a busy machine
     # Playwright's checks before a click can take seconds, and the first run would be half
     # done before the last starts), then each page opens the batch view
@@ -67,14 +82,13 @@ def test_three_pages_see_three_runs_each_its_own_highlighted(new_page, app_url):
         labels, summary = seen[i]["labels"], seen[i]["summary"]
         mine = [label for label in labels if label.startswith("you")]
         assert len(mine) == 1, labels
-        assert all(re.fullmatch(r"run [123]", l) for l in labels if l not in mine), labels
+        assert all(re.fullmatch(r"run \d+", l) for l in labels if l not in mine), labels
         own.append(mine[0])
         assert f"Your runs: row {mine[0].split('· ')[1]} (highlighted)." in summary
-    # each page's own run is a different row of the same loop (rows are numbered by their place
-    # in the loop, so only reads of the same three runs are compared), and one page at least
-    # saw all three runs decoding together
-    full = [mine for mine, read in zip(own, (seen[i] for i in range(PAGES))) if len(read["labels"]) == PAGES]
-    assert full and len(set(full)) == len(full), (own, [seen[i]["labels"] for i in range(PAGES)])
+    # each page's own run is a different row of the same loop (a row keeps its place number while
+    # its run is in the loop), and one page at least saw all three runs decoding together
+    assert len(set(own)) == PAGES, (own, [seen[i]["labels"] for i in range(PAGES)])
+    assert any(len(seen[i]["labels"]) >= PAGES for i in range(PAGES)), seen
     # the section only, after every check: on a busy 2-core machine Chromium can take a minute
     # to shoot a page while three runs stream, and the runs would end meanwhile
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -89,5 +103,11 @@ def test_three_pages_see_three_runs_each_its_own_highlighted(new_page, app_url):
     first.wait_for_function(
         "() => document.querySelectorAll('#gen-batch-steps .scatterlayer .trace').length >= 3",
         timeout=VIEW_TIMEOUT)
+    # the knee's dashed line stands where the axis puts its B (a log axis: plotly.js takes a
+    # shape's x as the value and an annotation's as its log10; a log10 shape stood at B = 1.4)
+    placed = first.evaluate(KNEE_PLACED)
+    if placed is not None:
+        assert abs(placed["line"] - placed["want"]) < 3, placed
+        assert abs(placed["label"] - placed["want"]) < 3, placed
     first.locator("#section-generate-batch").screenshot(
         path=str(SCREENSHOTS / "batch-view-steps.png"), timeout=120_000)

@@ -81,9 +81,10 @@ def steps_figure(view: BatchView, lang: str) -> go.Figure:
                         mode="lines+markers", line=dict(color=OWN), marker=dict(size=9, color=OWN),
                         name=text("serving.fig.median", lang), hovertemplate=hover)
     if view.knee is not None and view.knee <= view.max_batch:
-        # on a log axis a shape's and an annotation's x are log10 of the value (plotly)
+        # on a log axis plotly.js places a shape at the data value but an annotation at log10
+        # of it (plotly.js#6194; seen in the browser: a shape at log10(24) stood at B = 1.4)
         at = math.log10(view.knee)
-        fig.add_shape(type="line", x0=at, x1=at, y0=0, y1=1, yref="paper",
+        fig.add_shape(type="line", x0=view.knee, x1=view.knee, y0=0, y1=1, yref="paper",
                       line=dict(color=OKABE_ITO["green"], dash="dash"))
         fig.add_annotation(text=text("serving.fig.knee", lang, b=view.knee), x=at, y=1.0,
                            yref="paper", showarrow=False, xanchor="left", yanchor="top",

@@ -3,7 +3,8 @@
 `view(loaded, session)` reads the loop's snapshot (Scheduler.snapshot: lengths and counts, the
 recent decode steps) and turns it into a BatchView, the only thing the Generate tab's section
 draws (explorer/serving/batch_figures.py):
-- one row per run in the loop, numbered in admission order; `own` marks the viewer's runs (the
+- one row per run in the loop, in the order of its place number (RunState.seat: kept while
+  the run is in the loop, so a run leaving renumbers no other row); `own` marks the viewer's runs (the
   scheduler matched them on the viewer's session; no session or run id reaches the view);
 - per row its cache: tokens held, the width its buffers have in the pooled store (or its own
   buffers' capacity outside it), and what a paged layout of BLOCK-token blocks (vLLM's
@@ -36,7 +37,7 @@ DEFAULT_CONTEXT = 64       # the prediction's context before any step was record
 
 @dataclass(frozen=True)
 class RowView:
-    number: int            # 1, 2, ... in the loop's order (admitted runs first, then the queue)
+    number: int            # the run's place number in the loop (RunState.seat)
     own: bool              # the viewer's own run
     state: str             # "waiting" | "prefilling" | "decoding"
     prompt: int
@@ -99,7 +100,8 @@ def build(snapshot, model, name: str, roof=None) -> BatchView:
     config = model.config
     element = model.element_size()
     runs = snapshot.runs
-    rows = tuple(row_view(i + 1, run, config, element) for i, run in enumerate(runs[:MAX_ROWS]))
+    seated = sorted(runs, key=lambda run: run.seat)[:MAX_ROWS]
+    rows = tuple(row_view(run.seat, run, config, element) for run in seated)
     steps = tuple((s.runs, s.seconds) for s in snapshot.steps[-MAX_STEPS:])
     contexts = [s.context for s in snapshot.steps[-MAX_STEPS:]]
     context = statistics.median(contexts) if contexts else float(DEFAULT_CONTEXT)

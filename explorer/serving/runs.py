@@ -78,7 +78,8 @@ class StepRecord:
 class RunState:
     """One run in the loop as Scheduler.snapshot shows it: lengths and counts only (no text, no
     token ids, no session): `uid` is a random id of the run alone, `own` whether the run is of
-    the session the snapshot was asked for."""
+    the session the snapshot was asked for; `seat` its place number in the loop, kept while the
+    run is in it (the lowest free one when it was submitted: a run leaving renumbers no other)."""
     uid: str
     own: bool
     state: str                # "waiting" | "prefilling" | "decoding"
@@ -89,6 +90,7 @@ class RunState:
                               # or its own cache's capacity outside the pool (0 while waiting)
     pooled: bool              # its buffers are a row of the pooled store
     shared: int               # prompt tokens copied from another run's cache (prefix reuse)
+    seat: int = 0             # 1, 2, ...: its place number, stable while it is in the loop
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ class Run:
         self.generator = new_generator(params)
         self.submitted = time.perf_counter()
         self.uid = secrets.token_hex(6)   # names the run in a snapshot, and nothing else
+        self.seat = 0             # its place number in the loop (Scheduler.submit sets it)
 
     def sequence(self) -> list:
         """The tokens in the run's cache, in position order: its prompt, then its output."""

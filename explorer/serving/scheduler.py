@@ -54,9 +54,11 @@ from explorer.serving.workers import start_worker
 from models.device import intra_op_threads
 from models.generate import check_prompt, next_step
 
-# A classroom is ~30 visitors; past 32 in one step the per-visitor rate on a 2-core CPU falls
-# under ~5 tokens/s (bench/classroom.py), so further runs wait, and past the queue are refused.
-MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "32"))
+# A class is up to ~40 visitors pressing Start together. On 2 cores, 40 in one step stream at
+# ~4.8 tokens/s each with a first token within ~2.5 s (p95) and more tokens/s in all than 30;
+# with 32 in a step the other 8 waited ~10 s for a place (bench.classroom, docs/SCALING.md).
+# Past MAX_BATCH runs wait, and past the queue are refused.
+MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "40"))
 MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
 # Runs one visitor may have decoding or waiting at once: a page runs one at a time (two when
 # Start and Enter overlap); an address is a classroom's machine, or a whole school behind one
@@ -145,6 +147,10 @@ class Scheduler:
             if len(self._active) + len(self._waiting) >= self.capacity:
                 self.stats["refused"] += 1
                 raise Busy(self.capacity)
+            # the lowest place number no run in the loop holds: read from the live runs, so no
+            # way out of the loop can leak one
+            taken = {other.seat for other in (*self._active, *self._waiting)}
+            run.seat = next(k for k in range(1, len(taken) + 2) if k not in taken)
             self._waiting.append(run)
             if len(self._active) + len(self._waiting) >= 2:
                 self._pack_ahead()
@@ -212,7 +218,7 @@ class Scheduler:
         own = session is not None and run.visitor.session == session
         return RunState(uid=run.uid, own=own, state=state, prompt=len(run.prompt),
                         generated=len(run.tokens), held=held, allocated=allocated,
-                        pooled=pooled, shared=run.shared)
+                        pooled=pooled, shared=run.shared, seat=run.seat)
 
     def _refuse_past_cap(self, visitor: Visitor) -> None:
         """TooManyRuns when `visitor`'s session or address already has as many runs decoding or

@@ -103,6 +103,9 @@ class TabContext:
     sections: list = field(default_factory=list)  # (section tab, title key): titles follow the switch
     views: Any = None         # explorer.ui.views.Views: the sections a link can open
     place: dict = field(default_factory=dict)  # {"tab": id, "section": elem_id} being built
+    # called once every tab is built, with the top-level gr.Tabs and [(its gr.Tab, the tab's
+    # module)]: wiring that needs the other tabs (a section's timer stopped when another opens)
+    after_tabs: list = field(default_factory=list)
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""

@@ -8,6 +8,7 @@ loaded, or has no loop yet, shows an empty loop. Its cost is bounded (batch_view
 MAX_STEPS steps): one open page asks every REFRESH_S seconds."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import gradio as gr
@@ -15,7 +16,7 @@ import gradio as gr
 from explorer.locales import normalize_language
 from explorer.serving import batch_figures, batch_view
 from explorer.serving.scheduler import MAX_BATCH
-from explorer.ui import TabContext, visitor_errors
+from explorer.ui import TabContext, tab_id, visitor_errors
 
 REFRESH_S = 2.0          # the intro text (serving.intro) says so
 SECTION_ID = "section-generate-batch"
@@ -47,6 +48,12 @@ def refresh(runtime, model_name: Any, lang: Any, request: gr.Request):
     return (*draw(view, lang), view)
 
 
+def on_tab(index: int, shown: Any, evt: gr.SelectData) -> Any:
+    """A top-level tab opened: the timer ticks only if it is this section's tab (`index`) and
+    the section was its open sub-tab when the page left it."""
+    return gr.Timer(active=bool(shown) and getattr(evt, "index", None) == index)
+
+
 def build(ctx: TabContext, section: gr.Tab, others: list) -> None:
     """The section's contents. Its timer runs while `section` is the open sub-tab: opening it
     starts the timer and draws at once; opening another sub-tab of the tab (`others`) stops it."""
@@ -71,8 +78,20 @@ def build(ctx: TabContext, section: gr.Tab, others: list) -> None:
     # linkable like every section (no settings: the link opens the section and refreshes it),
     # so a teacher can hand the class the view to watch, or move a following class to it
     ctx.view("generate.batch", [], run=now, event=pressed, state=state)
-    section.select(lambda: gr.Timer(active=True), None, timer, queue=False, api_visibility="private")
+    # the timer ticks only while the section is on screen: opening it starts the timer; opening
+    # another sub-tab of Generate, or another tab, stops it; coming back to Generate starts it
+    # again if this was its open sub-tab (`shown`, per page)
+    shown = gr.State(False)
+    private = dict(queue=False, api_visibility="private")
+    section.select(lambda: (gr.Timer(active=True), True), None, [timer, shown], **private)
     for other in others:
-        other.select(lambda: gr.Timer(active=False), None, timer, queue=False,
-                     api_visibility="private")
+        other.select(lambda: (gr.Timer(active=False), False), None, [timer, shown], **private)
+
+    own = ctx.place.get("tab")    # this tab's id, read now: place moves on as tabs are built
+
+    def wire_tabs(tabs, top_tabs):
+        index = next(i for i, (_, module) in enumerate(top_tabs) if tab_id(module) == own)
+        # one listener on the tab strip (an unqueued event per switch), not one per tab
+        tabs.select(functools.partial(on_tab, index), [shown], timer, **private)
+    ctx.after_tabs.append(wire_tabs)
     ctx.redraw_on_language(state, [rows_plot, steps_plot, summary], draw)

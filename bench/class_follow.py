@@ -15,7 +15,14 @@ Measured per move and student: the time from the teacher's move being sent to th
 poll answering with that move (what the page then applies); at the predict step every student
 answers once at a random moment within 3 s (/class_answer), the teacher's poll waits for
 "N of N answered", reveals, and the histogram must hold N answers.
+Then (--generate TOKENS, default 48; 0 skips it) the class generates on the same step: every
+student presses Start at once on the Generate tab's default prompt (bench/classroom.py's raw
+client: one POST and one event stream, as the page does), and the time to first token p50 / p95
+and the tokens/s are printed beside the follow figures: the issue's whole goal in one command.
 Prints p50 / p95 / max of the follow time, the poll's own latency and the answers collected.
+
+All students come from 127.0.0.1 here; in a class they are laptops with addresses of their own,
+so the per-address bounds are lifted for this process (as bench/ceilings.py's server does).
 """
 from __future__ import annotations
 
@@ -33,6 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+for _name in ("EXPLORER_MAX_RUNS_PER_ADDRESS", "EXPLORER_WAITING_PER_ADDRESS",
+              "EXPLORER_NEW_SESSIONS_PER_MINUTE", "EXPLORER_SESSIONS_PER_ADDRESS"):
+    os.environ.setdefault(_name, "1000000")
 
 STEPS = ["?lesson=kv-cache&step=1", "?lesson=kv-cache&step=2", "?lesson=kv-cache&step=3"]
 PREDICT = STEPS[1]
@@ -103,10 +113,11 @@ class Student:
             self.errors += 1
 
 
-async def students_process(url, code, n, period):
+async def students_process(url, code, n, period, generate=0, model=None):
     """The students (a child process of their own, so that their client work never competes with
     the server for its interpreter): join, poll until stdin closes, answer the predict step once
-    it reaches them (at a random moment within 3 s), then print what they saw as JSON."""
+    it reaches them (at a random moment within 3 s), then, with `generate` tokens, all press
+    Start together; print what they saw as JSON."""
     import httpx
 
     limits = httpx.Limits(max_connections=n + 4, max_keepalive_connections=n + 4)
@@ -127,13 +138,21 @@ async def students_process(url, code, n, period):
         await asyncio.to_thread(sys.stdin.read)      # the parent closes it when done
         stop.set()
         await asyncio.gather(*pollers, *answers)
-    print(json.dumps({"seen": [[s.index, link, t] for s in students for link, t in s.seen_log],
+    generated = {}
+    if generate:
+        from bench.classroom import run_raw_level, summarize
+        streams, wall = await asyncio.to_thread(run_raw_level, url, model, n, generate,
+                                                timeout_s=600.0)
+        generated = summarize(n, streams, wall)
+        generated["error_texts"] = sorted({s.error for s in streams if s.error})[:3]
+    print(json.dumps({"generated": generated,
+                      "seen": [[s.index, link, t] for s in students for link, t in s.seen_log],
                       "polls": [t for s in students for t in s.poll_times],
                       "events": [t for s in students for t in s.event_times],
                       "errors": sum(s.errors for s in students)}), flush=True)
 
 
-async def run(url, n, moves, period, gap):
+async def run(url, n, moves, period, gap, generate=0, model=None):
     import subprocess
     from gradio_client import Client
     from explorer.classroom.rooms import ROOMS
@@ -154,7 +173,8 @@ async def run(url, n, moves, period, gap):
     out = await asyncio.to_thread(teacher.predict, "en", api_name="/class_start")
     code = next(o for o in out if isinstance(o, str) and "`" in o).split("`")[1]
     child = subprocess.Popen([sys.executable, __file__, "--as-students", url, code, "--students", str(n),
-                              "--period", str(period)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              "--period", str(period), "--generate", str(generate),
+                              "--model", str(model)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
     assert (await asyncio.to_thread(child.stdout.readline)).strip() == "joined"
     await asyncio.sleep(period * 2)
@@ -191,7 +211,8 @@ async def run(url, n, moves, period, gap):
             "poll_p95_ms": 1000 * percentile(polls, 95), "polls": len(polls),
             "poll_event_p50_ms": 1000 * percentile(events, 50),
             "poll_event_p95_ms": 1000 * percentile(events, 95), "poll_events": len(events),
-            "answered": answered, "revealed_in_histogram": revealed, "errors": seen["errors"]}
+            "answered": answered, "revealed_in_histogram": revealed, "errors": seen["errors"],
+            "generated": seen.get("generated") or {}}
 
 
 async def count_answered(teacher, n, timeout=15.0):
@@ -225,25 +246,43 @@ def main(argv=None):
     parser.add_argument("--period", type=float, default=None, help="poll period (default: the page's)")
     parser.add_argument("--gap", type=float, default=4.0, help="seconds between the teacher's moves")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--generate", type=int, default=48,
+                        help="then every student presses Start together, this many new tokens (0: skip)")
+    parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--as-students", nargs=2, metavar=("URL", "CODE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.as_students:
         from explorer.ui.classroom import POLL_S
-        asyncio.run(students_process(*args.as_students, args.students, args.period or POLL_S))
+        asyncio.run(students_process(*args.as_students, args.students, args.period or POLL_S,
+                                     args.generate, args.model))
         return 0
     from explorer.runtime import Runtime
     from explorer.ui.classroom import POLL_S
     from bench.serve import served
 
     period = args.period or POLL_S
-    with served(Runtime(), ("explorer.ui.classroom",)) as app:
-        result = asyncio.run(run(app.url, args.students, args.moves, period, args.gap))
+    runtime = Runtime()
+    tabs = ("explorer.ui.classroom",) + (("explorer.ui.generate",) if args.generate else ())
+    if args.generate:
+        runtime.get(args.model)      # loaded before the class starts, as a served app has it
+    with served(runtime, tabs) as app:
+        result = asyncio.run(run(app.url, args.students, args.moves, period, args.gap,
+                                 args.generate, args.model))
     result["cpu_count"] = os.cpu_count()
     result["load_avg_1m"] = os.getloadavg()[0]
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     ok = result["answered"] == args.students and result["revealed_in_histogram"] == args.students
+    generated = result["generated"]
+    if args.generate:
+        ok = ok and generated.get("done") == args.students
+        print(f"FOLLOW p95 {result['follow_p95_s']:.2f} s (goal <= 1); answers {result['answered']}"
+              f"/{args.students} revealed {result['revealed_in_histogram']}; generating together: "
+              f"TTFT p95 {generated.get('ttft_p95') or float('nan'):.2f} s (goal <= 5), "
+              f"{generated.get('aggregate', 0):.1f} tokens/s in all, slowest stream "
+              f"{generated.get('min_rate') or float('nan'):.1f} tokens/s, "
+              f"{generated.get('errors')} errors, {generated.get('busy')} busy")
     return 0 if ok and not result["missed"] else 1
 
 

@@ -177,3 +177,34 @@ def test_a_patch_whose_attribute_is_missing_leaves_gradio_alone_with_one_log_lin
         assert gradio_patches.short_number_errors(NoPreprocess, gr.Error) is False
         assert gradio_patches.wrap_events(object(), ("model",), lambda fn, limit: fn) == 0
     assert len(caplog.records) == 3 and not hasattr(NoPreprocess, "preprocess")
+
+
+def test_sweep_drops_id_sets_no_stream_can_read():
+    class Queue:
+        pending_messages_per_session = {"alive": object(), "busy": object()}
+        event_ids_to_events = {"e-running": object()}
+        pending_event_ids_session = {"alive": set(), "busy": {"e-running"}, "evicted": {"e-done"},
+                                     "evicted-running": {"e-running"}}
+
+    queue = Queue()
+    assert gradio_patches.sweep_event_ids(queue) == 2
+    assert set(queue.pending_event_ids_session) == {"busy", "evicted-running"}
+    assert gradio_patches.sweep_event_ids(object()) == 0      # another shape: left alone
+
+
+def test_the_served_queue_forgets_finished_sessions(runtime, serve, monkeypatch):
+    """Gradio keeps an (empty) id set for every session that ever queued an event; through a
+    real server, 12 visitors' calls leave 12, and the next event after SWEEP_S sweeps them."""
+    from gradio_client import Client
+
+    with serve(("explorer.ui.about",)) as served:
+        queue = served.demo._queue
+        for _ in range(12):
+            client = Client(served.url, verbose=False)
+            client.predict(runtime.default_name, "en", api_name="/header_status")
+            client.close()
+        left = dict(queue.pending_event_ids_session)
+        assert len(left) >= 12 and not any(left.values()), left      # Gradio's own: never removed
+        monkeypatch.setattr(gradio_patches, "SWEEP_S", 0.0)
+        Client(served.url, verbose=False).predict(runtime.default_name, "en", api_name="/header_status")
+        assert len(queue.pending_event_ids_session) <= 1, queue.pending_event_ids_session

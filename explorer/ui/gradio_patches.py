@@ -34,6 +34,7 @@ import datetime
 import logging
 import os
 import sys
+import time
 from copy import copy
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -349,6 +350,31 @@ def _waiting(queue: Any) -> list:
             for event in events.queue]
 
 
+# Gradio's queue keeps, per session, the ids of its events not yet delivered
+# (`pending_event_ids_session`): an id leaves when its completion is read from the session's
+# stream, but the session's (then empty) set is never removed, nor the ids of a session whose
+# message queue Gradio's LRU (2,000 sessions) has dropped. A day of a class leaves one entry per
+# session that ever queued an event (~0.2 KB each; the 10-minute soak ended with 1,217). The
+# sweep below drops both kinds every SWEEP_S, from inside the event loop (the queue's push), so
+# no route sees the dict change under it.
+SWEEP_S = 30.0
+
+
+def sweep_event_ids(queue: Any) -> int:
+    """Drop the queue's per-session id sets that can never be read again: empty ones, and those
+    of a session without a message queue none of whose events is still held. How many."""
+    pending = getattr(queue, "pending_event_ids_session", None)
+    messages = getattr(queue, "pending_messages_per_session", None)
+    events = getattr(queue, "event_ids_to_events", None)
+    if not isinstance(pending, dict) or messages is None or not isinstance(events, dict):
+        return 0
+    gone = [session for session, ids in pending.items()
+            if not ids or (session not in messages and not any(i in events for i in ids))]
+    for session in gone:
+        pending.pop(session, None)
+    return len(gone)
+
+
 def admit_events(demo: Any, admission: Any, gate: Any) -> bool:
     """After demo.queue(): `admission.refusal` (explorer.ui.admission) is asked before an
     event joins the queue, `gate.admit` before a session is created (a page's first event, or
@@ -369,8 +395,12 @@ def admit_events(demo: Any, admission: Any, gate: Any) -> bool:
         log.warning("Gradio's queue has changed shape: no bound on waiting events or sessions")
         return False
     original_push = queue.push
+    swept = {"at": time.monotonic()}
 
     async def push(body, request, username):
+        if time.monotonic() - swept["at"] >= SWEEP_S:
+            swept["at"] = time.monotonic()
+            sweep_event_ids(queue)
         block_fn = demo.fns.get(getattr(body, "fn_index", None))
         if block_fn is not None:
             if body.session_hash is None:   # an API call: Gradio would name its session now

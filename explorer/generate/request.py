@@ -13,6 +13,8 @@ from explorer.inputs import InputError, check_text, finite_number, whole_number
 from explorer.locales import Term
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, encode, uses_chat_template
 
+# The tab's prompt box starts with it; the precision section and the benches decode it too
+DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 MAX_PROMPT_TOKENS = 1024        # prompt after the chat template
 # The tab's cap on new tokens (one run stays within DEADLINE_S on a CPU); the engine itself
 # accepts up to models.generate.MAX_NEW_TOKENS.

@@ -19,15 +19,15 @@ from gradio.components.plot import PlotData
 import pandas as pd
 
 from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes, tokens
-from explorer.generate.request import (DEADLINE_S, MAX_PROMPT_TOKENS, MAX_TEMPERATURE, TAB_MAX_NEW_TOKENS,
-                                       check_context, encode_prompt, parse_request)
+from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
+                                       TAB_MAX_NEW_TOKENS, check_context, encode_prompt, parse_request)
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
 from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
                               in_background, scheduler_for)
-from explorer.ui import generate_batch, views
+from explorer.ui import generate_batch, generate_precision, views
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.gradio_patches import client_alive, event_client
 from explorer.ui.stopping import Stops
@@ -43,7 +43,6 @@ TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (serving.
 # text comes every N / MESSAGES_PER_S seconds, several tokens at a time.
 MESSAGES_PER_S = 40
 HISTORY_ROWS = 8
-DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
 LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
 
 # the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
@@ -333,6 +332,8 @@ def build(ctx: TabContext) -> None:
         _build_calculator(ctx)
     with ctx.section("generate.section.roofline", elem_id="section-generate-roofline"):
         _build_roofline(ctx)
+    with ctx.section("precision.section", elem_id=generate_precision.SECTION_ID):
+        generate_precision.build(ctx)
     with ctx.section("serving.section", elem_id=generate_batch.SECTION_ID) as batch:
         generate_batch.build(ctx, batch, [tab for tab, _ in ctx.sections[first:] if tab is not batch])
 

@@ -1,0 +1,173 @@
+"""What each weight precision of the decode step costs and buys, measured on the loaded model
+(issue 30, the Generate tab's "Precision" section; bench/precision.py for the benchmark).
+
+Decoding one token reads every weight once (claim C2), so a step's time follows the bytes it
+reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125
+(models/decoders/quantized.py). For each precision, on the loaded model and this device:
+
+- bytes read per token: every matrix of the step (quantized.linear_bytes) plus the fp32 KV
+  cache it reads at the prompt's context (C3's formula, ModelConfig.kv_bytes);
+- the roofline's tokens/s: the device's measured bandwidth (explorer/generate/device_roof.py)
+  over those bytes, the most that reading them allows;
+- measured tokens/s: greedy decode of `new_tokens` from the Generate tab's default prompt
+  through the fused step with that precision's weights, the precisions interleaved round by
+  round (a change of the machine's load hits all alike); ratio = median over rounds of the
+  rate over fp32's in the same round;
+- the price: teacher-forced over a held-out text (explorer.texts.long_text, which no weight
+  was fitted on), against fp32's logits at every position: top-1 agreement, max |delta logit|,
+  perplexity; and the greedy continuation of the prompt, side by side.
+
+`pick(rows)` is the rule the served default follows: the fastest precision whose top-1
+agreement with fp32 is at least AGREEMENT (fp32 always qualifies).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import torch
+
+from explorer.inputs import InputError
+
+NEW_TOKENS = 32          # tokens timed per precision and round
+QUALITY_TOKENS = 96      # held-out tokens scored per precision
+ROUNDS = 2
+CONTINUATION = 24        # tokens of each precision's greedy continuation shown
+AGREEMENT = 0.99         # the served default's bound on top-1 agreement with fp32
+
+
+@dataclass(frozen=True)
+class PrecisionRow:
+    weights: str                  # "fp32" | "bf16" | "int8"
+    path: str                     # the product path on this CPU, e.g. "int8 (AVX512_VNNI)"
+    weight_bytes: int             # bytes of matrices one decode token reads
+    kv_bytes: int                 # bytes of KV cache it reads at the prompt's context
+    predicted: Optional[float]    # tokens/s the roofline allows (None: no roof measured)
+    measured: float               # median tokens/s over the rounds
+    ratio: float                  # median over rounds of measured / fp32's in the same round
+    top1: float                   # top-1 agreement with fp32 over the held-out text
+    max_dlogit: float             # max |logit - fp32's| over those positions
+    perplexity: float             # over the held-out text
+    continuation: str             # greedy continuation of the prompt
+
+    @property
+    def bytes_per_token(self) -> int:
+        return self.weight_bytes + self.kv_bytes
+
+
+@dataclass(frozen=True)
+class PrecisionResult:
+    model: str
+    rows: tuple                   # PrecisionRow per precision, fp32 first
+    prompt_tokens: int
+    new_tokens: int
+    quality_tokens: int
+    rounds: int
+    bandwidth: Optional[float]    # bytes/s of the device roof used for `predicted`
+    serving: str                  # the precision the decode steps of this server read
+    threads: int
+
+    def row(self, weights: str) -> PrecisionRow:
+        return next(r for r in self.rows if r.weights == weights)
+
+
+def pick(rows: Sequence[PrecisionRow], bound: float = AGREEMENT) -> str:
+    """The fastest precision (by measured ratio) whose top-1 agreement is >= bound."""
+    allowed = [r for r in rows if r.weights == "fp32" or r.top1 >= bound]
+    return max(allowed, key=lambda r: r.ratio).weights
+
+
+def _decoders(model) -> dict:
+    from models.decoders import quantized
+    from models.decoders.fused import FusedDecoder
+    from models.forward import RunOptions
+
+    options = RunOptions(last_logits_only=True)
+    return {w: FusedDecoder(model, options, weights=w) for w in quantized.WEIGHTS}
+
+
+def _decode(decoder, ids: list, new_tokens: int) -> tuple[float, list]:
+    """(tokens/s of the decode steps, the greedy tokens) from `ids`."""
+    cache = decoder.new_cache(len(ids) + new_tokens + 1)
+    logits = decoder.prefill(ids, cache)[0, -1]
+    tokens = []
+    start = time.perf_counter()
+    for _ in range(new_tokens):
+        tokens.append(int(logits.argmax()))
+        logits = decoder.step(tokens[-1], cache)[0, -1]
+    return new_tokens / (time.perf_counter() - start), tokens
+
+
+def teacher_forced(decoder, ids: Sequence[int]) -> torch.Tensor:
+    """(len(ids) - 1, V) logits: position i predicts ids[i + 1], each fed through the step."""
+    cache = decoder.new_cache(len(ids) + 1)
+    out = [decoder.prefill(list(ids[:1]), cache)[0, -1]]
+    for token in ids[1:-1]:
+        out.append(decoder.step(int(token), cache)[0, -1])
+    return torch.stack(out)
+
+
+def quality(logits: dict, ids: Sequence[int]) -> dict:
+    """{precision: (top-1 agreement with fp32, max |delta logit|, perplexity)} over `ids`."""
+    target = torch.tensor(list(ids[1:]))
+    reference = logits["fp32"]
+    found = {}
+    for name, values in logits.items():
+        nll = torch.nn.functional.cross_entropy(values, target)
+        found[name] = ((values.argmax(-1) == reference.argmax(-1)).float().mean().item(),
+                       (values - reference).abs().max().item(), float(torch.exp(nll)))
+    return found
+
+
+def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_TOKENS,
+        rounds: int = ROUNDS, roof: Any = None, prompt: Optional[str] = None) -> PrecisionResult:
+    """Every precision on `loaded` (explorer.runtime.LoadedModel; see the module doc). `roof`: a
+    device_roof.DeviceRoof for the prediction, or None (no prediction)."""
+    from explorer.prompts import encode
+    from explorer.texts import long_text
+    from models.decoders import quantized
+
+    if loaded.device.type != "cpu" or loaded.dtype != torch.float32:
+        raise InputError("precision.err.device")
+    ids = encode(loaded.tokenizer, prompt or _default_prompt(), 512, chat=True)
+    try:
+        decoders = _decoders(loaded.model)
+    except ValueError as error:      # a family the fused kernel does not cover
+        raise InputError("precision.err.model", reason=str(error)) from None
+    with torch.inference_mode():
+        for decoder in decoders.values():            # weights copied, kernel bound, caches warm
+            _decode(decoder, ids[:8], 2)
+        rates = {w: [] for w in decoders}
+        tokens = {}
+        for _ in range(rounds):
+            for w, decoder in decoders.items():
+                rate, out = _decode(decoder, ids, new_tokens)
+                rates[w].append(rate)
+                tokens.setdefault(w, out)
+        held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]
+        scored = quality({w: teacher_forced(d, held) for w, d in decoders.items()}, held)
+    config = loaded.model.config
+    kv = int(config.kv_bytes(len(ids), 4, [None] * config.n_layers))
+    bandwidth = getattr(roof, "bandwidth", None)
+    rows = []
+    for w in decoders:
+        weight_bytes = quantized.linear_bytes(loaded.model, w)
+        top1, dlogit, ppl = scored[w]
+        rows.append(PrecisionRow(
+            weights=w, path=quantized.path_label(w), weight_bytes=weight_bytes, kv_bytes=kv,
+            predicted=bandwidth / (weight_bytes + kv) if bandwidth else None,
+            measured=statistics.median(rates[w]),
+            ratio=statistics.median(a / b for a, b in zip(rates[w], rates["fp32"])),
+            top1=top1, max_dlogit=dlogit, perplexity=ppl,
+            continuation=loaded.tokenizer.decode(tokens[w][:CONTINUATION])))
+    return PrecisionResult(model=getattr(loaded.spec, "title", loaded.name), rows=tuple(rows),
+                           prompt_tokens=len(ids), new_tokens=new_tokens,
+                           quality_tokens=len(held) - 1, rounds=rounds, bandwidth=bandwidth,
+                           serving=quantized.configured_weights(), threads=torch.get_num_threads())
+
+
+def _default_prompt() -> str:
+    from explorer.generate.request import DEFAULT_PROMPT   # the Generate tab's own
+    return DEFAULT_PROMPT

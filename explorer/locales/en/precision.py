@@ -1,0 +1,45 @@
+"""The Generate tab's precision section (explorer/generate/precision.py), in English."""
+STRINGS = {
+    'precision.section': 'Precision: bytes per weight',
+    'precision.intro': (
+        "Decoding one token reads every weight once (claim C2), so on this CPU a decode step "
+        "takes about as long as reading its bytes. The same model can keep its matrices in "
+        "**fp32** (4 bytes a weight), **bf16** (2 bytes: the upper half of the fp32) or **int8** "
+        "in blocks of 32 with one fp32 scale each (1.125 bytes). Press **Measure** to decode "
+        "the Generate tab's default prompt greedily through our fused step in each precision "
+        "(interleaved, so the machine's load hits all alike) and to score each against fp32 "
+        "on a held-out text: speed follows the bytes read, and each bit dropped has a "
+        "measured price. About 10-20 s; nothing else of the model runs meanwhile."),
+    'precision.measure': 'Measure',
+    'precision.none': 'Press Measure to decode in every precision.',
+    'precision.busy': (
+        "Visitors' runs are decoding on this model right now: their steps and these would time "
+        "each other. Measure again when the class's generations have finished."),
+    'precision.err.device': 'The precision comparison runs on the CPU in float32 (this server runs another device or dtype).',
+    'precision.err.model': 'This model has no fused decode step, so its precisions cannot be compared: {reason}',
+    'precision.fig.speed': 'Decode speed against bytes read per token',
+    'precision.fig.label': '{weights}<br>{mb:.0f} MB/token',
+    'precision.fig.measured': 'measured tokens/s',
+    'precision.fig.predicted': 'roofline: {gbs:.1f} GB/s ÷ bytes per token',
+    'precision.fig.tps_axis': 'tokens/s (one stream)',
+    'precision.fig.hover_tps': '%{{x}}: %{{y:.1f}} tokens/s<extra>%{{fullData.name}}</extra>',
+    'precision.fig.price': 'The price: top-1 agreement with fp32 over {n} held-out tokens',
+    'precision.fig.top1': 'top-1 agreement with fp32',
+    'precision.fig.top1_axis': 'top-1 agreement with fp32 (%)',
+    'precision.fig.bar_text': '{top1:.1f}%<br>ppl {ppl:.2f}<br>max |Δlogit| {dlogit:.2f}',
+    'precision.fig.hover_top1': '%{{x}}: %{{y:.1f}}% of positions pick fp32\'s token<extra></extra>',
+    'precision.fig.bound': 'served default needs ≥ {pct:.0f}%',
+    'precision.summary': (
+        "**{model}**, {threads} threads: {new} tokens decoded greedily from a {prompt}-token "
+        "prompt in each precision, {rounds} interleaved rounds (the ratio is the median over "
+        "rounds of the rate over fp32's in the same round); the price scored over the last "
+        "{held} tokens of a held-out text, every position against fp32's logits."),
+    'precision.table.head': (
+        "| path | bytes read per token | roofline tokens/s | measured tokens/s | vs fp32 | "
+        "top-1 agreement | max \\|Δ logit\\| | perplexity |\n|---|---:|---:|---:|---:|---:|---:|---:|"),
+    'precision.summary.pick': (
+        "The rule for the served default, the fastest precision whose top-1 agreement with fp32 "
+        "is at least {pct:.0f}%, picks **{pick}** here. This server's decode steps read "
+        "**{serving}** (`EXPLORER_WEIGHTS`)."),
+    'precision.table.continuation': "| precision | greedy continuation of the prompt |\n|---|---|",
+}

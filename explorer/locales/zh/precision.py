@@ -1,0 +1,41 @@
+"""生成标签页的精度小节（explorer/generate/precision.py），中文。"""
+STRINGS = {
+    'precision.section': '精度：每个权重的字节数',
+    'precision.intro': (
+        "每解码一个 token 都要把每个权重读一遍（论断 C2），所以在这台 CPU 上，一步解码的耗时"
+        "大约就是读完这些字节的时间。同一个模型的矩阵可以存成 **fp32**（每个权重 4 字节）、"
+        "**bf16**（2 字节：fp32 的高半部分）或 **int8**（每 32 个一块，每块一个 fp32 缩放因子，"
+        "1.125 字节）。按 **测量**，用我们的融合解码步骤以每种精度对生成标签页的默认提示做"
+        "贪心解码（交错进行，机器负载对各精度一视同仁），并在一段留出文本上与 fp32 逐位置比较："
+        "速度跟着读取的字节走，每少一位都有可测的代价。约需 10-20 秒，期间该模型不运行其他任务。"),
+    'precision.measure': '测量',
+    'precision.none': '按“测量”以每种精度解码。',
+    'precision.busy': (
+        "此刻有访客的生成正在这个模型上解码：它们的步骤和这里的测量会互相干扰计时。"
+        "请等全班的生成结束后再测量。"),
+    'precision.err.device': '精度比较在 CPU 上以 float32 运行（本服务器用的是其他设备或数据类型）。',
+    'precision.err.model': '这个模型没有融合解码步骤，无法比较各精度：{reason}',
+    'precision.fig.speed': '解码速度与每个 token 读取的字节数',
+    'precision.fig.label': '{weights}<br>每 token {mb:.0f} MB',
+    'precision.fig.measured': '实测 token/秒',
+    'precision.fig.predicted': 'Roofline：{gbs:.1f} GB/s ÷ 每 token 字节数',
+    'precision.fig.tps_axis': 'token/秒（单个请求）',
+    'precision.fig.hover_tps': '%{{x}}：%{{y:.1f}} token/秒<extra>%{{fullData.name}}</extra>',
+    'precision.fig.price': '代价：在 {n} 个留出 token 上与 fp32 的 top-1 一致率',
+    'precision.fig.top1': '与 fp32 的 top-1 一致率',
+    'precision.fig.top1_axis': '与 fp32 的 top-1 一致率（%）',
+    'precision.fig.bar_text': '{top1:.1f}%<br>困惑度 {ppl:.2f}<br>最大 |Δlogit| {dlogit:.2f}',
+    'precision.fig.hover_top1': '%{{x}}：%{{y:.1f}}% 的位置选出与 fp32 相同的 token<extra></extra>',
+    'precision.fig.bound': '默认精度须 ≥ {pct:.0f}%',
+    'precision.summary': (
+        "**{model}**，{threads} 个线程：每种精度从 {prompt} 个 token 的提示贪心解码 {new} 个 "
+        "token，交错 {rounds} 轮（倍数取各轮中相对同轮 fp32 速度之比的中位数）；代价在一段"
+        "留出文本的最后 {held} 个 token 上评估，每个位置都与 fp32 的 logits 比较。"),
+    'precision.table.head': (
+        "| 路径 | 每 token 读取字节 | Roofline token/秒 | 实测 token/秒 | 相对 fp32 | "
+        "top-1 一致率 | 最大 \\|Δ logit\\| | 困惑度 |\n|---|---:|---:|---:|---:|---:|---:|---:|"),
+    'precision.summary.pick': (
+        "服务默认精度的规则——与 fp32 的 top-1 一致率不低于 {pct:.0f}% 的精度中最快的一个——"
+        "在这里选出 **{pick}**。本服务器的解码步骤读取的是 **{serving}**（`EXPLORER_WEIGHTS`）。"),
+    'precision.table.continuation': "| 精度 | 提示的贪心续写 |\n|---|---|",
+}

@@ -1,0 +1,58 @@
+"""The Generate tab's section "Precision: bytes per weight" (explorer/generate/precision.py):
+each weight precision of the fused decode step measured on the loaded model, its speed beside
+the roofline's and its price against fp32.
+
+Thin wiring: one run button (the model group: nothing else of the model runs meanwhile), a
+refusal while visitors' runs decode (their steps and these would time each other), and the
+result kept in gr.State for the language switch."""
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from explorer.generate import device_roof, precision, precision_figures
+from explorer.inputs import InputError
+from explorer.locales import normalize_language
+from explorer.serving import scheduler_for
+from explorer.ui import TabContext, load_or_error, visitor_errors
+
+SECTION_ID = "section-generate-precision"
+TIME_LIMIT_S = 180       # a slow, shared CPU: the measurement takes 10-20 s when idle
+
+
+def draw(result: precision.PrecisionResult, lang: Any):
+    """(speed figure, price figure, summary) in `lang`."""
+    lang = normalize_language(lang)
+    return (*precision_figures.figures(result, lang), precision_figures.summary(result, lang))
+
+
+@visitor_errors
+def measure(runtime, model_name: Any, lang: Any, progress=gr.Progress()):
+    """Every precision on the visitor's model: (speed figure, price figure, summary, result)."""
+    lang = normalize_language(lang)
+    loaded = load_or_error(runtime, model_name, progress)
+    if scheduler_for(loaded.model).load():
+        raise InputError("precision.busy")
+    roof = device_roof.cached(loaded.device, loaded.dtype) or device_roof.measure(loaded.device, loaded.dtype)
+    result = precision.run(loaded, roof=roof)
+    return (*draw(result, lang), result)
+
+
+def build(ctx: TabContext) -> None:
+    t = ctx.t
+    gr.Markdown(t("precision.intro"))
+    run = gr.Button(t("precision.measure"), variant="primary", elem_id="gen-precision-measure")
+    summary = gr.Markdown(t("precision.none"), elem_id="gen-precision-summary")
+    with gr.Row(equal_height=False):
+        speed = gr.Plot(show_label=False, elem_id="gen-precision-speed")
+        price = gr.Plot(show_label=False, elem_id="gen-precision-price")
+    state = gr.State(None)
+
+    def handler(model_name, lang, progress=gr.Progress()):
+        return measure(ctx.runtime, model_name, lang, progress)
+
+    event = run.click(handler, [ctx.model, ctx.lang], [speed, price, summary, state],
+                      api_name="precision_measure", time_limit=TIME_LIMIT_S, **ctx.model_event)
+    ctx.redraw_on_language(state, [speed, price, summary], draw)
+    ctx.view("generate.precision", [], run=run, event=event, state=state)

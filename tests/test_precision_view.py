@@ -1,0 +1,112 @@
+"""The Generate tab's precision section (explorer/generate/precision.py, precision_figures.py,
+explorer/ui/generate_precision.py): every precision of the fused step measured on the loaded
+model, its bytes and roofline beside the measured speed, its price against fp32, and the rule
+the served default follows. The page in Chromium: tests/test_browser_precision.py."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from explorer.generate import precision, precision_figures
+from explorer.inputs import InputError
+
+
+def row(weights, ratio, top1, **kw):
+    fields = dict(weights=weights, path=weights, weight_bytes=100, kv_bytes=10, predicted=None,
+                  measured=10.0 * ratio, ratio=ratio, top1=top1, max_dlogit=0.1, perplexity=10.0,
+                  continuation="x")
+    fields.update(kw)
+    return precision.PrecisionRow(**fields)
+
+
+def test_the_rule_picks_the_fastest_precision_close_enough_to_fp32():
+    fp32 = row("fp32", 1.0, 1.0)
+    assert precision.pick([fp32, row("bf16", 1.6, 0.995), row("int8", 2.0, 0.91)]) == "bf16"
+    assert precision.pick([fp32, row("bf16", 1.6, 0.99), row("int8", 2.0, 0.999)]) == "int8"
+    assert precision.pick([fp32, row("bf16", 1.6, 0.95), row("int8", 2.0, 0.91)]) == "fp32"
+    # a precision slower than fp32 is never the pick, however exact
+    assert precision.pick([fp32, row("bf16", 0.8, 1.0)]) == "fp32"
+
+
+def test_quality_reads_agreement_delta_and_perplexity_off_the_logits():
+    ids = [0, 1, 2, 1]                                  # position i predicts ids[i + 1]
+    ref = torch.tensor([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [0.0, 5.0, 0.0]])
+    other = ref.clone()
+    other[2] = torch.tensor([5.0, 0.0, 0.0])            # the last position picks another token
+    found = precision.quality({"fp32": ref, "int8": other}, ids)
+    assert found["fp32"][:2] == (1.0, 0.0)
+    top1, dlogit, ppl = found["int8"]
+    assert top1 == pytest.approx(2 / 3) and dlogit == 5.0
+    nll = torch.nn.functional.cross_entropy(other, torch.tensor(ids[1:]))
+    assert ppl == pytest.approx(math.exp(float(nll)))
+
+
+@pytest.fixture(scope="module")
+def measured(runtime):
+    from explorer.generate import device_roof
+
+    loaded = runtime.get(runtime.default_name)
+    roof = device_roof.measure(loaded.device, loaded.dtype)
+    return loaded, roof, precision.run(loaded, roof=roof, new_tokens=8, quality_tokens=48, rounds=1)
+
+
+@pytest.mark.slow
+def test_every_precision_measured_on_the_real_model(measured):
+    from models.decoders import quantized
+
+    loaded, roof, result = measured
+    assert [r.weights for r in result.rows] == ["fp32", "bf16", "int8"]
+    fp32, bf16, int8 = result.rows
+    # bytes follow the format: 4, 2 and 1.125 bytes a weight of the same matrices
+    n = quantized.linear_bytes(loaded.model, "fp32") / 4
+    assert (fp32.weight_bytes, bf16.weight_bytes, int8.weight_bytes) == (4 * n, 2 * n, int(1.125 * n))
+    assert fp32.kv_bytes == bf16.kv_bytes > 0
+    for r in result.rows:
+        assert r.predicted == pytest.approx(roof.bandwidth / r.bytes_per_token)
+        assert r.measured > 0 and r.path == quantized.path_label(r.weights)
+        assert r.continuation.strip()
+    # fp32 against itself is exact; the others pay a measured, nonzero price
+    assert (fp32.top1, fp32.max_dlogit, fp32.ratio) == (1.0, 0.0, 1.0)
+    assert bf16.max_dlogit > 0 and int8.max_dlogit > 0
+    assert int8.max_dlogit > bf16.max_dlogit            # fewer bits, a larger rounding
+    assert 0.5 < int8.top1 <= 1 and 0.5 < bf16.top1 <= 1
+    assert result.quality_tokens == 48 and result.serving == quantized.configured_weights()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_figures_and_summary_show_the_measured_numbers(measured, lang):
+    _, roof, result = measured
+    speed, price = precision_figures.figures(result, lang)
+    bars = [t for t in speed.data if t.type == "bar"]
+    assert list(bars[0].y) == [r.measured for r in result.rows]
+    assert list(bars[1].y) == pytest.approx([r.predicted for r in result.rows])
+    assert list(price.data[0].y) == pytest.approx([100 * r.top1 for r in result.rows])
+    summary = precision_figures.summary(result, lang)
+    chosen = precision.pick(result.rows)
+    assert f"**{chosen}**" in summary and result.model in summary
+    for r in result.rows:
+        assert f"{r.measured:.1f}" in summary and f"{r.perplexity:.2f}" in summary
+    assert ("picks" in summary) if lang == "en" else ("选出" in summary)
+
+
+def test_the_section_refuses_while_visitors_decode(monkeypatch):
+    from explorer.ui import generate_precision
+
+    class Loop:
+        def load(self):
+            return 3
+
+    class Loaded:
+        model = object()
+
+    monkeypatch.setattr(generate_precision, "load_or_error", lambda *a, **k: Loaded())
+    monkeypatch.setattr(generate_precision, "scheduler_for", lambda model: Loop())
+    called = []
+    monkeypatch.setattr(precision, "run", lambda *a, **k: called.append(1))
+    with pytest.raises(Exception) as raised:
+        generate_precision.measure.__wrapped__(None, "smollm2-135m-instruct", "en")
+    assert isinstance(raised.value, InputError) or "class" in str(raised.value)
+    assert not called

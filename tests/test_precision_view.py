@@ -73,6 +73,16 @@ def test_every_precision_measured_on_the_real_model(measured):
     assert int8.max_dlogit > bf16.max_dlogit            # fewer bits, a larger rounding
     assert 0.5 < int8.top1 <= 1 and 0.5 < bf16.top1 <= 1
     assert result.quality_tokens == 48 and result.serving == quantized.configured_weights()
+    # the KV cache's formats: bytes from the stored tensors (C3 with the element size, int8's
+    # scales on top), fp32 exact against itself, the others a measured price
+    config = loaded.model.config
+    kv = {r.kv_format: r for r in result.kv_rows}
+    assert list(kv) == ["fp32", "bf16", "int8"]
+    assert kv["fp32"].bytes_per_token == config.kv_bytes_per_token(4)
+    assert kv["bf16"].bytes_per_token == config.kv_bytes_per_token(2)
+    assert kv["int8"].bytes_per_token == config.kv_bytes_per_token(1) + 2 * config.n_layers * config.n_kv_heads * 4
+    assert (kv["fp32"].top1, kv["fp32"].max_dlogit) == (1.0, 0.0)
+    assert 0 < kv["bf16"].max_dlogit < kv["int8"].max_dlogit
 
 
 @pytest.mark.slow
@@ -90,6 +100,8 @@ def test_the_figures_and_summary_show_the_measured_numbers(measured, lang):
     for r in result.rows:
         assert f"{r.measured:.1f}" in summary and f"{r.perplexity:.2f}" in summary
     assert ("picks" in summary) if lang == "en" else ("选出" in summary)
+    for r in result.kv_rows:
+        assert f"| {r.kv_format} | {r.bytes_per_token / 1e3:.1f} kB |" in summary
 
 
 def test_the_section_refuses_while_visitors_decode(monkeypatch):

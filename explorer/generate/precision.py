@@ -17,6 +17,12 @@ reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125
   was fitted on), against fp32's logits at every position: top-1 agreement, max |delta logit|,
   perplexity; and the greedy continuation of the prompt, side by side.
 
+And the KV cache's precision (models/kv_quant.py: fp32, bf16, int8 with a scale per token and
+head): the held-out text through the engine's forward into a cache of each format, every query
+attending over the keys and values as that cache stores them; bytes per token read from the
+stored tensors (C3's formula with the element size, plus int8's scales) and the same price
+against the fp32 cache's logits.
+
 `pick(rows)` is the rule the served default follows: the fastest precision whose top-1
 agreement with fp32 is at least AGREEMENT (fp32 always qualifies).
 """
@@ -58,6 +64,15 @@ class PrecisionRow:
 
 
 @dataclass(frozen=True)
+class KVRow:
+    kv_format: str                # "fp32" | "bf16" | "int8"
+    bytes_per_token: float        # of the stored cache tensors, every layer, per token held
+    top1: float                   # against the fp32 cache's logits over the held-out text
+    max_dlogit: float
+    perplexity: float
+
+
+@dataclass(frozen=True)
 class PrecisionResult:
     model: str
     rows: tuple                   # PrecisionRow per precision, fp32 first
@@ -68,6 +83,7 @@ class PrecisionResult:
     bandwidth: Optional[float]    # bytes/s of the device roof used for `predicted`
     serving: str                  # the precision the decode steps of this server read
     threads: int
+    kv_rows: tuple = ()           # KVRow per KV cache format, fp32 first
 
     def row(self, weights: str) -> PrecisionRow:
         return next(r for r in self.rows if r.weights == weights)
@@ -121,6 +137,21 @@ def quality(logits: dict, ids: Sequence[int]) -> dict:
     return found
 
 
+def kv_quality(model, ids: Sequence[int]) -> tuple:
+    """KVRow per KV format: `ids` through the engine's forward into a cache of that format."""
+    from models.kv_quant import KV_FORMATS, quant_cache
+    from models.forward import RunOptions
+
+    logits, held = {}, {}
+    batch = torch.tensor([list(ids)])
+    for kv_format in KV_FORMATS:
+        cache = quant_cache(model.config, model.layer_masks(), len(ids) + 1, kv_format)
+        logits[kv_format] = model(batch, cache=cache, options=RunOptions())[0, :-1].float()
+        held[kv_format] = sum(cache.used_bytes()) / len(ids)
+    scored = quality(logits, ids)
+    return tuple(KVRow(f, held[f], *scored[f]) for f in KV_FORMATS)
+
+
 def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_TOKENS,
         rounds: int = ROUNDS, roof: Any = None, prompt: Optional[str] = None) -> PrecisionResult:
     """Every precision on `loaded` (explorer.runtime.LoadedModel; see the module doc). `roof`: a
@@ -148,6 +179,7 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
                 tokens.setdefault(w, out)
         held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]
         scored = quality({w: teacher_forced(d, held) for w, d in decoders.items()}, held)
+        kv_rows = kv_quality(loaded.model, held)
     config = loaded.model.config
     kv = int(config.kv_bytes(len(ids), 4, [None] * config.n_layers))
     bandwidth = getattr(roof, "bandwidth", None)
@@ -165,7 +197,8 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
     return PrecisionResult(model=getattr(loaded.spec, "title", loaded.name), rows=tuple(rows),
                            prompt_tokens=len(ids), new_tokens=new_tokens,
                            quality_tokens=len(held) - 1, rounds=rounds, bandwidth=bandwidth,
-                           serving=quantized.configured_weights(), threads=torch.get_num_threads())
+                           serving=quantized.configured_weights(), threads=torch.get_num_threads(),
+                           kv_rows=kv_rows)
 
 
 def _default_prompt() -> str:

@@ -92,6 +92,12 @@ def summary(result: PrecisionResult, lang: str = "en") -> str:
     parts.append("\n".join(rows))
     parts.append(text("precision.summary.pick", lang, pick=chosen, pct=100 * AGREEMENT,
                       serving=result.serving))
+    if result.kv_rows:
+        kv = [text("precision.kv.head", lang, n=result.quality_tokens)]
+        for row in result.kv_rows:
+            kv.append(f"| {row.kv_format} | {row.bytes_per_token / 1e3:.1f} kB | "
+                      f"{100 * row.top1:.1f}% | {row.max_dlogit:.3f} | {row.perplexity:.2f} |")
+        parts.append("\n".join(kv))
     # the model's own words, escaped: a continuation is shown as text, never as markup
     lines = [text("precision.table.continuation", lang)]
     for row in result.rows:

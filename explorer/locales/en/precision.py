@@ -43,3 +43,10 @@ STRINGS = {
         "**{serving}** (`EXPLORER_WEIGHTS`)."),
     'precision.table.continuation': "| precision | greedy continuation of the prompt |\n|---|---|",
 }
+STRINGS['precision.kv.head'] = (
+    "The KV cache's precision: the same {n} held-out tokens through the engine's forward into a "
+    "cache stored in each format (every query attends over the keys and values as stored; "
+    "int8 with one fp32 scale per token and head), against the fp32 cache's logits. Bytes per "
+    "token are read from the stored tensors (claim C3's formula with the element size).\n\n"
+    "| KV cache | bytes per token | top-1 agreement | max \\|Δ logit\\| | perplexity |\n"
+    "|---|---:|---:|---:|---:|")

@@ -39,3 +39,9 @@ STRINGS = {
         "在这里选出 **{pick}**。本服务器的解码步骤读取的是 **{serving}**（`EXPLORER_WEIGHTS`）。"),
     'precision.table.continuation': "| 精度 | 提示的贪心续写 |\n|---|---|",
 }
+STRINGS['precision.kv.head'] = (
+    "KV 缓存的精度：同样 {n} 个留出 token 经引擎的前向写入以各格式存储的缓存（每个查询都对"
+    "缓存中实际存储的键和值做注意力；int8 每个 token 每个头一个 fp32 缩放因子），与 fp32 缓存"
+    "的 logits 比较。每 token 字节数读自实际存储的张量（论断 C3 的公式，按元素字节数）。\n\n"
+    "| KV 缓存 | 每 token 字节 | top-1 一致率 | 最大 \\|Δ logit\\| | 困惑度 |\n"
+    "|---|---:|---:|---:|---:|")

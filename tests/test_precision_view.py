@@ -122,3 +122,33 @@ def test_the_section_refuses_while_visitors_decode(monkeypatch):
         generate_precision.measure.__wrapped__(None, "smollm2-135m-instruct", "en")
     assert isinstance(raised.value, InputError) or "class" in str(raised.value)
     assert not called
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weights", ["bf16", "int8"])
+def test_c4_compares_a_quantized_run_like_with_like(measured, weights):
+    """A run decoded on bf16 / int8 weights (fp32 prefill, then the fused step's products)
+    against one forward over its tokens with the same products: within that precision's
+    tolerance; against the fp32 forward (unlike with unlike) the weights' rounding shows."""
+    from explorer.generate.checks import C4_TOLERANCES, logit_differences
+    from models.decoders.fused import FusedDecoder
+    from models.forward import RunOptions
+
+    loaded = measured[0]
+    model = loaded.model
+    ids = loaded.tokenizer("The cache holds the keys and values of every token so far.")["input_ids"]
+    decoder = FusedDecoder(model, RunOptions(last_logits_only=True), weights=weights)
+    with torch.inference_mode():
+        cache = decoder.new_cache(len(ids) + 8)
+        logits = [decoder.prefill(ids, cache)[0, -1]]
+        tokens = []
+        for _ in range(5):
+            tokens.append(int(logits[-1].argmax()))
+            logits.append(decoder.step(tokens[-1], cache)[0, -1])
+    everything = ids + tokens + [int(logits[-1].argmax())]
+    like = logit_differences(model, everything, len(ids), logits, weights=weights)
+    unlike = logit_differences(model, everything, len(ids), logits, weights="fp32")
+    assert len(like) == 6 and max(like) <= C4_TOLERANCES[weights], like
+    assert like[0] <= 1e-4                      # the prompt's last row: fp32 on both sides
+    assert max(unlike) > 10 * max(max(like), 1e-4) or weights == "int8"
+    assert max(unlike) > C4_TOLERANCES["fp32"]

@@ -27,6 +27,21 @@ from typing import Iterator, Optional, Sequence
 REPLAY_BUDGET_S = 20.0          # the no-cache replay stops after this (points measured so far stay)
 REPLAY_MAX_POINTS = 24          # no-cache steps replayed, spread evenly over the generated ones
 C4_TOLERANCE = 1e-4             # fp32; the engine's tests hold the same bound
+# C4 compares like with like (logit_differences): a run decoded on bf16 or int8 weights against
+# the same products without a cache. What is left differs per precision: fp32 the summation
+# order; bf16 also an input half (x = hi + lo, each a bf16) whose rounding flips when an
+# upstream value moves by 1e-7, a change of 2^-16 of it (measured <= 2.5e-4 on both models);
+# int8 an input element flipping by a whole step, 1/127 of its block's largest (measured
+# 0.61-0.76 on logits of scale ~30; a stale or misplaced cache entry moves them by units).
+C4_TOLERANCES = {"fp32": C4_TOLERANCE, "bf16": 1e-3, "int8": 1.5}
+
+
+def c4_tolerance(weights: Optional[str] = None) -> float:
+    """C4's bound for runs decoded on `weights` (default: the precision this server reads)."""
+    if weights is None:
+        from models.decoders.quantized import configured_weights
+        weights = configured_weights()
+    return C4_TOLERANCES[weights]
 MASK_QUERIES = 8                # T: the last tokens drawn as one chunk in the (T, S) mask
 # C1's criterion. Counted: computed scores grow like t^a; without a cache a = 2 (the causal
 # triangle, ~t²/2, every step), with one a = 1 (one row of t). A fit over a run's steps must
@@ -164,12 +179,18 @@ def best_of(rounds: Sequence[Sequence[ReplayPoint]]) -> list[ReplayPoint]:
 
 # ----- C4: cached logits against one forward without a cache --------------------------------
 def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: Sequence,
-                      options=None) -> list[float]:
+                      options=None, weights: str = "fp32") -> list[float]:
     """C4: per generated token, max |cached logits - logits of one full forward without cache|.
     Row p of the full forward predicts token p + 1; step k's token sits at n_prompt + k.
     The forward runs every block over all the tokens, and the LM head (norm + projection, row
     by row) only over the rows compared: for Gemma's 262k vocabulary the whole (T, V) would
-    be about 1 GiB of logits at 1024 tokens, the compared rows are a few MB."""
+    be about 1 GiB of logits at 1024 tokens, the compared rows are a few MB.
+
+    `weights`: the precision the run's decode steps read (models/decoders/quantized.py). Like
+    is compared with like: the run fed its prompt through the fp32 engine and every later
+    token through products on those weights, so the reference feeds the prompt in fp32 and then
+    every generated token in one forward over them with the same products (no step cache for
+    them: what C4 says the cache equals)."""
     import torch
 
     from models.forward import RunOptions
@@ -179,14 +200,28 @@ def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: S
     options = dataclasses.replace(options or RunOptions(), last_logits_only=False)
     with torch.inference_mode():
         x = torch.tensor([fed], dtype=torch.long, device=model.embed.weight.device)
-        hidden = model(x, options=options, stop_at_layer=model.config.n_layers)  # (1, T, d)
-        rows = model.head(hidden[:, n_prompt - 1:n_prompt - 1 + n])[0].float().cpu()  # (n, V)
+        if weights == "fp32":
+            hidden = model(x, options=options, stop_at_layer=model.config.n_layers)  # (1, T, d)
+            rows = model.head(hidden[:, n_prompt - 1:n_prompt - 1 + n])[0].float().cpu()  # (n, V)
+        else:
+            from models.decoders.quantized import weights_of
+            from models.layers import packed_products
+
+            cache = model.new_cache(len(fed) + 1, options=options)
+            first = model(x[:, :n_prompt], cache=cache, options=options)[0, -1:]         # (1, V)
+            rest = []
+            if n > 1:
+                with packed_products(weights_of(model, weights).table):
+                    rest = [model(x[:, n_prompt:], cache=cache, options=options)[0]]    # (n - 1, V)
+            rows = torch.cat([first, *rest]).float().cpu()
     cached = torch.stack([c.float().cpu() for c in cached_logits])           # (n, V)
     return (cached - rows).abs().amax(dim=-1).tolist()
 
 
-def c4_holds(diffs: Optional[Sequence[float]], tolerance: float = C4_TOLERANCE) -> bool:
-    """C4's criterion: every generated position's max |cached − full| within the tolerance."""
+def c4_holds(diffs: Optional[Sequence[float]], tolerance: Optional[float] = None) -> bool:
+    """C4's criterion: every generated position's max |cached − full| within the tolerance
+    (by default the one for the precision this server's decode steps read)."""
+    tolerance = c4_tolerance() if tolerance is None else tolerance
     return bool(diffs) and all(math.isfinite(d) and d <= tolerance for d in diffs)
 
 

@@ -178,7 +178,7 @@ def evidence_c4(loaded) -> Evidence:
         measures=(Measure("claims.m.c4_max_diff", max(diffs) if diffs else float("nan"), digits=2),
                   Measure("claims.m.c4_positions", len(diffs))),
         criterion="claims.C4.criterion", tab=TAB, section=SECTION, model=loaded.name,
-        fields={"tol": checks.C4_TOLERANCE})
+        fields={"tol": checks.c4_tolerance()})
 
 
 # ----- C9 -----------------------------------------------------------------------------------

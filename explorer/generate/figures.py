@@ -13,7 +13,7 @@ from typing import Optional
 import plotly.graph_objects as go
 
 from explorer import plotting
-from explorer.generate.checks import (C1_EXPONENT_SLACK, C1_MIN_RATIO_EXPONENT, C4_TOLERANCE,
+from explorer.generate.checks import (C1_EXPONENT_SLACK, C1_MIN_RATIO_EXPONENT, c4_tolerance,
                                       REPLAY_BUDGET_S, c1_verdict, c4_holds, replay_targets)
 from explorer.generate.request import DEADLINE_S
 from explorer.generate.session import Session, c3_verdict, c9_verdict
@@ -235,9 +235,10 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
                     customdata=[[r.piece, d] for r, d in zip(session.records, session.logit_diffs)],
                     hovertemplate=(f"{text('generate.fig.position', lang)} %{{x}}: %{{customdata[0]}}"
                                    "<br>%{customdata[1]:.2e}<extra></extra>"))
-    fig.add_scatter(x=[min(positions), max(positions)], y=[C4_TOLERANCE, C4_TOLERANCE], mode="lines",
+    tol = c4_tolerance()
+    fig.add_scatter(x=[min(positions), max(positions)], y=[tol, tol], mode="lines",
                     line=dict(color=UNCACHED_COLOUR, dash="dash"),
-                    name=text("generate.fig.tolerance", lang, tol=C4_TOLERANCE), hoverinfo="skip")
+                    name=text("generate.fig.tolerance", lang, tol=tol), hoverinfo="skip")
     fig.update_xaxes(title_text=text("generate.fig.position", lang))
     fig.integer_axis(positions)
     top = max(-3.0, math.ceil(math.log10(max(max(session.logit_diffs), C4_PLOT_FLOOR))))
@@ -414,7 +415,7 @@ def summary(session: Session, lang: str = "en") -> str:
         lines.append(line)
     if session.logit_diffs:
         lines.append(text("generate.ev.c4", lang, n=len(session.logit_diffs),
-                          diff=session.max_logit_diff(), tol=C4_TOLERANCE,
+                          diff=session.max_logit_diff(), tol=c4_tolerance(),
                           verdict=text("generate.ev.within" if c4_holds(session.logit_diffs)
                                        else "generate.ev.beyond", lang)))
     return "\n\n".join(lines)

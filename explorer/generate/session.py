@@ -27,6 +27,7 @@ from explorer import masks
 from explorer.prompts import visible_token
 from explorer.locales import text
 from models.attention import MaskSpec
+from models.decoders.quantized import configured_weights
 
 
 # ----- cache layout and the formula (C3, C9) ------------------------------------------------
@@ -386,7 +387,7 @@ def _check(session: Session, model, cached_logits: Optional[list], deadline: flo
     if request.check_full_forward and cached_logits:
         session.phase = "checking"
         session.logit_diffs = logit_differences(model, everything, session.n_prompt,
-                                                cached_logits, options)
+                                                cached_logits, options, configured_weights())
         cached_logits.clear()   # the rows are compared: their memory goes back now
         yield session
     if request.check_full_forward or request.compare_no_cache:

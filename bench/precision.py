@@ -69,7 +69,8 @@ def _drop_c23_versions(path) -> None:
     import struct
     data = bytearray(path.read_bytes())
     sec = _elf_sections(data)
-    dynsym, dynstr, versym, verneed = (sec[k][4] for k in (".dynsym", ".dynstr", ".gnu.version", ".gnu.version_r"))
+    dynsym, dynstr, versym, verneed = (
+        sec[k][4] for k in (".dynsym", ".dynstr", ".gnu.version", ".gnu.version_r"))
 
     def name(offset):
         start = dynstr + offset
@@ -145,14 +146,15 @@ class PySyncRunner:
             bindings.get_lib()
             self.relinked = True
         self.lib, self.ffi = bindings.get_lib(), bindings.get_ffi()
-        self.lib.llama_log_set(_errors_only_log(self.ffi), self.ffi.NULL)   # verbose=False leaves it on
+        self.lib.llama_log_set(_errors_only_log(self.ffi), self.ffi.NULL)   # verbose=False logs
         self.llm = llama_cpp_py_sync.Llama(model_path=str(path), n_ctx=512, n_batch=512,
                                            n_threads=threads, verbose=False)
         self.ctx = self.llm._ctx
         self.lib.llama_set_embeddings(self.ctx, False)   # the package turns them on for audio
         self.sampler = self.lib.llama_sampler_init_greedy()
-        self.version = f"{PY_SYNC} {llama_cpp_py_sync.__version__} (llama.cpp " \
-                       f"{llama_cpp_py_sync.__llama_cpp_tag__}, commit {llama_cpp_py_sync.__llama_cpp_commit__})"
+        lcp = llama_cpp_py_sync
+        self.version = (f"{PY_SYNC} {lcp.__version__} (llama.cpp {lcp.__llama_cpp_tag__}, "
+                        f"commit {lcp.__llama_cpp_commit__})")
         self.system_info = self.llm.print_system_info().strip()
 
     def reset(self):

@@ -25,7 +25,7 @@ def test_the_shipped_gguf_decodes_greedy_tokens_from_the_bench_prompt(tokenizer)
     from bench.decode import prompt_ids
     run, note = precision.llama_cpp_runner(MODEL, threads=1)   # one thread: no barrier to
     if run is None:                                              # wait on under the shared load
-        pytest.fail(f"llama-cpp-py-sync is pinned in requirements-lock.txt but did not load: {note}")
+        pytest.fail(f"llama-cpp-py-sync is pinned in requirements-lock.txt, yet: {note}")
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in note and "llama.cpp b" in note and "AVX" in note
     ids = prompt_ids(tokenizer, 16)
     assert precision.vocabulary_warning(run, tokenizer, ids) is None   # same ids for the prompt

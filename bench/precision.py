@@ -13,8 +13,11 @@ machine is shared: lone tokens/s drift, ratios measured side by side hold).
 - ours-fp32 / ours-bf16 / ours-int8: eager prefill, then models.decoders.fused.FusedDecoder
   with that precision's weights (the path that ran, SIMD or portable, is printed);
 - transformers: its own model, fp32, from the same converted checkpoint;
-- llama.cpp: the llama-cpp-python package on the GGUF file the checkpoint package ships (the
-  Q4 file we dequantize), when the package is installed; otherwise the bench says so.
+- llama.cpp: on the GGUF file the checkpoint package ships (the Q4 file we dequantize), fed
+  our tokenizer's prompt ids (a warning if the GGUF's vocabulary gives others), greedy, through
+  llama-cpp-python when installed, else llama-cpp-py-sync (the prebuilt CPU build pinned in
+  requirements-lock.txt); its build and the CPU features it was compiled for are printed, and
+  how many leading greedy tokens of round 1 equal ours-fp32's. Neither installed: it says so.
 
 Quality, per precision against the fp32 fused step, teacher-forced over a held-out text
 (explorer.texts.long_text, which no weight was fitted on): top-1 agreement, max |logit
@@ -30,25 +33,209 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 PRECISIONS = ("fp32", "bf16", "int8")
+PY_SYNC = "llama-cpp-py-sync"
+# C23 spellings of strtol & co. that the llama-cpp-py-sync wheel binds to glibc 2.38 (its
+# manylinux2014 tag notwithstanding). They differ from the C99 functions only in also reading
+# a 0b/0B binary prefix, which no llama.cpp path given a GGUF file relies on.
+_C23_SHIM = r"""
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+long __isoc23_strtol(const char *s, char **e, int b) { return strtol(s, e, b); }
+unsigned long __isoc23_strtoul(const char *s, char **e, int b) { return strtoul(s, e, b); }
+unsigned long long __isoc23_strtoull(const char *s, char **e, int b) { return strtoull(s, e, b); }
+int __isoc23_sscanf(const char *s, const char *f, ...) {
+    va_list a; va_start(a, f); int r = vsscanf(s, f, a); va_end(a); return r; }
+"""
+_LIB_DIR = None   # the relinked copy of the wheel's libraries, kept for the process
+_LOG = None
 
 
-def _llama_cpp(model_name: str, threads: int):
-    """A llama.cpp model on the shipped GGUF, or the reason there is none."""
-    try:
+def _elf_sections(data) -> dict:
+    import struct
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, count, names = struct.unpack_from("<HHH", data, 0x3A)
+    rows = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * entsize) for i in range(count)]
+    base = rows[names][4]
+    return {bytes(data[base + r[0]:data.index(b"\0", base + r[0])]).decode(): r for r in rows}
+
+
+def _drop_c23_versions(path) -> None:
+    """Bind the __isoc23_* symbols unversioned and make the GLIBC_2.38 need weak, in place."""
+    import struct
+    data = bytearray(path.read_bytes())
+    sec = _elf_sections(data)
+    dynsym, dynstr, versym, verneed = (
+        sec[k][4] for k in (".dynsym", ".dynstr", ".gnu.version", ".gnu.version_r"))
+
+    def name(offset):
+        start = dynstr + offset
+        return bytes(data[start:data.index(b"\0", start)])
+    for i in range(sec[".dynsym"][5] // 24):
+        if name(struct.unpack_from("<I", data, dynsym + 24 * i)[0]).startswith(b"__isoc23_"):
+            struct.pack_into("<H", data, versym + 2 * i, 1)          # VER_NDX_GLOBAL
+    need = verneed
+    while True:
+        _, count, _, aux, step = struct.unpack_from("<HHIII", data, need)
+        entry = need + aux
+        for _ in range(count):
+            _, flags, _, vname, nxt = struct.unpack_from("<IHHII", data, entry)
+            if name(vname) == b"GLIBC_2.38":
+                struct.pack_into("<H", data, entry + 4, flags | 2)   # VER_FLG_WEAK
+            entry += nxt
+        if not step:
+            break
+        need += step
+    path.write_bytes(bytes(data))
+
+
+def _relink_py_sync(package_dir) -> str:
+    """Copies of the wheel's libraries loadable on glibc < 2.38; returns libllama's path."""
+    global _LIB_DIR
+    import ctypes
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    if _LIB_DIR is None:
+        _LIB_DIR = tempfile.TemporaryDirectory(prefix="llama-cpp-py-sync-")
+        folder = Path(_LIB_DIR.name)
+        for lib in Path(package_dir).glob("lib*.so*"):
+            shutil.copyfile(lib, folder / lib.name)
+            _drop_c23_versions(folder / lib.name)
+        (folder / "c23.c").write_text(_C23_SHIM)
+        subprocess.run([shutil.which("cc") or "gcc", "-O2", "-shared", "-fPIC", "-o",
+                        str(folder / "c23.so"), str(folder / "c23.c")], check=True)
+    folder = Path(_LIB_DIR.name)
+    ctypes.CDLL(str(folder / "c23.so"), mode=ctypes.RTLD_GLOBAL)
+    return str(folder / "libllama.so")
+
+
+def _errors_only_log(ffi):
+    """llama.cpp's log callback, printing errors only; created once and never freed, since
+    llama.cpp keeps calling it until the process ends (a freed callback crashes it)."""
+    global _LOG
+    if _LOG is None:
+        def errors_only(level, text, _data):
+            if level == 4:   # GGML_LOG_LEVEL_ERROR
+                sys.stderr.write(ffi.string(text).decode(errors="replace"))
+        _LOG = ffi.callback("void(enum ggml_log_level, const char *, void *)", errors_only)
+    return _LOG
+
+
+class PySyncRunner:
+    """llama-cpp-py-sync's context driven token by token: reset, eval ids, greedy next id."""
+
+    def __init__(self, path, threads: int):
+        import llama_cpp_py_sync
+        from pathlib import Path
+
+        from llama_cpp_py_sync import _cffi_bindings as bindings
+        try:
+            bindings.get_lib()
+            self.relinked = False
+        except RuntimeError as err:
+            if "GLIBC_2.38" not in str(err):
+                raise
+            bundled = bindings._find_library()
+            bindings._find_library = lambda: _relink_py_sync(Path(bundled).parent)
+            bindings.get_lib()
+            self.relinked = True
+        self.lib, self.ffi = bindings.get_lib(), bindings.get_ffi()
+        self.lib.llama_log_set(_errors_only_log(self.ffi), self.ffi.NULL)   # verbose=False logs
+        self.llm = llama_cpp_py_sync.Llama(model_path=str(path), n_ctx=512, n_batch=512,
+                                           n_threads=threads, verbose=False)
+        self.ctx = self.llm._ctx
+        self.lib.llama_set_embeddings(self.ctx, False)   # the package turns them on for audio
+        self.sampler = self.lib.llama_sampler_init_greedy()
+        lcp = llama_cpp_py_sync
+        self.version = (f"{PY_SYNC} {lcp.__version__} (llama.cpp {lcp.__llama_cpp_tag__}, "
+                        f"commit {lcp.__llama_cpp_commit__})")
+        self.system_info = self.llm.print_system_info().strip()
+
+    def reset(self):
+        self.lib.llama_memory_clear(self.lib.llama_get_memory(self.ctx), True)
+
+    def eval(self, ids):
+        tokens = self.ffi.new("llama_token[]", list(ids))
+        if self.lib.llama_decode(self.ctx, self.lib.llama_batch_get_one(tokens, len(ids))) != 0:
+            raise RuntimeError("llama_decode failed")
+
+    def greedy(self) -> int:
+        return int(self.lib.llama_sampler_sample(self.sampler, self.ctx, -1))
+
+    def tokenize(self, text: str, bos: bool) -> list[int]:
+        return self.llm.tokenize(text, add_special=bos, parse_special=False)
+
+    def n_vocab(self) -> int:
+        return self.llm.n_vocab
+
+
+class PythonRunner:
+    """llama-cpp-python's Llama behind the same four calls."""
+
+    def __init__(self, path, threads: int):
         import llama_cpp
-    except ImportError as err:
-        return None, f"llama-cpp-python is not installed here ({err}); see README (Precision)"
+        self.llm = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=threads,
+                                   n_batch=512, verbose=False)
+        self.version = f"llama-cpp-python {llama_cpp.__version__}"
+        self.system_info = llama_cpp.llama_print_system_info().decode().strip()
+        self.relinked = False
+
+    def reset(self):
+        self.llm.reset()
+
+    def eval(self, ids):
+        self.llm.eval(list(ids))
+
+    def greedy(self) -> int:
+        return int(self.llm.sample(temp=0.0))
+
+    def tokenize(self, text: str, bos: bool) -> list[int]:
+        return self.llm.tokenize(text.encode(), add_bos=bos, special=False)
+
+    def n_vocab(self) -> int:
+        return self.llm.n_vocab()
+
+
+def _simd_gap(features: str) -> str:
+    """A note when llama.cpp was built without AVX512 that this CPU has (our kernels use it)."""
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return ""
+    if "avx512f" in flags and "AVX512" not in features:
+        return " (built without AVX512, which this CPU has and our kernels use)"
+    return ""
+
+
+def llama_cpp_runner(model_name: str, threads: int):
+    """A llama.cpp runner on the GGUF file the checkpoint package ships and a note naming the
+    package, llama.cpp build and CPU features; or None and why llama.cpp is not measured."""
+    import importlib
     import tempfile
     from pathlib import Path
 
     from explorer.checkpoints.registry import EMBEDDED
-    path = EMBEDDED[model_name].locate_gguf(Path(tempfile.mkdtemp()))
-    llm = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=threads, n_batch=512,
-                          verbose=False)
-    return llm, f"llama.cpp {llama_cpp.__version__} on {path.name}"
+    missing = []
+    for module, runner in (("llama_cpp", PythonRunner), ("llama_cpp_py_sync", PySyncRunner)):
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            missing.append(f"{module}: {err}")
+            continue
+        path = EMBEDDED[model_name].locate_gguf(Path(tempfile.mkdtemp()))
+        run = runner(path, threads)
+        relinked = "; libraries relinked for glibc < 2.38" if run.relinked else ""
+        features = run.system_info.strip(" |")
+        return run, (f"{run.version} on {path.name}, {threads} threads{relinked}; {features}"
+                     f"{_simd_gap(features)}")
+    return None, ("llama.cpp not measured: neither llama-cpp-python nor llama-cpp-py-sync is "
+                  f"installed here ({'; '.join(missing)}); see README (Precision)")
 
 
 def _ours(model, opts, weights, portable=None):
@@ -56,18 +243,20 @@ def _ours(model, opts, weights, portable=None):
     return FusedDecoder(model, opts, weights=weights, portable=portable)
 
 
-def decode_ours(decoder, ids, new_tokens):
+def decode_ours(decoder, ids, new_tokens, tokens=None):
     import torch
+    out = [] if tokens is None else tokens
     with torch.inference_mode():
         cache = decoder.new_cache(len(ids) + new_tokens + 1)
         logits = decoder.prefill(ids, cache)[0, -1]
         t0 = time.perf_counter()
         for _ in range(new_tokens):
-            logits = decoder.step(int(logits.argmax()), cache)[0, -1]
+            out.append(int(logits.argmax()))
+            logits = decoder.step(out[-1], cache)[0, -1]
         return new_tokens / (time.perf_counter() - t0)
 
 
-def decode_transformers(model, ids, new_tokens):
+def decode_transformers(model, ids, new_tokens, tokens=None):
     import torch
     with torch.inference_mode():
         out = model(torch.tensor([ids]), use_cache=True, logits_to_keep=1)
@@ -79,14 +268,38 @@ def decode_transformers(model, ids, new_tokens):
         return new_tokens / (time.perf_counter() - t0)
 
 
-def decode_llama_cpp(llm, ids, new_tokens):
-    llm.reset()
-    llm.eval(ids)
+def decode_llama_cpp(run, ids, new_tokens, tokens=None):
+    run.reset()
+    run.eval(ids)
+    out = [] if tokens is None else tokens
     t0 = time.perf_counter()
     for _ in range(new_tokens):
-        token = llm.sample(temp=0.0)
-        llm.eval([token])
+        out.append(run.greedy())
+        run.eval(out[-1:])
     return new_tokens / (time.perf_counter() - t0)
+
+
+def leading_agreement(a, b) -> int:
+    """How many leading tokens two greedy continuations share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def vocabulary_warning(run, tokenizer, ids) -> str | None:
+    """Why llama.cpp's vocabulary would not give the prompt's ids, or None when it does."""
+    from explorer.texts import long_text
+    bos = tokenizer.bos_token_id is not None and ids[0] == tokenizer.bos_token_id
+    theirs = run.tokenize(long_text(), bos)
+    n = min(len(ids), len(theirs))
+    if theirs[:n] != ids[:n]:
+        return f"the GGUF's tokenizer gives other prompt ids ({theirs[:n]} vs ours {ids[:n]})"
+    if run.n_vocab() < tokenizer.vocab_size:
+        return f"the GGUF's vocabulary has {run.n_vocab()} tokens, ours {tokenizer.vocab_size}"
+    return None
 
 
 def quality(model, opts, decoders, ids) -> dict:
@@ -156,22 +369,33 @@ def bench_model(name, args) -> dict:
     if not args.no_transformers:
         hf = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
         impls["transformers"] = (decode_transformers, hf)
-    llm, llama_note = _llama_cpp(name, args.threads)
+    run, llama_note = llama_cpp_runner(name, args.threads)
     print(f"[{name}] {llama_note}", flush=True)
-    if llm is not None:
-        impls["llama.cpp"] = (decode_llama_cpp, llm)
+    agreement = None
+    if run is not None:
+        impls["llama.cpp"] = (decode_llama_cpp, run)
+        warning = vocabulary_warning(run, tok, ids)
+        if warning:
+            print(f"[{name}] WARNING: {warning}", flush=True)
+            llama_note += f"; WARNING: {warning}"
     for fn, obj in impls.values():   # warm-up: kernels built, caches primed
         fn(obj, ids[:8], 4)
     rates = {k: [] for k in impls}
     for r in range(args.rounds):
+        greedy = {k: [] for k in ("ours-fp32", "llama.cpp")} if r == 0 else {}
         for key, (fn, obj) in impls.items():
-            rates[key].append(fn(obj, ids, args.new_tokens))
+            rates[key].append(fn(obj, ids, args.new_tokens, greedy.get(key)))
         print(f"[{name}] round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in rates.items()), flush=True)
+        if r == 0 and run is not None:
+            agreement = leading_agreement(greedy["ours-fp32"], greedy["llama.cpp"])
+            print(f"[{name}] llama.cpp's greedy tokens equal ours-fp32's for the first "
+                  f"{agreement} of {args.new_tokens}", flush=True)
     ratios = {k: statistics.median(a / b for a, b in zip(v, rates["ours-fp32"])) for k, v in rates.items()}
     held_out = tok(long_text()).input_ids[-args.quality_tokens - 1:]
     q = quality(model, opts, decoders, held_out)
     out = {"model": name, "rates": {k: statistics.median(v) for k, v in rates.items()},
            "ratios": ratios, "quality": q, "llama_note": llama_note,
+           "llama_agreement": agreement, "new_tokens": args.new_tokens,
            "paths": {w: quantized.path_label(w) for w in PRECISIONS}}
     if args.class_runs:
         agg = {}
@@ -191,6 +415,10 @@ def report(res) -> str:
              "|---|---:|---:|"]
     for k, v in res["rates"].items():
         lines.append(f"| {k} | {v:.1f} | {res['ratios'][k]:.2f} |")
+    if res.get("llama_agreement") is not None:
+        lines.append(f"\nllama.cpp's greedy tokens (round 1) equal ours-fp32's for the first "
+                     f"{res['llama_agreement']} of {res['new_tokens']} (its weights are the GGUF's "
+                     "quantized blocks, ours their fp32 dequantization)")
     lines += ["", "| precision | top-1 agreement with fp32 | max abs dlogit | perplexity |", "|---|---:|---:|---:|"]
     for k, v in res["quality"].items():
         lines.append(f"| {k} | {v['top1_agreement']:.3f} | {v['max_abs_dlogit']:.3f} | {v['perplexity']:.2f} |")

@@ -2,8 +2,8 @@
 
 Two kinds of proof, for both product paths (the SIMD one this CPU has, and the portable one):
 - exactness of the kernel: its products equal the format's own arithmetic written out in
-  torch (the dequantized weights; the input as two bf16 halves hi + lo on the AVX512_BF16
-  path, quantized in blocks of 32 for int8) up to the summation order (1e-5 of the output's scale), and a fused
+  torch (the dequantized weights; the input rounded to bf16 on the AVX512_BF16 path, quantized
+  in blocks of 32 for int8) up to the summation order (1e-5 of the output's scale), and a fused
   or batched decode step equals the engine's forward run with those same products;
 - the price of the format against the fp32 engine, within a bound stated from its rounding:
   bf16 keeps 8 bits of mantissa (relative rounding <= 2^-9 = 0.2% per weight and per input on
@@ -35,19 +35,13 @@ def _quantize_input(x: torch.Tensor) -> torch.Tensor:
     return (torch.round(blocks * inv) * (amax / 127.0)).reshape(x.shape)
 
 
-def _split_bf16(x: torch.Tensor) -> torch.Tensor:
-    """The AVX512_BF16 path's input: x as hi + lo, each rounded to bf16 (16 bits of mantissa)."""
-    hi = x.to(torch.bfloat16).float()
-    return hi + (x - hi).to(torch.bfloat16).float()
-
-
 class Reference:
     """The product a QuantWeight computes, written in torch: what the kernel must equal."""
 
     def __init__(self, qw: quantized.QuantWeight, portable: bool):
         self.w = qw.dequantize()
         simd = not portable and quantized.simd_paths()[qw.weights]
-        self.prep = {"bf16": _split_bf16 if simd else (lambda x: x),
+        self.prep = {"bf16": (lambda x: x.to(torch.bfloat16).float()) if simd else (lambda x: x),
                      "int8": _quantize_input}[qw.weights]
 
     def __call__(self, x, bias=None):

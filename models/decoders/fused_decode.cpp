@@ -20,10 +20,9 @@
 // 1 bf16 (the upper half of each fp32); 2 int8 in blocks of QBLOCK along a row, each block
 // with one fp32 scale (w = q * scale, q in [-127, 127], Q8_0's layout with an fp32 scale).
 // A step reads every weight once, so fewer bytes per weight is a faster step. The products
-// with bf16 weights use AVX512_BF16's dot product where the CPU has it (the instruction
-// multiplies bf16 pairs, summing in fp32: the input vector is split into two bf16 halves,
-// x = hi + lo, and each weight pair is multiplied by both, so x keeps 16 bits of mantissa and
-// only the weights' rounding remains), else a portable loop that widens each weight to fp32. The products with int8 weights quantize the
+// with bf16 weights use AVX512_BF16's dot product where the CPU has it (the input vector is
+// then rounded to bf16 too: the instruction multiplies bf16 pairs, summing in fp32), else a
+// portable loop that widens each weight to fp32. The products with int8 weights quantize the
 // input vector the same way (blocks of QBLOCK, one scale each), sum q_w * q_x exactly in int32
 // per block (AVX512_VNNI's vpdpbusd where the CPU has it, else a portable loop) and scale each
 // block's sum in fp32. FusedModel.portable = 1 takes the portable loops on any CPU (tests).
@@ -123,10 +122,9 @@ static inline uint16_t f32_to_bf16(float f) {
 }
 
 // The input vector of a product in the form the weights' format multiplies: fp32 as is; for
-// bf16 also split into two bf16 halves hi + lo (used by the AVX512_BF16 path); for int8
-// quantized per block.
+// bf16 also rounded to bf16 (used by the AVX512_BF16 path); for int8 quantized per block.
 struct QVec {
-    const float* f; std::vector<uint16_t> b, lo; std::vector<int8_t> q; std::vector<float> s;
+    const float* f; std::vector<uint16_t> b; std::vector<int8_t> q; std::vector<float> s;
 };
 
 static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s) {
@@ -143,13 +141,8 @@ static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s) {
 static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
     v.f = x;
     if (wtype == 1) {
-        // x = hi + lo, each a bf16 (lo = bf16(x - hi)): two products with the same weights
-        // keep 16 bits of x's mantissa instead of 8 (the weights' loads, the step's cost, stay one)
-        v.b.resize(n); v.lo.resize(n);
-        for (int64_t i = 0; i < n; i++) {
-            v.b[i] = f32_to_bf16(x[i]);
-            v.lo[i] = f32_to_bf16(x[i] - bf16_to_f32(v.b[i]));
-        }
+        v.b.resize(n);
+        for (int64_t i = 0; i < n; i++) v.b[i] = f32_to_bf16(x[i]);
     } else if (wtype == 2) {
         v.q.resize(n); v.s.resize(n / QBLOCK);
         quantize_blocks(x, n, v.q.data(), v.s.data());
@@ -166,21 +159,16 @@ static void matvec_bf16(const uint16_t* W, const QVec& x, int64_t n, int64_t r0,
             const uint16_t *w0 = W + r * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int64_t i = 0; i < n32; i += 32) {
-                const __m512bh xh = (__m512bh)_mm512_loadu_si512(x.b.data() + i);
-                const __m512bh xl = (__m512bh)_mm512_loadu_si512(x.lo.data() + i);
-                const __m512bh v0 = (__m512bh)_mm512_loadu_si512(w0 + i);
-                const __m512bh v1 = (__m512bh)_mm512_loadu_si512(w1 + i);
-                const __m512bh v2 = (__m512bh)_mm512_loadu_si512(w2 + i);
-                const __m512bh v3 = (__m512bh)_mm512_loadu_si512(w3 + i);
-                a0 = _mm512_dpbf16_ps(_mm512_dpbf16_ps(a0, v0, xh), v0, xl);
-                a1 = _mm512_dpbf16_ps(_mm512_dpbf16_ps(a1, v1, xh), v1, xl);
-                a2 = _mm512_dpbf16_ps(_mm512_dpbf16_ps(a2, v2, xh), v2, xl);
-                a3 = _mm512_dpbf16_ps(_mm512_dpbf16_ps(a3, v3, xh), v3, xl);
+                const __m512bh xv = (__m512bh)_mm512_loadu_si512(x.b.data() + i);
+                a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(w0 + i), xv);
+                a1 = _mm512_dpbf16_ps(a1, (__m512bh)_mm512_loadu_si512(w1 + i), xv);
+                a2 = _mm512_dpbf16_ps(a2, (__m512bh)_mm512_loadu_si512(w2 + i), xv);
+                a3 = _mm512_dpbf16_ps(a3, (__m512bh)_mm512_loadu_si512(w3 + i), xv);
             }
             float s[4] = {_mm512_reduce_add_ps(a0), _mm512_reduce_add_ps(a1),
                           _mm512_reduce_add_ps(a2), _mm512_reduce_add_ps(a3)};
             for (int64_t i = n32; i < n; i++) {
-                const float xi = bf16_to_f32(x.b[i]) + bf16_to_f32(x.lo[i]);
+                const float xi = bf16_to_f32(x.b[i]);
                 s[0] += bf16_to_f32(w0[i]) * xi; s[1] += bf16_to_f32(w1[i]) * xi;
                 s[2] += bf16_to_f32(w2[i]) * xi; s[3] += bf16_to_f32(w3[i]) * xi;
             }
@@ -189,7 +177,7 @@ static void matvec_bf16(const uint16_t* W, const QVec& x, int64_t n, int64_t r0,
         for (; r < r1; r++) {
             const uint16_t* w = W + r * n;
             float s = 0.f;
-            for (int64_t i = 0; i < n; i++) s += bf16_to_f32(w[i]) * (bf16_to_f32(x.b[i]) + bf16_to_f32(x.lo[i]));
+            for (int64_t i = 0; i < n; i++) s += bf16_to_f32(w[i]) * bf16_to_f32(x.b[i]);
             y[r] = s;
         }
         return;

@@ -7,9 +7,8 @@ batches of a class the step's time is the bytes it reads. fp32 is 4 bytes a weig
 Q8_0's layout, blocks of QBLOCK = 32 weights along a row with one fp32 scale each
 (1.125 bytes a weight; w = q * scale, q = round(w / scale), scale = max|w| / 127, so a weight's
 rounding is <= scale / 2, i.e. <= max|w| / 254 of its block). The products (fused_decode.cpp):
-bf16 through AVX512_BF16's dot product where the CPU has it (the input vector split into two
-bf16 halves, hi + lo, both multiplied by each weight pair: only the weights' rounding remains),
-else a portable loop widening every weight to fp32; int8 against the input
+bf16 through AVX512_BF16's dot product where the CPU has it (the input vector is rounded to
+bf16 as well), else a portable loop widening every weight to fp32; int8 against the input
 vector quantized per block the same way, summed exactly in int32 per block (AVX512_VNNI where
 the CPU has it, else a portable loop). The fp32 engine stays the reference: the prefill runs
 in it, and the tests bound every precision's logits against it (tests/test_precision.py).

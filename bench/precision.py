@@ -303,25 +303,15 @@ def vocabulary_warning(run, tokenizer, ids) -> str | None:
 
 
 def quality(model, opts, decoders, ids) -> dict:
-    """Per precision vs fp32, teacher-forced over `ids`: top-1 agreement, max |Δ logit|, ppl."""
+    """Per precision vs fp32, teacher-forced over `ids`: top-1 agreement, max |Δ logit|, ppl
+    (explorer/generate/precision.py's measurement, which the Generate tab's section shows)."""
     import torch
-    rows = {}
+
+    from explorer.generate.precision import quality as scored, teacher_forced
     with torch.inference_mode():
-        for name, decoder in decoders.items():
-            cache = decoder.new_cache(len(ids) + 1)
-            out = [decoder.prefill(ids[:1], cache)[0, -1]]
-            for token in ids[1:-1]:
-                out.append(decoder.step(int(token), cache)[0, -1])
-            rows[name] = torch.stack(out)                                     # predicts ids[1:]
-    target = torch.tensor(ids[1:])
-    ref = rows["fp32"]
-    result = {}
-    for name, logits in rows.items():
-        nll = torch.nn.functional.cross_entropy(logits, target)
-        result[name] = {"top1_agreement": (logits.argmax(-1) == ref.argmax(-1)).float().mean().item(),
-                        "max_abs_dlogit": (logits - ref).abs().max().item(),
-                        "perplexity": float(torch.exp(nll))}
-    return result
+        found = scored({name: teacher_forced(d, ids) for name, d in decoders.items()}, ids)
+    return {name: {"top1_agreement": top1, "max_abs_dlogit": dlogit, "perplexity": ppl}
+            for name, (top1, dlogit, ppl) in found.items()}
 
 
 def class_aggregate(model, weights, runs, steps, prompt) -> float:

@@ -244,16 +244,16 @@ def _ours(model, opts, weights, portable=None):
 
 
 def decode_ours(decoder, ids, new_tokens, tokens=None):
+    """Tokens/s of greedy decode steps (explorer/generate/precision.py's timing); the greedy
+    tokens are appended to `tokens` when given."""
     import torch
-    out = [] if tokens is None else tokens
+
+    from explorer.generate.precision import greedy_rate
     with torch.inference_mode():
-        cache = decoder.new_cache(len(ids) + new_tokens + 1)
-        logits = decoder.prefill(ids, cache)[0, -1]
-        t0 = time.perf_counter()
-        for _ in range(new_tokens):
-            out.append(int(logits.argmax()))
-            logits = decoder.step(out[-1], cache)[0, -1]
-        return new_tokens / (time.perf_counter() - t0)
+        rate, out = greedy_rate(decoder, ids, new_tokens)
+    if tokens is not None:
+        tokens.extend(out)
+    return rate
 
 
 def decode_transformers(model, ids, new_tokens, tokens=None):

@@ -85,9 +85,6 @@ class PrecisionResult:
     threads: int
     kv_rows: tuple = ()           # KVRow per KV cache format, fp32 first
 
-    def row(self, weights: str) -> PrecisionRow:
-        return next(r for r in self.rows if r.weights == weights)
-
 
 def pick(rows: Sequence[PrecisionRow], bound: float = AGREEMENT) -> str:
     """The fastest precision (by measured ratio) whose top-1 agreement is >= bound."""
@@ -104,7 +101,7 @@ def _decoders(model) -> dict:
     return {w: FusedDecoder(model, options, weights=w) for w in quantized.WEIGHTS}
 
 
-def _decode(decoder, ids: list, new_tokens: int) -> tuple[float, list]:
+def greedy_rate(decoder, ids: list, new_tokens: int) -> tuple[float, list]:
     """(tokens/s of the decode steps, the greedy tokens) from `ids`."""
     cache = decoder.new_cache(len(ids) + new_tokens + 1)
     logits = decoder.prefill(ids, cache)[0, -1]
@@ -169,12 +166,12 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
         raise InputError("precision.err.model", reason=str(error)) from None
     with torch.inference_mode():
         for decoder in decoders.values():            # weights copied, kernel bound, caches warm
-            _decode(decoder, ids[:8], 2)
+            greedy_rate(decoder, ids[:8], 2)
         rates = {w: [] for w in decoders}
         tokens = {}
         for _ in range(rounds):
             for w, decoder in decoders.items():
-                rate, out = _decode(decoder, ids, new_tokens)
+                rate, out = greedy_rate(decoder, ids, new_tokens)
                 rates[w].append(rate)
                 tokens.setdefault(w, out)
         held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]

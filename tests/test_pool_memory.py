@@ -108,3 +108,39 @@ def test_the_contents_survive_a_growth(tiny, kind):
     for l, layer in enumerate(member.cache.layers):
         assert torch.equal(layer.k[:, :, :10], keys[l])
         assert layer.k.untyped_storage().data_ptr() == decoder.pool.k[l].untyped_storage().data_ptr()
+
+
+def test_a_class_admitted_at_once_holds_few_own_caches(tiny):
+    """Eight long prompts admitted in one iteration: a run's own cache (prompt + new tokens at
+    full capacity) is made only when its prefill is about to begin, so no more of them exist at
+    once than the iteration's prefill budget feeds (budget 16 / chunk 4 here: 4, where
+    allocating at admission held all 8); every run still equals the same run alone."""
+    from explorer.serving import Scheduler
+    from models.generate import SamplingParams, generate
+
+    model = tiny["llama"]
+    sched = Scheduler(model, prefill_chunk=4, prefill_tokens=16, max_per_session=8)
+    params = SamplingParams(max_new_tokens=3)
+    prompts = [torch.randint(0, 97, (20,), generator=torch.Generator().manual_seed(40 + i)).tolist()
+               for i in range(8)]
+    start, own = sched.decoder.start, []
+
+    def counted_start(max_len, options=None):
+        run = start(max_len, options)
+        # runs holding a cache of their own: started, not yet moved into the pooled store
+        own.append(1 + sum(r.batch is not None and r.batch.row is None and not r.batch.released
+                           for r in sched._active))
+        return run
+
+    sched.decoder.start = counted_start
+    with sched._lock:   # all eight are queued before the loop's first iteration
+        handles = [sched.submit(ids, params, eos_ids=[], keep_logits=True) for ids in prompts]
+    for ids, handle in zip(prompts, handles):
+        steps = []
+        while (step := handle.next(timeout=60)) is not None:
+            steps.append(step)
+        alone = list(generate(model, ids, params, eos_ids=[], keep_logits=True))
+        assert [s.token_id for s in steps] == [s.token_id for s in alone]
+        assert max((a.logits - b.logits).abs().max().item() for a, b in zip(steps, alone)) <= 1e-5
+    assert len(own) == 8
+    assert max(own) <= 16 // 4, own

@@ -13,7 +13,8 @@ loop does:
    batch and the queue);
 3. prefill: prompts are fed in chunks of at most `prefill_chunk` tokens, at most
    `prefill_tokens` tokens per iteration in all, so a joining prompt never stalls the decoding
-   runs for long; chunks of equal length from several runs go through one forward; a prompt
+   runs for long; a run's own cache is allocated only when its prefill is about to begin
+   (`_start`), so a class admitted at once does not hold forty caches at once; chunks of equal length from several runs go through one forward; a prompt
    that begins like what another run was fed copies those keys and values instead of computing
    them again (prefix reuse, `SHARE_MIN`): from another visitor's run only its public prefix
    (the chat template's tokens every prompt begins with), any prefix from a run of the same
@@ -287,13 +288,8 @@ class Scheduler:
                 if run.stop.is_set() or (run.deadline is not None and now > run.deadline):
                     run.out.put(End("stop" if run.stop.is_set() else "deadline"))
                     continue
-                try:
-                    run.batch = self.decoder.start(len(run.prompt) + run.params.max_new_tokens, run.options)
-                except Exception as error:      # e.g. out of memory for its cache
-                    run.out.put(error)
-                    continue
-                self._active.append(run)
-        joining = [run for run in self._active if not run.tokens]
+                self._active.append(run)   # its cache comes when its prefill does (_start)
+        joining = self._start([run for run in self._active if not run.tokens])
         self._prefill(joining)                                            # 3. prefill
         # the runs whose prompts just went in decode in this step too: alone, the runs that
         # were decoding would take a step without them (the 29 of a class waiting for it)
@@ -302,6 +298,32 @@ class Scheduler:
             self._decode(decoding)
         self.stats["max_batch"] = max(self.stats["max_batch"], len(decoding))
         return bool(decoding or joining)
+
+    def _start(self, joining: list) -> list:
+        """The joining runs this iteration's prefill may feed, each with its own cache: those
+        started before, then more (in the order they were admitted) until their next chunks
+        fill the iteration's prefill budget. A run's cache (its prompt and new tokens at full
+        capacity, ~60 MB for SmolLM2 at 1,024 + 256) is allocated here, not at admission: a
+        class of 40 admitted together held 40 caches while the budget fed a few prompts an
+        iteration; now at most about budget / chunk of them (4 of 1,024-token prompts) exist
+        before their runs move into the pooled store (docs/HARDENING.md, finding 9)."""
+        fill = sum(min(self.prefill_chunk, len(run.prompt) - run.fed)
+                   for run in joining if run.batch is not None)
+        for run in joining:
+            if run.batch is not None:
+                continue
+            if fill >= self.prefill_tokens:
+                break
+            try:
+                run.batch = self.decoder.start(len(run.prompt) + run.params.max_new_tokens, run.options)
+            except Exception as error:      # e.g. out of memory for its cache
+                self._remove(run)
+                run.out.put(error)
+                continue
+            # what it will likely feed: the public prefix is usually copied (_share_prefixes)
+            public = run.public if run.public >= SHARE_MIN else 0
+            fill += min(self.prefill_chunk, max(1, len(run.prompt) - public))
+        return [run for run in joining if run.batch is not None]   # in the order admitted
 
     def _share_prefixes(self, joining: list) -> list:
         """Start each joining run that has nothing in its cache yet with the longest prefix of

@@ -8,7 +8,7 @@
 # (shuffled; --random-order-seed=<seed> repeats an order) or PYTEST_ARGS="-k rope".
 # A local wheel folder (e.g. a CPU torch wheel) is used with PIP_FIND_LINKS=/path/to/wheels.
 # The app's packages come from requirements-lock.txt, hash-checked (see $(VENV)/.installed); the
-# dev tools (requirements-dev.txt: test runners, browser driver) are installed by version.
+# dev tools from requirements-lock-dev.txt (hash-checked) and requirements-dev.txt (by version).
 
 PYTHON ?= python3
 VENV := .venv
@@ -57,7 +57,10 @@ endif
 	  || $(PIP) install --no-deps --require-hashes --extra-index-url $(TORCH_INDEX) -r $(VENV)/lock.txt
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+# The dev tools: requirements-lock-dev.txt (bench.precision's llama.cpp, hash-checked like the
+# app's lock), then the test runners and browser driver of requirements-dev.txt by version.
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-lock-dev.txt requirements-dev.txt
+	$(PIP) install --no-deps --require-hashes -r requirements-lock-dev.txt
 	$(PIP) install -r requirements-dev.txt
 	touch $@
 

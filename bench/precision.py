@@ -16,7 +16,7 @@ machine is shared: lone tokens/s drift, ratios measured side by side hold).
 - llama.cpp: on the GGUF file the checkpoint package ships (the Q4 file we dequantize), fed
   our tokenizer's prompt ids (a warning if the GGUF's vocabulary gives others), greedy, through
   llama-cpp-python when installed, else llama-cpp-py-sync (the prebuilt CPU build pinned in
-  requirements-lock.txt); its build and the CPU features it was compiled for are printed, and
+  requirements-lock-dev.txt); its build and the CPU features it was compiled for are printed, and
   how many leading greedy tokens of round 1 equal ours-fp32's. Neither installed: it says so.
 
 Quality, per precision against the fp32 fused step, teacher-forced over a held-out text

@@ -1,6 +1,6 @@
 """llama.cpp in bench.precision: the shipped GGUF decoded greedily through the bench's loader.
 
-llama-cpp-py-sync is in requirements-lock.txt, so these tests need it and fail (never skip)
+llama-cpp-py-sync is in requirements-lock-dev.txt (make setup-dev), so these tests need it and fail (never skip)
 where it is missing. Its wheel binds four C23 functions of glibc 2.38; on an older glibc the
 loader runs a relinked copy of its libraries, so the first test proves that path here too.
 """
@@ -25,7 +25,7 @@ def test_the_shipped_gguf_decodes_greedy_tokens_from_the_bench_prompt(tokenizer)
     from bench.decode import prompt_ids
     run, note = precision.llama_cpp_runner(MODEL, threads=1)   # one thread: no barrier to
     if run is None:                                              # wait on under the shared load
-        pytest.fail(f"llama-cpp-py-sync is pinned in requirements-lock.txt, yet: {note}")
+        pytest.fail(f"llama-cpp-py-sync is pinned in requirements-lock-dev.txt, yet: {note}")
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in note and "llama.cpp b" in note and "AVX" in note
     ids = prompt_ids(tokenizer, 16)
     assert precision.vocabulary_warning(run, tokenizer, ids) is None   # same ids for the prompt

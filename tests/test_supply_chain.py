@@ -17,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements-lock.txt"
+DEV_LOCK = ROOT / "requirements-lock-dev.txt"   # the dev tools' hash-pinned part
 SOURCE_DIRS = ("models", "explorer")
 
 
@@ -34,9 +35,9 @@ def pins(path: Path) -> dict[str, str]:
     return found
 
 
-def locked_entries() -> list[tuple[str, str, list[str]]]:
-    """(name, version, hashes) per entry of the lock, joining backslash continuations."""
-    text = re.sub(r"\\\n\s*", " ", LOCK.read_text())
+def locked_entries(lock: Path = LOCK) -> list[tuple[str, str, list[str]]]:
+    """(name, version, hashes) per entry of a lock, joining backslash continuations."""
+    text = re.sub(r"\\\n\s*", " ", lock.read_text())
     entries = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("--hash") else line
@@ -52,6 +53,20 @@ def test_the_lock_pins_every_package_once_with_a_hash():
     names = [name for name, _, _ in entries]
     assert len(names) >= 50 and len(names) == len(set(names))
     assert all(len(hashes) >= 1 for _, _, hashes in entries), [n for n, _, h in entries if not h]
+
+
+def test_the_dev_lock_pins_the_bench_s_llama_cpp_apart_from_the_app():
+    """bench.precision's llama.cpp (a native library the app never loads) and what it pulls in
+    are hash-pinned in the dev lock, installed by make setup-dev, and in no app install."""
+    app = {name for name, _, _ in locked_entries()}
+    dev = locked_entries(DEV_LOCK)
+    assert {name for name, _, _ in dev} == {"llama-cpp-py-sync", "cffi", "pycparser"}
+    assert all(len(hashes) >= 1 for _, _, hashes in dev) and not app & {n for n, _, _ in dev}
+    assert pins(ROOT / "requirements-dev.txt")["llama-cpp-py-sync"] == dict(
+        (n, v) for n, v, _ in dev)["llama-cpp-py-sync"]
+    makefile = _joined(ROOT / "Makefile")
+    assert re.search(r"install --no-deps --require-hashes -r requirements-lock-dev\.txt", makefile)
+    assert "lock-dev" not in _joined(ROOT / "Dockerfile")
 
 
 def test_the_lock_agrees_with_the_requirements_files():
@@ -174,7 +189,8 @@ def test_make_and_docker_install_the_lock_with_hashes_only():
     makefile, dockerfile = _joined(ROOT / "Makefile"), _joined(ROOT / "Dockerfile")
     installs = [line for text in (makefile, dockerfile) for line in text.splitlines()
                 if re.search(r"\bpip\b.*\binstall\b", line, re.IGNORECASE) and not line.lstrip().startswith("#")]
-    app_installs = [line for line in installs if "requirements-dev.txt" not in line]
+    app_installs = [line for line in installs
+                    if "requirements-dev.txt" not in line and "requirements-lock-dev.txt" not in line]
     assert len(app_installs) == 2, installs
     for line in app_installs:
         assert "--require-hashes" in line and "--no-deps" in line and "lock" in line, line

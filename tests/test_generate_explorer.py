@@ -264,6 +264,22 @@ def test_logit_check_per_position_on_tiny_models(tiny_llama, tiny_gemma):
         assert list(fig.data[0].x) == [r.position for r in session.records]
 
 
+@pytest.mark.parametrize("weights", ["fp32", "bf16", "int8"])
+def test_the_c4_chart_shows_its_tolerance_line_at_every_precision(tiny_llama, weights, monkeypatch):
+    """The dashed tolerance line lies inside the log axis's range, whatever the served
+    precision's tolerance (int8's 1.5 used to sit above a range ending at 1)."""
+    import math
+
+    monkeypatch.setenv("EXPLORER_WEIGHTS", weights)
+    _, session = run(tiny_llama, [4, 5, 6], max_new_tokens=3, compare_no_cache=False)
+    session.logit_diffs = [0.2, 0.3, 0.1]          # as a quantized run's differences can be
+    fig = figures.logit_diff_figure(session)
+    tol = checks.c4_tolerance(weights)
+    assert list(fig.data[1].y) == [tol, tol]
+    low, high = fig.layout.yaxis.range
+    assert low < math.log10(tol) < high and math.log10(0.3) < high
+
+
 def test_stop_and_deadline_end_within_one_step(tiny_llama):
     flag = {"stop": False}   # raised once the consumer has seen three tokens
     request = req.Request(prompt="x", max_new_tokens=50)

@@ -241,7 +241,8 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
                     name=text("generate.fig.tolerance", lang, tol=tol), hoverinfo="skip")
     fig.update_xaxes(title_text=text("generate.fig.position", lang))
     fig.integer_axis(positions)
-    top = max(-3.0, math.ceil(math.log10(max(max(session.logit_diffs), C4_PLOT_FLOOR))))
+    # the axis reaches past both the largest difference and the tolerance line (int8's is 1.5)
+    top = max(-3.0, math.ceil(math.log10(max(max(session.logit_diffs), 2 * tol, C4_PLOT_FLOOR))))
     fig.update_yaxes(title_text=text("generate.fig.diff", lang), type="log", dtick=1,
                      range=[math.log10(C4_PLOT_FLOOR), top],
                      exponentformat="power")

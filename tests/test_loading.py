@@ -90,18 +90,24 @@ def test_unsupported_architecture_folder(tiny_folder, tmp_path):
 
 
 # In a fresh interpreter: load the real SmolLM2 (release_pages on or off), run one forward so
-# every parameter is read, and print the process's resident memory in MB.
+# every parameter is read, and print the file-backed resident memory (RssFile) and the bytes of
+# the tensors that were only sources of fused copies, in MB.
 RSS_PROBE = textwrap.dedent("""
     import sys, torch
     import models.loading as loading
     from explorer.checkpoints import prepare_embedded
-    if sys.argv[1] == "keep":
-        loading.release_pages = lambda tensors: 0
+    sources = []
+    real_release = loading.release_pages
+    def spy(tensors):
+        tensors = list(tensors)
+        sources.append(sum(t.nbytes for t in tensors))
+        return 0 if sys.argv[1] == "keep" else real_release(tensors)
+    loading.release_pages = spy
     model = loading.load_model(prepare_embedded("smollm2-135m-instruct"), device="cpu", dtype=torch.float32)
     with torch.inference_mode():
         model(torch.tensor([[1, 2, 3]]))
     status = open("/proc/self/status").read()
-    print(int(status.split("VmRSS:")[1].split()[0]) // 1024)
+    print(int(status.split("RssFile:")[1].split()[0]) // 1024, sum(sources) // 2 ** 20)
 """)
 
 
@@ -109,10 +115,14 @@ RSS_PROBE = textwrap.dedent("""
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise")
 def test_fused_sources_leave_memory_after_loading():
     """The q/k/v and gate/up matrices of the file, once concatenated into fused copies, no
-    longer count in the process's memory (279 MB for SmolLM2). (The parity tests against
-    transformers load through this same path.)"""
-    kept, released = (int(python_output(RSS_PROBE, mode).split()[-1]) for mode in ("keep", "release"))
-    assert kept - released >= 200, (kept, released)
+    longer count in the process's memory (279 MB for SmolLM2). Read from RssFile, the
+    file-backed pages alone: VmRSS also counts the heap, which moves by tens of MB between two
+    fresh interpreters (a CI run saw 194 MB of VmRSS difference for 279 MB released). (The
+    parity tests against transformers load through this same path.)"""
+    (kept, sources), (released, _) = (map(int, python_output(RSS_PROBE, mode).split()[-2:])
+                                      for mode in ("keep", "release"))
+    assert sources >= 250, sources                     # SmolLM2's fused sources: 279 MB
+    assert kept - released >= 0.9 * sources, (kept, released, sources)
 
 
 def test_release_pages_spares_partial_pages():

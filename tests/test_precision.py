@@ -71,15 +71,41 @@ def test_int8_blocks_round_within_half_a_step():
     w = torch.randn(8, 64, generator=torch.Generator().manual_seed(1))
     w[0, :32] = 0.0                                             # an all-zero block stays zero
     qw = quantized.QuantWeight(w, "int8")
-    step = qw.scales.repeat_interleave(quantized.QBLOCK, dim=1)
+    step = qw.block_scales().repeat_interleave(quantized.QBLOCK, dim=1)
     assert ((qw.dequantize() - w).abs() <= step / 2 + 1e-7).all()
-    assert qw.data.abs().max().item() == 127 and qw.dequantize()[0, :32].abs().sum() == 0
-    assert qw.nbytes == 8 * 64 + 8 * 2 * 4
+    assert qw.codes().abs().max().item() == 127 and qw.dequantize()[0, :32].abs().sum() == 0
+    # 8 rows padded to one tile of 16: a byte a weight and an fp32 scale a block
+    assert qw.nbytes == 16 * 64 + 16 * 2 * 4
+
+
+@pytest.mark.parametrize("weights", ["bf16", "int8"])
+def test_packed_layout_is_the_one_the_kernel_reads(weights):
+    """The tiles of 16 rows, written out element by element from the layout's formula
+    (fused_decode.cpp), hold the rounded weights; the padded rows are zero."""
+    g = torch.Generator().manual_seed(2)
+    w = torch.randn(20, 64, generator=g)          # 20 rows: a second tile with 12 padded rows
+    qw = quantized.QuantWeight(w, weights)
+    r, k = torch.meshgrid(torch.arange(32), torch.arange(64), indexing="ij")
+    if weights == "bf16":
+        index = ((r // 16 * 32 + k // 2) * 16 + r % 16) * 2 + k % 2
+        read = qw.data[index.reshape(-1)].float().reshape(32, 64)
+        assert torch.equal(read[:20], w.to(torch.bfloat16).float())
+    else:
+        index = (((r // 16 * 2 + k // 32) * 8 + k % 32 // 4) * 16 + r % 16) * 4 + k % 4
+        codes = qw.data[index.reshape(-1)].to(torch.int16).reshape(32, 64) - 128
+        rows, blocks = torch.meshgrid(torch.arange(32), torch.arange(2), indexing="ij")
+        scales = qw.scales[((rows // 16 * 2 + blocks) * 16 + rows % 16).reshape(-1)].reshape(32, 2)
+        read = codes.float() * scales.repeat_interleave(32, dim=1)
+        assert torch.equal(read[:20], qw.dequantize()) and torch.equal(codes[:20], qw.codes().short())
+        assert ((read[:20] - w).abs() <= scales[:20].repeat_interleave(32, dim=1) / 2 + 1e-7).all()
+    assert read[20:].abs().sum() == 0
 
 
 def test_bad_input_gets_a_clear_message():
     with pytest.raises(ValueError, match="multiple of 32"):
         quantized.QuantWeight(torch.randn(4, 40), "int8")
+    with pytest.raises(ValueError, match="multiple of 2"):
+        quantized.QuantWeight(torch.randn(4, 31), "bf16")
     with pytest.raises(ValueError, match="weights must be one of"):
         quantized.check_weights("fp8")
     with pytest.raises(ValueError, match="input of width"):

@@ -131,10 +131,11 @@ class FusedDecoder:
         if options.attn_impl != "sdpa":
             raise ValueError("the fused decode step replaces SDPA; eager and tiled attention are "
                              "for the recording (eager) forward")
-        if weights == "int8":
+        if weights != "fp32":
             widths = {config.d_model, config.d_ff, config.n_heads * config.head_dim}
-            if any(w % quantized.QBLOCK for w in widths):
-                raise ValueError(f"int8 weights need widths that are multiples of {quantized.QBLOCK}, "
+            step = quantized.WIDTH_STEP[weights]
+            if any(w % step for w in widths):
+                raise ValueError(f"{weights} weights need widths that are multiples of {step}, "
                                  f"not {sorted(widths)}")
         self.model, self.options = model, options
         self.weights, self.portable = weights, portable

@@ -18,7 +18,8 @@
 //
 // Weight formats (FusedModel.wtype; models/decoders/quantized.py makes the copies): 0 fp32;
 // 1 bf16 (the upper half of each fp32); 2 int8 in blocks of QBLOCK along a row, each block
-// with one fp32 scale (w = q * scale, q in [-127, 127], Q8_0's layout with an fp32 scale).
+// with one fp32 scale (w = q * scale, q in [-127, 127], Q8_0's arithmetic with an fp32 scale).
+// bf16 and int8 are stored packed in tiles of 16 rows ("The packed layouts" below).
 // A step reads every weight once, so fewer bytes per weight is a faster step. The products
 // with bf16 weights use AVX512_BF16's dot product where the CPU has it (the input vector is
 // then rounded to bf16 too: the instruction multiplies bf16 pairs, summing in fp32), else a
@@ -33,7 +34,7 @@
 #include <string.h>
 #include <vector>
 
-extern "C" {
+// The entry points (fused_simd_paths, fused_decode_step, quant_linear) have C linkage, for ctypes.
 
 // A weight matrix in the model's format: its elements, and for int8 its block scales
 // (rows, cols / QBLOCK), else null
@@ -121,20 +122,50 @@ static inline uint16_t f32_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
+// The packed layouts of bf16 and int8 weights (models/decoders/quantized.py writes them).
+// Rows are grouped in tiles of TILE = 16 (the last tile padded with zero rows), and inside a
+// tile the elements of one small step along the input are stored row after row, so that one
+// 64-byte load holds the same input positions of 16 output rows and one dot-product
+// instruction adds them into 16 independent sums, one per row, with the input element(s)
+// broadcast: no horizontal reduction, and one load of the input per 16 rows.
+//   bf16: pairs along the input (n even): element (r, k) at
+//         ((r / 16 * (n / 2) + k / 2) * 16 + r % 16) * 2 + k % 2
+//   int8: quads along the input, blocks of QBLOCK = 32 inputs (8 quads) with one fp32 scale
+//         per row and block: byte (r, k) at
+//         (((r / 16 * nb + k / 32) * 8 + k % 32 / 4) * 16 + r % 16) * 4 + k % 4, nb = n / 32,
+//         stored as q + 128 (1..255, an unsigned byte: vpdpbusd multiplies unsigned bytes by
+//         signed ones, so the input stays signed and sum((q + 128) x) - 128 sum(x) is the exact
+//         integer sum(q x)); the scale of (r, block j) at (r / 16 * nb + j) * 16 + r % 16.
+static const int64_t TILE = 16;
+
 // The input vector of a product in the form the weights' format multiplies: fp32 as is; for
-// bf16 also rounded to bf16 (used by the AVX512_BF16 path); for int8 quantized per block.
+// bf16 also rounded to bf16 (used by the AVX512_BF16 path); for int8 quantized per block, with
+// each block's -128 * sum(q) (the correction of the unsigned weights above).
 struct QVec {
     const float* f; std::vector<uint16_t> b; std::vector<int8_t> q; std::vector<float> s;
+    std::vector<int32_t> c;
 };
 
-static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s) {
+static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s, int32_t* c) {
     for (int64_t blk = 0; blk < n / QBLOCK; blk++) {
         const float* xb = x + blk * QBLOCK;
+        int8_t* qb = q + blk * QBLOCK;
         float amax = 0.f;
         for (int64_t i = 0; i < QBLOCK; i++) amax = fmaxf(amax, fabsf(xb[i]));
         const float scale = amax / 127.f, inv = amax > 0.f ? 127.f / amax : 0.f;
         s[blk] = scale;
-        for (int64_t i = 0; i < QBLOCK; i++) q[blk * QBLOCK + i] = (int8_t)nearbyintf(xb[i] * inv);
+        int32_t sum = 0;
+#if defined(__AVX512F__)
+        // rounded to nearest even by the default rounding mode, as nearbyintf below
+        for (int64_t i = 0; i < QBLOCK; i += 16) {
+            const __m512i r = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + i), _mm512_set1_ps(inv)));
+            _mm_storeu_si128((__m128i*)(qb + i), _mm512_cvtsepi32_epi8(r));
+            sum += _mm512_reduce_add_epi32(r);
+        }
+#else
+        for (int64_t i = 0; i < QBLOCK; i++) { qb[i] = (int8_t)nearbyintf(xb[i] * inv); sum += qb[i]; }
+#endif
+        c[blk] = -128 * sum;
     }
 }
 
@@ -144,109 +175,163 @@ static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
         v.b.resize(n);
         for (int64_t i = 0; i < n; i++) v.b[i] = f32_to_bf16(x[i]);
     } else if (wtype == 2) {
-        v.q.resize(n); v.s.resize(n / QBLOCK);
-        quantize_blocks(x, n, v.q.data(), v.s.data());
+        v.q.resize(n); v.s.resize(n / QBLOCK); v.c.resize(n / QBLOCK);
+        quantize_blocks(x, n, v.q.data(), v.s.data(), v.c.data());
     }
 }
 
-static void matvec_bf16(const uint16_t* W, const QVec& x, int64_t n, int64_t r0, int64_t r1,
-                        float* y, bool portable) {
-    int64_t r = r0;
+static inline int32_t load4(const void* p) { int32_t v; memcpy(&v, p, 4); return v; }
+
+// Whole tiles t0 .. t0 + NT - 1 of y = W x for MB input vectors at once: out[m * NT * 16 +
+// tt * 16 + i] is row (t0 + tt) * 16 + i for input m. Every weight load serves MB inputs and
+// every broadcast input element NT tiles; the MB * NT sums are independent chains.
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
-    if (!portable) {
-        const int64_t n32 = n - n % 32;
-        for (; r + 4 <= r1; r += 4) {
-            const uint16_t *w0 = W + r * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
-            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            for (int64_t i = 0; i < n32; i += 32) {
-                const __m512bh xv = (__m512bh)_mm512_loadu_si512(x.b.data() + i);
-                a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(w0 + i), xv);
-                a1 = _mm512_dpbf16_ps(a1, (__m512bh)_mm512_loadu_si512(w1 + i), xv);
-                a2 = _mm512_dpbf16_ps(a2, (__m512bh)_mm512_loadu_si512(w2 + i), xv);
-                a3 = _mm512_dpbf16_ps(a3, (__m512bh)_mm512_loadu_si512(w3 + i), xv);
-            }
-            float s[4] = {_mm512_reduce_add_ps(a0), _mm512_reduce_add_ps(a1),
-                          _mm512_reduce_add_ps(a2), _mm512_reduce_add_ps(a3)};
-            for (int64_t i = n32; i < n; i++) {
-                const float xi = bf16_to_f32(x.b[i]);
-                s[0] += bf16_to_f32(w0[i]) * xi; s[1] += bf16_to_f32(w1[i]) * xi;
-                s[2] += bf16_to_f32(w2[i]) * xi; s[3] += bf16_to_f32(w3[i]) * xi;
-            }
-            y[r] = s[0]; y[r + 1] = s[1]; y[r + 2] = s[2]; y[r + 3] = s[3];
+template <int MB, int NT>
+static void tiles_bf16(const uint16_t* W, int64_t t0, int64_t n, const QVec* const* x, float* out) {
+    const int64_t pairs = n / 2;
+    __m512 acc[MB][NT];
+    for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++) acc[m][t] = _mm512_setzero_ps();
+    const uint16_t* base[NT];
+    for (int t = 0; t < NT; t++) base[t] = W + (t0 + t) * pairs * 2 * TILE;
+    for (int64_t p = 0; p < pairs; p++) {
+        __m512i xp[MB];
+        for (int m = 0; m < MB; m++) xp[m] = _mm512_set1_epi32(load4(x[m]->b.data() + 2 * p));
+        for (int t = 0; t < NT; t++) {
+            const __m512bh w = (__m512bh)_mm512_loadu_si512(base[t] + p * 2 * TILE);
+            for (int m = 0; m < MB; m++) acc[m][t] = _mm512_dpbf16_ps(acc[m][t], w, (__m512bh)xp[m]);
         }
-        for (; r < r1; r++) {
-            const uint16_t* w = W + r * n;
-            float s = 0.f;
-            for (int64_t i = 0; i < n; i++) s += bf16_to_f32(w[i]) * bf16_to_f32(x.b[i]);
-            y[r] = s;
-        }
-        return;
     }
+    for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++)
+        _mm512_storeu_ps(out + (m * NT + t) * TILE, acc[m][t]);
+}
 #endif
-    // portable: each weight widened to fp32 (a shift), the input vector kept in fp32
-    (void)portable;
-    for (; r + 4 <= r1; r += 4) {
-        const uint16_t *w0 = W + r * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
-        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-        for (int64_t i = 0; i < n; i++) {
-            const float xi = x.f[i];
-            s0 += bf16_to_f32(w0[i]) * xi; s1 += bf16_to_f32(w1[i]) * xi;
-            s2 += bf16_to_f32(w2[i]) * xi; s3 += bf16_to_f32(w3[i]) * xi;
+
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+template <int MB, int NT>
+static void tiles_int8(const uint8_t* W, const float* S, int64_t t0, int64_t n, const QVec* const* x,
+                       float* out) {
+    const int64_t nb = n / QBLOCK;
+    __m512 res[MB][NT];
+    for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++) res[m][t] = _mm512_setzero_ps();
+    for (int64_t j = 0; j < nb; j++) {
+        __m512i acc[MB][NT];
+        for (int m = 0; m < MB; m++) {
+            const __m512i c = _mm512_set1_epi32(x[m]->c[j]);   // starts at -128 sum(x): exact
+            for (int t = 0; t < NT; t++) acc[m][t] = c;
         }
-        y[r] = s0; y[r + 1] = s1; y[r + 2] = s2; y[r + 3] = s3;
+        for (int64_t q = 0; q < QBLOCK / 4; q++) {
+            __m512i xq[MB];
+            for (int m = 0; m < MB; m++) xq[m] = _mm512_set1_epi32(load4(x[m]->q.data() + j * QBLOCK + 4 * q));
+            for (int t = 0; t < NT; t++) {
+                const __m512i w = _mm512_loadu_si512(W + (((t0 + t) * nb + j) * (QBLOCK / 4) + q) * 4 * TILE);
+                for (int m = 0; m < MB; m++) acc[m][t] = _mm512_dpbusd_epi32(acc[m][t], w, xq[m]);
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const __m512 sw = _mm512_loadu_ps(S + ((t0 + t) * nb + j) * TILE);
+            for (int m = 0; m < MB; m++)
+                res[m][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[m][t]),
+                                            _mm512_mul_ps(sw, _mm512_set1_ps(x[m]->s[j])), res[m][t]);
+        }
     }
-    for (; r < r1; r++) {
-        const uint16_t* w = W + r * n;
-        float s = 0.f;
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; i++) s += bf16_to_f32(w[i]) * x.f[i];
-        y[r] = s;
+    for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++)
+        _mm512_storeu_ps(out + (m * NT + t) * TILE, res[m][t]);
+}
+#endif
+
+// The portable loops, one tile of one input: bf16 widens each weight to fp32 and keeps the
+// input in fp32; int8 sums q_w * q_x exactly in int32 per block, as the SIMD path does.
+static void tile_bf16_portable(const uint16_t* W, int64_t t, int64_t n, const QVec& x, float* out) {
+    const uint16_t* base = W + t * (n / 2) * 2 * TILE;
+    float acc[TILE] = {0.f};
+    for (int64_t p = 0; p < n / 2; p++) {
+        const uint16_t* w = base + p * 2 * TILE;
+        const float x0 = x.f[2 * p], x1 = x.f[2 * p + 1];
+        for (int64_t i = 0; i < TILE; i++) acc[i] += bf16_to_f32(w[2 * i]) * x0 + bf16_to_f32(w[2 * i + 1]) * x1;
+    }
+    memcpy(out, acc, sizeof(acc));
+}
+
+static void tile_int8_portable(const uint8_t* W, const float* S, int64_t t, int64_t n, const QVec& x,
+                               float* out) {
+    const int64_t nb = n / QBLOCK;
+    float acc[TILE] = {0.f};
+    for (int64_t j = 0; j < nb; j++) {
+        int32_t dot[TILE] = {0};
+        const uint8_t* wb = W + (t * nb + j) * QBLOCK * TILE;
+        const int8_t* xb = x.q.data() + j * QBLOCK;
+        for (int64_t q = 0; q < QBLOCK / 4; q++)
+            for (int64_t i = 0; i < TILE; i++)
+                for (int64_t c = 0; c < 4; c++)
+                    dot[i] += ((int32_t)wb[(q * TILE + i) * 4 + c] - 128) * (int32_t)xb[4 * q + c];
+        for (int64_t i = 0; i < TILE; i++) acc[i] += (float)dot[i] * (S[(t * nb + j) * TILE + i] * x.s[j]);
+    }
+    memcpy(out, acc, sizeof(acc));
+}
+
+// MB inputs, NT tiles from t0 into out (the layout of tiles_bf16), by whichever path runs.
+template <int MB, int NT>
+static void tiles(int64_t wtype, bool portable, const QMat& W, int64_t t0, int64_t n,
+                  const QVec* const* x, float* out) {
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+    if (wtype == 1 && !portable) { tiles_bf16<MB, NT>((const uint16_t*)W.w, t0, n, x, out); return; }
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+    if (wtype == 2 && !portable) { tiles_int8<MB, NT>((const uint8_t*)W.w, W.scales, t0, n, x, out); return; }
+#endif
+    (void)portable;
+    for (int m = 0; m < MB; m++)
+        for (int t = 0; t < NT; t++) {
+            float* o = out + (m * NT + t) * TILE;
+            if (wtype == 1) tile_bf16_portable((const uint16_t*)W.w, t0 + t, n, *x[m], o);
+            else tile_int8_portable((const uint8_t*)W.w, W.scales, t0 + t, n, *x[m], o);
+        }
+}
+
+// The instantiations a call picks from: NT_MAX tiles at a time (four for one input: four
+// independent chains of dot products; two for several inputs, whose MB x NT int8 sums and
+// results must stay in registers), MB_MAX = 4 inputs at a time.
+static const int MB_MAX = 4;
+template <int MB>
+static void tiles_n(int nt, int64_t wtype, bool portable, const QMat& W, int64_t t0, int64_t n,
+                    const QVec* const* x, float* out) {
+    switch (nt) {
+        case 4: tiles<MB, 4>(wtype, portable, W, t0, n, x, out); break;
+        case 3: tiles<MB, 3>(wtype, portable, W, t0, n, x, out); break;
+        case 2: tiles<MB, 2>(wtype, portable, W, t0, n, x, out); break;
+        default: tiles<MB, 1>(wtype, portable, W, t0, n, x, out); break;
     }
 }
 
-static void matvec_int8(const int8_t* W, const float* S, const QVec& x, int64_t n, int64_t r0,
-                        int64_t r1, float* y, bool portable) {
-    const int64_t nb = n / QBLOCK;
-    const int8_t* xq = x.q.data();
-    const float* xs = x.s.data();
-    int64_t r = r0;
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-    if (!portable) {
-        // vpdpbusd multiplies unsigned by signed bytes: |x| by (w with the sign of x)
-        for (; r + 4 <= r1; r += 4) {
-            const int8_t* w[4] = {W + r * n, W + (r + 1) * n, W + (r + 2) * n, W + (r + 3) * n};
-            const float* sc[4] = {S + r * nb, S + (r + 1) * nb, S + (r + 2) * nb, S + (r + 3) * nb};
-            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-            for (int64_t blk = 0; blk < nb; blk++) {
-                const __m256i xv = _mm256_loadu_si256((const __m256i*)(xq + blk * QBLOCK));
-                const __m256i ax = _mm256_sign_epi8(xv, xv);
-                for (int k = 0; k < 4; k++) {
-                    const __m256i wv = _mm256_loadu_si256((const __m256i*)(w[k] + blk * QBLOCK));
-                    const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, _mm256_sign_epi8(wv, xv));
-                    acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_set1_ps(sc[k][blk] * xs[blk]), acc[k]);
-                }
+// Rows [r0, r1) of y_m = W x_m (+ b) for nx inputs (ys[m] indexed by the matrix's row), any
+// r0 and r1: the tiles that cover them are computed whole and only rows in range stored (a
+// range starting inside a tile, as the up rows of a fused gate/up matrix whose d_ff is not a
+// multiple of 16, computes a few rows twice).
+static void qproduct(int64_t wtype, bool portable, const QMat& W, const float* b, const QVec* const* x,
+                     int64_t nx, int64_t n, int64_t r0, int64_t r1, float* const* ys) {
+    if (r1 <= r0) return;
+    const int64_t t_end = (r1 + TILE - 1) / TILE;
+    float out[MB_MAX * 4 * TILE];
+    for (int64_t m0 = 0; m0 < nx; m0 += MB_MAX) {
+        const int mb = (int)(nx - m0 < MB_MAX ? nx - m0 : MB_MAX);
+        const int nt_max = mb == 1 ? 4 : 2;
+        for (int64_t t0 = r0 / TILE; t0 < t_end; t0 += nt_max) {
+            const int nt = (int)(t_end - t0 < nt_max ? t_end - t0 : nt_max);
+            const QVec* const* xm = x + m0;
+            switch (mb) {
+                case 4: tiles_n<4>(nt, wtype, portable, W, t0, n, xm, out); break;
+                case 3: tiles_n<3>(nt, wtype, portable, W, t0, n, xm, out); break;
+                case 2: tiles_n<2>(nt, wtype, portable, W, t0, n, xm, out); break;
+                default: tiles_n<1>(nt, wtype, portable, W, t0, n, xm, out); break;
             }
-            for (int k = 0; k < 4; k++) {
-                const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[k]), _mm256_extractf128_ps(acc[k], 1));
-                const __m128 h2 = _mm_add_ps(h, _mm_movehl_ps(h, h));
-                y[r + k] = _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+            const int64_t lo = t0 * TILE > r0 ? t0 * TILE : r0;
+            const int64_t hi = (t0 + nt) * TILE < r1 ? (t0 + nt) * TILE : r1;
+            for (int m = 0; m < mb; m++) {
+                float* y = ys[m0 + m];
+                const float* o = out + m * nt * TILE - t0 * TILE;   // o[r]: row r of input m
+                for (int64_t r = lo; r < hi; r++) y[r] = b ? o[r] + b[r] : o[r];
             }
         }
-    }
-#endif
-    (void)portable;
-    for (; r < r1; r++) {
-        const int8_t* w = W + r * n;
-        const float* sc = S + r * nb;
-        float s = 0.f;
-        for (int64_t blk = 0; blk < nb; blk++) {
-            int32_t dot = 0;
-#pragma omp simd reduction(+ : dot)
-            for (int64_t i = 0; i < QBLOCK; i++) dot += (int32_t)w[blk * QBLOCK + i] * (int32_t)xq[blk * QBLOCK + i];
-            s += (float)dot * (sc[blk] * xs[blk]);
-        }
-        y[r] = s;
     }
 }
 
@@ -254,19 +339,19 @@ static void matvec_int8(const int8_t* W, const float* S, const QVec& x, int64_t 
 static void qmatvec_rows(int64_t wtype, bool portable, const QMat& W, const float* b, const QVec& x,
                          int64_t n, int64_t r0, int64_t r1, float* y) {
     if (wtype == 0) { matvec_rows((const float*)W.w, b, x.f, n, r0, r1, y); return; }
-    if (wtype == 1) matvec_bf16((const uint16_t*)W.w, x, n, r0, r1, y, portable);
-    else matvec_int8((const int8_t*)W.w, W.scales, x, n, r0, r1, y, portable);
-    if (b) for (int64_t i = r0; i < r1; i++) y[i] += b[i];
+    const QVec* xs[1] = {&x};
+    float* ys[1] = {y};
+    qproduct(wtype, portable, W, b, xs, 1, n, r0, r1, ys);
 }
 
 // Which SIMD paths this build has (models/decoders/quantized.py reports the path that runs):
 // bit 0 AVX512_BF16 dot products, bit 1 AVX512_VNNI int8 dot products
-int fused_simd_paths() {
+extern "C" int fused_simd_paths() {
     int paths = 0;
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
     paths |= 1;
 #endif
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
     paths |= 2;
 #endif
     return paths;
@@ -347,11 +432,12 @@ static void residual(float* x, const float* a, const float* post_norm, float eps
 
 // Feed `token` (its position is in the RoPE tables and the masks); writes the logits (vocab,).
 // Returns 0, or -1 when a buffer size is out of range (checked by the Python side too).
-int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
+extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
     const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
     if (D > 1024 || token < 0 || token >= m->vocab || m->wtype < 0 || m->wtype > 2) return -1;
     if (m->wtype == 2 && (d % QBLOCK || q_dim % QBLOCK || ff % QBLOCK)) return -1;
+    if (m->wtype == 1 && (d % 2 || q_dim % 2 || ff % 2)) return -1;
     const int64_t wt = m->wtype;
     const bool portable = m->portable != 0;
     int64_t max_c = 0;
@@ -428,26 +514,28 @@ int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     return 0;
 }
 
-// y (B, rows) = x (B, n) W^T (+ b) for the batched steps (models/decoders/quantized.py):
-// every row of x against the same weight chunk while it is in cache. Returns 0, or -1 on an
-// unknown format or an int8 width that is not a multiple of QBLOCK.
-int quant_linear(int64_t wtype, int64_t portable, const void* w, const float* scales,
+// y (B, rows) = x (B, n) W^T (+ b) for the batched steps (models/decoders/quantized.py): each
+// chunk of rows against all B inputs while it is in cache, MB_MAX inputs per pass over it.
+// Returns 0, or -1 on an unknown format or a width the format cannot take (bf16: even, int8: a
+// multiple of QBLOCK).
+extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, const float* scales,
                  const float* b, const float* x, int64_t B, int64_t n, int64_t rows, float* y,
                  int64_t n_threads) {
-    if (wtype < 0 || wtype > 2 || B < 0 || n <= 0 || rows < 0) return -1;
-    if (wtype == 2 && n % QBLOCK) return -1;
+    if (wtype < 1 || wtype > 2 || B < 0 || n <= 0 || rows < 0) return -1;
+    if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2)) return -1;
     const QMat W = {w, scales};
     std::vector<QVec> xs(B);
+    std::vector<const QVec*> xp(B);
+    std::vector<float*> yp(B);
+    for (int64_t i = 0; i < B; i++) { xp[i] = &xs[i]; yp[i] = y + i * rows; }
 #pragma omp parallel num_threads((int)n_threads)
     {
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < B; i++) prepare(wtype, x + i * n, n, xs[i]);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < chunks(rows); c++)
-            for (int64_t i = 0; i < B; i++)
-                qmatvec_rows(wtype, portable != 0, W, b, xs[i], n, c * CHUNK, chunk_end(c, rows), y + i * rows);
+            qproduct(wtype, portable != 0, W, b, xp.data(), B, n, c * CHUNK, chunk_end(c, rows), yp.data());
     }
     return 0;
 }
 
-}  // extern "C"

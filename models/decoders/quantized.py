@@ -33,6 +33,9 @@ WEIGHTS = ("fp32", "bf16", "int8")
 WTYPE = {"fp32": 0, "bf16": 1, "int8": 2}
 BYTES_PER_WEIGHT = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0 + 4.0 / 32}
 QBLOCK = 32
+TILE = 16          # output rows per packed tile (fused_decode.cpp)
+# what a row's width must be a multiple of: bf16 pairs, int8 blocks
+WIDTH_STEP = {"bf16": 2, "int8": QBLOCK}
 WEIGHTS_ENV = "EXPLORER_WEIGHTS"
 PORTABLE_ENV = "EXPLORER_KERNEL_PORTABLE"
 DEFAULT_WEIGHTS = "fp32"
@@ -95,7 +98,13 @@ def path_label(weights: str, portable: Optional[bool] = None) -> str:
 
 class QuantWeight:
     """One (out, in) weight in bf16 or int8 blocks; calling it is the product x W^T (+ b) for
-    any number of rows of x, through the compiled kernel (CPU, fp32 activations)."""
+    any number of rows of x, through the compiled kernel (CPU, fp32 activations).
+
+    Stored in the kernel's packed layout (fused_decode.cpp, "The packed layouts"): rows in tiles
+    of TILE = 16, the last one padded with zero rows, and inside a tile one small step along
+    the input (a bf16 pair, an int8 quad) of all 16 rows together, so that one vector load
+    feeds 16 row sums at once; int8 codes are kept as q + 128 (unsigned bytes). `codes()`,
+    `block_scales()` and `dequantize()` give the plain (out, in) views back."""
 
     def __init__(self, weight: torch.Tensor, weights: str):
         check_weights(weights)
@@ -104,17 +113,42 @@ class QuantWeight:
         weight = weight.detach().to(torch.float32)
         self.weights, self.shape = weights, tuple(weight.shape)
         out, n = self.shape
+        if n % WIDTH_STEP[weights]:
+            raise ValueError(f"{weights} weights need rows of a multiple of {WIDTH_STEP[weights]} "
+                             f"values, not {n}")
+        tiles = -(-out // TILE)
+        padded = weight if out == tiles * TILE else torch.cat([weight, weight.new_zeros(tiles * TILE - out, n)])
         if weights == "bf16":
-            self.data, self.scales = weight.to(torch.bfloat16).contiguous(), None
+            # (T*16, n) -> (T, 16, n/2, 2) -> (T, n/2, 16, 2): a pair of 16 rows per 64 bytes
+            self.data = (padded.to(torch.bfloat16).reshape(tiles, TILE, n // 2, 2)
+                         .permute(0, 2, 1, 3).contiguous().reshape(-1))
+            self.scales = None
         else:
-            if n % QBLOCK:
-                raise ValueError(f"int8 weights need rows of a multiple of {QBLOCK} values, not {n}")
-            blocks = weight.reshape(out, n // QBLOCK, QBLOCK)
-            amax = blocks.abs().amax(-1)                                       # (out, n/32)
+            nb = n // QBLOCK
+            blocks = padded.reshape(tiles * TILE, nb, QBLOCK)
+            amax = blocks.abs().amax(-1)                                       # (T*16, nb)
             scales = amax / 127.0
             inv = torch.where(amax > 0, 127.0 / amax, torch.zeros_like(amax))
-            q = torch.round(blocks * inv[..., None]).clamp_(-127, 127).to(torch.int8)
-            self.data, self.scales = q.reshape(out, n).contiguous(), scales.contiguous()
+            q = torch.round(blocks * inv[..., None]).clamp_(-127, 127).to(torch.int16) + 128
+            # (T*16, nb, 32) -> (T, 16, nb, 8, 4) -> (T, nb, 8, 16, 4): a quad of 16 rows per
+            # 64 bytes; scales (T*16, nb) -> (T, nb, 16)
+            self.data = (q.to(torch.uint8).reshape(tiles, TILE, nb, QBLOCK // 4, 4)
+                         .permute(0, 2, 3, 1, 4).contiguous().reshape(-1))
+            self.scales = scales.reshape(tiles, TILE, nb).permute(0, 2, 1).contiguous().reshape(-1)
+
+    def codes(self) -> torch.Tensor:
+        """int8: the (out, in) codes q, w = q * scale of its block."""
+        out, n = self.shape
+        tiles, nb = -(-out // TILE), n // QBLOCK
+        q = (self.data.reshape(tiles, nb, QBLOCK // 4, TILE, 4).permute(0, 3, 1, 2, 4)
+             .reshape(tiles * TILE, n)[:out])
+        return (q.to(torch.int16) - 128).to(torch.int8)
+
+    def block_scales(self) -> torch.Tensor:
+        """int8: the (out, in / 32) scale of each row's blocks."""
+        out, n = self.shape
+        tiles, nb = -(-out // TILE), n // QBLOCK
+        return self.scales.reshape(tiles, nb, TILE).permute(0, 2, 1).reshape(tiles * TILE, nb)[:out]
 
     @property
     def nbytes(self) -> int:
@@ -122,11 +156,13 @@ class QuantWeight:
 
     def dequantize(self) -> torch.Tensor:
         """The fp32 values the kernel multiplies by (tests, and the quality measurements)."""
-        if self.weights == "bf16":
-            return self.data.to(torch.float32)
         out, n = self.shape
-        q = self.data.reshape(out, n // QBLOCK, QBLOCK).to(torch.float32)
-        return (q * self.scales[..., None]).reshape(out, n)
+        if self.weights == "bf16":
+            tiles = -(-out // TILE)
+            return (self.data.reshape(tiles, n // 2, TILE, 2).permute(0, 2, 1, 3)
+                    .reshape(tiles * TILE, n)[:out].to(torch.float32))
+        q = self.codes().reshape(out, n // QBLOCK, QBLOCK).to(torch.float32)
+        return (q * self.block_scales()[..., None]).reshape(out, n)
 
     def __call__(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None,
                  portable: Optional[bool] = None) -> torch.Tensor:

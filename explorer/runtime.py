@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -167,13 +167,18 @@ class Runtime:
     @property
     def device_label(self) -> str:
         """e.g. "CPU, 2 threads (float32), decode weights int8 (AVX512_VNNI)", "NVIDIA H200
-        (bfloat16)": on the CPU, the precision the decode steps read (EXPLORER_WEIGHTS) and the
-        product path this CPU takes for it (models.decoders.quantized)."""
+        (bfloat16)": on the CPU, the precision the decode steps read (EXPLORER_WEIGHTS, else
+        fp32) and the product path this CPU takes for it (models.decoders.quantized)."""
+        return self.device_label_of(None)
+
+    def device_label_of(self, loaded: Optional[LoadedModel]) -> str:
+        """device_label for one loaded model: its decode steps' precision (the operator's, else
+        the one measured for its checkpoint, models.decoders.quantized.configured_weights)."""
         from models.device import describe
 
         label = describe(self.device, self.dtype)
         if torch.device(self.device).type == "cpu":
-            label += f", decode weights {decode_weights_label()}"
+            label += f", decode weights {decode_weights_label(loaded.model if loaded else None)}"
         return label
 
     # ----- loading --------------------------------------------------------------------------
@@ -320,6 +325,8 @@ class Runtime:
                 log.error("could not load %s from %s", name, folder)
                 raise
             model.eval()
+            # the precision its CPU decode steps read unless the operator chose one
+            model.decode_weights = getattr(self._registry[name], "decode_weights", "fp32")
             progress(0.95, f"Loading the tokenizer of {name}")
             tokenizer = self._load_tokenizer(folder)
             loaded = LoadedModel(
@@ -395,12 +402,13 @@ def _load_tokenizer(folder: Path) -> Any:
         return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
 
 
-def decode_weights_label() -> str:
-    """The decode steps' weight precision and its product path, e.g. "int8 (AVX512_VNNI)";
-    fp32 when the kernel cannot be built here (the steps then stay in the engine's fp32)."""
+def decode_weights_label(model=None) -> str:
+    """The decode steps' weight precision (of `model`, else the operator's or fp32) and its
+    product path, e.g. "int8 (AVX512_VNNI)"; fp32 when the kernel cannot be built here (the
+    steps then stay in the engine's fp32)."""
     from models.decoders import quantized
 
-    weights = quantized.configured_weights()
+    weights = quantized.configured_weights(model)
     try:
         return quantized.path_label(weights)
     except (RuntimeError, OSError):   # no compiler: no fused or quantized step on this machine

@@ -242,6 +242,10 @@ class CausalLM(nn.Module):
     family: ClassVar[str] = ""   # each family class sets it; equal to its config's family
     config: ModelConfig
     embed_scale: Optional[float] = None
+    # The weight precision its CPU decode steps read when the operator chose none
+    # (models.decoders.quantized.configured_weights): fp32 unless whoever loads a checkpoint
+    # sets the choice measured for it (explorer's registry does).
+    decode_weights: str = "fp32"
 
     def build(self, config, blocks: Iterable[nn.Module], norm: Optional[nn.Module] = None) -> None:
         """The parts every family has: the token embedding, its blocks, the final norm (RMSNorm

@@ -270,8 +270,8 @@ def test_the_c4_chart_shows_its_tolerance_line_at_every_precision(tiny_llama, we
     precision's tolerance (int8's 1.5 used to sit above a range ending at 1)."""
     import math
 
-    monkeypatch.setenv("EXPLORER_WEIGHTS", weights)
     _, session = run(tiny_llama, [4, 5, 6], max_new_tokens=3, compare_no_cache=False)
+    session.weights = weights                      # the precision its steps read
     session.logit_diffs = [0.2, 0.3, 0.1]          # as a quantized run's differences can be
     fig = figures.logit_diff_figure(session)
     tol = checks.c4_tolerance(weights)
@@ -433,19 +433,45 @@ def runtime():
     return Runtime(device="cpu", dtype=torch.float32)
 
 
-def test_real_smollm2_stream_matches_engine_and_full_forward(runtime):
+@pytest.mark.parametrize("chosen", ["fp32", None])
+def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatch, chosen):
+    """The served stream against the engine: with fp32 chosen, the eager engine's own greedy
+    tokens and C4 within the exact bound; with the served default (bf16 for SmolLM2 where the
+    CPU has AVX512_BF16), the engine stepping with the same bf16 products (like with like) and
+    C4 within that precision's bound."""
+    from explorer.serving import Scheduler
+    from models.decoders.quantized import WEIGHTS_ENV, weights_of
     from models.generate import SamplingParams, generate
+    from models.layers import packed_products
 
+    if chosen:
+        monkeypatch.setenv(WEIGHTS_ENV, chosen)
+    else:
+        monkeypatch.delenv(WEIGHTS_ENV, raising=False)
     loaded = runtime.get("smollm2-135m-instruct")
     ids, chat = req.encode_prompt(loaded.tokenizer, "Name a colour.")
     assert chat and loaded.tokenizer.decode(ids).endswith("<|im_start|>assistant\n")
     request = req.Request(prompt="Name a colour.", max_new_tokens=4, compare_no_cache=False)
-    _, session = run_real(loaded, ids, request)
-    direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=4))]
+    *_, session = sess.stream_generation(loaded.model, loaded.tokenizer, ids, request,
+                                         scheduler=Scheduler(loaded.model))
+    assert session.weights == (chosen or quantized_default(loaded))
+    table = weights_of(loaded.model, session.weights).table if session.weights != "fp32" else None
+    with packed_products(table):   # the engine's steps on the same products (fp32: its own)
+        direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=4))]
     assert session.generated_ids == direct
     assert session.bytes_match_formula()
     assert session.records[-1].cache_bytes[0] == 2 * 3 * 64 * 4 * (len(ids) + 3)
-    assert max(session.logit_diffs) <= checks.C4_TOLERANCE
+    assert max(session.logit_diffs) <= checks.c4_tolerance(session.weights)
+    if session.weights == "fp32":
+        assert checks.c4_tolerance(session.weights) == checks.C4_TOLERANCE
+
+
+def quantized_default(loaded) -> str:
+    """The precision a checkpoint's decode steps read with no EXPLORER_WEIGHTS: the one measured
+    for it where this CPU has its SIMD path, else fp32."""
+    from models.decoders.quantized import simd_paths
+    own = loaded.spec.decode_weights
+    return own if own == "fp32" or simd_paths()[own] else "fp32"
 
 
 def run_real(loaded, ids, request):

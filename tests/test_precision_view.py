@@ -72,7 +72,7 @@ def test_every_precision_measured_on_the_real_model(measured):
     assert bf16.max_dlogit > 0 and int8.max_dlogit > 0
     assert int8.max_dlogit > bf16.max_dlogit            # fewer bits, a larger rounding
     assert 0.5 < int8.top1 <= 1 and 0.5 < bf16.top1 <= 1
-    assert result.quality_tokens == 48 and result.serving == quantized.configured_weights()
+    assert result.quality_tokens == 48 and result.serving == quantized.configured_weights(loaded.model)
     # the KV cache's formats: bytes from the stored tensors (C3 with the element size, int8's
     # scales on top), fp32 exact against itself, the others a measured price
     config = loaded.model.config

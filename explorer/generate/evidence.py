@@ -174,11 +174,11 @@ def evidence_c4(loaded) -> Evidence:
                           compare_no_cache=False, check_full_forward=True)
     diffs = session.logit_diffs or []
     return Evidence(
-        claim="C4", passed=checks.c4_holds(diffs),
+        claim="C4", passed=checks.c4_holds(diffs, checks.c4_tolerance(session.weights)),
         measures=(Measure("claims.m.c4_max_diff", max(diffs) if diffs else float("nan"), digits=2),
                   Measure("claims.m.c4_positions", len(diffs))),
         criterion="claims.C4.criterion", tab=TAB, section=SECTION, model=loaded.name,
-        fields={"tol": checks.c4_tolerance()})
+        fields={"tol": checks.c4_tolerance(session.weights)})
 
 
 # ----- C9 -----------------------------------------------------------------------------------

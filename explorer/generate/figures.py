@@ -235,7 +235,7 @@ def logit_diff_figure(session: Session, lang: str = "en") -> go.Figure:
                     customdata=[[r.piece, d] for r, d in zip(session.records, session.logit_diffs)],
                     hovertemplate=(f"{text('generate.fig.position', lang)} %{{x}}: %{{customdata[0]}}"
                                    "<br>%{customdata[1]:.2e}<extra></extra>"))
-    tol = c4_tolerance()
+    tol = c4_tolerance(session.weights)
     fig.add_scatter(x=[min(positions), max(positions)], y=[tol, tol], mode="lines",
                     line=dict(color=UNCACHED_COLOUR, dash="dash"),
                     name=text("generate.fig.tolerance", lang, tol=tol), hoverinfo="skip")
@@ -416,7 +416,7 @@ def summary(session: Session, lang: str = "en") -> str:
         lines.append(line)
     if session.logit_diffs:
         lines.append(text("generate.ev.c4", lang, n=len(session.logit_diffs),
-                          diff=session.max_logit_diff(), tol=c4_tolerance(),
-                          verdict=text("generate.ev.within" if c4_holds(session.logit_diffs)
+                          diff=session.max_logit_diff(), tol=c4_tolerance(session.weights),
+                          verdict=text("generate.ev.within" if c4_holds(session.logit_diffs, c4_tolerance(session.weights))
                                        else "generate.ev.beyond", lang)))
     return "\n\n".join(lines)

@@ -194,7 +194,7 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
     return PrecisionResult(model=getattr(loaded.spec, "title", loaded.name), rows=tuple(rows),
                            prompt_tokens=len(ids), new_tokens=new_tokens,
                            quality_tokens=len(held) - 1, rounds=rounds, bandwidth=bandwidth,
-                           serving=quantized.configured_weights(), threads=torch.get_num_threads(),
+                           serving=quantized.configured_weights(loaded.model), threads=torch.get_num_threads(),
                            kv_rows=kv_rows)
 
 

@@ -132,6 +132,7 @@ class Session:
     first_token_s: Optional[float] = None
     decode_s: float = 0.0      # wall time from the first token to the last one
     logit_diffs: Optional[list] = None  # per generated token, max |cached - full| (C4)
+    weights: str = "fp32"               # the precision its decode steps read (C4's bound)
     replay: list = field(default_factory=list)
     replay_note: str = ""      # "" | "budget" (the replay ran out of time) | "busy" (C1 and C4
                                # declined: other visitors were generating, see stream_generation)
@@ -305,6 +306,8 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         return False
 
     shared = scheduler if scheduler is not None else scheduler_for(model)
+    # the precision the loop's steps read (its decoder's; C4 compares like with like)
+    session.weights = getattr(getattr(shared, "decoder", None), "weights", None) or configured_weights(model)
     cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids,
                                        visitor, public_prefix)
     if session.stopped is None and not halt():
@@ -387,7 +390,7 @@ def _check(session: Session, model, cached_logits: Optional[list], deadline: flo
     if request.check_full_forward and cached_logits:
         session.phase = "checking"
         session.logit_diffs = logit_differences(model, everything, session.n_prompt,
-                                                cached_logits, options, configured_weights())
+                                                cached_logits, options, session.weights)
         cached_logits.clear()   # the rows are compared: their memory goes back now
         yield session
     if request.check_full_forward or request.compare_no_cache:

@@ -58,7 +58,7 @@ def show_card(runtime, model_name, lang, progress=gr.Progress()):
     """(card Markdown, the card's numbers, licence text, the card) of the selected model."""
     lang = normalize_language(lang)
     loaded = load_or_error(runtime, model_name, progress)
-    card = model_card.run(loaded, runtime.device_label)
+    card = model_card.run(loaded, runtime.device_label_of(loaded))
     spec = loaded.spec
     licence_text = spec.licence_text() if hasattr(spec, "licence_text") else ""
     return model_card.summary(card, lang), card.as_dict(), licence_text, card
@@ -66,7 +66,8 @@ def show_card(runtime, model_name, lang, progress=gr.Progress()):
 
 def model_info(runtime, model_name: str) -> dict:
     """Config numbers of the named embedded model, read from the loaded model."""
-    return model_card.run(load_or_error(runtime, model_name), runtime.device_label).as_dict()
+    loaded = load_or_error(runtime, model_name)
+    return model_card.run(loaded, runtime.device_label_of(loaded)).as_dict()
 
 
 def build(ctx: TabContext) -> None:

@@ -174,9 +174,9 @@ def render_status(runtime: Runtime, t: Translator, model_name: Any, lang: Any) -
     """(status Markdown, notice update) for the header, in `lang`. Loads nothing."""
     name = runtime.check_name(model_name)
     spec = runtime.spec(name)
-    lines = [t.text("shell.device", lang, device=runtime.device_label)]
-    if runtime.is_loaded(name):
-        loaded = runtime.get(name)
+    loaded = runtime.get(name) if runtime.is_loaded(name) else None
+    lines = [t.text("shell.device", lang, device=runtime.device_label_of(loaded))]
+    if loaded is not None:
         params = sum(p.numel() for p in loaded.model.parameters()) / 1e6
         lines.append(t.text("shell.loaded", lang, title=_title(spec, name),
                             layers=loaded.config.n_layers, params=params))

@@ -81,7 +81,7 @@ class BatchedDecoder:
         self.model, self.solo, self.pooled, self.kernel = model, solo, pooled, kernel
         # the precision of the decode steps' weights (models.decoders.quantized): fp32 packs
         # the model's own weights for oneDNN; bf16 / int8 use their copies, compiled products
-        self.weights = quantized.configured_weights() if weights is None else quantized.check_weights(weights)
+        self.weights = quantized.configured_weights(model) if weights is None else quantized.check_weights(weights)
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
         self._inv_freq: dict = {}
         self.pool = KVPool(model)

@@ -114,7 +114,7 @@ class FusedDecoder:
     def __init__(self, model: CausalLM, options: Optional[RunOptions] = None,
                  weights: Optional[str] = None, portable: Optional[bool] = None):
         options = decode_options(options)
-        weights = quantized.configured_weights() if weights is None else quantized.check_weights(weights)
+        weights = quantized.configured_weights(model) if weights is None else quantized.check_weights(weights)
         portable = quantized.portable_forced() if portable is None else bool(portable)
         config = model.config
         if model.family not in LAYOUTS:

@@ -16,7 +16,8 @@ in it, and the tests bound every precision's logits against it (tests/test_preci
 The copies are made once per model and precision (`weights_of`), held beside the fp32 model
 (which the prefill and the recording forwards keep using).
 
-    EXPLORER_WEIGHTS=fp32|bf16|int8     the precision the decode steps read (default fp32)
+    EXPLORER_WEIGHTS=fp32|bf16|int8     the precision the decode steps read (default: the
+                                        model's decode_weights where its SIMD path exists, else fp32)
     EXPLORER_KERNEL_PORTABLE=1          the portable loops even where the SIMD paths exist
 """
 from __future__ import annotations
@@ -48,13 +49,24 @@ def check_weights(weights) -> str:
     return weights
 
 
-def configured_weights() -> str:
-    """The precision the operator chose (EXPLORER_WEIGHTS), else DEFAULT_WEIGHTS."""
-    value = os.environ.get(WEIGHTS_ENV, "").strip().lower() or DEFAULT_WEIGHTS
+def configured_weights(model=None) -> str:
+    """The precision the decode steps read: the operator's (EXPLORER_WEIGHTS) if set; else the
+    model's own default (`CausalLM.decode_weights`, the choice measured for its checkpoint)
+    where this CPU has that precision's SIMD path, which is what the choice was measured on;
+    else DEFAULT_WEIGHTS (fp32)."""
+    value = os.environ.get(WEIGHTS_ENV, "").strip().lower()
+    if value:
+        try:
+            return check_weights(value)
+        except ValueError:
+            raise ValueError(f"{WEIGHTS_ENV}={value!r}: choose one of {', '.join(WEIGHTS)}") from None
+    own = check_weights(getattr(model, "decode_weights", DEFAULT_WEIGHTS))
+    if own == DEFAULT_WEIGHTS or portable_forced():
+        return DEFAULT_WEIGHTS
     try:
-        return check_weights(value)
-    except ValueError:
-        raise ValueError(f"{WEIGHTS_ENV}={value!r}: choose one of {', '.join(WEIGHTS)}") from None
+        return own if simd_paths()[own] else DEFAULT_WEIGHTS
+    except (RuntimeError, OSError):   # no compiler here: no quantized step at all
+        return DEFAULT_WEIGHTS
 
 
 def portable_forced() -> bool:

@@ -36,8 +36,8 @@ STRINGS = {
         "top-1 一致率 | 最大 \\|Δ logit\\| | 困惑度 |\n|---|---:|---:|---:|---:|---:|---:|---:|"),
     'precision.summary.pick': (
         "就单个请求而言，服务默认精度的规则——与 fp32 的 top-1 一致率不低于 {pct:.0f}% 的精度中最快的一个——"
-        "在这里选出 **{pick}**。本服务器的解码步骤读取的是 **{serving}**（`EXPLORER_WEIGHTS`）："
-        "全班的请求经批量解码步骤运行，在 30 个请求时 fp32 的打包乘法实测快于 bf16 和 int8（见 README）。"),
+        "在这里选出 **{pick}**。本服务器的解码步骤读取的是 **{serving}**：运维者的选择（`EXPLORER_WEIGHTS`），"
+        "否则是同一规则在 512 个留出词元上、且所有论断都通过时为该检查点选出的精度（见 README）。"),
     'precision.table.continuation': "| 精度 | 提示的贪心续写 |\n|---|---|",
 }
 STRINGS['precision.kv.head'] = (

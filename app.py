@@ -175,7 +175,8 @@ def _warm_up(runtime: Runtime) -> None:
         print(f"[startup] {100 * fraction:3.0f}% {message}", flush=True)
 
     try:
-        runtime.get(runtime.default_name, progress=report)
+        loaded = runtime.get(runtime.default_name, progress=report)
+        print(f"[startup] {loaded.name} runs on {runtime.device_label_of(loaded)}", flush=True)
     except Exception as error:  # the page will show the same error to the visitor
         print(f"[startup] could not load {runtime.default_name}: {error}", file=sys.stderr, flush=True)
 

@@ -64,6 +64,7 @@ def test_every_queued_event_is_in_a_named_group_and_has_a_thread(runtime):
         assert f.concurrency_limit == app.GROUPS[f.concurrency_id].concurrency, f.api_name
     by_name = {f.api_name: f.concurrency_id for f in queued}
     assert by_name["streaming_ppl"] == by_name["claims_board"] == by_name["rope_perplexity"] == "long"
+    assert by_name["precision_measure"] == "long"    # 20-40 s idle: ends by its own deadline
     assert by_name["attention_map"] == "model" and by_name["load_model"] == "cheap"
     # one worker thread for every event the groups let run at once, and the unqueued ones
     running = sum(app.GROUPS[g].concurrency for g in groups)

@@ -153,3 +153,17 @@ def test_c4_compares_a_quantized_run_like_with_like(measured, weights):
     other = everything[:len(ids)] + [(t + 1) % model.config.vocab_size for t in everything[len(ids):]]
     broken = logit_differences(model, other, len(ids), logits, weights=weights)
     assert max(broken[1:]) > 2 * C4_TOLERANCES[weights], broken
+
+
+def test_the_measurement_ends_itself_at_its_deadline(runtime):
+    """It runs in the long runs' group, where Gradio's time_limit does not end a click event:
+    its own deadline, checked between steps, does (the message in both languages)."""
+    from explorer.attention import Deadline
+
+    loaded = runtime.get(runtime.default_name)
+    with pytest.raises(InputError) as info:
+        precision.run(loaded, new_tokens=2, quality_tokens=8, rounds=1, deadline=Deadline(0))
+    assert info.value.key == "precision.err.time_limit"
+    assert "180 s" in InputError("precision.err.time_limit", s=180).message("en")
+    assert "180 秒" in info.value.__class__("precision.err.time_limit", s=180).message("zh")
+

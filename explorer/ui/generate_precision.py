@@ -2,15 +2,17 @@
 each weight precision of the fused decode step measured on the loaded model, its speed beside
 the roofline's and its price against fp32.
 
-Thin wiring: one run button (the model group: nothing else of the model runs meanwhile), a
-refusal while visitors' runs decode (their steps and these would time each other), and the
-result kept in gr.State for the language switch."""
+Thin wiring: one run button (the long runs' group: 20-40 s on an idle machine, so it holds no
+one's short forward; it ends itself by TIME_LIMIT_S), a refusal while visitors' runs decode
+(their steps and these would time each other), and the result kept in gr.State for the
+language switch."""
 from __future__ import annotations
 
 from typing import Any
 
 import gradio as gr
 
+from explorer.attention import Deadline
 from explorer.generate import device_roof, precision, precision_figures
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
@@ -18,7 +20,7 @@ from explorer.serving import scheduler_for
 from explorer.ui import TabContext, load_or_error, visitor_errors
 
 SECTION_ID = "section-generate-precision"
-TIME_LIMIT_S = 180       # a slow, shared CPU: the measurement takes 10-20 s when idle
+TIME_LIMIT_S = 180       # a slow, shared CPU: the measurement takes 20-40 s when idle
 
 
 def draw(result: precision.PrecisionResult, lang: Any):
@@ -35,7 +37,7 @@ def measure(runtime, model_name: Any, lang: Any, progress=gr.Progress()):
     if scheduler_for(loaded.model).load():
         raise InputError("precision.busy")
     roof = device_roof.cached(loaded.device, loaded.dtype) or device_roof.measure(loaded.device, loaded.dtype)
-    result = precision.run(loaded, roof=roof)
+    result = precision.run(loaded, roof=roof, deadline=Deadline(TIME_LIMIT_S))
     return (*draw(result, lang), result)
 
 
@@ -53,6 +55,6 @@ def build(ctx: TabContext) -> None:
         return measure(ctx.runtime, model_name, lang, progress)
 
     event = run.click(handler, [ctx.model, ctx.lang], [speed, price, summary, state],
-                      api_name="precision_measure", time_limit=TIME_LIMIT_S, **ctx.model_event)
+                      api_name="precision_measure", time_limit=TIME_LIMIT_S, **ctx.long_event)
     ctx.redraw_on_language(state, [speed, price, summary], draw)
     ctx.view("generate.precision", [], run=run, event=event, state=state)

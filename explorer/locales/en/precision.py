@@ -9,7 +9,7 @@ STRINGS = {
         "the Generate tab's default prompt greedily through our fused step in each precision "
         "(interleaved, so the machine's load hits all alike) and to score each against fp32 "
         "on a held-out text: speed follows the bytes read, and each bit dropped has a "
-        "measured price. About 10-20 s; nothing else of the model runs meanwhile."),
+        "measured price. About 20 s (SmolLM2) to 40 s (Gemma 3); nothing else of the model runs meanwhile."),
     'precision.measure': 'Measure',
     'precision.none': 'Press Measure to decode in every precision.',
     'precision.busy': (
@@ -42,6 +42,9 @@ STRINGS = {
         "is at least {pct:.0f}%, picks **{pick}** here. This server's decode steps read "
         "**{serving}**: the operator's choice (`EXPLORER_WEIGHTS`), else the one this rule picked "
         "for this checkpoint over 512 held-out tokens with every claim passing (README)."),
+    'precision.err.time_limit': (
+        "The measurement reached its {s:.0f} s limit and stopped: the machine is busy. "
+        "Try again in a while."),
     'precision.table.continuation': "| precision | greedy continuation of the prompt |\n|---|---|",
 }
 STRINGS['precision.kv.head'] = (

@@ -211,3 +211,22 @@ def test_a_folders_weights_are_counted_from_its_headers(tmp_path):
     model = load_model(folder, device="cpu", dtype=torch.float32)
     assert folder_weights_bytes(folder, torch.float32) >= module_bytes(model) > 0
     assert folder_weights_bytes(folder, torch.bfloat16) * 2 == folder_weights_bytes(folder, torch.float32)
+
+
+def test_an_unloaded_model_is_freed_with_the_claims_boards_loop():
+    """The board keeps a decode loop of its own per model (explorer/generate/evidence.py); an
+    unloaded model goes with it too (before, that loop held it until the process ended)."""
+    import gc
+    import weakref
+
+    from explorer.generate import evidence
+
+    runtime = _budgeted({"a": 400, "b": 400}, budget=600)
+    model = runtime.get("a").model
+    with evidence._LOOPS_LOCK:
+        evidence._LOOPS[model] = type("Loop", (), {"model": model})()   # a loop holds its model
+    gone = weakref.ref(model)
+    del model
+    runtime.get("b")                                                    # "a" is unloaded
+    gc.collect()
+    assert gone() is None, "the unloaded model is still held by the board's loop"

@@ -37,6 +37,7 @@ from explorer.generate import checks, shapes
 from explorer.generate.request import Request, encode_prompt
 from explorer.generate.session import Session, c3_verdict, c9_verdict, stream_generation
 from explorer.locales import Term
+from explorer.serving import registry as serving_registry
 
 TAB = "generate"
 SECTION = "section-generate-section-run"
@@ -56,6 +57,16 @@ LLAMA2_TOKENS, FP16 = 32 * 1024, 2
 
 _LOOPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _LOOPS_LOCK = threading.Lock()
+
+
+def _forget_loop(model) -> None:
+    """An unloaded model's board loop goes with it (its loop holds it: the weak key alone
+    would never let it go)."""
+    with _LOOPS_LOCK:
+        _LOOPS.pop(model, None)
+
+
+serving_registry.on_forget(_forget_loop)
 
 
 def _loop(model):

@@ -55,11 +55,23 @@ def existing(model: Any) -> Any:
         return _SCHEDULERS.get(model)
 
 
+_FORGET_HOOKS: list = []   # callables(model) run by forget: other holders of a model's loops
+
+
+def on_forget(hook: Callable[[Any], None]) -> None:
+    """Have `hook(model)` run whenever a model's loops are forgotten (the claims board keeps a
+    loop of its own per model, explorer/generate/evidence.py)."""
+    _FORGET_HOOKS.append(hook)
+
+
 def forget(model: Any) -> None:
-    """Drop the loop of a model being unloaded: it holds the model, so the model's memory could
-    never go otherwise. Runs still in it finish; the next `shared` of a model makes a new one."""
+    """Drop the loop of a model being unloaded (and, through on_forget's hooks, every other
+    loop kept for it): a loop holds the model, so the model's memory could never go
+    otherwise. Runs still in it finish; the next `shared` of a model makes a new one."""
     with _REGISTRY_LOCK:
         _SCHEDULERS.pop(model, None)
+    for hook in list(_FORGET_HOOKS):
+        hook(model)
 
 
 @atexit.register

@@ -35,6 +35,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
+from explorer.attention import TimeLimitReached, check_deadline
 from explorer.inputs import InputError
 
 NEW_TOKENS = 32          # tokens timed per precision and round
@@ -115,21 +116,14 @@ def greedy_rate(decoder, ids: list, new_tokens: int) -> tuple[float, list]:
 
 def teacher_forced(decoder, ids: Sequence[int], deadline: Any = None) -> torch.Tensor:
     """(len(ids) - 1, V) logits: position i predicts ids[i + 1], each fed through the step.
-    `deadline`: checked every 32 steps (see check_deadline)."""
+    `deadline`: an explorer.attention.Deadline checked every 32 steps, or None."""
     cache = decoder.new_cache(len(ids) + 1)
     out = [decoder.prefill(list(ids[:1]), cache)[0, -1]]
     for i, token in enumerate(ids[1:-1]):
         if i % 32 == 31:
-            check_deadline(deadline)
+            check_deadline(deadline, i, len(ids) - 2)
         out.append(decoder.step(int(token), cache)[0, -1])
     return torch.stack(out)
-
-
-def check_deadline(deadline: Any) -> None:
-    """Refuse to go on past `deadline` (an explorer.attention.Deadline, or None: no limit): the
-    measurement runs in the long runs' group and ends itself, whatever the machine's load."""
-    if deadline is not None and time.monotonic() >= deadline.end:
-        raise InputError("precision.err.time_limit", s=deadline.seconds)
 
 
 def quality(logits: dict, ids: Sequence[int]) -> dict:
@@ -176,21 +170,26 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
         decoders = _decoders(loaded.model)
     except ValueError as error:      # a family the fused kernel does not cover
         raise InputError("precision.err.model", reason=str(error)) from None
-    with torch.inference_mode():
-        for decoder in decoders.values():            # weights copied, kernel bound, caches warm
-            greedy_rate(decoder, ids[:8], 2)
-        rates = {w: [] for w in decoders}
-        tokens = {}
-        for _ in range(rounds):
-            for w, decoder in decoders.items():
-                check_deadline(deadline)
-                rate, out = greedy_rate(decoder, ids, new_tokens)
-                rates[w].append(rate)
-                tokens.setdefault(w, out)
-        held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]
-        scored = quality({w: teacher_forced(d, held, deadline) for w, d in decoders.items()}, held)
-        check_deadline(deadline)
-        kv_rows = kv_quality(loaded.model, held)
+    # the measurement runs in the long runs' group and ends itself by `deadline` (Deadline.check
+    # between steps), told in its own words rather than the attention experiments'
+    try:
+        with torch.inference_mode():
+            for decoder in decoders.values():            # weights copied, kernel bound, caches warm
+                greedy_rate(decoder, ids[:8], 2)
+            rates = {w: [] for w in decoders}
+            tokens = {}
+            for _ in range(rounds):
+                for w, decoder in decoders.items():
+                    check_deadline(deadline, len(rates[w]), rounds)
+                    rate, out = greedy_rate(decoder, ids, new_tokens)
+                    rates[w].append(rate)
+                    tokens.setdefault(w, out)
+            held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]
+            scored = quality({w: teacher_forced(d, held, deadline) for w, d in decoders.items()}, held)
+            check_deadline(deadline, len(held), len(held))
+            kv_rows = kv_quality(loaded.model, held)
+    except TimeLimitReached:
+        raise InputError("precision.err.time_limit", s=deadline.seconds) from None
     config = loaded.model.config
     kv = int(config.kv_bytes(len(ids), 4, [None] * config.n_layers))
     bandwidth = getattr(roof, "bandwidth", None)

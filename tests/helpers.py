@@ -212,3 +212,11 @@ def open_generate_tab(page, app_url: str, load_timeout_ms: int = 180_000) -> Non
         timeout=load_timeout_ms)
     page.locator("#explorer-tabs [role=tab]", has_text="Generate").click()
     page.locator("#gen-prompt textarea").wait_for()
+
+
+def measured_default(loaded) -> str:
+    """The precision a checkpoint's decode steps read with no EXPLORER_WEIGHTS, written out from
+    the registry: the one measured for it where this CPU has its SIMD path, else fp32."""
+    from models.decoders.quantized import simd_paths
+    own = loaded.spec.decode_weights
+    return own if own == "fp32" or simd_paths()[own] else "fp32"

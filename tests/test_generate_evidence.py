@@ -16,7 +16,7 @@ from explorer.generate import checks, evidence as ev
 from explorer.generate import request as req, session as sess
 from explorer.locales import text
 from models.forward import RunOptions
-from tests.helpers import ours_from_hf, tiny_hf
+from tests.helpers import measured_default, ours_from_hf, tiny_hf
 
 SMOL = "smollm2-135m-instruct"
 
@@ -147,15 +147,14 @@ def test_c4_on_smollm2(smol, monkeypatch, chosen):
     """C4 on the precision the server decodes with (SmolLM2's measured default, bf16 where the
     CPU has AVX512_BF16) and on fp32 chosen by the operator, each within its own bound; fp32's
     is the exact engine's (summation order only)."""
-    from models.decoders.quantized import WEIGHTS_ENV, configured_weights, simd_paths
+    from models.decoders.quantized import WEIGHTS_ENV, configured_weights
     if chosen:
         monkeypatch.setenv(WEIGHTS_ENV, chosen)
     else:
         monkeypatch.delenv(WEIGHTS_ENV, raising=False)
     monkeypatch.setattr(ev, "_LOOPS", {})   # the board's loop made anew, at this precision
     weights = configured_weights(smol.model)
-    own = smol.spec.decode_weights                     # bf16, measured for SmolLM2
-    assert weights == (chosen or (own if simd_paths()[own] else "fp32"))
+    assert weights == (chosen or measured_default(smol))   # SmolLM2's: bf16
     evidence = ev.evidence_c4(smol)
     found = measures(evidence)
     assert evidence.passed and found["c4_positions"] == ev.C4_NEW

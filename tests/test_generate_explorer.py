@@ -19,7 +19,7 @@ from explorer.generate.request import parse_request
 from explorer.inputs import InputError
 from models.attention import MaskSpec
 from models.forward import RunOptions
-from tests.helpers import ours_from_hf, tiny_hf
+from tests.helpers import measured_default, ours_from_hf, tiny_hf
 
 
 class DigitTokenizer:
@@ -454,7 +454,7 @@ def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatc
     request = req.Request(prompt="Name a colour.", max_new_tokens=4, compare_no_cache=False)
     *_, session = sess.stream_generation(loaded.model, loaded.tokenizer, ids, request,
                                          scheduler=Scheduler(loaded.model))
-    assert session.weights == (chosen or quantized_default(loaded))
+    assert session.weights == (chosen or measured_default(loaded))
     table = weights_of(loaded.model, session.weights).table if session.weights != "fp32" else None
     with packed_products(table):   # the engine's steps on the same products (fp32: its own)
         direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=4))]
@@ -464,14 +464,6 @@ def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatc
     assert max(session.logit_diffs) <= checks.c4_tolerance(session.weights)
     if session.weights == "fp32":
         assert checks.c4_tolerance(session.weights) == checks.C4_TOLERANCE
-
-
-def quantized_default(loaded) -> str:
-    """The precision a checkpoint's decode steps read with no EXPLORER_WEIGHTS: the one measured
-    for it where this CPU has its SIMD path, else fp32."""
-    from models.decoders.quantized import simd_paths
-    own = loaded.spec.decode_weights
-    return own if own == "fp32" or simd_paths()[own] else "fp32"
 
 
 def run_real(loaded, ids, request):

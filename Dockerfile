@@ -5,11 +5,15 @@
 #   docker build --build-arg PIP_FIND_LINKS=/wheels -v /path/to/wheels:/wheels -t explorer .
 # Run:  docker run -p 7860:7860 explorer   -> http://127.0.0.1:7860
 #
-# The base image is pinned by tag only: no image registry could be reached where this file was
-# last edited, so its digest is not recorded (an invented one would only break the build). To
-# pin it: `docker buildx imagetools inspect python:3.11-slim`, then
-# FROM python:3.11-slim@sha256:<the digest it prints>.
-FROM python:3.11-slim
+# The base image is pinned by digest: the multi-platform index of python:3.11-slim (Python
+# 3.11.15 on Debian trixie, built 2026-08-05) as Docker's official-images project records it
+# (github.com/docker-library/repo-info, repos/python/remote/3.11-slim.md). No image registry is
+# reachable where this file was edited, so the digest was copied from that record, not pulled.
+# To move to a newer build: `docker buildx imagetools inspect python:3.11-slim`, then replace
+# the digest below. A build from another base (an offline stand-in, a mirror) names it:
+#   docker build --build-arg BASE_IMAGE=localhost/py-base:bookworm -t explorer .
+ARG BASE_IMAGE=python:3.11-slim@sha256:90744cff8f32887f075c47d747a173ff333e9e98801667af93c357fa9f5e28ff
+FROM ${BASE_IMAGE}
 
 # pip reads PIP_FIND_LINKS from the environment; build args are in the environment of RUN.
 ARG PIP_FIND_LINKS=""

@@ -4,7 +4,8 @@
 #     bash bench/container_check.sh            # prints one RESULT line at the end
 # Steps (a recipe for machines whose registries are unreachable and whose cgroups are off):
 #   1. a Debian bookworm minbase made by debootstrap, imported as the stand-in for
-#      python:3.11-slim (the Dockerfile's FROM);
+#      python:3.11-slim (passed as the Dockerfile's BASE_IMAGE: its default is pinned by a
+#      digest that only a registry can serve);
 #   2. `podman build --isolation=chroot` of a clean `git archive HEAD` of this repo, with
 #      PIP_FIND_LINKS pointing at a mounted folder of local wheels (WHEELS, default /opt/wheels:
 #      the CPU torch wheel; a plain torch pin would pull the multi-GB CUDA build);
@@ -37,7 +38,6 @@ if ! podman image exists localhost/py-base:bookworm; then
   tar -C "$ROOTFS" -c . | podman import - localhost/py-base:bookworm >/dev/null
   rm -rf "$ROOTFS"
 fi
-podman tag localhost/py-base:bookworm docker.io/library/python:3.11-slim
 
 if [ "${SKIP_BUILD:-0}" = 1 ] && podman image exists localhost/explorer:check; then
   log "SKIP_BUILD=1: reusing the image built before"
@@ -46,7 +46,8 @@ CONTEXT=$(mktemp -d "$WORK/context.XXXX")
 git -C "$REPO" archive HEAD | tar -C "$CONTEXT" -x
 log "building $(git -C "$REPO" rev-parse --short HEAD) with PIP_FIND_LINKS=$WHEELS"
 podman build --isolation=chroot -v /etc/ssl/certs:/etc/ssl/certs:ro -v "$WHEELS:/wheels:ro" \
-    --build-arg PIP_FIND_LINKS=/wheels -t localhost/explorer:check "$CONTEXT" >"$WORK/build.log" 2>&1 \
+    --build-arg PIP_FIND_LINKS=/wheels \
+    --build-arg BASE_IMAGE=localhost/py-base:bookworm -t localhost/explorer:check "$CONTEXT" >"$WORK/build.log" 2>&1 \
   || { tail -30 "$WORK/build.log"; echo "RESULT container: build FAILED (log $WORK/build.log)"; exit 1; }
 rm -rf "$CONTEXT"
 fi

@@ -1,0 +1,150 @@
+"""Where a precision's top-1 loss comes from: the weights' rounding or the inputs', and which
+matrices, on a real checkpoint (issue 30: why Gemma 3's served default stays fp32).
+
+    python -m bench.precision_parts                                 # Gemma 3, 512 held-out tokens
+    python -m bench.precision_parts --model smollm2-135m-instruct --tokens 256
+
+One full forward of the engine over the held-out text (explorer.texts.long_text, the Precision
+section's) gives the fp32 reference logits; every variant is the same forward with some
+products changed, through the engine's own hook for them (models.layers.packed_products, the
+table the decode steps use for their bf16 and int8 copies):
+
+- bf16 emulated: F.linear on the weight and/or the product's input rounded to bf16 (and back),
+  in all matrices, in all but the LM head, or in one kind of matrix only (by its name in the
+  model: wqkv, wo, w_gate_up, w_down);
+- the kernels: every matrix through models.decoders.quantized.QuantWeight, bf16 (AVX512_BF16
+  or the portable loop) and int8, the products the decode steps run.
+
+Each line: top-1 agreement with the fp32 logits, max |delta logit|, perplexity. A position
+whose two best fp32 logits lie within `--tie` of each other is a near tie: the last line says
+how many positions are near ties and how many of each variant's disagreements fall on them
+(a perturbation of the size bf16 makes flips those first).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+MATRIX_KINDS = ("wqkv", "wo", "w_gate_up", "w_down")
+
+
+def _bf16(t):
+    import torch
+    return t.to(torch.bfloat16).to(torch.float32)
+
+
+def emulated_table(model, round_weights: bool, round_inputs: bool, head: bool = True,
+                   only: Optional[str] = None) -> dict:
+    """{module: product} with the weight and/or the input rounded to bf16 in F.linear.
+    head=False keeps the LM head fp32; only=<kind> rounds that kind of matrix alone (and keeps
+    the head fp32)."""
+    import torch.nn.functional as F
+
+    from models.layers import Linear
+
+    names = {module: name for name, module in model.named_modules()}
+    matrices = [(m, m.weight) for m in model.modules() if isinstance(m, Linear)]
+    table = {}
+    for module, weight in matrices + [(model, model.lm_head_weight())]:
+        is_head = module is model
+        rounded = (head if is_head else (only is None or names[module].endswith(only)))
+        if is_head and only is not None:
+            rounded = False
+        w = _bf16(weight) if rounded and round_weights else weight
+        x_round = rounded and round_inputs
+
+        def product(x, bias, w=w, x_round=x_round):
+            return F.linear(_bf16(x) if x_round else x, w, bias)
+        table[module] = product
+    return table
+
+
+def kernel_table(model, weights: str) -> dict:
+    """{module: the decode steps' own product} for every matrix in `weights` (bf16 or int8)."""
+    from models.decoders.quantized import weights_of
+    return {module: (lambda x, bias, q=q: q(x, bias)) for module, q in weights_of(model, weights).table.items()}
+
+
+def variants(model) -> list[tuple[str, Callable[[], dict]]]:
+    out = [
+        ("weights bf16, inputs fp32", lambda: emulated_table(model, True, False)),
+        ("weights fp32, inputs bf16", lambda: emulated_table(model, False, True)),
+        ("weights and inputs bf16", lambda: emulated_table(model, True, True)),
+        ("weights and inputs bf16, LM head fp32", lambda: emulated_table(model, True, True, head=False)),
+    ]
+    out += [(f"weights and inputs bf16 in {kind} only", lambda kind=kind: emulated_table(model, True, True, only=kind))
+            for kind in MATRIX_KINDS]
+    out += [("kernel bf16", lambda: kernel_table(model, "bf16")),
+            ("kernel int8", lambda: kernel_table(model, "int8"))]
+    return out
+
+
+def measure(model, ids: list, tie: float, only_first: Optional[int] = None) -> dict:
+    """{"reference": (perplexity, near ties), variant: (top1, max |dlogit|, perplexity, flips,
+    flips on near ties)}, one forward each."""
+    import torch
+
+    from models.forward import RunOptions
+    from models.layers import packed_products
+
+    batch = torch.tensor([ids[:-1]])
+    target = torch.tensor(ids[1:])
+
+    def logits(table):
+        with torch.no_grad(), packed_products(table):
+            return model(batch, options=RunOptions())[0].float()
+
+    reference = logits(None)
+    best = reference.topk(2, dim=-1).values
+    near = (best[:, 0] - best[:, 1]) < tie
+    found = {"reference": (float(torch.exp(torch.nn.functional.cross_entropy(reference, target))),
+                           int(near.sum()))}
+    for label, make in variants(model)[:only_first]:
+        out = logits(make())
+        flips = out.argmax(-1) != reference.argmax(-1)
+        found[label] = (1.0 - flips.float().mean().item(), (out - reference).abs().max().item(),
+                        float(torch.exp(torch.nn.functional.cross_entropy(out, target))),
+                        int(flips.sum()), int((flips & near).sum()))
+    return found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="gemma-3-270m")
+    parser.add_argument("--tokens", type=int, default=512, help="held-out tokens scored")
+    parser.add_argument("--tie", type=float, default=0.5,
+                        help="a near tie: the two best fp32 logits within this of each other")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--first", type=int, default=None, help="only the first N variants (tests)")
+    args = parser.parse_args(argv)
+
+    import torch
+    from transformers import AutoTokenizer
+
+    from explorer.checkpoints import prepare_embedded
+    from explorer.texts import long_text
+    from models.loading import load_model
+
+    torch.set_num_threads(args.threads)
+    folder = prepare_embedded(args.model)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = load_model(folder, device="cpu", dtype=torch.float32)
+    ids = tokenizer(long_text()).input_ids[-args.tokens - 1:]
+    found = measure(model, ids, args.tie, args.first)
+    perplexity, near = found.pop("reference")
+    print(f"{args.model}, {len(ids) - 1} held-out tokens: fp32 perplexity {perplexity:.3f}; "
+          f"{near} positions are near ties (two best logits within {args.tie})")
+    for label, (top1, dlogit, ppl, flips, on_ties) in found.items():
+        print(f"  {label:44s} top-1 {top1:.4f} ({flips} flips, {on_ties} on near ties)  "
+              f"max |dlogit| {dlogit:6.3f}  perplexity {ppl:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -303,15 +303,16 @@ def vocabulary_warning(run, tokenizer, ids) -> str | None:
 
 
 def quality(model, opts, decoders, ids) -> dict:
-    """Per precision vs fp32, teacher-forced over `ids`: top-1 agreement, max |Δ logit|, ppl
+    """Per precision vs fp32, teacher-forced over `ids`: top-1 agreement, max |Δ logit|, ppl,
+    positions unlike fp32 and how many of them are near ties
     (explorer/generate/precision.py's measurement, which the Generate tab's section shows)."""
     import torch
 
     from explorer.generate.precision import quality as scored, teacher_forced
     with torch.inference_mode():
         found = scored({name: teacher_forced(d, ids) for name, d in decoders.items()}, ids)
-    return {name: {"top1_agreement": top1, "max_abs_dlogit": dlogit, "perplexity": ppl}
-            for name, (top1, dlogit, ppl) in found.items()}
+    return {name: {"top1_agreement": p.top1, "max_abs_dlogit": p.max_dlogit, "perplexity": p.perplexity,
+                   "flips": p.flips, "near_tie_flips": p.near_tie_flips} for name, p in found.items()}
 
 
 def class_aggregate(model, weights, runs, steps, prompt) -> float:
@@ -409,9 +410,11 @@ def report(res) -> str:
         lines.append(f"\nllama.cpp's greedy tokens (round 1) equal ours-fp32's for the first "
                      f"{res['llama_agreement']} of {res['new_tokens']} (its weights are the GGUF's "
                      "quantized blocks, ours their fp32 dequantization)")
-    lines += ["", "| precision | top-1 agreement with fp32 | max abs dlogit | perplexity |", "|---|---:|---:|---:|"]
+    lines += ["", "| precision | top-1 agreement with fp32 | positions unlike fp32 (near ties) | "
+              "max abs dlogit | perplexity |", "|---|---:|---:|---:|---:|"]
     for k, v in res["quality"].items():
-        lines.append(f"| {k} | {v['top1_agreement']:.3f} | {v['max_abs_dlogit']:.3f} | {v['perplexity']:.2f} |")
+        lines.append(f"| {k} | {v['top1_agreement']:.3f} | {v['flips']} ({v['near_tie_flips']}) | "
+                     f"{v['max_abs_dlogit']:.3f} | {v['perplexity']:.2f} |")
     if "class" in res:
         lines += ["", "| precision | class aggregate tokens/s | ratio to fp32 |", "|---|---:|---:|"]
         for k, v in res["class"].items():

@@ -15,10 +15,10 @@ table the decode steps use for their bf16 and int8 copies):
 - the kernels: every matrix through models.decoders.quantized.QuantWeight, bf16 (AVX512_BF16
   or the portable loop) and int8, the products the decode steps run.
 
-Each line: top-1 agreement with the fp32 logits, max |delta logit|, perplexity. A position
-whose two best fp32 logits lie within `--tie` of each other is a near tie: the last line says
-how many positions are near ties and how many of each variant's disagreements fall on them
-(a perturbation of the size bf16 makes flips those first).
+Each line, scored as the Precision section scores (explorer.generate.precision.quality): top-1
+agreement with the fp32 logits, how many positions differ and how many of those are near ties
+(fp32's two best logits within NEAR_TIE: a perturbation of the size bf16 makes flips those
+first), max |delta logit|, perplexity.
 """
 from __future__ import annotations
 
@@ -85,41 +85,33 @@ def variants(model) -> list[tuple[str, Callable[[], dict]]]:
     return out
 
 
-def measure(model, ids: list, tie: float, only_first: Optional[int] = None) -> dict:
-    """{"reference": (perplexity, near ties), variant: (top1, max |dlogit|, perplexity, flips,
-    flips on near ties)}, one forward each."""
+def measure(model, ids: list, only_first: Optional[int] = None) -> dict:
+    """{"reference": (perplexity, near ties), variant: explorer.generate.precision.Price}, one
+    forward each, scored by the Precision section's own measurement."""
     import torch
 
+    from explorer.generate.precision import near_ties, quality
     from models.forward import RunOptions
     from models.layers import packed_products
 
     batch = torch.tensor([ids[:-1]])
-    target = torch.tensor(ids[1:])
 
     def logits(table):
         with torch.no_grad(), packed_products(table):
             return model(batch, options=RunOptions())[0].float()
 
-    reference = logits(None)
-    best = reference.topk(2, dim=-1).values
-    near = (best[:, 0] - best[:, 1]) < tie
-    found = {"reference": (float(torch.exp(torch.nn.functional.cross_entropy(reference, target))),
-                           int(near.sum()))}
+    found = {"fp32": logits(None)}
     for label, make in variants(model)[:only_first]:
-        out = logits(make())
-        flips = out.argmax(-1) != reference.argmax(-1)
-        found[label] = (1.0 - flips.float().mean().item(), (out - reference).abs().max().item(),
-                        float(torch.exp(torch.nn.functional.cross_entropy(out, target))),
-                        int(flips.sum()), int((flips & near).sum()))
-    return found
+        found[label] = logits(make())
+    scored = quality(found, ids)
+    reference = scored.pop("fp32")
+    return {"reference": (reference.perplexity, int(near_ties(found["fp32"]).sum())), **scored}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="gemma-3-270m")
     parser.add_argument("--tokens", type=int, default=512, help="held-out tokens scored")
-    parser.add_argument("--tie", type=float, default=0.5,
-                        help="a near tie: the two best fp32 logits within this of each other")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--first", type=int, default=None, help="only the first N variants (tests)")
     args = parser.parse_args(argv)
@@ -128,6 +120,7 @@ def main(argv=None) -> int:
     from transformers import AutoTokenizer
 
     from explorer.checkpoints import prepare_embedded
+    from explorer.generate.precision import NEAR_TIE
     from explorer.texts import long_text
     from models.loading import load_model
 
@@ -136,13 +129,13 @@ def main(argv=None) -> int:
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = load_model(folder, device="cpu", dtype=torch.float32)
     ids = tokenizer(long_text()).input_ids[-args.tokens - 1:]
-    found = measure(model, ids, args.tie, args.first)
+    found = measure(model, ids, args.first)
     perplexity, near = found.pop("reference")
     print(f"{args.model}, {len(ids) - 1} held-out tokens: fp32 perplexity {perplexity:.3f}; "
-          f"{near} positions are near ties (two best logits within {args.tie})")
-    for label, (top1, dlogit, ppl, flips, on_ties) in found.items():
-        print(f"  {label:44s} top-1 {top1:.4f} ({flips} flips, {on_ties} on near ties)  "
-              f"max |dlogit| {dlogit:6.3f}  perplexity {ppl:.3f}")
+          f"{near} positions are near ties (two best logits within {NEAR_TIE})")
+    for label, price in found.items():
+        print(f"  {label:44s} top-1 {price.top1:.4f} ({price.flips} flips, {price.near_tie_flips} on "
+              f"near ties)  max |dlogit| {price.max_dlogit:6.3f}  perplexity {price.perplexity:.3f}")
     return 0
 
 

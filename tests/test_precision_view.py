@@ -31,16 +31,19 @@ def test_the_rule_picks_the_fastest_precision_close_enough_to_fp32():
 
 
 def test_quality_reads_agreement_delta_and_perplexity_off_the_logits():
-    ids = [0, 1, 2, 1]                                  # position i predicts ids[i + 1]
-    ref = torch.tensor([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [0.0, 5.0, 0.0]])
+    ids = [0, 1, 2, 1, 0]                               # position i predicts ids[i + 1]
+    ref = torch.tensor([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [0.0, 5.0, 0.0], [4.8, 5.0, 0.0]])
     other = ref.clone()
-    other[2] = torch.tensor([5.0, 0.0, 0.0])            # the last position picks another token
+    other[2] = torch.tensor([5.0, 0.0, 0.0])            # a clear fp32 choice changed
+    other[3] = torch.tensor([5.0, 4.8, 0.0])            # a near tie of fp32's (0.2 apart) swapped
     found = precision.quality({"fp32": ref, "int8": other}, ids)
-    assert found["fp32"][:2] == (1.0, 0.0)
-    top1, dlogit, ppl = found["int8"]
-    assert top1 == pytest.approx(2 / 3) and dlogit == 5.0
+    assert found["fp32"][:2] == (1.0, 0.0) and found["fp32"].flips == 0
+    top1, dlogit, ppl, flips, near = found["int8"]
+    assert top1 == pytest.approx(2 / 4) and dlogit == 5.0
+    assert (flips, near) == (2, 1)
     nll = torch.nn.functional.cross_entropy(other, torch.tensor(ids[1:]))
     assert ppl == pytest.approx(math.exp(float(nll)))
+    assert precision.near_ties(ref).tolist() == [False, False, False, True]
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,11 @@ def test_every_precision_measured_on_the_real_model(measured):
     assert int8.max_dlogit > bf16.max_dlogit            # fewer bits, a larger rounding
     assert 0.5 < int8.top1 <= 1 and 0.5 < bf16.top1 <= 1
     assert result.quality_tokens == 48 and result.serving == quantized.configured_weights(loaded.model)
+    # every differing position is counted, and the near ties among them are a part of it
+    assert 0 <= result.near_ties <= result.quality_tokens
+    for r in result.rows:
+        assert r.flips == round((1 - r.top1) * result.quality_tokens)
+        assert 0 <= r.near_tie_flips <= min(r.flips, result.near_ties)
     # the KV cache's formats: bytes from the stored tensors (C3 with the element size, int8's
     # scales on top), fp32 exact against itself, the others a measured price
     config = loaded.model.config
@@ -102,6 +110,9 @@ def test_the_figures_and_summary_show_the_measured_numbers(measured, lang):
     assert ("picks" in summary) if lang == "en" else ("选出" in summary)
     for r in result.kv_rows:
         assert f"| {r.kv_format} | {r.bytes_per_token / 1e3:.1f} kB |" in summary
+    for r in result.rows:
+        assert f"| {r.flips} ({r.near_tie_flips}) |" in summary
+    assert f"{result.near_ties}" in summary and ("near ties" in summary if lang == "en" else "近似平局" in summary)
 
 
 def test_the_section_refuses_while_visitors_decode(monkeypatch):

@@ -15,7 +15,10 @@ reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125
   rate over fp32's in the same round;
 - the price: teacher-forced over a held-out text (explorer.texts.long_text, which no weight
   was fitted on), against fp32's logits at every position: top-1 agreement, max |delta logit|,
-  perplexity; and the greedy continuation of the prompt, side by side.
+  perplexity; and the greedy continuation of the prompt, side by side. A position is a near tie
+  when fp32's two best logits lie within NEAR_TIE of each other: there a small change of the
+  logits swaps them, so each precision's disagreements are counted with how many fall on near
+  ties (bf16's on Gemma 3 all do: bench/precision_parts.py).
 
 And the KV cache's precision (models/kv_quant.py: fp32, bf16, int8 with a scale per token and
 head): the held-out text through the engine's forward into a cache of each format, every query
@@ -31,7 +34,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import torch
 
@@ -43,6 +46,16 @@ QUALITY_TOKENS = 256     # held-out tokens scored per precision (each mismatch 0
 ROUNDS = 2
 CONTINUATION = 24        # tokens of each precision's greedy continuation shown
 AGREEMENT = 0.99         # the served default's bound on top-1 agreement with fp32
+NEAR_TIE = 0.5           # fp32's two best logits within this: a near tie (about 1.6x in probability)
+
+
+class Price(NamedTuple):
+    """What a precision costs over the held-out text, against fp32's logits."""
+    top1: float                   # share of positions whose argmax is fp32's
+    max_dlogit: float             # max |logit - fp32's| over every position and token
+    perplexity: float             # over the held-out text
+    flips: int                    # positions whose argmax is another token than fp32's
+    near_tie_flips: int           # of those, positions that are near ties for fp32
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,8 @@ class PrecisionRow:
     max_dlogit: float             # max |logit - fp32's| over those positions
     perplexity: float             # over the held-out text
     continuation: str             # greedy continuation of the prompt
+    flips: int = 0                # held-out positions where its top-1 is not fp32's
+    near_tie_flips: int = 0       # of those, near ties for fp32 (NEAR_TIE)
 
     @property
     def bytes_per_token(self) -> int:
@@ -71,6 +86,8 @@ class KVRow:
     top1: float                   # against the fp32 cache's logits over the held-out text
     max_dlogit: float
     perplexity: float
+    flips: int = 0
+    near_tie_flips: int = 0
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,7 @@ class PrecisionResult:
     serving: str                  # the precision the decode steps of this server read
     threads: int
     kv_rows: tuple = ()           # KVRow per KV cache format, fp32 first
+    near_ties: int = 0            # held-out positions where fp32's two best logits are within NEAR_TIE
 
 
 def pick(rows: Sequence[PrecisionRow], bound: float = AGREEMENT) -> str:
@@ -126,15 +144,23 @@ def teacher_forced(decoder, ids: Sequence[int], deadline: Any = None) -> torch.T
     return torch.stack(out)
 
 
+def near_ties(reference: torch.Tensor) -> torch.Tensor:
+    """(positions,) bool: fp32's two best logits within NEAR_TIE of each other."""
+    best = reference.topk(2, dim=-1).values
+    return (best[:, 0] - best[:, 1]) < NEAR_TIE
+
+
 def quality(logits: dict, ids: Sequence[int]) -> dict:
-    """{precision: (top-1 agreement with fp32, max |delta logit|, perplexity)} over `ids`."""
+    """{precision: Price} over `ids`, each against logits["fp32"]."""
     target = torch.tensor(list(ids[1:]))
     reference = logits["fp32"]
+    near = near_ties(reference)
     found = {}
     for name, values in logits.items():
         nll = torch.nn.functional.cross_entropy(values, target)
-        found[name] = ((values.argmax(-1) == reference.argmax(-1)).float().mean().item(),
-                       (values - reference).abs().max().item(), float(torch.exp(nll)))
+        flips = values.argmax(-1) != reference.argmax(-1)
+        found[name] = Price(1.0 - flips.float().mean().item(), (values - reference).abs().max().item(),
+                            float(torch.exp(nll)), int(flips.sum()), int((flips & near).sum()))
     return found
 
 
@@ -185,7 +211,9 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
                     rates[w].append(rate)
                     tokens.setdefault(w, out)
             held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]
-            scored = quality({w: teacher_forced(d, held, deadline) for w, d in decoders.items()}, held)
+            logits = {w: teacher_forced(d, held, deadline) for w, d in decoders.items()}
+            scored = quality(logits, held)
+            ties = int(near_ties(logits["fp32"]).sum())
             check_deadline(deadline, len(held), len(held))
             kv_rows = kv_quality(loaded.model, held)
     except TimeLimitReached:
@@ -196,19 +224,20 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
     rows = []
     for w in decoders:
         weight_bytes = quantized.linear_bytes(loaded.model, w)
-        top1, dlogit, ppl = scored[w]
+        price = scored[w]
         rows.append(PrecisionRow(
             weights=w, path=quantized.path_label(w), weight_bytes=weight_bytes, kv_bytes=kv,
             predicted=bandwidth / (weight_bytes + kv) if bandwidth else None,
             measured=statistics.median(rates[w]),
             ratio=statistics.median(a / b for a, b in zip(rates[w], rates["fp32"])),
-            top1=top1, max_dlogit=dlogit, perplexity=ppl,
-            continuation=loaded.tokenizer.decode(tokens[w][:CONTINUATION])))
+            top1=price.top1, max_dlogit=price.max_dlogit, perplexity=price.perplexity,
+            continuation=loaded.tokenizer.decode(tokens[w][:CONTINUATION]),
+            flips=price.flips, near_tie_flips=price.near_tie_flips))
     return PrecisionResult(model=getattr(loaded.spec, "title", loaded.name), rows=tuple(rows),
                            prompt_tokens=len(ids), new_tokens=new_tokens,
                            quality_tokens=len(held) - 1, rounds=rounds, bandwidth=bandwidth,
                            serving=quantized.configured_weights(loaded.model), threads=torch.get_num_threads(),
-                           kv_rows=kv_rows)
+                           kv_rows=kv_rows, near_ties=ties)
 
 
 def _default_prompt() -> str:

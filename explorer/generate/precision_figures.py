@@ -9,7 +9,7 @@ import html
 
 import plotly.graph_objects as go
 
-from explorer.generate.precision import AGREEMENT, PrecisionResult, pick
+from explorer.generate.precision import AGREEMENT, NEAR_TIE, PrecisionResult, pick
 from explorer.locales import text
 from explorer.plotting import OKABE_ITO, Fig, empty_figure
 
@@ -88,15 +88,18 @@ def summary(result: PrecisionResult, lang: str = "en") -> str:
         predicted = f"{row.predicted:.0f}" if row.predicted else "–"
         rows.append(f"| {row.path} | {row.bytes_per_token / 1e6:.0f} MB | {predicted} | "
                     f"{row.measured:.1f} | {row.ratio:.2f}x | {100 * row.top1:.1f}% | "
-                    f"{row.max_dlogit:.2f} | {row.perplexity:.2f} |")
+                    f"{row.flips} ({row.near_tie_flips}) | {row.max_dlogit:.2f} | {row.perplexity:.2f} |")
     parts.append("\n".join(rows))
+    parts.append(text("precision.summary.ties", lang, near=result.near_ties, held=result.quality_tokens,
+                      tie=NEAR_TIE))
     parts.append(text("precision.summary.pick", lang, pick=chosen, pct=100 * AGREEMENT,
                       serving=result.serving))
     if result.kv_rows:
         kv = [text("precision.kv.head", lang, n=result.quality_tokens)]
         for row in result.kv_rows:
             kv.append(f"| {row.kv_format} | {row.bytes_per_token / 1e3:.1f} kB | "
-                      f"{100 * row.top1:.1f}% | {row.max_dlogit:.3f} | {row.perplexity:.2f} |")
+                      f"{100 * row.top1:.1f}% | {row.flips} ({row.near_tie_flips}) | "
+                      f"{row.max_dlogit:.3f} | {row.perplexity:.2f} |")
         parts.append("\n".join(kv))
     # the model's own words, escaped: a continuation is shown as text, never as markup
     lines = [text("precision.table.continuation", lang)]

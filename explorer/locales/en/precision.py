@@ -36,7 +36,14 @@ STRINGS = {
         "{held} tokens of a held-out text, every position against fp32's logits."),
     'precision.table.head': (
         "| path | bytes read per token | roofline tokens/s | measured tokens/s | vs fp32 | "
-        "top-1 agreement | max \\|Δ logit\\| | perplexity |\n|---|---:|---:|---:|---:|---:|---:|---:|"),
+        "top-1 agreement | positions unlike fp32 (near ties) | max \\|Δ logit\\| | perplexity |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|"),
+    'precision.summary.ties': (
+        "{near} of the {held} held-out positions are **near ties**: fp32's two best logits lie within "
+        "{tie} of each other there, so a small change of the logits can swap them. The count in "
+        "brackets is how many of a precision's differing positions are near ties: where they all "
+        "are, it picks another token only where fp32 itself barely preferred its own, and its "
+        "perplexity barely moves."),
     'precision.summary.pick': (
         "For one stream, the rule for the served default, the fastest precision whose top-1 agreement with fp32 "
         "is at least {pct:.0f}%, picks **{pick}** here. This server's decode steps read "
@@ -52,5 +59,5 @@ STRINGS['precision.kv.head'] = (
     "cache stored in each format (every query attends over the keys and values as stored; "
     "int8 with one fp32 scale per token and head), against the fp32 cache's logits. Bytes per "
     "token are read from the stored tensors (claim C3's formula with the element size).\n\n"
-    "| KV cache | bytes per token | top-1 agreement | max \\|Δ logit\\| | perplexity |\n"
-    "|---|---:|---:|---:|---:|")
+    "| KV cache | bytes per token | top-1 agreement | positions unlike fp32 (near ties) | "
+    "max \\|Δ logit\\| | perplexity |\n|---|---:|---:|---:|---:|---:|")

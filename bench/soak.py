@@ -17,14 +17,14 @@ random (seeded) from:
   with nothing sent (bench.cancel.DroppedJob, a killed browser);
 - a model switch (the header's /load_model), an attention map, a RoPE frequency chart, a
   head-group chart.
-Memory is read as its parts (/proc/self/status): RssFile is the mapped safetensors weights
-(and libraries), faulted in as forwards touch them and bounded by the files' size; RssAnon is
-the heap. Every minute the heap is also read after gc and malloc_trim(0) ("live"): the app
+Memory is read as its parts (/proc/self/status): RssFile is the libraries (a loaded model
+owns its weights: they are copied out of the safetensors map at load, models.loading.own_memory,
+and count in RssAnon); RssAnon is the heap, weights included. Every minute the heap is also read after gc and malloc_trim(0) ("live"): the app
 keeps up to 1 GB of freed heap mapped for reuse (models.device.tune_cpu_allocator), which is
 not growth. Reported: requests by kind and their errors, the slopes (least squares over the
 samples after the first quarter, MB per minute) of RSS, RssFile and the live heap, the
-sessions Gradio holds (each with its gr.State) against the cap, the weights' size (RssFile's
-ceiling), files in Gradio's temp folder at the start and end, and the queue at the end
+sessions Gradio holds (each with its gr.State) against the cap, the weights' files'
+size, files in Gradio's temp folder at the start and end, and the queue at the end
 (events waiting or running; must be 0). Gradio's per-session bookkeeping (sessions held, the
 queue's per-session message queues and event-id sets) and the temp folder's files and bytes are
 sampled with the RSS; their maxima and ends are reported. The slopes are also given after
@@ -53,8 +53,8 @@ PROMPTS = ["What is a KV cache?", "用一句话解释注意力。", "Once upon a
 
 
 def rss_parts_mb() -> dict:
-    """RssAnon (heap: the allocator's high-water mark, states, activations) and RssFile
-    (mapped files: safetensors weights, libraries) from /proc/self/status, in MB."""
+    """RssAnon (heap: weights, the allocator's high-water mark, states, activations) and
+    RssFile (mapped files: libraries) from /proc/self/status, in MB."""
     parts = {}
     with open("/proc/self/status") as status:
         for line in status:
@@ -72,7 +72,8 @@ def live_anon_mb() -> float:
 
 
 def weights_mb(runtime, models) -> float:
-    """Size of the models' safetensors files: what RssFile can grow to for weights."""
+    """Size of the models' safetensors files: the weights' bytes as stored (fp32 files; a model
+    served in bf16 holds half)."""
     total = sum(p.stat().st_size for name in models
                 for p in Path(runtime.get(name).folder).glob("*.safetensors"))
     return round(total / MB, 1)

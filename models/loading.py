@@ -3,8 +3,6 @@ family's explicit key map. A tensor the map does not name, or a name the map exp
 checkpoint lacks, or a shape mismatch, raises before any model is returned."""
 from __future__ import annotations
 
-import ctypes
-import mmap
 from pathlib import Path
 from typing import Optional
 
@@ -13,7 +11,7 @@ from safetensors import safe_open
 
 from . import explorer_moe, gemma3, gpt_oss, llama, mixtral, olmoe, qwen2_moe
 from .config import ModelConfig, config_from_hf
-from .device import default_device, default_dtype, libc
+from .device import default_device, default_dtype
 from .forward import CausalLM
 # The one check of a folder's files (pickle refused, safetensors headers against file sizes).
 from .safetensors_files import CheckpointLoadError, check_folder, read_config_json
@@ -107,29 +105,23 @@ def build_state_dict(model: CausalLM, tensors: dict[str, torch.Tensor], key_map:
     return state
 
 
-MADV_DONTNEED = 4  # Linux
-
-
-def release_pages(tensors) -> int:
-    """Drop the pages of memory-mapped checkpoint tensors from this process (madvise
-    MADV_DONTNEED); returns the bytes released. For tensors the model no longer needs: the
-    q/k/v and gate/up matrices, once concatenated into fused copies. Their pages were read for
-    the concatenation and would otherwise stay mapped, counted in the process's memory
-    (SmolLM2: 279 MB), for as long as the mapping lives, which is as long as the model (its
-    other parameters are views of it). The mapping is private and never written, so a page
-    touched again is read back from the file. Only whole pages inside each tensor are
-    released: a page shared with a neighbouring tensor is left alone. Linux only (0 elsewhere)."""
-    lib = libc()
-    if lib is None:
-        return 0
-    lib.madvise.argtypes, lib.madvise.restype = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int), ctypes.c_int
-    page, released = mmap.PAGESIZE, 0
-    for tensor in tensors:
-        start = -(-tensor.data_ptr() // page) * page                     # first whole page
-        end = (tensor.data_ptr() + tensor.nbytes) // page * page          # past the last one
-        if end > start and lib.madvise(start, end - start, MADV_DONTNEED) == 0:
-            released += end - start
-    return released
+def own_memory(model: CausalLM, mapped: dict[str, torch.Tensor]) -> None:
+    """Copy every parameter and buffer that is still a view of the checkpoint's memory map
+    into memory of its own, so that the map is closed once `mapped` is dropped. Views would
+    keep the whole file mapped for the model's lifetime: pages of the tensors only read to
+    build fused copies (q/k/v, gate/up; SmolLM2: 279 MB) stay counted in the process, and
+    releasing them does not last, since a kernel with large page-cache folios maps a whole
+    folio, neighbours included, on the next forward's touch of a used tensor; a file changed
+    on disk under a live map can also kill the server (SIGBUS). The copies hold the model's
+    bytes once. Tensors that share memory (a tied embedding) keep sharing one copy."""
+    in_file = {t.data_ptr() for t in mapped.values()}
+    copies: dict[int, torch.Tensor] = {}
+    for tensor in [*model.parameters(), *model.buffers()]:
+        ptr = tensor.data_ptr()
+        if ptr in in_file:
+            if ptr not in copies:
+                copies[ptr] = tensor.data.clone()
+            tensor.data = copies[ptr]
 
 
 def model_from_config(config: ModelConfig) -> CausalLM:
@@ -154,11 +146,11 @@ def load_model(folder, device: Optional[torch.device] = None,
     with torch.device("meta"):
         model = model_from_config(config)
     load_state(model, tensors)
-    # Parameters taken as they are stay views of the memory-mapped file (to() below copies
-    # them only for another dtype or device); the sources of fused copies are done with.
-    in_use = {p.data_ptr() for p in model.parameters()}
-    release_pages(t for t in tensors.values() if t.data_ptr() not in in_use)
+    # to() copies only for another dtype or device; what it leaves a view of the file is
+    # copied by own_memory, and the file's map closes with `tensors`.
     model = model.to(device=device, dtype=dtype)
+    own_memory(model, tensors)
+    del tensors
     model.eval()
     model.requires_grad_(False)
     return model

@@ -16,8 +16,9 @@ BARS = """() => Array.from(document.querySelectorAll('#gen-precision-speed .barl
                           t => t.querySelectorAll('path').length)"""
 
 
-@pytest.mark.parametrize("lang, locale, picks", [("en", "en-US", "picks"), ("zh", "zh-CN", "选出")])
-def test_measure_draws_speed_price_and_the_pick(new_page, app_url, lang, locale, picks):
+@pytest.mark.parametrize("lang, locale, picks, ties", [("en", "en-US", "picks", "near ties"),
+                                                       ("zh", "zh-CN", "选出", "近似平局")])
+def test_measure_draws_speed_price_and_the_pick(new_page, app_url, lang, locale, picks, ties):
     page = new_page(locale, width=1280, height=1400)
     page.set_default_timeout(120_000)
     page.goto(app_url)     # the browser's locale picks the language
@@ -34,5 +35,8 @@ def test_measure_draws_speed_price_and_the_pick(new_page, app_url, lang, locale,
     summary = page.locator("#gen-precision-summary").inner_text()
     for weights in ("fp32", "bf16", "int8"):
         assert weights in summary
+    # the differing positions and the near ties among them, as a rendered table column
+    assert ties in summary
+    assert page.locator("#gen-precision-summary table").first.locator("th").count() == 9
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#section-generate-precision").screenshot(path=str(SCREENSHOTS / f"precision-{lang}.png"))

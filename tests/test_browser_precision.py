@@ -38,5 +38,9 @@ def test_measure_draws_speed_price_and_the_pick(new_page, app_url, lang, locale,
     # the differing positions and the near ties among them, as a rendered table column
     assert ties in summary
     assert page.locator("#gen-precision-summary table").first.locator("th").count() == 9
+    # headings break between words only ("perplexity" was split as "perplexi ty")
+    wrap = page.locator("#gen-precision-summary th").first.evaluate(
+        "th => [getComputedStyle(th).overflowWrap, getComputedStyle(th).wordBreak]")
+    assert wrap == ["normal", "normal"], wrap
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#section-generate-precision").screenshot(path=str(SCREENSHOTS / f"precision-{lang}.png"))

@@ -18,16 +18,16 @@ random (seeded) from:
 - a model switch (the header's /load_model), an attention map, a RoPE frequency chart, a
   head-group chart.
 Memory is read as its parts (/proc/self/status): RssFile is the libraries (a loaded model
-owns its weights: they are copied out of the safetensors map at load, models.loading.own_memory,
-and count in RssAnon); RssAnon is the heap, weights included. Every minute the heap is also read after gc and malloc_trim(0) ("live"): the app
-keeps up to 1 GB of freed heap mapped for reuse (models.device.tune_cpu_allocator), which is
-not growth. Reported: requests by kind and their errors, the slopes (least squares over the
-samples after the first quarter, MB per minute) of RSS, RssFile and the live heap, the
-sessions Gradio holds (each with its gr.State) against the cap, the weights' files'
-size, files in Gradio's temp folder at the start and end, and the queue at the end
-(events waiting or running; must be 0). Gradio's per-session bookkeeping (sessions held, the
-queue's per-session message queues and event-id sets) and the temp folder's files and bytes are
-sampled with the RSS; their maxima and ends are reported. The slopes are also given after
+owns its weights, copied out of the safetensors map at load by models.loading.own_memory);
+RssAnon is the heap, weights included. Every minute the heap is also read after gc and
+malloc_trim(0) ("live"): the app keeps up to 1 GB of freed heap mapped for reuse
+(models.device.tune_cpu_allocator), which is not growth. Reported: requests by kind and their
+errors, the slopes (least squares over the samples after the first quarter, MB per minute) of
+RSS, RssFile and the live heap, the sessions Gradio holds (each with its gr.State) against the
+cap, the size of the weights' files, files in Gradio's temp folder at the start and end, and
+the queue at the end (events waiting or running; must be 0). Gradio's per-session bookkeeping
+(sessions held, the queue's per-session message queues and event-id sets) and the temp
+folder's files and bytes are sampled with the RSS; their maxima and ends are reported. The slopes are also given after
 `--settle-minutes` (default 10, or a quarter of a shorter run).
 """
 from __future__ import annotations

@@ -118,11 +118,11 @@ def test_loaded_model_owns_its_memory(tiny_folder, tmp_path):
 # bytes; then how many safetensors files it still maps.
 RSS_PROBE = textwrap.dedent("""
     import gc, torch
+    from bench.soak import rss_parts_mb
     from models.loading import load_model
     from explorer.checkpoints import prepare_embedded
     def parts():
-        status = open("/proc/self/status").read()
-        return [int(status.split(k + ":")[1].split()[0]) // 1024 for k in ("RssAnon", "RssFile")]
+        return [int(rss_parts_mb()[k]) for k in ("RssAnon", "RssFile")]
     folder = prepare_embedded("smollm2-135m-instruct")
     anon0, file0 = parts()
     model = load_model(folder, device="cpu", dtype=torch.float32)

@@ -22,8 +22,9 @@ from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
                          TabContext, available_tabs, body_limit, build_translator, classroom,
-                         closed_routes, direct_errors, exports, gradio_patches, lessons, replica,
-                         resize_charts_on_select, shell, tab_id, warm, zerogpu)
+                         closed_routes, direct_errors, exports, gradio_patches, lessons,
+                         open_pages, replica, resize_charts_on_select, shell, tab_id, warm,
+                         zerogpu)
 from explorer.ui.views import Views
 from explorer.ui.admission import Admission, GroupLimits, SessionGate
 from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
@@ -68,6 +69,11 @@ STATE_SESSIONS = 200
 # start; a classroom behind one NAT may need more.
 NEW_SESSIONS_PER_MINUTE = int(os.environ.get("EXPLORER_NEW_SESSIONS_PER_MINUTE", "120"))
 SESSIONS_PER_ADDRESS = int(os.environ.get("EXPLORER_SESSIONS_PER_ADDRESS", "0")) or None
+# A session no page holds open (a closed page, an API call) is dropped this long after its last
+# request, not kept until the cap evicts it: a class's memory reaches its plateau within this
+# time instead of after ~STATE_SESSIONS sessions (about an hour of a busy lesson). An open
+# page keeps its session however long its visitor reads. Read at start.
+SESSION_IDLE_S = float(os.environ.get("EXPLORER_SESSION_IDLE_S", "600"))
 # Gradio's temporary files (a component's file output, a cached example) older than an hour are
 # deleted every 10 minutes, and all of them when the server stops: (every, age) in seconds.
 DELETE_CACHE = (600, 3600)
@@ -124,7 +130,8 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
     gradio_patches.apply(demo)
     gradio_patches.admit_events(demo, Admission(GROUPS, WAITING_PER_SESSION, WAITING_PER_ADDRESS),
                                 SessionGate(NEW_SESSIONS_PER_MINUTE,
-                                            SESSIONS_PER_ADDRESS or max(1, STATE_SESSIONS // 2)))
+                                            SESSIONS_PER_ADDRESS or max(1, STATE_SESSIONS // 2),
+                                            idle_s=SESSION_IDLE_S))
     zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
     # the first answers, kept once main() has run them (explorer/ui/warm.py)
     demo.explorer_warm.install(demo, ctx.views, ctx.redraws, header.lang)
@@ -161,10 +168,12 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         # our own: the plotly.js that exported HTML files inline (ui/exports.py); a room's
         # revision for the class page's timer (ui/class_route.py); and, outermost so that it
         # sees every answer (the class route's too), which replica answered and which rooms it
-        # holds, for a school's load balancer (ui/replica.py)
+        # holds, for a school's load balancer (ui/replica.py); innermost, which sessions a page
+        # holds open (its heartbeat stream, ui/open_pages.py), so that only others go idle
         "app_kwargs": {"middleware": replica.middleware() + closed_routes.middleware()
                        + direct_errors.middleware() + body_limit.middleware()
-                       + exports.middleware() + class_route.middleware()},
+                       + exports.middleware() + class_route.middleware()
+                       + open_pages.middleware()},
     }
 
 

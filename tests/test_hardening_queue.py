@@ -52,6 +52,45 @@ def test_the_session_gate_bounds_new_sessions_per_address_and_minute():
     assert gate.admit("t", None) == []
 
 
+def test_the_session_gate_drops_idle_sessions_no_page_holds_open():
+    gate = SessionGate(per_minute=10, held=10, idle_s=600)
+    for session in ("reader", "left", "busy", "fresh"):
+        assert gate.admit(session, "A") == []
+    idle = {"reader": 900.0, "left": 600.0, "busy": 3600.0, "fresh": 599.0}
+    assert gate.idle(idle, lambda s: s in ("reader", "busy")) == ["left"]
+    # the dropped session no longer counts for its address
+    assert "left" not in gate._owner and "left" not in gate._seen["A"][1]
+    assert gate.admit("a", "A") == []
+    del idle["left"]   # Gradio's table no longer holds it
+    assert gate.idle(idle, lambda s: s == "busy") == ["reader"]
+    assert SessionGate(per_minute=10, held=10).idle(idle, lambda s: False) == []   # no bound set
+
+
+def test_open_pages_counts_each_sessions_heartbeat_streams_while_they_last():
+    import asyncio
+
+    from explorer.ui.open_pages import OpenPages, TrackHeartbeats, heartbeat_session
+
+    assert heartbeat_session({"type": "http", "path": "/gradio_api/heartbeat/abc"}) == "abc"
+    assert heartbeat_session({"type": "http", "path": "/x/gradio_api/heartbeat/abc", "root_path": "/x"}) == "abc"
+    for path in ("/gradio_api/heartbeat/", "/gradio_api/heartbeat/a/b", "/gradio_api/queue/join"):
+        assert heartbeat_session({"type": "http", "path": path}) is None
+    assert heartbeat_session({"type": "websocket", "path": "/gradio_api/heartbeat/abc"}) is None
+    pages, seen = OpenPages(), []
+
+    async def inner(scope, receive, send):
+        seen.append("abc" in pages)
+        if scope["path"].endswith("fails"):
+            raise RuntimeError("the stream broke")
+
+    tracked = TrackHeartbeats(inner, pages)
+    asyncio.run(tracked({"type": "http", "path": "/gradio_api/heartbeat/abc"}, None, None))
+    with pytest.raises(RuntimeError):
+        asyncio.run(tracked({"type": "http", "path": "/gradio_api/heartbeat/fails"}, None, None))
+    asyncio.run(tracked({"type": "http", "path": "/gradio_api/queue/join"}, None, None))
+    assert seen == [True, False, False] and len(pages) == 0   # open while it lasted, then gone
+
+
 # ------------------------------------------------------------- the groups of the built app
 def test_every_queued_event_is_in_a_named_group_and_has_a_thread(runtime):
     import app
@@ -166,6 +205,63 @@ def test_one_address_opening_many_sessions_evicts_no_one_else(runtime, serve, mo
         assert "visitor" in demo.state_holder.session_data   # the visitor's state survived
         held = [s for s in demo.state_holder.session_data if s != "visitor"]
         assert len(held) <= 4
+
+
+def _join(http: httpx.Client, url: str, fn_index: int, data: list, session: str, address: str) -> None:
+    """One event of `session` through the queue, as a page sends it, read to its completion."""
+    joined = http.post(f"{url}gradio_api/queue/join",
+                       json={"data": data, "fn_index": fn_index, "session_hash": session},
+                       headers={"x-forwarded-for": address})
+    assert joined.status_code == 200, joined.text
+    with http.stream("GET", f"{url}gradio_api/queue/data?session_hash={session}") as stream:
+        for line in stream.iter_lines():
+            if "process_completed" in line:
+                return
+    raise AssertionError(f"{session}: no completion")
+
+
+def test_a_session_no_page_holds_open_is_dropped_once_idle(runtime, serve, monkeypatch):
+    """A closed page's session (and an API call's) is dropped SESSION_IDLE_S after its last
+    request; a page still open (its heartbeat stream) keeps its own however long it is idle.
+    Before, both stayed until Gradio's cap of 200 evicted them."""
+    import app
+    monkeypatch.setenv("EXPLORER_TRUST_PROXY", "1")
+    monkeypatch.setattr(app, "SESSION_IDLE_S", 1.0)
+    monkeypatch.setenv("GRADIO_HEARTBEAT_INTERVAL", "1")   # a closed stream is seen within 1 s
+    calculator = [SMOL, "en", 1024, 2]
+    with serve(("explorer.ui.generate",)) as served, httpx.Client(timeout=30) as http:
+        demo, url = served.demo, served.url
+        held = demo.state_holder.session_data
+        fn_index = next(i for i, f in demo.fns.items() if f.api_name == "kv_calculator")
+        reading = threading.Event()
+        leave = threading.Event()
+
+        def open_page():   # the reader's page: its heartbeat stream stays open until it leaves
+            with httpx.Client(timeout=30) as own, \
+                    own.stream("GET", f"{url}gradio_api/heartbeat/reader") as beat:
+                for _ in beat.iter_lines():
+                    reading.set()
+                    if leave.wait(0.1):
+                        return
+
+        page = threading.Thread(target=open_page, daemon=True)
+        page.start()
+        assert reading.wait(10)
+        _join(http, url, fn_index, calculator, "reader", VISITOR)
+        _join(http, url, fn_index, calculator, "left", VISITOR)
+        assert {"reader", "left"} <= set(held)
+        time.sleep(1.5)
+        _join(http, url, fn_index, calculator, "newcomer", ATTACKER)   # a new session: the sweep
+        assert "left" not in held and {"reader", "newcomer"} <= set(held)
+        leave.set()
+        page.join(10)
+        deadline = time.monotonic() + 20     # the server sees the stream end at its next beat
+        while time.monotonic() < deadline:
+            time.sleep(1.5)
+            _join(http, url, fn_index, calculator, f"later-{time.monotonic_ns()}", ATTACKER)
+            if "reader" not in held:
+                break
+        assert "reader" not in held   # the page closed: its session went idle like any other
 
 
 # ------------------------------------------------------------ raw exceptions never shown

@@ -20,7 +20,7 @@ import collections
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 from explorer.locales import text
 
@@ -78,15 +78,22 @@ class SessionGate:
     """New sessions per client address: at most `per_minute` opened in any 60 s (more are
     refused), and at most `held` kept (opening one more makes Gradio drop that address's own
     least recently used one, `admit`'s answer, rather than the oldest of anyone's). Addresses
-    are forgotten least recently seen first past `addresses`."""
+    are forgotten least recently seen first past `addresses`.
+
+    And a session no page holds open is dropped `idle_s` after its last request (`idle`):
+    Gradio keeps every session until its cap evicts the least recently used, so a class's
+    memory would otherwise grow with every page closed and every API call made until the cap
+    is full, about an hour into a busy lesson (docs/HARDENING.md, the 2-hour soak)."""
 
     WINDOW_S = 60.0
 
-    def __init__(self, per_minute: int, held: int, addresses: int = 10_000, clock=time.monotonic):
+    def __init__(self, per_minute: int, held: int, addresses: int = 10_000, clock=time.monotonic,
+                 idle_s: Optional[float] = None):
         self.per_minute = per_minute
         self.held = held
         self.addresses = addresses
         self.clock = clock
+        self.idle_s = idle_s
         # address -> (times of its recent openings, its sessions least recently used first)
         self._seen: collections.OrderedDict[str, tuple[collections.deque, collections.OrderedDict]] = (
             collections.OrderedDict())
@@ -121,6 +128,25 @@ class SessionGate:
         address = self._owner.get(session)
         if address in self._seen:
             self._seen[address][1].move_to_end(session)
+
+    def idle(self, idle_for: Mapping[str, float], held_open: Callable[[str], bool]) -> list[str]:
+        """The sessions to drop now: those of `idle_for` (session -> seconds since its last
+        request) idle `idle_s` or longer that no page holds open (`held_open`: a page's
+        heartbeat stream, or an event of the session still queued or running). Each is
+        forgotten here too."""
+        if self.idle_s is None:
+            return []
+        gone = [session for session, seconds in idle_for.items()
+                if seconds >= self.idle_s and not held_open(session)]
+        for session in gone:
+            self.forget(session)
+        return gone
+
+    def forget(self, session: str) -> None:
+        """`session` is gone (dropped by the app): it no longer counts for its address."""
+        address = self._owner.pop(session, None)
+        if address in self._seen:
+            self._seen[address][1].pop(session, None)
 
 
 def refusal_text(key: str, limit: int) -> str:

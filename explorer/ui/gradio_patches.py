@@ -20,7 +20,9 @@ Also here, not behind the version check:
 - `group_events` and `admit_events`: every queued event in one of the app's concurrency groups
   with the group's limit, and the app's own bounds (explorer/ui/admission.py) asked before an
   event joins Gradio's queue or a session is created; a refusal is an HTTP 429 whose detail the
-  page shows. Each checks the shape it relies on and leaves Gradio as it is where it differs.
+  page shows. When a session is created, the sessions the gate finds idle (no page holds them
+  open, explorer/ui/open_pages.py) are dropped first. Each checks the shape it relies on and
+  leaves Gradio as it is where it differs.
 - `wrap_events`: the function of chosen events replaced by a wrapper (ZeroGPU's spaces.GPU,
   explorer/ui/zerogpu.py). A ZeroGPU Space serves nothing without it, and its only contact
   with Gradio is the event table `spaces` itself relies on; it checks that table's shape.
@@ -432,18 +434,44 @@ def _gate_new_sessions(route_utils: Any, http_error: type, refusal_text: Callabl
         elif session in data:
             gate.used(session)
         else:
+            _drop_sessions(holder, _idle_sessions(blocks, holder, gate))
             dropped = gate.admit(session, request_address(getattr(body, "request", None)))
             if dropped is None:
                 raise http_error(status_code=429, detail=refusal_text(
                     "shell.refused.sessions", gate.per_minute))
-            with holder.lock:
-                for old in dropped:
-                    data.pop(old, None)
-                    holder.time_last_used.pop(old, None)
+            _drop_sessions(holder, dropped)
         return original(blocks, api_name, body)
 
     get_fn.gates_sessions, get_fn.original = True, original
     route_utils.get_fn = get_fn
+
+
+def _idle_sessions(blocks: Any, holder: Any, gate: Any) -> list[str]:
+    """The sessions the gate drops as idle (SessionGate.idle): Gradio's time of each session's
+    last request; held open while a page's heartbeat is open (explorer/ui/open_pages.py) or an
+    event of the session is still queued, running or undelivered."""
+    from explorer.ui.open_pages import OPEN
+
+    last_used = getattr(holder, "time_last_used", None)
+    if not isinstance(last_used, dict) or getattr(gate, "idle_s", None) is None:
+        return []
+    now = datetime.datetime.now()
+    idle_for = {session: (now - at).total_seconds() for session, at in list(last_used.items())}
+    pending = getattr(getattr(blocks, "_queue", None), "pending_event_ids_session", None) or {}
+    return gate.idle(idle_for, lambda session: session in OPEN or bool(pending.get(session)))
+
+
+def _drop_sessions(holder: Any, sessions: Sequence[str]) -> None:
+    """Drop `sessions` from Gradio's StateHolder: each gr.State's delete callback, then the
+    session itself (its block table and state), as Gradio's own eviction does."""
+    for session in sessions:
+        try:
+            holder.delete_state(session)
+        except (KeyError, AttributeError):   # already gone, or a holder without callbacks
+            pass
+        with holder.lock:
+            holder.session_data.pop(session, None)
+            holder.time_last_used.pop(session, None)
 
 
 # ------------------------------------------------------------------- the event's context

@@ -10,8 +10,9 @@ change of the machine's load hits all of them within the same minute; each imple
 ratio to fp32 fused is taken round by round and the median of those ratios is reported (the
 machine is shared: lone tokens/s drift, ratios measured side by side hold).
 
-- ours-fp32 / ours-bf16 / ours-int8: eager prefill, then models.decoders.fused.FusedDecoder
-  with that precision's weights (the path that ran, SIMD or portable, is printed);
+- ours-fp32 / ours-bf16 / ours-int8 / ours-gguf: eager prefill, then
+  models.decoders.fused.FusedDecoder with that precision's weights (the path that ran, SIMD or
+  portable, is printed; gguf, the checkpoint's own GGUF codes, where the folder keeps them);
 - transformers: its own model, fp32, from the same converted checkpoint;
 - llama.cpp: on the GGUF file the checkpoint package ships (the Q4 file we dequantize), fed
   our tokenizer's prompt ids (a warning if the GGUF's vocabulary gives others), greedy, through
@@ -23,7 +24,7 @@ Quality, per precision against the fp32 fused step, teacher-forced over a held-o
 (explorer.texts.long_text, which no weight was fitted on): top-1 agreement, max |logit
 difference|, perplexity. The last line is
 
-    PRECISION: bf16 <ratio> int8 <ratio> llama.cpp <ratio> class <ratio>
+    PRECISION: bf16 <ratio> int8 <ratio> gguf <ratio> llama.cpp <ratio> class <ratio>
 
 each a median ratio to fp32 fused in this run (class: the best precision's aggregate tokens/s
 of --class-runs runs decoding together through the batched step, over fp32's; "-" when not
@@ -36,7 +37,6 @@ import statistics
 import sys
 import time
 
-PRECISIONS = ("fp32", "bf16", "int8")
 PY_SYNC = "llama-cpp-py-sync"
 # C23 spellings of strtol & co. that the llama-cpp-py-sync wheel binds to glibc 2.38 (its
 # manylinux2014 tag notwithstanding). They differ from the C99 functions only in also reading
@@ -351,11 +351,12 @@ def bench_model(name, args) -> dict:
     ids = prompt_ids(tok, args.prompt)
     model = load_model(folder, device="cpu", dtype=torch.float32)
     opts = RunOptions(last_logits_only=True)
-    decoders = {w: _ours(model, opts, w) for w in PRECISIONS}
+    precisions = quantized.available_weights(model)   # gguf where the checkpoint keeps its codes
+    decoders = {w: _ours(model, opts, w) for w in precisions}
     impls = {f"ours-{w}": (decode_ours, d) for w, d in decoders.items()}
-    print(f"[{name}] paths: " + ", ".join(quantized.path_label(w) for w in PRECISIONS), flush=True)
+    print(f"[{name}] paths: " + ", ".join(quantized.path_label(w) for w in precisions), flush=True)
     if args.portable:
-        for w in ("bf16", "int8"):
+        for w in precisions[1:]:
             impls[f"ours-{w}-portable"] = (decode_ours, _ours(model, opts, w, portable=True))
     if not args.no_transformers:
         hf = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
@@ -387,13 +388,13 @@ def bench_model(name, args) -> dict:
     out = {"model": name, "rates": {k: statistics.median(v) for k, v in rates.items()},
            "ratios": ratios, "quality": q, "llama_note": llama_note,
            "llama_agreement": agreement, "new_tokens": args.new_tokens,
-           "paths": {w: quantized.path_label(w) for w in PRECISIONS}}
+           "paths": {w: quantized.path_label(w) for w in precisions}}
     if args.class_runs:
         agg = {}
-        for w in PRECISIONS:   # interleaved too: fp32, bf16, int8, then again
+        for w in precisions:   # interleaved too: fp32, bf16, int8, gguf, then again
             agg[w] = []
         for _ in range(args.class_rounds):
-            for w in PRECISIONS:
+            for w in precisions:
                 agg[w].append(class_aggregate(model, w, args.class_runs, args.class_steps, ids))
         out["class"] = {w: statistics.median(v) for w, v in agg.items()}
         out["class_ratios"] = {w: statistics.median(a / b for a, b in zip(v, agg["fp32"])) for w, v in agg.items()}
@@ -426,9 +427,11 @@ def precision_line(res) -> str:
     r = res["ratios"]
     cls = "-"
     if "class_ratios" in res:
-        cls = f"{max(res['class_ratios'][w] for w in ('bf16', 'int8')):.2f}"
+        cls = f"{max(v for w, v in res['class_ratios'].items() if w != 'fp32'):.2f}"
     llama = f"{r['llama.cpp']:.2f}" if "llama.cpp" in r else "-"
-    return f"PRECISION: bf16 {r['ours-bf16']:.2f} int8 {r['ours-int8']:.2f} llama.cpp {llama} class {cls}"
+    gguf = f" gguf {r['ours-gguf']:.2f}" if "ours-gguf" in r else ""
+    return (f"PRECISION: bf16 {r['ours-bf16']:.2f} int8 {r['ours-int8']:.2f}{gguf} llama.cpp {llama} "
+            f"class {cls}")
 
 
 def main(argv=None) -> int:

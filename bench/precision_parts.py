@@ -13,7 +13,8 @@ table the decode steps use for their bf16 and int8 copies):
   in all matrices, in all but the LM head, or in one kind of matrix only (by its name in the
   model: wqkv, wo, w_gate_up, w_down);
 - the kernels: every matrix through models.decoders.quantized.QuantWeight, bf16 (AVX512_BF16
-  or the portable loop) and int8, the products the decode steps run.
+  or the portable loop), int8 and gguf (the checkpoint's own GGUF codes, where its folder
+  keeps them), the products the decode steps run.
 
 Each line, scored as the Precision section scores (explorer.generate.precision.quality): top-1
 agreement with the fp32 logits, how many positions differ and how many of those are near ties
@@ -66,7 +67,7 @@ def emulated_table(model, round_weights: bool, round_inputs: bool, head: bool = 
 
 
 def kernel_table(model, weights: str) -> dict:
-    """{module: the decode steps' own product} for every matrix in `weights` (bf16 or int8)."""
+    """{module: the decode steps' own product} for every matrix in `weights` (bf16, int8, gguf)."""
     from models.decoders.quantized import weights_of
     return {module: (lambda x, bias, q=q: q(x, bias)) for module, q in weights_of(model, weights).table.items()}
 
@@ -80,8 +81,8 @@ def variants(model) -> list[tuple[str, Callable[[], dict]]]:
     ]
     out += [(f"weights and inputs bf16 in {kind} only", lambda kind=kind: emulated_table(model, True, True, only=kind))
             for kind in MATRIX_KINDS]
-    out += [("kernel bf16", lambda: kernel_table(model, "bf16")),
-            ("kernel int8", lambda: kernel_table(model, "int8"))]
+    from models.decoders.quantized import available_weights
+    out += [(f"kernel {w}", lambda w=w: kernel_table(model, w)) for w in available_weights(model)[1:]]
     return out
 
 

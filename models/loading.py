@@ -10,6 +10,7 @@ import torch
 from safetensors import safe_open
 
 from . import explorer_moe, gemma3, gpt_oss, llama, mixtral, olmoe, qwen2_moe
+from .code_format import CODE_BLOCK, CODE_SUFFIXES, CODES_FILE
 from .config import ModelConfig, config_from_hf
 from .device import default_device, default_dtype
 from .forward import CausalLM
@@ -135,9 +136,53 @@ def load_state(model: CausalLM, tensors: dict[str, torch.Tensor]) -> None:
     model.load_state_dict(state, strict=True, assign=True)
 
 
+def read_codes(model: CausalLM) -> dict:
+    """{Linear (the model itself for its LM head): (codes uint8, scales, offsets)} of every
+    matrix (models/code_format.py), from the codes file of the folder the model was loaded from, concatenated as the
+    weights are (the key map). ValueError where the folder holds none, or where a matrix's
+    codes do not give back its weights (to 1e-6 of its largest element: the fp32 checkpoint is
+    these codes dequantized, so they agree to rounding)."""
+    from .layers import Linear
+
+    path = getattr(model, "codes_file", None)
+    if path is None or not Path(path).is_file():
+        raise ValueError("this checkpoint holds no GGUF codes (a converted embedded checkpoint has them)")
+    _, key_map = FAMILIES[model.config.family]
+    keys = key_map(model.config)
+    names = {module: name for name, module in model.named_modules()}
+    wanted = [(m, keys[names[m] + ".weight"], m.weight) for m in model.modules() if isinstance(m, Linear)]
+    head = "embed.weight" if model.config.tie_embeddings else "lm_head.weight"
+    wanted.append((model, keys[head], model.lm_head_weight()))
+    found = {}
+    with safe_open(str(path), framework="pt") as f:
+        present = set(f.keys())
+        for module, sources, weight in wanted:
+            parts = source_names(sources)
+            missing = [p + s for p in parts for s in CODE_SUFFIXES if p + s not in present]
+            if missing:
+                raise ValueError(f"the GGUF codes lack {missing[0]}")
+            codes, scales, offsets = (torch.cat([f.get_tensor(p + s) for p in parts]) for s in CODE_SUFFIXES)
+            _check_codes(codes, scales, offsets, weight.detach(), parts[0])
+            found[module] = (codes, scales, offsets)
+    return found
+
+
+def _check_codes(codes, scales, offsets, weight: torch.Tensor, name: str) -> None:
+    rows, cols = weight.shape
+    if codes.shape != (rows, cols) or scales.shape != (rows, cols // CODE_BLOCK) or offsets.shape != scales.shape:
+        raise ValueError(f"the GGUF codes of {name} have the shape {tuple(codes.shape)}, not {rows, cols}")
+    bound = 1e-6 * float(weight.abs().max())
+    for r0 in range(0, rows, 8192):   # in row chunks: the LM head's 262k rows at once would be 0.7 GB
+        c = codes[r0:r0 + 8192].to(torch.float32).sub_(128).reshape(-1, cols // CODE_BLOCK, CODE_BLOCK)
+        w = (c * scales[r0:r0 + 8192, :, None] + offsets[r0:r0 + 8192, :, None]).reshape(-1, cols)
+        if float((w - weight[r0:r0 + 8192].to(torch.float32)).abs().max()) > bound:
+            raise ValueError(f"the GGUF codes of {name} do not give back its weights")
+
+
 def load_model(folder, device: Optional[torch.device] = None,
                dtype: Optional[torch.dtype] = None) -> CausalLM:
-    """Load a checkpoint folder (config.json + *.safetensors) into our modules, in eval mode."""
+    """Load a checkpoint folder (config.json + *.safetensors) into our modules, in eval mode.
+    Where the folder keeps GGUF codes (CODES_FILE), the model notes the file (`codes_file`)."""
     hf_config, files = check_folder(folder)
     config = config_of(hf_config)
     device = torch.device(device) if device is not None else default_device()
@@ -153,4 +198,6 @@ def load_model(folder, device: Optional[torch.device] = None,
     del tensors
     model.eval()
     model.requires_grad_(False)
+    codes = Path(folder) / CODES_FILE
+    model.codes_file = codes if codes.is_file() else None
     return model

@@ -86,6 +86,7 @@ def fake_entry(tmp_path, monkeypatch):
         return _tiny_tokenizer(), models[-1]
 
     monkeypatch.setattr(conversion, "_load_from_gguf", fake_load)
+    monkeypatch.setattr(conversion, "write_codes", lambda gguf_path, out: 0)   # no real GGUF here
     return entry, loads, models
 
 

@@ -26,7 +26,10 @@ from typing import Iterator, Optional
 
 from models.paths import cache_dir
 
+from models.code_format import CODES_FILE
+
 from .errors import CheckpointError
+from .gguf_codes import write_codes
 from .progress import Progress, log, report
 from .registry import EmbeddedCheckpoint, embedded
 from .validation import validate_folder
@@ -38,7 +41,7 @@ from .validation import validate_folder
 # FORMAT_VERSION when the conversion changes, so that caches written by an older version are
 # converted again.
 MARKER_FILE = "explorer_conversion.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: the GGUF's own codes kept beside the fp32 weights (gguf_codes.py)
 
 
 def is_complete(folder: Path) -> bool:
@@ -59,7 +62,7 @@ def conversion_problem(folder: Path) -> Optional[str]:
     recorded = marker.get("sha256")
     if not isinstance(recorded, dict) or not recorded:
         return "its marker records no sha256 of the weights"
-    present = sorted(p.name for p in folder.glob("*.safetensors"))
+    present = _weights_files(folder)
     if present != sorted(recorded):
         return (f"its weights files ({', '.join(present) or 'none'}) are not the ones written "
                 f"at conversion ({', '.join(sorted(recorded))})")
@@ -67,6 +70,13 @@ def conversion_problem(folder: Path) -> Optional[str]:
         if _sha256(folder / name) != recorded[name]:
             return f"{name} changed after it was converted (sha256 mismatch)"
     return None
+
+
+def _weights_files(folder: Path) -> list[str]:
+    """The weights files of a converted folder, relative to it: model.safetensors and the GGUF
+    codes (models/code_format.py)."""
+    return sorted([p.name for p in folder.glob("*.safetensors")]
+                  + ([CODES_FILE] if (folder / CODES_FILE).is_file() else []))
 
 
 # path -> (what os.stat said, sha256) of files hashed by this process: a file is hashed again
@@ -166,6 +176,8 @@ def _convert(entry: EmbeddedCheckpoint, work: Path, progress: Optional[Progress]
 
     report(progress, 0.8, f"{entry.name}: writing model.safetensors")
     _write_weights(model, work / "model.safetensors", entry)
+    report(progress, 0.85, f"{entry.name}: keeping the GGUF's own codes")
+    write_codes(gguf_path, work / CODES_FILE)
     report(progress, 0.9, f"{entry.name}: writing config.json and tokenizer files")
     _write_config(model, work)
     tokenizer.save_pretrained(work)
@@ -175,11 +187,11 @@ def _convert(entry: EmbeddedCheckpoint, work: Path, progress: Optional[Progress]
     # mkdtemp makes the folder owner-only and safetensors writes 0600; the cache may be
     # shared (a server user reading what a build step wrote), so use ordinary modes.
     work.chmod(0o755)
-    for item in work.iterdir():
-        item.chmod(0o644)
+    for item in work.rglob("*"):
+        item.chmod(0o755 if item.is_dir() else 0o644)
     marker = {
         "format_version": FORMAT_VERSION,
-        "sha256": {p.name: _sha256(p) for p in sorted(work.glob("*.safetensors"))},
+        "sha256": {name: _sha256(work / name) for name in _weights_files(work)},
         "name": entry.name,
         "package": entry.package,
         "package_version": _dist_version(entry.package),

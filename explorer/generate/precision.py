@@ -2,8 +2,8 @@
 (issue 30, the Generate tab's "Precision" section; bench/precision.py for the benchmark).
 
 Decoding one token reads every weight once (claim C2), so a step's time follows the bytes it
-reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125
-(models/decoders/quantized.py). For each precision, on the loaded model and this device:
+reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125, and the checkpoint's own
+GGUF codes 1.5 where it has them (models/decoders/quantized.py). For each precision, on the loaded model and this device:
 
 - bytes read per token: every matrix of the step (quantized.linear_bytes) plus the fp32 KV
   cache it reads at the prompt's context (C3's formula, ModelConfig.kv_bytes);
@@ -60,7 +60,7 @@ class Price(NamedTuple):
 
 @dataclass(frozen=True)
 class PrecisionRow:
-    weights: str                  # "fp32" | "bf16" | "int8"
+    weights: str                  # "fp32" | "bf16" | "int8" | "gguf"
     path: str                     # the product path on this CPU, e.g. "int8 (AVX512_VNNI)"
     weight_bytes: int             # bytes of matrices one decode token reads
     kv_bytes: int                 # bytes of KV cache it reads at the prompt's context
@@ -117,7 +117,7 @@ def _decoders(model) -> dict:
     from models.forward import RunOptions
 
     options = RunOptions(last_logits_only=True)
-    return {w: FusedDecoder(model, options, weights=w) for w in quantized.WEIGHTS}
+    return {w: FusedDecoder(model, options, weights=w) for w in quantized.available_weights(model)}
 
 
 def greedy_rate(decoder, ids: list, new_tokens: int) -> tuple[float, list]:

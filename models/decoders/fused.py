@@ -55,8 +55,9 @@ _P = ctypes.POINTER(ctypes.c_float)
 
 
 class _QMat(ctypes.Structure):
-    """struct QMat of fused_decode.cpp: a matrix's elements and its int8 block scales (or null)."""
-    _fields_ = [("w", ctypes.c_void_p), ("scales", _P)]
+    """struct QMat of fused_decode.cpp: a matrix's elements, its block scales (int8, gguf) and
+    offsets (gguf), or nulls."""
+    _fields_ = [("w", ctypes.c_void_p), ("scales", _P), ("offsets", _P)]
 
 
 class _Layer(ctypes.Structure):
@@ -147,10 +148,9 @@ class FusedDecoder:
             """The QMat of a Linear (or of the head, keyed by the model) in this precision."""
             q = table.get(key if key is not None else module)
             if q is None:
-                return _QMat(ctypes.c_void_p(held(module.weight).data_ptr()), _P())
+                return _QMat(ctypes.c_void_p(held(module.weight).data_ptr()), _P(), _P())
             keep.append(q)
-            return _QMat(ctypes.c_void_p(q.data.data_ptr()),
-                         _ptr(q.scales) if q.scales is not None else _P())
+            return _QMat(ctypes.c_void_p(q.data.data_ptr()), _ptr(q.scales), _ptr(q.offsets))
         blocks = list(model.blocks)
         gemma = LAYOUTS[model.family]
 
@@ -194,11 +194,10 @@ class FusedDecoder:
         m.embed, m.final_norm = _ptr(held(weight)), _ptr(held(norm_scale(model.norm)))
         head = table.get(model)
         if head is None:
-            m.lm_head = _QMat(ctypes.c_void_p(held(model.lm_head_weight()).data_ptr()), _P())
+            m.lm_head = _QMat(ctypes.c_void_p(held(model.lm_head_weight()).data_ptr()), _P(), _P())
         else:
             keep.append(head)
-            m.lm_head = _QMat(ctypes.c_void_p(head.data.data_ptr()),
-                              _ptr(head.scales) if head.scales is not None else _P())
+            m.lm_head = _QMat(ctypes.c_void_p(head.data.data_ptr()), _ptr(head.scales), _ptr(head.offsets))
         m.wtype, m.portable = quantized.WTYPE[weights], int(portable)
         m.sinks = _ptr(self._sinks)
         m.layers = self._layers

@@ -26,7 +26,13 @@
 // portable loop that widens each weight to fp32. The products with int8 weights quantize the
 // input vector the same way (blocks of QBLOCK, one scale each), sum q_w * q_x exactly in int32
 // per block (AVX512_VNNI's vpdpbusd where the CPU has it, else a portable loop) and scale each
-// block's sum in fp32. FusedModel.portable = 1 takes the portable loops on any CPU (tests).
+// block's sum in fp32. 3 "gguf": the checkpoint's own GGUF codes (explorer/checkpoints/
+// gguf_codes.py), w = scale * code + offset in blocks of CBLOCK = 16 along a row, code in
+// [-128, 127]: the fp32 checkpoint's exact weights. Their input is quantized to two int8
+// digits per block (x ~ s * (256 h + l), |256 h + l| <= 32512: 15 bits of the block's largest
+// value, where bf16 keeps 8 of each element), so that one vpdpbusd per digit sums code * digit
+// exactly; the result is s * scale * (256 sum(code h) + sum(code l)) + offset * sum(x).
+// FusedModel.portable = 1 takes the portable loops on any CPU (tests).
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
@@ -36,9 +42,9 @@
 
 // The entry points (fused_simd_paths, fused_decode_step, quant_linear) have C linkage, for ctypes.
 
-// A weight matrix in the model's format: its elements, and for int8 its block scales
-// (rows, cols / QBLOCK), else null
-struct QMat { const void* w; const float* scales; };
+// A weight matrix in the model's format: its elements, for int8 and gguf its block scales
+// (rows, cols / QBLOCK or CBLOCK), for gguf its block offsets, else null
+struct QMat { const void* w; const float* scales; const float* offsets; };
 
 struct FusedLayer {
     QMat wqkv; const float* bqkv;           // (q_dim + 2 kv_dim, d); bias or null
@@ -68,7 +74,7 @@ struct FusedModel {
     QMat lm_head;                            // (vocab, d), the embedding when tied
     const float* sinks;                      // (n_heads) sink logits (gpt-oss style) or null
     FusedLayer* layers;
-    int64_t wtype;                           // 0 fp32, 1 bf16, 2 int8 (see the top)
+    int64_t wtype;                           // 0 fp32, 1 bf16, 2 int8, 3 gguf (see the top)
     int64_t portable;                        // 1: the portable loops even where SIMD exists
 };
 
@@ -109,7 +115,7 @@ static void matvec_rows(const float* W, const float* b, const float* x, int64_t 
     if (b) for (int64_t i = r0; i < r1; i++) y[i] += b[i];
 }
 
-static const int64_t QBLOCK = 32;
+static const int64_t QBLOCK = 32, CBLOCK = 16;
 
 // bf16 <-> fp32: a bf16 is the upper 16 bits of an fp32; rounding to nearest even
 static inline float bf16_to_f32(uint16_t h) {
@@ -136,6 +142,8 @@ static inline uint16_t f32_to_bf16(float f) {
 //         stored as q + 128 (1..255, an unsigned byte: vpdpbusd multiplies unsigned bytes by
 //         signed ones, so the input stays signed and sum((q + 128) x) - 128 sum(x) is the exact
 //         integer sum(q x)); the scale of (r, block j) at (r / 16 * nb + j) * 16 + r % 16.
+//   gguf: as int8 with blocks of CBLOCK = 16 inputs (4 quads), code + 128 in each byte; the
+//         scale and the offset of (r, block j) at (r / 16 * nb + j) * 16 + r % 16, nb = n / 16.
 static const int64_t TILE = 16;
 
 // The input vector of a product in the form the weights' format multiplies: fp32 as is; for
@@ -144,6 +152,8 @@ static const int64_t TILE = 16;
 struct QVec {
     const float* f; std::vector<uint16_t> b; std::vector<int8_t> q; std::vector<float> s;
     std::vector<int32_t> c;
+    // gguf: the low digits (q holds the high ones), their correction, each block's sum(x)
+    std::vector<int8_t> lo; std::vector<int32_t> c_lo; std::vector<float> sum;
 };
 
 static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s, int32_t* c) {
@@ -169,6 +179,29 @@ static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s, int3
     }
 }
 
+// gguf's input: per block of CBLOCK, x = s * (256 h + l) with h, l int8 (to 15 bits of the
+// block's largest |x|), the corrections -128 sum(h) and -128 sum(l), and sum(x) in fp32
+static void quantize_digits(const float* x, int64_t n, QVec& v) {
+    const int64_t nb = n / CBLOCK;
+    v.q.resize(n); v.lo.resize(n); v.s.resize(nb); v.c.resize(nb); v.c_lo.resize(nb); v.sum.resize(nb);
+    for (int64_t blk = 0; blk < nb; blk++) {
+        const float* xb = x + blk * CBLOCK;
+        float amax = 0.f, sum = 0.f;
+        for (int64_t i = 0; i < CBLOCK; i++) { amax = fmaxf(amax, fabsf(xb[i])); sum += xb[i]; }
+        const float inv = amax > 0.f ? 32512.f / amax : 0.f;
+        v.s[blk] = amax / 32512.f;
+        v.sum[blk] = sum;
+        int32_t sh = 0, sl = 0;
+        for (int64_t i = 0; i < CBLOCK; i++) {
+            const int32_t xq = (int32_t)nearbyintf(xb[i] * inv);            // |xq| <= 32512
+            const int32_t h = (xq + 128) >> 8, l = xq - 256 * h;            // h in [-127, 127], l in [-128, 127]
+            v.q[blk * CBLOCK + i] = (int8_t)h; v.lo[blk * CBLOCK + i] = (int8_t)l;
+            sh += h; sl += l;
+        }
+        v.c[blk] = -128 * sh; v.c_lo[blk] = -128 * sl;
+    }
+}
+
 static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
     v.f = x;
     if (wtype == 1) {
@@ -177,6 +210,8 @@ static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
     } else if (wtype == 2) {
         v.q.resize(n); v.s.resize(n / QBLOCK); v.c.resize(n / QBLOCK);
         quantize_blocks(x, n, v.q.data(), v.s.data(), v.c.data());
+    } else if (wtype == 3) {
+        quantize_digits(x, n, v);
     }
 }
 
@@ -239,6 +274,50 @@ static void tiles_int8(const uint8_t* W, const float* S, int64_t t0, int64_t n, 
 }
 #endif
 
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
+template <int MB, int NT>
+static void tiles_gguf(const uint8_t* W, const float* S, const float* O, int64_t t0, int64_t n,
+                       const QVec* const* x, float* out) {
+    const int64_t nb = n / CBLOCK;
+    __m512 res[MB][NT];
+    for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++) res[m][t] = _mm512_setzero_ps();
+    for (int64_t j = 0; j < nb; j++) {
+        __m512i hi[MB][NT], lo[MB][NT];
+        for (int m = 0; m < MB; m++) {
+            const __m512i ch = _mm512_set1_epi32(x[m]->c[j]), cl = _mm512_set1_epi32(x[m]->c_lo[j]);
+            for (int t = 0; t < NT; t++) { hi[m][t] = ch; lo[m][t] = cl; }
+        }
+        for (int64_t q = 0; q < CBLOCK / 4; q++) {
+            __m512i xh[MB], xl[MB];
+            for (int m = 0; m < MB; m++) {
+                xh[m] = _mm512_set1_epi32(load4(x[m]->q.data() + j * CBLOCK + 4 * q));
+                xl[m] = _mm512_set1_epi32(load4(x[m]->lo.data() + j * CBLOCK + 4 * q));
+            }
+            for (int t = 0; t < NT; t++) {
+                const __m512i w = _mm512_loadu_si512(W + (((t0 + t) * nb + j) * (CBLOCK / 4) + q) * 4 * TILE);
+                for (int m = 0; m < MB; m++) {
+                    hi[m][t] = _mm512_dpbusd_epi32(hi[m][t], w, xh[m]);
+                    lo[m][t] = _mm512_dpbusd_epi32(lo[m][t], w, xl[m]);
+                }
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const __m512 sw = _mm512_loadu_ps(S + ((t0 + t) * nb + j) * TILE);
+            const __m512 ow = _mm512_loadu_ps(O + ((t0 + t) * nb + j) * TILE);
+            for (int m = 0; m < MB; m++) {
+                // 256 sum(code h) + sum(code l): exact in int32 (|.| <= 16 * 128 * 32512)
+                const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi[m][t], 8), lo[m][t]);
+                res[m][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
+                                            _mm512_mul_ps(sw, _mm512_set1_ps(x[m]->s[j])), res[m][t]);
+                res[m][t] = _mm512_fmadd_ps(ow, _mm512_set1_ps(x[m]->sum[j]), res[m][t]);
+            }
+        }
+    }
+    for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++)
+        _mm512_storeu_ps(out + (m * NT + t) * TILE, res[m][t]);
+}
+#endif
+
 // The portable loops, one tile of one input: bf16 widens each weight to fp32 and keeps the
 // input in fp32; int8 sums q_w * q_x exactly in int32 per block, as the SIMD path does.
 static void tile_bf16_portable(const uint16_t* W, int64_t t, int64_t n, const QVec& x, float* out) {
@@ -269,6 +348,27 @@ static void tile_int8_portable(const uint8_t* W, const float* S, int64_t t, int6
     memcpy(out, acc, sizeof(acc));
 }
 
+static void tile_gguf_portable(const uint8_t* W, const float* S, const float* O, int64_t t, int64_t n,
+                               const QVec& x, float* out) {
+    const int64_t nb = n / CBLOCK;
+    float acc[TILE] = {0.f};
+    for (int64_t j = 0; j < nb; j++) {
+        int32_t dot[TILE] = {0};
+        const uint8_t* wb = W + (t * nb + j) * CBLOCK * TILE;
+        for (int64_t q = 0; q < CBLOCK / 4; q++)
+            for (int64_t i = 0; i < TILE; i++)
+                for (int64_t c = 0; c < 4; c++) {
+                    const int64_t k = j * CBLOCK + 4 * q + c;
+                    dot[i] += ((int32_t)wb[(q * TILE + i) * 4 + c] - 128) * (256 * (int32_t)x.q[k] + (int32_t)x.lo[k]);
+                }
+        for (int64_t i = 0; i < TILE; i++) {
+            const int64_t at = (t * nb + j) * TILE + i;
+            acc[i] += (float)dot[i] * (S[at] * x.s[j]) + O[at] * x.sum[j];
+        }
+    }
+    memcpy(out, acc, sizeof(acc));
+}
+
 // MB inputs, NT tiles from t0 into out (the layout of tiles_bf16), by whichever path runs.
 template <int MB, int NT>
 static void tiles(int64_t wtype, bool portable, const QMat& W, int64_t t0, int64_t n,
@@ -278,13 +378,15 @@ static void tiles(int64_t wtype, bool portable, const QMat& W, int64_t t0, int64
 #endif
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
     if (wtype == 2 && !portable) { tiles_int8<MB, NT>((const uint8_t*)W.w, W.scales, t0, n, x, out); return; }
+    if (wtype == 3 && !portable) { tiles_gguf<MB, NT>((const uint8_t*)W.w, W.scales, W.offsets, t0, n, x, out); return; }
 #endif
     (void)portable;
     for (int m = 0; m < MB; m++)
         for (int t = 0; t < NT; t++) {
             float* o = out + (m * NT + t) * TILE;
             if (wtype == 1) tile_bf16_portable((const uint16_t*)W.w, t0 + t, n, *x[m], o);
-            else tile_int8_portable((const uint8_t*)W.w, W.scales, t0 + t, n, *x[m], o);
+            else if (wtype == 2) tile_int8_portable((const uint8_t*)W.w, W.scales, t0 + t, n, *x[m], o);
+            else tile_gguf_portable((const uint8_t*)W.w, W.scales, W.offsets, t0 + t, n, *x[m], o);
         }
 }
 
@@ -435,8 +537,9 @@ static void residual(float* x, const float* a, const float* post_norm, float eps
 extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
     const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
-    if (D > 1024 || token < 0 || token >= m->vocab || m->wtype < 0 || m->wtype > 2) return -1;
+    if (D > 1024 || token < 0 || token >= m->vocab || m->wtype < 0 || m->wtype > 3) return -1;
     if (m->wtype == 2 && (d % QBLOCK || q_dim % QBLOCK || ff % QBLOCK)) return -1;
+    if (m->wtype == 3 && (d % CBLOCK || q_dim % CBLOCK || ff % CBLOCK)) return -1;
     if (m->wtype == 1 && (d % 2 || q_dim % 2 || ff % 2)) return -1;
     const int64_t wt = m->wtype;
     const bool portable = m->portable != 0;
@@ -517,13 +620,14 @@ extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logi
 // y (B, rows) = x (B, n) W^T (+ b) for the batched steps (models/decoders/quantized.py): each
 // chunk of rows against all B inputs while it is in cache, MB_MAX inputs per pass over it.
 // Returns 0, or -1 on an unknown format or a width the format cannot take (bf16: even, int8: a
-// multiple of QBLOCK).
+// multiple of QBLOCK, gguf: of CBLOCK).
 extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, const float* scales,
-                 const float* b, const float* x, int64_t B, int64_t n, int64_t rows, float* y,
-                 int64_t n_threads) {
-    if (wtype < 1 || wtype > 2 || B < 0 || n <= 0 || rows < 0) return -1;
-    if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2)) return -1;
-    const QMat W = {w, scales};
+                 const float* offsets, const float* b, const float* x, int64_t B, int64_t n,
+                 int64_t rows, float* y, int64_t n_threads) {
+    if (wtype < 1 || wtype > 3 || B < 0 || n <= 0 || rows < 0) return -1;
+    if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2) || (wtype == 3 && n % CBLOCK)) return -1;
+    if (wtype == 3 && (!scales || !offsets)) return -1;
+    const QMat W = {w, scales, offsets};
     std::vector<QVec> xs(B);
     std::vector<const QVec*> xp(B);
     std::vector<float*> yp(B);

@@ -6,17 +6,22 @@ batches of a class the step's time is the bytes it reads. fp32 is 4 bytes a weig
 (the upper half of the fp32: 8 bits of mantissa, relative rounding <= 2^-9); int8 here is
 Q8_0's layout, blocks of QBLOCK = 32 weights along a row with one fp32 scale each
 (1.125 bytes a weight; w = q * scale, q = round(w / scale), scale = max|w| / 127, so a weight's
-rounding is <= scale / 2, i.e. <= max|w| / 254 of its block). The products (fused_decode.cpp):
+rounding is <= scale / 2, i.e. <= max|w| / 254 of its block); gguf is the checkpoint's own
+GGUF codes (explorer/checkpoints/gguf_codes.py: w = scale * code + offset in blocks of
+CBLOCK = 16, 1.5 bytes a weight), the fp32 checkpoint's weights exactly, where the checkpoint
+folder holds them (`models.loading.CODES_FILE`). The products (fused_decode.cpp):
 bf16 through AVX512_BF16's dot product where the CPU has it (the input vector is rounded to
 bf16 as well), else a portable loop widening every weight to fp32; int8 against the input
 vector quantized per block the same way, summed exactly in int32 per block (AVX512_VNNI where
-the CPU has it, else a portable loop). The fp32 engine stays the reference: the prefill runs
+the CPU has it, else a portable loop); gguf against the input in two int8 digits per block
+(15 bits of the block's largest value), each digit's sum exact through the same instruction.
+The fp32 engine stays the reference: the prefill runs
 in it, and the tests bound every precision's logits against it (tests/test_precision.py).
 
 The copies are made once per model and precision (`weights_of`), held beside the fp32 model
 (which the prefill and the recording forwards keep using).
 
-    EXPLORER_WEIGHTS=fp32|bf16|int8     the precision the decode steps read (default: the
+    EXPLORER_WEIGHTS=fp32|bf16|int8|gguf  the precision the decode steps read (default: the
                                         model's decode_weights where its SIMD path exists, else fp32)
     EXPLORER_KERNEL_PORTABLE=1          the portable loops even where the SIMD paths exist
 """
@@ -30,13 +35,16 @@ from typing import Optional
 
 import torch
 
-WEIGHTS = ("fp32", "bf16", "int8")
-WTYPE = {"fp32": 0, "bf16": 1, "int8": 2}
-BYTES_PER_WEIGHT = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0 + 4.0 / 32}
+WEIGHTS = ("fp32", "bf16", "int8", "gguf")
+WTYPE = {"fp32": 0, "bf16": 1, "int8": 2, "gguf": 3}
 QBLOCK = 32
+CBLOCK = 16        # gguf: weights per block (one scale and one offset each)
+BYTES_PER_WEIGHT = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0 + 4.0 / QBLOCK, "gguf": 1.0 + 8.0 / CBLOCK}
 TILE = 16          # output rows per packed tile (fused_decode.cpp)
-# what a row's width must be a multiple of: bf16 pairs, int8 blocks
-WIDTH_STEP = {"bf16": 2, "int8": QBLOCK}
+# what a row's width must be a multiple of: bf16 pairs, int8 and gguf blocks
+WIDTH_STEP = {"bf16": 2, "int8": QBLOCK, "gguf": CBLOCK}
+# the SIMD instruction each precision's product uses where the CPU has it
+SIMD = {"bf16": "AVX512_BF16", "int8": "AVX512_VNNI", "gguf": "AVX512_VNNI"}
 WEIGHTS_ENV = "EXPLORER_WEIGHTS"
 PORTABLE_ENV = "EXPLORER_KERNEL_PORTABLE"
 DEFAULT_WEIGHTS = "fp32"
@@ -61,12 +69,19 @@ def configured_weights(model=None) -> str:
         except ValueError:
             raise ValueError(f"{WEIGHTS_ENV}={value!r}: choose one of {', '.join(WEIGHTS)}") from None
     own = check_weights(getattr(model, "decode_weights", DEFAULT_WEIGHTS))
-    if own == DEFAULT_WEIGHTS or portable_forced():
+    if own == DEFAULT_WEIGHTS or portable_forced() or own not in available_weights(model):
         return DEFAULT_WEIGHTS
     try:
         return own if simd_paths()[own] else DEFAULT_WEIGHTS
     except (RuntimeError, OSError):   # no compiler here: no quantized step at all
         return DEFAULT_WEIGHTS
+
+
+def available_weights(model) -> tuple[str, ...]:
+    """The precisions `model` can decode in: all but gguf, which needs the checkpoint's own
+    codes (a folder converted from a GGUF keeps them: `codes_file`)."""
+    has_codes = getattr(model, "codes_file", None) is not None
+    return tuple(w for w in WEIGHTS if w != "gguf" or has_codes)
 
 
 def portable_forced() -> bool:
@@ -90,10 +105,10 @@ def _library():
 
 
 def simd_paths() -> dict[str, bool]:
-    """{"bf16": AVX512_BF16 dot products built in, "int8": AVX512_VNNI built in}: the kernel is
-    compiled with -march=native on this machine, so these follow the CPU's own flags."""
+    """{"bf16": AVX512_BF16 dot products built in, "int8" and "gguf": AVX512_VNNI built in}: the
+    kernel is compiled with -march=native on this machine, so these follow the CPU's own flags."""
     bits = _library().fused_simd_paths()
-    return {"bf16": bool(bits & 1), "int8": bool(bits & 2)}
+    return {"bf16": bool(bits & 1), "int8": bool(bits & 2), "gguf": bool(bits & 2)}
 
 
 def path_label(weights: str, portable: Optional[bool] = None) -> str:
@@ -102,7 +117,7 @@ def path_label(weights: str, portable: Optional[bool] = None) -> str:
     if weights == "fp32":
         return "fp32"
     portable = portable_forced() if portable is None else portable
-    simd = {"bf16": "AVX512_BF16", "int8": "AVX512_VNNI"}[weights]
+    simd = SIMD[weights]
     if not portable and simd_paths()[weights]:
         return f"{weights} ({simd})"
     return f"{weights} (portable)"
@@ -118,10 +133,14 @@ class QuantWeight:
     feeds 16 row sums at once; int8 codes are kept as q + 128 (unsigned bytes). `codes()`,
     `block_scales()` and `dequantize()` give the plain (out, in) views back."""
 
+    offsets: Optional[torch.Tensor] = None   # gguf only
+
     def __init__(self, weight: torch.Tensor, weights: str):
         check_weights(weights)
         if weights == "fp32":
             raise ValueError("fp32 weights are the model's own: no copy")
+        if weights == "gguf":
+            raise ValueError("gguf weights are the checkpoint's own codes: QuantWeight.from_codes")
         weight = weight.detach().to(torch.float32)
         self.weights, self.shape = weights, tuple(weight.shape)
         out, n = self.shape
@@ -148,23 +167,61 @@ class QuantWeight:
                          .permute(0, 2, 3, 1, 4).contiguous().reshape(-1))
             self.scales = scales.reshape(tiles, TILE, nb).permute(0, 2, 1).contiguous().reshape(-1)
 
+    @classmethod
+    def from_codes(cls, codes: torch.Tensor, scales: torch.Tensor, offsets: torch.Tensor) -> "QuantWeight":
+        """gguf: the (out, in) codes + 128 (uint8) and the (out, in / CBLOCK) scales and offsets
+        of w = scale * code + offset, packed as the int8 layout with blocks of CBLOCK."""
+        out, n = codes.shape
+        nb = n // CBLOCK
+        if codes.dtype != torch.uint8 or n % CBLOCK or scales.shape != (out, nb) or offsets.shape != (out, nb):
+            raise ValueError(f"gguf codes must be uint8 ({out}, a multiple of {CBLOCK}) with ({out}, "
+                             f"{nb}) scales and offsets")
+        self = cls.__new__(cls)
+        self.weights, self.shape = "gguf", (out, n)
+        tiles = -(-out // TILE)
+        pad = tiles * TILE - out
+
+        def padded(t, fill):
+            return t if not pad else torch.cat([t, t.new_full((pad, t.shape[1]), fill)])
+        # (T*16, nb, 16) -> (T, 16, nb, 4, 4) -> (T, nb, 4, 16, 4): a quad of 16 rows per 64 bytes
+        self.data = (padded(codes, 128).reshape(tiles, TILE, nb, CBLOCK // 4, 4)
+                     .permute(0, 2, 3, 1, 4).contiguous().reshape(-1))
+
+        def by_tile(t):   # (T*16, nb) -> (T, nb, 16)
+            t = padded(t.to(torch.float32), 0.0)
+            return t.reshape(tiles, TILE, nb).permute(0, 2, 1).contiguous().reshape(-1)
+        self.scales, self.offsets = by_tile(scales), by_tile(offsets)
+        return self
+
+    @property
+    def block(self) -> int:
+        return CBLOCK if self.weights == "gguf" else QBLOCK
+
     def codes(self) -> torch.Tensor:
-        """int8: the (out, in) codes q, w = q * scale of its block."""
+        """int8 and gguf: the (out, in) codes q, w = q * scale (+ offset) of its block."""
         out, n = self.shape
-        tiles, nb = -(-out // TILE), n // QBLOCK
-        q = (self.data.reshape(tiles, nb, QBLOCK // 4, TILE, 4).permute(0, 3, 1, 2, 4)
+        block = self.block
+        tiles, nb = -(-out // TILE), n // block
+        q = (self.data.reshape(tiles, nb, block // 4, TILE, 4).permute(0, 3, 1, 2, 4)
              .reshape(tiles * TILE, n)[:out])
         return (q.to(torch.int16) - 128).to(torch.int8)
 
-    def block_scales(self) -> torch.Tensor:
-        """int8: the (out, in / 32) scale of each row's blocks."""
+    def _by_row(self, packed: torch.Tensor) -> torch.Tensor:
         out, n = self.shape
-        tiles, nb = -(-out // TILE), n // QBLOCK
-        return self.scales.reshape(tiles, nb, TILE).permute(0, 2, 1).reshape(tiles * TILE, nb)[:out]
+        tiles, nb = -(-out // TILE), n // self.block
+        return packed.reshape(tiles, nb, TILE).permute(0, 2, 1).reshape(tiles * TILE, nb)[:out]
+
+    def block_scales(self) -> torch.Tensor:
+        """int8 and gguf: the (out, in / block) scale of each row's blocks."""
+        return self._by_row(self.scales)
+
+    def block_offsets(self) -> torch.Tensor:
+        """gguf: the (out, in / CBLOCK) offset of each row's blocks."""
+        return self._by_row(self.offsets)
 
     @property
     def nbytes(self) -> int:
-        return self.data.nbytes + (self.scales.nbytes if self.scales is not None else 0)
+        return sum(t.nbytes for t in (self.data, self.scales, self.offsets) if t is not None)
 
     def dequantize(self) -> torch.Tensor:
         """The fp32 values the kernel multiplies by (tests, and the quality measurements)."""
@@ -173,8 +230,12 @@ class QuantWeight:
             tiles = -(-out // TILE)
             return (self.data.reshape(tiles, n // 2, TILE, 2).permute(0, 2, 1, 3)
                     .reshape(tiles * TILE, n)[:out].to(torch.float32))
-        q = self.codes().reshape(out, n // QBLOCK, QBLOCK).to(torch.float32)
-        return (q * self.block_scales()[..., None]).reshape(out, n)
+        block = self.block
+        q = self.codes().reshape(out, n // block, block).to(torch.float32)
+        w = q * self.block_scales()[..., None]
+        if self.offsets is not None:
+            w = w + self.block_offsets()[..., None]
+        return w.reshape(out, n)
 
     def __call__(self, x: torch.Tensor, bias: Optional[torch.Tensor] = None,
                  portable: Optional[bool] = None) -> torch.Tensor:
@@ -189,6 +250,7 @@ class QuantWeight:
         status = _library().quant_linear(
             WTYPE[self.weights], int(portable), self.data.data_ptr(),
             self.scales.data_ptr() if self.scales is not None else None,
+            self.offsets.data_ptr() if self.offsets is not None else None,
             b.data_ptr() if b is not None else None, flat.data_ptr(), flat.shape[0], n, out,
             y.data_ptr(), torch.get_num_threads())
         if status != 0:
@@ -200,20 +262,26 @@ def setup_library(lib) -> None:
     """ctypes signatures of the quantized entry points (called by fused._library)."""
     lib.fused_simd_paths.argtypes, lib.fused_simd_paths.restype = [], ctypes.c_int
     lib.quant_linear.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                  ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
     lib.quant_linear.restype = ctypes.c_int
 
 
 class ModelWeights:
     """A model's matrices in one precision: {module: QuantWeight} for every Linear and
-    {model: QuantWeight} for the LM head (the embedding when tied); empty for fp32."""
+    {model: QuantWeight} for the LM head (the embedding when tied); empty for fp32. gguf reads
+    the checkpoint's codes (models.loading.read_codes: a ValueError where it has none, or where
+    they do not reproduce the model's weights)."""
 
     def __init__(self, model, weights: str):
         from ..layers import Linear
         self.weights = check_weights(weights)
         self.table: dict = {}
-        if weights != "fp32":
+        if weights == "gguf":
+            from ..loading import read_codes
+            for module, (codes, scales, offsets) in read_codes(model).items():
+                self.table[module] = QuantWeight.from_codes(codes, scales, offsets)
+        elif weights != "fp32":
             for module in model.modules():
                 if isinstance(module, Linear):
                     self.table[module] = QuantWeight(module.weight, weights)

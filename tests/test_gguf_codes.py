@@ -1,0 +1,284 @@
+"""The GGUF's own codes as a decode precision ("gguf", issue 30): the blocks read back out of a
+GGUF give exactly the weights gguf-py dequantizes; a checkpoint's codes give back its fp32
+weights or are refused; the kernel's product equals its arithmetic written out in torch (codes
+times scale plus offset; the input in two int8 digits per block of 16, 15 bits of the block's
+largest value); a fused or batched decode step through the codes matches the fp32 engine.
+
+The price against fp32: the weights are the fp32 checkpoint's own, so only the input's rounding
+counts, <= max|x| / 65024 of each block of 16 (half a step of 1/32512). Over the tiny models'
+15 products, errors adding at worst, that is < 15 x 2^-15 of the logits' scale; the bound
+checked is 1e-3, which also holds the summation order's 1e-5.
+"""
+import numpy as np
+import pytest
+import torch
+
+from explorer.checkpoints import gguf_codes
+from models.code_format import CODE_BLOCK, CODE_SUFFIXES
+from models.decoders import quantized
+from models.decoders.batched import BatchedDecoder
+from models.decoders.fused import FusedDecoder
+from models.generate import full_forward_logits
+from models.layers import Linear, packed_products
+from models.loading import read_codes
+from tests.helpers import N_PROMPT, N_TOTAL, decode_sequence, decoder_logits
+from tests.test_fused import OPTIONS
+
+PATHS = [False, True]   # portable: the SIMD path (where this CPU has it), the portable loops
+
+
+# ----------------------------------------------------------------------- reading the GGUF
+@pytest.mark.parametrize("kind", sorted(gguf_codes.FORMATS))
+def test_each_format_reads_back_what_gguf_py_dequantizes(kind):
+    """Random blocks of each format (fp16 scales kept finite): scale * code + offset equals
+    gguf-py's own dequantization bit for bit, codes within [-128, 127]."""
+    import gguf
+
+    per, size, _ = gguf_codes.FORMATS[kind]
+    rng = np.random.default_rng(0)
+    rows, cols = 3, 2 * 256
+    raw = rng.integers(0, 256, size=(rows * cols // per, size), dtype=np.uint8)
+    # the fp16 fields: finite, modest values (random bytes could be NaN or inf)
+    halves = {"Q8_0": [0], "Q5_0": [0], "Q4_1": [0, 2], "Q4_K": [0, 2], "Q6_K": [208]}[kind]
+    for at in halves:
+        raw[:, at:at + 2] = rng.uniform(-0.1, 0.1, size=len(raw)).astype(np.float16).view(np.uint8).reshape(-1, 2)
+    codes, scales, offsets = gguf_codes.tensor_codes(kind, raw, rows, cols)
+    assert codes.min() >= -128 and codes.max() <= 127
+    ours = (codes.reshape(rows, -1, CODE_BLOCK) * scales[..., None] + offsets[..., None]).reshape(rows, cols)
+    theirs = gguf.quants.dequantize(raw.reshape(rows, -1), gguf.GGMLQuantizationType[kind])
+    np.testing.assert_array_equal(ours.astype(np.float32), theirs.reshape(rows, cols))
+
+
+def test_llama_rows_are_unpermuted_as_transformers_does():
+    from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
+
+    rows = np.arange(24 * 3).reshape(24, 3)
+    expected = LlamaTensorProcessor()._reverse_permute_weights(rows, 4, 4)
+    np.testing.assert_array_equal(gguf_codes.unpermute_rows(rows, 4), expected)
+
+
+def test_a_format_without_codes_is_refused():
+    with pytest.raises(ValueError, match="no integer codes"):
+        gguf_codes.tensor_codes("F16", np.zeros((2, 64), np.uint8), 2, 64)
+    with pytest.raises(ValueError, match="do not make"):
+        gguf_codes.tensor_codes("Q8_0", np.zeros((3, 34), np.uint8), 2, 64)
+
+
+# ---------------------------------------------------------------------------- the product
+def _random_codes(rows: int, cols: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    codes = torch.randint(0, 256, (rows, cols), generator=g, dtype=torch.int16).to(torch.uint8)
+    scales = torch.rand(rows, cols // CODE_BLOCK, generator=g) * 0.01
+    offsets = (torch.rand(rows, cols // CODE_BLOCK, generator=g) - 0.5) * 0.2
+    return codes, scales, offsets
+
+
+def _dequantize(codes, scales, offsets):
+    rows, cols = codes.shape
+    c = codes.to(torch.float32).sub(128).reshape(rows, -1, CODE_BLOCK)
+    return (c * scales[..., None] + offsets[..., None]).reshape(rows, cols)
+
+
+def _digits(x: torch.Tensor) -> torch.Tensor:
+    """The gguf path's input: blocks of 16, step max|x| / 32512, rounded half to even."""
+    blocks = x.reshape(*x.shape[:-1], -1, CODE_BLOCK)
+    amax = blocks.abs().amax(-1, keepdim=True)
+    inv = torch.where(amax > 0, 32512.0 / amax, torch.zeros_like(amax))
+    return (torch.round(blocks * inv) * (amax / 32512.0)).reshape(x.shape)
+
+
+class Reference:
+    """The product a gguf QuantWeight computes, written in torch."""
+
+    def __init__(self, qw: quantized.QuantWeight):
+        self.w = qw.dequantize()
+
+    def __call__(self, x, bias=None):
+        return torch.nn.functional.linear(_digits(x.float()), self.w, bias)
+
+
+@pytest.mark.parametrize("portable", PATHS)
+def test_product_equals_the_codes_written_out(portable):
+    codes, scales, offsets = _random_codes(70, 96)          # 70 rows: a ragged last tile
+    g = torch.Generator().manual_seed(1)
+    x, b = torch.randn(5, 96, generator=g), torch.randn(70, generator=g)
+    x[0, :16] = 0.0                                          # an all-zero block of the input
+    qw = quantized.QuantWeight.from_codes(codes, scales, offsets)
+    assert torch.equal(qw.dequantize(), _dequantize(codes, scales, offsets))
+    out, ref = qw(x, b, portable=portable), Reference(qw)(x, b)
+    assert (out - ref).abs().max().item() <= 1e-5 * ref.abs().max().item()
+    exact = torch.nn.functional.linear(x, _dequantize(codes, scales, offsets), b)
+    assert ((out - exact).abs().max() / exact.abs().max()).item() <= 1e-4
+    # a byte a code, an fp32 scale and offset a block of 16; 70 rows padded to 80
+    assert qw.nbytes == 80 * 96 + 2 * 80 * 6 * 4
+
+
+def test_packed_layout_is_the_one_the_kernel_reads():
+    codes, scales, offsets = _random_codes(20, 64, seed=3)
+    qw = quantized.QuantWeight.from_codes(codes, scales, offsets)
+    r, k = torch.meshgrid(torch.arange(32), torch.arange(64), indexing="ij")
+    index = (((r // 16 * 4 + k // 16) * 4 + k % 16 // 4) * 16 + r % 16) * 4 + k % 4
+    read = qw.data[index.reshape(-1)].reshape(32, 64)
+    assert torch.equal(read[:20], codes) and (read[20:] == 128).all()     # padded rows: code 0
+    rows, blocks = torch.meshgrid(torch.arange(32), torch.arange(4), indexing="ij")
+    at = ((rows // 16 * 4 + blocks) * 16 + rows % 16).reshape(-1)
+    assert torch.equal(qw.scales[at].reshape(32, 4)[:20], scales)
+    assert torch.equal(qw.offsets[at].reshape(32, 4)[:20], offsets)
+    assert torch.equal(qw.codes().short() + 128, codes.short())
+
+
+def test_bad_codes_get_a_clear_message():
+    codes, scales, offsets = _random_codes(4, 32)
+    with pytest.raises(ValueError, match="uint8"):
+        quantized.QuantWeight.from_codes(codes.to(torch.int16), scales, offsets)
+    with pytest.raises(ValueError, match="scales and offsets"):
+        quantized.QuantWeight.from_codes(codes, scales[:, :1], offsets)
+    with pytest.raises(ValueError, match="the checkpoint's own codes"):
+        quantized.QuantWeight(torch.randn(4, 32), "gguf")
+
+
+# ---------------------------------------------------------- a model with codes, end to end
+def _with_codes(model, folder, seed=0):
+    """Give every matrix of `model` random codes, set its weights to their dequantized values,
+    and write the codes file the loader would find (under the Hugging Face names)."""
+    from safetensors.torch import save_file
+
+    from models.code_format import CODES_FILE
+    from models.loading import FAMILIES, source_names
+
+    _, key_map = FAMILIES[model.config.family]
+    keys = key_map(model.config)
+    names = {m: n for n, m in model.named_modules()}
+    head = "embed.weight" if model.config.tie_embeddings else "lm_head.weight"
+    matrices = [(keys[names[m] + ".weight"], m.weight) for m in model.modules() if isinstance(m, Linear)]
+    matrices.append((keys[head], model.lm_head_weight()))
+    tensors = {}
+    with torch.no_grad():
+        for i, (sources, weight) in enumerate(matrices):
+            parts = source_names(sources)
+            config = model.config
+            q, kv = config.n_heads * config.head_dim, config.n_kv_heads * config.head_dim
+            # the Hugging Face matrices the fused one is made of: q, k, v; gate, up; or one
+            sizes = [q, kv, kv] if len(parts) == 3 else [weight.shape[0] // len(parts)] * len(parts)
+            codes, scales, offsets = _random_codes(weight.shape[0], weight.shape[1], seed + i)
+            scales *= 0.05   # |w| <= 0.07: weights of the tiny models' own size
+            offsets *= 0.1
+            weight.copy_(_dequantize(codes, scales, offsets))
+            r0 = 0
+            for part, n in zip(parts, sizes):
+                for suffix, t in zip(CODE_SUFFIXES, (codes, scales, offsets)):
+                    tensors[part + suffix] = t[r0:r0 + n].contiguous()
+                r0 += n
+    path = folder / CODES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(path))
+    model.codes_file = path
+    model.__dict__.pop("_weight_copies", None)
+    return model
+
+
+@pytest.fixture
+def coded(tiny, tmp_path):
+    from tests.helpers import ours_from_hf, tiny_hf
+
+    def make(kind):
+        model = ours_from_hf(tiny_hf(kind))
+        return _with_codes(model, tmp_path / kind)
+    return make
+
+
+def test_read_codes_gives_every_matrix_or_refuses(coded, tmp_path):
+    model = coded("llama")
+    found = read_codes(model)
+    linears = [m for m in model.modules() if isinstance(m, Linear)]
+    assert set(found) == set(linears) | {model}
+    for module, (codes, scales, offsets) in found.items():
+        weight = module.lm_head_weight() if module is model else module.weight
+        assert torch.allclose(_dequantize(codes, scales, offsets), weight, rtol=0, atol=1e-7)
+    with torch.no_grad():
+        linears[0].weight[0, 0] += 0.01                       # the weights are not the codes'
+    with pytest.raises(ValueError, match="do not give back its weights"):
+        read_codes(model)
+    model.codes_file = tmp_path / "absent.safetensors"
+    with pytest.raises(ValueError, match="holds no GGUF codes"):
+        read_codes(model)
+
+
+def _engine_steps(model, opts, ids, table):
+    with torch.inference_mode():
+        cache = model.new_cache(N_TOTAL, options=opts)
+        rows = [model(ids[:, :N_PROMPT], cache=cache, options=opts)[0, -1]]
+        with packed_products(table):
+            for i in range(N_PROMPT, N_TOTAL):
+                rows.append(model(ids[:, i:i + 1], cache=cache, options=opts)[0, -1])
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2", "gemma3"])
+@pytest.mark.parametrize("portable", PATHS)
+def test_fused_step_through_the_codes(coded, kind, portable):
+    model, opts = coded(kind), OPTIONS["default"]
+    ids = decode_sequence()
+    out, _ = decoder_logits(model, FusedDecoder(model, opts, weights="gguf", portable=portable), ids)
+    table = {k: Reference(v) for k, v in quantized.weights_of(model, "gguf").table.items()}
+    same = _engine_steps(model, opts, ids, table)
+    # the input's rounding is as small as the summation order's differences here: the step
+    # comes as close to the fp32 engine as to the engine with the same products (measured
+    # 2e-5 to 1.6e-4 of the logits' scale for both; the tiny Gemma's 6 layers the most)
+    assert (out - same).abs().max().item() <= 1e-3 * same.abs().max().item()
+    fp32 = full_forward_logits(model, ids[0].tolist(), opts)[N_PROMPT - 1:]
+    assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= 1e-3
+
+
+def test_batched_steps_through_the_codes(coded):
+    model, opts = coded("llama"), OPTIONS["default"]
+    ids = [decode_sequence(4), decode_sequence(5)]
+    decoder = BatchedDecoder(model, solo=None, weights="gguf")
+    runs = [decoder.start(N_TOTAL, opts) for _ in ids]
+    rows = [[], []]
+    with torch.inference_mode():
+        for run, seq, out in zip(runs, ids, rows):
+            out.append(decoder.prefill(seq[0, :N_PROMPT].tolist(), run)[0, -1])
+        for i in range(N_PROMPT, N_TOTAL):
+            logits = decoder.step_many([int(s[0, i]) for s in ids], runs)
+            for b in range(2):
+                rows[b].append(logits[b, -1])
+    for seq, out in zip(ids, rows):
+        fp32 = full_forward_logits(model, seq[0].tolist(), opts)[N_PROMPT - 1:]
+        out = torch.stack(out)
+        assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= 1e-3
+    assert decoder.pack()[model].weights == "gguf"
+
+
+def test_a_model_without_codes_cannot_take_gguf(tiny):
+    model = tiny["llama"]
+    with pytest.raises(ValueError, match="holds no GGUF codes"):
+        FusedDecoder(model, weights="gguf")
+
+
+# ----------------------------------------------------------------- the real checkpoints
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["smollm2-135m-instruct", "gemma-3-270m"])
+def test_a_real_checkpoint_decodes_its_own_codes_as_fp32_does(runtime, name):
+    """The converted folder keeps the GGUF's codes; they give back every fp32 weight (read_codes
+    checks each matrix), take 1.5 bytes a weight, and decoding through them picks fp32's token
+    at every one of 64 held-out positions."""
+    from transformers import AutoTokenizer
+
+    from explorer.checkpoints import prepare_embedded
+    from explorer.generate.precision import teacher_forced
+    from explorer.texts import long_text
+    from models.forward import RunOptions
+
+    model = runtime.get(name).model
+    assert "gguf" in quantized.available_weights(model)
+    copy = quantized.weights_of(model, "gguf")
+    count = sum(q.shape[0] * q.shape[1] for q in copy.table.values())
+    assert copy.nbytes <= 1.52 * count                 # tiles of 16 rows pad a few
+    ids = AutoTokenizer.from_pretrained(prepare_embedded(name))(long_text()).input_ids[-65:]
+    opts = RunOptions(last_logits_only=True)
+    with torch.inference_mode():
+        fp32 = teacher_forced(FusedDecoder(model, opts, weights="fp32"), ids)
+        codes = teacher_forced(FusedDecoder(model, opts, weights="gguf"), ids)
+    assert torch.equal(fp32.argmax(-1), codes.argmax(-1))
+    assert (codes - fp32).abs().max().item() < 0.1

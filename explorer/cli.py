@@ -38,16 +38,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--fused", action="store_true",
                         help="decode with the fused C++ step (models.decoders.fused; CPU fp32, needs a C++ "
                              "compiler once): the fastest decode on a CPU")
-    parser.add_argument("--weights", choices=["fp32", "bf16", "int8"], default=None,
+    parser.add_argument("--weights", choices=["fp32", "bf16", "int8", "gguf"], default=None,
                         help="the fused step's weight precision (default: EXPLORER_WEIGHTS, else fp32); "
-                             "bf16 or int8 implies --fused")
+                             "bf16, int8 or gguf (the checkpoint's own GGUF codes) implies --fused")
     return parser
 
 
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.weights in ("bf16", "int8"):
+    if args.weights in ("bf16", "int8", "gguf"):
         args.fused = True
     if args.fused and (args.compile or args.autotune):
         parser.error("--fused and --compile are two different decode steps: choose one")

@@ -216,7 +216,9 @@ def open_generate_tab(page, app_url: str, load_timeout_ms: int = 180_000) -> Non
 
 def measured_default(loaded) -> str:
     """The precision a checkpoint's decode steps read with no EXPLORER_WEIGHTS, written out from
-    the registry: the one measured for it where this CPU has its SIMD path, else fp32."""
-    from models.decoders.quantized import simd_paths
+    the registry: the one measured for it where this CPU has its SIMD path (and, for gguf, the
+    converted folder keeps the codes), else fp32."""
+    from models.decoders.quantized import available_weights, simd_paths
     own = loaded.spec.decode_weights
-    return own if own == "fp32" or simd_paths()[own] else "fp32"
+    usable = own in available_weights(loaded.model) and simd_paths()[own]
+    return own if own == "fp32" or usable else "fp32"

@@ -27,13 +27,14 @@ def test_measure_draws_speed_price_and_the_pick(new_page, app_url, lang, locale,
     page.locator("#section-generate-precision-button").click()
     page.locator("#gen-precision-measure").click()
     page.locator("#gen-precision-summary", has_text=picks).wait_for(timeout=180_000)
-    # three precisions, each a measured and a roofline bar (the roof is measured on the press)
-    page.wait_for_function(f"() => ({BARS})().length === 2 && ({BARS})().every(n => n === 3)",
+    # four precisions (gguf: the converted checkpoint keeps its codes), each a measured and a
+    # roofline bar (the roof is measured on the press)
+    page.wait_for_function(f"() => ({BARS})().length === 2 && ({BARS})().every(n => n === 4)",
                            timeout=60_000)
     price = page.locator("#gen-precision-price .scatterlayer .point")
-    assert price.count() == 3
+    assert price.count() == 4
     summary = page.locator("#gen-precision-summary").inner_text()
-    for weights in ("fp32", "bf16", "int8"):
+    for weights in ("fp32", "bf16", "int8", "gguf"):
         assert weights in summary
     # the differing positions and the near ties among them, as a rendered table column
     assert ties in summary

@@ -264,7 +264,7 @@ def test_logit_check_per_position_on_tiny_models(tiny_llama, tiny_gemma):
         assert list(fig.data[0].x) == [r.position for r in session.records]
 
 
-@pytest.mark.parametrize("weights", ["fp32", "bf16", "int8"])
+@pytest.mark.parametrize("weights", ["fp32", "bf16", "int8", "gguf"])
 def test_the_c4_chart_shows_its_tolerance_line_at_every_precision(tiny_llama, weights, monkeypatch):
     """The dashed tolerance line lies inside the log axis's range, whatever the served
     precision's tolerance (int8's 1.5 used to sit above a range ending at 1)."""

@@ -98,8 +98,11 @@ class Reference:
 
 
 @pytest.mark.parametrize("portable", PATHS)
-def test_product_equals_the_codes_written_out(portable):
+@pytest.mark.parametrize("with_offsets", [True, False])    # Q4_K / Q4_1, or Q8_0 / Q5_0 / Q6_K
+def test_product_equals_the_codes_written_out(portable, with_offsets):
     codes, scales, offsets = _random_codes(70, 96)          # 70 rows: a ragged last tile
+    if not with_offsets:
+        offsets = torch.zeros_like(offsets)
     g = torch.Generator().manual_seed(1)
     x, b = torch.randn(5, 96, generator=g), torch.randn(70, generator=g)
     x[0, :16] = 0.0                                          # an all-zero block of the input
@@ -109,8 +112,10 @@ def test_product_equals_the_codes_written_out(portable):
     assert (out - ref).abs().max().item() <= 1e-5 * ref.abs().max().item()
     exact = torch.nn.functional.linear(x, _dequantize(codes, scales, offsets), b)
     assert ((out - exact).abs().max() / exact.abs().max()).item() <= 1e-4
-    # a byte a code, an fp32 scale and offset a block of 16; 70 rows padded to 80
-    assert qw.nbytes == 80 * 96 + 2 * 80 * 6 * 4
+    # a byte a code, an fp32 scale and offset a block of 16 (no offsets where all are 0);
+    # 70 rows padded to 80
+    assert qw.nbytes == 80 * 96 + (2 if with_offsets else 1) * 80 * 6 * 4
+    assert (qw.offsets is None) == (not with_offsets)
 
 
 def test_packed_layout_is_the_one_the_kernel_reads():

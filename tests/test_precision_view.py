@@ -60,11 +60,14 @@ def test_every_precision_measured_on_the_real_model(measured):
     from models.decoders import quantized
 
     loaded, roof, result = measured
-    assert [r.weights for r in result.rows] == ["fp32", "bf16", "int8"]
-    fp32, bf16, int8 = result.rows
-    # bytes follow the format: 4, 2 and 1.125 bytes a weight of the same matrices
+    # gguf too: the converted checkpoint keeps the GGUF's codes
+    assert [r.weights for r in result.rows] == ["fp32", "bf16", "int8", "gguf"]
+    fp32, bf16, int8, gguf = result.rows
+    # bytes follow the format: 4, 2 and 1.125 bytes a weight of the same matrices; gguf 1.25
+    # (SmolLM2's Q8_0 head: no offsets) to 1.5 (its Q4_1 matrices: an offset a block too)
     n = quantized.linear_bytes(loaded.model, "fp32") / 4
     assert (fp32.weight_bytes, bf16.weight_bytes, int8.weight_bytes) == (4 * n, 2 * n, int(1.125 * n))
+    assert 1.25 * n < gguf.weight_bytes < 1.5 * n
     assert fp32.kv_bytes == bf16.kv_bytes > 0
     for r in result.rows:
         assert r.predicted == pytest.approx(roof.bandwidth / r.bytes_per_token)
@@ -75,6 +78,8 @@ def test_every_precision_measured_on_the_real_model(measured):
     assert bf16.max_dlogit > 0 and int8.max_dlogit > 0
     assert int8.max_dlogit > bf16.max_dlogit            # fewer bits, a larger rounding
     assert 0.5 < int8.top1 <= 1 and 0.5 < bf16.top1 <= 1
+    # the codes are the fp32 weights: only the input's 15-bit rounding is left
+    assert gguf.top1 == 1.0 and 0 < gguf.max_dlogit < bf16.max_dlogit
     assert result.quality_tokens == 48 and result.serving == quantized.configured_weights(loaded.model)
     # every differing position is counted, and the near ties among them are a part of it
     assert 0 <= result.near_ties <= result.quality_tokens
@@ -136,9 +141,9 @@ def test_the_section_refuses_while_visitors_decode(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("weights", ["bf16", "int8"])
+@pytest.mark.parametrize("weights", ["bf16", "int8", "gguf"])
 def test_c4_compares_a_quantized_run_like_with_like(measured, weights):
-    """A run decoded on bf16 / int8 weights (fp32 prefill, then the fused step's products)
+    """A run decoded on bf16 / int8 / gguf weights (fp32 prefill, then the fused step's products)
     against one forward over its tokens with the same products: within that precision's
     tolerance; a cache of the wrong tokens is far outside it."""
     from explorer.generate.checks import C4_TOLERANCES, logit_differences

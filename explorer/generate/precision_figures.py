@@ -62,9 +62,11 @@ def price_figure(result: PrecisionResult, lang: str) -> go.Figure:
     bound = OKABE_ITO["vermillion"]
     fig.add_shape(type="line", xref="paper", x0=0, x1=1, y0=100 * AGREEMENT, y1=100 * AGREEMENT,
                   line=dict(color=bound, dash="dash"))
-    fig.add_annotation(text=text("precision.fig.bound", lang, pct=100 * AGREEMENT), xref="paper",
-                       x=1, y=100 * AGREEMENT, xanchor="right", yanchor="top", showarrow=False,
-                       font=dict(color=bound))
+    # the line's words in the plot's lower left, in its colour: beside the line they covered
+    # the last precision's text (fp32's point, always at 100%, keeps the lower left free)
+    fig.add_annotation(text=f"- - {text('precision.fig.bound', lang, pct=100 * AGREEMENT)}",
+                       xref="paper", yref="paper", x=0.01, y=0.02, xanchor="left", yanchor="bottom",
+                       showarrow=False, font=dict(color=bound))
     fig.update_xaxes(range=[-0.5, len(result.rows) - 0.5])   # each point mid-category, text inside
     # room under the lowest point for its three lines of text
     low = min(min(100 * row.top1 for row in result.rows), 100 * AGREEMENT)

@@ -43,7 +43,7 @@
 // The entry points (fused_simd_paths, fused_decode_step, quant_linear) have C linkage, for ctypes.
 
 // A weight matrix in the model's format: its elements, for int8 and gguf its block scales
-// (rows, cols / QBLOCK or CBLOCK), for gguf its block offsets, else null
+// (rows, cols / QBLOCK or CBLOCK), for gguf its block offsets (null where all are 0), else null
 struct QMat { const void* w; const float* scales; const float* offsets; };
 
 struct FusedLayer {
@@ -275,7 +275,9 @@ static void tiles_int8(const uint8_t* W, const float* S, int64_t t0, int64_t n, 
 #endif
 
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
-template <int MB, int NT>
+// OFF: the matrix has offsets (null where every offset is 0, as in Q8_0, Q5_0 and Q6_K: one
+// multiply-add less per block)
+template <int MB, int NT, bool OFF>
 static void tiles_gguf(const uint8_t* W, const float* S, const float* O, int64_t t0, int64_t n,
                        const QVec* const* x, float* out) {
     const int64_t nb = n / CBLOCK;
@@ -303,13 +305,13 @@ static void tiles_gguf(const uint8_t* W, const float* S, const float* O, int64_t
         }
         for (int t = 0; t < NT; t++) {
             const __m512 sw = _mm512_loadu_ps(S + ((t0 + t) * nb + j) * TILE);
-            const __m512 ow = _mm512_loadu_ps(O + ((t0 + t) * nb + j) * TILE);
+            const __m512 ow = OFF ? _mm512_loadu_ps(O + ((t0 + t) * nb + j) * TILE) : _mm512_setzero_ps();
             for (int m = 0; m < MB; m++) {
                 // 256 sum(code h) + sum(code l): exact in int32 (|.| <= 16 * 128 * 32512)
                 const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi[m][t], 8), lo[m][t]);
                 res[m][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
                                             _mm512_mul_ps(sw, _mm512_set1_ps(x[m]->s[j])), res[m][t]);
-                res[m][t] = _mm512_fmadd_ps(ow, _mm512_set1_ps(x[m]->sum[j]), res[m][t]);
+                if (OFF) res[m][t] = _mm512_fmadd_ps(ow, _mm512_set1_ps(x[m]->sum[j]), res[m][t]);
             }
         }
     }
@@ -363,7 +365,7 @@ static void tile_gguf_portable(const uint8_t* W, const float* S, const float* O,
                 }
         for (int64_t i = 0; i < TILE; i++) {
             const int64_t at = (t * nb + j) * TILE + i;
-            acc[i] += (float)dot[i] * (S[at] * x.s[j]) + O[at] * x.sum[j];
+            acc[i] += (float)dot[i] * (S[at] * x.s[j]) + (O ? O[at] * x.sum[j] : 0.f);
         }
     }
     memcpy(out, acc, sizeof(acc));
@@ -378,7 +380,11 @@ static void tiles(int64_t wtype, bool portable, const QMat& W, int64_t t0, int64
 #endif
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
     if (wtype == 2 && !portable) { tiles_int8<MB, NT>((const uint8_t*)W.w, W.scales, t0, n, x, out); return; }
-    if (wtype == 3 && !portable) { tiles_gguf<MB, NT>((const uint8_t*)W.w, W.scales, W.offsets, t0, n, x, out); return; }
+    if (wtype == 3 && !portable) {
+        if (W.offsets) tiles_gguf<MB, NT, true>((const uint8_t*)W.w, W.scales, W.offsets, t0, n, x, out);
+        else tiles_gguf<MB, NT, false>((const uint8_t*)W.w, W.scales, nullptr, t0, n, x, out);
+        return;
+    }
 #endif
     (void)portable;
     for (int m = 0; m < MB; m++)
@@ -626,7 +632,7 @@ extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, cons
                  int64_t rows, float* y, int64_t n_threads) {
     if (wtype < 1 || wtype > 3 || B < 0 || n <= 0 || rows < 0) return -1;
     if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2) || (wtype == 3 && n % CBLOCK)) return -1;
-    if (wtype == 3 && (!scales || !offsets)) return -1;
+    if (wtype == 3 && !scales) return -1;
     const QMat W = {w, scales, offsets};
     std::vector<QVec> xs(B);
     std::vector<const QVec*> xp(B);

@@ -39,6 +39,7 @@ WEIGHTS = ("fp32", "bf16", "int8", "gguf")
 WTYPE = {"fp32": 0, "bf16": 1, "int8": 2, "gguf": 3}
 QBLOCK = 32
 CBLOCK = 16        # gguf: weights per block (one scale and one offset each)
+# gguf at most: its matrices without offsets (Q8_0, Q5_0, Q6_K) read 1.25 (linear_bytes counts)
 BYTES_PER_WEIGHT = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0 + 4.0 / QBLOCK, "gguf": 1.0 + 8.0 / CBLOCK}
 TILE = 16          # output rows per packed tile (fused_decode.cpp)
 # what a row's width must be a multiple of: bf16 pairs, int8 and gguf blocks
@@ -190,7 +191,9 @@ class QuantWeight:
         def by_tile(t):   # (T*16, nb) -> (T, nb, 16)
             t = padded(t.to(torch.float32), 0.0)
             return t.reshape(tiles, TILE, nb).permute(0, 2, 1).contiguous().reshape(-1)
-        self.scales, self.offsets = by_tile(scales), by_tile(offsets)
+        # no offsets where all are 0 (Q8_0, Q5_0, Q6_K): the kernel skips their multiply-add
+        self.scales = by_tile(scales)
+        self.offsets = by_tile(offsets) if bool(offsets.any()) else None
         return self
 
     @property
@@ -216,7 +219,9 @@ class QuantWeight:
         return self._by_row(self.scales)
 
     def block_offsets(self) -> torch.Tensor:
-        """gguf: the (out, in / CBLOCK) offset of each row's blocks."""
+        """gguf: the (out, in / CBLOCK) offset of each row's blocks (zeros where it keeps none)."""
+        if self.offsets is None:
+            return torch.zeros_like(self.block_scales())
         return self._by_row(self.offsets)
 
     @property
@@ -233,7 +238,7 @@ class QuantWeight:
         block = self.block
         q = self.codes().reshape(out, n // block, block).to(torch.float32)
         w = q * self.block_scales()[..., None]
-        if self.offsets is not None:
+        if self.weights == "gguf":
             w = w + self.block_offsets()[..., None]
         return w.reshape(out, n)
 
@@ -309,8 +314,14 @@ def weights_of(model, weights: str) -> ModelWeights:
 
 
 def linear_bytes(model, weights: str) -> int:
-    """Bytes of weights one decode token reads in this precision: every Linear and the head."""
+    """Bytes of weights one decode token reads in this precision: every Linear and the head
+    (gguf: a byte a code, a scale per block of CBLOCK, and an offset per block only in the
+    matrices that keep them, as the copy holds them)."""
     from ..layers import Linear
+    if check_weights(weights) == "gguf":
+        per_block = {True: 8.0 / CBLOCK, False: 4.0 / CBLOCK}
+        return int(sum(q.shape[0] * q.shape[1] * (1.0 + per_block[q.offsets is not None])
+                       for q in weights_of(model, "gguf").table.values()))
     count = sum(m.weight.numel() for m in model.modules() if isinstance(m, Linear))
     count += model.lm_head_weight().numel()
-    return int(count * BYTES_PER_WEIGHT[check_weights(weights)])
+    return int(count * BYTES_PER_WEIGHT[weights])

@@ -4,8 +4,11 @@ STRINGS = {
     'precision.intro': (
         "Decoding one token reads every weight once (claim C2), so on this CPU a decode step "
         "takes about as long as reading its bytes. The same model can keep its matrices in "
-        "**fp32** (4 bytes a weight), **bf16** (2 bytes: the upper half of the fp32) or **int8** "
-        "in blocks of 32 with one fp32 scale each (1.125 bytes). Press **Measure** to decode "
+        "**fp32** (4 bytes a weight), **bf16** (2 bytes: the upper half of the fp32), **int8** "
+        "in blocks of 32 with one fp32 scale each (1.125 bytes), or **gguf**: the integer codes "
+        "the checkpoint was published with, a scale and an offset per block of 16 (1.5 bytes), "
+        "which are the fp32 weights exactly, since those fp32 weights were dequantized from them. "
+        "Press **Measure** to decode "
         "the Generate tab's default prompt greedily through our fused step in each precision "
         "(interleaved, so the machine's load hits all alike) and to score each against fp32 "
         "on a held-out text: speed follows the bytes read, and each bit dropped has a "

@@ -165,6 +165,22 @@ def decoder_logits(model, decoder, ids):
     return torch.stack(rows), cache
 
 
+def batched_logits(decoder, ids, options) -> list:
+    """Each sequence of `ids` ((1, N_TOTAL) each) prefilled through a BatchedDecoder's runs,
+    then all stepped together one token at a time; per sequence the (N_TOTAL - N_PROMPT + 1, V)
+    logits of positions N_PROMPT-1 .. N_TOTAL-1."""
+    runs = [decoder.start(N_TOTAL, options) for _ in ids]
+    rows = [[] for _ in ids]
+    with torch.inference_mode():
+        for run, seq, out in zip(runs, ids, rows):
+            out.append(decoder.prefill(seq[0, :N_PROMPT].tolist(), run)[0, -1])
+        for i in range(N_PROMPT, N_TOTAL):
+            logits = decoder.step_many([int(s[0, i]) for s in ids], runs)
+            for b, out in enumerate(rows):
+                out.append(logits[b, -1])
+    return [torch.stack(out) for out in rows]
+
+
 def assert_cache_bookkeeping(cache):
     """The Python-side counts agree with what the buffers hold after N_TOTAL tokens."""
     assert cache.pos == N_TOTAL

@@ -19,10 +19,11 @@ from models.decoders import quantized
 from models.decoders.batched import BatchedDecoder
 from models.decoders.fused import FusedDecoder
 from models.generate import full_forward_logits
-from models.layers import Linear, packed_products
+from models.layers import Linear
 from models.loading import read_codes
-from tests.helpers import N_PROMPT, N_TOTAL, decode_sequence, decoder_logits
+from tests.helpers import N_PROMPT, batched_logits, decode_sequence, decoder_logits
 from tests.test_fused import OPTIONS
+from tests.test_precision import _engine_steps
 
 PATHS = [False, True]   # portable: the SIMD path (where this CPU has it), the portable loops
 
@@ -209,16 +210,6 @@ def test_read_codes_gives_every_matrix_or_refuses(coded, tmp_path):
         read_codes(model)
 
 
-def _engine_steps(model, opts, ids, table):
-    with torch.inference_mode():
-        cache = model.new_cache(N_TOTAL, options=opts)
-        rows = [model(ids[:, :N_PROMPT], cache=cache, options=opts)[0, -1]]
-        with packed_products(table):
-            for i in range(N_PROMPT, N_TOTAL):
-                rows.append(model(ids[:, i:i + 1], cache=cache, options=opts)[0, -1])
-    return torch.stack(rows)
-
-
 @pytest.mark.parametrize("kind", ["llama", "qwen2", "gemma3"])
 @pytest.mark.parametrize("portable", PATHS)
 def test_fused_step_through_the_codes(coded, kind, portable):
@@ -239,18 +230,8 @@ def test_batched_steps_through_the_codes(coded):
     model, opts = coded("llama"), OPTIONS["default"]
     ids = [decode_sequence(4), decode_sequence(5)]
     decoder = BatchedDecoder(model, solo=None, weights="gguf")
-    runs = [decoder.start(N_TOTAL, opts) for _ in ids]
-    rows = [[], []]
-    with torch.inference_mode():
-        for run, seq, out in zip(runs, ids, rows):
-            out.append(decoder.prefill(seq[0, :N_PROMPT].tolist(), run)[0, -1])
-        for i in range(N_PROMPT, N_TOTAL):
-            logits = decoder.step_many([int(s[0, i]) for s in ids], runs)
-            for b in range(2):
-                rows[b].append(logits[b, -1])
-    for seq, out in zip(ids, rows):
+    for seq, out in zip(ids, batched_logits(decoder, ids, opts)):
         fp32 = full_forward_logits(model, seq[0].tolist(), opts)[N_PROMPT - 1:]
-        out = torch.stack(out)
         assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= 1e-3
     assert decoder.pack()[model].weights == "gguf"
 

@@ -20,7 +20,7 @@ from models.decoders.batched import BatchedDecoder
 from models.decoders.fused import FusedDecoder
 from models.generate import full_forward_logits
 from models.layers import Linear, packed_products
-from tests.helpers import N_PROMPT, N_TOTAL, decode_sequence, decoder_logits
+from tests.helpers import N_PROMPT, N_TOTAL, batched_logits, decode_sequence, decoder_logits
 from tests.test_fused import OPTIONS
 
 PATHS = [False, True]   # portable: the SIMD path (where this CPU has it), the portable loops
@@ -171,17 +171,7 @@ def test_batched_steps_in_each_precision(tiny, weights):
     model, opts = tiny["llama"], OPTIONS["default"]
     ids = [decode_sequence(4), decode_sequence(5)]
     decoder = BatchedDecoder(model, solo=None, weights=weights)
-    runs = [decoder.start(N_TOTAL, opts) for _ in ids]
-    rows = [[], []]
-    with torch.inference_mode():
-        for run, seq, out in zip(runs, ids, rows):
-            out.append(decoder.prefill(seq[0, :N_PROMPT].tolist(), run)[0, -1])
-        for i in range(N_PROMPT, N_TOTAL):
-            logits = decoder.step_many([int(s[0, i]) for s in ids], runs)
-            for b in range(2):
-                rows[b].append(logits[b, -1])
-    for seq, out in zip(ids, rows):
-        out = torch.stack(out)
+    for seq, out in zip(ids, batched_logits(decoder, ids, opts)):
         same = _engine_steps(model, opts, seq, _reference_table(model, weights, False))
         assert (out - same).abs().max().item() <= _same_tolerance(weights, False) * same.abs().max().item()
     assert isinstance(decoder.pack()[next(m for m in model.modules() if isinstance(m, Linear))],

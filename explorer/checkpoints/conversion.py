@@ -1,8 +1,9 @@
 """An embedded checkpoint's GGUF converted once into a checkpoint folder in the cache.
 
 ``prepare_embedded(name)`` returns ``<cache>/<name>/`` (``config.json``, ``model.safetensors``
-in fp32, tokenizer files, and a completion marker), converting it on first use: transformers
-dequantizes the GGUF, we write what it loaded. Later calls find the marker and return at once.
+in fp32, the GGUF's own integer codes in ``gguf_codes/`` (gguf_codes.py), tokenizer files, and a
+completion marker), converting it on first use: transformers dequantizes the GGUF, we write what
+it loaded. Later calls find the marker and return at once.
 
 The conversion is written into a hidden sibling folder that is renamed into place only after
 the marker has been written, so an interrupted conversion never leaves a folder that looks
@@ -161,7 +162,7 @@ def _install(work: Path, final: Path) -> None:
 
 
 def _convert(entry: EmbeddedCheckpoint, work: Path, progress: Optional[Progress]) -> None:
-    """GGUF -> ``work``/{config.json, model.safetensors, tokenizer files, marker}."""
+    """GGUF -> ``work``/{config.json, model.safetensors, gguf_codes/, tokenizer files, marker}."""
     started = time.monotonic()
     report(progress, 0.02, f"{entry.name}: locating the GGUF in package {entry.package}")
     scratch = work / ".gguf"

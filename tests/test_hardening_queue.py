@@ -84,11 +84,28 @@ def test_open_pages_counts_each_sessions_heartbeat_streams_while_they_last():
             raise RuntimeError("the stream broke")
 
     tracked = TrackHeartbeats(inner, pages)
-    asyncio.run(tracked({"type": "http", "path": "/gradio_api/heartbeat/abc"}, None, None))
-    with pytest.raises(RuntimeError):
-        asyncio.run(tracked({"type": "http", "path": "/gradio_api/heartbeat/fails"}, None, None))
-    asyncio.run(tracked({"type": "http", "path": "/gradio_api/queue/join"}, None, None))
+
+    def call(path):   # in a thread of its own: a session fixture (Playwright's) may hold a loop here
+        errors = []
+        thread = threading.Thread(target=lambda: _catch(errors, asyncio.run, tracked(
+            {"type": "http", "path": path}, None, None)))
+        thread.start()
+        thread.join(10)
+        if errors:
+            raise errors[0]
+
+    call("/gradio_api/heartbeat/abc")
+    with pytest.raises(RuntimeError, match="the stream broke"):
+        call("/gradio_api/heartbeat/fails")
+    call("/gradio_api/queue/join")
     assert seen == [True, False, False] and len(pages) == 0   # open while it lasted, then gone
+
+
+def _catch(errors: list, fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception as error:   # handed to the test's thread
+        errors.append(error)
 
 
 # ------------------------------------------------------------- the groups of the built app

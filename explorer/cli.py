@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.weights in ("bf16", "int8", "gguf"):
+    if args.weights not in (None, "fp32"):   # the other precisions are the fused step's
         args.fused = True
     if args.fused and (args.compile or args.autotune):
         parser.error("--fused and --compile are two different decode steps: choose one")

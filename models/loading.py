@@ -138,15 +138,16 @@ def load_state(model: CausalLM, tensors: dict[str, torch.Tensor]) -> None:
 
 def read_codes(model: CausalLM) -> dict:
     """{Linear (the model itself for its LM head): (codes uint8, scales, offsets)} of every
-    matrix (models/code_format.py), from the codes file of the folder the model was loaded from, concatenated as the
-    weights are (the key map). ValueError where the folder holds none, or where a matrix's
-    codes do not give back its weights (to 1e-6 of its largest element: the fp32 checkpoint is
-    these codes dequantized, so they agree to rounding)."""
+    matrix (models/code_format.py), from the codes file of the folder the model was loaded
+    from, concatenated as the weights are (the key map). ValueError where the folder holds
+    none, or where a matrix's codes do not give back its weights (to 1e-6 of its largest
+    element: the fp32 checkpoint is these codes dequantized, so they agree to rounding)."""
     from .layers import Linear
 
     path = getattr(model, "codes_file", None)
     if path is None or not Path(path).is_file():
-        raise ValueError("this checkpoint holds no GGUF codes (a converted embedded checkpoint has them)")
+        raise ValueError("this checkpoint holds no GGUF codes "
+                         "(a converted embedded checkpoint has them)")
     _, key_map = FAMILIES[model.config.family]
     keys = key_map(model.config)
     names = {module: name for name, module in model.named_modules()}
@@ -161,7 +162,8 @@ def read_codes(model: CausalLM) -> dict:
             missing = [p + s for p in parts for s in CODE_SUFFIXES if p + s not in present]
             if missing:
                 raise ValueError(f"the GGUF codes lack {missing[0]}")
-            codes, scales, offsets = (torch.cat([f.get_tensor(p + s) for p in parts]) for s in CODE_SUFFIXES)
+            codes, scales, offsets = (torch.cat([f.get_tensor(p + s) for p in parts])
+                                      for s in CODE_SUFFIXES)
             _check_codes(codes, scales, offsets, weight.detach(), parts[0])
             found[module] = (codes, scales, offsets)
     return found
@@ -169,7 +171,8 @@ def read_codes(model: CausalLM) -> dict:
 
 def _check_codes(codes, scales, offsets, weight: torch.Tensor, name: str) -> None:
     rows, cols = weight.shape
-    if codes.shape != (rows, cols) or scales.shape != (rows, cols // CODE_BLOCK) or offsets.shape != scales.shape:
+    if (codes.shape != (rows, cols) or scales.shape != (rows, cols // CODE_BLOCK)
+            or offsets.shape != scales.shape):
         raise ValueError(f"the GGUF codes of {name} have the shape {tuple(codes.shape)}, not {rows, cols}")
     bound = 1e-6 * float(weight.abs().max())
     for r0 in range(0, rows, 8192):   # in row chunks: the LM head's 262k rows at once would be 0.7 GB

@@ -25,9 +25,8 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional
 
-from models.paths import cache_dir
-
 from models.code_format import CODES_FILE
+from models.paths import cache_dir
 
 from .errors import CheckpointError
 from .gguf_codes import write_codes

@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from explorer.inputs import InputError, check_choice_payload, not_a_number
 from explorer.ui.admission import client_address
+from explorer.ui.open_pages import OPEN
 
 log = logging.getLogger(__name__)
 
@@ -450,8 +451,6 @@ def _idle_sessions(blocks: Any, holder: Any, gate: Any) -> list[str]:
     """The sessions the gate drops as idle (SessionGate.idle): Gradio's time of each session's
     last request; held open while a page's heartbeat is open (explorer/ui/open_pages.py) or an
     event of the session is still queued, running or undelivered."""
-    from explorer.ui.open_pages import OPEN
-
     last_used = getattr(holder, "time_last_used", None)
     if not isinstance(last_used, dict) or getattr(gate, "idle_s", None) is None:
         return []

@@ -8,8 +8,8 @@ Q8_0's layout, blocks of QBLOCK = 32 weights along a row with one fp32 scale eac
 (1.125 bytes a weight; w = q * scale, q = round(w / scale), scale = max|w| / 127, so a weight's
 rounding is <= scale / 2, i.e. <= max|w| / 254 of its block); gguf is the checkpoint's own
 GGUF codes (explorer/checkpoints/gguf_codes.py: w = scale * code + offset in blocks of
-CBLOCK = 16, 1.5 bytes a weight), the fp32 checkpoint's weights exactly, where the checkpoint
-folder holds them (`models.loading.CODES_FILE`). The products (fused_decode.cpp):
+CBLOCK = 16, 1.25 bytes a weight, 1.5 with offsets), the fp32 checkpoint's weights exactly,
+where the checkpoint folder holds them (`models.code_format.CODES_FILE`). The products (fused_decode.cpp):
 bf16 through AVX512_BF16's dot product where the CPU has it (the input vector is rounded to
 bf16 as well), else a portable loop widening every weight to fp32; int8 against the input
 vector quantized per block the same way, summed exactly in int32 per block (AVX512_VNNI where

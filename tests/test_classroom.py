@@ -1,7 +1,10 @@
 """The classroom benchmark, short (bench/classroom.py): four visitors stream /generate at the
-same moment through the in-process app; every run finishes with its own tokens (the greedy
-tokens of the same prompt decoded alone by the engine) and the shared loop batched them. And
-the GPU check (bench/gpu_check.py) skips with a clear message where there is no CUDA device."""
+same moment through the in-process app; every run finishes with its own tokens and the shared
+loop batched them. Its own tokens: the greedy tokens of the same prompt decoded alone by the
+loop's own step for a single run, in the loop's precision; in fp32 exactly those, in bf16,
+int8 or gguf those up to a choice between tokens within that precision's rounding (see
+assert_own_text). And the GPU check (bench/gpu_check.py) skips with a clear message where
+there is no CUDA device."""
 from __future__ import annotations
 
 import subprocess
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from bench.classroom import default_prompt, run_level, run_raw_level, summarize
 
@@ -16,12 +20,48 @@ ROOT = Path(__file__).resolve().parents[1]
 MODEL = "smollm2-135m-instruct"
 PROMPTS = ["Name a colour.", "Count to five.", "What is a cat?", "Say hello in French."]
 TOKENS = 12
+# A run decoding in company reads the same weight copies as alone, but its activations are
+# rounded to bf16 (or int8 digits) before each product, so the last-bit differences of the
+# pooled attention's summation order grow to ~0.1-0.4 of a logit (SmolLM2, bf16, measured).
+# Where alone's top two tokens are closer than that, the run may take the other one, and its
+# text goes on from there: a near tie, never another visitor's text. NEAR bounds how close.
+NEAR = 1.0
+FLIPS = 2   # near ties a 12-token run may take the other side of
+
+
+def assert_own_text(model, tokenizer, sched, ids: list, text: str, n_tokens: int) -> None:
+    """`text` (n_tokens tokens) is what the loop's single-run step decodes alone from `ids`:
+    exactly, where the loop reads fp32 weights; else up to FLIPS steps where it took another
+    token within NEAR of alone's best, each followed by alone's greedy continuation of that
+    choice."""
+    from models.decoders import decode_options
+    from models.generate import SamplingParams, generate
+
+    solo = sched.decoder.fused_for(decode_options(None))
+    assert solo is not None and solo.weights == sched.decoder.weights
+    flips = 0 if solo.weights == "fp32" else FLIPS
+    taken: list = []
+    while True:
+        params = SamplingParams(max_new_tokens=n_tokens - len(taken))
+        steps = list(generate(model, ids + taken, params, decoder=solo, keep_logits=True))
+        toks = [s.token_id for s in steps]
+        decode = lambda extra: tokenizer.decode(taken + extra, skip_special_tokens=True)  # noqa: E731
+        k = next((k for k in range(len(toks)) if not text.startswith(decode(toks[:k + 1]))), None)
+        if k is None:
+            assert (decode(toks), len(taken) + len(toks)) == (text, n_tokens)
+            return
+        logits = steps[k].logits.float()
+        near = [int(c) for c in torch.nonzero(logits >= logits.max() - NEAR).flatten() if int(c) != toks[k]]
+        other = [c for c in near if text.startswith(decode(toks[:k] + [c]))]
+        assert other and flips > 0, (f"{text!r} leaves {decode(toks)!r}, decoded alone, at token {k} "
+                                     f"where no other token is within {NEAR} of its best")
+        flips -= 1
+        taken += toks[:k] + other[:1]
 
 
 def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
     from explorer.generate.request import encode_prompt
     from explorer.serving import scheduler_for
-    from models.generate import SamplingParams, generate
 
     loaded = runtime.get(MODEL)
     sched = scheduler_for(loaded.model)
@@ -34,9 +74,7 @@ def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
     sched.stats["max_batch"] = max(before, sched.stats["max_batch"])
     for stream in streams:
         ids, _ = encode_prompt(loaded.tokenizer, stream.prompt)
-        alone = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=TOKENS))]
-        assert stream.tokens == len(alone)
-        assert stream.text == loaded.tokenizer.decode(alone, skip_special_tokens=True)
+        assert_own_text(loaded.model, loaded.tokenizer, sched, ids, stream.text, stream.tokens)
         assert stream.ttft is not None and stream.ttft > 0
 
 
@@ -48,7 +86,6 @@ def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
     from explorer.generate.request import encode_prompt
     from explorer.prompts import template_prefix
     from explorer.serving import scheduler_for
-    from models.generate import SamplingParams, generate
 
     loaded = runtime.get(MODEL)
     sched = scheduler_for(loaded.model)
@@ -57,10 +94,9 @@ def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
     stats = summarize(4, streams, wall)
     assert stats["errors"] == 0 and stats["busy"] == 0, [s.error for s in streams]
     ids, _ = encode_prompt(loaded.tokenizer, default_prompt())
-    alone = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=TOKENS))]
     for stream in streams:
-        assert stream.tokens == len(alone) and stream.arrivals and stream.ttft > 0
-        assert stream.text == loaded.tokenizer.decode(alone, skip_special_tokens=True)
+        assert stream.arrivals and stream.ttft > 0
+        assert_own_text(loaded.model, loaded.tokenizer, sched, ids, stream.text, stream.tokens)
     template = len(template_prefix(loaded.tokenizer))
     copied = sched.stats["shared_tokens"] - shared_before
     assert len(ids) > template >= 16 and copied >= template and copied % template == 0, copied

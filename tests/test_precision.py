@@ -18,6 +18,7 @@ import torch
 from models.decoders import quantized
 from models.decoders.batched import BatchedDecoder
 from models.decoders.fused import FusedDecoder
+from models.forward import RunOptions
 from models.generate import full_forward_logits
 from models.layers import Linear, packed_products
 from tests.helpers import N_PROMPT, N_TOTAL, batched_logits, decode_sequence, decoder_logits
@@ -176,6 +177,37 @@ def test_batched_steps_in_each_precision(tiny, weights):
         assert (out - same).abs().max().item() <= _same_tolerance(weights, False) * same.abs().max().item()
     assert isinstance(decoder.pack()[next(m for m in model.modules() if isinstance(m, Linear))],
                       quantized.QuantWeight)
+
+
+@pytest.mark.parametrize("weights", ["bf16", "int8"])
+def test_a_prompt_reads_fp32_weights_in_company_as_alone(tiny, weights):
+    """Prompts fed together while others decode (the copies packed) give the logits of each
+    prompt fed alone, within fp32's summation order: a prompt is read in fp32 in both cases,
+    so its first token does not depend on who else is decoding. A decode token in a step the
+    pool cannot take (a sink logit) reads the copies, as the fused step alone does."""
+    model = tiny["llama"]
+    decoder = BatchedDecoder(model, solo=None, weights=weights)
+    assert isinstance(decoder.pack()[model], quantized.QuantWeight)
+    prompts = [decode_sequence(4)[0, :N_PROMPT].tolist(), decode_sequence(5)[0, :N_PROMPT].tolist()]
+    with torch.inference_mode():
+        runs = [decoder.start(N_TOTAL) for _ in prompts]
+        together = decoder.forward_many(torch.tensor(prompts), runs)                 # (2, 1, V)
+        for row, prompt in zip(together, prompts):
+            alone = decoder.prefill(prompt, decoder.start(N_TOTAL))[0]
+            assert (row - alone).abs().max().item() <= 1e-5 * alone.abs().max().item()
+        opts = RunOptions(sink_logit=1.0)
+        sinks = [decoder.start(N_TOTAL, opts) for _ in prompts]
+        for run, prompt in zip(sinks, prompts):
+            decoder.prefill(prompt, run)
+        step = decoder.step_many([7, 9], sinks)
+    for row, prompt, token in zip(step, prompts, [7, 9]):
+        ids = torch.tensor([prompt + [token]])
+        with torch.inference_mode():
+            cache = model.new_cache(N_TOTAL, options=opts)
+            model(ids[:, :-1], cache=cache, options=opts)
+            with packed_products(_reference_table(model, weights, False)):
+                same = model(ids[:, -1:], cache=cache, options=opts)[0, -1]
+        assert (row[-1] - same).abs().max().item() <= _same_tolerance(weights, False) * same.abs().max().item()
 
 
 def test_int8_refuses_widths_it_cannot_block(tiny):

@@ -216,9 +216,16 @@ class BatchedDecoder:
                                layer_masks=contexts[0].layer_masks)
         batch.runs = contexts
         batch.last_row_from = contexts[0].last_row_from
-        # the packed weights while runs decode together (a prefill chunk of a run joining them,
-        # a step the pool cannot take): packed for the pooled steps, used here too
-        with packed_products(self._packed or None):
+        # Which weights, so that a run reads the same values in company as alone: a prompt the
+        # model's own fp32 ones (alone, the engine's forward prefills it), packed for oneDNN
+        # where the pooled steps packed them; a decode token (a step the pool cannot take) the
+        # decode precision's copies, as the fused step alone reads them. A prompt in bf16 or
+        # gguf copies would make its first token depend on whether others were decoding then.
+        if t > 1:
+            table = self._packed if self.weights == "fp32" else None
+        else:
+            table = self.pack() if self.weights != "fp32" and PACKED else self._packed
+        with packed_products(table or None):
             for i, block in enumerate(model.blocks):
                 x = block(x, batch, i)
             logits = model.head(x[:, -1:])                                          # (B, 1, V)

@@ -66,12 +66,15 @@ def test_a_format_without_codes_is_refused():
 
 
 # ---------------------------------------------------------------------------- the product
-def _random_codes(rows: int, cols: int, seed: int = 0):
+def _random_codes(rows: int, cols: int, seed: int = 0, run: int = CODE_BLOCK):
+    """Codes with a scale and an offset per `run` along a row, written (as the file keeps
+    them) per block of CODE_BLOCK: run 32 repeats each pair's, as Q8_0 or Q4_K do."""
     g = torch.Generator().manual_seed(seed)
     codes = torch.randint(0, 256, (rows, cols), generator=g, dtype=torch.int16).to(torch.uint8)
-    scales = torch.rand(rows, cols // CODE_BLOCK, generator=g) * 0.01
-    offsets = (torch.rand(rows, cols // CODE_BLOCK, generator=g) - 0.5) * 0.2
-    return codes, scales, offsets
+    scales = torch.rand(rows, cols // run, generator=g) * 0.01
+    offsets = (torch.rand(rows, cols // run, generator=g) - 0.5) * 0.2
+    per = run // CODE_BLOCK
+    return codes, scales.repeat_interleave(per, dim=1), offsets.repeat_interleave(per, dim=1)
 
 
 def _dequantize(codes, scales, offsets):
@@ -80,9 +83,9 @@ def _dequantize(codes, scales, offsets):
     return (c * scales[..., None] + offsets[..., None]).reshape(rows, cols)
 
 
-def _digits(x: torch.Tensor) -> torch.Tensor:
-    """The gguf path's input: blocks of 16, step max|x| / 32512, rounded half to even."""
-    blocks = x.reshape(*x.shape[:-1], -1, CODE_BLOCK)
+def _digits(x: torch.Tensor, block: int) -> torch.Tensor:
+    """The gguf path's input: blocks of the matrix's, step max|x| / 32512, rounded half to even."""
+    blocks = x.reshape(*x.shape[:-1], -1, block)
     amax = blocks.abs().amax(-1, keepdim=True)
     inv = torch.where(amax > 0, 32512.0 / amax, torch.zeros_like(amax))
     return (torch.round(blocks * inv) * (amax / 32512.0)).reshape(x.shape)
@@ -92,30 +95,32 @@ class Reference:
     """The product a gguf QuantWeight computes, written in torch."""
 
     def __init__(self, qw: quantized.QuantWeight):
-        self.w = qw.dequantize()
+        self.w, self.block = qw.dequantize(), qw.block
 
     def __call__(self, x, bias=None):
-        return torch.nn.functional.linear(_digits(x.float()), self.w, bias)
+        return torch.nn.functional.linear(_digits(x.float(), self.block), self.w, bias)
 
 
 @pytest.mark.parametrize("portable", PATHS)
 @pytest.mark.parametrize("with_offsets", [True, False])    # Q4_K / Q4_1, or Q8_0 / Q5_0 / Q6_K
-def test_product_equals_the_codes_written_out(portable, with_offsets):
-    codes, scales, offsets = _random_codes(70, 96)          # 70 rows: a ragged last tile
+@pytest.mark.parametrize("run", [16, 32])                  # Q6_K's runs, or the others'
+def test_product_equals_the_codes_written_out(portable, with_offsets, run):
+    codes, scales, offsets = _random_codes(70, 96, run=run)  # 70 rows: a ragged last tile
     if not with_offsets:
         offsets = torch.zeros_like(offsets)
     g = torch.Generator().manual_seed(1)
     x, b = torch.randn(5, 96, generator=g), torch.randn(70, generator=g)
     x[0, :16] = 0.0                                          # an all-zero block of the input
     qw = quantized.QuantWeight.from_codes(codes, scales, offsets)
+    assert qw.block == run
     assert torch.equal(qw.dequantize(), _dequantize(codes, scales, offsets))
     out, ref = qw(x, b, portable=portable), Reference(qw)(x, b)
     assert (out - ref).abs().max().item() <= 1e-5 * ref.abs().max().item()
     exact = torch.nn.functional.linear(x, _dequantize(codes, scales, offsets), b)
     assert ((out - exact).abs().max() / exact.abs().max()).item() <= 1e-4
-    # a byte a code, an fp32 scale and offset a block of 16 (no offsets where all are 0);
-    # 70 rows padded to 80
-    assert qw.nbytes == 80 * 96 + (2 if with_offsets else 1) * 80 * 6 * 4
+    # a byte a code, an fp32 scale and offset a block (no offsets where all are 0); 70 rows
+    # padded to 80
+    assert qw.nbytes == 80 * 96 + (2 if with_offsets else 1) * 80 * (96 // run) * 4
     assert (qw.offsets is None) == (not with_offsets)
 
 
@@ -131,6 +136,14 @@ def test_packed_layout_is_the_one_the_kernel_reads():
     assert torch.equal(qw.scales[at].reshape(32, 4)[:20], scales)
     assert torch.equal(qw.offsets[at].reshape(32, 4)[:20], offsets)
     assert torch.equal(qw.codes().short() + 128, codes.short())
+    # runs of 32: the same codes' layout, one scale and offset per block of 32
+    codes, scales, offsets = _random_codes(20, 64, seed=3, run=32)
+    qw = quantized.QuantWeight.from_codes(codes, scales, offsets)
+    assert qw.block == 32 and torch.equal(qw.data[index.reshape(-1)].reshape(32, 64)[:20], codes)
+    rows, blocks = torch.meshgrid(torch.arange(32), torch.arange(2), indexing="ij")
+    at = ((rows // 16 * 2 + blocks) * 16 + rows % 16).reshape(-1)
+    assert torch.equal(qw.scales[at].reshape(32, 2)[:20], scales[:, 0::2])
+    assert torch.equal(qw.offsets[at].reshape(32, 2)[:20], offsets[:, 0::2])
 
 
 def test_bad_codes_get_a_clear_message():
@@ -166,7 +179,9 @@ def _with_codes(model, folder, seed=0):
             q, kv = config.n_heads * config.head_dim, config.n_kv_heads * config.head_dim
             # the Hugging Face matrices the fused one is made of: q, k, v; gate, up; or one
             sizes = [q, kv, kv] if len(parts) == 3 else [weight.shape[0] // len(parts)] * len(parts)
-            codes, scales, offsets = _random_codes(weight.shape[0], weight.shape[1], seed + i)
+            # every other matrix in runs of 32 (blocks of 32 in the copy): a step mixes both
+            run = 32 if i % 2 and weight.shape[1] % 32 == 0 else CODE_BLOCK
+            codes, scales, offsets = _random_codes(weight.shape[0], weight.shape[1], seed + i, run)
             scales *= 0.05   # |w| <= 0.07: weights of the tiny models' own size
             offsets *= 0.1
             weight.copy_(_dequantize(codes, scales, offsets))

@@ -55,9 +55,17 @@ _P = ctypes.POINTER(ctypes.c_float)
 
 
 class _QMat(ctypes.Structure):
-    """struct QMat of fused_decode.cpp: a matrix's elements, its block scales (int8, gguf) and
-    offsets (gguf), or nulls."""
-    _fields_ = [("w", ctypes.c_void_p), ("scales", _P), ("offsets", _P)]
+    """struct QMat of fused_decode.cpp: a matrix's elements, its block scales (int8, gguf),
+    offsets and block (gguf), or nulls and 0."""
+    _fields_ = [("w", ctypes.c_void_p), ("scales", _P), ("offsets", _P), ("block", ctypes.c_int64)]
+
+    @classmethod
+    def of(cls, weight: Optional[torch.Tensor] = None, q=None) -> "_QMat":
+        """The model's own fp32 `weight`, or the copy `q` (a quantized.QuantWeight)."""
+        if q is None:
+            return cls(ctypes.c_void_p(weight.data_ptr()), _P(), _P(), 0)
+        return cls(ctypes.c_void_p(q.data.data_ptr()), _ptr(q.scales), _ptr(q.offsets),
+                   q.block if q.weights == "gguf" else 0)
 
 
 class _Layer(ctypes.Structure):
@@ -148,9 +156,9 @@ class FusedDecoder:
             """The QMat of a Linear (or of the head, keyed by the model) in this precision."""
             q = table.get(key if key is not None else module)
             if q is None:
-                return _QMat(ctypes.c_void_p(held(module.weight).data_ptr()), _P(), _P())
+                return _QMat.of(held(module.weight))
             keep.append(q)
-            return _QMat(ctypes.c_void_p(q.data.data_ptr()), _ptr(q.scales), _ptr(q.offsets))
+            return _QMat.of(q=q)
         blocks = list(model.blocks)
         gemma = LAYOUTS[model.family]
 
@@ -194,10 +202,10 @@ class FusedDecoder:
         m.embed, m.final_norm = _ptr(held(weight)), _ptr(held(norm_scale(model.norm)))
         head = table.get(model)
         if head is None:
-            m.lm_head = _QMat(ctypes.c_void_p(held(model.lm_head_weight()).data_ptr()), _P(), _P())
+            m.lm_head = _QMat.of(held(model.lm_head_weight()))
         else:
             keep.append(head)
-            m.lm_head = _QMat(ctypes.c_void_p(head.data.data_ptr()), _ptr(head.scales), _ptr(head.offsets))
+            m.lm_head = _QMat.of(q=head)
         m.wtype, m.portable = quantized.WTYPE[weights], int(portable)
         m.sinks = _ptr(self._sinks)
         m.layers = self._layers

@@ -27,11 +27,14 @@
 // input vector the same way (blocks of QBLOCK, one scale each), sum q_w * q_x exactly in int32
 // per block (AVX512_VNNI's vpdpbusd where the CPU has it, else a portable loop) and scale each
 // block's sum in fp32. 3 "gguf": the checkpoint's own GGUF codes (explorer/checkpoints/
-// gguf_codes.py), w = scale * code + offset in blocks of CBLOCK = 16 along a row, code in
-// [-128, 127]: the fp32 checkpoint's exact weights. Their input is quantized to two int8
-// digits per block (x ~ s * (256 h + l), |256 h + l| <= 32512: 15 bits of the block's largest
-// value, where bf16 keeps 8 of each element), so that one vpdpbusd per digit sums code * digit
-// exactly; the result is s * scale * (256 sum(code h) + sum(code l)) + offset * sum(x).
+// gguf_codes.py), w = scale * code + offset in blocks along a row (QMat.block: CBLOCK = 16,
+// or 32 where each pair of 16-blocks shares its scale and offset, as in every format but
+// Q6_K), code in [-128, 127]: the fp32 checkpoint's exact weights. Their input is quantized
+// to two int8 digits per block (x ~ s * (256 h + l), |256 h + l| <= 32512: 15 bits of the
+// block's largest value, where bf16 keeps 8 of each element), so that one vpdpbusd per digit
+// sums code * digit exactly; the result is s * scale * (256 sum(code h) + sum(code l)) +
+// offset * sum(x). A block of 32 reads half the scales and offsets and scales half as many
+// sums as two of 16.
 // FusedModel.portable = 1 takes the portable loops on any CPU (tests).
 #include <immintrin.h>
 #include <math.h>
@@ -43,8 +46,9 @@
 // The entry points (fused_simd_paths, fused_decode_step, quant_linear) have C linkage, for ctypes.
 
 // A weight matrix in the model's format: its elements, for int8 and gguf its block scales
-// (rows, cols / QBLOCK or CBLOCK), for gguf its block offsets (null where all are 0), else null
-struct QMat { const void* w; const float* scales; const float* offsets; };
+// (rows, cols / QBLOCK or block), for gguf its block offsets (null where all are 0) and its
+// block (CBLOCK or 2 * CBLOCK weights along a row), else null / 0
+struct QMat { const void* w; const float* scales; const float* offsets; int64_t block; };
 
 struct FusedLayer {
     QMat wqkv; const float* bqkv;           // (q_dim + 2 kv_dim, d); bias or null
@@ -179,30 +183,32 @@ static void quantize_blocks(const float* x, int64_t n, int8_t* q, float* s, int3
     }
 }
 
-// gguf's input: per block of CBLOCK, x = s * (256 h + l) with h, l int8 (to 15 bits of the
-// block's largest |x|), the corrections -128 sum(h) and -128 sum(l), and sum(x) in fp32
-static void quantize_digits(const float* x, int64_t n, QVec& v) {
-    const int64_t nb = n / CBLOCK;
+// gguf's input: per block of the matrix's (`block`), x = s * (256 h + l) with h, l int8 (to
+// 15 bits of the block's largest |x|), the corrections -128 sum(h) and -128 sum(l), and
+// sum(x) in fp32
+static void quantize_digits(const float* x, int64_t n, int64_t block, QVec& v) {
+    const int64_t nb = n / block;
     v.q.resize(n); v.lo.resize(n); v.s.resize(nb); v.c.resize(nb); v.c_lo.resize(nb); v.sum.resize(nb);
     for (int64_t blk = 0; blk < nb; blk++) {
-        const float* xb = x + blk * CBLOCK;
+        const float* xb = x + blk * block;
         float amax = 0.f, sum = 0.f;
-        for (int64_t i = 0; i < CBLOCK; i++) { amax = fmaxf(amax, fabsf(xb[i])); sum += xb[i]; }
+        for (int64_t i = 0; i < block; i++) { amax = fmaxf(amax, fabsf(xb[i])); sum += xb[i]; }
         const float inv = amax > 0.f ? 32512.f / amax : 0.f;
         v.s[blk] = amax / 32512.f;
         v.sum[blk] = sum;
         int32_t sh = 0, sl = 0;
-        for (int64_t i = 0; i < CBLOCK; i++) {
+        for (int64_t i = 0; i < block; i++) {
             const int32_t xq = (int32_t)nearbyintf(xb[i] * inv);            // |xq| <= 32512
             const int32_t h = (xq + 128) >> 8, l = xq - 256 * h;            // h in [-127, 127], l in [-128, 127]
-            v.q[blk * CBLOCK + i] = (int8_t)h; v.lo[blk * CBLOCK + i] = (int8_t)l;
+            v.q[blk * block + i] = (int8_t)h; v.lo[blk * block + i] = (int8_t)l;
             sh += h; sl += l;
         }
         v.c[blk] = -128 * sh; v.c_lo[blk] = -128 * sl;
     }
 }
 
-static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
+// block: the gguf matrix's (QMat.block), which the input's digit blocks must match
+static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v, int64_t block = CBLOCK) {
     v.f = x;
     if (wtype == 1) {
         v.b.resize(n);
@@ -211,7 +217,7 @@ static void prepare(int64_t wtype, const float* x, int64_t n, QVec& v) {
         v.q.resize(n); v.s.resize(n / QBLOCK); v.c.resize(n / QBLOCK);
         quantize_blocks(x, n, v.q.data(), v.s.data(), v.c.data());
     } else if (wtype == 3) {
-        quantize_digits(x, n, v);
+        quantize_digits(x, n, block, v);
     }
 }
 
@@ -276,11 +282,12 @@ static void tiles_int8(const uint8_t* W, const float* S, int64_t t0, int64_t n, 
 
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
 // OFF: the matrix has offsets (null where every offset is 0, as in Q8_0, Q5_0 and Q6_K: one
-// multiply-add less per block)
-template <int MB, int NT, bool OFF>
+// multiply-add less per block). QB: quads per block (4: CBLOCK, 8: a block of 32); the codes'
+// layout is the same for both, a block of 32 being two of 16 one after the other.
+template <int MB, int NT, bool OFF, int QB>
 static void tiles_gguf(const uint8_t* W, const float* S, const float* O, int64_t t0, int64_t n,
                        const QVec* const* x, float* out) {
-    const int64_t nb = n / CBLOCK;
+    const int64_t nb = n / (4 * QB);
     __m512 res[MB][NT];
     for (int m = 0; m < MB; m++) for (int t = 0; t < NT; t++) res[m][t] = _mm512_setzero_ps();
     for (int64_t j = 0; j < nb; j++) {
@@ -289,14 +296,14 @@ static void tiles_gguf(const uint8_t* W, const float* S, const float* O, int64_t
             const __m512i ch = _mm512_set1_epi32(x[m]->c[j]), cl = _mm512_set1_epi32(x[m]->c_lo[j]);
             for (int t = 0; t < NT; t++) { hi[m][t] = ch; lo[m][t] = cl; }
         }
-        for (int64_t q = 0; q < CBLOCK / 4; q++) {
+        for (int64_t q = 0; q < QB; q++) {
             __m512i xh[MB], xl[MB];
             for (int m = 0; m < MB; m++) {
-                xh[m] = _mm512_set1_epi32(load4(x[m]->q.data() + j * CBLOCK + 4 * q));
-                xl[m] = _mm512_set1_epi32(load4(x[m]->lo.data() + j * CBLOCK + 4 * q));
+                xh[m] = _mm512_set1_epi32(load4(x[m]->q.data() + j * 4 * QB + 4 * q));
+                xl[m] = _mm512_set1_epi32(load4(x[m]->lo.data() + j * 4 * QB + 4 * q));
             }
             for (int t = 0; t < NT; t++) {
-                const __m512i w = _mm512_loadu_si512(W + (((t0 + t) * nb + j) * (CBLOCK / 4) + q) * 4 * TILE);
+                const __m512i w = _mm512_loadu_si512(W + (((t0 + t) * nb + j) * QB + q) * 4 * TILE);
                 for (int m = 0; m < MB; m++) {
                     hi[m][t] = _mm512_dpbusd_epi32(hi[m][t], w, xh[m]);
                     lo[m][t] = _mm512_dpbusd_epi32(lo[m][t], w, xl[m]);
@@ -307,7 +314,7 @@ static void tiles_gguf(const uint8_t* W, const float* S, const float* O, int64_t
             const __m512 sw = _mm512_loadu_ps(S + ((t0 + t) * nb + j) * TILE);
             const __m512 ow = OFF ? _mm512_loadu_ps(O + ((t0 + t) * nb + j) * TILE) : _mm512_setzero_ps();
             for (int m = 0; m < MB; m++) {
-                // 256 sum(code h) + sum(code l): exact in int32 (|.| <= 16 * 128 * 32512)
+                // 256 sum(code h) + sum(code l): exact in int32 (|.| <= 32 * 128 * 32512)
                 const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi[m][t], 8), lo[m][t]);
                 res[m][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot),
                                             _mm512_mul_ps(sw, _mm512_set1_ps(x[m]->s[j])), res[m][t]);
@@ -350,17 +357,17 @@ static void tile_int8_portable(const uint8_t* W, const float* S, int64_t t, int6
     memcpy(out, acc, sizeof(acc));
 }
 
-static void tile_gguf_portable(const uint8_t* W, const float* S, const float* O, int64_t t, int64_t n,
-                               const QVec& x, float* out) {
-    const int64_t nb = n / CBLOCK;
+static void tile_gguf_portable(const uint8_t* W, const float* S, const float* O, int64_t block, int64_t t,
+                               int64_t n, const QVec& x, float* out) {
+    const int64_t nb = n / block;
     float acc[TILE] = {0.f};
     for (int64_t j = 0; j < nb; j++) {
         int32_t dot[TILE] = {0};
-        const uint8_t* wb = W + (t * nb + j) * CBLOCK * TILE;
-        for (int64_t q = 0; q < CBLOCK / 4; q++)
+        const uint8_t* wb = W + (t * nb + j) * block * TILE;
+        for (int64_t q = 0; q < block / 4; q++)
             for (int64_t i = 0; i < TILE; i++)
                 for (int64_t c = 0; c < 4; c++) {
-                    const int64_t k = j * CBLOCK + 4 * q + c;
+                    const int64_t k = j * block + 4 * q + c;
                     dot[i] += ((int32_t)wb[(q * TILE + i) * 4 + c] - 128) * (256 * (int32_t)x.q[k] + (int32_t)x.lo[k]);
                 }
         for (int64_t i = 0; i < TILE; i++) {
@@ -381,8 +388,14 @@ static void tiles(int64_t wtype, bool portable, const QMat& W, int64_t t0, int64
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
     if (wtype == 2 && !portable) { tiles_int8<MB, NT>((const uint8_t*)W.w, W.scales, t0, n, x, out); return; }
     if (wtype == 3 && !portable) {
-        if (W.offsets) tiles_gguf<MB, NT, true>((const uint8_t*)W.w, W.scales, W.offsets, t0, n, x, out);
-        else tiles_gguf<MB, NT, false>((const uint8_t*)W.w, W.scales, nullptr, t0, n, x, out);
+        const uint8_t* w = (const uint8_t*)W.w;
+        if (W.block == 2 * CBLOCK) {
+            if (W.offsets) tiles_gguf<MB, NT, true, 8>(w, W.scales, W.offsets, t0, n, x, out);
+            else tiles_gguf<MB, NT, false, 8>(w, W.scales, nullptr, t0, n, x, out);
+        } else {
+            if (W.offsets) tiles_gguf<MB, NT, true, 4>(w, W.scales, W.offsets, t0, n, x, out);
+            else tiles_gguf<MB, NT, false, 4>(w, W.scales, nullptr, t0, n, x, out);
+        }
         return;
     }
 #endif
@@ -392,7 +405,7 @@ static void tiles(int64_t wtype, bool portable, const QMat& W, int64_t t0, int64
             float* o = out + (m * NT + t) * TILE;
             if (wtype == 1) tile_bf16_portable((const uint16_t*)W.w, t0 + t, n, *x[m], o);
             else if (wtype == 2) tile_int8_portable((const uint8_t*)W.w, W.scales, t0 + t, n, *x[m], o);
-            else tile_gguf_portable((const uint8_t*)W.w, W.scales, W.offsets, t0 + t, n, *x[m], o);
+            else tile_gguf_portable((const uint8_t*)W.w, W.scales, W.offsets, W.block, t0 + t, n, *x[m], o);
         }
 }
 
@@ -538,6 +551,11 @@ static void residual(float* x, const float* a, const float* post_norm, float eps
     for (int64_t i = 0; i < d; i++) x[i] += a[i];
 }
 
+// A gguf matrix of n columns: a block the kernel has (CBLOCK or 2 * CBLOCK) that divides n
+static bool block_fits(const QMat& W, int64_t n) {
+    return (W.block == CBLOCK || W.block == 2 * CBLOCK) && n % W.block == 0 && W.scales;
+}
+
 // Feed `token` (its position is in the RoPE tables and the masks); writes the logits (vocab,).
 // Returns 0, or -1 when a buffer size is out of range (checked by the Python side too).
 extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
@@ -545,7 +563,14 @@ extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logi
     const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
     if (D > 1024 || token < 0 || token >= m->vocab || m->wtype < 0 || m->wtype > 3) return -1;
     if (m->wtype == 2 && (d % QBLOCK || q_dim % QBLOCK || ff % QBLOCK)) return -1;
-    if (m->wtype == 3 && (d % CBLOCK || q_dim % CBLOCK || ff % CBLOCK)) return -1;
+    if (m->wtype == 3) {
+        if (!block_fits(m->lm_head, d)) return -1;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const FusedLayer* L = &m->layers[l];
+            if (!block_fits(L->wqkv, d) || !block_fits(L->wo, q_dim) || !block_fits(L->w_gate_up, d)
+                || !block_fits(L->w_down, ff)) return -1;
+        }
+    }
     if (m->wtype == 1 && (d % 2 || q_dim % 2 || ff % 2)) return -1;
     const int64_t wt = m->wtype;
     const bool portable = m->portable != 0;
@@ -567,7 +592,7 @@ extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logi
         for (int64_t l = 0; l < m->n_layers; l++) {
             const FusedLayer* L = &m->layers[l];
             rms_norm(x.data(), L->attn_norm, m->norm_eps, d, xn.data());
-            prepare(wt, xn.data(), d, xv);
+            prepare(wt, xn.data(), d, xv, L->wqkv.block);
             // each `omp for` ends with a barrier: the next phase needs all of its result
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(n_qkv); c++)
@@ -589,13 +614,13 @@ extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logi
                 rope(q, L->rope, D);
                 attend_head(m, L, q, head / group, head, scores.data(), att.data() + head * D);
             }
-            prepare(wt, att.data(), q_dim, xv);
+            prepare(wt, att.data(), q_dim, xv, L->wo.block);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(d); c++)
                 qmatvec_rows(wt, portable, L->wo, L->bo, xv, q_dim, c * CHUNK, chunk_end(c, d), o.data());
             residual(x.data(), o.data(), L->attn_post_norm, m->norm_eps, d, tmp.data());
             rms_norm(x.data(), L->mlp_norm, m->norm_eps, d, xn.data());
-            prepare(wt, xn.data(), d, xv);
+            prepare(wt, xn.data(), d, xv, L->w_gate_up.block);
             // gate row i and up row ff + i together, so act(gate) * up needs no barrier
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(ff); c++) {
@@ -604,14 +629,14 @@ extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logi
                 qmatvec_rows(wt, portable, L->w_gate_up, nullptr, xv, d, ff + lo, ff + hi, up.data() - ff); // up
                 for (int64_t i = lo; i < hi; i++) h[i] = activate(h[i], m->activation) * up[i];
             }
-            prepare(wt, h.data(), ff, xv);
+            prepare(wt, h.data(), ff, xv, L->w_down.block);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t c = 0; c < chunks(d); c++)
                 qmatvec_rows(wt, portable, L->w_down, nullptr, xv, ff, c * CHUNK, chunk_end(c, d), down.data());
             residual(x.data(), down.data(), L->mlp_post_norm, m->norm_eps, d, tmp.data());
         }
         rms_norm(x.data(), m->final_norm, m->norm_eps, d, xn.data());
-        prepare(wt, xn.data(), d, xv);
+        prepare(wt, xn.data(), d, xv, m->lm_head.block);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < chunks(m->vocab, HEAD_CHUNK); c++) {
             const int64_t lo = c * HEAD_CHUNK, hi = chunk_end(c, m->vocab, HEAD_CHUNK);
@@ -626,14 +651,13 @@ extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logi
 // y (B, rows) = x (B, n) W^T (+ b) for the batched steps (models/decoders/quantized.py): each
 // chunk of rows against all B inputs while it is in cache, MB_MAX inputs per pass over it.
 // Returns 0, or -1 on an unknown format or a width the format cannot take (bf16: even, int8: a
-// multiple of QBLOCK, gguf: of CBLOCK).
+// multiple of QBLOCK, gguf: of its block).
 extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, const float* scales,
-                 const float* offsets, const float* b, const float* x, int64_t B, int64_t n,
-                 int64_t rows, float* y, int64_t n_threads) {
+                 const float* offsets, int64_t block, const float* b, const float* x, int64_t B,
+                 int64_t n, int64_t rows, float* y, int64_t n_threads) {
     if (wtype < 1 || wtype > 3 || B < 0 || n <= 0 || rows < 0) return -1;
-    if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2) || (wtype == 3 && n % CBLOCK)) return -1;
-    if (wtype == 3 && !scales) return -1;
-    const QMat W = {w, scales, offsets};
+    const QMat W = {w, scales, offsets, block};
+    if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2) || (wtype == 3 && !block_fits(W, n))) return -1;
     std::vector<QVec> xs(B);
     std::vector<const QVec*> xp(B);
     std::vector<float*> yp(B);
@@ -641,7 +665,7 @@ extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, cons
 #pragma omp parallel num_threads((int)n_threads)
     {
 #pragma omp for schedule(static)
-        for (int64_t i = 0; i < B; i++) prepare(wtype, x + i * n, n, xs[i]);
+        for (int64_t i = 0; i < B; i++) prepare(wtype, x + i * n, n, xs[i], block);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < chunks(rows); c++)
             qproduct(wtype, portable != 0, W, b, xp.data(), B, n, c * CHUNK, chunk_end(c, rows), yp.data());

@@ -8,7 +8,8 @@ Q8_0's layout, blocks of QBLOCK = 32 weights along a row with one fp32 scale eac
 (1.125 bytes a weight; w = q * scale, q = round(w / scale), scale = max|w| / 127, so a weight's
 rounding is <= scale / 2, i.e. <= max|w| / 254 of its block); gguf is the checkpoint's own
 GGUF codes (explorer/checkpoints/gguf_codes.py: w = scale * code + offset in blocks of
-CBLOCK = 16, 1.25 bytes a weight, 1.5 with offsets), the fp32 checkpoint's weights exactly,
+CBLOCK = 16, or of 32 where each pair of 16 shares its scale and offset, as every format but
+Q6_K does: 1.125-1.25 bytes a weight, 1.25-1.5 with offsets), the fp32 checkpoint's weights exactly,
 where the checkpoint folder holds them (`models.code_format.CODES_FILE`). The products (fused_decode.cpp):
 bf16 through AVX512_BF16's dot product where the CPU has it (the input vector is rounded to
 bf16 as well), else a portable loop widening every weight to fp32; int8 against the input
@@ -38,8 +39,8 @@ import torch
 WEIGHTS = ("fp32", "bf16", "int8", "gguf")
 WTYPE = {"fp32": 0, "bf16": 1, "int8": 2, "gguf": 3}
 QBLOCK = 32
-CBLOCK = 16        # gguf: weights per block (one scale and one offset each)
-# gguf at most: its matrices without offsets (Q8_0, Q5_0, Q6_K) read 1.25 (linear_bytes counts)
+CBLOCK = 16        # gguf: weights per block (one scale and one offset each), or 2 * CBLOCK
+# gguf at most (blocks of 16 with offsets); linear_bytes counts each matrix's own
 BYTES_PER_WEIGHT = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0 + 4.0 / QBLOCK, "gguf": 1.0 + 8.0 / CBLOCK}
 TILE = 16          # output rows per packed tile (fused_decode.cpp)
 # what a row's width must be a multiple of: bf16 pairs, int8 and gguf blocks
@@ -171,7 +172,11 @@ class QuantWeight:
     @classmethod
     def from_codes(cls, codes: torch.Tensor, scales: torch.Tensor, offsets: torch.Tensor) -> "QuantWeight":
         """gguf: the (out, in) codes + 128 (uint8) and the (out, in / CBLOCK) scales and offsets
-        of w = scale * code + offset, packed as the int8 layout with blocks of CBLOCK."""
+        of w = scale * code + offset, packed as the int8 layout with blocks of CBLOCK; blocks of
+        2 * CBLOCK where every pair of blocks along a row has one scale and one offset (Q8_0,
+        Q5_0, Q4_1 and Q4_K use 32-runs; Q6_K's 16-runs differ), whose scales and offsets are
+        then half as many bytes to read and half as many sums to scale. The codes' layout is
+        the same for both (a block of 32 is two of 16 one after the other)."""
         out, n = codes.shape
         nb = n // CBLOCK
         if codes.dtype != torch.uint8 or n % CBLOCK or scales.shape != (out, nb) or offsets.shape != (out, nb):
@@ -179,13 +184,18 @@ class QuantWeight:
                              f"{nb}) scales and offsets")
         self = cls.__new__(cls)
         self.weights, self.shape = "gguf", (out, n)
+        self._block = CBLOCK
+        if (nb % 2 == 0 and torch.equal(scales[:, 0::2], scales[:, 1::2])
+                and torch.equal(offsets[:, 0::2], offsets[:, 1::2])):
+            self._block, nb = 2 * CBLOCK, nb // 2
+            scales, offsets = scales[:, 0::2], offsets[:, 0::2]
         tiles = -(-out // TILE)
         pad = tiles * TILE - out
 
         def padded(t, fill):
             return t if not pad else torch.cat([t, t.new_full((pad, t.shape[1]), fill)])
         # (T*16, nb, 16) -> (T, 16, nb, 4, 4) -> (T, nb, 4, 16, 4): a quad of 16 rows per 64 bytes
-        self.data = (padded(codes, 128).reshape(tiles, TILE, nb, CBLOCK // 4, 4)
+        self.data = (padded(codes, 128).reshape(tiles, TILE, nb, self._block // 4, 4)
                      .permute(0, 2, 3, 1, 4).contiguous().reshape(-1))
 
         def by_tile(t):   # (T*16, nb) -> (T, nb, 16)
@@ -198,7 +208,8 @@ class QuantWeight:
 
     @property
     def block(self) -> int:
-        return CBLOCK if self.weights == "gguf" else QBLOCK
+        """Weights per block along a row: QBLOCK (int8), CBLOCK or 2 * CBLOCK (gguf)."""
+        return self._block if self.weights == "gguf" else QBLOCK
 
     def codes(self) -> torch.Tensor:
         """int8 and gguf: the (out, in) codes q, w = q * scale (+ offset) of its block."""
@@ -219,7 +230,7 @@ class QuantWeight:
         return self._by_row(self.scales)
 
     def block_offsets(self) -> torch.Tensor:
-        """gguf: the (out, in / CBLOCK) offset of each row's blocks (zeros where it keeps none)."""
+        """gguf: the (out, in / block) offset of each row's blocks (zeros where it keeps none)."""
         if self.offsets is None:
             return torch.zeros_like(self.block_scales())
         return self._by_row(self.offsets)
@@ -256,7 +267,7 @@ class QuantWeight:
             WTYPE[self.weights], int(portable), self.data.data_ptr(),
             self.scales.data_ptr() if self.scales is not None else None,
             self.offsets.data_ptr() if self.offsets is not None else None,
-            b.data_ptr() if b is not None else None, flat.data_ptr(), flat.shape[0], n, out,
+            self.block if self.weights == "gguf" else 0, b.data_ptr() if b is not None else None, flat.data_ptr(), flat.shape[0], n, out,
             y.data_ptr(), torch.get_num_threads())
         if status != 0:
             raise RuntimeError(f"the quantized product refused its arguments ({status})")
@@ -267,8 +278,8 @@ def setup_library(lib) -> None:
     """ctypes signatures of the quantized entry points (called by fused._library)."""
     lib.fused_simd_paths.argtypes, lib.fused_simd_paths.restype = [], ctypes.c_int
     lib.quant_linear.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                 ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
+                                 ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
     lib.quant_linear.restype = ctypes.c_int
 
 
@@ -315,12 +326,11 @@ def weights_of(model, weights: str) -> ModelWeights:
 
 def linear_bytes(model, weights: str) -> int:
     """Bytes of weights one decode token reads in this precision: every Linear and the head
-    (gguf: a byte a code, a scale per block of CBLOCK, and an offset per block only in the
-    matrices that keep them, as the copy holds them)."""
+    (gguf: a byte a code, a scale per block of the matrix's, and an offset per block only in
+    the matrices that keep them, as the copy holds them)."""
     from ..layers import Linear
     if check_weights(weights) == "gguf":
-        per_block = {True: 8.0 / CBLOCK, False: 4.0 / CBLOCK}
-        return int(sum(q.shape[0] * q.shape[1] * (1.0 + per_block[q.offsets is not None])
+        return int(sum(q.shape[0] * q.shape[1] * (1.0 + (8.0 if q.offsets is not None else 4.0) / q.block)
                        for q in weights_of(model, "gguf").table.values()))
     count = sum(m.weight.numel() for m in model.modules() if isinstance(m, Linear))
     count += model.lm_head_weight().numel()

@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 import pytest
+import torch
 
 from explorer.generate import tokens
 from explorer.generate.request import parse_request
@@ -104,12 +105,13 @@ def test_a_compiled_decoder_gives_the_same_alternatives(tiny):
 
 @pytest.mark.parametrize("kind", ["llama", "gemma3"])
 def test_the_shared_loop_gives_each_run_the_alternatives_of_the_run_alone(tiny, kind):
-    """Three runs decoded together in one batch (greedy and two samplers): each one's
-    alternatives are those of the same run decoded alone, never a neighbour's."""
+    """Four runs decoded together in one batch (two greedy, whose tokens and alternatives the
+    loop makes for the batch at once, and two samplers): each one's alternatives are those of
+    the same run decoded alone, never a neighbour's."""
     model = tiny[kind]
     sched = Scheduler(model, prefill_chunk=4, prefill_tokens=8)
     runs = [([3, 1, 4, 1, 5], PARAMS["greedy"]), ([9, 2, 6], PARAMS["all"]),
-            ([5, 3, 5, 8, 9, 7, 9], PARAMS["temperature"])]
+            ([5, 3, 5, 8, 9, 7, 9], PARAMS["temperature"]), ([2, 7, 1, 8], PARAMS["greedy"])]
     out: dict = {}
 
     def collect(i, ids, params):
@@ -128,6 +130,32 @@ def test_the_shared_loop_gives_each_run_the_alternatives_of_the_run_alone(tiny, 
         for a, b in zip(shared, alone):
             assert_same(a.alternatives, b.alternatives.ids, b.alternatives.probs, tol=1e-5)
             assert a.alternatives.chosen_prob == pytest.approx(b.alternatives.chosen_prob, abs=1e-5)
+
+
+def test_greedy_choices_of_a_batch_are_each_rows_own():
+    """greedy_choices over (B, V) gives each row what next_step gives that row alone: its
+    argmax, and the top alternatives of its softmax (a row whose tail underflows to 0 keeps
+    only the tokens of probability > 0)."""
+    from models.generate import greedy_choices, next_step
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(4, 300, generator=g) * 4
+    logits[2, :] = -1e4
+    logits[2, [5, 9]] = torch.tensor([40.0, 39.0])   # two tokens hold all the mass: three alternatives are 0
+    choices = greedy_choices(logits)
+    assert len(choices) == 4
+    for row, (token, alternatives) in zip(logits, choices):
+        alone = next_step(row, PARAMS["greedy"], None, [], index=0, n_prompt=1, phase="decode",
+                          forward_s=0.0, tokens_processed=1, score_entries=0, cache=None,
+                          keep_logits=False)
+        assert token == alone.token_id
+        assert_same(alternatives, alone.alternatives.ids, alone.alternatives.probs, tol=1e-6)
+        assert alternatives.chosen_prob == pytest.approx(alone.alternatives.chosen_prob, abs=1e-6)
+    assert choices[2][1].ids == (5, 9)
+    with pytest.raises(ValueError, match="greedy"):
+        next_step(logits[0], PARAMS["all"], None, [], index=0, n_prompt=1, phase="decode",
+                  forward_s=0.0, tokens_processed=1, score_entries=0, cache=None,
+                  keep_logits=False, choice=choices[0])
 
 
 class Markup:

@@ -144,8 +144,8 @@ def test_c3_criterion_fails_on_bytes_off_by_one_row(tiny_llama):
 # ----- C4 -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("chosen", [None, "fp32"])
 def test_c4_on_smollm2(smol, monkeypatch, chosen):
-    """C4 on the precision the server decodes with (SmolLM2's measured default, bf16 where the
-    CPU has AVX512_BF16) and on fp32 chosen by the operator, each within its own bound; fp32's
+    """C4 on the precision the server decodes with (SmolLM2's measured default, gguf where the
+    CPU has AVX512_VNNI) and on fp32 chosen by the operator, each within its own bound; fp32's
     is the exact engine's (summation order only)."""
     from models.decoders.quantized import WEIGHTS_ENV, configured_weights
     if chosen:
@@ -154,7 +154,7 @@ def test_c4_on_smollm2(smol, monkeypatch, chosen):
         monkeypatch.delenv(WEIGHTS_ENV, raising=False)
     monkeypatch.setattr(ev, "_LOOPS", {})   # the board's loop made anew, at this precision
     weights = configured_weights(smol.model)
-    assert weights == (chosen or measured_default(smol))   # SmolLM2's: bf16
+    assert weights == (chosen or measured_default(smol))   # SmolLM2's: gguf
     evidence = ev.evidence_c4(smol)
     found = measures(evidence)
     assert evidence.passed and found["c4_positions"] == ev.C4_NEW

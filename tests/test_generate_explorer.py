@@ -436,8 +436,8 @@ def runtime():
 @pytest.mark.parametrize("chosen", ["fp32", None])
 def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatch, chosen):
     """The served stream against the engine: with fp32 chosen, the eager engine's own greedy
-    tokens and C4 within the exact bound; with the served default (bf16 for SmolLM2 where the
-    CPU has AVX512_BF16), the engine stepping with the same bf16 products (like with like) and
+    tokens and C4 within the exact bound; with the served default (gguf for SmolLM2 where the
+    CPU has AVX512_VNNI), the engine stepping with the same gguf products (like with like) and
     C4 within that precision's bound."""
     from explorer.serving import Scheduler
     from models.decoders.quantized import WEIGHTS_ENV, weights_of

@@ -3,7 +3,7 @@
 
 Decoding one token reads every weight once (claim C2), so a step's time follows the bytes it
 reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125, and the checkpoint's own
-GGUF codes 1.25-1.5 where it has them (models/decoders/quantized.py). For each precision, on
+GGUF codes 1.125-1.5 where it has them (models/decoders/quantized.py). For each precision, on
 the loaded model and this device:
 
 - bytes read per token: every matrix of the step (quantized.linear_bytes) plus the fp32 KV

@@ -14,6 +14,10 @@ from models.loading import load_state, model_from_config
 
 
 ROOT = str(Path(__file__).resolve().parents[1])
+# a prompt SmolLM2 answers at length (greedy: the 256 tokens the tab allows, in fp32, bf16 and
+# gguf), for the runs a Stop or a cancel must catch while they decode: "Name a colour." ends
+# after 19 tokens, which gguf decodes in a tenth of a second
+LONG_PROMPT = "Count from 1 to 300, separated by commas."
 
 
 def python_output(code: str, *args: str) -> str:

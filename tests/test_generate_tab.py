@@ -11,14 +11,11 @@ import time
 import pytest
 
 from explorer.generate import checks, request as req
-from tests.helpers import wait_for_texts
+from tests.helpers import LONG_PROMPT, wait_for_texts
 
 MODEL = "smollm2-135m-instruct"
 PROMPT = "Name a colour."
 # a prompt SmolLM2 answers at length (greedy: past 239 tokens in fp32 and bf16), for the runs a
-# Stop or a cancel must catch while they decode: "Name a colour." ends after 19 tokens, which
-# bf16 decodes in a quarter of a second
-LONG_PROMPT = "Count from 1 to 300, separated by commas."
 
 
 def served_tolerance(runtime) -> float:

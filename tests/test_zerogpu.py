@@ -23,7 +23,7 @@ import torch
 
 from bench.serve import environment
 from explorer.runtime import ModelLoadError, Runtime
-from tests.helpers import wait_for_texts
+from tests.helpers import LONG_PROMPT, wait_for_texts
 
 FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
 CLAIMS_FAKE = "tests.test_claims_fakes:FAST_REGISTRY"   # a board that answers in a second
@@ -340,7 +340,7 @@ def test_stop_frees_the_generate_group_for_the_next_run(apps, fake_spaces):
     and the next run is served at once. (The GPU call itself stops at its next value when
     Gradio closes the wrapper's generator: test_a_gpu_call_closed_by_its_caller_ends_...)"""
     _, client = apps["zerogpu"]
-    job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),
+    job = client.submit(*{**GENERATE, "prompt": LONG_PROMPT, "max_new": 200, "compare": False, "check": False}.values(),
                         api_name="/generate")
     wait_for_texts(job, 2, timeout=60)
     job.cancel()
@@ -361,7 +361,7 @@ def test_the_stop_button_ends_a_run_inside_a_gpu_call(apps, fake_spaces):
     # no call of an earlier test decodes beside this run on the CPU, however it ended
     fake_spaces.kill_children()
     client = Client(shared.src, verbose=False)   # a session of its own
-    job = client.submit(*{**GENERATE, "max_new": 200, "compare": False, "check": False}.values(),
+    job = client.submit(*{**GENERATE, "prompt": LONG_PROMPT, "max_new": 200, "compare": False, "check": False}.values(),
                         api_name="/generate")
     wait_for_texts(job, 2, timeout=60)
     child = [pid for name, _, pid in fake_spaces.calls if name == "run_generate"][-1]

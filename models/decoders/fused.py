@@ -56,7 +56,7 @@ _P = ctypes.POINTER(ctypes.c_float)
 
 class _QMat(ctypes.Structure):
     """struct QMat of fused_decode.cpp: a matrix's elements, its block scales (int8, gguf),
-    offsets and block (gguf), or nulls and 0."""
+    offsets (gguf) and block (read for gguf only), or nulls and 0."""
     _fields_ = [("w", ctypes.c_void_p), ("scales", _P), ("offsets", _P), ("block", ctypes.c_int64)]
 
     @classmethod
@@ -64,8 +64,7 @@ class _QMat(ctypes.Structure):
         """The model's own fp32 `weight`, or the copy `q` (a quantized.QuantWeight)."""
         if q is None:
             return cls(ctypes.c_void_p(weight.data_ptr()), _P(), _P(), 0)
-        return cls(ctypes.c_void_p(q.data.data_ptr()), _ptr(q.scales), _ptr(q.offsets),
-                   q.block if q.weights == "gguf" else 0)
+        return cls(ctypes.c_void_p(q.data.data_ptr()), _ptr(q.scales), _ptr(q.offsets), q.block)
 
 
 class _Layer(ctypes.Structure):

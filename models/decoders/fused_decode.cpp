@@ -46,8 +46,8 @@
 // The entry points (fused_simd_paths, fused_decode_step, quant_linear) have C linkage, for ctypes.
 
 // A weight matrix in the model's format: its elements, for int8 and gguf its block scales
-// (rows, cols / QBLOCK or block), for gguf its block offsets (null where all are 0) and its
-// block (CBLOCK or 2 * CBLOCK weights along a row), else null / 0
+// (rows, cols / QBLOCK or block), for gguf its block offsets (null where all are 0), else
+// null; block: gguf's weights per block along a row (CBLOCK or 2 * CBLOCK), read for gguf only
 struct QMat { const void* w; const float* scales; const float* offsets; int64_t block; };
 
 struct FusedLayer {

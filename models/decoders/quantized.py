@@ -266,8 +266,8 @@ class QuantWeight:
         status = _library().quant_linear(
             WTYPE[self.weights], int(portable), self.data.data_ptr(),
             self.scales.data_ptr() if self.scales is not None else None,
-            self.offsets.data_ptr() if self.offsets is not None else None,
-            self.block if self.weights == "gguf" else 0, b.data_ptr() if b is not None else None, flat.data_ptr(), flat.shape[0], n, out,
+            self.offsets.data_ptr() if self.offsets is not None else None, self.block,
+            b.data_ptr() if b is not None else None, flat.data_ptr(), flat.shape[0], n, out,
             y.data_ptr(), torch.get_num_threads())
         if status != 0:
             raise RuntimeError(f"the quantized product refused its arguments ({status})")

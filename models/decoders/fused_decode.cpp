@@ -192,17 +192,45 @@ static void quantize_digits(const float* x, int64_t n, int64_t block, QVec& v) {
     for (int64_t blk = 0; blk < nb; blk++) {
         const float* xb = x + blk * block;
         float amax = 0.f, sum = 0.f;
+#if defined(__AVX512F__)
+        // 16 lanes at a time (a block is 16 or 32): the largest |x| is the same in any order;
+        // sum(x) is added as a tree of lanes, a fixed order shared by every product that reads it
+        __m512 vmax = _mm512_setzero_ps(), vsum = _mm512_setzero_ps();
+        for (int64_t i = 0; i < block; i += 16) {
+            const __m512 xv = _mm512_loadu_ps(xb + i);
+            vmax = _mm512_max_ps(vmax, _mm512_abs_ps(xv));
+            vsum = _mm512_add_ps(vsum, xv);
+        }
+        amax = _mm512_reduce_max_ps(vmax);
+        sum = _mm512_reduce_add_ps(vsum);
+#else
         for (int64_t i = 0; i < block; i++) { amax = fmaxf(amax, fabsf(xb[i])); sum += xb[i]; }
+#endif
         const float inv = amax > 0.f ? 32512.f / amax : 0.f;
         v.s[blk] = amax / 32512.f;
         v.sum[blk] = sum;
         int32_t sh = 0, sl = 0;
+#if defined(__AVX512F__)
+        // as the loop below: cvtps rounds half to even under the default rounding mode, as
+        // nearbyintf does; h and l fit a byte, so the narrowing stores keep them exactly
+        __m512i vh = _mm512_setzero_si512(), vl = _mm512_setzero_si512();
+        for (int64_t i = 0; i < block; i += 16) {
+            const __m512i xq = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + i), _mm512_set1_ps(inv)));
+            const __m512i h = _mm512_srai_epi32(_mm512_add_epi32(xq, _mm512_set1_epi32(128)), 8);
+            const __m512i l = _mm512_sub_epi32(xq, _mm512_slli_epi32(h, 8));
+            _mm_storeu_si128((__m128i*)(v.q.data() + blk * block + i), _mm512_cvtepi32_epi8(h));
+            _mm_storeu_si128((__m128i*)(v.lo.data() + blk * block + i), _mm512_cvtepi32_epi8(l));
+            vh = _mm512_add_epi32(vh, h); vl = _mm512_add_epi32(vl, l);
+        }
+        sh = _mm512_reduce_add_epi32(vh); sl = _mm512_reduce_add_epi32(vl);
+#else
         for (int64_t i = 0; i < block; i++) {
             const int32_t xq = (int32_t)nearbyintf(xb[i] * inv);            // |xq| <= 32512
             const int32_t h = (xq + 128) >> 8, l = xq - 256 * h;            // h in [-127, 127], l in [-128, 127]
             v.q[blk * block + i] = (int8_t)h; v.lo[blk * block + i] = (int8_t)l;
             sh += h; sl += l;
         }
+#endif
         v.c[blk] = -128 * sh; v.c_lo[blk] = -128 * sl;
     }
 }
@@ -658,7 +686,11 @@ extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, cons
     if (wtype < 1 || wtype > 3 || B < 0 || n <= 0 || rows < 0) return -1;
     const QMat W = {w, scales, offsets, block};
     if ((wtype == 2 && n % QBLOCK) || (wtype == 1 && n % 2) || (wtype == 3 && !block_fits(W, n))) return -1;
-    std::vector<QVec> xs(B);
+    // the prepared inputs' buffers are kept per calling thread (the decode loop's) from call to
+    // call: ~120 products a step, each of up to a class's rows, would otherwise allocate them anew
+    static thread_local std::vector<QVec> kept;
+    if ((int64_t)kept.size() < B) kept.resize(B);
+    QVec* xs = kept.data();   // the caller's: inside the parallel region `kept` would name each thread's own
     std::vector<const QVec*> xp(B);
     std::vector<float*> yp(B);
     for (int64_t i = 0; i < B; i++) { xp[i] = &xs[i]; yp[i] = y + i * rows; }

@@ -81,10 +81,10 @@ def test_four_visitors_at_once_each_get_their_own_tokens(app_url, runtime):
 def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
     """Four raw clients (one POST and one event stream each, as the page, each its own
     session) on the default prompt: each gets the greedy text of that prompt decoded alone,
-    and the loop fed the chat template's tokens once (the others copied them) and nothing of
-    one visitor's text to another: every copy is the template exactly."""
+    and the loop fed that prompt once itself (the app's own prompt, kept: explorer.generate.kept)
+    and each run copied all of it but the last token, from the kept prompt, never from another
+    visitor's run."""
     from explorer.generate.request import encode_prompt
-    from explorer.prompts import template_prefix
     from explorer.serving import scheduler_for
 
     loaded = runtime.get(MODEL)
@@ -97,9 +97,9 @@ def test_raw_clients_on_one_prompt_share_its_prefill(app_url, runtime):
     for stream in streams:
         assert stream.arrivals and stream.ttft > 0
         assert_own_text(loaded.model, loaded.tokenizer, sched, ids, stream.text, stream.tokens)
-    template = len(template_prefix(loaded.tokenizer))
+    assert ids in [run.prompt for run in sched._kept]   # fed by the loop itself
     copied = sched.stats["shared_tokens"] - shared_before
-    assert len(ids) > template >= 16 and copied >= template and copied % template == 0, copied
+    assert copied == 4 * (len(ids) - 1), copied
 
 
 def test_gpu_check_skips_without_cuda():

@@ -24,9 +24,13 @@ def _handler_args(prompt: str, n_new: int) -> tuple:
 def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch):
     """Visitor A generates from a secret prompt; while A's run is in the loop, visitor B (another
     session) sends probes that begin like it, one more of A's words each time. The tokens B's
-    runs copy from the loop (and the evidence line B reads) are the chat template's alone,
-    the same for every probe: they do not grow with what A wrote."""
+    runs copy from the loop (and the evidence line B reads) are what each probe shares with the
+    chat template or the app's own kept prompts (explorer.generate.kept), computed from the
+    probe alone: they do not grow with what A wrote."""
+    from explorer.generate.kept import app_prompts
+    from explorer.generate.request import encode_prompt
     from explorer.prompts import template_prefix
+    from explorer.serving.scheduler import SHARE_MIN, _common_prefix
     from explorer.ui import generate as tab
 
     who = threading.local()   # the session each thread's handler serves, as Gradio would say
@@ -65,9 +69,17 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     finally:
         done.set()
         thread.join(timeout=120)
-    assert copied == [template] * len(PROBES), copied
-    for line in evidence:
-        assert f"first {template} " in line and "chat template" in line, line
+    kept = [encode_prompt(loaded.tokenizer, text)[0] for text in app_prompts()]
+    expected = []
+    for probe in PROBES:   # from the probe and the app's constants alone
+        ids = encode_prompt(loaded.tokenizer, probe)[0]
+        best = max(_common_prefix(k, ids, len(ids) - 1) for k in kept)
+        expected.append(best if best >= max(template, SHARE_MIN) else template)
+    assert min(expected) >= template
+    assert copied == expected, (copied, expected)
+    for n, line in zip(copied, evidence):
+        assert f"first {n} " in line, line
+        assert ("chat template" in line) if n == template else ("app's own prompts" in line), line
 
 
 # ----- prefix reuse in the loop itself (tiny model) -------------------------------------------

@@ -376,9 +376,10 @@ def summary(session: Session, lang: str = "en") -> str:
     if session.max_batch() > 1:
         lines.append(text("generate.ev.shared", lang, others=session.max_batch() - 1))
     first = session.records[0]
-    if first.shared_prefix:   # the chat template's tokens, or a prefix of the visitor's own run
-        lines.append(text("generate.ev.prefix_own" if first.shared_own else "generate.ev.prefix",
-                          lang, n=first.shared_prefix, prompt=session.n_prompt,
+    if first.shared_prefix:   # the chat template's tokens, the app's own prompt, or the visitor's
+        key = ("generate.ev.prefix_own" if first.shared_own else
+               "generate.ev.prefix_kept" if getattr(first, "shared_kept", False) else "generate.ev.prefix")
+        lines.append(text(key, lang, n=first.shared_prefix, prompt=session.n_prompt,
                           fed=first.tokens_processed))
     if session.replay_note == "busy" and not session.replay:
         lines.append(text("generate.ev.busy", lang).strip())

@@ -15,6 +15,7 @@ from explorer.prompts import CHARS_PER_TOKEN_BOUND, encode, uses_chat_template
 
 # The tab's prompt box starts with it; the precision section and the benches decode it too
 DEFAULT_PROMPT = "Explain in two sentences why a language model caches keys and values."
+LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
 MAX_PROMPT_TOKENS = 1024        # prompt after the chat template
 # The tab's cap on new tokens (one run stays within DEADLINE_S on a CPU); the engine itself
 # accepts up to models.generate.MAX_NEW_TOKENS.
@@ -102,3 +103,12 @@ def check_context(n_prompt: int, request: Request, context: int) -> None:
     if n_prompt + request.max_new_tokens > context:
         raise InputError("generate.error.context", n=n_prompt, new=request.max_new_tokens,
                          context=context)
+
+
+def long_prompt() -> str:
+    """The Generate tab's long prompt: about 600 tokens of the shipped English text, cut at a
+    space (past Gemma's 512-token window)."""
+    from explorer.texts import long_text
+
+    long = long_text()[:LONG_PROMPT_CHARS]
+    return long[:long.rfind(" ")] if " " in long else long

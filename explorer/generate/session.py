@@ -96,9 +96,11 @@ class StepRecord:
     # prompt tokens whose keys and values were copied from another run's cache in the shared
     # loop (prefix reuse; prefill step only): tokens_processed counts the rest. From another
     # visitor's run only the chat template's tokens are copied; shared_own: from a run of the
-    # same session, any prefix
+    # same session, any prefix; shared_kept: from one of the app's own prompts, which the loop
+    # computed itself and keeps (explorer.generate.kept)
     shared_prefix: int = 0
     shared_own: bool = False
+    shared_kept: bool = False
     # the most likely tokens of the distribution this token was drawn from, with the chosen
     # one's probability (models.generate.Alternatives: computed by the step that chose it),
     # and each of them readable (explorer.prompts.visible_token), the chosen token's last
@@ -285,6 +287,7 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     `eos_ids`: the tokens that end the run (default: the model's; the board passes none, so
     that its runs reach the length it needs). `visitor`, `public_prefix`: who sent the run and
     how many of its prompt's tokens are the template's (explorer.serving's Scheduler.submit)."""
+    from explorer.generate.kept import keep_app_prompts
     from explorer.serving import scheduler_for
     from models.forward import RunOptions
 
@@ -306,6 +309,10 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         return False
 
     shared = scheduler if scheduler is not None else scheduler_for(model)
+    if scheduler is None and chat:
+        # the app's own prompts, kept computed in the visitors' loop (a class pressing Start on
+        # a lesson's prompt feeds only what differs from it)
+        keep_app_prompts(shared, tokenizer)
     # the precision the loop's steps read (its decoder's; C4 compares like with like)
     session.weights = getattr(getattr(shared, "decoder", None), "weights", None) or configured_weights(model)
     cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids,
@@ -362,7 +369,8 @@ def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Calla
             score_entries=step.score_entries, cache_bytes=list(step.cache_bytes),
             cache_lengths=list(step.cache_lengths), batch_size=step.batch_size,
             shared_prefix=getattr(step, "shared_prefix", 0),
-            shared_own=getattr(step, "shared_own", False), alternatives=step.alternatives,
+            shared_own=getattr(step, "shared_own", False),
+            shared_kept=getattr(step, "shared_kept", False), alternatives=step.alternatives,
             alternative_labels=_labels(tokenizer, step),
             visible_pairs=needed_scores(masks, heads, step.tokens_processed, step.position)))
         session.text = tokenizer.decode(session.generated_ids, skip_special_tokens=True)

@@ -62,6 +62,8 @@ class SharedStep(Step):
     # the run they were copied from is one of the same session's; otherwise they are the public
     # prefix alone (the chat template's tokens every prompt begins with)
     shared_own: bool = False
+    # ... or they were copied from a kept prompt: the app's own text (Scheduler.keep_prompts)
+    shared_kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ class Run:
         self.fed = 0              # prompt tokens in its cache so far (fed or shared)
         self.shared = 0           # of them, copied from another run's cache (share_prefix)
         self.shared_own = False   # ... from a run of the same session
+        self.shared_kept = False  # ... from a kept prompt (Scheduler.keep_prompts)
+        self.kept = False         # this is a kept prompt: fed by the loop, never decoded
         self.prefill_s = 0.0      # wall time of the forwards that fed the prompt
         self.tokens: list = []
         self.pending = 0          # steps handed to the consumer and not yet taken

@@ -18,8 +18,9 @@ loop does:
    that begins like what another run was fed copies those keys and values instead of computing
    them again (prefix reuse, `SHARE_MIN`): from another visitor's run only its public prefix
    (the chat template's tokens every prompt begins with), any prefix from a run of the same
-   session, so that what a run copies (and so the prefill work it saves) never depends on
-   another visitor's text;
+   session, any prefix of the app's own prompts, which the loop computes itself and keeps
+   (`keep_prompts`), so that what a run copies (and so the prefill work it saves) never
+   depends on another visitor's text;
 4. decode: every decoding run's next token (a run whose prompt went in during step 3
    included) in one forward (models.decoders.batched): the
    weights are read once for all of them (claim C2's memory-bound step, shared), and the
@@ -108,6 +109,8 @@ class Scheduler:
         self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0,
                       "refused_visitor": 0, "prefill_tokens": 0, "shared_tokens": 0}
         self._steps: collections.deque = collections.deque(maxlen=STEP_RECORDS)   # under _lock
+        self._kept: list = []         # kept prompts' runs, fed (keep_prompts), for the loop alone
+        self._kept_ids: set = set()   # every prompt asked to be kept (under _lock)
         # a run alone keeps torch's setting (the fused step splits its products over every thread)
         fixed = FIXED_BATCH_THREADS is not None
         self.threads = ThreadChoice((batch_threads(),) if fixed else (1, batch_threads()))
@@ -121,7 +124,44 @@ class Scheduler:
     def load(self) -> int:
         """Runs in the batch or waiting for it."""
         with self._lock:
-            return len(self._active) + len(self._waiting)
+            return self._visitors_runs()
+
+    def _visitors_runs(self) -> int:
+        """Visitors' runs in the batch or waiting (a kept prompt being fed is none). Called with
+        the lock held."""
+        return sum(not run.kept for run in (*self._active, *self._waiting))
+
+    def keep_prompts(self, prompts: Sequence[Sequence[int]]) -> None:
+        """Keep the keys and values of these prompts: the app's own texts (the Generate tab's
+        default prompt, a lesson's, explorer.generate.kept), the same for every visitor. The
+        loop feeds each once, ahead of the visitors' runs, in the default options, like any
+        prompt, and keeps its cache for as long as this scheduler lives; a run whose prompt
+        begins like one (same options) copies those positions instead of computing them. A
+        kept prompt is computed by the loop itself, never copied from a visitor's run, so what
+        a run copies from it depends on its own prompt alone. Asking again for a prompt is a
+        no-op. At most the positions every layer can hold in place are kept (a sliding
+        window's: a ring that wrapped holds no prefix)."""
+        from models.decoders import decode_options
+        from models.generate import SamplingParams
+
+        options = decode_options(None)
+        with self._lock:
+            for prompt in prompts:
+                ids = tuple(int(i) for i in prompt)
+                if len(ids) < SHARE_MIN or ids in self._kept_ids:
+                    continue
+                try:
+                    check_prompt(self.model, len(ids), 1)
+                except ValueError:   # past the model's context: no run could begin like it
+                    continue
+                self._kept_ids.add(ids)
+                run = Run(list(ids), SamplingParams(max_new_tokens=1), options, set(), None, False)
+                run.kept = True
+                self._waiting.appendleft(run)   # fed before the visitors' runs that wait
+            if self._waiting and (self._thread is None or not self._thread.is_alive()):
+                self._thread = threading.Thread(target=self._loop, name="kv-scheduler", daemon=True)
+                self._thread.start()
+            self._lock.notify_all()
 
     def submit(self, prompt_ids: Sequence[int], params, *, options=None,
                eos_ids: Optional[Sequence[int]] = None, deadline: Optional[float] = None,
@@ -145,12 +185,12 @@ class Scheduler:
                   visitor, public_prefix)
         with self._lock:
             self._refuse_past_cap(run.visitor)
-            if len(self._active) + len(self._waiting) >= self.capacity:
+            if self._visitors_runs() >= self.capacity:
                 self.stats["refused"] += 1
                 raise Busy(self.capacity)
             # the lowest place number no run in the loop holds: read from the live runs, so no
             # way out of the loop can leak one
-            taken = {other.seat for other in (*self._active, *self._waiting)}
+            taken = {other.seat for other in (*self._active, *self._waiting) if not other.kept}
             run.seat = next(k for k in range(1, len(taken) + 2) if k not in taken)
             self._waiting.append(run)
             if len(self._active) + len(self._waiting) >= 2:
@@ -199,7 +239,7 @@ class Scheduler:
         session itself never leaves the scheduler). Costs O(runs x layers) under the lock."""
         with self._lock:
             runs = [self._state(run, "waiting" if run in self._waiting else None, session)
-                    for run in (*self._active, *self._waiting)]
+                    for run in (*self._active, *self._waiting) if not run.kept]
             return LoopSnapshot(runs=tuple(runs), steps=tuple(self._steps),
                                 shared_tokens=self.stats["shared_tokens"], max_batch=self.max_batch)
 
@@ -320,6 +360,8 @@ class Scheduler:
                 self._remove(run)
                 run.out.put(error)
                 continue
+            if run.kept:   # a ring layer that wrapped holds no prefix: keep what all hold in place
+                del run.prompt[min(layer.capacity for layer in run.batch.cache.layers):]
             # what it will likely feed: the public prefix is usually copied (_share_prefixes)
             public = run.public if run.public >= SHARE_MIN else 0
             fill += min(self.prefill_chunk, max(1, len(run.prompt) - public))
@@ -341,7 +383,7 @@ class Scheduler:
             cache = run.batch.cache
             limit = min(len(run.prompt) - 1, min(layer.capacity for layer in cache.layers))
             best, best_n = None, SHARE_MIN - 1
-            for other in self._active:
+            for other in (*self._active, *self._kept):
                 if other is run or other.batch is None or not other.batch.pos or other.options != run.options:
                     continue
                 n = _common_prefix(other.sequence(), run.prompt, _share_limit(run, other, limit))
@@ -360,7 +402,9 @@ class Scheduler:
                 else:
                     run.fed = run.shared = best_n
                     run.shared_own = _same_session(run, best)
-                    self.stats["shared_tokens"] += best_n
+                    run.shared_kept = best.kept
+                    if not run.kept:   # what visitors' runs copied (the batch view's count)
+                        self.stats["shared_tokens"] += best_n
             ready.append(run)
             feeding.append(run)
         return ready
@@ -390,13 +434,20 @@ class Scheduler:
             elapsed = time.perf_counter() - t0
             self.stats["prefill_forwards"] += 1
             self.stats["prefill_tokens"] += n * len(group)
+            # the visitors' runs this forward served (a kept prompt fed beside them is no visitor)
+            served = sum(not run.kept for run in group)
             for row, run in enumerate(group):
                 run.fed += n
                 run.prefill_s += elapsed
                 if run.fed == len(run.prompt):
                     joining.remove(run)
+                    if run.kept:   # kept for the runs to come: it never decodes
+                        with self._lock:
+                            self._active.remove(run)
+                        self._kept.append(run)
+                        continue
                     self._emit(run, logits[row, -1], phase="prefill", latency=run.prefill_s,
-                               n_fed=len(run.prompt) - run.shared, batch_size=len(group))
+                               n_fed=len(run.prompt) - run.shared, batch_size=served)
 
     def _decode(self, runs: list) -> None:
         threads = self.threads.pick(len(runs)) if len(runs) > 1 else 0
@@ -439,7 +490,8 @@ class Scheduler:
                          tokens_processed=n_fed, score_entries=run.batch.scores,
                          cache=run.batch.cache, keep_logits=run.keep_logits, step_type=SharedStep,
                          batch_size=batch_size, shared_prefix=run.shared if phase == "prefill" else 0,
-                         shared_own=run.shared_own and phase == "prefill", choice=choice)
+                         shared_own=run.shared_own and phase == "prefill",
+                         shared_kept=run.shared_kept and phase == "prefill", choice=choice)
         run.tokens.append(step.token_id)
         if step.finished:   # out of the batch before its consumer hears of the last token
             self._remove(run)
@@ -470,10 +522,11 @@ def _same_session(run: Run, other: Run) -> bool:
 
 def _share_limit(run: Run, other: Run, limit: int) -> int:
     """The most leading tokens `run` may copy from `other`: any (up to `limit`) within one
-    session; across visitors only the public prefix both have (the same tokens in every
-    prompt), so that the count a run reports, and the prefill work it saves, are the same
-    whatever the other visitor wrote or was answered."""
-    if _same_session(run, other):
+    session or from a kept prompt (the app's own text, fed by the loop itself); across
+    visitors only the public prefix both have (the same tokens in every prompt), so that the
+    count a run reports, and the prefill work it saves, are the same whatever the other
+    visitor wrote or was answered."""
+    if _same_session(run, other) or other.kept:
         return limit
     return min(limit, run.public, other.public)
 

@@ -20,7 +20,8 @@ import pandas as pd
 
 from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes, tokens
 from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
-                                       TAB_MAX_NEW_TOKENS, check_context, encode_prompt, parse_request)
+                                       TAB_MAX_NEW_TOKENS, check_context, encode_prompt, long_prompt,
+                                       parse_request)
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
 from explorer.locales import normalize_language, text
@@ -43,7 +44,6 @@ TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (serving.
 # text comes every N / MESSAGES_PER_S seconds, several tokens at a time.
 MESSAGES_PER_S = 40
 HISTORY_ROWS = 8
-LONG_PROMPT_CHARS = 2600  # ≈ 600 tokens of the shipped English text: past Gemma's 512 window
 
 # the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
 STOPS = Stops()
@@ -240,10 +240,7 @@ def stopped_word(last, lang):
 
 def fill_long_prompt():
     """About 600 tokens of the shipped English text, cut at a space: past Gemma's window."""
-    from explorer.texts import long_text
-
-    long = long_text()[:LONG_PROMPT_CHARS]
-    return long[:long.rfind(" ")] if " " in long else long
+    return long_prompt()
 
 
 def draw_run(session: Session, lang: str):

@@ -107,6 +107,12 @@ STRINGS: dict[str, str] = {
         'the loop, and this run computed the other {fed} (prefix reuse). Nothing of another '
         'visitor\'s own text is copied or counted. Your cache holds every token of your prompt all '
         'the same.'),
+    'generate.ev.prefix_kept': (
+        'The first {n} of your prompt\'s {prompt} tokens begin like one of the app\'s own prompts '
+        '(this tab\'s example, a lesson\'s, the long prompt): the server computed their keys and '
+        'values once, the same for every visitor, and keeps them, so they were copied and this run '
+        'computed the other {fed} (prefix reuse). Nothing of another visitor\'s text is copied or '
+        'counted. Your cache holds every token of your prompt all the same.'),
     'generate.ev.prefix_own': (
         'Your prompt\'s first {n} of {prompt} tokens had already been fed by another run of this '
         'page: the same tokens at the same positions give the same keys and values, so those were '

@@ -1,0 +1,51 @@
+"""The app's own Generate prompts, kept computed in the shared decode loop.
+
+A class presses Start on the same text: the Generate tab's example prompt, a lesson step's, the
+long prompt button's. These texts are the app's, the same for every visitor, so the loop feeds
+each once and keeps its keys and values (explorer.serving's Scheduler.keep_prompts), and a run
+whose prompt begins like one copies those positions instead of computing them again (prefix
+reuse): thirty students on a lesson's prompt feed one token each instead of thirty prompts.
+
+Why this tells no visitor anything of another's text (issue 27, finding 4): a kept prompt is fed
+by the loop itself, from these constants, whoever runs what, and is never taken from a visitor's
+run; what a run copies from it, and so the count its evidence line reports and the work it saves,
+depends on its own prompt alone.
+"""
+from __future__ import annotations
+
+import weakref
+
+from explorer.generate.request import DEFAULT_PROMPT, MAX_PROMPT_TOKENS, long_prompt
+from explorer.inputs import InputError
+from explorer.prompts import encode
+
+_ASKED: "weakref.WeakSet" = weakref.WeakSet()   # the schedulers already asked (once each)
+
+
+def app_prompts() -> tuple[str, ...]:
+    """The Generate prompts the app itself offers: the tab's example, the long prompt, and
+    every lesson step's on a Generate view, each once."""
+    from explorer.lessons import LESSONS   # lessons read the Generate session: imported late
+
+    texts = [DEFAULT_PROMPT, long_prompt()]
+    for lesson in LESSONS.values():
+        for step in lesson.steps:
+            prompt = step.settings.get("prompt")
+            if step.view.startswith("generate.") and isinstance(prompt, str):
+                texts.append(prompt)
+    return tuple(dict.fromkeys(texts))
+
+
+def keep_app_prompts(scheduler, tokenizer) -> None:
+    """Ask `scheduler` (a model's shared loop) to keep the app prompts' keys and values, encoded
+    as a visitor's prompt is (one user turn of the chat template); once per scheduler."""
+    if scheduler in _ASKED:
+        return
+    ids = []
+    for text in app_prompts():
+        try:
+            ids.append(encode(tokenizer, text, MAX_PROMPT_TOKENS, chat=True))
+        except InputError:   # longer than a visitor's prompt may be: no visitor copies it
+            continue
+    scheduler.keep_prompts(ids)
+    _ASKED.add(scheduler)

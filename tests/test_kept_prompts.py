@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from explorer.serving.scheduler import KEPT_MIN
 from tests.test_privacy import TEMPLATE, _tokens
 
 KEPT = TEMPLATE + _tokens(14, 11)    # an app prompt: the template, then the app's own text
@@ -21,8 +22,9 @@ def tiny_llama():
 def _first(sched, ids, visitor, **kw):
     from models.generate import SamplingParams
 
+    public = len(TEMPLATE) if ids[:len(TEMPLATE)] == TEMPLATE else 0
     steps = list(sched.generate(ids, SamplingParams(max_new_tokens=3), eos_ids=[], visitor=visitor,
-                                public_prefix=len(TEMPLATE), **kw))
+                                public_prefix=public, **kw))
     return steps
 
 
@@ -34,13 +36,16 @@ def test_a_kept_prompt_is_copied_by_any_visitor_whoever_else_is_in_the_loop(tiny
     from models.generate import SamplingParams
 
     sched = Scheduler(tiny_llama, prefill_chunk=8)
-    sched.keep_prompts([KEPT, KEPT, TEMPLATE[:10]])   # twice is once; too short to keep: none
+    short = _tokens(10, 30)   # shorter than SHARE_MIN: kept all the same (Gemma's example is 14)
+    sched.keep_prompts([KEPT, KEPT, short, TEMPLATE[:KEPT_MIN]])   # twice is once; too short: none
     probe = KEPT[:30] + _tokens(5, 12)
     b = Visitor("b", "10.0.0.2")
     alone = _first(sched, probe, b)
     assert (alone[0].shared_prefix, alone[0].shared_kept, alone[0].shared_own) == (30, True, False)
     assert alone[0].tokens_processed == len(probe) - 30
-    assert len(sched._kept) == 1 and sched._kept[0].prompt == KEPT and not sched._kept[0].tokens
+    assert [run.prompt for run in sched._kept] == [short, KEPT] or [run.prompt for run in sched._kept] == [KEPT, short]
+    assert not any(run.tokens for run in sched._kept)
+    assert _first(sched, short + _tokens(5, 31), b)[0].shared_prefix == len(short)
 
     a = sched.generate(KEPT + _tokens(6, 13), SamplingParams(max_new_tokens=200), eos_ids=[],
                        visitor=Visitor("a", "10.0.0.1"), public_prefix=len(TEMPLATE))

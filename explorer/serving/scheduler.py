@@ -78,6 +78,10 @@ IDLE_EXIT_S = 60.0        # a loop with nothing to do this long ends (and frees 
 # template's system turn once, not thirty times. Across visitors only the public prefix is
 # copied (_share_limit). Shorter common prefixes are not worth a copy and a wait.
 SHARE_MIN = 16
+# ... but a kept prompt (keep_prompts) is in already: a copy of even a few of its positions
+# waits for nothing and saves their forward (Gemma's chat template around a short question is
+# ~14 tokens)
+KEPT_MIN = 4
 STEP_RECORDS = 256        # recent decode steps kept for Scheduler.snapshot (the batch view)
 
 
@@ -148,7 +152,7 @@ class Scheduler:
         with self._lock:
             for prompt in prompts:
                 ids = tuple(int(i) for i in prompt)
-                if len(ids) < SHARE_MIN or ids in self._kept_ids:
+                if len(ids) <= KEPT_MIN or ids in self._kept_ids:   # a copy leaves one to feed
                     continue
                 try:
                     check_prompt(self.model, len(ids), 1)
@@ -382,12 +386,13 @@ class Scheduler:
                 continue
             cache = run.batch.cache
             limit = min(len(run.prompt) - 1, min(layer.capacity for layer in cache.layers))
-            best, best_n = None, SHARE_MIN - 1
+            best, best_n = None, 0
             for other in (*self._active, *self._kept):
                 if other is run or other.batch is None or not other.batch.pos or other.options != run.options:
                     continue
                 n = _common_prefix(other.sequence(), run.prompt, _share_limit(run, other, limit))
-                if n > best_n and other.batch.cache.holds_prefix(n):
+                if (n >= (KEPT_MIN if other.kept else SHARE_MIN) and n > best_n
+                        and other.batch.cache.holds_prefix(n)):
                     best, best_n = other, n
             # a run being fed whose prompt would give more once it is in
             ahead = max((_common_prefix(other.prompt, run.prompt, _share_limit(run, other, limit))

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import weakref
 
-from explorer.generate.request import DEFAULT_PROMPT, MAX_PROMPT_TOKENS, long_prompt
+from explorer.generate.request import DEFAULT_PROMPT, encode_prompt, long_prompt
 from explorer.inputs import InputError
-from explorer.prompts import encode
 
 _ASKED: "weakref.WeakSet" = weakref.WeakSet()   # the schedulers already asked (once each)
 
@@ -38,13 +37,14 @@ def app_prompts() -> tuple[str, ...]:
 
 def keep_app_prompts(scheduler, tokenizer) -> None:
     """Ask `scheduler` (a model's shared loop) to keep the app prompts' keys and values, encoded
-    as a visitor's prompt is (one user turn of the chat template); once per scheduler."""
+    as a visitor's prompt is (explorer.generate.request.encode_prompt: one user turn of the chat
+    template, or a base model's plain text); once per scheduler."""
     if scheduler in _ASKED:
         return
     ids = []
     for text in app_prompts():
         try:
-            ids.append(encode(tokenizer, text, MAX_PROMPT_TOKENS, chat=True))
+            ids.append(encode_prompt(tokenizer, text)[0])
         except InputError:   # longer than a visitor's prompt may be: no visitor copies it
             continue
     scheduler.keep_prompts(ids)

@@ -287,7 +287,6 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     `eos_ids`: the tokens that end the run (default: the model's; the board passes none, so
     that its runs reach the length it needs). `visitor`, `public_prefix`: who sent the run and
     how many of its prompt's tokens are the template's (explorer.serving's Scheduler.submit)."""
-    from explorer.generate.kept import keep_app_prompts
     from explorer.serving import scheduler_for
     from models.forward import RunOptions
 
@@ -309,10 +308,6 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         return False
 
     shared = scheduler if scheduler is not None else scheduler_for(model)
-    if scheduler is None and chat:
-        # the app's own prompts, kept computed in the visitors' loop (a class pressing Start on
-        # a lesson's prompt feeds only what differs from it)
-        keep_app_prompts(shared, tokenizer)
     # the precision the loop's steps read (its decoder's; C4 compares like with like)
     session.weights = getattr(getattr(shared, "decoder", None), "weights", None) or configured_weights(model)
     cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids,

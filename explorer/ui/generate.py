@@ -22,6 +22,7 @@ from explorer.generate import device_roof, figures, roofline, roofline_figures, 
 from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
                                        TAB_MAX_NEW_TOKENS, check_context, encode_prompt, long_prompt,
                                        parse_request)
+from explorer.generate.kept import keep_app_prompts
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
 from explorer.locales import normalize_language, text
@@ -148,6 +149,9 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     loaded = load_or_error(runtime, model_name)
     ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
     check_context(len(ids), request, loaded.config.max_position_embeddings)
+    # the app's own prompts, kept computed in the visitors' loop (once a loop): a class pressing
+    # Start on the example or a lesson's prompt feeds only what differs from it
+    keep_app_prompts(scheduler_for(loaded.model), loaded.tokenizer)
     # who sent it: the shared loop caps runs per session and per address, and copies another
     # visitor's keys for the chat template's tokens alone (never their text)
     visitor = Visitor(*event_client())

@@ -235,3 +235,22 @@ def test_closing_the_tab_ends_the_generation(new_page, app_url, client):
     assert final[1].startswith("Done")
     # 256 tokens would hold the model for ≥ 25 s even on an idle machine; one prefill takes < 2 s
     assert waited < 15, f"the closed tab's generation held the model for {waited:.1f} s"
+
+
+def test_the_example_prompt_is_copied_from_the_kept_app_prompt(page, app_url):
+    """The tab's example prompt, unchanged: the loop keeps the app's own prompts computed, so
+    the run copies all of its prompt but the last token and the evidence says so, in both
+    languages (explorer.generate.kept)."""
+    open_generate_tab(page, app_url, LOAD_TIMEOUT)
+    type_number(page, "gen-max-new", 4)
+    page.locator("#gen-start").click()
+    page.locator("#gen-status", has_text="Done").wait_for(timeout=RUN_TIMEOUT)
+    evidence = page.locator("#gen-evidence").inner_text()
+    found = re.search(r"The first (\d+) of your prompt's (\d+) tokens begin like one of the app's own "
+                      r"prompts .* computed the other 1 \(prefix reuse\)", evidence)
+    assert found and int(found.group(1)) == int(found.group(2)) - 1, evidence
+    _shot(page, "generate-kept")
+    page.locator("#language-switch").get_by_text("中文").click()
+    page.locator("#gen-evidence", has_text="本应用自带的某个提示词").wait_for(timeout=30_000)
+    assert f"其中前 {found.group(1)} 个" in page.locator("#gen-evidence").inner_text()
+    _shot(page, "generate-kept-zh")

@@ -156,3 +156,31 @@ def test_a_run_fed_beside_a_kept_prompt_was_served_alone(tiny_llama):
     # the probe's 32 tokens went in 4 forwards of 8, each with 8 of the kept prompt's beside them
     assert sched.stats["prefill_forwards"] == 4 and sched.stats["prefill_tokens"] == 64
     assert first.batch_size == 1 and first.shared_prefix == 0
+
+
+def test_a_kept_prompt_whose_forward_fails_is_dropped_and_runs_go_on(tiny_llama):
+    """An error in a kept prompt's forward (out of memory, say) reaches no visitor: the kept
+    prompt is dropped, not retried, and the next run feeds its whole prompt and decodes."""
+    import time
+
+    from explorer.serving import Scheduler, Visitor
+
+    failed = []
+
+    def fail_once(module, args):
+        if not failed:
+            failed.append(True)
+            raise MemoryError()
+
+    sched = Scheduler(tiny_llama, prefill_chunk=8)
+    hook = tiny_llama.embed.register_forward_pre_hook(fail_once)
+    try:
+        sched.keep_prompts([KEPT])
+        deadline = time.monotonic() + 60
+        while sched.kept_pending() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert failed and not sched.kept_pending() and not sched._kept
+        steps = _first(sched, KEPT + _tokens(3, 40), Visitor("b"))
+    finally:
+        hook.remove()
+    assert len(steps) == 3 and steps[0].shared_prefix == 0

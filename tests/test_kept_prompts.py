@@ -184,3 +184,21 @@ def test_a_kept_prompt_whose_forward_fails_is_dropped_and_runs_go_on(tiny_llama)
     finally:
         hook.remove()
     assert len(steps) == 3 and steps[0].shared_prefix == 0
+
+
+def test_the_server_keeps_the_default_models_prompts_at_start_but_not_on_zerogpu(runtime, monkeypatch):
+    """app.main's warm-up asks the default model's loop to keep the app's prompts (the first
+    class copies them at once); on ZeroGPU, where each run's loop lives in its own GPU call,
+    neither the warm-up nor a Generate run asks."""
+    import app
+    from explorer.serving import scheduler_for
+    from explorer.ui import generate as tab
+
+    asked = []
+    monkeypatch.setattr(tab, "keep_app_prompts", lambda loop, tokenizer: asked.append(loop))
+    monkeypatch.setattr(tab, "on_zerogpu", lambda: True)
+    app._keep_default_prompts(runtime)
+    assert asked == []
+    monkeypatch.setattr(tab, "on_zerogpu", lambda: False)
+    app._keep_default_prompts(runtime)
+    assert asked == [scheduler_for(runtime.get(runtime.default_name).model)]

@@ -33,6 +33,7 @@ from explorer.ui import generate_batch, generate_precision, views
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.gradio_patches import client_alive, event_client
 from explorer.ui.stopping import Stops
+from explorer.ui.zerogpu import on_zerogpu
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
@@ -149,9 +150,7 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     loaded = load_or_error(runtime, model_name)
     ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
     check_context(len(ids), request, loaded.config.max_position_embeddings)
-    # the app's own prompts, kept computed in the visitors' loop (once a loop): a class pressing
-    # Start on the example or a lesson's prompt feeds only what differs from it
-    keep_app_prompts(scheduler_for(loaded.model), loaded.tokenizer)
+    keep_prompts_of(loaded)
     # who sent it: the shared loop caps runs per session and per address, and copies another
     # visitor's keys for the chat template's tokens alone (never their text)
     visitor = Visitor(*event_client())
@@ -217,6 +216,15 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
             last_session = session
         yield (session.text, figures.status(session, lang), *held, held_runs, last_session, strip)
         first = False
+
+
+def keep_prompts_of(loaded) -> None:
+    """The app's own Generate prompts kept computed in this model's shared loop (once a loop,
+    explorer.generate.kept): a class pressing Start on the example or a lesson's prompt feeds
+    only what differs from it. Not on ZeroGPU, where each run's loop lives in a GPU call of its
+    own and would feed them again for every visitor."""
+    if not on_zerogpu():
+        keep_app_prompts(scheduler_for(loaded.model), loaded.tokenizer)
 
 
 @visitor_errors

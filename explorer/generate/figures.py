@@ -378,7 +378,7 @@ def summary(session: Session, lang: str = "en") -> str:
     first = session.records[0]
     if first.shared_prefix:   # the chat template's tokens, the app's own prompt, or the visitor's
         key = ("generate.ev.prefix_own" if first.shared_own else
-               "generate.ev.prefix_kept" if getattr(first, "shared_kept", False) else "generate.ev.prefix")
+               "generate.ev.prefix_kept" if first.shared_kept else "generate.ev.prefix")
         lines.append(text(key, lang, n=first.shared_prefix, prompt=session.n_prompt,
                           fed=first.tokens_processed))
     if session.replay_note == "busy" and not session.replay:

@@ -168,10 +168,8 @@ class Scheduler:
                 run = Run(list(ids), SamplingParams(max_new_tokens=1), options, set(), None, False)
                 run.kept = True
                 self._waiting.appendleft(run)   # fed before the visitors' runs that wait
-            if self._waiting and (self._thread is None or not self._thread.is_alive()):
-                self._thread = threading.Thread(target=self._loop, name="kv-scheduler", daemon=True)
-                self._thread.start()
-            self._lock.notify_all()
+            if self._waiting:
+                self._run_loop()
 
     def submit(self, prompt_ids: Sequence[int], params, *, options=None,
                eos_ids: Optional[Sequence[int]] = None, deadline: Optional[float] = None,
@@ -205,10 +203,7 @@ class Scheduler:
             self._waiting.append(run)
             if self._visitors_runs() >= 2:
                 self._pack_ahead()
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, name="kv-scheduler", daemon=True)
-                self._thread.start()
-            self._lock.notify_all()
+            self._run_loop()
         return RunHandle(run, self)
 
     def generate(self, prompt_ids: Sequence[int], params, *, options=None,
@@ -291,6 +286,14 @@ class Scheduler:
         if not self.decoder.unpacked or (self._packer is not None and self._packer.is_alive()):
             return
         self._packer = start_worker(self.decoder.pack, "kv-pack")
+
+    def _run_loop(self) -> None:
+        """Start the loop's thread unless it runs (it ends once idle), and wake it for the
+        runs just queued. Called with the lock held."""
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="kv-scheduler", daemon=True)
+            self._thread.start()
+        self._lock.notify_all()
 
     def _wake(self) -> None:
         with self._lock:

@@ -250,11 +250,6 @@ def stopped_word(last, lang):
             [*runs[:-1], row], last[9], last[10])
 
 
-def fill_long_prompt():
-    """About 600 tokens of the shipped English text, cut at a space: past Gemma's window."""
-    return long_prompt()
-
-
 def draw_run(session: Session, lang: str):
     """The last finished run's status, charts and evidence in `lang` (no model run)."""
     return (figures.status(session, lang), *figures.figures(session, lang),
@@ -357,7 +352,7 @@ def _build_run(ctx: TabContext) -> None:
             with gr.Row():
                 start = gr.Button(t("generate.start"), variant="primary", elem_id="gen-start")
                 stop = gr.Button(t("generate.stop"), variant="stop", elem_id="gen-stop")
-                long_prompt = gr.Button(t("generate.long"), variant="secondary", size="sm",
+                long_button = gr.Button(t("generate.long"), variant="secondary", size="sm",
                                         elem_id="gen-long")
             output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
                                 autoscroll=True, max_length=MAX_TEXT_CHARS, elem_id="gen-output")
@@ -428,7 +423,7 @@ def _build_run(ctx: TabContext) -> None:
     submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
     # not `cancels=`: the run ends itself within a step, with its own last message (stopping.py)
     stop.click(STOPS.on_stop, None, None, queue=False, api_name="stop")
-    long_prompt.click(fill_long_prompt, None, [prompt], api_name="long_prompt")
+    long_button.click(long_prompt, None, [prompt], api_name="long_prompt")
     ctx.redraw_on_language(last_session, [status, bars, growth, latency, diff, mask, evidence], draw_run)
     ctx.redraw_on_language(last_session, [strip], draw_strip)
     ctx.redraw_on_language(history_state, [history], draw_runs)

@@ -238,7 +238,8 @@ def test_fused_step_through_the_codes(coded, kind, portable):
     # 2e-5 to 1.6e-4 of the logits' scale for both; the tiny Gemma's 6 layers the most)
     assert (out - same).abs().max().item() <= 1e-3 * same.abs().max().item()
     fp32 = full_forward_logits(model, ids[0].tolist(), opts)[N_PROMPT - 1:]
-    assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= 1e-3
+    # the bound the Generate tab states for the step against models/ (1e-3)
+    assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= quantized.MODELS_BOUND["gguf"]
 
 
 def test_batched_steps_through_the_codes(coded):
@@ -247,7 +248,7 @@ def test_batched_steps_through_the_codes(coded):
     decoder = BatchedDecoder(model, solo=None, weights="gguf")
     for seq, out in zip(ids, batched_logits(decoder, ids, opts)):
         fp32 = full_forward_logits(model, seq[0].tolist(), opts)[N_PROMPT - 1:]
-        assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= 1e-3
+        assert ((out - fp32).abs().max() / fp32.abs().max()).item() <= quantized.MODELS_BOUND["gguf"]
     assert decoder.pack()[model].weights == "gguf"
 
 
@@ -283,3 +284,5 @@ def test_a_real_checkpoint_decodes_its_own_codes_as_fp32_does(runtime, name):
         codes = teacher_forced(FusedDecoder(model, opts, weights="gguf"), ids)
     assert torch.equal(fp32.argmax(-1), codes.argmax(-1))
     assert (codes - fp32).abs().max().item() < 0.1
+    scale = fp32.abs().max().item()
+    assert (codes - fp32).abs().max().item() <= quantized.MODELS_BOUND["gguf"] * scale

@@ -189,10 +189,13 @@ def tiny_result(tiny_gemma):
 def test_run_counts_each_measured_step_at_its_real_context(tiny_result):
     r = tiny_result
     assert r.batches == (1, 2, 4, 8) and len(r.step_seconds) == 4 and min(r.step_seconds) > 0
-    # one warm-up round steps run 0 once per batch size (4), then the timed B = 1 step feeds
-    # its 13th token: it attended to 8 + 4 + 1 keys
-    assert r.measured_context[0] == 13
-    assert r.measured_bytes[0] == r.shape.cost(13, 1)[0]
+    # batch 1 steps a run of its own, as the loop's run alone (the fused step): one warm-up
+    # step, then the timed step feeds its 10th token: it attended to 8 + 1 + 1 keys
+    assert r.paths == ("fused", "batched", "batched", "batched")
+    assert r.measured_context[0] == 10
+    assert r.measured_bytes[0] == r.shape.cost(10, 1)[0]
+    # B = 2 steps runs 0 and 1, which the warm-up round stepped at B = 2, 4 and 8 before
+    assert r.measured_context[1] == 8 + 3 + 1
     assert all(len(times) == 1 for times in r.step_times)
     assert r.tokens_per_s == tuple(b / s for b, s in zip(r.batches, r.step_seconds))
     assert r.line_bytes[0] == r.shape.cost(8, 1)[0] and r.context == 8

@@ -4,15 +4,18 @@ roofline (explorer/generate/roofline.py, claim C2) is drawn against.
 - bandwidth: a matrix-vector product over a matrix much larger than the last-level cache
   (128 MiB on a CPU, 4x a 32 MiB L3; 1 GiB on a GPU), in the model's dtype on the model's device: the access
   pattern of a decode step, which streams every weight once per token. Bytes read / time.
-- FLOP rate: a square matmul big enough to saturate the device (n = 768 on a CPU, 8192 on a
-  GPU). 2·n³ / time.
+- FLOP rate: the product that the decode steps run, big enough to saturate the device. For the
+  model's own tensors a square matmul in its dtype (n = 768 on a CPU, 8192 on a GPU); for the
+  CPU's bf16 / int8 / gguf copies (models.decoders.quantized) the compiled product of
+  PRODUCT_ROWS rows against an n x n weight in that format (AVX512_BF16 or VNNI dot products
+  where the CPU has them). 2·rows·n² / time.
 
 Each is the best of several repeats after a warm-up: the roof is what the device can do, and a
 shared machine only ever makes a repeat slower. On CUDA the time is read from CUDA events
 after a synchronize (kernels launch asynchronously).
 
-`measure(device, dtype, threads)` measures on demand and keeps the result per (device, dtype,
-threads) in process memory with the wall-clock time it was measured; one measurement runs at a
+`measure(device, dtype, threads, weights)` measures on demand and keeps the result per
+(device, dtype, threads, weights) in process memory with the wall-clock time it was measured; one measurement runs at a
 time (a lock), so concurrent callers wait and then share it. About two seconds on a 2-core CPU.
 
 The kept roof is every visitor's, and a measurement taken while the caller loads the machine
@@ -32,8 +35,12 @@ import torch
 
 from models.device import intra_op_threads
 
-# a kept roof is replaced by a new measurement at most this often (per device, dtype, threads)
+# a kept roof is replaced by a new measurement at most this often (per device, dtype, threads,
+# weights)
 REFRESH_INTERVAL_S = 600.0
+# rows of the quantized products' peak: as many as a class's batched step at most, and enough
+# that each weight block is reused from the cache (the dot products, not the weight read, bound)
+PRODUCT_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class DeviceRoof:
     settings: RoofSettings
     tries: tuple = (0, 0)     # timed calls of the matrix-vector product and of the matmul
     refresh_in_s: float = 0.0  # > 0: a refresh was asked and refused; seconds until one may run
+    weights: str = "fp32"     # the products' weight format: the model's own ("fp32"), bf16, int8, gguf
+    product: str = ""         # the product timed for `flops`, e.g. "torch.mm", "gguf (AVX512_VNNI)"
 
     @property
     def ridge(self) -> float:
@@ -71,15 +80,16 @@ class DeviceRoof:
 
 
 _LOCK = threading.Lock()
-_CACHE: dict[tuple[str, str, int], DeviceRoof] = {}
+_CACHE: dict[tuple[str, str, int, str], DeviceRoof] = {}
 
 
 def settings_for(device: torch.device) -> RoofSettings:
     return GPU_SETTINGS if device.type == "cuda" else CPU_SETTINGS
 
 
-def _key(device: torch.device, dtype: torch.dtype, threads: int) -> tuple[str, str, int]:
-    return str(device), str(dtype).replace("torch.", ""), threads
+def _key(device: torch.device, dtype: torch.dtype, threads: int,
+         weights: str = "fp32") -> tuple[str, str, int, str]:
+    return str(device), str(dtype).replace("torch.", ""), threads, weights
 
 
 def best_time(fn, device: torch.device, repeats: int, min_seconds: float = 0.0) -> tuple[float, int]:
@@ -105,9 +115,28 @@ def best_time(fn, device: torch.device, repeats: int, min_seconds: float = 0.0) 
     return min(times), len(times)
 
 
+def quantized_product(weights: str, n: int, rows: int = PRODUCT_ROWS, seed: int = 0):
+    """(the compiled product of `rows` inputs against an n x n weight in `weights`, its label):
+    random values, the copy made as the model's are (gguf: codes + 128 with one scale and one
+    offset per block of 32, the layout of Q4_1 and Q4_K)."""
+    from models.decoders import quantized
+
+    generator = torch.Generator().manual_seed(seed)
+    if weights == "gguf":
+        blocks = n // (2 * quantized.CBLOCK)
+        codes = torch.randint(128, 144, (n, n), dtype=torch.uint8, generator=generator)
+        scales = torch.rand(n, blocks, generator=generator).repeat_interleave(2, dim=1) * 0.01
+        offsets = torch.rand(n, blocks, generator=generator).repeat_interleave(2, dim=1) * -0.08
+        weight = quantized.QuantWeight.from_codes(codes, scales, offsets)
+    else:
+        weight = quantized.QuantWeight(torch.randn(n, n, generator=generator) * 0.05, weights)
+    x = torch.randn(rows, n, generator=generator)                                 # (rows, n)
+    return (lambda: weight(x)), quantized.path_label(weights)
+
+
 @torch.inference_mode()
 def _measure(device: torch.device, dtype: torch.dtype, threads: int,
-             settings: RoofSettings) -> DeviceRoof:
+             settings: RoofSettings, weights: str = "fp32") -> DeviceRoof:
     started = time.perf_counter()
     element = torch.empty((), dtype=dtype).element_size()
     cols = 4096
@@ -121,19 +150,26 @@ def _measure(device: torch.device, dtype: torch.dtype, threads: int,
     bandwidth = matrix.numel() * element / seconds
     del matrix, vector
     n = settings.matmul_n
-    a = torch.randn(n, n, device=device, dtype=dtype, generator=generator)
-    b = torch.randn(n, n, device=device, dtype=dtype, generator=generator)
-    seconds, mm_tries = best_time(lambda: torch.mm(a, b), device, settings.repeats, settings.min_seconds)
-    flops = 2.0 * n ** 3 / seconds
-    return DeviceRoof(*_key(device, dtype, threads), bandwidth=bandwidth, flops=flops,
+    if weights == "fp32":
+        a = torch.randn(n, n, device=device, dtype=dtype, generator=generator)
+        b = torch.randn(n, n, device=device, dtype=dtype, generator=generator)
+        product, label, rows = (lambda: torch.mm(a, b)), "torch.mm", n
+    else:
+        product, label = quantized_product(weights, n)
+        rows = PRODUCT_ROWS
+    seconds, mm_tries = best_time(product, device, settings.repeats, settings.min_seconds)
+    flops = 2.0 * rows * n * n / seconds
+    return DeviceRoof(*_key(device, dtype, threads)[:3], bandwidth=bandwidth, flops=flops,
                       measured_at=time.time(), seconds=time.perf_counter() - started,
-                      settings=settings, tries=(mv_tries, mm_tries))
+                      settings=settings, tries=(mv_tries, mm_tries), weights=weights, product=label)
 
 
 def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = False,
-            settings: Optional[RoofSettings] = None) -> DeviceRoof:
+            settings: Optional[RoofSettings] = None, weights: str = "fp32") -> DeviceRoof:
     """The roof of `device` in `dtype` with `threads` intra-op threads (0: torch's current
-    setting; ignored on a GPU), measured now or taken from this process's cache. refresh=True
+    setting; ignored on a GPU), its peak that of the product on `weights` (the decode
+    precision: step_cost.served_weights; a CPU's copies only), measured now or taken from this
+    process's cache. refresh=True
     measures again and replaces the cached one, unless that one is less than
     REFRESH_INTERVAL_S old: then a copy of it comes back with refresh_in_s set."""
     device = torch.device(device)
@@ -141,7 +177,9 @@ def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = Fal
         threads = 0
     elif not threads:
         threads = torch.get_num_threads()
-    key = _key(device, dtype, threads)
+    if weights != "fp32" and device.type != "cpu":
+        raise ValueError(f"{weights} copies are the CPU's: the roof of {device} is its own dtype's")
+    key = _key(device, dtype, threads, weights)
     with _LOCK:
         kept = _CACHE.get(key)
         if kept is not None:
@@ -151,17 +189,17 @@ def measure(device, dtype: torch.dtype, threads: int = 0, *, refresh: bool = Fal
             if wait > 0:
                 return replace(kept, refresh_in_s=wait)
         with intra_op_threads(threads):
-            roof = _measure(device, dtype, threads, settings or settings_for(device))
+            roof = _measure(device, dtype, threads, settings or settings_for(device), weights)
         _CACHE[key] = roof
         return roof
 
 
-def cached(device, dtype: torch.dtype, threads: int = 0) -> Optional[DeviceRoof]:
-    """The cached roof of (device, dtype, threads), or None when it was never measured."""
+def cached(device, dtype: torch.dtype, threads: int = 0, weights: str = "fp32") -> Optional[DeviceRoof]:
+    """The cached roof of (device, dtype, threads, weights), or None when it was never measured."""
     device = torch.device(device)
     if device.type == "cuda":
         threads = 0
     elif not threads:
         threads = torch.get_num_threads()
     with _LOCK:
-        return _CACHE.get(_key(device, dtype, threads))
+        return _CACHE.get(_key(device, dtype, threads, weights))

@@ -341,6 +341,24 @@ def status(session: Session, lang: str = "en") -> str:
     return text("generate.status.running", lang, **fields)
 
 
+def path_line(session: Session, lang: str = "en") -> str:
+    """Which code made the run's tokens: the first from the prompt's forward through models/,
+    each later one from the fused step (a run alone) or the batched step (with others), their
+    matrices in the served precision, and how close that step keeps to models/."""
+    from models.decoders.quantized import MODELS_BOUND
+
+    later = session.records[1:]
+    fused = sum(1 for r in later if r.batch_size == 1 and session.fused)
+    steps = []
+    if fused:
+        steps.append(text("generate.ev.path_fused", lang, n=fused))
+    if len(later) - fused:
+        steps.append(text("generate.ev.path_batched", lang, n=len(later) - fused))
+    return text("generate.ev.path", lang, steps="; ".join(steps) or text("generate.ev.path_none", lang),
+                weights=text(f"generate.ev.weights.{session.weights}", lang),
+                bpw=session.bytes_per_weight, bound=MODELS_BOUND[session.weights])
+
+
 def summary(session: Session, lang: str = "en") -> str:
     """The evidence of the run in Markdown: C3's used and allocated bytes against the formula,
     the C9 cap, the C1 replay and the C4 check. Every number is read from the Session, and
@@ -373,6 +391,7 @@ def summary(session: Session, lang: str = "en") -> str:
                           full=c9.full_layers, t=c9.tokens))
         if c9.capped_slots is not None:
             lines[-1] += text("generate.ev.c9_slots", lang, slots=c9.capped_slots)
+    lines.append(path_line(session, lang))
     if session.max_batch() > 1:
         lines.append(text("generate.ev.shared", lang, others=session.max_batch() - 1))
     first = session.records[0]

@@ -5,9 +5,13 @@ Two halves, drawn on one chart (explorer/generate/roofline_figures.py):
   (explorer/generate/step_cost.py: counted from the loaded model's own tensors and config), for
   B = 1, 2, 4, ... 1024; its intensity (FLOP/byte) placed on the roof of THIS device, measured
   by explorer/generate/device_roof.py;
-- the engine: the measured time of a decode step of models.decoders.batched.BatchedDecoder at
-  B = 1, 2, 4, 8, 16 (B runs prefilled with the same t-token text, then stepped together),
-  hence tokens/s and FLOP/s achieved, beside what the roof allows.
+- the engine: the measured time of the decode step the shared loop runs
+  (models.decoders.batched.BatchedDecoder as explorer/serving/scheduler.py makes it: a run
+  alone on the fused step, several together in one batched step, in the served decode
+  precision) at B = 1, 2, 4, 8, 16 (B runs prefilled with the same t-token text, then stepped
+  together), hence tokens/s and FLOP/s achieved, beside what the roof allows. The bytes and
+  FLOPs are those of that step's own weights (step_cost.step_shape of the decoder's
+  precision), and the roof's peak is the product that step runs (device_roof).
 
 The knee, where batching stops paying (decode turns compute-bound or overhead-bound), is read
 from the measured tokens/s: the batch after which no doubling of B gains √2× any more (half of
@@ -26,7 +30,7 @@ import torch
 
 from explorer.generate import device_roof
 from explorer.generate.device_roof import DeviceRoof
-from explorer.generate.step_cost import StepShape, step_shape
+from explorer.generate.step_cost import StepShape, served_weights, step_path, step_shape
 from explorer.inputs import InputError, whole_number
 from explorer.locales import Term
 from models.device import intra_op_threads
@@ -83,6 +87,7 @@ class RooflineResult:
     threads: int                # intra-op threads of the steps (0 on a GPU)
     seconds: float              # wall time of the whole measurement
     step_times: tuple = field(default=(), repr=False)   # every timed step, per batch
+    paths: tuple = ()           # per measured batch: the step's path ("fused", "batched")
 
     @property
     def line_intensity(self) -> tuple:
@@ -150,8 +155,9 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
     """run() one forward at a time: yields (fraction done, message) between forwards, then the
     RooflineResult, so that a caller can stop it between any two forwards (close it).
 
-    The largest batch of runs is prefilled with `ids` once; batch B steps the first B of them,
-    one step of each batch size per round, so a run's context grows by the steps it took, and
+    The largest batch of runs and one more are prefilled with `ids` once; batch B > 1 steps the
+    first B of them, batch 1 the extra one (as the loop's run alone: the fused step), one step
+    of each batch size per round, so a run's context grows by the steps it took, and
     the measured points are counted at the context they really had (mean over their steps).
     `threads`: torch's intra-op threads for the forwards (0: unchanged). Raises InputError
     past `time_limit_s`."""
@@ -160,10 +166,13 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
 
     started = time.perf_counter()
     context = len(ids)
-    shape = step_shape(model)
+    # the shared loop's decoder: a run alone on the fused step, in the served precision
+    decoder = BatchedDecoder(model, weights=served_weights(model))
+    if getattr(roof, "weights", decoder.weights) != decoder.weights:
+        raise ValueError(f"a roof of {roof.weights} products for steps on {decoder.weights} weights")
+    shape = step_shape(model, decoder.weights)
     line = [shape.cost(context, b) for b in line_batches]
     steps_per_run = (WARMUP_STEPS + timed_steps) * len(batches)
-    decoder = BatchedDecoder(model, solo=None)      # the same batched forward at every B
     device = model.embed.weight.device
     runs = []
 
@@ -171,14 +180,17 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
         if time.perf_counter() - started > time_limit_s:
             raise InputError("generate.roof.too_slow", limit=int(time_limit_s))
 
-    for i in range(max(batches)):
-        yield 0.4 * i / max(batches), f"prefill {i + 1}/{max(batches)}"
+    # batch 1 steps a run of its own: the fused step takes a run alone out of the pooled store
+    # (a copy), which a run that also steps in the larger batches would pay at every round
+    for i in range(max(batches) + 1):
+        yield 0.4 * i / (max(batches) + 1), f"prefill {i + 1}/{max(batches) + 1}"
         out_of_time()
         with intra_op_threads(threads), torch.inference_mode():
             run_ = decoder.start(context + steps_per_run + 1, RunOptions())
             decoder.prefill(list(ids), run_)
         runs.append(run_)
     tokens = [int(ids[-1])] * len(runs)
+    paths = tuple(step_path(decoder, runs[-1:] if b == 1 else runs[:b]) for b in batches)
     # Rounds, each timing one step of every batch size in turn: a burst of other work on a
     # shared machine then slows one round of all sizes, not every step of one size.
     timed = {batch: [] for batch in batches}
@@ -189,15 +201,18 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
             yield 0.4 + 0.6 * (round_ * len(batches) + n) / (rounds * len(batches)), \
                 f"B = {batch} ({round_ + 1}/{rounds})"
             out_of_time()
-            group = runs[:batch]
+            group = runs[-1:] if batch == 1 else runs[:batch]
             with intra_op_threads(threads), torch.inference_mode():
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)
                 t0 = time.perf_counter()
-                logits = decoder.step_many(tokens[:batch], group)            # (B, 1, V)
+                logits = decoder.step_many(tokens[-1:] if batch == 1 else tokens[:batch], group)
                 next_tokens = logits[:, -1].argmax(dim=-1).tolist()          # waits for the step
                 elapsed = time.perf_counter() - t0
-            tokens[:batch] = next_tokens
+            if batch == 1:
+                tokens[-1] = next_tokens[0]
+            else:
+                tokens[:batch] = next_tokens
             if round_ >= WARMUP_STEPS:
                 timed[batch].append(elapsed)
                 keys[batch].append(sum(r.pos for r in group) / batch)        # keys attended to
@@ -211,7 +226,7 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
         batches=tuple(batches), step_seconds=tuple(seconds), measured_context=tuple(contexts),
         measured_bytes=tuple(m[0] for m in measured), measured_flops=tuple(m[1] for m in measured),
         threads=0 if device.type == "cuda" else (threads or torch.get_num_threads()),
-        seconds=time.perf_counter() - started, step_times=tuple(times))
+        seconds=time.perf_counter() - started, step_times=tuple(times), paths=paths)
 
 
 # ----------------------------------------------------------------------------- criteria
@@ -274,7 +289,8 @@ def evidence_c2(loaded) -> "Evidence":
     from explorer.serving import batch_threads
 
     threads = batch_threads()
-    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=True)
+    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=True,
+                               weights=served_weights(loaded.model))
     ids = prompt_ids(loaded.tokenizer, EVIDENCE_CONTEXT)
     result = run(loaded.model, ids, roof, name=getattr(loaded.spec, "title", loaded.name),
                  batches=EVIDENCE_BATCHES, timed_steps=EVIDENCE_STEPS, threads=threads)
@@ -283,7 +299,7 @@ def evidence_c2(loaded) -> "Evidence":
 
 def evidence_from(result: RooflineResult, model: str = "") -> "Evidence":
     """The board's row of C2 from a roofline result (the criterion: c2_holds)."""
-    from explorer.claims.evidence import Evidence, Measure
+    from explorer.claims.evidence import Consistency, Evidence, Measure
 
     found = knee(result.batches, result.tokens_per_s)
     rates = dict(zip(result.batches, result.tokens_per_s))
@@ -301,6 +317,10 @@ def evidence_from(result: RooflineResult, model: str = "") -> "Evidence":
     return Evidence(claim="C2", passed=bool(c2_holds(result)), measures=measures,
                     criterion="claims.C2.criterion", tab="generate",
                     section="section-generate-roofline",
-                    fields={"b": C2_BATCH, "k": C2_MIN_SPEEDUP, "share": C2_MIN_BANDWIDTH_SHARE},
-                    model=model)
+                    fields={"b": C2_BATCH, "k": C2_MIN_SPEEDUP, "share": C2_MIN_BANDWIDTH_SHARE,
+                            "weights": result.shape.weights},
+                    model=model,
+                    # bookkeeping: the step cannot move the bytes it reads faster than the roof
+                    # (a count of bytes the step does not read, fp32's for a gguf step, could)
+                    consistency=(Consistency("claims.C2.under_roof", bool(bandwidth_share(result) <= 1.0)),))
 

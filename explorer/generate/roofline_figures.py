@@ -11,7 +11,7 @@ import time
 
 import plotly.graph_objects as go
 
-from explorer.generate.device_roof import REFRESH_INTERVAL_S, DeviceRoof
+from explorer.generate.device_roof import PRODUCT_ROWS, REFRESH_INTERVAL_S, DeviceRoof
 from explorer.generate.roofline import (C2_BATCH, C2_MIN_BANDWIDTH_SHARE, C2_MIN_SPEEDUP,
                                         RooflineResult, bandwidth_share, c2_holds, knee,
                                         memory_bound_at_one, over_roof, speedup)
@@ -35,7 +35,8 @@ def figures(result: RooflineResult, lang: str = "en") -> tuple[go.Figure, go.Fig
     fig.add_scatter(x=line_x, y=[result.attainable(x) / 1e9 for x in line_x], mode="lines+markers+text",
                     line=dict(color=palette[1], dash="dot"), marker=dict(size=7, color=palette[1]),
                     text=[f"B={b}" if i % 2 == 0 else "" for i, b in enumerate(result.line_batches)],
-                    textposition="top left", name=text("generate.roof.fig.model", lang, t=result.context),
+                    textposition="top left", name=text("generate.roof.fig.model", lang, t=result.context,
+                                                         weights=result.shape.weights),
                     customdata=[[b, by / 1e6, f / 1e9] for b, by, f in
                                 zip(result.line_batches, result.line_bytes, result.line_flops)],
                     hovertemplate=text("generate.roof.fig.model_hover", lang) + "<extra></extra>")
@@ -86,10 +87,12 @@ def device_line(roof: DeviceRoof, lang: str = "en") -> str:
     """The measured roof in words: bandwidth, FLOP/s, ridge, when and how."""
     when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(roof.measured_at))
     threads = text("generate.roof.threads", lang, n=roof.threads) if roof.threads else ""
+    rows = roof.settings.matmul_n if roof.weights == "fp32" else PRODUCT_ROWS
     line = text("generate.roof.device", lang, device=roof.device, dtype=roof.dtype, threads=threads,
                 bandwidth=roof.bandwidth / 1e9, flops=roof.flops / 1e9, ridge=roof.ridge, when=when,
-                mib=roof.settings.bandwidth_bytes >> 20, n=roof.settings.matmul_n,
-                mv=roof.tries[0], mm=roof.tries[1], seconds=roof.seconds)
+                mib=roof.settings.bandwidth_bytes >> 20, n=roof.settings.matmul_n, rows=rows,
+                product=roof.product or roof.weights, mv=roof.tries[0], mm=roof.tries[1],
+                seconds=roof.seconds)
     if roof.refresh_in_s > 0:   # a refresh asked too soon: the kept roof, and when one may run
         line += " " + text("generate.roof.refresh_kept", lang,
                            interval=round(REFRESH_INTERVAL_S / 60), n=math.ceil(roof.refresh_in_s / 60))
@@ -101,9 +104,14 @@ def summary(result: RooflineResult, lang: str = "en") -> str:
     roof, shape = result.roof, result.shape
     i1 = result.intensity[0]
     b1_bytes, b1_seconds = result.measured_bytes[0], result.step_seconds[0]
+    paths = result.paths or ("batched",) * len(result.batches)
+    later = next((p for b, p in zip(result.batches, paths) if b > 1), "batched")
     parts = [text("generate.roof.sum.step", lang, b=result.batches[0], mb=b1_bytes / 1e6,
                   gflop=result.measured_flops[0] / 1e9, bytes=shape.element_bytes,
-                  t=round(result.measured_context[0]))]
+                  t=round(result.measured_context[0]), weights=shape.weights,
+                  bpw=shape.bytes_per_weight, matrix_mb=shape.matrix_bytes / 1e6,
+                  path=text(f"generate.roof.path.{paths[0]}", lang),
+                  batched=text(f"generate.roof.path.{later}", lang))]
     key = "generate.roof.sum.memory_bound" if memory_bound_at_one(result) else "generate.roof.sum.compute_bound"
     parts.append(text(key, lang, intensity=i1, ridge=roof.ridge, ratio=roof.ridge / i1))
     share = bandwidth_share(result)

@@ -135,6 +135,8 @@ class Session:
     decode_s: float = 0.0      # wall time from the first token to the last one
     logit_diffs: Optional[list] = None  # per generated token, max |cached - full| (C4)
     weights: str = "fp32"               # the precision its decode steps read (C4's bound)
+    fused: bool = False                 # a step with this run alone is the fused C++ step
+    bytes_per_weight: float = 4.0       # of the matrices the decode steps read (step_cost)
     replay: list = field(default_factory=list)
     replay_note: str = ""      # "" | "budget" (the replay ran out of time) | "busy" (C1 and C4
                                # declined: other visitors were generating, see stream_generation)
@@ -269,6 +271,18 @@ def c9_verdict(session: Session) -> C9Verdict:
                      every_step=every_step, passed=passed)
 
 
+def step_account(model, decoder, options, weights: str) -> tuple[bool, float]:
+    """(a step of this run alone is the fused C++ step, bytes a matrix weight the steps read)."""
+    from explorer.generate.step_cost import step_shape
+    from models.decoders import decode_options
+
+    fused = decoder is not None and decoder.fused_for(decode_options(options)) is not None
+    try:
+        return fused, step_shape(model, weights).bytes_per_weight
+    except (ValueError, RuntimeError):   # a precision this model has no copy in: none was read
+        return fused, float(model.element_size())
+
+
 def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *, model_name: str = "",
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None, deadline: Optional[float] = None,
@@ -309,7 +323,9 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
 
     shared = scheduler if scheduler is not None else scheduler_for(model)
     # the precision the loop's steps read (its decoder's; C4 compares like with like)
-    session.weights = getattr(getattr(shared, "decoder", None), "weights", None) or configured_weights(model)
+    decoder = getattr(shared, "decoder", None)
+    session.weights = getattr(decoder, "weights", None) or configured_weights(model)
+    session.fused, session.bytes_per_weight = step_account(model, decoder, options, session.weights)
     cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids,
                                        visitor, public_prefix)
     if session.stopped is None and not halt():

@@ -12,8 +12,9 @@ draws (explorer/serving/batch_figures.py):
   through ModelConfig.kv_layer_bytes (the formula of claim C3) at the model's element size;
 - the prompt tokens prefix reuse saved in all (a sum, never whose);
 - the recent decode steps (runs in the step, wall time) beside the roofline's prediction for a
-  step of B runs at their context (explorer/generate/step_cost.py on this device's measured
-  roof, explorer/generate/device_roof.py) and the roofline's knee, the batch where the step
+  step of B runs at their context (explorer/generate/step_cost.py: the bytes of the weights the
+  loop's steps read, in the served precision, on this device's measured roof with the peak of
+  the product they run, explorer/generate/device_roof.py) and the roofline's knee, the batch where the step
   turns compute-bound (step_cost.crossing_batch).
 
 A view costs O(runs x layers) plus the prediction line (cached per model and context): the
@@ -156,13 +157,16 @@ def roof_for(loaded) -> Optional[object]:
     from explorer.generate import device_roof
     from explorer.serving import batch_threads, start_worker
 
+    from explorer.generate.step_cost import served_weights
+
     threads = batch_threads()
-    key = (str(loaded.device), str(loaded.dtype), threads)
+    weights = served_weights(loaded.model)     # the peak of the product the loop's steps run
+    key = (str(loaded.device), str(loaded.dtype), threads, weights)
     with _ROOF_LOCK:
         measuring = _ROOF_MEASURING.get(key)
     if measuring is not None and not measuring.is_set():
         return None          # device_roof holds its lock while it measures: do not wait on it
-    roof = device_roof.cached(loaded.device, loaded.dtype, threads)
+    roof = device_roof.cached(loaded.device, loaded.dtype, threads, weights)
     if roof is not None:
         return roof
     with _ROOF_LOCK:
@@ -172,7 +176,7 @@ def roof_for(loaded) -> Optional[object]:
 
     def measure() -> None:
         try:
-            device_roof.measure(loaded.device, loaded.dtype, threads)
+            device_roof.measure(loaded.device, loaded.dtype, threads, weights=weights)
         finally:
             done.set()
 

@@ -23,6 +23,7 @@ from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TO
                                        TAB_MAX_NEW_TOKENS, check_context, encode_prompt, long_prompt,
                                        parse_request)
 from explorer.generate.kept import keep_app_prompts
+from explorer.generate.step_cost import served_weights
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
 from explorer.locales import normalize_language, text
@@ -315,7 +316,8 @@ def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Pr
         raise InputError("generate.roof.busy")   # their steps and these would time each other
     # the shared loop's intra-op threads: the roof and the steps are measured as batches run
     threads = batch_threads()
-    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh is True)
+    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh is True,
+                               weights=served_weights(loaded.model))
     steps = roofline.run_steps(loaded.model, roofline.prompt_ids(loaded.tokenizer, context), roof,
                                name=getattr(loaded.spec, "title", loaded.name), threads=threads)
     for item in steps:

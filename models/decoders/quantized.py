@@ -47,6 +47,13 @@ TILE = 16          # output rows per packed tile (fused_decode.cpp)
 WIDTH_STEP = {"bf16": 2, "int8": QBLOCK, "gguf": CBLOCK}
 # the SIMD instruction each precision's product uses where the CPU has it
 SIMD = {"bf16": "AVX512_BF16", "int8": "AVX512_VNNI", "gguf": "AVX512_VNNI"}
+# How far a decode step on each precision's copies may stray from the fp32 engine (the modules
+# of models/, eager), as a share of the logits' largest magnitude; the tests hold each bound
+# (tests/test_precision.py for bf16 and int8: 15 rounding steps of the format in a chain of
+# products, each <= 2^-9 (bf16) or 2 x 1/254 (int8); tests/test_gguf_codes.py for gguf, whose
+# weights are the fp32 ones exactly and whose inputs keep 15 bits: 1e-3); fp32 differs only
+# by the order of its sums (tests/test_fused.py, test_batched.py: 1e-5).
+MODELS_BOUND = {"fp32": 1e-5, "bf16": 15 * 2 ** -9, "int8": 15 * 2 / 254, "gguf": 1e-3}
 WEIGHTS_ENV = "EXPLORER_WEIGHTS"
 PORTABLE_ENV = "EXPLORER_KERNEL_PORTABLE"
 DEFAULT_WEIGHTS = "fp32"

@@ -54,10 +54,12 @@ STRINGS: dict[str, str] = {
     'claims.m.batch_speedup': 'tokens/s at B = 8 over B = 1',
     'claims.m.knee_batch': 'knee (batch), measured',
     'claims.C2.criterion': (
-        "Memory-bound at B = 1: the step's intensity (FLOPs ÷ bytes, counted from the tensors) "
-        'below the measured ridge point, and the step moving its counted bytes at ≥ {share:.0%} '
-        'of the measured bandwidth (bytes per step ÷ measured step time); and B = {b} gives '
-        '≥ {k:g}× the measured tokens/s of B = 1'),
+        "The loop's own decode step, its matrices in {weights}. Memory-bound at B = 1: the "
+        "step's intensity (FLOPs ÷ bytes, counted from the tensors it reads) below the measured "
+        'ridge point (the peak of the product it runs), and the step moving its counted bytes '
+        'at ≥ {share:.0%} of the measured bandwidth (bytes per step ÷ measured step time); and '
+        'B = {b} gives ≥ {k:g}× the measured tokens/s of B = 1'),
+    'claims.C2.under_roof': 'the step at B = 1 moved its counted bytes at no more than the measured bandwidth',
     # ---------------------------------------------------------------- C5, C8, C10: the Attention tab
     'claims.C5.criterion': (
         'The recorded k and v have the KV heads ({n_kv}), not the query heads ({n_q}); the '

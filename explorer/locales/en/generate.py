@@ -97,6 +97,26 @@ STRINGS: dict[str, str] = {
         'Generating: **{n}** / {total} tokens · prompt {prompt} tokens{chat} · first token '
         'after {ttft:.2f} s{rate}'),
     'generate.status.shared': ' · this step ran with {n} other visitors\' tokens',
+    'generate.ev.path': (
+        '**Which code made these tokens.** The first came from the prompt\'s forward through the '
+        'modules of `models/` (fp32 weights, the code you can read). After it: {steps}. Those '
+        'steps read the matrices as {weights}: **{bpw:.3f} bytes a weight** as this engine stores '
+        'them. The tests hold their logits within {bound:.1%} of the logits\' scale of the fp32 '
+        'modules in `models/`; C4 below compares this run\'s cached logits with a full forward on '
+        'the same weights.'),
+    'generate.ev.path_fused': (
+        '{n} {n:token/tokens} from the fused step (`models/decoders/fused.py`: the whole step as '
+        'one C++ call, your run alone in the loop)'),
+    'generate.ev.path_batched': (
+        '{n} {n:token/tokens} from the batched step (`models/decoders/batched.py`: one step for '
+        'every run in the loop)'),
+    'generate.ev.path_none': 'no further token',
+    'generate.ev.weights.fp32': 'the model\'s own fp32 tensors',
+    'generate.ev.weights.bf16': 'bf16 copies (the upper half of each fp32 weight)',
+    'generate.ev.weights.int8': 'int8 copies in blocks of 32 weights, an fp32 scale each',
+    'generate.ev.weights.gguf': (
+        'the GGUF file\'s own 4-bit codes with their block scales and offsets (a byte a code '
+        'here; exactly the dequantized fp32 weights)'),
     'generate.ev.shared': (
         'Decoding was shared: up to {others} other visitors\' tokens went through the same forward '
         'as yours (one read of the weights for all of them, C2). Each step\'s latency is that shared '
@@ -314,12 +334,15 @@ STRINGS: dict[str, str] = {
     'generate.roof.threads': ', {n} intra-op {n:thread/threads}',
     'generate.roof.device': (
         '**This device, measured:** {device} ({dtype}{threads}): memory bandwidth '
-        '**{bandwidth:.1f} GB/s**, matmul **{flops:.1f} GFLOP/s**, ridge point '
-        '**{ridge:.2f} FLOP/byte**; measured {when} in {seconds:.1f} s (a {mib} MiB '
-        'matrix-vector product, best of {mv} tries, and a {n}×{n} matmul, best of {mm}).'),
+        '**{bandwidth:.1f} GB/s**, peak of the product the decode steps run, {product}: '
+        '**{flops:.1f} GFLOP/s**, ridge point **{ridge:.2f} FLOP/byte**; measured {when} in '
+        '{seconds:.1f} s (a {mib} MiB matrix-vector product, best of {mv} tries, and {rows} rows '
+        'against a {n}×{n} weight in that format, best of {mm}).'),
     'generate.roof.sum.step': (
-        'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB ({bytes}-byte elements, '
-        'from the tensors) and does {gflop:.3f} GFLOP.'),
+        'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB and does {gflop:.3f} GFLOP, '
+        'counted from the tensors the step reads: its matrices in **{weights}** ({bpw:.3f} bytes '
+        'a weight: {matrix_mb:,.1f} MB), the KV cache in {bytes}-byte elements. The step at B = 1 '
+        'is the {path} step; from B = 2 on, the {batched} step.'),
     'generate.roof.sum.memory_bound': (
         'Its intensity (counted), {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured '
         'ridge ({ridge:.2f}): by the count, a single sequence is **memory-bound**.'),
@@ -335,9 +358,11 @@ STRINGS: dict[str, str] = {
         'bandwidth (C2 asks ≥ {least:.0%}): on this run something other than reading its bytes '
         'set the step\'s time (framework overhead, or other work on the machine).'),
     'generate.roof.sum.over_roof': (
-        'The step at B = {b} ran at {share:.0f}% of the measured roof: the roof was measured '
-        'while the machine was busier than during the steps. Tick "Measure the device again" '
-        'and measure once more.'),
+        'The step at B = {b} ran at {share:.0f}% of the measured roof, which no step can '
+        'really pass: the roof was measured while the machine was busier than during the steps. '
+        'Tick "Measure the device again" and measure once more.'),
+    'generate.roof.path.fused': 'fused (one C++ call per token)',
+    'generate.roof.path.batched': 'batched (one forward for every run)',
     'generate.roof.sum.model_knee': (
         'By the model\'s count the intensity reaches the ridge ({ridge:.2f} FLOP/byte) at '
         'B ≈ {b:.1f}: the predicted knee.'),
@@ -362,7 +387,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.fig.title': '{model}: decode roofline at t = {t}',
     'generate.roof.fig.rates_title': 'Tokens per second against the batch size',
     'generate.roof.fig.roof': 'roof of this device (measured)',
-    'generate.roof.fig.model': 'the model at t = {t} (what the roof allows)',
+    'generate.roof.fig.model': 'the model at t = {t}, {weights} weights (what the roof allows)',
     'generate.roof.fig.measured': 'the engine, measured',
     'generate.roof.fig.predicted': 'the model under the measured roof',
     'generate.roof.fig.ridge': 'ridge {ridge:.2f}',

@@ -91,6 +91,21 @@ STRINGS: dict[str, str] = {
         '生成中：**{n}** / {total} 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '
         '用时 {ttft:.2f} 秒{rate}'),
     'generate.status.shared': ' · 这一步与其他 {n} 位访客的 token 一起计算',
+    'generate.ev.path': (
+        '**这些 token 由哪段代码产生。** 第一个来自提示词经过 `models/` 中模块的前向计算（fp32 权重，'
+        '也就是你能读到的代码）。之后：{steps}。这些步骤读取的矩阵是{weights}：按本引擎的存储方式'
+        '**每个权重 {bpw:.3f} 字节**。测试保证它们的 logits 与 `models/` 中 fp32 模块的差距不超过 logits '
+        '量级的 {bound:.1%}；下面的 C4 把本次运行的缓存 logits 与同一权重上的完整前向计算作比较。'),
+    'generate.ev.path_fused': (
+        '{n} 个 token 来自融合步骤（`models/decoders/fused.py`：整个解码步是一次 C++ 调用，循环里只有你的运行）'),
+    'generate.ev.path_batched': (
+        '{n} 个 token 来自批量步骤（`models/decoders/batched.py`：循环里的所有运行共用一步）'),
+    'generate.ev.path_none': '没有更多 token',
+    'generate.ev.weights.fp32': '模型自己的 fp32 张量',
+    'generate.ev.weights.bf16': 'bf16 副本（每个 fp32 权重的高半部分）',
+    'generate.ev.weights.int8': '每 32 个权重一块、每块一个 fp32 缩放系数的 int8 副本',
+    'generate.ev.weights.gguf': (
+        'GGUF 文件自己的 4 位编码及其块缩放系数和偏移（这里每个编码占一个字节；与反量化后的 fp32 权重完全相同）'),
     'generate.ev.shared': (
         '解码是共享的：最多有其他 {others} 位访客的 token 与你的 token 在同一次前向计算中完成'
         '（所有人只读一次权重，C2）。每一步的延迟是这次共享计算的时间；你的 token、位置和缓存字节都只属于你自己的运行。'),
@@ -280,11 +295,13 @@ STRINGS: dict[str, str] = {
     'generate.roof.threads': '，{n} 个算子内线程',
     'generate.roof.device': (
         '**本设备实测：** {device}（{dtype}{threads}）：内存带宽 **{bandwidth:.1f} GB/s**，'
-        '矩阵乘法 **{flops:.1f} GFLOP/s**，脊点 **{ridge:.2f} FLOP/字节**；测于 {when}，'
-        '用时 {seconds:.1f} 秒（{mib} MiB 矩阵的矩阵-向量乘取 {mv} 次中最好的一次，{n}×{n} 矩阵乘法取 {mm} 次中最好的一次）。'),
+        '解码步骤所用乘积 {product} 的峰值 **{flops:.1f} GFLOP/s**，脊点 **{ridge:.2f} FLOP/字节**；'
+        '测于 {when}，用时 {seconds:.1f} 秒（{mib} MiB 矩阵的矩阵-向量乘取 {mv} 次中最好的一次，'
+        '{rows} 行输入乘以该格式的 {n}×{n} 权重取 {mm} 次中最好的一次）。'),
     'generate.roof.sum.step': (
-        '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB（每个元素 {bytes} 字节，取自张量），'
-        '计算 {gflop:.3f} GFLOP。'),
+        '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB，计算 {gflop:.3f} GFLOP，'
+        '按该步实际读取的张量计数：矩阵为 **{weights}**（每个权重 {bpw:.3f} 字节，共 {matrix_mb:,.1f} MB），'
+        'KV 缓存每个元素 {bytes} 字节。B = 1 时运行的是{path}步骤；从 B = 2 起是{batched}步骤。'),
     'generate.roof.sum.memory_bound': (
         '其强度（计数）{intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
         '按计数，单个序列**受内存带宽限制**。'),
@@ -302,6 +319,8 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.over_roof': (
         'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
         '请勾选“重新测量设备”，再测一次。'),
+    'generate.roof.path.fused': '融合（每个词元一次 C++ 调用）',
+    'generate.roof.path.batched': '批量（所有运行共用一次前向）',
     'generate.roof.sum.model_knee': (
         '按模型计数，强度在 B ≈ {b:.1f} 时达到脊点（{ridge:.2f} FLOP/字节）：这是预测的拐点。'),
     'generate.roof.sum.model_no_knee': (
@@ -324,7 +343,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.fig.title': '{model}：t = {t} 时的解码屋顶线',
     'generate.roof.fig.rates_title': '每秒 token 数与批大小',
     'generate.roof.fig.roof': '本设备的屋顶（实测）',
-    'generate.roof.fig.model': 't = {t} 时的模型（屋顶允许的值）',
+    'generate.roof.fig.model': 't = {t} 时的模型，{weights} 权重（屋顶允许的值）',
     'generate.roof.fig.measured': '引擎实测',
     'generate.roof.fig.predicted': '实测屋顶下的模型',
     'generate.roof.fig.ridge': '脊点 {ridge:.2f}',

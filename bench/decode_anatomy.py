@@ -2,8 +2,11 @@
 
     PYTHONPATH=. .venv/bin/python -m bench.decode_anatomy [--model smollm2-135m-instruct]
 
-Prints, measured in this one process on the embedded checkpoint (CPU, fp32):
+Prints, measured in this one process on the embedded checkpoint (CPU), the bytes of each step
+counted by explorer/generate/step_cost.py (the one account of a decode step the app uses):
 - bandwidth: a 512 MB fp32 GEMV (what bench.decode calls the roofline's bandwidth);
+- the step the app serves: the fused step on the served precision's copies (its bytes counted
+  from those copies), against the roofline of those bytes;
 - matmuls alone: the model's own weight matrices multiplied back to back by fixed vectors, in
   forward order: the floor of a decode step made of nothing else;
 - a real decode step at 16-48 tokens of context;
@@ -47,16 +50,20 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    from explorer.checkpoints import prepare_embedded
+    from explorer.generate.step_cost import served_weights, step_shape
+    from explorer.runtime import Runtime
+    from models.decoders.fused import FusedDecoder
     from models.forward import RunOptions
-    from models.loading import load_model
 
-    model = load_model(prepare_embedded(args.model), device="cpu", dtype=torch.float32)
+    # as the app loads it: the checkpoint's served precision and its GGUF codes come along
+    model = Runtime(device="cpu", dtype=torch.float32).get(args.model).model
     opts = RunOptions(last_logits_only=True)
     matrices = [p for name, p in model.named_parameters() if p.dim() == 2 and not name.startswith("embed")]
     if model.config.tie_embeddings:
         matrices.append(model.lm_head_weight())      # the LM head reads the whole vocabulary
-    weight_bytes = sum(p.numel() for p in model.parameters()) * 4
+    weight_bytes = step_shape(model, "fp32").cost(32, 1)[0]     # the eager engine's step
+    served = served_weights(model)
+    served_bytes = step_shape(model, served).cost(32, 1)[0]
     inputs = {k: torch.randn(1, k) for k in {m.shape[1] for m in matrices}}
 
     def matmuls():
@@ -73,7 +80,17 @@ def main(argv=None) -> int:
                 cache.rewind(16)   # back to 16 tokens of context: every step sees 16-48
             model(token, cache=cache, options=opts)
 
+        fused = FusedDecoder(model, opts, weights=served)
+        fused_cache = model.new_cache(64)
+        fused.prefill(list(range(16)), fused_cache)
+
+        def fused_step():
+            if fused_cache.pos >= 48:
+                fused_cache.rewind(16)
+            fused.step(5, fused_cache)
+
         bandwidth = measure_bandwidth(args.threads)
+        served_ms = per_call_ms(fused_step, 20)
         chain = per_call_ms(matmuls, 10)
         decode = per_call_ms(step, 20)
         calls = aten_calls(step)
@@ -84,8 +101,12 @@ def main(argv=None) -> int:
         finally:
             F.linear = real_linear
     roofline_ms = weight_bytes / (bandwidth * 1e9) * 1e3
-    print(f"{args.model}: {weight_bytes / 1e6:.0f} MB of fp32 weights, {len(matrices)} matrices per token")
+    served_roof_ms = served_bytes / (bandwidth * 1e9) * 1e3
+    print(f"{args.model}: {weight_bytes / 1e6:.0f} MB read by an fp32 step, {len(matrices)} matrices per token")
     print(f"bandwidth (512 MB GEMV)       {bandwidth:6.1f} GB/s -> roofline {roofline_ms:5.1f} ms/token")
+    print(f"served: fused step on {served:5s} {served_ms:6.1f} ms  ({served_bytes / 1e6:.1f} MB counted: "
+          f"roofline {served_roof_ms:.1f} ms, {served_roof_ms / served_ms:.0%} of it)")
+    print("the eager fp32 engine (models/):")
     print(f"matmuls alone, back to back   {chain:6.1f} ms  ({roofline_ms / chain:.0%} of the roofline)")
     print(f"real decode step              {decode:6.1f} ms  ({roofline_ms / decode:.0%} of the roofline)")
     print(f"everything but the matmuls    {rest:6.1f} ms  (matmuls stubbed out, hot caches)")

@@ -55,10 +55,11 @@ STRINGS = {
     'serving.summary.step_row': 'B = {b}: {ms:.0f} ms ({tps:.0f} tok/s)',
     # claims board: C20 (explorer/serving/evidence.py)
     'serving.c20.criterion': (
-        'At B = 2 and 4 runs (below the roofline\'s knee): tokens/s ≥ {k:g} × B × the tokens/s '
-        'of one run; and, where the knee lies within the batches measured, the efficiency at '
-        'B = {last} (tokens/s ÷ (B × tokens/s of one)) at most {r:g} × the best at B ≤ 4'),
-    'serving.c20.knee_past': "The roofline's knee lies past B = 4 (the proportional range)",
+        'The loop\'s own steps on {weights} weights (a run alone on the fused step): at B = 2, '
+        'and at B = 4 where it lies below the roofline\'s knee, tokens/s ≥ {k:g} × B × the '
+        'tokens/s of one run; and the measured knee (the first batch from which doubling B '
+        'gains less than √2 in tokens/s) within a factor {f:g} of the roofline\'s knee for '
+        'these weights (where that knee lies past B = {last}, growth up to it ÷ {f:g})'),
     'serving.m.tokens_b1': 'tokens/s at B = 1',
     'serving.m.tokens_b2': 'tokens/s at B = 2',
     'serving.m.tokens_b4': 'tokens/s at B = 4',
@@ -69,4 +70,5 @@ STRINGS = {
     'serving.m.efficiency_b4': 'efficiency at B = 4',
     'serving.m.efficiency_b32': 'efficiency at B = 32',
     'serving.m.knee': "roofline's knee (B)",
+    'serving.m.measured_knee': 'measured knee (B)',
 }

@@ -20,9 +20,12 @@ machine is shared: lone tokens/s drift, ratios measured side by side hold).
   requirements-lock-dev.txt); its build and the CPU features it was compiled for are printed, and
   how many leading greedy tokens of round 1 equal ours-fp32's. Neither installed: it says so.
 
-Quality, per precision against the fp32 fused step, teacher-forced over a held-out text
-(explorer.texts.long_text, which no weight was fitted on): top-1 agreement, max |logit
-difference|, perplexity. The last line is
+Quality, per precision against the fp32 fused step, teacher-forced over the text each
+checkpoint's served default is chosen on (explorer.generate.precision.CHOICE_TEXT, the passage
+"Execution model" of explorer.texts.long_text, after the model's BOS token where its tokenizer
+begins a text with one: precision.evaluation_ids): top-1 agreement, max |logit difference|,
+perplexity. The Generate tab's Precision section shows the price on another passage
+(SHOWN_TEXT), not on this one. The last line is
 
     PRECISION: bf16 <ratio> int8 <ratio> gguf <ratio> llama.cpp <ratio> class <ratio>
 
@@ -340,7 +343,7 @@ def bench_model(name, args) -> dict:
 
     from bench.decode import prompt_ids
     from explorer.checkpoints import prepare_embedded
-    from explorer.texts import long_text
+    from explorer.generate.precision import CHOICE_TEXT, evaluation_ids
     from models.decoders import quantized
     from models.forward import RunOptions
     from models.loading import load_model
@@ -383,8 +386,8 @@ def bench_model(name, args) -> dict:
             print(f"[{name}] llama.cpp's greedy tokens equal ours-fp32's for the first "
                   f"{agreement} of {args.new_tokens}", flush=True)
     ratios = {k: statistics.median(a / b for a, b in zip(v, rates["ours-fp32"])) for k, v in rates.items()}
-    held_out = tok(long_text()).input_ids[-args.quality_tokens - 1:]
-    q = quality(model, opts, decoders, held_out)
+    scored = evaluation_ids(tok, CHOICE_TEXT, args.quality_tokens)
+    q = quality(model, opts, decoders, scored)
     out = {"model": name, "rates": {k: statistics.median(v) for k, v in rates.items()},
            "ratios": ratios, "quality": q, "llama_note": llama_note,
            "llama_agreement": agreement, "new_tokens": args.new_tokens,
@@ -441,7 +444,8 @@ def main(argv=None) -> int:
     parser.add_argument("--prompt", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--quality-tokens", type=int, default=256)
+    parser.add_argument("--quality-tokens", type=int, default=256,
+                        help="tokens of the choice text scored (CHOICE_TEXT, after the BOS)")
     parser.add_argument("--portable", action="store_true", help="also time the portable loops")
     parser.add_argument("--no-transformers", action="store_true")
     parser.add_argument("--class-runs", type=int, default=0, help="runs decoding together (0: skip)")

@@ -1,11 +1,12 @@
 """Where a precision's top-1 loss comes from: the weights' rounding or the inputs', and which
 matrices, on a real checkpoint (issue 30: why Gemma 3's served default stays fp32).
 
-    python -m bench.precision_parts                                 # Gemma 3, 512 held-out tokens
+    python -m bench.precision_parts                                 # Gemma 3, 512 tokens
     python -m bench.precision_parts --model smollm2-135m-instruct --tokens 256
 
-One full forward of the engine over the held-out text (explorer.texts.long_text, the Precision
-section's) gives the fp32 reference logits; every variant is the same forward with some
+One full forward of the engine over the text the served default is chosen on
+(explorer.generate.precision.CHOICE_TEXT after the model's BOS where it has one, as
+bench/precision.py scores it: precision.evaluation_ids) gives the fp32 reference logits; every variant is the same forward with some
 products changed, through the engine's own hook for them (models.layers.packed_products, the
 table the decode steps use for their bf16 and int8 copies):
 
@@ -112,7 +113,7 @@ def measure(model, ids: list, only_first: Optional[int] = None) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="gemma-3-270m")
-    parser.add_argument("--tokens", type=int, default=512, help="held-out tokens scored")
+    parser.add_argument("--tokens", type=int, default=512, help="tokens of the choice text scored")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--first", type=int, default=None, help="only the first N variants (tests)")
     args = parser.parse_args(argv)
@@ -121,18 +122,17 @@ def main(argv=None) -> int:
     from transformers import AutoTokenizer
 
     from explorer.checkpoints import prepare_embedded
-    from explorer.generate.precision import NEAR_TIE
-    from explorer.texts import long_text
+    from explorer.generate.precision import CHOICE_TEXT, NEAR_TIE, evaluation_ids
     from models.loading import load_model
 
     torch.set_num_threads(args.threads)
     folder = prepare_embedded(args.model)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = load_model(folder, device="cpu", dtype=torch.float32)
-    ids = tokenizer(long_text()).input_ids[-args.tokens - 1:]
+    ids = evaluation_ids(tokenizer, CHOICE_TEXT, args.tokens)
     found = measure(model, ids, args.first)
     perplexity, near = found.pop("reference")
-    print(f"{args.model}, {len(ids) - 1} held-out tokens: fp32 perplexity {perplexity:.3f}; "
+    print(f"{args.model}, {len(ids) - 1} tokens of \"{CHOICE_TEXT}\": fp32 perplexity {perplexity:.3f}; "
           f"{near} positions are near ties (two best logits within {NEAR_TIE})")
     for label, price in found.items():
         print(f"  {label:44s} top-1 {price.top1:.4f} ({price.flips} flips, {price.near_tie_flips} on "

@@ -67,7 +67,9 @@ def test_snapshot_of_a_real_batched_run(three_runs):
     assert max(s.runs for s in snap.steps) == 3 == sched.stats["max_batch"]
     assert all(0 < s.seconds < 30 and s.context > 0 and s.at <= time.time() for s in snap.steps)
     assert len(snap.steps) == sched.stats["decode_steps"]
-    assert snap.max_batch == sched.max_batch and snap.shared_tokens == sched.stats["shared_tokens"]
+    assert snap.max_batch == sched.max_batch
+    # prefix reuse saved this session's runs nothing (no prompt begins like another's)
+    assert snap.shared_tokens == 0 == sched.stats["shared_tokens"]
     # a snapshot for nobody's session, or an unknown one, marks no run
     assert not any(r.own for r in sched.snapshot(None).runs)
     assert not any(r.own for r in sched.snapshot("sess-unknown").runs)
@@ -196,7 +198,8 @@ def test_totals_prediction_and_knee(tiny):
     assert view.knee == pytest.approx(crossing_batch(shape, 20, 10.0))
     assert batch_view.measured_by_batch(view.steps) == {1: 0.01, 2: 0.02, 4: 0.04}
     summary = batch_figures.summary(view, "en")
-    assert "Prefix reuse saved **16 prompt tokens** in all" in summary
+    assert "Prefix reuse saved **your runs 16 prompt tokens**" in summary
+    assert "为**你的请求省下了 16 个提示 token**" in batch_figures.summary(view, "zh")
     assert "B = 2: 20 ms (100 tok/s)" in summary
     steps_fig = batch_figures.steps_figure(view, "en")
     assert {t.name for t in steps_fig.data} >= {"measured steps", "median per B",
@@ -216,6 +219,45 @@ def test_totals_prediction_and_knee(tiny):
     # no roof measured yet: no prediction, and the summary says it is coming
     blind = batch_view.build(snap, model, "tiny", None)
     assert blind.predicted == () and "being measured" in batch_figures.summary(blind, "en")
+
+
+def test_the_savings_are_counted_per_session_bounded_and_forgotten(tiny):
+    """Issue 40: the loop counts the prompt tokens prefix reuse saved per session, keeps at most
+    `limit` sessions (the least recently counted go first), and forgets the sessions the app
+    drops as idle (explorer/ui/gradio_patches.py's _drop_sessions, through the registry)."""
+    import threading
+
+    from explorer.serving.runs import SAVINGS_SESSIONS, Savings
+    from explorer.ui import gradio_patches
+
+    savings = Savings(limit=3)
+    for session, n in (("a", 5), ("b", 7), (None, 9), ("a", 2), ("c", 0), ("c", 1), ("d", 4)):
+        savings.add(session, n)
+    assert (savings.of("a"), savings.of("b"), savings.of("c"), savings.of("d")) == (7, 0, 1, 4)
+    assert savings.of(None) == 0 and len(savings) == 3 and SAVINGS_SESSIONS >= 1000
+    savings.forget(["a", "zz"])
+    assert savings.of("a") == 0 and len(savings) == 2
+
+    model = tiny["llama"]
+    sched = registry.shared(model, lambda m: Scheduler(m, solo=None))
+    try:
+        sched._savings.add("sess-gone", 11)
+        sched._savings.add("sess-kept", 3)
+        assert sched.snapshot("sess-gone").shared_tokens == 11
+
+        class Holder:                      # Gradio's StateHolder, as _drop_sessions reads it
+            lock = threading.Lock()
+            session_data = {"sess-gone": 1, "sess-kept": 2}
+            time_last_used = {"sess-gone": 0, "sess-kept": 0}
+
+            def delete_state(self, session):
+                pass
+
+        gradio_patches._drop_sessions(Holder(), ["sess-gone"])
+        assert sched.snapshot("sess-gone").shared_tokens == 0
+        assert sched.snapshot("sess-kept").shared_tokens == 3
+    finally:
+        registry.forget(model)
 
 
 def test_view_of_a_model_without_a_loop_makes_none(tiny):

@@ -46,6 +46,106 @@ def test_quality_reads_agreement_delta_and_perplexity_off_the_logits():
     assert precision.near_ties(ref).tolist() == [False, False, False, True]
 
 
+class CharTokenizer:
+    """One id per character. `bos`: its bos_token_id; `adds`: whether it begins every text with
+    it (Gemma's tokenizer does; SmolLM2's has a bos_token, <|im_start|>, and adds none)."""
+    chat_template = None
+
+    def __init__(self, bos=None, adds=False):
+        self.bos_token_id, self.adds = bos, adds
+
+    def chars(self, text):
+        return [10 + ord(c) % 200 for c in text]
+
+    def __call__(self, text):
+        return {"input_ids": ([self.bos_token_id] if self.adds else []) + self.chars(text)}
+
+    def decode(self, ids):
+        return "x"
+
+
+class Scored(Exception):
+    """Raised by the spy once it has the ids a run scores: the rest is not needed."""
+
+
+def scored_ids(monkeypatch, tokenizer, tokens=48) -> list:
+    """The ids precision.run teacher-forces each precision over, for `tokenizer`."""
+    from types import SimpleNamespace
+
+    class Decoder:                       # any logits: the greedy timing is not under test
+        def new_cache(self, n):
+            return None
+
+        def prefill(self, ids, cache):
+            return torch.zeros(1, 1, 8)
+
+        step = prefill
+
+    seen = []
+
+    def spy(decoder, ids, deadline=None):
+        seen.append(list(ids))
+        raise Scored
+
+    monkeypatch.setattr(precision, "_decoders", lambda model: {"fp32": Decoder()})
+    monkeypatch.setattr(precision, "teacher_forced", spy)
+    loaded = SimpleNamespace(device=torch.device("cpu"), dtype=torch.float32, tokenizer=tokenizer,
+                             model=None, spec=None, name="x")
+    with pytest.raises(Scored):
+        precision.run(loaded, new_tokens=1, quality_tokens=tokens, rounds=1)
+    return seen[0]
+
+
+def test_the_price_is_scored_after_the_models_bos(monkeypatch):
+    """Issue 40: a model whose tokenizer begins every text with a BOS (Gemma 3: perplexity 93.6
+    over the old window without it, about 25 with it) is scored after that BOS, then the
+    evaluation passage from its start, every one of its `tokens` tokens scored; a tokenizer
+    that begins a text with none (SmolLM2, though it names a bos_token) gets none prepended."""
+    gemma, smol = CharTokenizer(bos=2, adds=True), CharTokenizer(bos=1, adds=False)
+    ids, plain = scored_ids(monkeypatch, gemma), scored_ids(monkeypatch, smol)
+    assert ids[0] == 2 and len(ids) == 49 and 2 not in ids[1:]
+    assert 1 not in plain and len(plain) == 49
+    from explorer.texts import passage
+
+    text = passage(precision.SHOWN_TEXT)
+    assert ids[1:] == gemma.chars(text)[:48] and plain == smol.chars(text)[:49]
+    assert precision.text_bos(gemma) == 2 and precision.text_bos(smol) is None
+    assert precision.text_bos(CharTokenizer()) is None
+    # the passage is cut before the tokenizer sees it: the work stays bounded
+    assert len(precision.evaluation_ids(gemma, precision.SHOWN_TEXT, 8)) == 9
+
+
+def test_the_price_is_shown_on_another_text_than_the_default_was_chosen_on(monkeypatch):
+    """Issue 40: the served default was chosen on one fixed text (bench/precision.py and
+    bench/precision_parts.py score CHOICE_TEXT); the section shows the price on another
+    (SHOWN_TEXT): no scored window of one lies within the other."""
+    import inspect
+
+    from bench import precision as bench, precision_parts
+
+    for module in (bench, precision_parts):
+        source = inspect.getsource(module)
+        assert "long_text()).input_ids" not in source      # the window both scored before
+        assert "evaluation_ids(" in source and "CHOICE_TEXT" in source
+    from explorer.texts import passage
+
+    assert precision.CHOICE_TEXT != precision.SHOWN_TEXT
+    choice, shown = passage(precision.CHOICE_TEXT), passage(precision.SHOWN_TEXT)
+    window = "".join(chr(i - 10) for i in scored_ids(monkeypatch, CharTokenizer(), tokens=256))
+    assert shown.startswith(window) and window not in choice and window[-64:] not in choice
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_section_calls_its_text_a_fixed_evaluation_text(lang):
+    """The text is the Python reference, likely in the models' pretraining data: never "held
+    out" in the section's words, in either language."""
+    from explorer.locales import CATALOG, template
+
+    words = " ".join(template(key, lang) for key in CATALOG.keys() if key.startswith("precision."))
+    assert "held-out" not in words and "held out" not in words and "留出" not in words
+    assert ("fixed evaluation text" in words) if lang == "en" else ("固定评测文本" in words)
+
+
 @pytest.fixture(scope="module")
 def measured(runtime):
     from explorer.generate import device_roof
@@ -81,6 +181,8 @@ def test_every_precision_measured_on_the_real_model(measured):
     # the codes are the fp32 weights: only the input's 15-bit rounding is left
     assert gguf.top1 == 1.0 and 0 < gguf.max_dlogit < bf16.max_dlogit
     assert result.quality_tokens == 48 and result.serving == quantized.configured_weights(loaded.model)
+    # SmolLM2's tokenizer begins a text with no BOS: its passage is scored as it reads one
+    assert result.text == precision.SHOWN_TEXT and result.bos is False
     # every differing position is counted, and the near ties among them are a part of it
     assert 0 <= result.near_ties <= result.quality_tokens
     for r in result.rows:
@@ -118,6 +220,9 @@ def test_the_figures_and_summary_show_the_measured_numbers(measured, lang):
     for r in result.rows:
         assert f"| {r.flips} ({r.near_tie_flips}) |" in summary
     assert f"{result.near_ties}" in summary and ("near ties" in summary if lang == "en" else "近似平局" in summary)
+    # the passage scored, and the other one the served default was chosen on, are named
+    assert f"“{precision.SHOWN_TEXT}”" in summary and f"“{precision.CHOICE_TEXT}”" in summary
+    assert ("with no BOS token" in summary) if lang == "en" else ("没有 BOS 词元" in summary)
 
 
 def test_the_section_refuses_while_visitors_decode(monkeypatch):

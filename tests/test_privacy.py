@@ -157,6 +157,73 @@ def test_a_probe_queued_with_the_secret_waits_and_copies_the_same(tiny_llama):
     assert copied == [(20, 12), (20, 12)]
 
 
+def _settled(sched, generated: list, timeout: float = 60.0) -> None:
+    """Wait until the loop's runs have generated `generated` tokens each (in seat order): each
+    decodes AHEAD steps past what its consumer took, then waits."""
+    deadline = time.time() + timeout
+    while sorted((r.seat, r.generated) for r in sched.snapshot().runs) != list(enumerate(generated, 1)):
+        assert time.time() < deadline, sched.snapshot().runs
+        time.sleep(0.02)
+
+
+def _shown(view) -> tuple:
+    """Everything the batch view shows a visitor, the steps' wall times left out (those follow
+    the machine's load): its fields, both figures and the summary in both languages."""
+    import dataclasses
+
+    from explorer.serving import batch_figures
+
+    steady = dataclasses.replace(view, steps=tuple((runs, 0.01) for runs, _ in view.steps))
+    drawn = [batch_figures.rows_figure(steady, lang).to_json() + batch_figures.summary(steady, lang)
+             for lang in ("en", "zh")]
+    return (steady, *drawn)
+
+
+def test_the_batch_view_tells_a_visitor_nothing_of_anothers_prompt(tiny_llama):
+    """Issue 40: visitor V watches the class as one batch while visitor O's prompt begins like
+    the app's kept prompt by 0 or by 13 tokens (the same length either way). Everything V's view
+    shows (its rows, counts, the prefix reuse saved, both figures' rows and the summary in both
+    languages) is the same in both cases; the tokens saved it shows are V's own run's (9 copied
+    from the kept prompt). Before the fix the count was the loop's total: 9 + 0 against 9 + 13."""
+    from explorer.serving import Scheduler, Visitor, batch_view
+    from explorer.serving.runs import AHEAD
+    from models.generate import SamplingParams
+
+    kept = TEMPLATE + _tokens(14, 11)
+    shown, copied = [], []
+    for matched in (0, 13):
+        other = kept[:matched] + _tokens(24 - matched, 50 + matched)
+        assert other[matched] != kept[matched] and len(other) == 24
+        sched = Scheduler(tiny_llama, prefill_chunk=8, solo=None)
+        sched.keep_prompts([kept])
+        deadline = time.time() + 60
+        while sched.kept_pending():      # the app's prompt is in before any visitor's run
+            assert time.time() < deadline
+            time.sleep(0.02)
+        params = SamplingParams(max_new_tokens=100)
+        mine = sched.submit(kept[:9] + _tokens(15, 49), params, eos_ids=[],
+                            visitor=Visitor("sess-v", "10.0.0.1"))
+        theirs = None
+        try:
+            assert mine.next(timeout=60).shared_prefix == 9
+            _settled(sched, [1 + AHEAD])
+            theirs = sched.submit(other, params, eos_ids=[], visitor=Visitor("sess-o", "10.0.0.2"))
+            copied.append(theirs.next(timeout=60).shared_prefix)
+            _settled(sched, [1 + AHEAD, 1 + AHEAD])
+            view = batch_view.build(sched.snapshot("sess-v"), tiny_llama, "tiny")
+            shown.append(_shown(view))
+            assert view.shared_tokens == 9
+            assert [row.own for row in view.rows] == [True, False]
+            assert batch_view.build(sched.snapshot("sess-o"), tiny_llama, "tiny").shared_tokens == matched
+            assert batch_view.build(sched.snapshot(None), tiny_llama, "tiny").shared_tokens == 0
+        finally:
+            for handle in (mine, theirs):
+                if handle is not None:
+                    handle.stop()
+    assert copied == [0, 13]          # O's run did copy what its prompt shares with the app's
+    assert shown[0] == shown[1]
+
+
 # ----- fairness: one client cannot take the loop ----------------------------------------------
 def test_one_client_is_refused_past_its_cap_while_another_is_admitted(tiny_llama):
     """One address floods the loop with runs from fresh sessions: past its cap each submit is

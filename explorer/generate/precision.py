@@ -14,21 +14,30 @@ the loaded model and this device:
   through the fused step with that precision's weights, the precisions interleaved round by
   round (a change of the machine's load hits all alike); ratio = median over rounds of the
   rate over fp32's in the same round;
-- the price: teacher-forced over a held-out text (explorer.texts.long_text, which no weight
-  was fitted on), against fp32's logits at every position: top-1 agreement, max |delta logit|,
-  perplexity; and the greedy continuation of the prompt, side by side. A position is a near tie
+- the price: teacher-forced over a fixed evaluation text (`evaluation_ids`: the model's BOS
+  where its tokenizer begins a text with one, then the first tokens of the passage SHOWN_TEXT
+  of explorer.texts), against fp32's logits at every position: top-1 agreement, max |delta
+  logit|, perplexity; and the greedy continuation of the prompt, side by side. The text is not
+  held out (the Python reference is likely in the models' pretraining data), and it is not the
+  passage the served default was chosen on (CHOICE_TEXT, bench/precision.py): the price shown
+  is measured on another text than the choice. A position is a near tie
   when fp32's two best logits lie within NEAR_TIE of each other: there a small change of the
   logits swaps them, so each precision's disagreements are counted with how many fall on near
   ties (bf16's on Gemma 3 all do: bench/precision_parts.py).
 
 And the KV cache's precision (models/kv_quant.py: fp32, bf16, int8 with a scale per token and
-head): the held-out text through the engine's forward into a cache of each format, every query
+head): the evaluation text through the engine's forward into a cache of each format, every query
 attending over the keys and values as that cache stores them; bytes per token read from the
 stored tensors (C3's formula with the element size, plus int8's scales) and the same price
 against the fp32 cache's logits.
 
 `pick(rows)` is the rule the served default follows: the fastest precision whose top-1
 agreement with fp32 is at least AGREEMENT (fp32 always qualifies).
+
+Why the BOS: Gemma 3 was trained on texts that begin with <bos>; scored without it, its fp32
+perplexity over the window this section used to show was 93.6, with it about 25. SmolLM2's
+tokenizer begins a plain text with no BOS (its bos_token, <|im_start|>, opens a chat turn), so
+its texts are scored as it reads them, without one.
 """
 from __future__ import annotations
 
@@ -39,22 +48,29 @@ from typing import Any, NamedTuple, Optional, Sequence
 
 import torch
 
+from explorer import texts
 from explorer.attention import TimeLimitReached, check_deadline
 from explorer.inputs import InputError
 
 NEW_TOKENS = 32          # tokens timed per precision and round
-QUALITY_TOKENS = 256     # held-out tokens scored per precision (each mismatch 0.4%, under the 1% bar)
+QUALITY_TOKENS = 256     # evaluation tokens scored per precision (each mismatch 0.4%, under the 1% bar)
 ROUNDS = 2
 CONTINUATION = 24        # tokens of each precision's greedy continuation shown
 AGREEMENT = 0.99         # the served default's bound on top-1 agreement with fp32
 NEAR_TIE = 0.5           # fp32's two best logits within this: a near tie (about 1.6x in probability)
+# Two passages of explorer.texts.long_text, by heading: the served default of each checkpoint
+# was chosen on the first (bench/precision.py, explorer/checkpoints/registry.py), and this
+# section shows each precision's price on the second, so that what it shows is not the text
+# the choice was fitted to
+CHOICE_TEXT = texts.EXECUTION_MODEL
+SHOWN_TEXT = texts.IMPORT_STATEMENT
 
 
 class Price(NamedTuple):
-    """What a precision costs over the held-out text, against fp32's logits."""
+    """What a precision costs over the evaluation text, against fp32's logits."""
     top1: float                   # share of positions whose argmax is fp32's
     max_dlogit: float             # max |logit - fp32's| over every position and token
-    perplexity: float             # over the held-out text
+    perplexity: float             # over the evaluation text
     flips: int                    # positions whose argmax is another token than fp32's
     near_tie_flips: int           # of those, positions that are near ties for fp32
 
@@ -68,11 +84,11 @@ class PrecisionRow:
     predicted: Optional[float]    # tokens/s the roofline allows (None: no roof measured)
     measured: float               # median tokens/s over the rounds
     ratio: float                  # median over rounds of measured / fp32's in the same round
-    top1: float                   # top-1 agreement with fp32 over the held-out text
+    top1: float                   # top-1 agreement with fp32 over the evaluation text
     max_dlogit: float             # max |logit - fp32's| over those positions
-    perplexity: float             # over the held-out text
+    perplexity: float             # over the evaluation text
     continuation: str             # greedy continuation of the prompt
-    flips: int = 0                # held-out positions where its top-1 is not fp32's
+    flips: int = 0                # evaluation positions where its top-1 is not fp32's
     near_tie_flips: int = 0       # of those, near ties for fp32 (NEAR_TIE)
 
     @property
@@ -84,7 +100,7 @@ class PrecisionRow:
 class KVRow:
     kv_format: str                # "fp32" | "bf16" | "int8"
     bytes_per_token: float        # of the stored cache tensors, every layer, per token held
-    top1: float                   # against the fp32 cache's logits over the held-out text
+    top1: float                   # against the fp32 cache's logits over the evaluation text
     max_dlogit: float
     perplexity: float
     flips: int = 0
@@ -103,13 +119,44 @@ class PrecisionResult:
     serving: str                  # the precision the decode steps of this server read
     threads: int
     kv_rows: tuple = ()           # KVRow per KV cache format, fp32 first
-    near_ties: int = 0            # held-out positions where fp32's two best logits are within NEAR_TIE
+    near_ties: int = 0            # evaluation positions where fp32's two best logits are within NEAR_TIE
+    text: str = SHOWN_TEXT        # the passage scored (explorer.texts heading)
+    bos: bool = False             # scored after the model's BOS token (evaluation_ids)
 
 
 def pick(rows: Sequence[PrecisionRow], bound: float = AGREEMENT) -> str:
     """The fastest precision (by measured ratio) whose top-1 agreement is >= bound."""
     allowed = [r for r in rows if r.weights == "fp32" or r.top1 >= bound]
     return max(allowed, key=lambda r: r.ratio).weights
+
+
+def text_bos(tokenizer) -> Optional[int]:
+    """The BOS id `tokenizer` begins a plain text with (Gemma's <bos>), or None where it begins
+    one with none (SmolLM2: its bos_token opens a chat turn, and a text goes in without it):
+    explorer.prompts.encode's plain text, as the model reads one."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    if bos is None:
+        return None
+    first = tokenizer("a")["input_ids"][:1]
+    return int(bos) if first == [bos] else None
+
+
+def evaluation_ids(tokenizer, heading: str, tokens: int) -> list:
+    """The ids a precision is scored over: the model's BOS where its tokenizer begins a text
+    with one (text_bos), then the passage `heading` of explorer.texts from its start, `tokens`
+    of its tokens scored (position i predicts ids[i + 1]: after a BOS every token of the
+    window, else all but its first). At most `tokens` + 1 ids; the passage is cut to a bound
+    in characters before the tokenizer sees it (explorer.prompts.CHARS_PER_TOKEN_BOUND)."""
+    from explorer.prompts import CHARS_PER_TOKEN_BOUND
+
+    text = texts.passage(heading)[:(tokens + 1) * CHARS_PER_TOKEN_BOUND]
+    ids = [int(i) for i in tokenizer(text)["input_ids"]]
+    bos = text_bos(tokenizer)
+    if bos is None:
+        return ids[:tokens + 1]
+    if ids[:1] == [bos]:
+        ids = ids[1:]
+    return [bos] + ids[:tokens]
 
 
 def _decoders(model) -> dict:
@@ -187,7 +234,6 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
     device_roof.DeviceRoof for the prediction, or None (no prediction). `deadline`: an
     explorer.attention.Deadline checked between steps, or None."""
     from explorer.prompts import encode
-    from explorer.texts import long_text
     from models.decoders import quantized
 
     if loaded.device.type != "cpu" or loaded.dtype != torch.float32:
@@ -211,12 +257,12 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
                     rate, out = greedy_rate(decoder, ids, new_tokens)
                     rates[w].append(rate)
                     tokens.setdefault(w, out)
-            held = loaded.tokenizer(long_text())["input_ids"][-quality_tokens - 1:]
-            logits = {w: teacher_forced(d, held, deadline) for w, d in decoders.items()}
-            scored = quality(logits, held)
+            evaluated = evaluation_ids(loaded.tokenizer, SHOWN_TEXT, quality_tokens)
+            logits = {w: teacher_forced(d, evaluated, deadline) for w, d in decoders.items()}
+            scored = quality(logits, evaluated)
             ties = int(near_ties(logits["fp32"]).sum())
-            check_deadline(deadline, len(held), len(held))
-            kv_rows = kv_quality(loaded.model, held)
+            check_deadline(deadline, len(evaluated), len(evaluated))
+            kv_rows = kv_quality(loaded.model, evaluated)
     except TimeLimitReached:
         raise InputError("precision.err.time_limit", s=deadline.seconds) from None
     config = loaded.model.config
@@ -236,9 +282,10 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
             flips=price.flips, near_tie_flips=price.near_tie_flips))
     return PrecisionResult(model=getattr(loaded.spec, "title", loaded.name), rows=tuple(rows),
                            prompt_tokens=len(ids), new_tokens=new_tokens,
-                           quality_tokens=len(held) - 1, rounds=rounds, bandwidth=bandwidth,
+                           quality_tokens=len(evaluated) - 1, rounds=rounds, bandwidth=bandwidth,
                            serving=quantized.configured_weights(loaded.model), threads=torch.get_num_threads(),
-                           kv_rows=kv_rows, near_ties=ties)
+                           kv_rows=kv_rows, near_ties=ties, text=SHOWN_TEXT,
+                           bos=text_bos(loaded.tokenizer) is not None)
 
 
 def _default_prompt() -> str:

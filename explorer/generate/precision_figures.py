@@ -9,7 +9,7 @@ import html
 
 import plotly.graph_objects as go
 
-from explorer.generate.precision import AGREEMENT, NEAR_TIE, PrecisionResult, pick
+from explorer.generate.precision import AGREEMENT, CHOICE_TEXT, NEAR_TIE, PrecisionResult, pick
 from explorer.locales import text
 from explorer.plotting import OKABE_ITO, Fig, empty_figure
 
@@ -44,7 +44,7 @@ def speed_figure(result: PrecisionResult, lang: str) -> go.Figure:
 
 
 def price_figure(result: PrecisionResult, lang: str) -> go.Figure:
-    """Per precision: top-1 agreement with fp32 over the held-out text, the served default's
+    """Per precision: top-1 agreement with fp32 over the evaluation text, the served default's
     bound drawn across; perplexity and max |delta logit| beside each point."""
     title = text("precision.fig.price", lang, n=result.quality_tokens)
     if not result.rows:
@@ -84,7 +84,8 @@ def summary(result: PrecisionResult, lang: str = "en") -> str:
     chosen = pick(result.rows)
     parts = [text("precision.summary", lang, model=result.model, prompt=result.prompt_tokens,
                   new=result.new_tokens, rounds=result.rounds, threads=result.threads,
-                  held=result.quality_tokens)]
+                  held=result.quality_tokens, text=result.text,
+                  bos=text("precision.summary.bos" if result.bos else "precision.summary.no_bos", lang))]
     rows = [text("precision.table.head", lang)]
     for row in result.rows:
         predicted = f"{row.predicted:.0f}" if row.predicted else "–"
@@ -95,7 +96,7 @@ def summary(result: PrecisionResult, lang: str = "en") -> str:
     parts.append(text("precision.summary.ties", lang, near=result.near_ties, held=result.quality_tokens,
                       tie=NEAR_TIE))
     parts.append(text("precision.summary.pick", lang, pick=chosen, pct=100 * AGREEMENT,
-                      serving=result.serving))
+                      serving=result.serving, choice=CHOICE_TEXT))
     if result.kv_rows:
         kv = [text("precision.kv.head", lang, n=result.quality_tokens)]
         for row in result.kv_rows:

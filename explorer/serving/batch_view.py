@@ -10,7 +10,9 @@ draws (explorer/serving/batch_figures.py):
   buffers' capacity outside it), and what a paged layout of BLOCK-token blocks (vLLM's
   PagedAttention) would hold for the same lengths: per layer ceil(held / BLOCK) blocks; bytes
   through ModelConfig.kv_layer_bytes (the formula of claim C3) at the model's element size;
-- the prompt tokens prefix reuse saved in all (a sum, never whose);
+- the prompt tokens prefix reuse saved the viewer's own runs (Scheduler.snapshot's count for
+  the viewer's session): never a sum over visitors, which would rise by what another visitor's
+  prompt shares with the app's kept prompts (issue 40);
 - the recent decode steps (runs in the step, wall time) beside the roofline's prediction for a
   step of B runs at their context (explorer/generate/step_cost.py: the bytes of the weights the
   loop's steps read, in the served precision, on this device's measured roof with the peak of
@@ -58,7 +60,7 @@ class BatchView:
     model: str
     rows: tuple            # RowView, at most MAX_ROWS
     hidden: int            # rows past MAX_ROWS, counted only
-    shared_tokens: int     # prompt tokens prefix reuse saved since the loop began
+    shared_tokens: int     # prompt tokens prefix reuse saved the viewer's own runs
     steps: tuple           # (runs, seconds) of the recent decode steps, oldest first
     context: float         # mean tokens per run of those steps (the prediction's context)
     predicted: tuple       # (batch, seconds) the roofline predicts, batch 1 ... max_batch

@@ -13,7 +13,7 @@ import atexit
 import os
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 EXIT_WAIT_S = 5.0          # per loop, at interpreter exit
 
@@ -38,6 +38,19 @@ def live_runs() -> int:
         except Exception:   # a loop being torn down counts as idle
             pass
     return total
+
+
+def forget_sessions(sessions: Sequence[str]) -> None:
+    """The app dropped these sessions (idle, explorer/ui/gradio_patches.py): every loop of this
+    process forgets what it kept of them (their prefix-reuse counts, runs.Savings)."""
+    sessions = list(sessions)
+    if not sessions:
+        return
+    for loop in list(_LOOPS):
+        try:
+            loop.forget_sessions(sessions)
+        except Exception:   # a loop being torn down keeps nothing worth forgetting
+            pass
 
 
 def shared(model: Any, make: Callable[[Any], Any]) -> Any:

@@ -4,6 +4,7 @@ The loop thread alone touches a run's engine state (its pooled row, its cache); 
 sees the run through a RunHandle: the steps as they come (a queue), and stop()."""
 from __future__ import annotations
 
+import collections
 import queue
 import secrets
 import threading
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 # visitor's stream is never computed far ahead of what it shows, and a consumer that stopped
 # reading (a closed tab not yet noticed) stops costing the batch anything.
 AHEAD = 8
+# Sessions whose prefix-reuse savings a loop keeps (Savings): the least recently counted
+# beyond this are forgotten (a few hundred kB at most, whatever the traffic).
+SAVINGS_SESSIONS = 4096
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,46 @@ class RunState:
 @dataclass(frozen=True)
 class LoopSnapshot:
     """Scheduler.snapshot: the runs in the loop (admission order, then the queue), the recent
-    decode steps (oldest first), and the prompt tokens prefix reuse saved since the loop began."""
+    decode steps (oldest first), and the prompt tokens prefix reuse saved the runs of the
+    session the snapshot was asked for (Savings; 0 for no session): never another's."""
     runs: tuple
     steps: tuple
     shared_tokens: int
     max_batch: int
+
+
+class Savings:
+    """The prompt tokens prefix reuse saved each session's runs in one loop (copied, not
+    computed), for the batch view: a visitor reads their own count, never a sum over visitors
+    (a total rose by exactly what another visitor's prompt shared with the app's kept prompts,
+    issue 40). At most `limit` sessions are kept, the least recently counted forgotten first,
+    and a session the app drops (idle: registry.forget_sessions) is forgotten at once."""
+
+    def __init__(self, limit: int = SAVINGS_SESSIONS):
+        self.limit = limit
+        self._tokens: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, session: Optional[str], tokens: int) -> None:
+        if session is None or tokens <= 0:
+            return
+        with self._lock:
+            self._tokens[session] = self._tokens.pop(session, 0) + int(tokens)
+            while len(self._tokens) > self.limit:
+                self._tokens.popitem(last=False)
+
+    def of(self, session: Optional[str]) -> int:
+        with self._lock:
+            return self._tokens.get(session, 0) if session is not None else 0
+
+    def forget(self, sessions) -> None:
+        with self._lock:
+            for session in sessions:
+                self._tokens.pop(session, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tokens)
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,8 @@ from typing import Callable, Iterator, Optional, Sequence
 import torch
 
 from explorer.serving import registry
-from explorer.serving.runs import (AHEAD, Busy, End, LoopSnapshot, Run, RunHandle, RunState, SharedStep,
-                                   StepRecord, TooManyRuns, Visitor)
+from explorer.serving.runs import (AHEAD, Busy, End, LoopSnapshot, Run, RunHandle, RunState, Savings,
+                                   SharedStep, StepRecord, TooManyRuns, Visitor)
 from explorer.serving.thread_choice import FIXED_BATCH_THREADS, ThreadChoice, batch_threads
 from explorer.serving.workers import start_worker
 from models.device import intra_op_threads
@@ -113,6 +113,7 @@ class Scheduler:
         self.stats = {"max_batch": 0, "decode_steps": 0, "prefill_forwards": 0, "refused": 0,
                       "refused_visitor": 0, "prefill_tokens": 0, "shared_tokens": 0}
         self._steps: collections.deque = collections.deque(maxlen=STEP_RECORDS)   # under _lock
+        self._savings = Savings()     # prompt tokens copied, per session (the batch view's count)
         self._kept: list = []         # kept prompts' runs, fed (keep_prompts), for the loop alone
         self._kept_ids: set = set()   # every prompt asked to be kept (under _lock)
         # a run alone keeps torch's setting (the fused step splits its products over every thread)
@@ -240,13 +241,18 @@ class Scheduler:
 
     def snapshot(self, session: Optional[str] = None) -> LoopSnapshot:
         """The runs in the loop and its recent decode steps (runs.LoopSnapshot): lengths and
-        counts only. `session`: a RunState is `own` when its run is of this session (the
-        session itself never leaves the scheduler). Costs O(runs x layers) under the lock."""
+        counts only. `session`: a RunState is `own` when its run is of this session, and the
+        prompt tokens prefix reuse saved are this session's runs' alone (the session itself
+        never leaves the scheduler). Costs O(runs x layers) under the lock."""
         with self._lock:
             runs = [self._state(run, "waiting" if run in self._waiting else None, session)
                     for run in (*self._active, *self._waiting) if not run.kept]
             return LoopSnapshot(runs=tuple(runs), steps=tuple(self._steps),
-                                shared_tokens=self.stats["shared_tokens"], max_batch=self.max_batch)
+                                shared_tokens=self._savings.of(session), max_batch=self.max_batch)
+
+    def forget_sessions(self, sessions: Sequence[str]) -> None:
+        """The app dropped these sessions (idle): their counts go (runs.Savings)."""
+        self._savings.forget(sessions)
 
     def _state(self, run: Run, state: Optional[str], session: Optional[str]) -> RunState:
         batch = run.batch   # the loop may drop it meanwhile: read it once
@@ -417,8 +423,9 @@ class Scheduler:
                     run.fed = run.shared = best_n
                     run.shared_own = _same_session(run, best)
                     run.shared_kept = best.kept
-                    if not run.kept:   # what visitors' runs copied (the batch view's count)
+                    if not run.kept:   # what visitors' runs copied: in all, and per session
                         self.stats["shared_tokens"] += best_n
+                        self._savings.add(run.visitor.session, best_n)
             ready.append(run)
             feeding.append(run)
         return ready

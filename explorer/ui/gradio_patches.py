@@ -462,7 +462,10 @@ def _idle_sessions(blocks: Any, holder: Any, gate: Any) -> list[str]:
 
 def _drop_sessions(holder: Any, sessions: Sequence[str]) -> None:
     """Drop `sessions` from Gradio's StateHolder: each gr.State's delete callback, then the
-    session itself (its block table and state), as Gradio's own eviction does."""
+    session itself (its block table and state), as Gradio's own eviction does; and what the
+    decode loops kept of them (their prefix-reuse counts, explorer/serving/registry.py)."""
+    from explorer.serving import registry
+
     for session in sessions:
         try:
             holder.delete_state(session)
@@ -471,6 +474,7 @@ def _drop_sessions(holder: Any, sessions: Sequence[str]) -> None:
         with holder.lock:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
+    registry.forget_sessions(sessions)
 
 
 # ------------------------------------------------------------------- the event's context

@@ -12,8 +12,9 @@ STRINGS = {
         "Press **Measure** to decode "
         "the Generate tab's default prompt greedily through our fused step in each precision "
         "(interleaved, so the machine's load hits all alike) and to score each against fp32 "
-        "on a held-out text: speed follows the bytes read, and each bit dropped has a "
-        "measured price. About 20 s (SmolLM2) to 40 s (Gemma 3); nothing else of the model runs meanwhile."),
+        "on a fixed evaluation text (a passage of the Python Language Reference, after the "
+        "model's BOS token where it has one; not the passage the served default was chosen on): "
+        "speed follows the bytes read, and each bit dropped has a measured price. About 20 s (SmolLM2) to 40 s (Gemma 3); nothing else of the model runs meanwhile."),
     'precision.measure': 'Measure',
     'precision.none': 'Press Measure to decode in every precision.',
     'precision.busy': (
@@ -27,7 +28,7 @@ STRINGS = {
     'precision.fig.predicted': 'roofline: {gbs:.1f} GB/s ÷ bytes per token',
     'precision.fig.tps_axis': 'tokens/s (one stream)',
     'precision.fig.hover_tps': '%{{x}}: %{{y:.1f}} tokens/s<extra>%{{fullData.name}}</extra>',
-    'precision.fig.price': 'The price: top-1 agreement with fp32 over {n} held-out tokens',
+    'precision.fig.price': 'The price: top-1 agreement with fp32 over {n} tokens of a fixed evaluation text',
     'precision.fig.top1': 'top-1 agreement with fp32',
     'precision.fig.top1_axis': 'top-1 agreement with fp32 (%)',
     'precision.fig.bar_text': '{top1:.1f}%<br>ppl {ppl:.2f}<br>max |Δlogit| {dlogit:.2f}',
@@ -36,14 +37,17 @@ STRINGS = {
     'precision.summary': (
         "**{model}**, {threads} threads: {new} tokens decoded greedily from a {prompt}-token "
         "prompt in each precision, {rounds} interleaved rounds (the ratio is the median over "
-        "rounds of the rate over fp32's in the same round); the price scored over the last "
-        "{held} tokens of a held-out text, every position against fp32's logits."),
+        "rounds of the rate over fp32's in the same round); the price scored over the first "
+        "{held} tokens of a fixed evaluation text, the passage “{text}” of the Python Language "
+        "Reference, {bos}, every position against fp32's logits."),
+    'precision.summary.bos': "after the model's BOS token, as its tokenizer begins every text",
+    'precision.summary.no_bos': "with no BOS token, as this model's tokenizer begins a text",
     'precision.table.head': (
         "| path | bytes read per token | roofline tokens/s | measured tokens/s | vs fp32 | "
         "top-1 agreement | positions unlike fp32 (near ties) | max \\|Δ logit\\| | perplexity |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|"),
     'precision.summary.ties': (
-        "{near} of the {held} held-out positions are **near ties**: fp32's two best logits lie within "
+        "{near} of the {held} scored positions are **near ties**: fp32's two best logits lie within "
         "{tie} of each other there, so a small change of the logits can swap them. The count in "
         "brackets is how many of a precision's differing positions are near ties: where they all "
         "are, it picks another token only where fp32 itself barely preferred its own, and its "
@@ -52,14 +56,16 @@ STRINGS = {
         "For one stream, the rule for the served default, the fastest precision whose top-1 agreement with fp32 "
         "is at least {pct:.0f}%, picks **{pick}** here. This server's decode steps read "
         "**{serving}**: the operator's choice (`EXPLORER_WEIGHTS`), else the one this rule picked "
-        "for this checkpoint over 512 held-out tokens with every claim passing (README)."),
+        "for this checkpoint with every claim passing, over 512 tokens of another fixed text, "
+        "the passage “{choice}” (README): the price above is measured on a text the choice "
+        "was not made on."),
     'precision.err.time_limit': (
         "The measurement reached its {s:.0f} s limit and stopped: the machine is busy. "
         "Try again in a while."),
     'precision.table.continuation': "| precision | greedy continuation of the prompt |\n|---|---|",
 }
 STRINGS['precision.kv.head'] = (
-    "The KV cache's precision: the same {n} held-out tokens through the engine's forward into a "
+    "The KV cache's precision: the same {n} evaluation tokens through the engine's forward into a "
     "cache stored in each format (every query attends over the keys and values as stored; "
     "int8 with one fp32 scale per token and head), against the fp32 cache's logits. Bytes per "
     "token are read from the stored tensors (claim C3's formula with the element size).\n\n"

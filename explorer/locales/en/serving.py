@@ -39,7 +39,8 @@ STRINGS = {
         '**{decoding} decoding**, {prefilling} prefilling, {waiting} waiting (at most {max_batch} '
         'in a step). Cache of these runs: **{used}** held, **{allocated}** allocated in the pooled '
         'store, **{paged}** in {block}-token blocks ({blocks} blocks). Prefix reuse saved '
-        '**{shared:,} prompt tokens** in all since the loop started.'),
+        '**your runs {shared:,} prompt tokens** (copied, not computed again): a count of your '
+        "own runs on this model, never of anyone else's."),
     'serving.summary.own': 'Your runs: row {rows} (highlighted).',
     'serving.summary.no_own': 'None of these runs is yours.',
     'serving.summary.hidden': '{n} more runs are not drawn.',

@@ -35,7 +35,8 @@ STRINGS = {
     'serving.summary': (
         '**{decoding} 个解码中**，{prefilling} 个预填充中，{waiting} 个等待中（一步最多 {max_batch} 个）。'
         '这些请求的缓存：已存 **{used}**，池化存储中分配了 **{allocated}**，按每块 {block} 个 token '
-        '分页则为 **{paged}**（{blocks} 块）。自循环启动以来，前缀复用一共省下 **{shared:,} 个提示 token**。'),
+        '分页则为 **{paged}**（{blocks} 块）。前缀复用为**你的请求省下了 {shared:,} 个提示 token**'
+        '（直接复制，不再重新计算）：只统计你自己在这个模型上的请求，从不包括别人的。'),
     'serving.summary.own': '你的请求：第 {rows} 行（高亮显示）。',
     'serving.summary.no_own': '这些请求中没有你的。',
     'serving.summary.hidden': '另有 {n} 个请求没有画出。',

@@ -6,8 +6,9 @@ reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125, and the ch
 GGUF codes 1.125-1.5 where it has them (models/decoders/quantized.py). For each precision, on
 the loaded model and this device:
 
-- bytes read per token: every matrix of the step (quantized.linear_bytes) plus the fp32 KV
-  cache it reads at the prompt's context (C3's formula, ModelConfig.kv_bytes);
+- bytes read per token: every matrix of the step as its copy holds it plus the KV
+  cache it reads at the prompt's context, in its stored elements (explorer/generate/step_cost.py,
+  the count the roofline and C2 use);
 - the roofline's tokens/s: the device's measured bandwidth (explorer/generate/device_roof.py)
   over those bytes, the most that reading them allows;
 - measured tokens/s: greedy decode of `new_tokens` from the Generate tab's default prompt
@@ -50,6 +51,7 @@ import torch
 
 from explorer import texts
 from explorer.attention import TimeLimitReached, check_deadline
+from explorer.generate.step_cost import step_shape
 from explorer.inputs import InputError
 
 NEW_TOKENS = 32          # tokens timed per precision and round
@@ -265,12 +267,14 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
             kv_rows = kv_quality(loaded.model, evaluated)
     except TimeLimitReached:
         raise InputError("precision.err.time_limit", s=deadline.seconds) from None
-    config = loaded.model.config
-    kv = int(config.kv_bytes(len(ids), 4, [None] * config.n_layers))
     bandwidth = getattr(roof, "bandwidth", None)
     rows = []
     for w in decoders:
-        weight_bytes = quantized.linear_bytes(loaded.model, w)
+        # the one account of a decode step (step_cost): the matrices as this precision's copies
+        # hold them, the KV cache in its stored elements at the prompt's context
+        shape = step_shape(loaded.model, w)
+        weight_bytes = shape.matrix_bytes
+        kv = shape.kv_bytes_per_slot * sum(shape.held(len(ids)))
         price = scored[w]
         rows.append(PrecisionRow(
             weights=w, path=quantized.path_label(w), weight_bytes=weight_bytes, kv_bytes=kv,

@@ -23,7 +23,8 @@ What stays the same as the engine:
 
 What it gives up: recording points (analyses that record use the eager forward), devices other
 than the CPU, activations other than fp32 (the weights may be fp32, bf16 or int8 blocks:
-models.decoders.quantized), batches above 1, families other than those in LAYOUTS
+models.decoders.quantized), batches above 1 (several runs at once: models.decoders.
+fused_batch, the same kernel's `fused_decode_batch`), families other than those in LAYOUTS
 (the model's declared `family` chooses the block layout). The kernel is compiled once per
 machine with the system C++ compiler (~2 s) and checked before loading (models.native);
 without a compiler, FusedDecoder raises a clear error and the eager engine remains.

@@ -540,14 +540,14 @@ static float activate(float g, int64_t kind) {
 
 // One query head against every visible slot of its KV head: softmax(q k^T * scale) v, with an
 // optional logit softcap and sink logit (an extra softmax column whose value is dropped).
-static void attend_head(const FusedModel* m, const FusedLayer* L, const float* q, int64_t kv_head,
-                        int64_t head, float* scores, float* out) {
-    const int64_t D = m->head_dim, C = L->capacity;
-    const float* K = L->k_cache + kv_head * C * D;
-    const float* V = L->v_cache + kv_head * C * D;
+// K, V: the KV head's slots, head_dim floats apart; hidden(j): slot j is hidden or empty.
+template <typename Hidden>
+static void attend(const FusedModel* m, const float* q, const float* K, const float* V, int64_t C,
+                   Hidden hidden, const float* sinks, int64_t head, float* scores, float* out) {
+    const int64_t D = m->head_dim;
     float mx = -INFINITY;
     for (int64_t j = 0; j < C; j++) {
-        if (isinf(L->mask[j])) { scores[j] = -INFINITY; continue; }   // hidden or empty slot
+        if (hidden(j)) { scores[j] = -INFINITY; continue; }   // hidden or empty slot
         float s = 0.f;
 #pragma omp simd reduction(+ : s)
         for (int64_t i = 0; i < D; i++) s += q[i] * K[j * D + i];
@@ -556,9 +556,9 @@ static void attend_head(const FusedModel* m, const FusedLayer* L, const float* q
         scores[j] = s;
         if (s > mx) mx = s;
     }
-    const float sink = m->sinks ? m->sinks[head] : -INFINITY;
+    const float sink = sinks ? sinks[head] : -INFINITY;
     if (sink > mx) mx = sink;
-    float denom = m->sinks ? expf(sink - mx) : 0.f;
+    float denom = sinks ? expf(sink - mx) : 0.f;
     for (int64_t i = 0; i < D; i++) out[i] = 0.f;
     for (int64_t j = 0; j < C; j++) {
         if (scores[j] == -INFINITY) continue;
@@ -569,6 +569,15 @@ static void attend_head(const FusedModel* m, const FusedLayer* L, const float* q
     }
     const float inv = 1.f / denom;
     for (int64_t i = 0; i < D; i++) out[i] *= inv;
+}
+
+// attend for the single-run step: the layer's contiguous cache, its additive mask
+static void attend_head(const FusedModel* m, const FusedLayer* L, const float* q, int64_t kv_head,
+                        int64_t head, float* scores, float* out) {
+    const int64_t D = m->head_dim, C = L->capacity;
+    const float* mask = L->mask;
+    attend(m, q, L->k_cache + kv_head * C * D, L->v_cache + kv_head * C * D, C,
+           [mask](int64_t j) { return isinf(mask[j]); }, m->sinks, head, scores, out);
 }
 
 // x += (post_norm ? norm(a) : a), on this thread's private copy of the residual stream
@@ -584,22 +593,28 @@ static bool block_fits(const QMat& W, int64_t n) {
     return (W.block == CBLOCK || W.block == 2 * CBLOCK) && n % W.block == 0 && W.scales;
 }
 
+// The model's sizes and weights fit the kernel: head_dim, the format's widths, gguf blocks
+static bool model_fits(const FusedModel* m) {
+    const int64_t d = m->d_model, q_dim = m->n_heads * m->head_dim, ff = m->d_ff;
+    if (m->head_dim > 1024 || m->wtype < 0 || m->wtype > 3) return false;
+    if (m->wtype == 2 && (d % QBLOCK || q_dim % QBLOCK || ff % QBLOCK)) return false;
+    if (m->wtype == 3) {
+        if (!block_fits(m->lm_head, d)) return false;
+        for (int64_t l = 0; l < m->n_layers; l++) {
+            const FusedLayer* L = &m->layers[l];
+            if (!block_fits(L->wqkv, d) || !block_fits(L->wo, q_dim) || !block_fits(L->w_gate_up, d)
+                || !block_fits(L->w_down, ff)) return false;
+        }
+    }
+    return !(m->wtype == 1 && (d % 2 || q_dim % 2 || ff % 2));
+}
+
 // Feed `token` (its position is in the RoPE tables and the masks); writes the logits (vocab,).
 // Returns 0, or -1 when a buffer size is out of range (checked by the Python side too).
 extern "C" int fused_decode_step(const FusedModel* m, int64_t token, float* logits) {
     const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
     const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff;
-    if (D > 1024 || token < 0 || token >= m->vocab || m->wtype < 0 || m->wtype > 3) return -1;
-    if (m->wtype == 2 && (d % QBLOCK || q_dim % QBLOCK || ff % QBLOCK)) return -1;
-    if (m->wtype == 3) {
-        if (!block_fits(m->lm_head, d)) return -1;
-        for (int64_t l = 0; l < m->n_layers; l++) {
-            const FusedLayer* L = &m->layers[l];
-            if (!block_fits(L->wqkv, d) || !block_fits(L->wo, q_dim) || !block_fits(L->w_gate_up, d)
-                || !block_fits(L->w_down, ff)) return -1;
-        }
-    }
-    if (m->wtype == 1 && (d % 2 || q_dim % 2 || ff % 2)) return -1;
+    if (token < 0 || token >= m->vocab || !model_fits(m)) return -1;
     const int64_t wt = m->wtype;
     const bool portable = m->portable != 0;
     int64_t max_c = 0;
@@ -705,3 +720,175 @@ extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, cons
     return 0;
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Several runs at once (models/decoders/fused_batch.py): one decode token for each of B runs in
+// one call, every weight read once for all of them (qproduct takes MB_MAX inputs per pass over
+// a tile; fp32 rows are taken a few at a time for every input while they are in cache). Each
+// run has its own token, position, cache buffers, slots, RoPE rows, mask and sink logits; the
+// weights and everything else of FusedModel are shared (its `sinks` and its layers' cache,
+// slot, rope and mask fields are not read here).
+
+// One run's layer: where its keys and values live and which slots its query sees.
+struct FusedRunLayer {
+    float* k_cache; float* v_cache;          // (n_kv_heads, capacity, head_dim), heads head_stride apart
+    const int64_t* slot_pos;                 // (capacity,) each slot's absolute position, -1 empty
+    int64_t head_stride;                     // floats from one KV head to the next (>= capacity * head_dim)
+    int64_t capacity;
+    // the layer's MaskSpec (models/attention.py): a slot at position k is visible to the query
+    // at q when k >= 0, (not causal or k <= q) and (window == 0 or q - k < window or k < sinks)
+    int64_t causal, window, sinks;
+    int64_t rope_kind;                       // which of the RoPE tables (0 full, 1 sliding)
+};
+
+static inline bool slot_visible(const FusedRunLayer* R, int64_t q, int64_t k) {
+    return k >= 0 && (!R->causal || k <= q) && (R->window == 0 || q - k < R->window || k < R->sinks);
+}
+
+// Rows [r0, r1) of y_m = W x_m (+ b) for nx inputs in any format. fp32: eight rows at a time
+// for every input (those rows stay in L1 between the inputs), each run's rows summed exactly
+// as matvec_rows sums them alone (its groups of four start at r0 either way).
+static void product(int64_t wtype, bool portable, const QMat& W, const float* b, const QVec* const* x,
+                    int64_t nx, int64_t n, int64_t r0, int64_t r1, float* const* ys) {
+    if (wtype != 0) { qproduct(wtype, portable, W, b, x, nx, n, r0, r1, ys); return; }
+    for (int64_t s = r0; s < r1; s += 8) {
+        const int64_t e = s + 8 < r1 ? s + 8 : r1;
+        for (int64_t i = 0; i < nx; i++) matvec_rows((const float*)W.w, b, x[i]->f, n, s, e, ys[i]);
+    }
+}
+
+// tokens, positions (B,); slots (B, n_layers): each run's slot per layer, already recorded in
+// its slot_pos (KVCache.append_many); runs[b]: run b's n_layers layers; sinks[b]: its sink
+// logits (n_heads) or null; rope (n_kinds, B, 2, head_dim): run b's cos and signed sin at its
+// position; writes logits (B, vocab) and visible[b], the slots run b's query saw summed over
+// the layers. Returns 0, or -1 when an argument is out of range (checked by Python too).
+extern "C" int fused_decode_batch(const FusedModel* m, int64_t B, const int64_t* tokens,
+                                  const int64_t* positions, const int64_t* slots,
+                                  const FusedRunLayer* const* runs, const float* const* sinks,
+                                  const float* rope, float* logits, int64_t* visible) {
+    const int64_t d = m->d_model, D = m->head_dim, H = m->n_heads, Hkv = m->n_kv_heads;
+    const int64_t q_dim = H * D, kv_dim = Hkv * D, ff = m->d_ff, NL = m->n_layers;
+    if (B < 1 || !model_fits(m)) return -1;
+    int64_t max_c = 1;
+    for (int64_t b = 0; b < B; b++) {
+        if (tokens[b] < 0 || tokens[b] >= m->vocab) return -1;
+        for (int64_t l = 0; l < NL; l++) {
+            const FusedRunLayer* R = &runs[b][l];
+            const int64_t slot = slots[b * NL + l];
+            if (slot < 0 || slot >= R->capacity || R->head_stride < R->capacity * D
+                || R->rope_kind < 0 || R->rope_kind > 1) return -1;
+            if (R->capacity > max_c) max_c = R->capacity;
+        }
+        visible[b] = 0;
+    }
+    const int64_t wt = m->wtype, n_qkv = q_dim + 2 * kv_dim, group = H / Hkv;
+    const bool portable = m->portable != 0;
+    // shared between the threads: every run's residual stream and the products' outputs
+    std::vector<float> x(B * d), xn(B * d), qkv(B * n_qkv), att(B * q_dim), o(B * d), h(B * ff),
+        up(B * ff), down(B * d);
+    std::vector<QVec> xv(B);
+    std::vector<const QVec*> xp(B);
+    std::vector<float*> y_qkv(B), y_o(B), y_h(B), y_up(B), y_down(B), y_logits(B);
+    for (int64_t b = 0; b < B; b++) {
+        xp[b] = &xv[b];
+        y_qkv[b] = qkv.data() + b * n_qkv; y_o[b] = o.data() + b * d; y_h[b] = h.data() + b * ff;
+        y_up[b] = up.data() + b * ff - ff;   // the up rows are ff .. 2 ff of the gate/up matrix
+        y_down[b] = down.data() + b * d; y_logits[b] = logits + b * m->vocab;
+    }
+
+#pragma omp parallel num_threads((int)m->n_threads)
+    {
+        std::vector<float> tmp(d > D ? d : D), scores(max_c);
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < B; b++) {
+            const float* e = m->embed + tokens[b] * d;
+            for (int64_t i = 0; i < d; i++) x[b * d + i] = m->embed_scale > 0.f ? e[i] * m->embed_scale : e[i];
+        }
+        for (int64_t l = 0; l < NL; l++) {
+            const FusedLayer* L = &m->layers[l];
+            // each `omp for` ends with a barrier: the next phase needs all of its result
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < B; b++) {
+                rms_norm(&x[b * d], L->attn_norm, m->norm_eps, d, &xn[b * d]);
+                prepare(wt, &xn[b * d], d, xv[b], L->wqkv.block);
+            }
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(n_qkv); c++)
+                product(wt, portable, L->wqkv, L->bqkv, xp.data(), B, d, c * CHUNK, chunk_end(c, n_qkv), y_qkv.data());
+            // per run and KV head: its key and value into the run's cache, then the query heads
+            // that read that KV head (they read only what this iteration wrote)
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t bg = 0; bg < B * Hkv; bg++) {
+                const int64_t b = bg / Hkv, g = bg % Hkv, pos = positions[b];
+                const FusedRunLayer* R = &runs[b][l];
+                const float* table = rope + (R->rope_kind * B + b) * 2 * D;
+                float* base = y_qkv[b];
+                float* k = base + q_dim + g * D;
+                const float* v = base + q_dim + kv_dim + g * D;
+                if (L->k_norm) { rms_norm(k, L->k_norm, m->norm_eps, D, tmp.data()); memcpy(k, tmp.data(), sizeof(float) * D); }
+                ::rope(k, table, D);
+                float* K = R->k_cache + g * R->head_stride;
+                float* V = R->v_cache + g * R->head_stride;
+                const int64_t slot = slots[b * NL + l];
+                memcpy(K + slot * D, k, sizeof(float) * D);
+                memcpy(V + slot * D, v, sizeof(float) * D);
+                const int64_t* sp = R->slot_pos;
+                auto hidden = [R, sp, pos](int64_t j) { return !slot_visible(R, pos, sp[j]); };
+                if (g == 0) {   // the slots this run's query sees in this layer, once per layer
+                    int64_t n = 0;
+                    for (int64_t j = 0; j < R->capacity; j++) n += !hidden(j);
+                    visible[b] += n;
+                }
+                for (int64_t head = g * group; head < (g + 1) * group; head++) {
+                    float* q = base + head * D;
+                    if (L->q_norm) { rms_norm(q, L->q_norm, m->norm_eps, D, tmp.data()); memcpy(q, tmp.data(), sizeof(float) * D); }
+                    ::rope(q, table, D);
+                    attend(m, q, K, V, R->capacity, hidden, sinks[b], head, scores.data(), &att[b * q_dim + head * D]);
+                }
+            }
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < B; b++) prepare(wt, &att[b * q_dim], q_dim, xv[b], L->wo.block);
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(d); c++)
+                product(wt, portable, L->wo, L->bo, xp.data(), B, q_dim, c * CHUNK, chunk_end(c, d), y_o.data());
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < B; b++) {
+                residual(&x[b * d], &o[b * d], L->attn_post_norm, m->norm_eps, d, tmp.data());
+                rms_norm(&x[b * d], L->mlp_norm, m->norm_eps, d, &xn[b * d]);
+                prepare(wt, &xn[b * d], d, xv[b], L->w_gate_up.block);
+            }
+            // gate row i and up row ff + i together, so act(gate) * up needs no barrier
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(ff); c++) {
+                const int64_t lo = c * CHUNK, hi = chunk_end(c, ff);
+                product(wt, portable, L->w_gate_up, nullptr, xp.data(), B, d, lo, hi, y_h.data());            // gate
+                product(wt, portable, L->w_gate_up, nullptr, xp.data(), B, d, ff + lo, ff + hi, y_up.data()); // up
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t i = lo; i < hi; i++) h[b * ff + i] = activate(h[b * ff + i], m->activation) * up[b * ff + i];
+            }
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < B; b++) prepare(wt, &h[b * ff], ff, xv[b], L->w_down.block);
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t c = 0; c < chunks(d); c++)
+                product(wt, portable, L->w_down, nullptr, xp.data(), B, ff, c * CHUNK, chunk_end(c, d), y_down.data());
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < B; b++)
+                residual(&x[b * d], &down[b * d], L->mlp_post_norm, m->norm_eps, d, tmp.data());
+        }
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < B; b++) {
+            rms_norm(&x[b * d], m->final_norm, m->norm_eps, d, &xn[b * d]);
+            prepare(wt, &xn[b * d], d, xv[b], m->lm_head.block);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t c = 0; c < chunks(m->vocab, HEAD_CHUNK); c++) {
+            const int64_t lo = c * HEAD_CHUNK, hi = chunk_end(c, m->vocab, HEAD_CHUNK);
+            product(wt, portable, m->lm_head, nullptr, xp.data(), B, d, lo, hi, y_logits.data());
+            if (m->final_softcap > 0.f)
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t i = lo; i < hi; i++)
+                        y_logits[b][i] = m->final_softcap * tanhf(y_logits[b][i] / m->final_softcap);
+        }
+    }
+    return 0;
+}

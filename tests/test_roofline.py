@@ -191,7 +191,7 @@ def test_run_counts_each_measured_step_at_its_real_context(tiny_result):
     assert r.batches == (1, 2, 4, 8) and len(r.step_seconds) == 4 and min(r.step_seconds) > 0
     # batch 1 steps a run of its own, as the loop's run alone (the fused step): one warm-up
     # step, then the timed step feeds its 10th token: it attended to 8 + 1 + 1 keys
-    assert r.paths == ("fused", "batched", "batched", "batched")
+    assert r.paths == ("fused", "fused_batch", "fused_batch", "fused_batch")
     assert r.measured_context[0] == 10
     assert r.measured_bytes[0] == r.shape.cost(10, 1)[0]
     # B = 2 steps runs 0 and 1, which the warm-up round stepped at B = 2, 4 and 8 before

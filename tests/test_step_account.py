@@ -143,13 +143,14 @@ def test_the_path_line_counts_each_step_and_states_the_bound():
     line = path_line(session, "en")
     assert "2 tokens from the fused step" in line and "1 token from the batched step" in line
     assert "**1.224 bytes a weight**" in line and "4-bit codes" in line
-    assert f"{quantized.MODELS_BOUND['gguf']:.1%}" in line and "`models/`" in line
+    assert "within 0.1% of the logits' scale" in line and "`models/`" in line
     zh = path_line(session, "zh")
-    assert "2 个 token 来自融合步骤" in zh and "1 个 token 来自批量步骤" in zh and "1.224" in zh
+    assert "2 个 token 来自融合步骤" in zh and "1 个 token 来自与其他运行一起的批量步骤" in zh and "1.224" in zh
     # a model without the fused kernel: every later token is the batched step's
     alone = path_line(SimpleNamespace(records=records, fused=False, weights="fp32",
                                       bytes_per_weight=4.0), "en")
-    assert "fused" not in alone and "3 tokens from the batched step" in alone
+    assert "from the fused step" not in alone and "3 tokens from the batched step" in alone
+    assert "within 0.001% of the logits' scale" in alone
 
 
 @pytest.mark.slow

@@ -356,7 +356,7 @@ def path_line(session: Session, lang: str = "en") -> str:
         steps.append(text("generate.ev.path_batched", lang, n=len(later) - fused))
     return text("generate.ev.path", lang, steps="; ".join(steps) or text("generate.ev.path_none", lang),
                 weights=text(f"generate.ev.weights.{session.weights}", lang),
-                bpw=session.bytes_per_weight, bound=MODELS_BOUND[session.weights])
+                bpw=session.bytes_per_weight, pct=100 * MODELS_BOUND[session.weights])
 
 
 def summary(session: Session, lang: str = "en") -> str:

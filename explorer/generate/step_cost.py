@@ -96,10 +96,14 @@ def served_weights(model: torch.nn.Module) -> str:
 
 def step_path(decoder, runs) -> str:
     """Which step models.decoders.batched.BatchedDecoder.step_many takes for these runs:
-    "fused" (a run alone, the fused C++ step of models.decoders.fused) or "batched" (one
-    forward for all of them)."""
-    if len(runs) == 1 and decoder.fused_for(runs[0].options) is not None:
+    "fused" (a run alone: the fused C++ step of models.decoders.fused), "fused_batch" (several
+    runs, each with a fused decoder: one C++ call for all, models.decoders.fused_batch) or
+    "batched" (one forward of the engine for all of them)."""
+    fused = [decoder.fused_for(run.options) is not None for run in runs]
+    if len(runs) == 1 and fused[0]:
         return "fused"
+    if len(runs) > 1 and decoder.fused_batch and all(fused):
+        return "fused_batch"
     return "batched"
 
 

@@ -101,15 +101,16 @@ STRINGS: dict[str, str] = {
         '**Which code made these tokens.** The first came from the prompt\'s forward through the '
         'modules of `models/` (fp32 weights, the code you can read). After it: {steps}. Those '
         'steps read the matrices as {weights}: **{bpw:.3f} bytes a weight** as this engine stores '
-        'them. The tests hold their logits within {bound:.1%} of the logits\' scale of the fp32 '
+        'them. The tests hold their logits within {pct:.2g}% of the logits\' scale of the fp32 '
         'modules in `models/`; C4 below compares this run\'s cached logits with a full forward on '
         'the same weights.'),
     'generate.ev.path_fused': (
         '{n} {n:token/tokens} from the fused step (`models/decoders/fused.py`: the whole step as '
         'one C++ call, your run alone in the loop)'),
     'generate.ev.path_batched': (
-        '{n} {n:token/tokens} from the batched step (`models/decoders/batched.py`: one step for '
-        'every run in the loop)'),
+        '{n} {n:token/tokens} from the batched step with other runs (`models/decoders/'
+        'fused_batch.py`: one C++ call for every run in the loop; `batched.py`\'s forward where a '
+        'run cannot take it)'),
     'generate.ev.path_none': 'no further token',
     'generate.ev.weights.fp32': 'the model\'s own fp32 tensors',
     'generate.ev.weights.bf16': 'bf16 copies (the upper half of each fp32 weight)',
@@ -362,6 +363,7 @@ STRINGS: dict[str, str] = {
         'really pass: the roof was measured while the machine was busier than during the steps. '
         'Tick "Measure the device again" and measure once more.'),
     'generate.roof.path.fused': 'fused (one C++ call per token)',
+    'generate.roof.path.fused_batch': 'fused batch (one C++ call for every run)',
     'generate.roof.path.batched': 'batched (one forward for every run)',
     'generate.roof.sum.model_knee': (
         'By the model\'s count the intensity reaches the ridge ({ridge:.2f} FLOP/byte) at '

@@ -95,11 +95,12 @@ STRINGS: dict[str, str] = {
         '**这些 token 由哪段代码产生。** 第一个来自提示词经过 `models/` 中模块的前向计算（fp32 权重，'
         '也就是你能读到的代码）。之后：{steps}。这些步骤读取的矩阵是{weights}：按本引擎的存储方式'
         '**每个权重 {bpw:.3f} 字节**。测试保证它们的 logits 与 `models/` 中 fp32 模块的差距不超过 logits '
-        '量级的 {bound:.1%}；下面的 C4 把本次运行的缓存 logits 与同一权重上的完整前向计算作比较。'),
+        '量级的 {pct:.2g}%；下面的 C4 把本次运行的缓存 logits 与同一权重上的完整前向计算作比较。'),
     'generate.ev.path_fused': (
         '{n} 个 token 来自融合步骤（`models/decoders/fused.py`：整个解码步是一次 C++ 调用，循环里只有你的运行）'),
     'generate.ev.path_batched': (
-        '{n} 个 token 来自批量步骤（`models/decoders/batched.py`：循环里的所有运行共用一步）'),
+        '{n} 个 token 来自与其他运行一起的批量步骤（`models/decoders/fused_batch.py`：循环里的所有运行共用一次 '
+        'C++ 调用；某个运行无法使用它时，则是 `batched.py` 的前向计算）'),
     'generate.ev.path_none': '没有更多 token',
     'generate.ev.weights.fp32': '模型自己的 fp32 张量',
     'generate.ev.weights.bf16': 'bf16 副本（每个 fp32 权重的高半部分）',
@@ -320,6 +321,7 @@ STRINGS: dict[str, str] = {
         'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
         '请勾选“重新测量设备”，再测一次。'),
     'generate.roof.path.fused': '融合（每个词元一次 C++ 调用）',
+    'generate.roof.path.fused_batch': '融合批量（所有运行共用一次 C++ 调用）',
     'generate.roof.path.batched': '批量（所有运行共用一次前向）',
     'generate.roof.sum.model_knee': (
         '按模型计数，强度在 B ≈ {b:.1f} 时达到脊点（{ridge:.2f} FLOP/字节）：这是预测的拐点。'),

@@ -57,10 +57,11 @@ STRINGS = {
     # claims board: C20 (explorer/serving/evidence.py)
     'serving.c20.criterion': (
         'The loop\'s own steps on {weights} weights (a run alone on the fused step): at B = 2, '
-        'and at B = 4 where it lies below the roofline\'s knee, tokens/s ≥ {k:g} × B × the '
-        'tokens/s of one run; and the measured knee (the first batch from which doubling B '
-        'gains less than √2 in tokens/s) within a factor {f:g} of the roofline\'s knee for '
-        'these weights (where that knee lies past B = {last}, growth up to it ÷ {f:g})'),
+        'and at B = 4 where it is at most half the roofline\'s knee, tokens/s ≥ {k:g} × B × '
+        'the tokens/s of one run; the best tokens/s at B ≥ 4 ≥ {g:g} × that at B = 2 (where the '
+        'knee lies at B ≥ 3); and the measured knee (the first batch from which doubling B gains '
+        'less than √2 in tokens/s) within a factor {f:g} of the roofline\'s knee for these '
+        'weights (where that knee lies past B = {last}, growth up to it ÷ {f:g})'),
     'serving.m.tokens_b1': 'tokens/s at B = 1',
     'serving.m.tokens_b2': 'tokens/s at B = 2',
     'serving.m.tokens_b4': 'tokens/s at B = 4',
@@ -72,4 +73,5 @@ STRINGS = {
     'serving.m.efficiency_b32': 'efficiency at B = 32',
     'serving.m.knee': "roofline's knee (B)",
     'serving.m.measured_knee': 'measured knee (B)',
+    'serving.m.past_pair': 'best tokens/s at B ≥ 4 over B = 2',
 }

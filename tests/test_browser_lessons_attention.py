@@ -42,11 +42,12 @@ def test_gqa_mla_lesson(new_page, app_url, runtime, lang):
     per_token = 2 * config.n_layers * config.n_kv_heads * config.head_dim * 4
     # step 1: the page's groups summary and the panel quote the same cache bytes
     assert f"{per_token:,}" in walked[0].said and "✓" in walked[0].said
-    # step 2: the guess beside the measured ratio, and the why
+    # step 2: the guess beside the ratio computed from the run (MHA's formula over the
+    # measured bytes), and the why
     ratio = config.n_heads // config.n_kv_heads
     assert "**" not in walked[1].said     # markdown rendered
-    measured = {"en": f"measured {ratio} ×", "zh": f"测得 {ratio} ×"}[lang]
-    assert measured in walked[1].said, walked[1].said
+    computed = {"en": f"computed from your run: {ratio} ×", "zh": f"由你的运行计算得到 {ratio} ×"}[lang]
+    assert computed in walked[1].said, walked[1].said
     assert template("lesson.gqa.s2.why", lang)[:4] in walked[1].said
     # step 3: the calculator on the page shows the variants the panel quotes
     variants = page.locator("#gen-variants").inner_text()

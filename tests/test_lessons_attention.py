@@ -105,6 +105,10 @@ def test_gqa_steps_read_the_groups_through_c5(smollm2):
     assert predicted["answer"] == smollm2.config.n_heads / smollm2.config.n_kv_heads
     said = _all_languages("gqa-mla", 1, predicted, guess=2)
     assert f"{predicted['mha']:,}" in said["en"] and "1 × more" in said["en"]
+    # the formula's MHA bytes over the measured ones: a computed ratio, never "measured"
+    ratio = f"**{predicted['answer']:g} ×**"
+    assert f"computed from your run: {ratio}" in said["en"] and "measured" not in said["en"]
+    assert f"由你的运行计算得到 {ratio}" in said["zh"] and "运行测得" not in said["zh"]
     assert reading(lesson.steps[0], NO_PROBE) is None
     assert reading(lesson.steps[0], shapes.run(8, 2)) is None
     _all_languages("gqa-mla", 0, fields)

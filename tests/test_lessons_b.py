@@ -116,6 +116,10 @@ def test_rope_frequencies_read_the_models_base_and_c13(loaded):
     _check_texts("rope", 0, fields)
     said = _said("rope", 0, fields, "en")
     assert f"{fields['answer']:,.0f} tokens" in said
+    # 2π/θ is a formula of the run's θ: the guess is compared with a computed value
+    for lang, words in (("en", "computed from your run"), ("zh", "由你的运行计算得到")):
+        guessed = _said("rope", 0, fields, lang, guess=1000)
+        assert words in guessed and ("measured" not in guessed and "测得" not in guessed), guessed
     # a run without the model's base is not read
     other = rope_tab.frequencies("en", "12345", d, 8192, bases)[-1]
     assert reading(_step("rope", 0), other) is None

@@ -5,7 +5,8 @@ criteria the claims board uses (explorer/rope/evidence.py): frequencies.larger_b
 slowing (C13, first half), toeplitz.toeplitz_holds, identity_holds, reproduces (C11) and
 absolute_position_remains (C12), sweep.perplexity_ratios, far_ratios and perplexity_rises (C13,
 second half). The predict step asks for the slowest pair's wavelength at the model's own base:
-2π / θ of the last pair, read from the run's θ table."""
+2π / θ of the last pair, computed from the run's θ table (a formula: the texts call it computed,
+not measured)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -84,7 +85,7 @@ LESSON = Lesson(
         Step(view="rope.freq", look="lesson.rope.s1.look", said="lesson.rope.s1.said",
              read=read_frequencies, settings={"bases": FREQ_BASES, "context": FREQ_CONTEXT},
              predict=Predict(question="lesson.rope.s1.ask", answer="answer", unit=Term("lesson.rope.unit"),
-                             why="lesson.rope.s1.why", low=1, high=1e12)),
+                             why="lesson.rope.s1.why", low=1, high=1e12, computed=True)),
         Step(view="rope.qk", look="lesson.rope.s2.look", said="lesson.rope.s2.said",
              read=read_toeplitz, settings={"text": default_text(), **QK}),
         Step(view="rope.base", look="lesson.rope.s3.look", said="lesson.rope.s3.said",

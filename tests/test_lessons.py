@@ -123,6 +123,23 @@ def test_the_kv_lesson_reads_the_run_through_c3(full_run):
         assert text("lesson.kv.s2.said", lang, **at) not in said
 
 
+def test_the_kv_why_gives_a_layers_bytes_and_all_layers_total(full_run):
+    """Each token adds 2 × H_kv × d × bytes to every layer (1,536 B for SmolLM2), the per-token
+    figure being that times the layers (46,080 B): the why gives both, each where it belongs."""
+    at = reading(LESSONS["kv-cache"].steps[1], full_run)
+    config = full_run.config
+    assert at["per_layer"] == 2 * config.n_kv_heads * config.head_dim * full_run.element_bytes
+    assert at["per_layer"] * config.n_layers == at["per_token"]
+    last = full_run.records[-1]
+    assert all(b == at["per_layer"] * last.context for b in last.cache_bytes)   # measured, every layer
+    en = text("lesson.kv.s2.why", "en", **at)
+    assert f"adds {at['per_layer']} B to each of the {config.n_layers} layers" in en
+    assert f"{at['per_token']} B over all {config.n_layers} layers" in en
+    assert f"same {at['per_token']} B in every layer" not in en
+    zh = text("lesson.kv.s2.why", "zh", **at)
+    assert f"每一层增加 {at['per_layer']} B" in zh and f"合计 {at['per_token']} B" in zh
+
+
 def test_a_run_that_reached_the_steps_length_is_read_there_and_measured(runtime):
     loaded = runtime.get(runtime.default_name)
     ids = prompt_ids(loaded)

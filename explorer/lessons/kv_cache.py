@@ -29,6 +29,8 @@ def read_growth(session: Session) -> Optional[dict]:
     verdict = c3_verdict(session)
     return {"tokens": last.context, "kib": sum(last.cache_bytes) / KIB,
             "per_token": round(_per_token(session)), "layers": config.n_layers,
+            # one layer's share of a token: K and V of every KV head (the formula's factors)
+            "per_layer": 2 * config.n_kv_heads * config.head_dim * session.element_bytes,
             "kv_heads": config.n_kv_heads, "head_dim": config.head_dim,
             "bytes": session.element_bytes, "steps": verdict.steps,
             "formula": "✓" if verdict.used_equal else "✗"}

@@ -195,11 +195,39 @@ def test_local_global_step_reads_gemmas_layers(gemma, smollm2):
     fields = reading(step, result)
     kinds = costs.layer_kinds(gemma.config)
     assert (fields["n_local"], fields["n_global"]) == (kinds.count("local"), kinds.count("global"))
-    assert fields["window"] == gemma.config.sliding_window and fields["capped"] == "✓"
+    assert fields["window"] == gemma.config.sliding_window == fields["local_tokens"]
     assert fields["cache_share"] < 100
     _all_languages("windows-depth", 2, fields)
     # a model without local layers is not this step's run
     assert reading(step, costs.run_once(smollm2.model, smollm2.name, model_title(smollm2))) is None
+
+
+def _costs(window: int, n: int) -> costs.CostResult:
+    """Two layers, one local (window `window`) and one global, counted at n tokens as
+    costs.run counts them (4 bytes per token and layer, one head)."""
+    local = min(n, window)
+    scores_local = sum(min(q + 1, window) for q in range(n))
+    row = costs.CostRow(n=n, scores_local=scores_local, scores_global=n * (n + 1) // 2,
+                        scores_all=scores_local + n * (n + 1) // 2, scores_all_global=n * (n + 1),
+                        cache_local=4 * local, cache_global=4 * n, cache_all=4 * (local + n))
+    return costs.CostResult(model="m", title="M", kinds=("local", "global"), window=window, rows=(row,))
+
+
+def test_local_global_step_says_computed_from_the_masks_and_puts_no_mark():
+    """No forward runs in that section: the cache and the score entries are counted from the
+    layers' masks and the cache formula. The step says so, quotes the entries the masks let
+    need (not what the layers compute: the eager path computes all t × s), and puts no ✓ on
+    a cap nothing measured."""
+    step = LESSONS["windows-depth"].steps[2]
+    fields = reading(step, _costs(window=8, n=64))
+    assert fields["local_tokens"] == 8 and "capped" not in fields
+    assert fields["scores_share"] == pytest.approx(100 * (sum(min(q + 1, 8) for q in range(64)) + 2080) / 4160)
+    said = _all_languages("windows-depth", 2, fields)
+    for lang, words in (("en", ("Computed from each layer's mask", "the masks need", "t × s")),
+                        ("zh", ("由每一层的掩码", "掩码需要的", "t × s"))):
+        assert "✓" not in said[lang] and "✗" not in said[lang]
+        assert all(w in said[lang] for w in words), said[lang]
+    assert "the layers compute" not in said["en"] and "计算的注意力分数条目" not in said["zh"]
 
 
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)

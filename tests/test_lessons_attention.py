@@ -230,6 +230,33 @@ def test_local_global_step_says_computed_from_the_masks_and_puts_no_mark():
     assert "the layers compute" not in said["en"] and "计算的注意力分数条目" not in said["zh"]
 
 
+def _stream(window_ratio: float, sinks_ratio: float) -> streaming.StreamingRun:
+    """A StreamingRun whose perplexities past the window are full × the given ratios."""
+    import numpy as np
+
+    n, window, s = 128, 32, 4
+    nll = {policy: np.full(n - 1, 1.0 + math.log(ratio))
+           for policy, ratio in (("full", 1.0), ("window", window_ratio), ("sinks", sinks_ratio))}
+    result = streaming.StreamingResult(model="m", n_tokens=n, window=window, sinks=s, nll=nll,
+                                       seconds={p: 1.0 for p in nll})
+    return streaming.StreamingRun(title="M", curves=(result,), own_window=None)
+
+
+def test_streaming_step_says_the_sinks_bring_it_back_only_when_they_do():
+    """C10's criterion passes when the sinks help at all; "bring it back" is the module's own
+    recovery criterion (sinks_recover: within DEGRADE_RATIO of the full cache)."""
+    step = LESSONS["sinks-streaming"].steps[2]
+    barely = reading(step, _stream(10.0, 9.9))          # closes ~1% of the gap
+    assert barely["verdict"] == "✓" and barely["recovers"] == "✗" and round(barely["closed"]) == 1
+    back = reading(step, _stream(10.0, 1.1))
+    assert back["verdict"] == "✓" and back["recovers"] == "✓"
+    for fields, mark in ((barely, "✗"), (back, "✓")):
+        said = _all_languages("sinks-streaming", 2, fields)
+        assert f"bring it back, to within {streaming.DEGRADE_RATIO:g}× of the full cache: {mark}" in said["en"]
+        assert f"{streaming.DEGRADE_RATIO:g} 倍以内" in said["zh"]
+        assert "bring it back: ✓" not in said["en"]
+
+
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)
 def test_sink_predict_step_reads_the_sink_verdict(smollm2):
     step = LESSONS["sinks-streaming"].steps[0]
@@ -272,5 +299,6 @@ def test_streaming_step_reads_eviction_hurts(smollm2):
     assert fields["window_ppl"] == numbers["perplexity"]["window"] > fields["full"]
     assert fields["sinks_ppl"] < fields["window_ppl"]
     assert fields["collapses"] == ("✓" if numbers["window_collapses"] else "✗")
+    assert fields["recovers"] == ("✓" if numbers["sinks_recover"] else "✗")
     _all_languages("sinks-streaming", 2, fields)
     assert reading(step, NO_PROBE) is None

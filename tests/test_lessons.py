@@ -236,3 +236,9 @@ def test_a_run_with_other_settings_than_the_steps_is_not_quoted(full_app, full_r
         assert f"{full_run.records[-1].context}" not in said
     _, again, _ = after("smollm2-135m-instruct", "en", *values, other, full_run, "en")
     assert again["fields"] == read["fields"]                             # the step's settings: read
+    # a guess after such a run: the panel says the step runs, not the last run's settings
+    guessing = {"lesson": "kv-cache", "step": 1, "guess": None, "fields": None,
+                "other": ["generate.max_new"]}
+    assert text("generate.max_new", "en") in panel.said_text(guessing, "en")
+    new_state, said, _ = panel.check_guess(guessing, 500, "en", registry)
+    assert new_state["other"] is None and said == text("lesson.running", "en")

@@ -264,7 +264,7 @@ def check_guess(state: Any, guess: Any, lang: Any, views: Views) -> tuple:
             or not bounds.low <= guess <= bounds.high:
         return gr.skip(), text("lesson.need_guess", lang, low=bounds.low, high=f"{bounds.high:g}"), \
             gr.skip()
-    state = {**state, "guess": float(guess), "fields": None, "lang": lang}
+    state = {**state, "guess": float(guess), "fields": None, "other": None, "lang": lang}
     plan = plan_of_step(LESSONS[state["lesson"]], state["step"])
     return state, said_text(state, lang), command_of(plan, views, run=True)
 

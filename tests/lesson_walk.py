@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from explorer.lessons import LESSONS
-from explorer.locales import text
+from explorer.locales import template, text
 
 STEP_TIMEOUT_S = 240      # a step's run: the model group may be behind another test's run
 LOAD_TIMEOUT_MS = 180_000
@@ -52,13 +52,18 @@ def _without_timer(said: str) -> str:
 
 
 def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEOUT_S) -> str:
-    """The panel's said text once it quotes a run: neither the waiting nor the running line,
-    no progress timer on it, and not the text it had before."""
-    pending = [_plain(text("lesson.waiting", lang)), _plain(text("lesson.running", lang))]
+    """The panel's said text once it quotes a run: neither a waiting nor the running line,
+    no progress timer on it, and not the text it had before. The line saying the run had other
+    settings than the step's fails the walk at once."""
+    pending = [_plain(template(key, lang).split("{")[0])
+               for key in ("lesson.waiting", "lesson.waiting_guess", "lesson.running")]
+    other = _plain(template("lesson.other_settings", lang).split("{")[0])
     before = _without_timer(before)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         said = _without_timer(_said(page))
+        if other in said:
+            raise AssertionError(f"the step's run had other settings than the step's: {said!r}")
         if said and said != before and not any(p in said for p in pending) \
                 and "processing" not in said and re.search(r"\d", said):
             return said

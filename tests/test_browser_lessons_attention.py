@@ -42,11 +42,12 @@ def test_gqa_mla_lesson(new_page, app_url, runtime, lang):
     per_token = 2 * config.n_layers * config.n_kv_heads * config.head_dim * 4
     # step 1: the page's groups summary and the panel quote the same cache bytes
     assert f"{per_token:,}" in walked[0].said and "✓" in walked[0].said
-    # step 2: the guess beside the measured ratio, and the why
+    # step 2: the guess beside the ratio computed from the run (MHA's formula over the
+    # measured bytes), and the why
     ratio = config.n_heads // config.n_kv_heads
     assert "**" not in walked[1].said     # markdown rendered
-    measured = {"en": f"measured {ratio} ×", "zh": f"测得 {ratio} ×"}[lang]
-    assert measured in walked[1].said, walked[1].said
+    computed = {"en": f"computed from your run: {ratio} ×", "zh": f"由你的运行计算得到 {ratio} ×"}[lang]
+    assert computed in walked[1].said, walked[1].said
     assert template("lesson.gqa.s2.why", lang)[:4] in walked[1].said
     # step 3: the calculator on the page shows the variants the panel quotes
     variants = page.locator("#gen-variants").inner_text()
@@ -61,8 +62,10 @@ def test_gqa_mla_lesson(new_page, app_url, runtime, lang):
 
 @LANGS
 def test_windows_depth_lesson(new_page, app_url, runtime, lang):
-    words = {"en": dict(reach="{} tokens", after="after {} layers", guess="You guessed 2 L", local="15 local"),
-             "zh": dict(reach="{} 个词元", after="经过 {} 层", guess="你猜的是 2 L", local="15 个局部层")}[lang]
+    words = {"en": dict(reach="{} tokens", after="after {} layers", guess="You guessed 2 L", local="15 local",
+                        counted="Computed from each layer's mask"),
+             "zh": dict(reach="{} 个词元", after="经过 {} 层", guess="你猜的是 2 L", local="15 个局部层",
+                        counted="由每一层的掩码")}[lang]
     page = _page(new_page, lang)
     # moved with the → key in Chinese, with the Next button in English
     walked = walk(page, app_url, "windows-depth", lang, guesses={2: 2}, keys=(lang == "zh"))
@@ -79,8 +82,10 @@ def test_windows_depth_lesson(new_page, app_url, runtime, lang):
     assert words["guess"] in walked[1].said and f"{fields['quotient']:.2f}" in walked[1].said
     # the page's rf summary table lists the probed distances, token 0's among them
     assert str(fields["distance"]) in page.locator("#rf-summary").inner_text()
-    # step 3: Gemma's layer kinds, from the page's local/global summary
-    assert words["local"] in walked[2].said and "512" in walked[2].said and "✓" in walked[2].said
+    # step 3: Gemma's layer kinds, from the page's local/global summary; counted from the
+    # masks, no forward: no mark on it
+    assert words["local"] in walked[2].said and "512" in walked[2].said
+    assert "✓" not in walked[2].said and words["counted"] in walked[2].said
     _shot(page, f"lesson-windows-depth-{lang}")
 
 

@@ -105,6 +105,10 @@ def test_gqa_steps_read_the_groups_through_c5(smollm2):
     assert predicted["answer"] == smollm2.config.n_heads / smollm2.config.n_kv_heads
     said = _all_languages("gqa-mla", 1, predicted, guess=2)
     assert f"{predicted['mha']:,}" in said["en"] and "1 × more" in said["en"]
+    # the formula's MHA bytes over the measured ones: a computed ratio, never "measured"
+    ratio = f"**{predicted['answer']:g} ×**"
+    assert f"computed from your run: {ratio}" in said["en"] and "measured" not in said["en"]
+    assert f"由你的运行计算得到 {ratio}" in said["zh"] and "运行测得" not in said["zh"]
     assert reading(lesson.steps[0], NO_PROBE) is None
     assert reading(lesson.steps[0], shapes.run(8, 2)) is None
     _all_languages("gqa-mla", 0, fields)
@@ -191,11 +195,66 @@ def test_local_global_step_reads_gemmas_layers(gemma, smollm2):
     fields = reading(step, result)
     kinds = costs.layer_kinds(gemma.config)
     assert (fields["n_local"], fields["n_global"]) == (kinds.count("local"), kinds.count("global"))
-    assert fields["window"] == gemma.config.sliding_window and fields["capped"] == "✓"
+    assert fields["window"] == gemma.config.sliding_window == fields["local_tokens"]
     assert fields["cache_share"] < 100
     _all_languages("windows-depth", 2, fields)
     # a model without local layers is not this step's run
     assert reading(step, costs.run_once(smollm2.model, smollm2.name, model_title(smollm2))) is None
+
+
+def _costs(window: int, n: int) -> costs.CostResult:
+    """Two layers, one local (window `window`) and one global, counted at n tokens as
+    costs.run counts them (4 bytes per token and layer, one head)."""
+    local = min(n, window)
+    scores_local = sum(min(q + 1, window) for q in range(n))
+    row = costs.CostRow(n=n, scores_local=scores_local, scores_global=n * (n + 1) // 2,
+                        scores_all=scores_local + n * (n + 1) // 2, scores_all_global=n * (n + 1),
+                        cache_local=4 * local, cache_global=4 * n, cache_all=4 * (local + n))
+    return costs.CostResult(model="m", title="M", kinds=("local", "global"), window=window, rows=(row,))
+
+
+def test_local_global_step_says_computed_from_the_masks_and_puts_no_mark():
+    """No forward runs in that section: the cache and the score entries are counted from the
+    layers' masks and the cache formula. The step says so, quotes the entries the masks let
+    need (not what the layers compute: the eager path computes all t × s), and puts no ✓ on
+    a cap nothing measured."""
+    step = LESSONS["windows-depth"].steps[2]
+    fields = reading(step, _costs(window=8, n=64))
+    assert fields["local_tokens"] == 8 and "capped" not in fields
+    assert fields["scores_share"] == pytest.approx(100 * (sum(min(q + 1, 8) for q in range(64)) + 2080) / 4160)
+    said = _all_languages("windows-depth", 2, fields)
+    for lang, words in (("en", ("Computed from each layer's mask", "the masks need", "t × s")),
+                        ("zh", ("由每一层的掩码", "掩码需要的", "t × s"))):
+        assert "✓" not in said[lang] and "✗" not in said[lang]
+        assert all(w in said[lang] for w in words), said[lang]
+    assert "the layers compute" not in said["en"] and "计算的注意力分数条目" not in said["zh"]
+
+
+def _stream(window_ratio: float, sinks_ratio: float) -> streaming.StreamingRun:
+    """A StreamingRun whose perplexities past the window are full × the given ratios."""
+    import numpy as np
+
+    n, window, s = 128, 32, 4
+    nll = {policy: np.full(n - 1, 1.0 + math.log(ratio))
+           for policy, ratio in (("full", 1.0), ("window", window_ratio), ("sinks", sinks_ratio))}
+    result = streaming.StreamingResult(model="m", n_tokens=n, window=window, sinks=s, nll=nll,
+                                       seconds={p: 1.0 for p in nll})
+    return streaming.StreamingRun(title="M", curves=(result,), own_window=None)
+
+
+def test_streaming_step_says_the_sinks_bring_it_back_only_when_they_do():
+    """C10's criterion passes when the sinks help at all; "bring it back" is the module's own
+    recovery criterion (sinks_recover: within DEGRADE_RATIO of the full cache)."""
+    step = LESSONS["sinks-streaming"].steps[2]
+    barely = reading(step, _stream(10.0, 9.9))          # closes ~1% of the gap
+    assert barely["verdict"] == "✓" and barely["recovers"] == "✗" and round(barely["closed"]) == 1
+    back = reading(step, _stream(10.0, 1.1))
+    assert back["verdict"] == "✓" and back["recovers"] == "✓"
+    for fields, mark in ((barely, "✗"), (back, "✓")):
+        said = _all_languages("sinks-streaming", 2, fields)
+        assert f"bring it back, to within {streaming.DEGRADE_RATIO:g}× of the full cache: {mark}" in said["en"]
+        assert f"{streaming.DEGRADE_RATIO:g} 倍以内" in said["zh"]
+        assert "bring it back: ✓" not in said["en"]
 
 
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)
@@ -240,5 +299,6 @@ def test_streaming_step_reads_eviction_hurts(smollm2):
     assert fields["window_ppl"] == numbers["perplexity"]["window"] > fields["full"]
     assert fields["sinks_ppl"] < fields["window_ppl"]
     assert fields["collapses"] == ("✓" if numbers["window_collapses"] else "✗")
+    assert fields["recovers"] == ("✓" if numbers["sinks_recover"] else "✗")
     _all_languages("sinks-streaming", 2, fields)
     assert reading(step, NO_PROBE) is None

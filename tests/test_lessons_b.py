@@ -116,6 +116,10 @@ def test_rope_frequencies_read_the_models_base_and_c13(loaded):
     _check_texts("rope", 0, fields)
     said = _said("rope", 0, fields, "en")
     assert f"{fields['answer']:,.0f} tokens" in said
+    # 2π/θ is a formula of the run's θ: the guess is compared with a computed value
+    for lang, words in (("en", "computed from your run"), ("zh", "由你的运行计算得到")):
+        guessed = _said("rope", 0, fields, lang, guess=1000)
+        assert words in guessed and ("measured" not in guessed and "测得" not in guessed), guessed
     # a run without the model's base is not read
     other = rope_tab.frequencies("en", "12345", d, 8192, bases)[-1]
     assert reading(_step("rope", 0), other) is None
@@ -153,8 +157,31 @@ def test_rope_sweep_reads_c13s_perplexity(runtime, loaded):
     assert fields["verdict"] == MARK[sweep.perplexity_rises(result)]
     assert fields["lowest"] == pytest.approx(min(sweep.perplexity_ratios(result).values()))
     assert fields["changed"].count("→") == 2
+    assert fields["context"] == loaded.config.max_position_embeddings > fields["tokens"]
     _check_texts("rope", 2, fields)
     assert reading(_step("rope", 2), None) is None
+
+
+def test_rope_sweep_step_says_what_a_run_inside_the_context_shows():
+    """The sweep reads 512 tokens, inside the model's context: the step says it tests another
+    base in a trained model, not long context (no "the base alone is not long context")."""
+    import torch
+
+    from explorer.rope import sweep
+
+    swept = sweep.Sweep(bases=(1e5, 1e6), trained=1e5, trained_pair=(1e5, 1e5), apply_to="full",
+                        nll={1e5: torch.full((511,), 3.0), 1e6: torch.full((511,), 3.5)},
+                        seconds={1e5: 1.0, 1e6: 1.0}, n_tokens=512, context=8192)
+    step = _step("rope", 2)
+    fields = reading(step, swept)
+    assert (fields["tokens"], fields["context"]) == (512, 8192)
+    en, zh = (_said("rope", 2, fields, lang) for lang in LANGUAGES)
+    assert "fills 512 of the model's 8,192 positions" in en and "not whether a larger base" in en
+    assert "The base alone is not long context" not in en
+    assert "8,192 个位置中的 512 个" in zh and "只改 base 并不等于长上下文" not in zh
+    # a sweep that does not say the model's context is not read
+    import dataclasses
+    assert reading(step, dataclasses.replace(swept, context=None)) is None
 
 
 # ----------------------------------------------------------------------------- MoE

@@ -8,8 +8,10 @@ section's stored result through the same criterion functions the claims board us
 `said` text quotes those fields, so no number of a lesson is written in advance.
 
 A step may ask for a prediction first (`Predict`): the visitor enters a number, the run goes,
-and the measured value (`fields[answer]`) is shown beside the guess, with how far off it was
-and why, in a text whose fields come from the same reading.
+and the run's value (`fields[answer]`) is shown beside the guess, with how far off it was and
+why, in a text whose fields come from the same reading. A value the run did not measure (a
+formula applied to the run's numbers, or a measured rate carried past where the run stopped) is
+called computed, never measured: `Predict.computed`, or the reading's own `computed` field.
 
 Nothing here imports Gradio: explorer/ui/lessons.py wires the panel, the buttons and the runs.
 """
@@ -30,14 +32,17 @@ Reading = Callable[[Any], Optional[dict]]
 @dataclass(frozen=True)
 class Predict:
     """Asked before the run: `question` (locale key, fields of the step's settings) in `unit`;
-    the run's `fields[answer]` is the measured value; `why` (locale key) explains it from the
-    reading's fields. Guesses outside [low, high] are refused with a clear message."""
+    the run's `fields[answer]` is the value the guess is compared with; `why` (locale key)
+    explains it from the reading's fields. Guesses outside [low, high] are refused with a clear
+    message. `computed`: the answer is a formula of the run's numbers, not a value the run
+    measured (a reading's `computed` field, when it has one, decides instead)."""
     question: str
     answer: str
     unit: str
     why: str
     low: float = 0.0
     high: float = 1e9
+    computed: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,13 @@ class Step:
     model: Optional[str] = None            # the model the step opens with (None: the visitor's)
     predict: Optional[Predict] = None
     run: bool = True                       # run the section (False: it draws on its own)
+    said_computed: Optional[str] = None    # locale key: `said` when the reading's answer is computed
+
+
+def is_computed(step: Step, fields: Mapping[str, Any]) -> bool:
+    """Whether the step's answer in `fields` was computed rather than measured by the run."""
+    default = step.predict.computed if step.predict is not None else False
+    return bool(fields.get("computed", default))
 
 
 @dataclass(frozen=True)
@@ -107,8 +119,9 @@ def compare(guess: float, measured: float) -> Comparison:
     return Comparison(guess, measured, measured - guess, ratio)
 
 
-def comparison_text(c: Comparison, unit: str, lang: str) -> str:
-    """"You guessed 40 KiB; your run measured 45 KiB: 5 KiB more (your guess was 0.89x)"."""
+def comparison_text(c: Comparison, unit: str, lang: str, computed: bool = False) -> str:
+    """"You guessed 40 KiB; your run measured 45 KiB: 5 KiB more (your guess was 0.89x)";
+    `computed`: "... computed from your run: 45 KiB ..." (a value the run did not measure)."""
     fmt = _number
     if c.ratio is None:
         closeness = ""
@@ -116,7 +129,8 @@ def comparison_text(c: Comparison, unit: str, lang: str) -> str:
         closeness = text("lesson.close", lang)
     else:
         closeness = text("lesson.ratio", lang, ratio=fmt(c.ratio))
-    key = "lesson.compare_more" if c.off > 0 else "lesson.compare_less" if c.off < 0 else "lesson.compare_same"
+    way = "more" if c.off > 0 else "less" if c.off < 0 else "same"
+    key = f"lesson.{'computed' if computed else 'compare'}_{way}"
     return text(key, lang, guess=fmt(c.guess), measured=fmt(c.measured), off=fmt(abs(c.off)),
                 unit=unit, closeness=closeness)
 

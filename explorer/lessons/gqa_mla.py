@@ -27,7 +27,8 @@ def mark(ok: bool) -> str:
 
 def read_groups(result: groups.GroupsResult) -> Optional[dict]:
     """The recorded heads and the engine's cache bytes, judged by C5's criterion; `answer`: how
-    many times smaller the cache is than with one KV head per query head (MHA)."""
+    many times smaller the cache is than with one KV head per query head (MHA): the formula's
+    MHA bytes over the measured ones, so computed, not measured (the predict step says so)."""
     if not isinstance(result, groups.GroupsResult):
         return None
     measured = result.measured_per_token
@@ -96,7 +97,7 @@ LESSON = Lesson(
         Step(view="attention.groups", look="lesson.gqa.s2.look", said="lesson.gqa.s2.said",
              read=read_groups, model=SMOLLM2,
              predict=Predict(question="lesson.gqa.s2.ask", answer="answer", unit="×",
-                             why="lesson.gqa.s2.why", low=0, high=1000)),
+                             why="lesson.gqa.s2.why", low=0, high=1000, computed=True)),
         Step(view="generate.calculator", look="lesson.gqa.s3.look", said="lesson.gqa.s3.said",
              read=read_calculator, settings={"tokens": CALC_TOKENS, "bytes": CALC_BYTES}),
         Step(view="arch.mla", look="lesson.gqa.s4.look", said="lesson.gqa.s4.said", read=read_mla),

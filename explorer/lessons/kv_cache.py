@@ -29,6 +29,8 @@ def read_growth(session: Session) -> Optional[dict]:
     verdict = c3_verdict(session)
     return {"tokens": last.context, "kib": sum(last.cache_bytes) / KIB,
             "per_token": round(_per_token(session)), "layers": config.n_layers,
+            # one layer's share of a token: K and V of every KV head (the formula's factors)
+            "per_layer": 2 * config.n_kv_heads * config.head_dim * session.element_bytes,
             "kv_heads": config.n_kv_heads, "head_dim": config.head_dim,
             "bytes": session.element_bytes, "steps": verdict.steps,
             "formula": "✓" if verdict.used_equal else "✗"}
@@ -36,15 +38,15 @@ def read_growth(session: Session) -> Optional[dict]:
 
 def read_at_200(session: Session) -> Optional[dict]:
     """The cache at t = 200 tokens: read at the step that held exactly 200 when the run passed
-    it; otherwise (the run ended earlier, or its prompt was longer) the measured bytes per token
-    times 200, which C3's check shows is exact at every step."""
+    it (measured); otherwise (the run ended earlier, or its prompt was longer) the measured
+    bytes per token times 200 (computed: the step's texts say so), a product C3's check shows
+    exact at every step the run did hold."""
     fields = read_growth(session)
     if fields is None:
         return None
     at = next((r for r in session.records if r.context == PREDICT_TOKENS), None)
-    measured = sum(at.cache_bytes) / KIB if at is not None else _per_token(session) * PREDICT_TOKENS / KIB
-    return {**fields, "answer": measured, "reached": "✓" if at is not None else "✗",
-            "t": PREDICT_TOKENS}
+    value = sum(at.cache_bytes) / KIB if at is not None else _per_token(session) * PREDICT_TOKENS / KIB
+    return {**fields, "answer": value, "computed": at is None, "t": PREDICT_TOKENS}
 
 
 def read_window(session: Session) -> Optional[dict]:
@@ -68,7 +70,7 @@ LESSON = Lesson(
              read=read_growth, settings={"max_new": 32, "policy": "full", "temperature": 0,
                                          "compare": False, "check": True}),
         Step(view="generate.run", look="lesson.kv.s2.look", said="lesson.kv.s2.said",
-             read=read_at_200,
+             said_computed="lesson.kv.s2.said_computed", read=read_at_200,
              settings={"max_new": PREDICT_TOKENS, "policy": "full", "temperature": 0,
                        "compare": False, "check": False,
                        "prompt": "Write a long, detailed story about a lighthouse keeper and a storm."},

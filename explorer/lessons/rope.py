@@ -5,7 +5,9 @@ criteria the claims board uses (explorer/rope/evidence.py): frequencies.larger_b
 slowing (C13, first half), toeplitz.toeplitz_holds, identity_holds, reproduces (C11) and
 absolute_position_remains (C12), sweep.perplexity_ratios, far_ratios and perplexity_rises (C13,
 second half). The predict step asks for the slowest pair's wavelength at the model's own base:
-2π / θ of the last pair, read from the run's θ table."""
+2π / θ of the last pair, computed from the run's θ table (a formula: the texts call it computed,
+not measured). The sweep reads a text inside the model's context, so its step says what that
+shows (another base in a trained model) and no more."""
 from __future__ import annotations
 
 from typing import Optional
@@ -65,8 +67,8 @@ def read_toeplitz(result: toeplitz.ToeplitzResult) -> Optional[dict]:
 
 def read_sweep(result: sweep.Sweep) -> Optional[dict]:
     """The model as trained against every changed base: perplexity over the whole text and the
-    ratio over its last quarter (C13's second half)."""
-    if not isinstance(result, sweep.Sweep):
+    ratio over its last quarter (C13's second half), and the model's context the text sits in."""
+    if not isinstance(result, sweep.Sweep) or result.context is None:
         return None
     ratios, far = sweep.perplexity_ratios(result), sweep.far_ratios(result)
     if not ratios:
@@ -74,7 +76,7 @@ def read_sweep(result: sweep.Sweep) -> Optional[dict]:
     changed = "; ".join(f"{frequencies.base_label(key)} → {result.perplexity(key):.2f} "
                         f"({ratios[key]:.2f}×, {far[key]:.2f}×)" for key in ratios)
     return {"tokens": result.n_tokens, "ppl0": result.perplexity(result.reference),
-            "changed": changed, "rise": 100 * sweep.PPL_RISE_MIN,
+            "changed": changed, "rise": 100 * sweep.PPL_RISE_MIN, "context": result.context,
             "lowest": min(ratios.values()), "verdict": MARK[sweep.perplexity_rises(result)]}
 
 
@@ -84,7 +86,7 @@ LESSON = Lesson(
         Step(view="rope.freq", look="lesson.rope.s1.look", said="lesson.rope.s1.said",
              read=read_frequencies, settings={"bases": FREQ_BASES, "context": FREQ_CONTEXT},
              predict=Predict(question="lesson.rope.s1.ask", answer="answer", unit=Term("lesson.rope.unit"),
-                             why="lesson.rope.s1.why", low=1, high=1e12)),
+                             why="lesson.rope.s1.why", low=1, high=1e12, computed=True)),
         Step(view="rope.qk", look="lesson.rope.s2.look", said="lesson.rope.s2.said",
              read=read_toeplitz, settings={"text": default_text(), **QK}),
         Step(view="rope.base", look="lesson.rope.s3.look", said="lesson.rope.s3.said",

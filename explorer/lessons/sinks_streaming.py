@@ -61,7 +61,9 @@ def read_map(result: maps.MapResult) -> Optional[dict]:
 
 def read_stream(result: streaming.StreamingRun) -> Optional[dict]:
     """Perplexity past the window under each policy, judged by streaming_verdict and
-    eviction_hurts (C10's StreamingLLM criterion)."""
+    eviction_hurts (C10's StreamingLLM criterion: evicting hurts, the sinks help), and whether
+    the sinks bring it back: streaming_verdict's sinks_recover, within DEGRADE_RATIO of the full
+    cache, the same bound that counts the window alone as degraded."""
     if not isinstance(result, streaming.StreamingRun):
         return None
     numbers = result.numbers
@@ -73,6 +75,7 @@ def read_stream(result: streaming.StreamingRun) -> Optional[dict]:
             "window_ratio": numbers["window_ratio"], "sinks_ratio": numbers["sinks_ratio"],
             "collapse": streaming.COLLAPSE_RATIO, "collapses": mark(numbers["window_collapses"]),
             "closed": 100 * closed if closed == closed else 0.0,
+            "degrade": streaming.DEGRADE_RATIO, "recovers": mark(numbers["sinks_recover"]),
             "verdict": mark(streaming.eviction_hurts(numbers))}
 
 

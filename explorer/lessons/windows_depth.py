@@ -3,7 +3,8 @@
 Every number the steps quote is read from the visitor's own runs: the receptive-field probe
 (explorer/attention/receptive_field.py) judged by c8_holds, C8's criterion on the claims board,
 and the rule's first reached layer against the measured one; and the local / global layers of
-Gemma 3 (explorer/attention/costs.py), whose local layers' cache stops at the window."""
+Gemma 3 (explorer/attention/costs.py): counted from the layers' own masks and the engine's cache
+formula, no forward, so that step quotes them as computed and puts no mark on them."""
 from __future__ import annotations
 
 import math
@@ -77,23 +78,23 @@ def read_first_token(result: rf.ProbeRun) -> Optional[dict]:
 
 
 def read_local_global(result: costs.CostResult) -> Optional[dict]:
-    """Local and global layers of a model with sliding windows; `capped`: every local layer's
-    cache stays at the window's bytes from n = window on while a global layer's grows with n."""
+    """Local and global layers of a model with sliding windows, as the section counts them: the
+    cache by the engine's formula with each layer's mask capacity, the score entries each
+    layer's mask needs (the eager path computes all t x s and masks them). No forward runs, so
+    no cache is read back and nothing here gets a mark: the local layer's tokens are its bytes
+    over one token's bytes in one layer."""
     if not isinstance(result, costs.CostResult) or not result.n_local:
         return None
-    rows = result.rows
-    past = [r for r in rows if r.n >= result.window]
-    last = rows[-1]
-    per_token = rows[0].cache_global / rows[0].n
-    capped = bool(past) and len({r.cache_local for r in past}) == 1 and \
-        all(r.cache_global == per_token * r.n for r in rows)
+    last = result.rows[-1]
+    per_token = result.rows[0].cache_global / result.rows[0].n     # one token, one layer
     full = last.cache_global * len(result.kinds)
     return {"title": result.title, "n_local": result.n_local, "n_global": result.n_global,
             "layers": len(result.kinds), "window": result.window, "n": last.n,
+            "local_tokens": round(last.cache_local / per_token),
             "local_mib": last.cache_local / MIB, "global_mib": last.cache_global / MIB,
             "cache_mib": last.cache_all / MIB, "full_mib": full / MIB,
             "cache_share": 100 * last.cache_all / full,
-            "scores_share": 100 * last.scores_all / last.scores_all_global, "capped": mark(capped)}
+            "scores_share": 100 * last.scores_all / last.scores_all_global}
 
 
 LESSON = Lesson(

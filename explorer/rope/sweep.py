@@ -141,6 +141,7 @@ class Sweep:
     model_title: str = ""
     planned: tuple[float, ...] = ()      # every key asked for; more than `bases` when time ran out
     time_limit_s: Optional[float] = None
+    context: Optional[int] = None        # the model's context (config.max_position_embeddings)
 
     @property
     def timed_out(self) -> bool:
@@ -208,7 +209,7 @@ def steps(model, tokenizer, text_in: str, bases: Sequence[float], apply_to: str 
         seconds[key] = time.perf_counter() - start
     yield Sweep(bases=tuple(nll), trained=trained, trained_pair=trained_base_pair(config), apply_to=apply_to,
                 nll=nll, seconds=seconds, n_tokens=len(ids), model_title=model_title, planned=keys,
-                time_limit_s=time_limit_s)
+                time_limit_s=time_limit_s, context=config.max_position_embeddings)
 
 
 def run(model, tokenizer, text_in: str, bases: Sequence[float], apply_to: str = "full",

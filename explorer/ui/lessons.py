@@ -6,7 +6,9 @@ the server (the same outputs a link's values take), then the page opens the sect
 its run button (window.explorerApply below), so the step runs exactly as the visitor's own
 press would, under the same limits and queues. When that section's run ends, its stored result
 is read for the step's numbers (`observe`, chained after every view's run event): the panel
-quotes the visitor's own run, whoever started it. A predict step runs only once a guess is in.
+quotes the visitor's own run, whoever started it, when that run had the step's model and
+settings (`differing`); a run with others is named as such and not quoted. A predict step runs
+only once a guess is in.
 
 On page load, the address's query string (`?view=...` or `?lesson=...&step=...`) is read by
 `restore` through views.read_link: every value checked, the rest defaulted with a note.
@@ -22,9 +24,10 @@ from typing import Any, Optional
 import gradio as gr
 
 from explorer.i18n import Translator
-from explorer.lessons import LESSONS, Lesson, Step, compare, comparison_text, reading, steps_of
-from explorer.locales import normalize_language, text
-from explorer.ui.views import MAX_QUERY_CHARS, Plan, View, Views, events_of, read_link
+from explorer.lessons import (LESSONS, Lesson, Step, compare, comparison_text, is_computed, reading,
+                              steps_of)
+from explorer.locales import Term, normalize_language, text
+from explorer.ui.views import MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, read_link
 
 PANEL_ID = "lesson-panel"
 
@@ -144,21 +147,29 @@ def step_texts(state: Optional[dict], lang: str) -> tuple[str, str, bool, str]:
 
 
 def said_text(state: Optional[dict], lang: str) -> str:
-    """What the step's run showed (its stored fields), with the guess compared; the waiting
-    line before a run."""
+    """What the step's run showed (its stored fields), with the guess compared; before a run,
+    the waiting line naming the button to press (the section's own, or the panel's for a
+    prediction), or the line saying the last run had other settings than the step's."""
     if not state:
         return ""
     lesson = LESSONS[state["lesson"]]
     step = lesson.steps[state["step"]]
     fields = state.get("fields")
     if fields is None:
-        return text("lesson.waiting", lang) if state.get("guess") is None or step.predict is None \
-            else text("lesson.running", lang)
-    lines = [text(step.said, lang, **fields)]
+        if state.get("other"):
+            names = text("lesson.names_sep", lang).join(text(key, lang) for key in state["other"])
+            return text("lesson.other_settings", lang, names=names)
+        if step.predict is not None:
+            return text("lesson.waiting_guess", lang, button=Term("lesson.check")) \
+                if state.get("guess") is None else text("lesson.running", lang)
+        return text("lesson.waiting", lang, button=Term(state.get("run") or "lesson.run_button"))
+    computed = is_computed(step, fields)
+    said = step.said_computed if computed and step.said_computed else step.said
+    lines = [text(said, lang, **fields)]
     if step.predict is not None and state.get("guess") is not None:
         measured = float(fields[step.predict.answer])
         lines.append(comparison_text(compare(float(state["guess"]), measured),
-                                     unit_text(step.predict.unit, lang), lang))
+                                     unit_text(step.predict.unit, lang), lang, computed))
         lines.append(text(step.predict.why, lang, **fields))
     if state["step"] == len(lesson.steps) - 1:
         lines.append(text("lesson.done", lang))
@@ -208,10 +219,30 @@ def go(lesson_key: Any, index: Any, lang: Any, current_model: Any, views: Views)
     if lesson is None or not isinstance(index, int) or not 0 <= index < len(lesson.steps):
         return [*panel_values(None, lang), *control_updates(Plan(), views, current_model),
                 command_of(Plan(), views)]
-    state = {"lesson": lesson.key, "step": index, "guess": None, "fields": None}
     plan = plan_of_step(lesson, index)
+    state = {"lesson": lesson.key, "step": index, "guess": None, "fields": None,
+             "run": run_label(views.get(plan.view))}
     return [*panel_values(state, lang), *control_updates(plan, views, current_model),
             command_of(plan, views, address=step_link(lesson.key, index))]
+
+
+def run_label(view: Optional[View]) -> Optional[str]:
+    """The locale key of the label on the view's run button (what the panel tells to press)."""
+    return label_key(getattr(getattr(view, "run", None), "value", None))
+
+
+def differing(step: Step, view: View, model: Any, values: list) -> list[str]:
+    """The locale keys of the labels of what a run of `view` had other than `step` sets: its
+    model (when the step names one) and every control the step gives a value. `values` are the
+    view's control values after the run, in the view's order (what its link is made of)."""
+    other = []
+    if step.model is not None and model != step.model:
+        other.append("shell.model")
+    by_name = dict(zip((c.name for c in view.controls), values))
+    for c in view.controls:
+        if c.name in step.settings and not c.same(by_name.get(c.name), step.settings[c.name]):
+            other.append(label_key(getattr(c.component, "label", None)) or "lesson.setting")
+    return other
 
 
 def moved(state: Any, delta: int, lang: Any, current_model: Any, views: Views) -> list:
@@ -233,24 +264,29 @@ def check_guess(state: Any, guess: Any, lang: Any, views: Views) -> tuple:
             or not bounds.low <= guess <= bounds.high:
         return gr.skip(), text("lesson.need_guess", lang, low=bounds.low, high=f"{bounds.high:g}"), \
             gr.skip()
-    state = {**state, "guess": float(guess), "fields": None, "lang": lang}
+    state = {**state, "guess": float(guess), "fields": None, "other": None, "lang": lang}
     plan = plan_of_step(LESSONS[state["lesson"]], state["step"])
     return state, said_text(state, lang), command_of(plan, views, run=True)
 
 
-def observe(view_key: str, state: Any, result: Any, lang: Any) -> tuple:
+def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[list] = None) -> tuple:
     """(state, said) after a run of view `view_key`: the step's numbers read from the result
-    the run left, when the visitor's lesson is at a step of that view."""
+    the run left, when the visitor's lesson is at a step of that view; when the run had
+    `other` settings than the step's (their label keys, `differing`), none of its numbers, and
+    the line that says so."""
     if not isinstance(state, dict) or state.get("lesson") not in LESSONS:
         return gr.skip(), gr.skip()
     step: Step = LESSONS[state["lesson"]].steps[state["step"]]
     if step.view != view_key:
         return gr.skip(), gr.skip()
+    lang = normalize_language(lang)
+    if other:
+        state = {**state, "fields": None, "other": list(other), "lang": lang}
+        return state, said_text(state, lang)
     fields = reading(step, result)
     if fields is None:
         return gr.skip(), gr.skip()
-    lang = normalize_language(lang)
-    state = {**state, "fields": fields, "lang": lang}
+    state = {**state, "fields": fields, "other": None, "lang": lang}
     return state, said_text(state, lang)
 
 
@@ -353,7 +389,14 @@ def _after_run(view: View):
 
     def after_run(*args):
         link = view.make_link(*args[:n])
-        state, said = observe(view.key, *args[n:])
+        state, result, lang = args[n:]
+        other = None
+        if isinstance(state, dict) and state.get("lesson") in LESSONS:
+            step = LESSONS[state["lesson"]].steps[state["step"]]
+            if step.view == view.key:
+                # link_inputs: [model, lang, *the view's controls]
+                other = differing(step, view, args[0], list(args[2:n]))
+        state, said = observe(view.key, state, result, lang, other)
         return link, state, said
     return after_run
 

@@ -18,6 +18,7 @@ section, and the link the exports name).
 """
 from __future__ import annotations
 
+import json
 import math
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import gradio as gr
+
+from explorer.locales import has
 
 # A link longer than this, or with more parameters, is not read at all (a note says so): the
 # longest text control a view links (a prompt) fits, and nothing a page sends is larger.
@@ -86,6 +89,20 @@ class Control:
         if self.check is not None and config is not None and not self.check(value, config):
             raise ValueError("not valid for this model")
         return value
+
+    def same(self, value: Any, wanted: Any) -> bool:
+        """Whether the control's value `value` is `wanted`: numbers as numbers (a slider sends
+        32.0 for 32), texts up to their whitespace (a text box may change line ends)."""
+        if self.kind in ("int", "float"):
+            try:
+                return float(value) == float(wanted)
+            except (TypeError, ValueError):
+                return False
+        if self.kind == "bool":
+            return bool(value) == bool(wanted)
+        if self.kind == "text":
+            return isinstance(value, str) and value.split() == str(wanted).split()
+        return str(value) == str(wanted)
 
     def write(self, value: Any) -> Optional[str]:
         """The link's text for `value`; None when the value is not one a link can carry."""
@@ -281,6 +298,21 @@ def link_of(view: View, model: Any, values: Sequence[Any], lang: Optional[str] =
     if lang in ("en", "zh"):
         params.append(("lang", lang))
     return "?" + urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
+
+
+I18N_PREFIX = "__i18n__"
+
+
+def label_key(label: Any) -> Optional[str]:
+    """The locale key of a component's label or caption: Gradio keeps a `t(key)` label as the
+    I18nData marker, and a button's caption as the marker's JSON text (None for any other)."""
+    key = getattr(label, "key", None)
+    if key is None and isinstance(label, str) and label.startswith(I18N_PREFIX):
+        try:
+            key = json.loads(label[len(I18N_PREFIX):]).get("key")
+        except (ValueError, AttributeError):
+            key = None
+    return key if isinstance(key, str) and has(key) else None
 
 
 def _shown(value: str, limit: int = 40) -> str:

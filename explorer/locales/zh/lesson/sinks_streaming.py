@@ -9,5 +9,5 @@ STRINGS = {
     "lesson.sinks.s2.look": "第 {layer} 层在**汇点掩码**下的注意力图：每个查询只能看到最后 {window} 个词元和最开头的 {sinks} 个（汇点），中间的都看不到。右侧的掩码显示可见的键；看注意力图的第一列。",
     "lesson.sinks.s2.said": "在窗口之后的 {rows} 行中，词元 0 只作为汇点可见，第 {layer} 层的注意力头把 **{first:.1f}%** 的注意力放在它上面，而在它们能看到的 {window} + {sinks} 个键上均匀分配只有 {uniform:.1f}%。被逐出的键得到的恰好是 0（被遮住位置的最大概率为 {masked_max:g}）：{verdict}。",
     "lesson.sinks.s3.look": "在一段长文本的前 {tokens} 个词元上运行 StreamingLLM：完整缓存、只有 **{window} 的窗口**（开头的词元被逐出），以及 {sinks} 个**汇点加窗口**。图中画出沿文本的困惑度；虚线标出窗口的位置。",
-    "lesson.sinks.s3.said": "在词元 {past} 之后，完整缓存的困惑度为 **{full:.1f}**。只有窗口时为 **{window_ppl:.1f}**，差了 {window_ratio:.1f} 倍（至少 {collapse:g} 倍算作崩溃：{collapses}）。保留 {sinks} 个汇点时为 **{sinks_ppl:.1f}**，是完整缓存的 {sinks_ratio:.2f} 倍，弥补了 {closed:.0f}% 的差距。逐出开头的词元有害，而汇点把它挽回：{verdict}。",
+    "lesson.sinks.s3.said": "在词元 {past} 之后，完整缓存的困惑度为 **{full:.1f}**。只有窗口时为 **{window_ppl:.1f}**，差了 {window_ratio:.1f} 倍（至少 {collapse:g} 倍算作崩溃：{collapses}）。保留 {sinks} 个汇点时为 **{sinks_ppl:.1f}**，是完整缓存的 {sinks_ratio:.2f} 倍，弥补了 {closed:.0f}% 的差距。逐出开头的词元有害，而汇点有帮助：{verdict}。汇点把困惑度拉回到完整缓存的 {degrade:g} 倍以内：{recovers}。",
 }

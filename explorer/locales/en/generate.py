@@ -311,11 +311,15 @@ STRINGS: dict[str, str] = {
         'reads every weight once for the whole batch plus each sequence\'s own cache (a '
         'sliding-window layer reads $\\min(t, w)$ tokens), and does $2$ FLOPs per weight per '
         'token plus $4 \\cdot H \\cdot d_{head}$ per key per layer for attention. Intensity = '
-        'FLOPs / bytes, counted from the loaded model\'s tensors in their real dtype. **Measure '
-        'this machine** measures the roof (memory bandwidth: a matrix-vector product over a '
-        'matrix far larger than the caches; FLOP rate: a large square matmul; best of a few '
-        'repeats, kept until the server restarts) and then times the engine\'s batched decode '
-        'step at $B$ = 1, 2, 4, 8, 16 (B runs prefilled with $t$ tokens of the shipped text). '
+        'FLOPs / bytes, counted from the tensors the step reads: the matrices as the decode '
+        'precision\'s copies hold them (gguf codes with their scales, int8 blocks, bf16, or '
+        'the model\'s own fp32), the KV cache in its stored elements. **Measure this machine** '
+        'measures the roof (memory bandwidth: a matrix-vector product over a matrix far larger '
+        'than the caches; FLOP rate: the peak of the product the decode steps run, in their '
+        'weight format; best of a few repeats, kept until the server restarts) and then times '
+        'the steps the shared decode loop runs at $B$ = 1, 2, 4, 8, 16: a run alone on the fused '
+        'step, several together in one batched step (B runs prefilled with $t$ tokens of the '
+        'shipped text). '
         'The dotted line is the model: where its intensity puts it under the measured roof; '
         'the diamonds are the engine, measured.'),
     'generate.roof.context': 'Context t (tokens per sequence)',
@@ -343,7 +347,7 @@ STRINGS: dict[str, str] = {
         'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB and does {gflop:.3f} GFLOP, '
         'counted from the tensors the step reads: its matrices in **{weights}** ({bpw:.3f} bytes '
         'a weight: {matrix_mb:,.1f} MB), the KV cache in {bytes}-byte elements. The step at B = 1 '
-        'is the {path} step; from B = 2 on, the {batched} step.'),
+        'is {path}; from B = 2 on, {batched}.'),
     'generate.roof.sum.memory_bound': (
         'Its intensity (counted), {intensity:.2f} FLOP/byte, is {ratio:.1f}× below the measured '
         'ridge ({ridge:.2f}): by the count, a single sequence is **memory-bound**.'),
@@ -353,7 +357,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.share': (
         'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, {share:.0f}% of the measured '
         'bandwidth (C2 asks ≥ {least:.0%}), its FLOPs at {flop_share:.1f}% of the measured '
-        'matmul rate: of the two roofs, the memory read accounts for far more of the step.'),
+        'peak of its product: of the two roofs, the memory read accounts for far more of the step.'),
     'generate.roof.sum.share_low': (
         'The engine\'s step took {ms:.1f} ms: {gbs:.1f} GB/s, only {share:.0f}% of the measured '
         'bandwidth (C2 asks ≥ {least:.0%}): on this run something other than reading its bytes '
@@ -362,9 +366,9 @@ STRINGS: dict[str, str] = {
         'The step at B = {b} ran at {share:.0f}% of the measured roof, which no step can '
         'really pass: the roof was measured while the machine was busier than during the steps. '
         'Tick "Measure the device again" and measure once more.'),
-    'generate.roof.path.fused': 'fused (one C++ call per token)',
-    'generate.roof.path.fused_batch': 'fused batch (one C++ call for every run)',
-    'generate.roof.path.batched': 'batched (one forward for every run)',
+    'generate.roof.path.fused': 'the fused step (one C++ call per token)',
+    'generate.roof.path.fused_batch': 'the fused batched step (one C++ call for every run)',
+    'generate.roof.path.batched': 'the batched step (one forward of the engine for every run)',
     'generate.roof.sum.model_knee': (
         'By the model\'s count the intensity reaches the ridge ({ridge:.2f} FLOP/byte) at '
         'B ≈ {b:.1f}: the predicted knee.'),

@@ -276,9 +276,11 @@ STRINGS: dict[str, str] = {
         '**解码屋顶线（C2），在本机实测。** $B$ 个序列的一个解码步对整个批次只读一次全部权重，'
         '再加上每个序列自己的缓存（滑动窗口层只读 $\\min(t, w)$ 个 token）；计算量为每个 token '
         '每个权重 $2$ FLOPs，外加注意力每层每个键 $4 \\cdot H \\cdot d_{head}$。强度 = FLOPs / 字节，'
-        '按已加载模型的张量及其真实数据类型计数。**测量本机** 先测屋顶（内存带宽：对远大于缓存的矩阵做'
-        '矩阵-向量乘；FLOP 速率：一个大的方阵乘法；取几次中最好的一次，保留到服务器重启），'
-        '再在 $B$ = 1、2、4、8、16 时为引擎的批量解码步计时（B 个运行各用内置文本的 $t$ 个 token 预填充）。'
+        '按解码步骤实际读取的张量计数：矩阵按解码精度的副本计（gguf 编码及其缩放系数、int8 块、bf16，'
+        '或模型自己的 fp32），KV 缓存按其存储的元素计。**测量本机** 先测屋顶（内存带宽：对远大于缓存的矩阵做'
+        '矩阵-向量乘；FLOP 速率：解码步骤所用乘积在其权重格式下的峰值；取几次中最好的一次，保留到服务器重启），'
+        '再在 $B$ = 1、2、4、8、16 时为共享解码循环实际运行的步骤计时：单个运行走融合步骤，多个运行一起走一次批量步骤'
+        '（B 个运行各用内置文本的 $t$ 个 token 预填充）。'
         '虚线是模型：其强度在实测屋顶下所处的位置；菱形是引擎的实测值。'),
     'generate.roof.context': '上下文长度 t（每个序列的 token 数）',
     'generate.roof.refresh': '重新测量设备（否则使用本服务器先前测得的屋顶）',
@@ -302,7 +304,7 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.step': (
         '在 B = {b}、t = {t} 时，一个解码步读取 {mb:,.1f} MB，计算 {gflop:.3f} GFLOP，'
         '按该步实际读取的张量计数：矩阵为 **{weights}**（每个权重 {bpw:.3f} 字节，共 {matrix_mb:,.1f} MB），'
-        'KV 缓存每个元素 {bytes} 字节。B = 1 时运行的是{path}步骤；从 B = 2 起是{batched}步骤。'),
+        'KV 缓存每个元素 {bytes} 字节。B = 1 时运行的是{path}；从 B = 2 起是{batched}。'),
     'generate.roof.sum.memory_bound': (
         '其强度（计数）{intensity:.2f} FLOP/字节，比实测脊点（{ridge:.2f}）低 {ratio:.1f} 倍：'
         '按计数，单个序列**受内存带宽限制**。'),
@@ -311,7 +313,7 @@ STRINGS: dict[str, str] = {
         '在本设备上即使单个序列也受计算限制。'),
     'generate.roof.sum.share': (
         '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，为实测带宽的 {share:.0f}%'
-        '（C2 要求 ≥ {least:.0%}），其 FLOP 速率为实测矩阵乘法速率的 {flop_share:.1f}%：'
+        '（C2 要求 ≥ {least:.0%}），其 FLOP 速率为其乘积实测峰值的 {flop_share:.1f}%：'
         '两个屋顶中，内存读取解释的那部分耗时要大得多。'),
     'generate.roof.sum.share_low': (
         '引擎的这一步用时 {ms:.1f} 毫秒：{gbs:.1f} GB/s，只有实测带宽的 {share:.0f}%'
@@ -320,9 +322,9 @@ STRINGS: dict[str, str] = {
     'generate.roof.sum.over_roof': (
         'B = {b} 的这一步达到实测屋顶的 {share:.0f}%：测屋顶时机器比计时解码步时更忙。'
         '请勾选“重新测量设备”，再测一次。'),
-    'generate.roof.path.fused': '融合（每个词元一次 C++ 调用）',
-    'generate.roof.path.fused_batch': '融合批量（所有运行共用一次 C++ 调用）',
-    'generate.roof.path.batched': '批量（所有运行共用一次前向）',
+    'generate.roof.path.fused': '融合步骤（每个 token 一次 C++ 调用）',
+    'generate.roof.path.fused_batch': '融合批量步骤（所有运行共用一次 C++ 调用）',
+    'generate.roof.path.batched': '批量步骤（所有运行共用引擎的一次前向计算）',
     'generate.roof.sum.model_knee': (
         '按模型计数，强度在 B ≈ {b:.1f} 时达到脊点（{ridge:.2f} FLOP/字节）：这是预测的拐点。'),
     'generate.roof.sum.model_no_knee': (

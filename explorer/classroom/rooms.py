@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from explorer.classroom.histogram import HIST_BINS, Histogram, histogram  # noqa: F401 (re-exported)
 from explorer.inputs import InputError
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -43,7 +44,6 @@ MAX_ROOMS = 100
 MAX_MEMBERS = 60
 ROOMS_PER_ADDRESS_HOUR = 6
 EXPIRE_S = 4 * 3600.0
-HIST_BINS = 12
 MAX_ADDRESSES = 10_000   # client addresses remembered for the per-hour limit
 
 
@@ -63,6 +63,7 @@ class Step:
     answers: dict[str, tuple[float, float]] = field(default_factory=dict)
     revealed: bool = False
     measured: Optional[float] = None
+    histogram: Optional[Histogram] = None   # built once, at the reveal (answers are closed then)
 
 
 @dataclass
@@ -76,33 +77,6 @@ class Room:
     moves: int = 0                   # bumped when the link changes: followers apply it
     revision: int = 0                # bumped on any change a page shows (answers, reveal)
     steps: dict[str, Step] = field(default_factory=dict)   # predict steps, by link
-
-
-@dataclass(frozen=True)
-class Histogram:
-    edges: tuple[float, ...]         # len(counts) + 1 bin edges
-    counts: tuple[int, ...]
-    measured: Optional[float]
-    n: int
-
-
-def histogram(values: list[float], measured: Optional[float], bins: int = HIST_BINS) -> Histogram:
-    """Counts of `values` in up to `bins` equal bins spanning the answers and the measured
-    value; whole-number answers get whole-number bins when they fit."""
-    span = values + ([measured] if measured is not None else [])
-    if not span:
-        return Histogram((0.0, 1.0), (0,), measured, 0)
-    low, high = min(span), max(span)
-    if all(float(v).is_integer() for v in span) and high - low < bins:
-        low, high, width = low - 0.5, high + 0.5, 1.0
-    else:
-        width = (high - low) / bins
-    n_bins = max(1, int(round((high - low) / width)))
-    counts = [0] * n_bins
-    for v in values:
-        counts[min(n_bins - 1, max(0, int((v - low) // width)))] += 1
-    edges = tuple(low + i * width for i in range(n_bins + 1))
-    return Histogram(edges, tuple(counts), measured, len(values))
 
 
 def clean_nickname(value: Any) -> str:
@@ -237,10 +211,12 @@ class Rooms:
                 raise InputError("classroom.err.no_question")
             if measured is not None and not (isinstance(measured, (int, float)) and math.isfinite(measured)):
                 measured = None
-            step.revealed, step.measured = True, measured
+            # build first, then mark: a histogram that raises leaves the step as it was
+            drawn = histogram([a for a, _ in step.answers.values()], measured)
+            step.revealed, step.measured, step.histogram = True, measured, drawn
             room.touched = now
             room.revision += 1
-            return histogram([a for a, _ in step.answers.values()], measured)
+            return drawn
 
     def teacher_view(self, code: Any, secret: Any) -> dict:
         with self._lock:
@@ -251,7 +227,7 @@ class Rooms:
                     "answered": len(step.answers) if step else 0,
                     "revealed": bool(step and step.revealed), "histogram": None}
             if step and step.revealed:
-                view["histogram"] = histogram([a for a, _ in step.answers.values()], step.measured)
+                view["histogram"] = step.histogram
             return view
 
     def csv_text(self, code: Any, secret: Any) -> str:
@@ -330,7 +306,7 @@ class Rooms:
                     "mine": mine[0] if mine else None, "revealed": bool(step and step.revealed),
                     "histogram": None}
             if step and step.revealed:
-                view["histogram"] = histogram([a for a, _ in step.answers.values()], step.measured)
+                view["histogram"] = step.histogram
             return view
 
     def revision(self, code: Any) -> Optional[int]:

@@ -236,6 +236,7 @@ def _gone(lang: str, error: InputError) -> list:
 # poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending]
 
 
+@visitor_errors
 def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """The timer's tick: nothing (all skipped) while the room's revision is the one shown; else
     the bar's values and, for a following student, the teacher's move to apply."""
@@ -256,6 +257,7 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending]
 
 
+@visitor_errors
 def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """[column, status, explore, back, reveal, plot] in a new language: the bar as the room
     stands now (the class's state and the page's place in it unchanged)."""
@@ -278,6 +280,7 @@ def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
             _qr_html(student, lang), gr.update(visible=True)]
 
 
+@visitor_errors
 def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
     """Start a class: [state, stored, timer, message, page, *teacher_values]."""
     lang = normalize_language(lang)
@@ -287,6 +290,7 @@ def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
             _page(room=code), *teacher_values(code, secret, request, lang)]
 
 
+@visitor_errors
 def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
     its address has another (the room link contract), and rejoins the same member from storage
@@ -303,6 +307,7 @@ def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) 
             _page(room=code, reload=True)]
 
 
+@visitor_errors
 def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
     """The page's address: ?room=CODE (a student, or a teacher whose key this browser keeps)
     or ?room=CODE&key=SECRET (a teacher's link).
@@ -337,6 +342,7 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
                 _page(open="classroom"), *unchanged]
 
 
+@visitor_errors
 def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """Stop following: [follow, status, explore, back]."""
     state = _role(state, "student")
@@ -347,6 +353,7 @@ def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
             gr.update(visible=False), gr.update(visible=True)]
 
 
+@visitor_errors
 def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """Follow again, and apply the class's current link now: [follow, state, status, explore,
     back, pending]."""
@@ -372,6 +379,7 @@ def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any
     return gr.skip()
 
 
+@visitor_errors
 def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -> str:
     """A student's guess at the lesson step `link` goes to the class; the bar's line says so."""
     lang = normalize_language(lang)
@@ -385,6 +393,7 @@ def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -
     return text("classroom.answer_in", lang, value=f"{float(guess):g}", answered=n)
 
 
+@visitor_errors
 def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """[status, plot, reveal]: the class's answers beside the value the teacher's run measured."""
     lang = normalize_language(lang)
@@ -403,6 +412,7 @@ def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> li
             gr.update(visible=False)]
 
 
+@visitor_errors
 def download(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
     state = _role(state, "teacher")
     if state is None:
@@ -430,23 +440,23 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     bar.revision.change(poll, [bar.state, bar.follow, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
                         queue=False, api_name="class_poll", **api)
     lang.change(relabel, [bar.state, bar.follow, lang], bar_outputs, queue=False, api_visibility="private")
-    tab.start.click(visitor_errors(start), [lang],
+    tab.start.click(start, [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
                     api_name="class_start", **api).then(**page_js)
-    tab.join.click(visitor_errors(join), [tab.code, tab.nickname, bar.state, lang],
+    tab.join.click(join, [tab.code, tab.nickname, bar.state, lang],
                    [bar.state, bar.stored, bar.timer, tab.message, bar.page],
                    queue=False, api_name="class_join", **api).then(**page_js)
     demo.load(on_load, [bar.stored, lang],
               [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
               api_visibility="private").then(**page_js)
-    bar.explore.click(visitor_errors(explore), [bar.state, lang],
+    bar.explore.click(explore, [bar.state, lang],
                       [bar.follow, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
-    bar.back.click(visitor_errors(back_to_class), [bar.state, lang],
+    bar.back.click(back_to_class, [bar.state, lang],
                    [bar.follow, bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
                    api_visibility="private")
-    bar.reveal.click(visitor_errors(reveal), [bar.state, panel.state, lang],
+    bar.reveal.click(reveal, [bar.state, panel.state, lang],
                      [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
-    tab.csv.click(visitor_errors(download), [bar.state, lang], [tab.csv_file],
+    tab.csv.click(download, [bar.state, lang], [tab.csv_file],
                   api_name="class_csv", **api)
 
     def move(state, link, lesson_state, lang_value):
@@ -466,9 +476,10 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
                        [bar.state, lang, *view.link_inputs], [tab.message], api_visibility="private")
     check = lesson_events.get("check")
     if check is not None:
-        check.then(visitor_errors(answer), [bar.state, panel.link, panel.guess, lang], [bar.status],
+        check.then(answer, [bar.state, panel.link, panel.guess, lang], [bar.status],
                    queue=False, api_name="class_answer", **api)
 
+    @visitor_errors
     def apply_move(raw, lang_value, current):
         try:
             link = json.loads(raw)["link"] if raw else None

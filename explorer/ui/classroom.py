@@ -26,25 +26,21 @@ on waiting events when forty students press at once; the store's own limits boun
 from __future__ import annotations
 
 import json
-import re
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import gradio as gr
-import segno
 
 from explorer.classroom import answers
 from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, clean_nickname
 from explorer.inputs import InputError
-from explorer.lessons import LESSONS, steps_of
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.ui.gradio_patches import request_address
-from explorer.ui.lessons import APPLY_JS, panel_outputs, restore, step_link
-from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, read_link
+from explorer.ui.class_teacher import (_copied, _page, _role, class_link, download,  # noqa: F401
+                                       publish, reveal, start, teacher_values)
+from explorer.ui.lessons import APPLY_JS, panel_outputs, restore
+from explorer.ui.views import MAX_QUERY_CHARS, Views
 
 TITLE = "classroom.title"
 POLL_S = 1.0
@@ -136,56 +132,6 @@ def build(ctx: Any) -> None:
                                       teacher_box, csv, csv_file, message)
 
 
-# ----------------------------------------------------------------------------- checks
-
-
-def class_link(query: Any, views: Views, runtime: Any) -> tuple[str, Optional[tuple[float, float]]]:
-    """(link, bounds of its prediction) the class may follow: a lesson step or a view, read by
-    views.read_link with no refused value, written back in its canonical form."""
-    if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS + 200 or "?" not in query:
-        raise InputError("classroom.err.link")
-    query = query[query.index("?"):]
-    plan = read_link(query, views, runtime.names(), runtime.default_name,
-                     lambda name: runtime.get(name).config, steps_of())
-    if plan.notes:
-        raise InputError("classroom.err.link")
-    if plan.lesson:
-        predict = LESSONS[plan.lesson].steps[plan.step].predict
-        return step_link(plan.lesson, plan.step), (predict.low, predict.high) if predict else None
-    view = views.get(plan.view) if plan.view else None
-    if view is None:
-        raise InputError("classroom.err.link")
-    return link_of(view, plan.model, [plan.values.get(c.name, c.default) for c in view.controls]), None
-
-
-def _origin(request: Any) -> str:
-    """The page's origin as the browser reached it (for the links and the QR code)."""
-    headers = getattr(request, "headers", None) or {}
-    host = str(headers.get("x-forwarded-host") or headers.get("host") or "localhost")
-    if not re.fullmatch(r"[A-Za-z0-9.:\[\]-]{1,255}", host):
-        host = "localhost"
-    proto = str(headers.get("x-forwarded-proto") or "")
-    return f"{'https' if proto == 'https' else 'http'}://{host}/"
-
-
-def _address(request: Any) -> str:
-    return request_address(request) or ""
-
-
-def _qr_html(url: str, lang: str) -> str:
-    svg = segno.make(url, error="m").svg_inline(scale=6, border=2, dark="#000", light="#fff")
-    alt = text("classroom.qr_alt", lang, student=url).replace('"', "&quot;")
-    return f'<div role="img" aria-label="{alt}" class="class-qr">{svg}</div>'
-
-
-def _page(**command: Any) -> str:
-    return json.dumps({**command, "n": time.monotonic_ns()})
-
-
-def _role(state: Any, role: str) -> Optional[dict]:
-    return state if isinstance(state, dict) and state.get("role") == role else None
-
-
 # ----------------------------------------------------------------------------- the bar's text
 
 
@@ -271,25 +217,6 @@ def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     return bar_values({**state, "following": follow is not False}, view, lang)
 
 
-def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
-    """[info, teacher link, teacher box, qr, csv] of the teacher's Class tab."""
-    origin = _origin(request)
-    student, teacher = f"{origin}?room={code}", f"{origin}?room={code}&key={secret}"
-    return [text("classroom.started", lang, code=code, student=student),
-            text("classroom.teacher_link", lang, teacher=teacher), gr.update(visible=True),
-            _qr_html(student, lang), gr.update(visible=True)]
-
-
-@visitor_errors
-def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
-    """Start a class: [state, stored, timer, message, page, *teacher_values]."""
-    lang = normalize_language(lang)
-    code, secret = rooms.create(_address(request))
-    state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
-    return [state, {"code": code, "secret": secret}, gr.update(active=True), "",
-            _page(room=code), *teacher_values(code, secret, request, lang)]
-
-
 @visitor_errors
 def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
@@ -367,18 +294,6 @@ def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
             _page(link=view["link"]) if view["link"] else gr.skip()]
 
 
-def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,
-            rooms: Rooms = ROOMS) -> Any:
-    """A teacher's page moved to `link` (a lesson step, or a section's copied link): the class
-    follows it."""
-    state = _role(state, "teacher")
-    if state is None or not link:
-        return gr.skip()
-    query, bounds = class_link(link, views, runtime)
-    rooms.follow(state["code"], state["secret"], query, bounds)
-    return gr.skip()
-
-
 @visitor_errors
 def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -> str:
     """A student's guess at the lesson step `link` goes to the class; the bar's line says so."""
@@ -391,38 +306,6 @@ def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -
     query = link[link.index("?"):].split("&room=")[0]
     n = rooms.answer(state["code"], state["token"], query, guess)
     return text("classroom.answer_in", lang, value=f"{float(guess):g}", answered=n)
-
-
-@visitor_errors
-def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[status, plot, reveal]: the class's answers beside the value the teacher's run measured."""
-    lang = normalize_language(lang)
-    state = _role(state, "teacher")
-    if state is None:
-        return [gr.skip()] * 3
-    measured = None
-    if isinstance(lesson_state, dict) and lesson_state.get("lesson") in LESSONS:
-        step = LESSONS[lesson_state["lesson"]].steps[lesson_state["step"]]
-        fields = lesson_state.get("fields")
-        if step.predict is not None and isinstance(fields, dict):
-            measured = float(fields[step.predict.answer])
-    hist = rooms.reveal(state["code"], state["secret"], measured)
-    note = "" if measured is not None else text("classroom.measured_none", lang)
-    return [note or gr.skip(), gr.update(visible=True, value=answers.figure(hist, lang)),
-            gr.update(visible=False)]
-
-
-@visitor_errors
-def download(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
-    state = _role(state, "teacher")
-    if state is None:
-        return gr.skip()
-    body = rooms.csv_text(state["code"], state["secret"])
-    folder = Path(tempfile.gettempdir()) / "explorer-class"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"class-{state['code']}-answers.csv"
-    path.write_text(body, encoding="utf-8")
-    return gr.update(value=str(path), visible=True)
 
 
 # ----------------------------------------------------------------------------- wiring
@@ -496,15 +379,6 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     # reaches the page without waiting behind the cheap group's queue
     bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs, queue=False,
                        api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
-
-
-def _copied(view: Any, views: Views, runtime: Any):
-    """A teacher's "Copy link" of `view`: the class follows the link of the section's settings."""
-    def copied(state, lang_value, *values):
-        if _role(state, "teacher") is None:
-            return gr.skip()
-        return publish(state, view.make_link(*values), None, views, runtime)
-    return copied
 
 
 # The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.

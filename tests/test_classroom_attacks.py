@@ -3,6 +3,8 @@ a live class, run against the room store (explorer/classroom/rooms.py) or the cl
 (explorer/ui/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
 from __future__ import annotations
 
+import itertools
+
 import json
 import math
 import sys
@@ -11,6 +13,14 @@ import pytest
 
 from explorer.classroom.rooms import Rooms, histogram
 from explorer.inputs import InputError
+
+_SESSIONS = itertools.count()
+
+
+def fresh():
+    """A new session id, as Gradio gives each page."""
+    return f"session-{next(_SESSIONS)}"
+
 
 STEP = "?lesson=kv-cache&step=2"
 TINY = 5e-324                      # the smallest subnormal float
@@ -77,7 +87,7 @@ def test_one_odd_answer_and_a_reveal_leave_the_class_working(values):
     rooms, _ = store()
     code, secret = rooms.create("a")
     rooms.follow(code, secret, STEP, (0, 1000))
-    tokens = [rooms.join(code)[1] for i in range(len(values))]
+    tokens = [rooms.join(code, session=fresh())[1] for i in range(len(values))]
     for token, value in zip(tokens, values):
         rooms.answer(code, token, STEP, value)
     hist = rooms.reveal(code, secret, None)
@@ -94,7 +104,7 @@ def test_a_reveal_that_fails_leaves_the_step_as_it_was(monkeypatch):
     rooms, _ = store()
     code, secret = rooms.create("a")
     rooms.follow(code, secret, STEP, (0, 1000))
-    _, token = rooms.join(code)
+    _, token = rooms.join(code, session=fresh())
     rooms.answer(code, token, STEP, 5)
     monkeypatch.setattr(module, "histogram", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
@@ -141,3 +151,117 @@ def test_on_load_answers_an_unexpected_error_in_words():
     request = SimpleNamespace(query_params={"room": "ABCDEF"}, headers={}, client=None, session_hash="s")
     with pytest.raises(gr.Error):
         classroom.on_load(None, "en", request, rooms=Broken())
+
+
+# ----------------------------------------------------------------------------- 2. one student
+
+
+def request(session="page-1", host="10.9.8.7", query=None):
+    from types import SimpleNamespace
+    return SimpleNamespace(query_params=query or {}, headers={"host": "class.example"},
+                           client=SimpleNamespace(host=host), session_hash=session)
+
+
+def test_a_code_typed_with_a_dash_joins_the_same_member_again():
+    """The attack: the typed code was compared with the page's room before normalisation, so
+    `abc-def` made a new member at every press (before: 5 members from one page)."""
+    from explorer.ui import classroom
+
+    rooms, _ = store()
+    code, secret = rooms.create("a")
+    state = None
+    for _ in range(5):
+        typed = code[:3].lower() + "-" + code[3:]
+        state = classroom.join(typed, "Ada", state, "en", request(), rooms=rooms)[0]
+    assert rooms.teacher_view(code, secret)["members"] == 1
+
+
+def test_joining_needs_a_session_and_a_session_is_one_member():
+    rooms, clock = store()
+    code, secret = rooms.create("a")
+    for missing in (None, "", 5, "x" * 1000):
+        refusal("classroom.err.no_session", rooms.join, code, session=missing)
+    first = rooms.join(code, session="page", address="10.0.0.1")
+    assert rooms.join(code, "Ada", session="page", address="10.0.0.1") == first   # the same member
+    for _ in range(8):
+        rooms.join(code, session="page", address="10.0.0.1")
+    refusal("classroom.err.join_rate", rooms.join, code, session="page", address="10.0.0.1")
+    clock.now += 61
+    assert rooms.join(code, session="page", address="10.0.0.1") == first
+    assert rooms.teacher_view(code, secret)["members"] == 1
+
+
+def test_a_class_survives_a_student_who_joins_1000_times():
+    """One address, 1,000 joins, each from a new session (a script): the address adds a bounded
+    number of members, the room holds a bounded number, and once those members are not seen
+    (no page polls for them) the class's own students join again and the teacher's view
+    answers. Before: the first 60 filled the room until it expired, 4 hours later."""
+    rooms, clock = store()
+    code, secret = rooms.create("teacher")
+    made = refused = 0
+    for i in range(1000):
+        try:
+            rooms.join(code, session=f"bot-{i}", address="203.0.113.9")
+            made += 1
+        except InputError as error:
+            assert error.key in ("classroom.err.room_full", "classroom.err.address_joins"), error.key
+            refused += 1
+    assert made <= 60 and refused >= 940
+    refusal("classroom.err.room_full", rooms.join, code, session="real-student", address="198.51.100.1")
+    clock.now += 121                          # the script's members are not seen for 2 minutes
+    for i in range(60):
+        rooms.join(code, f"student {i}", session=f"real-{i}", address="198.51.100.1")
+    view = rooms.teacher_view(code, secret)
+    assert view["members"] == 60 and len(view["roster"]) <= 4 * 60
+    # the same script again, once the address's window has passed: still bounded
+    clock.now += 601
+    for i in range(1000):
+        try:
+            rooms.join(code, session=f"bot2-{i}", address="203.0.113.9")
+        except InputError:
+            pass
+    with rooms._lock:
+        assert len(rooms._rooms[code].members) <= 4 * 60
+
+
+def test_the_teacher_removes_a_member_and_locks_the_class():
+    rooms, _ = store()
+    code, secret = rooms.create("a")
+    rooms.follow(code, secret, STEP, (0, 100))
+    _, ada = rooms.join(code, "Ada", session="ada")
+    _, bot = rooms.join(code, "bot", session="bot")
+    rooms.answer(code, bot, STEP, 99)
+    bot_id = next(mid for mid, nick, _ in rooms.teacher_view(code, secret)["roster"] if nick == "bot")
+    refusal("classroom.err.secret", rooms.remove, code, "wrong", bot_id)
+    assert rooms.remove(code, secret, bot_id) == "bot"
+    refusal("classroom.err.no_member", rooms.remove, code, secret, bot_id)
+    refusal("classroom.err.not_member", rooms.student_view, code, bot)
+    view = rooms.teacher_view(code, secret)
+    assert view["members"] == 1 and view["answered"] == 0
+    assert rooms.lock(code, secret, True) is True
+    refusal("classroom.err.locked", rooms.join, code, session="late")
+    assert rooms.join(code, None, ada, session="ada-reload") == (code, ada)   # a member's reload
+    assert rooms.lock(code, secret, False) is False
+    rooms.join(code, session="late")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_teachers_remove_and_lock_controls(lang):
+    from explorer.locales import text
+    from explorer.ui import classroom
+
+    rooms, _ = store()
+    out = classroom.start(lang, request("teacher-page"), rooms=rooms)
+    state = out[0]
+    members, remove, lock = out[-3:]
+    assert members["visible"] and remove["visible"] and lock["visible"]
+    _, token = rooms.join(state["code"], "[x](http://evil.example)", session="bot")
+    choices = classroom.poll(state, True, lang, rooms=rooms)[-1]["choices"]
+    (label, member_id), = choices
+    said, after = classroom.remove_member(state, member_id, lang, rooms=rooms)
+    assert "](" not in said and "http:" not in said     # a nickname is no link in the message
+    assert after["choices"] == []
+    assert classroom.lock_class(state, True, lang, rooms=rooms) == text("classroom.locked_now", lang)
+    import gradio as gr
+    with pytest.raises(gr.Error):
+        classroom.join(state["code"], "", None, lang, request("late-page"), rooms=rooms)

@@ -21,7 +21,7 @@ from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.ui.gradio_patches import request_address
 from explorer.ui.lessons import step_link
-from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, read_link
+from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, plain, read_link
 
 # ----------------------------------------------------------------------------- checks
 
@@ -59,6 +59,12 @@ def _address(request: Any) -> str:
     return request_address(request) or ""
 
 
+def _session(request: Any) -> Optional[str]:
+    """Gradio's session of the page (None for a request that came without one)."""
+    session = getattr(request, "session_hash", None)
+    return session if isinstance(session, str) and session else None
+
+
 def _qr_html(url: str, lang: str) -> str:
     svg = segno.make(url, error="m").svg_inline(scale=6, border=2, dark="#000", light="#fff")
     alt = text("classroom.qr_alt", lang, student=url).replace('"', "&quot;")
@@ -76,13 +82,28 @@ def _role(state: Any, role: str) -> Optional[dict]:
 # ----------------------------------------------------------------------------- handlers
 
 
-def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
-    """[info, teacher link, teacher box, qr, csv] of the teacher's Class tab."""
+def teacher_values(code: str, secret: str, request: Any, lang: str, rooms: Rooms = ROOMS) -> list:
+    """[info, teacher link, teacher box, qr, csv, members, remove, lock] of the teacher's Class
+    tab."""
     origin = _origin(request)
     student, teacher = f"{origin}?room={code}", f"{origin}?room={code}&key={secret}"
+    view = rooms.teacher_view(code, secret)
     return [text("classroom.started", lang, code=code, student=student),
             text("classroom.teacher_link", lang, teacher=teacher), gr.update(visible=True),
-            _qr_html(student, lang), gr.update(visible=True)]
+            _qr_html(student, lang), gr.update(visible=True),
+            gr.update(visible=True, choices=roster_choices(view, lang), value=None),
+            gr.update(visible=True), gr.update(visible=True, value=view["locked"])]
+
+
+def _member_name(member_id: str, nickname: str, lang: str) -> str:
+    return nickname or text("classroom.member_anon", lang, id=member_id)
+
+
+def roster_choices(view: dict, lang: str) -> list[tuple[str, str]]:
+    """(label, member id) of each member in the teacher's view, first joined first."""
+    return [(text("classroom.member_label", lang, name=_member_name(member_id, nickname, lang),
+                  status=text("classroom.member_active" if here else "classroom.member_away", lang)),
+             member_id) for member_id, nickname, here in view["roster"]]
 
 
 @visitor_errors
@@ -90,9 +111,36 @@ def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
     """Start a class: [state, stored, timer, message, page, *teacher_values]."""
     lang = normalize_language(lang)
     code, secret = rooms.create(_address(request))
-    state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
+    state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
+             "watch": rooms.watch_token(code, secret)}
     return [state, {"code": code, "secret": secret}, gr.update(active=True), "",
-            _page(room=code), *teacher_values(code, secret, request, lang)]
+            _page(room=code), *teacher_values(code, secret, request, lang, rooms)]
+
+
+@visitor_errors
+def remove_member(state: Any, member_id: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """The teacher removes the member chosen in the roster: [message, members]."""
+    lang = normalize_language(lang)
+    state = _role(state, "teacher")
+    if state is None:
+        return [gr.skip()] * 2
+    if not isinstance(member_id, str) or len(member_id) > 32:
+        raise InputError("classroom.err.no_member")
+    nickname = rooms.remove(state["code"], state["secret"], member_id)
+    view = rooms.teacher_view(state["code"], state["secret"])
+    return [text("classroom.removed", lang, name=plain(_member_name(member_id, nickname, lang))),
+            gr.update(choices=roster_choices(view, lang), value=None)]
+
+
+@visitor_errors
+def lock_class(state: Any, locked: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
+    """The teacher locks the class (no new members) or opens it again: the message."""
+    lang = normalize_language(lang)
+    state = _role(state, "teacher")
+    if state is None:
+        return gr.skip()
+    now = rooms.lock(state["code"], state["secret"], locked is True)
+    return text("classroom.locked_now" if now else "classroom.unlocked_now", lang)
 
 
 def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,

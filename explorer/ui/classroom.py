@@ -37,10 +37,11 @@ from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, cle
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.ui.class_teacher import (_copied, _page, _role, class_link, download,  # noqa: F401
-                                       publish, reveal, start, teacher_values)
+from explorer.ui.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
+                                       class_link, download, lock_class, publish, remove_member,
+                                       reveal, roster_choices, start, teacher_values)
 from explorer.ui.lessons import APPLY_JS, panel_outputs, restore
-from explorer.ui.views import MAX_QUERY_CHARS, Views
+from explorer.ui.views import MAX_QUERY_CHARS, Views, plain
 
 TITLE = "classroom.title"
 POLL_S = 1.0
@@ -55,7 +56,7 @@ class Bar:
     back: gr.Button
     reveal: gr.Button
     plot: gr.Plot
-    state: gr.State          # {"role", "code", "token" | "secret", "revision", "moves"}
+    state: gr.State          # {"role", "code", "token" | "secret" and "watch", "revision", "moves"}
     stored: gr.BrowserState  # {"code", "token"} or {"code", "secret"}: a reload's way back
     timer: gr.Timer
     pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
@@ -78,9 +79,13 @@ class Tab:
     csv: gr.Button
     csv_file: gr.File
     message: gr.Markdown
+    members: gr.Dropdown     # the teacher's roster: a member to remove (by its id)
+    remove: gr.Button
+    lock: gr.Checkbox        # no new members
 
     def teacher_outputs(self) -> list:
-        return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv]
+        return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv, self.members,
+                self.remove, self.lock]
 
 
 def build_bar(t: Any) -> Bar:
@@ -127,9 +132,15 @@ def build(ctx: Any) -> None:
                 teacher_link = gr.Markdown(elem_id="class-teacher-link")
             csv = gr.Button(t("classroom.csv"), size="sm", visible=False, elem_id="class-csv")
             csv_file = gr.File(visible=False, interactive=False, elem_id="class-csv-file")
+            # any value reaches the store, which knows the room's members (a stale choice is
+            # answered in words): Gradio's own choice check would read the page's first list
+            members = gr.Dropdown([], value=None, label=t("classroom.members"), allow_custom_value=True,
+                                  info=t("classroom.members_info"), visible=False, elem_id="class-members")
+            remove = gr.Button(t("classroom.remove"), size="sm", visible=False, elem_id="class-remove")
+            lock = gr.Checkbox(False, label=t("classroom.lock"), visible=False, elem_id="class-lock")
     message = gr.Markdown(elem_id="class-message")
     ctx.demo.explorer_class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
-                                      teacher_box, csv, csv_file, message)
+                                      teacher_box, csv, csv_file, message, members, remove, lock)
 
 
 # ----------------------------------------------------------------------------- the bar's text
@@ -144,7 +155,8 @@ def bar_text(view: dict, state: dict, lang: str) -> str:
                     lang, code=code)
     parts = [line]
     if view["question"]:
-        parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
+        if state["role"] == "teacher":   # answers wake the teacher's page only: a student's
+            parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
         if view.get("mine") is not None:
             parts.append(text("classroom.bar.mine", lang, mine=f"{view['mine']:g}"))
         if view["revealed"]:
@@ -177,9 +189,14 @@ def _gone(lang: str, error: InputError) -> list:
             gr.update(active=False)]
 
 
+def _roster(state: dict, view: dict, lang: str) -> Any:
+    """The teacher's member list as the room stands (a student's page: unchanged)."""
+    return gr.update(choices=roster_choices(view, lang)) if state["role"] == "teacher" else gr.skip()
+
+
 # ----------------------------------------------------------------------------- handlers
 
-# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending]
+# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members]
 
 
 @visitor_errors
@@ -188,48 +205,53 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     the bar's values and, for a following student, the teacher's move to apply."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip()]
-    if rooms.revision(state.get("code")) == state.get("revision"):
-        return [gr.skip()] * 9
+        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip(), gr.skip()]
+    # the teacher's page reads answers and joins too (its watch token), a member's page not
+    if rooms.revision(state.get("code"), state.get("watch") or state.get("token")) == state.get("revision"):
+        return [gr.skip()] * 10
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return _gone(lang, error) + [gr.skip()]
+        return _gone(lang, error) + [gr.skip(), gr.skip()]
     pending = gr.skip()
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
         pending = _page(link=view["link"])
     state = {**state, "revision": view["revision"], "moves": view["moves"]}
-    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending]
+    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
+            _roster(state, view, lang)]
 
 
 @visitor_errors
 def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[column, status, explore, back, reveal, plot] in a new language: the bar as the room
-    stands now (the class's state and the page's place in it unchanged)."""
+    """[column, status, explore, back, reveal, plot, members] in a new language: the bar as the
+    room stands now (the class's state and the page's place in it unchanged)."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * 6
+        return [gr.skip()] * 7
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return _gone(lang, error)[1:7]
-    return bar_values({**state, "following": follow is not False}, view, lang)
+        return _gone(lang, error)[1:7] + [gr.skip()]
+    return bar_values({**state, "following": follow is not False}, view, lang) + [_roster(state, view, lang)]
 
 
 @visitor_errors
-def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+def join(code: Any, nickname: Any, state: Any, lang: Any, request: gr.Request = None,
+         rooms: Rooms = ROOMS) -> list:
     """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
     its address has another (the room link contract), and rejoins the same member from storage
-    (on_load). A page already in the class (its state) joins again as the same member."""
+    (on_load). A page already in the class (its state, or its session) joins again as the same
+    member; the store refuses a request without a session and bounds joins (rooms.py)."""
     lang = normalize_language(lang)
+    code = clean_code(code)            # as the store reads it: "abc-def" is the room ABCDEF
     mine = _role(state, "student") or {}
-    token = mine.get("token") if isinstance(code, str) and mine.get("code") == code.strip().upper() else None
-    code, token = rooms.join(code, nickname, token)
+    token = mine.get("token") if mine.get("code") == code else None
+    code, token = rooms.join(code, nickname, token, session=_session(request), address=_address(request))
     state = {"role": "student", "code": code, "token": token, "revision": None, "moves": None}
     nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
     said = text("classroom.joined", lang, code=code,
-                nick=text("classroom.joined_nick", lang, nick=nick) if nick else "")
+                nick=text("classroom.joined_nick", lang, nick=plain(nick)) if nick else "")
     return [state, {"code": code, "token": token}, gr.update(active=True), said,
             _page(room=code, reload=True)]
 
@@ -242,7 +264,7 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
     lang = normalize_language(lang)
     query = dict(request.query_params) if request is not None else {}
     room, key = query.get("room"), query.get("key")
-    unchanged = [gr.skip()] * 5
+    unchanged = [gr.skip()] * 8
     if not room:
         return [gr.skip()] * 6 + unchanged
     mine = stored if isinstance(stored, dict) and stored.get("code") == room else {}
@@ -251,16 +273,19 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
         if key or mine.get("secret"):
             secret = key or mine.get("secret")
             rooms.check_teacher(code, secret)
-            state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
+            state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
+                     "watch": rooms.watch_token(code, secret)}
             return [state, {"code": code, "secret": secret}, gr.update(active=True), gr.skip(), "",
-                    _page(room=code, address=True), *teacher_values(code, secret, request, lang)]
+                    _page(room=code, address=True),
+                    *teacher_values(code, secret, request, lang, rooms)]
         if mine.get("token"):
-            code, token = rooms.join(code, None, mine.get("token"))
+            code, token = rooms.join(code, None, mine.get("token"), session=_session(request),
+                                     address=_address(request))
             state = {"role": "student", "code": code, "token": token, "revision": None,
                      "moves": None}
             return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
                     _page(room=code), *unchanged]
-        if rooms.revision(code) is None:
+        if rooms.revision(code, address=_address(request)) is None:
             raise InputError("classroom.err.gone")
         return [gr.skip(), gr.skip(), gr.skip(), code, text("classroom.link_join", lang, code=code),
                 _page(room=code, open="classroom"), *unchanged]
@@ -320,9 +345,11 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
     bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
     bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
-    bar.revision.change(poll, [bar.state, bar.follow, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
+    bar.revision.change(poll, [bar.state, bar.follow, lang],
+                        [bar.state, *bar_outputs, bar.timer, bar.pending, tab.members],
                         queue=False, api_name="class_poll", **api)
-    lang.change(relabel, [bar.state, bar.follow, lang], bar_outputs, queue=False, api_visibility="private")
+    lang.change(relabel, [bar.state, bar.follow, lang], [*bar_outputs, tab.members], queue=False,
+                api_visibility="private")
     tab.start.click(start, [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
                     api_name="class_start", **api).then(**page_js)
@@ -339,6 +366,9 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
                    api_visibility="private")
     bar.reveal.click(reveal, [bar.state, panel.state, lang],
                      [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
+    tab.remove.click(remove_member, [bar.state, tab.members, lang], [tab.message, tab.members],
+                     api_name="class_remove", **api)
+    tab.lock.input(lock_class, [bar.state, tab.lock, lang], [tab.message], api_name="class_lock", **api)
     tab.csv.click(download, [bar.state, lang], [tab.csv_file],
                   api_name="class_csv", **api)
 

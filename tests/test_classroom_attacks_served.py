@@ -18,6 +18,20 @@ def class_url(serve):
         yield served.url
 
 
+@pytest.fixture(autouse=True)
+def fresh_limits():
+    """The server's limits are per address and every test comes from 127.0.0.1: forget the
+    classes started and the codes missed before and after each attack, so that no test meets
+    another's limit."""
+    def clear():
+        with ROOMS._lock:
+            ROOMS._misses._times.clear()
+            ROOMS._created._times.clear()
+    clear()
+    yield
+    clear()
+
+
 def start(url):
     from gradio_client import Client
     teacher = Client(url, verbose=False)
@@ -58,3 +72,39 @@ def test_a_served_class_survives_a_student_who_joins_1000_times(class_url):
     out = Client(class_url, verbose=False).predict(code, "Ada", "en", api_name="/class_join")
     assert any(isinstance(o, str) and code in o for o in out)
     assert members(code) == 2
+
+
+def test_class_codes_cannot_be_guessed_through_the_revision_route(class_url):
+    """The attack: GET /class/revision?room=<a guess> answered 200 or 404 for any code, 868
+    guesses a second. Now an address gets 20 misses a minute, then 429 for every token-less
+    request; a page holding a member token of its room is served all the same."""
+    import itertools
+    import secrets
+
+    import httpx
+
+    from explorer.classroom.rooms import ALPHABET
+    teacher, code = start(class_url)
+    from gradio_client import Client
+    student = Client(class_url, verbose=False)
+    student.predict(code, "Ada", "en", api_name="/class_join")
+    with ROOMS._lock:
+        token = next(iter(ROOMS._rooms[code].members))
+    statuses: dict[int, int] = {}
+    started = time.monotonic()
+    with httpx.Client(timeout=10) as http:
+        for _ in itertools.takewhile(lambda _: time.monotonic() - started < LOOP_S, range(300)):
+            guess = "".join(secrets.choice(ALPHABET) for _ in range(6))
+            status = http.get(f"{class_url}class/revision?room={guess}").status_code
+            statuses[status] = statuses.get(status, 0) + 1
+        assert statuses.get(404, 0) <= 20 and statuses.get(429, 0) >= 280, statuses
+        # the real room, token-less, from the throttled address: refused too (no oracle)
+        assert http.get(f"{class_url}class/revision?room={code}").status_code == 429
+        # ... but a page with its member token is served, and long-polls as before
+        served = http.get(f"{class_url}class/revision?room={code}&member={token}")
+        assert served.status_code == 200 and served.text.isdigit()
+        # a token that is not the room's is no member: 404 (a removed member's page learns it)
+        assert http.get(f"{class_url}class/revision?room={code}&member={'x' * 22}").status_code == 404
+    from gradio_client.exceptions import AppError
+    with pytest.raises(AppError, match="do not exist"):        # joins by code share the limit
+        Client(class_url, verbose=False).predict("ZZZZZZ", "", "en", api_name="/class_join")

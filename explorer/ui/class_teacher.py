@@ -114,7 +114,7 @@ def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
     state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
              "watch": rooms.watch_token(code, secret)}
     return [state, {"code": code, "secret": secret}, gr.update(active=True), "",
-            _page(room=code), *teacher_values(code, secret, request, lang, rooms)]
+            _page(room=code, member=state["watch"]), *teacher_values(code, secret, request, lang, rooms)]
 
 
 @visitor_errors

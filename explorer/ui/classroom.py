@@ -253,7 +253,7 @@ def join(code: Any, nickname: Any, state: Any, lang: Any, request: gr.Request = 
     said = text("classroom.joined", lang, code=code,
                 nick=text("classroom.joined_nick", lang, nick=plain(nick)) if nick else "")
     return [state, {"code": code, "token": token}, gr.update(active=True), said,
-            _page(room=code, reload=True)]
+            _page(room=code, reload=True, member=token)]
 
 
 @visitor_errors
@@ -276,7 +276,7 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
             state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
                      "watch": rooms.watch_token(code, secret)}
             return [state, {"code": code, "secret": secret}, gr.update(active=True), gr.skip(), "",
-                    _page(room=code, address=True),
+                    _page(room=code, address=True, member=state["watch"]),
                     *teacher_values(code, secret, request, lang, rooms)]
         if mine.get("token"):
             code, token = rooms.join(code, None, mine.get("token"), session=_session(request),
@@ -284,7 +284,7 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
             state = {"role": "student", "code": code, "token": token, "revision": None,
                      "moves": None}
             return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
-                    _page(room=code), *unchanged]
+                    _page(room=code, member=token), *unchanged]
         if rooms.revision(code, address=_address(request)) is None:
             raise InputError("classroom.err.gone")
         return [gr.skip(), gr.skip(), gr.skip(), code, text("classroom.link_join", lang, code=code),

@@ -265,3 +265,40 @@ def test_the_teachers_remove_and_lock_controls(lang):
     import gradio as gr
     with pytest.raises(gr.Error):
         classroom.join(state["code"], "", None, lang, request("late-page"), rooms=rooms)
+
+
+# ----------------------------------------------------------------------------- 3. the room table
+
+
+def test_a_room_nobody_looks_at_expires_and_a_watched_one_lives():
+    """A room whose pages are gone is dropped after half an hour (before: 4 hours, so 100
+    abandoned rooms filled the server for an afternoon); one whose member's page polls lives
+    on, past 4 hours."""
+    rooms, clock = store()
+    idle, _ = rooms.create("a")
+    watched, secret = rooms.create("b")
+    _, token = rooms.join(watched, session="page")
+    for _ in range(5 * 60):           # 5 hours, the page's poll every minute
+        clock.now += 60
+        rooms.student_view(watched, token)
+        if clock.now - 1000 > 31 * 60:
+            assert rooms.revision(idle) is None
+    assert rooms.revision(watched) is not None and len(rooms) == 1
+
+
+def test_the_creation_log_is_bounded_in_size_and_time():
+    """50,000 addresses each start a class: the log keeps at most 10,000 addresses, the limit
+    still holds for the next address (before: past 10,000 a new address's log was dropped at
+    once, so it could start any number), and an hour later the log is empty."""
+    rooms, clock = store(per_address_hour=2, max_rooms=100)
+    for i in range(50_000):
+        rooms.create(f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}")
+        with rooms._lock:
+            rooms._rooms.clear()      # as if each class ended at once
+    assert len(rooms._created) <= 10_000
+    rooms.create("192.0.2.1")
+    rooms.create("192.0.2.1")
+    refusal("classroom.err.address_limit", rooms.create, "192.0.2.1")
+    clock.now += 3601
+    rooms.create("192.0.2.2")
+    assert len(rooms._created) == 1

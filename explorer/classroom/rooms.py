@@ -58,7 +58,7 @@ MAX_LINK = 2200          # a stored link query (a view's longest, a prompt of MA
 MAX_ROOMS = 100
 MAX_MEMBERS = 60
 ROOMS_PER_ADDRESS_HOUR = 6
-EXPIRE_S = 4 * 3600.0
+EXPIRE_S = 30 * 60.0     # a room where no page (teacher or member) was seen this long goes
 MAX_ADDRESSES = 10_000   # keys each limit remembers at most
 MEMBER_IDLE_S = 120.0    # a member unseen this long stops counting (a page polls every <= 20 s)
 MAX_HELD = 4             # members kept per room, as a multiple of its max_members

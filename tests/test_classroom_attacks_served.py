@@ -108,3 +108,19 @@ def test_class_codes_cannot_be_guessed_through_the_revision_route(class_url):
     from gradio_client.exceptions import AppError
     with pytest.raises(AppError, match="do not exist"):        # joins by code share the limit
         Client(class_url, verbose=False).predict("ZZZZZZ", "", "en", api_name="/class_join")
+
+
+def test_the_replica_header_is_no_way_around_the_guessing_limit(class_url, monkeypatch):
+    """Any answer to a request naming a room carried X-Explorer-Room when the room was here (for
+    a school's load balancer): GET /?room=<guess> was an unthrottled oracle beside the revision
+    route. Now only a named replica (EXPLORER_REPLICA, behind the balancer) sends it."""
+    import httpx
+
+    monkeypatch.delenv("EXPLORER_REPLICA", raising=False)
+    teacher, code = start(class_url)
+    with httpx.Client(timeout=10) as http:
+        for path in ("", "explorer/replica", "class/revision"):
+            answer = http.get(f"{class_url}{path}?room={code}")
+            assert "x-explorer-room" not in answer.headers, path
+        monkeypatch.setenv("EXPLORER_REPLICA", "r1")
+        assert http.get(f"{class_url}explorer/replica?room={code}").headers.get("x-explorer-room") == code

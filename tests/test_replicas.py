@@ -125,7 +125,8 @@ def test_the_route_answers_the_replica_name_and_nothing_else(monkeypatch):
     assert json.loads(call_route(replica.REPLICA_ROUTE)[1]) == {"replica": ""}
 
 
-def test_answers_to_a_room_this_replica_holds_carry_the_room_for_the_balancer():
+def test_answers_to_a_room_this_replica_holds_carry_the_room_for_the_balancer(monkeypatch):
+    monkeypatch.setenv("EXPLORER_REPLICA", "r1")     # a named replica: behind the balancer
     held = {"ABC234"}
     asked = []
 

@@ -302,3 +302,34 @@ def test_the_creation_log_is_bounded_in_size_and_time():
     clock.now += 3601
     rooms.create("192.0.2.2")
     assert len(rooms._created) == 1
+
+
+# ----------------------------------------------------------------------------- 5. answers
+
+
+def test_a_flood_of_answers_is_refused_and_wakes_no_student_page():
+    """The attack: one member sends 1,000 answers (914 accepted in 5 s were measured), each
+    bumping the revision every member's page long-polls, so every page in the class called
+    its poll each time. Now a member sends 6 a minute, and an answer wakes only the teacher's
+    page (its watch token reads the answers; a member's reads moves and reveals)."""
+    rooms, clock = store()
+    code, secret = rooms.create("a")
+    rooms.follow(code, secret, STEP, (0, 1000))
+    _, bot = rooms.join(code, session="bot")
+    _, ada = rooms.join(code, session="ada")
+    watch = rooms.watch_token(code, secret)
+    public, teachers = rooms.revision(code, ada), rooms.revision(code, watch)
+    accepted = 0
+    for i in range(1000):
+        try:
+            rooms.answer(code, bot, STEP, i % 1000)
+            accepted += 1
+        except InputError as error:
+            assert error.key == "classroom.err.answer_rate"
+    assert accepted == 6
+    assert rooms.revision(code, ada) == public           # no member's page woken
+    assert rooms.revision(code, watch) == teachers + 6   # the teacher's page counts them
+    rooms.answer(code, ada, STEP, 5)                     # another member is not limited by it
+    clock.now += 61
+    rooms.answer(code, bot, STEP, 7)                     # a minute later, the bot may change its mind
+    assert rooms.teacher_view(code, secret)["answered"] == 2

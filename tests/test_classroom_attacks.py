@@ -333,3 +333,38 @@ def test_a_flood_of_answers_is_refused_and_wakes_no_student_page():
     clock.now += 61
     rooms.answer(code, bot, STEP, 7)                     # a minute later, the bot may change its mind
     assert rooms.teacher_view(code, secret)["answered"] == 2
+
+
+# ----------------------------------------------------------------------------- 6. smaller
+
+
+def test_the_answers_file_is_private_unique_and_removed(monkeypatch, tmp_path):
+    """The answers CSV (nicknames and answers) was written to a fixed path in the shared temp
+    folder (/tmp/explorer-class/class-CODE-answers.csv), readable by every user of the machine,
+    and never deleted. Now: a unique name, mode 0600, in a folder only this user reads, removed
+    a short while after it was handed to Gradio (which serves its own copy)."""
+    import os
+    import stat
+    import tempfile
+
+    from explorer.ui import class_teacher
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    rooms, _ = store()
+    code, secret = rooms.create("a")
+    state = {"role": "teacher", "code": code, "secret": secret}
+    paths = [class_teacher.download(state, "en", rooms=rooms)["value"] for _ in range(2)]
+    assert paths[0] != paths[1]
+    for path in paths:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        folder = os.path.dirname(path)
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700 and os.stat(folder).st_uid == os.getuid()
+        assert open(path, encoding="utf-8").read().startswith("step,answer")
+    class_teacher.sweep_answer_files(now=time_after(paths[0], class_teacher.CSV_KEEP_S + 1))
+    assert not any(os.path.exists(p) for p in paths)
+
+
+def time_after(path, seconds):
+    import os
+    return os.stat(path).st_mtime + seconds
+

@@ -4,10 +4,11 @@ the reveal, the answers file; and the helpers both sides share (`_page`, `_role`
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
+import threading
 import time
-from pathlib import Path
 from typing import Any, Optional
 
 import gradio as gr
@@ -176,15 +177,59 @@ def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> li
 
 @visitor_errors
 def download(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
+    """The class's answers as a CSV file: a private file of a unique name in a folder only this
+    user reads (the answers and nicknames are the teacher's alone), removed CSV_KEEP_S after it
+    was written. Gradio serves its own copy (its cache, the same mode, cleaned by the app's
+    delete_cache), made as this handler returns."""
     state = _role(state, "teacher")
     if state is None:
         return gr.skip()
     body = rooms.csv_text(state["code"], state["secret"])
-    folder = Path(tempfile.gettempdir()) / "explorer-class"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"class-{state['code']}-answers.csv"
-    path.write_text(body, encoding="utf-8")
-    return gr.update(value=str(path), visible=True)
+    sweep_answer_files()
+    descriptor, path = tempfile.mkstemp(prefix=f"class-{state['code']}-answers-", suffix=".csv",
+                                        dir=_answers_folder())
+    with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as out:   # mkstemp: mode 0600
+        out.write(body)
+    timer = threading.Timer(CSV_KEEP_S, _remove, (path,))
+    timer.daemon = True
+    timer.start()
+    return gr.update(value=path, visible=True)
+
+
+CSV_KEEP_S = 120.0       # Gradio copies the file at once; a slow copy still has two minutes
+_FOLDER: dict[str, str] = {}
+
+
+def _answers_folder() -> str:
+    """This process's private folder for answer files (mode 0700), made at its first use under
+    the temp folder of that moment."""
+    base = tempfile.gettempdir()
+    folder = _FOLDER.get(base)
+    if folder is None or not os.path.isdir(folder):
+        folder = _FOLDER[base] = tempfile.mkdtemp(prefix="explorer-class-")
+    return folder
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def sweep_answer_files(now: Optional[float] = None) -> None:
+    """Remove answer files older than CSV_KEEP_S (one a timer missed: a process stopped in
+    between keeps none, the folder is its own)."""
+    folder = _FOLDER.get(tempfile.gettempdir())
+    if folder is None or not os.path.isdir(folder):
+        return
+    now = time.time() if now is None else now
+    for entry in os.scandir(folder):
+        try:
+            if now - entry.stat().st_mtime > CSV_KEEP_S:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def _copied(view: Any, views: Views, runtime: Any):

@@ -24,11 +24,26 @@ window.explorerClassPage = function (raw) {
   if (room && typeof c.member === "string" && /^[A-Za-z0-9_-]{16,64}$/.test(c.member)) {
     try { sessionStorage.setItem("explorer-class-member", room + ":" + c.member); } catch (e) {}
   }
+  // the teacher's key: this tab only, never the browser's lasting storage (a shared PC)
+  if (room && typeof c.teacher === "string" && /^[A-Za-z0-9_-]{16,64}$/.test(c.teacher)) {
+    try { sessionStorage.setItem("explorer-class-teacher", JSON.stringify({code: room, secret: c.teacher})); } catch (e) {}
+  }
+  if (c.end) {      // the class ended: forget its key, its token, its cookie and its address
+    try { sessionStorage.removeItem("explorer-class-teacher"); sessionStorage.removeItem("explorer-class-member"); } catch (e) {}
+    document.cookie = "explorer_room=; Path=/; Max-Age=0; SameSite=Lax";
+    history.replaceState(null, "", location.pathname);
+    return;
+  }
   const here = new URLSearchParams(location.search);
   if (room && c.reload && here.get("room") !== room) { location.replace(location.pathname + "?room=" + room); return; }
   if (room && c.address && here.get("key") !== null) history.replaceState(null, "", location.pathname + "?room=" + room);
   if (room && !here.get("room")) history.replaceState(null, "", location.pathname + "?room=" + room);
   if (c.open && window.explorerOpen) window.explorerOpen(c.open);
+};
+
+// What the tab kept of its teacher key (read at load, sent to the server's on_load).
+window.explorerClassKept = function () {
+  try { return sessionStorage.getItem("explorer-class-teacher") || ""; } catch (e) { return ""; }
 };
 
 // The read is a long poll (since=<the revision shown>): the server answers as soon as the

@@ -7,6 +7,7 @@ import itertools
 
 import json
 import math
+import re
 import sys
 
 import pytest
@@ -150,7 +151,7 @@ def test_on_load_answers_an_unexpected_error_in_words():
 
     request = SimpleNamespace(query_params={"room": "ABCDEF"}, headers={}, client=None, session_hash="s")
     with pytest.raises(gr.Error):
-        classroom.on_load(None, "en", request, rooms=Broken())
+        classroom.on_load(None, "en", "", request, rooms=Broken())
 
 
 # ----------------------------------------------------------------------------- 2. one student
@@ -400,3 +401,32 @@ def test_a_refused_link_value_is_quoted_as_text_not_markdown(full_app, runtime):
         text_of = html.unescape(rendered.replace("<p>", "").replace("</p>", "")).strip()
         assert text_of == "⚠ " + said, (text_of, said)
 
+
+def test_the_teacher_key_is_kept_for_the_tab_only_and_the_class_can_end():
+    """The teacher's secret was kept in the browser's lasting storage (gr.BrowserState, i.e.
+    localStorage): on a shared PC the next visitor of ?room=CODE became the teacher. Now the
+    page keeps it in sessionStorage (the page command's `teacher`), a secret left in lasting
+    storage by an older version is no key and is cleared, and "End the class" drops the room
+    and tells the tab to forget."""
+    from explorer.ui import classroom
+
+    rooms, _ = store()
+    out = classroom.start("en", request("teacher-tab"), rooms=rooms)
+    state, stored, command = out[0], out[1], json.loads(out[4])
+    code, secret = state["code"], state["secret"]
+    assert stored is None and command["teacher"] == secret     # the tab keeps it, not the browser
+    # the same tab reloads: its sessionStorage gives the key back
+    kept = json.dumps({"code": code, "secret": secret})
+    again = classroom.on_load(None, "en", kept, request("teacher-tab", query={"room": code}), rooms=rooms)
+    assert again[0]["role"] == "teacher"
+    # a later visit on the same PC, whose lasting storage an older version wrote the key into
+    later = classroom.on_load({"code": code, "secret": secret}, "en", "",
+                              request("next-visitor", query={"room": code}), rooms=rooms)
+    assert not (isinstance(later[0], dict) and later[0].get("role") == "teacher")
+    assert later[1] is None                                    # the old key is cleared there
+    _, token = rooms.join(code, session="student")
+    ended = classroom.end_class(state, "zh", rooms=rooms)
+    assert ended[0] is None and json.loads(ended[3])["end"] is True
+    assert re.search(r"[\u4e00-\u9fff]", ended[2])
+    refusal("classroom.err.gone", rooms.student_view, code, token)
+    assert len(rooms) == 0

@@ -148,20 +148,22 @@ def request(query):
 
 def test_the_teacher_link_is_checked_on_load_and_the_key_never_reaches_a_student():
     code, secret = ROOMS.create("loader")
-    wrong = classroom.on_load(None, "zh", request({"room": code, "key": secret[:-2] + "xx"}))
+    wrong = classroom.on_load(None, "zh", request=request({"room": code, "key": secret[:-2] + "xx"}))
     assert wrong[0] is None and "教师链接" in wrong[4]
-    right = classroom.on_load(None, "en", request({"room": code, "key": secret}))
-    assert right[0]["role"] == "teacher" and right[1] == {"code": code, "secret": secret}
-    assert json.loads(right[5])["address"] is True       # the page drops the key from its address
+    right = classroom.on_load(None, "en", request=request({"room": code, "key": secret}))
+    assert right[0]["role"] == "teacher" and secret not in repr(right[1])   # no lasting storage
+    command = json.loads(right[5])
+    assert command["address"] is True       # the page drops the key from its address
+    assert command["teacher"] == secret     # ... and keeps it for the tab (sessionStorage)
     assert "http://class.example:7860/?room=" + code in right[6]
     # a student's link: the code is filled in and the Class tab opened; nothing secret in it
-    student = classroom.on_load(None, "en", request({"room": code}))
+    student = classroom.on_load(None, "en", request=request({"room": code}))
     assert student[3] == code and secret not in repr(student)
-    gone = classroom.on_load(None, "en", request({"room": "ZZZZZZ"}))
+    gone = classroom.on_load(None, "en", request=request({"room": "ZZZZZZ"}))
     assert "not on this server any more" in gone[4]
     # a reload of a joined student: the same member from the browser's storage
     _, token = ROOMS.join(code, "Ada", session=fresh())
-    again = classroom.on_load({"code": code, "token": token}, "en", request({"room": code}))
+    again = classroom.on_load({"code": code, "token": token}, "en", request=request({"room": code}))
     assert again[0]["token"] == token and again[0]["role"] == "student"
 
 

@@ -84,8 +84,8 @@ def _role(state: Any, role: str) -> Optional[dict]:
 
 
 def teacher_values(code: str, secret: str, request: Any, lang: str, rooms: Rooms = ROOMS) -> list:
-    """[info, teacher link, teacher box, qr, csv, members, remove, lock] of the teacher's Class
-    tab."""
+    """[info, teacher link, teacher box, qr, csv, members, remove, lock, end] of the teacher's
+    Class tab."""
     origin = _origin(request)
     student, teacher = f"{origin}?room={code}", f"{origin}?room={code}&key={secret}"
     view = rooms.teacher_view(code, secret)
@@ -93,7 +93,8 @@ def teacher_values(code: str, secret: str, request: Any, lang: str, rooms: Rooms
             text("classroom.teacher_link", lang, teacher=teacher), gr.update(visible=True),
             _qr_html(student, lang), gr.update(visible=True),
             gr.update(visible=True, choices=roster_choices(view, lang), value=None),
-            gr.update(visible=True), gr.update(visible=True, value=view["locked"])]
+            gr.update(visible=True), gr.update(visible=True, value=view["locked"]),
+            gr.update(visible=True)]
 
 
 def _member_name(member_id: str, nickname: str, lang: str) -> str:
@@ -114,8 +115,26 @@ def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
     code, secret = rooms.create(_address(request))
     state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
              "watch": rooms.watch_token(code, secret)}
-    return [state, {"code": code, "secret": secret}, gr.update(active=True), "",
-            _page(room=code, member=state["watch"]), *teacher_values(code, secret, request, lang, rooms)]
+    # the key is kept for this tab only (the page's sessionStorage); the browser's lasting
+    # storage is cleared of any older one
+    return [state, None, gr.update(active=True), "",
+            _page(room=code, member=state["watch"], teacher=secret),
+            *teacher_values(code, secret, request, lang, rooms)]
+
+
+@visitor_errors
+def end_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """The teacher ends the class: the room is dropped (its members' pages say the class is
+    gone), this tab forgets its key: [state, timer, message, page, bar, *teacher_values]."""
+    lang = normalize_language(lang)
+    state = _role(state, "teacher")
+    if state is None:
+        return [gr.skip()] * 14
+    rooms.end(state["code"], state["secret"])
+    hidden = gr.update(visible=False)
+    return [None, gr.update(active=False), text("classroom.ended", lang), _page(end=True), hidden,
+            "", "", hidden, "", hidden, gr.update(visible=False, choices=[], value=None), hidden,
+            gr.update(visible=False, value=False), hidden]
 
 
 @visitor_errors

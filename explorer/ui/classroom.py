@@ -4,8 +4,10 @@ A teacher presses "Start a class": the room's code, the student link (/?room=COD
 code) and the teacher link (/?room=CODE&key=SECRET) appear. Students join by code (+ nickname)
 or by link; the member token is kept in the browser (gr.BrowserState), so a reload rejoins the
 same member, and the page's address keeps ?room=CODE (the cookie `explorer_room` too: the room
-link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
-and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
+link contract, docs/SCALING.md). The teacher's secret lives in the teacher's tab only
+(sessionStorage, static/classroom.js: a later visit on a shared PC is no teacher) and the
+teacher link: the address bar shows ?room=CODE, never the key, as it is projected. "End the
+class" drops the room and makes the tab forget the key.
 
 Following: the page long-polls a plain route (explorer/ui/class_route.py) for the room's
 revision, a counter (a gr.Timer's script starts the next read); only when it changed does the
@@ -28,7 +30,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import gradio as gr
 
@@ -38,8 +40,8 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.ui.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
-                                       class_link, download, lock_class, publish, remove_member,
-                                       reveal, roster_choices, start, teacher_values)
+                                       class_link, download, end_class, lock_class, publish,
+                                       remove_member, reveal, roster_choices, start, teacher_values)
 from explorer.ui.lessons import APPLY_JS, panel_outputs, restore
 from explorer.ui.views import MAX_QUERY_CHARS, Views, plain
 
@@ -57,13 +59,14 @@ class Bar:
     reveal: gr.Button
     plot: gr.Plot
     state: gr.State          # {"role", "code", "token" | "secret" and "watch", "revision", "moves"}
-    stored: gr.BrowserState  # {"code", "token"} or {"code", "secret"}: a reload's way back
+    stored: gr.BrowserState  # a student's {"code", "token"}: a reload's way back (never a secret)
     timer: gr.Timer
     pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
     page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
     revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
     follow: gr.State         # whether a student's page follows (only explore / back write it:
                              # a poll in flight never undoes a press)
+    kept: gr.Textbox         # the tab's teacher key, read from sessionStorage at load (KEPT_JS)
 
 
 @dataclass
@@ -82,10 +85,11 @@ class Tab:
     members: gr.Dropdown     # the teacher's roster: a member to remove (by its id)
     remove: gr.Button
     lock: gr.Checkbox        # no new members
+    end: gr.Button           # end the class: the room goes, the tab forgets the key
 
     def teacher_outputs(self) -> list:
         return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv, self.members,
-                self.remove, self.lock]
+                self.remove, self.lock, self.end]
 
 
 def build_bar(t: Any) -> Bar:
@@ -106,9 +110,11 @@ def build_bar(t: Any) -> Bar:
                       show_label=False)
     revision = gr.Textbox(max_length=32, elem_id="class-revision", elem_classes=HIDDEN,
                           container=False, show_label=False)
+    kept = gr.Textbox(max_length=200, elem_id="class-kept", elem_classes=HIDDEN, container=False,
+                      show_label=False)
     return Bar(column, status, explore, back, reveal, plot, gr.State(None),
                gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
-               pending, page, revision, gr.State(True))
+               pending, page, revision, gr.State(True), kept)
 
 
 def build(ctx: Any) -> None:
@@ -138,9 +144,11 @@ def build(ctx: Any) -> None:
                                   info=t("classroom.members_info"), visible=False, elem_id="class-members")
             remove = gr.Button(t("classroom.remove"), size="sm", visible=False, elem_id="class-remove")
             lock = gr.Checkbox(False, label=t("classroom.lock"), visible=False, elem_id="class-lock")
+            end = gr.Button(t("classroom.end"), size="sm", variant="stop", visible=False,
+                            elem_id="class-end")
     message = gr.Markdown(elem_id="class-message")
     ctx.demo.explorer_class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
-                                      teacher_box, csv, csv_file, message, members, remove, lock)
+                                      teacher_box, csv, csv_file, message, members, remove, lock, end)
 
 
 # ----------------------------------------------------------------------------- the bar's text
@@ -257,26 +265,30 @@ def join(code: Any, nickname: Any, state: Any, lang: Any, request: gr.Request = 
 
 
 @visitor_errors
-def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
-    """The page's address: ?room=CODE (a student, or a teacher whose key this browser keeps)
-    or ?room=CODE&key=SECRET (a teacher's link).
-    [state, stored, timer, code box, message, page, *teacher_values]."""
+def on_load(stored: Any, lang: Any, kept: Any = None, request: gr.Request = None,
+            rooms: Rooms = ROOMS) -> list:
+    """The page's address: ?room=CODE (a student, or a teacher whose key this tab keeps: `kept`,
+    JSON {"code", "secret"} from sessionStorage) or ?room=CODE&key=SECRET (a teacher's link).
+    A secret an older version left in the browser's lasting storage (`stored`) is no key: it
+    is dropped there. [state, stored, timer, code box, message, page, *teacher_values]."""
     lang = normalize_language(lang)
     query = dict(request.query_params) if request is not None else {}
     room, key = query.get("room"), query.get("key")
-    unchanged = [gr.skip()] * 8
+    unchanged = [gr.skip()] * 9
     if not room:
         return [gr.skip()] * 6 + unchanged
     mine = stored if isinstance(stored, dict) and stored.get("code") == room else {}
+    tab_key = _kept(kept, room)
+    forget = None if isinstance(stored, dict) and "secret" in stored else gr.skip()
     try:
         code = clean_code(room)
-        if key or mine.get("secret"):
-            secret = key or mine.get("secret")
+        if key or tab_key:
+            secret = key or tab_key
             rooms.check_teacher(code, secret)
             state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
                      "watch": rooms.watch_token(code, secret)}
-            return [state, {"code": code, "secret": secret}, gr.update(active=True), gr.skip(), "",
-                    _page(room=code, address=True, member=state["watch"]),
+            return [state, forget, gr.update(active=True), gr.skip(), "",
+                    _page(room=code, address=True, member=state["watch"], teacher=secret),
                     *teacher_values(code, secret, request, lang, rooms)]
         if mine.get("token"):
             code, token = rooms.join(code, None, mine.get("token"), session=_session(request),
@@ -287,11 +299,22 @@ def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = R
                     _page(room=code, member=token), *unchanged]
         if rooms.revision(code, address=_address(request)) is None:
             raise InputError("classroom.err.gone")
-        return [gr.skip(), gr.skip(), gr.skip(), code, text("classroom.link_join", lang, code=code),
+        return [gr.skip(), forget, gr.skip(), code, text("classroom.link_join", lang, code=code),
                 _page(room=code, open="classroom"), *unchanged]
     except InputError as error:
-        return [None, gr.skip(), gr.skip(), gr.skip(), "⚠ " + error.message(lang),
+        return [None, forget, gr.skip(), gr.skip(), "⚠ " + error.message(lang),
                 _page(open="classroom"), *unchanged]
+
+
+def _kept(kept: Any, room: Any) -> Optional[str]:
+    """The teacher key this tab kept for `room` (sessionStorage's JSON), if any."""
+    try:
+        value = json.loads(kept) if isinstance(kept, str) and 0 < len(kept) <= 200 else None
+    except ValueError:
+        return None
+    if isinstance(value, dict) and value.get("code") == room and isinstance(value.get("secret"), str):
+        return value["secret"]
+    return None
 
 
 @visitor_errors
@@ -356,9 +379,13 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     tab.join.click(join, [tab.code, tab.nickname, bar.state, lang],
                    [bar.state, bar.stored, bar.timer, tab.message, bar.page],
                    queue=False, api_name="class_join", **api).then(**page_js)
-    demo.load(on_load, [bar.stored, lang],
-              [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
-              api_visibility="private").then(**page_js)
+    demo.load(None, None, [bar.kept], js=KEPT_JS).then(
+        on_load, [bar.stored, lang, bar.kept],
+        [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
+        api_visibility="private").then(**page_js)
+    tab.end.click(end_class, [bar.state, lang],
+                  [bar.state, bar.timer, tab.message, bar.page, bar.column, *tab.teacher_outputs()],
+                  api_name="class_end", **api).then(**page_js)
     bar.explore.click(explore, [bar.state, lang],
                       [bar.follow, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
     bar.back.click(back_to_class, [bar.state, lang],
@@ -413,6 +440,7 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
 
 # The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.
 PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
+KEPT_JS = "() => window.explorerClassKept ? window.explorerClassKept() : ''"
 REVISION_JS = ("async (current) => window.explorerClassRevision ? "
                "await window.explorerClassRevision(current) : current")
 SCRIPT = Path(__file__).resolve().parents[2] / "static" / "classroom.js"

@@ -430,3 +430,34 @@ def test_the_teacher_key_is_kept_for_the_tab_only_and_the_class_can_end():
     assert re.search(r"[\u4e00-\u9fff]", ended[2])
     refusal("classroom.err.gone", rooms.student_view, code, token)
     assert len(rooms) == 0
+
+
+# ----------------------------------------------------------------------------- 7. who a visitor is
+
+
+def test_a_space_trusts_its_one_proxy_and_ipv6_counts_by_its_64(monkeypatch):
+    """On a Space every request reaches the app from the Space's proxy: with no
+    EXPLORER_TRUST_PROXY every visitor was that one address to every per-address bound (6
+    classes an hour for the whole Space, 20 code misses a minute for all). Now SPACE_ID trusts
+    one proxy unless EXPLORER_TRUST_PROXY says otherwise; and an IPv6 client, which may take
+    any address of its /64, is counted by the /64."""
+    from types import SimpleNamespace
+
+    from explorer.ui.gradio_patches import request_address
+
+    def asked(peer, forwarded):
+        return request_address(SimpleNamespace(client=SimpleNamespace(host=peer),
+                                               headers={"x-forwarded-for": forwarded}))
+
+    monkeypatch.delenv("EXPLORER_TRUST_PROXY", raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert asked("10.0.0.9", "6.6.6.6, 1.2.3.4") == "10.0.0.9"
+    monkeypatch.setenv("SPACE_ID", "someone/transformer-explorer")
+    assert asked("10.0.0.9", "6.6.6.6, 1.2.3.4") == "1.2.3.4"
+    monkeypatch.setenv("EXPLORER_TRUST_PROXY", "0")
+    assert asked("10.0.0.9", "6.6.6.6, 1.2.3.4") == "10.0.0.9"
+    monkeypatch.delenv("EXPLORER_TRUST_PROXY")
+    one = asked("10.0.0.9", "2001:db8:1:2:aaaa::1")
+    assert one == asked("10.0.0.9", "2001:db8:1:2:ffff:1234:5678:9abc") == "2001:db8:1:2::/64"
+    assert asked("10.0.0.9", "2001:db8:1:3::1") != one
+    assert asked("::ffff:192.0.2.7", "") is not None and asked("10.0.0.9", "::ffff:192.0.2.7") == "192.0.2.7"

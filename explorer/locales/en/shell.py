@@ -32,5 +32,10 @@ STRINGS: dict[str, str] = {
     'shell.refused.sessions': (
         'Refused: {limit} new {limit:session was/sessions were} opened from your network address '
         'in the last minute, the most this server accepts. Try again in a minute.'),
+    'shell.refused.body_slow': (
+        'Refused: the request did not arrive whole within {limit} seconds. Send it again.'),
+    'shell.refused.bodies_busy': (
+        'Refused: this server is receiving many requests at this moment. Try again in a few '
+        'seconds.'),
     'shell.warming': 'Warming up the first answers: {ready} of {n} sections ready (now: {next}). A section not ready yet answers by running, as usual.',
 }

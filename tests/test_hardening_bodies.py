@@ -113,3 +113,36 @@ def test_the_bodies_held_at_once_stay_within_a_budget():
     run(case)
     assert sent["b"][0]["status"] == 503 and sent["a"] == []
     assert reached == [b"a" * 100]
+
+
+def test_an_expensive_public_measurement_is_kept_not_repeated(monkeypatch):
+    """/precision_measure costs 20-40 s of the machine's long group; a script called it back to
+    back. Now one result per model, device and dtype is kept for KEEP_S: a repeat is answered
+    from it at once, with a message that says so (both languages); another model measures."""
+    from types import SimpleNamespace
+
+    from explorer.generate import precision
+    from explorer.locales import text
+    from explorer.ui import generate_precision
+
+    class Loop:
+        def load(self):
+            return 0
+
+    runs, said = [], []
+    monkeypatch.setattr(generate_precision, "_KEPT", {})
+    monkeypatch.setattr(generate_precision, "load_or_error",
+                        lambda runtime, name, progress: SimpleNamespace(name=name, model=object(),
+                                                                        device="cpu", dtype="float32"))
+    monkeypatch.setattr(generate_precision, "scheduler_for", lambda model: Loop())
+    monkeypatch.setattr(generate_precision.device_roof, "cached", lambda *a: "roof")
+    monkeypatch.setattr(precision, "run", lambda loaded, **k: runs.append(loaded.name) or f"result of {loaded.name}")
+    monkeypatch.setattr(generate_precision, "draw", lambda result, lang: ("speed", "price", result))
+    monkeypatch.setattr(generate_precision.gr, "Info", lambda message: said.append(message))
+    for lang in ("en", "zh", "en"):
+        out = generate_precision.measure.__wrapped__(None, "smollm2-135m-instruct", lang)
+        assert out[-1] == "result of smollm2-135m-instruct"
+    assert runs == ["smollm2-135m-instruct"] and len(said) == 2
+    assert "秒" in said[0] and said[1].startswith(text("shell.kept_result", "en", ago=0, left=600)[:30])
+    generate_precision.measure.__wrapped__(None, "gemma-3-270m-it", "en")
+    assert runs == ["smollm2-135m-instruct", "gemma-3-270m-it"]

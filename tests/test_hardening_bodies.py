@@ -136,7 +136,8 @@ def test_an_expensive_public_measurement_is_kept_not_repeated(monkeypatch):
                                                                         device="cpu", dtype="float32"))
     monkeypatch.setattr(generate_precision, "scheduler_for", lambda model: Loop())
     monkeypatch.setattr(generate_precision.device_roof, "cached", lambda *a: "roof")
-    monkeypatch.setattr(precision, "run", lambda loaded, **k: runs.append(loaded.name) or f"result of {loaded.name}")
+    monkeypatch.setattr(precision, "run",
+                        lambda loaded, **k: runs.append(loaded.name) or f"result of {loaded.name}")
     monkeypatch.setattr(generate_precision, "draw", lambda result, lang: ("speed", "price", result))
     monkeypatch.setattr(generate_precision.gr, "Info", lambda message: said.append(message))
     for lang in ("en", "zh", "en"):

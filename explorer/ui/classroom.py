@@ -241,7 +241,8 @@ def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
         view = _view(state, rooms)
     except InputError as error:
         return _gone(lang, error)[1:7] + [gr.skip()]
-    return bar_values({**state, "following": follow is not False}, view, lang) + [_roster(state, view, lang)]
+    return [*bar_values({**state, "following": follow is not False}, view, lang),
+            _roster(state, view, lang)]
 
 
 @visitor_errors

@@ -51,7 +51,8 @@ def measure(runtime, model_name: Any, lang: Any, progress=gr.Progress()):
     """Every precision on the visitor's model: (speed figure, price figure, summary, result)."""
     lang = normalize_language(lang)
     loaded = load_or_error(runtime, model_name, progress)
-    key = (getattr(loaded, "name", None), str(getattr(loaded, "device", "")), str(getattr(loaded, "dtype", "")))
+    key = (getattr(loaded, "name", None), str(getattr(loaded, "device", "")),
+           str(getattr(loaded, "dtype", "")))
     kept = _kept(key, time.monotonic()) if key[0] else None
     if kept is not None:
         ago = time.monotonic() - kept[0]

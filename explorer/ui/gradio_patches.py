@@ -519,8 +519,7 @@ def event_client() -> tuple[Optional[str], Optional[str]]:
 
 def request_address(request: Any) -> Optional[str]:
     """The client address of a request (Gradio's or Starlette's): its connection's peer, or
-    the one client_address reads behind the proxies EXPLORER_TRUST_PROXY names (one on a Space),
-    counted as the bounds count it (an IPv6 address by its /64)."""
+    the one client_address reads behind the proxies trusted (one on a Space), as counted (IPv6: /64)."""
     try:
         peer = request.client.host
         headers = request.headers

@@ -14,7 +14,8 @@ docs/SCALING.md "Several replicas, one class"): which replica answered, and whic
 Nothing of a visitor is in either (a room's code is told only to a request that already names
 it). But ROOM_HEADER says whether a code exists, so it is sent only by a named replica (ENV set:
 behind the balancer, deploy/replicas.py): on a single server or a Space it would be a way to
-guess class codes around the revision route's limit (issue 41, docs/HARDENING.md).
+guess class codes around the revision route's limit (issue 41, docs/HARDENING.md); behind it,
+deploy/haproxy.cfg deletes the header once its table has stored it.
 Added through FastAPI's `middleware` argument (app.launch_options), like
 explorer/ui/closed_routes.py.
 """

@@ -96,7 +96,7 @@ class Student:
             except Exception:
                 self.errors += 1
             now = time.perf_counter()
-            pending = out[-1] if out else None
+            pending = out[8] if len(out) > 8 else None     # poll's outputs: pending is the 9th
             if isinstance(pending, str) and pending.startswith("{"):
                 link = json.loads(pending)["link"]
                 self.seen.setdefault(link, now)

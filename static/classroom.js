@@ -6,6 +6,11 @@
 // out of the address bar, which a projector shows), a reload on ?room=CODE after a join by
 // code, the Class tab opened.
 //
+// The page's member token (a student's, or the teacher page's watch token) comes in the same
+// JSON and is kept for this tab only (sessionStorage): the revision poll sends it, so that the
+// member counts as here, the room lives while the page is open, and a school behind one address
+// is never throttled as a code guesser would be.
+//
 // explorerClassRevision(current): the class timer's tick: the room of the page's address (or
 // of its cookie), its revision read from the plain route /class/revision (a long poll)
 // (explorer/ui/class_route.py; relative to the page, so under a Space's root path too). The
@@ -16,11 +21,29 @@ window.explorerClassPage = function (raw) {
   if (!c) return;
   const room = typeof c.room === "string" && /^[A-Z2-9]{6}$/.test(c.room) ? c.room : null;
   if (room) document.cookie = "explorer_room=" + room + "; Path=/; SameSite=Lax";
+  if (room && typeof c.member === "string" && /^[A-Za-z0-9_-]{16,64}$/.test(c.member)) {
+    try { sessionStorage.setItem("explorer-class-member", room + ":" + c.member); } catch (e) {}
+  }
+  // the teacher's key: this tab only, never the browser's lasting storage (a shared PC)
+  if (room && typeof c.teacher === "string" && /^[A-Za-z0-9_-]{16,64}$/.test(c.teacher)) {
+    try { sessionStorage.setItem("explorer-class-teacher", JSON.stringify({code: room, secret: c.teacher})); } catch (e) {}
+  }
+  if (c.end) {      // the class ended: forget its key, its token, its cookie and its address
+    try { sessionStorage.removeItem("explorer-class-teacher"); sessionStorage.removeItem("explorer-class-member"); } catch (e) {}
+    document.cookie = "explorer_room=; Path=/; Max-Age=0; SameSite=Lax";
+    history.replaceState(null, "", location.pathname);
+    return;
+  }
   const here = new URLSearchParams(location.search);
   if (room && c.reload && here.get("room") !== room) { location.replace(location.pathname + "?room=" + room); return; }
   if (room && c.address && here.get("key") !== null) history.replaceState(null, "", location.pathname + "?room=" + room);
   if (room && !here.get("room")) history.replaceState(null, "", location.pathname + "?room=" + room);
   if (c.open && window.explorerOpen) window.explorerOpen(c.open);
+};
+
+// What the tab kept of its teacher key (read at load, sent to the server's on_load).
+window.explorerClassKept = function () {
+  try { return sessionStorage.getItem("explorer-class-teacher") || ""; } catch (e) { return ""; }
 };
 
 // The read is a long poll (since=<the revision shown>): the server answers as soon as the
@@ -37,8 +60,13 @@ async function classRevision(current) {
   if (!room) { const m = document.cookie.match(/(?:^|; )explorer_room=([A-Z2-9]{6})/); room = m && m[1]; }
   if (!room || !/^[A-Z2-9]{6}$/.test(room)) return current;
   const since = /^\d{1,12}$/.test(current || "") ? "&since=" + current : "";
+  let member = "";
   try {
-    const answer = await fetch("class/revision?room=" + room + since, {cache: "no-store"});
+    const kept = (sessionStorage.getItem("explorer-class-member") || "").split(":");
+    if (kept[0] === room && /^[A-Za-z0-9_-]{16,64}$/.test(kept[1] || "")) member = "&member=" + kept[1];
+  } catch (e) {}
+  try {
+    const answer = await fetch("class/revision?room=" + room + member + since, {cache: "no-store"});
     if (answer.status === 404) return "gone";
     if (!answer.ok) return current;
     const revision = (await answer.text()).trim();

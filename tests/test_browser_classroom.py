@@ -133,3 +133,35 @@ def test_a_class_follows_the_teacher_and_answers_together(new_page, app_url):
     # (her answer in the bar's line; the revealed histogram's legend may show the same number)
     mei.locator("#class-status", has_text="9000").wait_for(timeout=180_000)
     _shot(ada, "class-student-en")
+
+
+def test_the_teacher_key_stays_in_its_tab_and_the_class_ends(new_page, app_url):
+    """The teacher's key is kept for the tab (sessionStorage), never in the browser's lasting
+    storage: a reload of the tab is the teacher again, another tab of the same browser (a shared
+    PC's next visitor) opening the class link is not; "End the class" drops the room and the
+    tab forgets the key (issue 41)."""
+    teacher = new_page("en-US", 1200, 900)
+    teacher.goto(app_url)
+    teacher.click("#tab-classroom-button", timeout=180_000)
+    teacher.click("#class-start")
+    teacher.wait_for_function("() => /[A-Z2-9]{6}/.test((document.querySelector('#class-info') || {}).innerText || '')")
+    code = re.search(r"\b[A-Z2-9]{6}\b", teacher.inner_text("#class-info")).group(0)
+    teacher.wait_for_function("() => !!sessionStorage.getItem('explorer-class-teacher')")
+    secret = teacher.evaluate("() => JSON.parse(sessionStorage.getItem('explorer-class-teacher')).secret")
+    assert len(secret) >= 20 and secret not in teacher.evaluate("() => JSON.stringify(localStorage)")
+    teacher.reload()
+    teacher.locator("#class-status").get_by_text("students joined").wait_for(timeout=180_000)
+    # the next visitor of this browser: same localStorage and cookies, a tab of its own
+    other = teacher.context.new_page()
+    other.goto(f"{app_url}?room={code}")
+    other.wait_for_function(f"() => {{ const e = document.querySelector('#class-code input, #class-code textarea');"
+                            f" return e && e.value === '{code}'; }}", timeout=180_000)
+    assert not other.locator("#class-end").is_visible()
+    assert other.evaluate("() => sessionStorage.getItem('explorer-class-teacher')") is None
+    other.close()
+    teacher.click("#tab-classroom-button")
+    teacher.click("#class-end")
+    teacher.locator("#class-message").get_by_text("The class has ended").wait_for(timeout=30_000)
+    teacher.wait_for_function("() => !sessionStorage.getItem('explorer-class-teacher') && "
+                              "!new URLSearchParams(location.search).get('room')", timeout=30_000)
+    _shot(teacher, "class-ended")

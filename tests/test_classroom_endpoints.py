@@ -5,6 +5,8 @@ teacher's secret (a student's, a stranger's) moves, reveals and downloads nothin
 tells a student counts only before the reveal. And the teacher link's secret checked on load."""
 from __future__ import annotations
 
+import itertools
+
 import csv
 import json
 import re
@@ -15,6 +17,14 @@ import pytest
 
 from explorer.classroom.rooms import ROOMS
 from explorer.ui import classroom
+
+_SESSIONS = itertools.count()
+
+
+def fresh():
+    """A new session id, as Gradio gives each page."""
+    return f"session-{next(_SESSIONS)}"
+
 
 STEP = "?lesson=kv-cache&step=2"     # the KV-cache lesson's predict step
 
@@ -59,13 +69,16 @@ def test_a_class_through_the_api(class_url):
     first = poll_view(students[0])
     moved = [o for o in first if o.startswith("{")]
     assert moved and json.loads(moved[0])["link"] == STEP, first
-    assert any("0 of 3 answered" in o for o in first), first
+    assert not any("answered" in o for o in first), first     # the class-wide count: the teacher's
+    assert any("0 of 3 answered" in o for o in poll_view(teacher)), "the teacher sees the count"
     for value, s in zip((4000, 4500, 5000), students):
         said = s.predict(STEP, value, "en", api_name="/class_answer")
         assert "is in" in str(said), said
-    # before the reveal a student's poll carries counts and their own answer, nobody else's
+    # answers wake the teacher's page only; a student's poll carries nobody else's answer
+    assert any("3 of 3 answered" in o for o in poll_view(teacher))
     line = " ".join(poll_view(students[0]))
-    assert "3 of 3 answered" in line and "4000" in line and "4500" not in line and "5000" not in line
+    assert "4500" not in line and "5000" not in line
+    assert ROOMS.student_view(code, _token_of(code, 0))["mine"] == 4000
     # a student's session holds no secret: reveal, move and the CSV do nothing
     students[1].predict("en", api_name="/class_reveal")
     students[1].predict("?lesson=kv-cache&step=3", "en", api_name="/class_move")
@@ -135,20 +148,22 @@ def request(query):
 
 def test_the_teacher_link_is_checked_on_load_and_the_key_never_reaches_a_student():
     code, secret = ROOMS.create("loader")
-    wrong = classroom.on_load(None, "zh", request({"room": code, "key": secret[:-2] + "xx"}))
+    wrong = classroom.on_load(None, "zh", request=request({"room": code, "key": secret[:-2] + "xx"}))
     assert wrong[0] is None and "教师链接" in wrong[4]
-    right = classroom.on_load(None, "en", request({"room": code, "key": secret}))
-    assert right[0]["role"] == "teacher" and right[1] == {"code": code, "secret": secret}
-    assert json.loads(right[5])["address"] is True       # the page drops the key from its address
+    right = classroom.on_load(None, "en", request=request({"room": code, "key": secret}))
+    assert right[0]["role"] == "teacher" and secret not in repr(right[1])   # no lasting storage
+    command = json.loads(right[5])
+    assert command["address"] is True       # the page drops the key from its address
+    assert command["teacher"] == secret     # ... and keeps it for the tab (sessionStorage)
     assert "http://class.example:7860/?room=" + code in right[6]
     # a student's link: the code is filled in and the Class tab opened; nothing secret in it
-    student = classroom.on_load(None, "en", request({"room": code}))
+    student = classroom.on_load(None, "en", request=request({"room": code}))
     assert student[3] == code and secret not in repr(student)
-    gone = classroom.on_load(None, "en", request({"room": "ZZZZZZ"}))
+    gone = classroom.on_load(None, "en", request=request({"room": "ZZZZZZ"}))
     assert "not on this server any more" in gone[4]
     # a reload of a joined student: the same member from the browser's storage
-    _, token = ROOMS.join(code, "Ada")
-    again = classroom.on_load({"code": code, "token": token}, "en", request({"room": code}))
+    _, token = ROOMS.join(code, "Ada", session=fresh())
+    again = classroom.on_load({"code": code, "token": token}, "en", request=request({"room": code}))
     assert again[0]["token"] == token and again[0]["role"] == "student"
 
 
@@ -160,6 +175,7 @@ def test_the_revision_route_answers_a_counter_and_nothing_else(class_url):
     assert first.headers["cache-control"] == "no-store"
     s = client(class_url)
     s.predict(code, "Ada", "en", api_name="/class_join")
+    teacher.predict(STEP, "en", api_name="/class_move")
     second = httpx.get(f"{class_url}class/revision?room={code}")
     assert int(second.text) > int(first.text) and "Ada" not in second.text
     assert httpx.get(f"{class_url}class/revision?room=ZZZZZZ").status_code == 404
@@ -191,7 +207,7 @@ def test_the_revision_long_poll_answers_when_the_teacher_moves(class_url):
     time.sleep(1.0)
     assert poll.is_alive(), "the long poll answered before anything changed"
     moved = time.perf_counter()
-    client(class_url).predict(code, "Ada", "en", api_name="/class_join")
+    teacher.predict(STEP, "en", api_name="/class_move")
     poll.join(timeout=30)
     assert int(answered["text"]) > int(now) and answered["seconds"] >= 1.0
     # the join's own call returns after the change: the poll answered within a few ticks of it
@@ -205,7 +221,7 @@ def test_a_teachers_copy_link_moves_the_class_and_a_students_does_not(full_app, 
     view = views.get("rope.scale")
     code, secret = ROOMS.create("copier")
     teacher = {"role": "teacher", "code": code, "secret": secret}
-    _, token = ROOMS.join(code)
+    _, token = ROOMS.join(code, session=fresh())
     student = {"role": "student", "code": code, "token": token}
     copied = classroom._copied(view, views, runtime)
     values = [c.default for c in view.controls]
@@ -220,14 +236,14 @@ def test_the_class_bar_follows_the_language_switch():
     """The bar's line is drawn again in the new language from the room as it stands; a page
     in no class, or of a room that is gone, is told so or left alone."""
     code, secret = ROOMS.create("relabel")
-    _, token = ROOMS.join(code, "Ada")
+    _, token = ROOMS.join(code, "Ada", session=fresh())
     student = {"role": "student", "code": code, "token": token}
     en = classroom.relabel(student, True, "en")
     zh = classroom.relabel(student, True, "zh")
-    assert len(en) == len(zh) == 6
+    assert len(en) == len(zh) == 7
     assert en[1] == classroom.bar_text(classroom._view(student, ROOMS), {**student, "following": True}, "en")
     assert re.search(r"[\u4e00-\u9fff]", zh[1]) and not re.search(r"[\u4e00-\u9fff]", en[1])
-    assert classroom.relabel(None, True, "zh") == [classroom.gr.skip()] * 6
+    assert classroom.relabel(None, True, "zh") == [classroom.gr.skip()] * 7
     gone = classroom.relabel({"role": "student", "code": "ZZZZZZ", "token": token}, True, "zh")
     assert re.search(r"[\u4e00-\u9fff]", gone[1])
 

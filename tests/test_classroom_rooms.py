@@ -4,6 +4,8 @@ answers checked and private until the reveal, the histogram and the CSV; and the
 may follow, checked by views.read_link (explorer/ui/classroom.class_link)."""
 from __future__ import annotations
 
+import itertools
+
 import csv
 import io
 import re
@@ -14,6 +16,14 @@ import pytest
 from explorer.classroom.rooms import (ALPHABET, MAX_NICKNAME, Rooms, clean_code, clean_nickname,
                                       histogram)
 from explorer.inputs import InputError
+
+_SESSIONS = itertools.count()
+
+
+def fresh():
+    """A new session id, as Gradio gives each page."""
+    return f"session-{next(_SESSIONS)}"
+
 
 STEP = "?lesson=kv-cache&step=2"
 
@@ -69,10 +79,10 @@ def test_teacher_actions_need_the_secret():
 def test_a_reload_rejoins_the_same_member_and_nicknames_are_cleaned():
     rooms, _ = store()
     code, _ = rooms.create("a")
-    _, token = rooms.join(code.lower(), "  Ada\x00\u202e Lovelace\n ")
-    assert rooms.join(code, None, token) == (code, token)
+    _, token = rooms.join(code.lower(), "  Ada\x00\u202e Lovelace\n ", session=fresh())
+    assert rooms.join(code, None, token, session=fresh()) == (code, token)
     assert rooms.student_view(code, token)["members"] == 1
-    _, other = rooms.join(code, None, "not-a-token-of-this-room-xxxxxx")
+    _, other = rooms.join(code, None, "not-a-token-of-this-room-xxxxxx", session=fresh())
     assert other != token and rooms.student_view(code, other)["members"] == 2
     assert clean_nickname("  Ada\x00\u202e Lovelace\n ") == "Ada Lovelace"
     assert clean_nickname(None) == "" and clean_nickname("") == ""
@@ -89,9 +99,9 @@ def test_limits_answer_with_clear_messages():
     assert "2" in error.message("en") and "小时" in error.message("zh")
     code, _ = rooms.create("home")
     refusal("classroom.err.server_full", rooms.create, "elsewhere")
-    rooms.join(code)
-    rooms.join(code)
-    error = refusal("classroom.err.room_full", rooms.join, code, "late")
+    rooms.join(code, session=fresh())
+    rooms.join(code, session=fresh())
+    error = refusal("classroom.err.room_full", rooms.join, code, "late", session=fresh())
     assert "full" in error.message("en")
     # an hour later the school may start classes again (the server still has room after expiry)
     clock.now += 3601
@@ -103,7 +113,7 @@ def test_limits_answer_with_clear_messages():
 def test_rooms_expire_after_hours_of_quiet_but_not_while_used():
     rooms, clock = store(expire_s=4 * 3600)
     code, secret = rooms.create("a")
-    _, token = rooms.join(code)
+    _, token = rooms.join(code, session=fresh())
     for _ in range(5):   # a poll every 3 hours keeps it
         clock.now += 3 * 3600
         rooms.student_view(code, token)
@@ -111,15 +121,15 @@ def test_rooms_expire_after_hours_of_quiet_but_not_while_used():
     clock.now += 4 * 3600 + 1
     assert rooms.revision(code) is None
     refusal("classroom.err.gone", rooms.student_view, code, token)
-    error = refusal("classroom.err.gone", rooms.join, code)
+    error = refusal("classroom.err.gone", rooms.join, code, session=fresh())
     assert "Ask your teacher for a new code" in error.message("en")
 
 
 def test_answers_are_checked_private_until_the_reveal_and_revealed_as_counts():
     rooms, _ = store()
     code, secret = rooms.create("a")
-    ada = rooms.join(code, "Ada")[1]
-    bob = rooms.join(code)[1]
+    ada = rooms.join(code, "Ada", session=fresh())[1]
+    bob = rooms.join(code, session=fresh())[1]
     refusal("classroom.err.not_now", rooms.answer, code, ada, STEP, 5)   # no question yet
     rooms.follow(code, secret, STEP, (0, 1000))
     for bad in (float("nan"), float("inf"), True, "5", None, [5]):
@@ -158,8 +168,8 @@ def test_moves_count_link_changes_only():
 def test_csv_has_step_answer_measured_time_and_only_given_nicknames():
     rooms, _ = store()
     code, secret = rooms.create("a")
-    ada = rooms.join(code, "=cmd|Ada")[1]
-    anon = rooms.join(code)[1]
+    ada = rooms.join(code, "=cmd|Ada", session=fresh())[1]
+    anon = rooms.join(code, session=fresh())[1]
     rooms.follow(code, secret, STEP, (0, 1e9))
     rooms.answer(code, ada, STEP, 12.5)
     rooms.answer(code, anon, STEP, 7)
@@ -191,7 +201,7 @@ def test_the_store_is_thread_safe():
     tokens = []
 
     def student(i):
-        token = rooms.join(code, f"s{i}")[1]
+        token = rooms.join(code, f"s{i}", session=fresh())[1]
         tokens.append(token)
         rooms.answer(code, token, STEP, i)
 

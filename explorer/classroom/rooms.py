@@ -11,9 +11,24 @@ step's answers as a histogram of counts beside the measured value.
 
 Privacy: a member's view (`student_view`) holds counts only, and the histogram once revealed;
 answers with times and nicknames go to the teacher only (`teacher_view`, `csv_text`, both behind
-the secret). Limits: rooms per server, members per room, rooms created per client address per
-hour; a room quiet for `expire_s` (a monotonic clock, injectable) is dropped. Every refusal is
-an InputError whose locale key (explorer/locales/*/classroom.py) says why in plain words.
+the secret). Every refusal is an InputError whose locale key (explorer/locales/*/classroom.py)
+says why in plain words.
+
+Limits (issue 41, docs/HARDENING.md: a class no student can break), on a monotonic clock
+(injectable), each bounded in time and size (explorer/classroom/limits.py):
+- rooms per server; rooms created per client address per hour;
+- joining needs a session (Gradio's); a session joins a room as one member (a second join is
+  that member again) and at most JOINS_PER_SESSION times a minute; an address adds at most
+  NEW_MEMBERS_PER_ADDRESS members in NEW_MEMBERS_WINDOW_S; the teacher may remove a member
+  and lock the room (no new members);
+- a member counts toward the room's MAX_MEMBERS while seen (a view, an answer, or the page's
+  revision poll with its token) in the last MEMBER_IDLE_S; past MAX_HELD members the least
+  recently seen unseen one is forgotten;
+- codes that do not exist, asked for by an address (a join, the revision route without a
+  member token): at most MISSES_PER_ADDRESS a minute, then every such lookup is refused;
+- answers: ANSWERS_PER_MEMBER a minute per member; an answer or a join wakes only the
+  teacher's page (`roster`), never every member's (`revision`);
+- a room where nobody (teacher or member) was seen for `expire_s` is dropped.
 """
 from __future__ import annotations
 
@@ -26,11 +41,12 @@ import secrets
 import threading
 import time
 import unicodedata
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from explorer.classroom.limits import Window, address_key
+from explorer.classroom.histogram import HIST_BINS, Histogram, histogram  # noqa: F401 (re-exported)
 from explorer.inputs import InputError
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -42,9 +58,16 @@ MAX_LINK = 2200          # a stored link query (a view's longest, a prompt of MA
 MAX_ROOMS = 100
 MAX_MEMBERS = 60
 ROOMS_PER_ADDRESS_HOUR = 6
-EXPIRE_S = 4 * 3600.0
-HIST_BINS = 12
-MAX_ADDRESSES = 10_000   # client addresses remembered for the per-hour limit
+EXPIRE_S = 30 * 60.0     # a room where no page (teacher or member) was seen this long goes
+MAX_ADDRESSES = 10_000   # keys each limit remembers at most
+MEMBER_IDLE_S = 120.0    # a member unseen this long stops counting (a page polls every <= 20 s)
+MAX_HELD = 4             # members kept per room, as a multiple of its max_members
+JOINS_PER_SESSION = 10   # joins a minute by one session
+NEW_MEMBERS_PER_ADDRESS = 2 * MAX_MEMBERS   # new members from one address in ...
+NEW_MEMBERS_WINDOW_S = 600.0                # ... this many seconds (a school behind one NAT)
+MISSES_PER_ADDRESS = 20  # lookups of codes that do not exist, a minute, by one address
+ANSWERS_PER_MEMBER = 6   # answers a minute by one member
+MAX_SESSION = 128        # characters of a session id
 
 
 @dataclass
@@ -52,6 +75,9 @@ class Member:
     token: str
     nickname: str
     joined: float
+    session: str = ""
+    seen: float = 0.0
+    id: str = field(default_factory=lambda: secrets.token_hex(3))   # the teacher's handle
 
 
 @dataclass
@@ -63,6 +89,7 @@ class Step:
     answers: dict[str, tuple[float, float]] = field(default_factory=dict)
     revealed: bool = False
     measured: Optional[float] = None
+    histogram: Optional[Histogram] = None   # built once, at the reveal (answers are closed then)
 
 
 @dataclass
@@ -74,35 +101,12 @@ class Room:
     members: dict[str, Member] = field(default_factory=dict)
     link: str = ""                   # the query the class follows ("" before the first move)
     moves: int = 0                   # bumped when the link changes: followers apply it
-    revision: int = 0                # bumped on any change a page shows (answers, reveal)
+    revision: int = 0                # bumped on a change every page shows (a move, a reveal)
+    roster: int = 0                  # bumped on a change only the teacher's page shows
+    locked: bool = False             # no new members
+    watch: str = field(default_factory=lambda: secrets.token_urlsafe(16))   # the teacher's
+                                     # page's token for the revision route (reads a counter)
     steps: dict[str, Step] = field(default_factory=dict)   # predict steps, by link
-
-
-@dataclass(frozen=True)
-class Histogram:
-    edges: tuple[float, ...]         # len(counts) + 1 bin edges
-    counts: tuple[int, ...]
-    measured: Optional[float]
-    n: int
-
-
-def histogram(values: list[float], measured: Optional[float], bins: int = HIST_BINS) -> Histogram:
-    """Counts of `values` in up to `bins` equal bins spanning the answers and the measured
-    value; whole-number answers get whole-number bins when they fit."""
-    span = values + ([measured] if measured is not None else [])
-    if not span:
-        return Histogram((0.0, 1.0), (0,), measured, 0)
-    low, high = min(span), max(span)
-    if all(float(v).is_integer() for v in span) and high - low < bins:
-        low, high, width = low - 0.5, high + 0.5, 1.0
-    else:
-        width = (high - low) / bins
-    n_bins = max(1, int(round((high - low) / width)))
-    counts = [0] * n_bins
-    for v in values:
-        counts[min(n_bins - 1, max(0, int((v - low) // width)))] += 1
-    edges = tuple(low + i * width for i in range(n_bins + 1))
-    return Histogram(edges, tuple(counts), measured, len(values))
 
 
 def clean_nickname(value: Any) -> str:
@@ -135,16 +139,25 @@ def _token(value: Any) -> Optional[str]:
 
 class Rooms:
     """The rooms of one server (see the module doc). Every method takes the lock for a bounded
-    amount of work: at most MAX_MEMBERS answers are read for a view or a CSV."""
+    amount of work: at most MAX_HELD * max_members members are read for a view or a CSV."""
 
     def __init__(self, *, max_rooms: int = MAX_ROOMS, max_members: int = MAX_MEMBERS,
                  per_address_hour: int = ROOMS_PER_ADDRESS_HOUR, expire_s: float = EXPIRE_S,
+                 member_idle_s: float = MEMBER_IDLE_S, joins_per_session: int = JOINS_PER_SESSION,
+                 new_members_per_address: int = NEW_MEMBERS_PER_ADDRESS,
+                 misses_per_address: int = MISSES_PER_ADDRESS,
+                 answers_per_member: int = ANSWERS_PER_MEMBER, max_addresses: int = MAX_ADDRESSES,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time):
         self.max_rooms, self.max_members = max_rooms, max_members
         self.per_address_hour, self.expire_s = per_address_hour, expire_s
+        self.member_idle_s = member_idle_s
         self.clock, self.wall = clock, wall
         self._rooms: dict[str, Room] = {}
-        self._created: dict[str, deque] = {}       # client address -> creation times
+        self._created = Window(per_address_hour, 3600.0, max_addresses)   # address -> creations
+        self._joins = Window(joins_per_session, 60.0, max_addresses)       # session -> joins
+        self._new_members = Window(new_members_per_address, NEW_MEMBERS_WINDOW_S, max_addresses)
+        self._misses = Window(misses_per_address, 60.0, max_addresses)     # address -> misses
+        self._answers = Window(answers_per_member, 60.0, max_addresses)    # member -> answers
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ lookups (under the lock)
@@ -153,11 +166,18 @@ class Rooms:
         for code in [c for c, r in self._rooms.items() if now - r.touched > self.expire_s]:
             del self._rooms[code]
 
-    def _room(self, code: Any, now: float) -> Room:
+    def _room(self, code: Any, now: float, address: Any = None) -> Room:
+        """The room of `code`; InputError when there is none. With an `address`, a miss counts
+        against that address, and an address past its misses is refused before the lookup."""
         code = clean_code(code)
         self._expire(now)
+        key = address_key(address) if address is not None else None
+        if key is not None and self._misses.full(key, now):
+            raise InputError("classroom.err.probes")
         room = self._rooms.get(code)
         if room is None:
+            if key is not None:
+                self._misses.add(key, now)
             raise InputError("classroom.err.gone")
         return room
 
@@ -166,47 +186,50 @@ class Rooms:
         if not isinstance(secret, str) or len(secret) > 64 or \
                 not hmac.compare_digest(secret.encode(), room.secret.encode()):
             raise InputError("classroom.err.secret")
+        room.touched = now
         return room
 
-    def _member(self, room: Room, token: Any) -> Member:
+    def _member(self, room: Room, token: Any, now: float) -> Member:
         member = room.members.get(_token(token) or "")
         if member is None:
             raise InputError("classroom.err.not_member")
+        member.seen = room.touched = now
         return member
+
+    def _active(self, room: Room, now: float) -> int:
+        return sum(now - m.seen <= self.member_idle_s for m in room.members.values())
 
     # ------------------------------------------------------------------ teacher
 
     def create(self, address: Any = "") -> tuple[str, str]:
         """(code, secret) of a new room; refused past the server's rooms or the address's
         rooms this hour."""
-        address = str(address or "")[:100]
+        key = address_key(address)
         with self._lock:
             now = self.clock()
             self._expire(now)
-            made = self._created.setdefault(address, deque())
-            while made and now - made[0] > 3600:
-                made.popleft()
-            if len(made) >= self.per_address_hour:
+            if self._created.full(key, now):
                 raise InputError("classroom.err.address_limit", n=self.per_address_hour)
             if len(self._rooms) >= self.max_rooms:
                 raise InputError("classroom.err.server_full")
-            if len(self._created) > MAX_ADDRESSES:
-                for key in [k for k, times in self._created.items() if not times]:
-                    del self._created[key]
             code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
             while code in self._rooms:
                 code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
             secret = secrets.token_urlsafe(16)
             self._rooms[code] = Room(code, secret, now, now)
-            made.append(now)
+            self._created.add(key, now)
             return code, secret
 
     def check_teacher(self, code: Any, secret: Any) -> str:
         """The room's code when `secret` is its teacher's; InputError otherwise."""
         with self._lock:
-            room = self._teacher(code, secret, self.clock())
-            room.touched = self.clock()
-            return room.code
+            return self._teacher(code, secret, self.clock()).code
+
+    def watch_token(self, code: Any, secret: Any) -> str:
+        """The token the teacher's page reads the room's revision with (answers and joins
+        included): a counter only, never the secret in a URL."""
+        with self._lock:
+            return self._teacher(code, secret, self.clock()).watch
 
     def follow(self, code: Any, secret: Any, link: str,
                bounds: Optional[tuple[float, float]] = None) -> int:
@@ -215,9 +238,7 @@ class Rooms:
         if not isinstance(link, str) or not link.startswith("?") or len(link) > MAX_LINK:
             raise InputError("classroom.err.link")
         with self._lock:
-            now = self.clock()
-            room = self._teacher(code, secret, now)
-            room.touched = now
+            room = self._teacher(code, secret, self.clock())
             if bounds is not None and link not in room.steps and len(room.steps) < 200:
                 low, high = float(bounds[0]), float(bounds[1])
                 room.steps[link] = Step(link, low, high)
@@ -230,28 +251,64 @@ class Rooms:
     def reveal(self, code: Any, secret: Any, measured: Optional[float]) -> Histogram:
         """Reveal the current step's answers beside `measured` (None: not measured)."""
         with self._lock:
-            now = self.clock()
-            room = self._teacher(code, secret, now)
+            room = self._teacher(code, secret, self.clock())
             step = room.steps.get(room.link)
             if step is None:
                 raise InputError("classroom.err.no_question")
             if measured is not None and not (isinstance(measured, (int, float)) and math.isfinite(measured)):
                 measured = None
-            step.revealed, step.measured = True, measured
-            room.touched = now
+            # build first, then mark: a histogram that raises leaves the step as it was
+            drawn = histogram([a for a, _ in step.answers.values()], measured)
+            step.revealed, step.measured, step.histogram = True, measured, drawn
             room.revision += 1
-            return histogram([a for a, _ in step.answers.values()], measured)
+            return drawn
+
+    def remove(self, code: Any, secret: Any, member_id: Any) -> str:
+        """The teacher removes a member (by its id in `teacher_view`) and their answers to steps
+        not revealed yet; returns the nickname (or "")."""
+        with self._lock:
+            room = self._teacher(code, secret, self.clock())
+            member = next((m for m in room.members.values() if m.id == member_id), None)
+            if member is None:
+                raise InputError("classroom.err.no_member")
+            self._drop(room, member)
+            return member.nickname
+
+    def _drop(self, room: Room, member: Member) -> None:
+        del room.members[member.token]
+        for step in room.steps.values():
+            if not step.revealed:
+                step.answers.pop(member.token, None)
+        room.roster += 1
+
+    def lock(self, code: Any, secret: Any, locked: Any) -> bool:
+        """Lock (no new members) or open the room; returns whether it is locked."""
+        with self._lock:
+            room = self._teacher(code, secret, self.clock())
+            room.locked = bool(locked)
+            room.roster += 1
+            return room.locked
+
+    def end(self, code: Any, secret: Any) -> None:
+        """The teacher ends the class: the room is dropped (its members' pages read it gone)."""
+        with self._lock:
+            room = self._teacher(code, secret, self.clock())
+            del self._rooms[room.code]
 
     def teacher_view(self, code: Any, secret: Any) -> dict:
         with self._lock:
-            room = self._teacher(code, secret, self.clock())
+            now = self.clock()
+            room = self._teacher(code, secret, now)
             step = room.steps.get(room.link)
-            view = {"code": room.code, "members": len(room.members), "link": room.link,
-                    "moves": room.moves, "revision": room.revision, "question": step is not None,
-                    "answered": len(step.answers) if step else 0,
-                    "revealed": bool(step and step.revealed), "histogram": None}
+            view = {"code": room.code, "members": self._active(room, now), "link": room.link,
+                    "moves": room.moves, "revision": room.revision + room.roster,
+                    "question": step is not None, "answered": len(step.answers) if step else 0,
+                    "revealed": bool(step and step.revealed), "histogram": None,
+                    "locked": room.locked,
+                    "roster": [(m.id, m.nickname, now - m.seen <= self.member_idle_s)
+                               for m in sorted(room.members.values(), key=lambda m: m.joined)]}
             if step and step.revealed:
-                view["histogram"] = histogram([a for a, _ in step.answers.values()], step.measured)
+                view["histogram"] = step.histogram
             return view
 
     def csv_text(self, code: Any, secret: Any) -> str:
@@ -273,35 +330,54 @@ class Rooms:
 
     # ------------------------------------------------------------------ students
 
-    def join(self, code: Any, nickname: Any = None, token: Any = None) -> tuple[str, str]:
+    def join(self, code: Any, nickname: Any = None, token: Any = None, *, session: Any = None,
+             address: Any = "") -> tuple[str, str]:
         """(code, member token): the member holding `token` again when it is one of the room's
-        (a reload), else a new member, refused past the room's members."""
+        (a reload), or the member `session` joined as before, else a new member: refused
+        without a session, past the session's joins this minute, in a locked or full room, and
+        past the address's new members (see the module)."""
         nickname = clean_nickname(nickname)
         with self._lock:
             now = self.clock()
-            room = self._room(code, now)
-            room.touched = now
+            room = self._room(code, now, address)
             known = room.members.get(_token(token) or "")
+            if known is None:
+                if not isinstance(session, str) or not 0 < len(session) <= MAX_SESSION:
+                    raise InputError("classroom.err.no_session")
+                if not self._joins.allow(session, now):
+                    raise InputError("classroom.err.join_rate")
+                known = next((m for m in room.members.values() if m.session == session), None)
             if known is not None:
-                if nickname:
-                    known.nickname = nickname
+                known.nickname = nickname or known.nickname
+                self._member(room, known.token, now)
                 return room.code, known.token
-            if len(room.members) >= self.max_members:
+            if room.locked:
+                raise InputError("classroom.err.locked")
+            if self._active(room, now) >= self.max_members:
                 raise InputError("classroom.err.room_full", n=self.max_members)
-            member = Member(secrets.token_urlsafe(16), nickname, now)
+            if len(room.members) >= MAX_HELD * self.max_members:
+                unseen = min(room.members.values(), key=lambda m: m.seen)
+                if now - unseen.seen <= self.member_idle_s:
+                    raise InputError("classroom.err.room_full", n=self.max_members)
+                self._drop(room, unseen)
+            key = address_key(address)
+            if not self._new_members.allow(key, now):
+                raise InputError("classroom.err.address_joins")
+            member = Member(secrets.token_urlsafe(16), nickname, now, session, now)
             room.members[member.token] = member
-            room.revision += 1
+            room.touched = now
+            room.roster += 1
             return room.code, member.token
 
     def answer(self, code: Any, token: Any, link: Any, value: Any) -> int:
         """Record a member's answer to the step at `link` (the class's current one); returns
-        how many have answered it."""
+        how many have answered it. Only the teacher's page is woken (`roster`)."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InputError("classroom.err.answer_number")
         with self._lock:
             now = self.clock()
             room = self._room(code, now)
-            member = self._member(room, token)
+            member = self._member(room, token, now)
             step = room.steps.get(link) if isinstance(link, str) else None
             if step is None or link != room.link:
                 raise InputError("classroom.err.not_now")
@@ -309,9 +385,10 @@ class Rooms:
                 raise InputError("classroom.err.revealed")
             if not step.low <= value <= step.high:
                 raise InputError("classroom.err.answer_range", low=f"{step.low:g}", high=f"{step.high:g}")
+            if not self._answers.allow(member.token, now):
+                raise InputError("classroom.err.answer_rate")
             step.answers[member.token] = (float(value), self.wall())
-            room.touched = now
-            room.revision += 1
+            room.roster += 1
             return len(step.answers)
 
     def student_view(self, code: Any, token: Any) -> dict:
@@ -320,25 +397,37 @@ class Rooms:
         with self._lock:
             now = self.clock()
             room = self._room(code, now)
-            member = self._member(room, token)
-            room.touched = now
+            member = self._member(room, token, now)
             step = room.steps.get(room.link)
             mine = step.answers.get(member.token) if step else None
             view = {"code": room.code, "link": room.link, "moves": room.moves,
-                    "revision": room.revision, "members": len(room.members),
+                    "revision": room.revision, "members": self._active(room, now),
                     "question": step is not None, "answered": len(step.answers) if step else 0,
                     "mine": mine[0] if mine else None, "revealed": bool(step and step.revealed),
                     "histogram": None}
             if step and step.revealed:
-                view["histogram"] = histogram([a for a, _ in step.answers.values()], step.measured)
+                view["histogram"] = step.histogram
             return view
 
-    def revision(self, code: Any) -> Optional[int]:
-        """The room's revision (the cheap poll), None when there is no such room."""
+    def revision(self, code: Any, member: Any = None, address: Any = None) -> Optional[int]:
+        """The room's revision (the cheap poll), None when there is no such room or `member`
+        (a member token, or the teacher page's watch token: answers and joins included) is not
+        one of it. With an `address` and no member, a miss counts against the address (see the
+        module); InputError("classroom.err.probes") once it has too many."""
         try:
             with self._lock:
-                return self._room(code, self.clock()).revision
-        except InputError:
+                now = self.clock()
+                room = self._room(code, now, None if member else address)
+                if member is None:
+                    return room.revision
+                if isinstance(member, str) and hmac.compare_digest(member.encode(), room.watch.encode()):
+                    room.touched = now
+                    return room.revision + room.roster
+                self._member(room, member, now)
+                return room.revision
+        except InputError as error:
+            if error.key == "classroom.err.probes":
+                raise
             return None
 
     def __len__(self) -> int:

@@ -17,6 +17,7 @@ And across every group, `per_session` / `per_address` of the Admission itself.
 from __future__ import annotations
 
 import collections
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -153,6 +154,27 @@ def refusal_text(key: str, limit: int) -> str:
     """A refusal in both languages, English first (the queue does not know which the
     visitor reads)."""
     return f"{text(key, 'en', limit=limit)} / {text(key, 'zh', limit=limit)}"
+
+
+def trust_proxy_setting(environ: Mapping[str, str] = os.environ) -> str:
+    """How many reverse proxies stand in front of the app (client_address's `trust_proxy`):
+    EXPLORER_TRUST_PROXY when set; else "1" on a Hugging Face Space (SPACE_ID set), whose one
+    proxy appends the visitor's address to X-Forwarded-For, so that every visitor of a Space
+    is not one address (the proxy's) to every per-address bound; else "" (none). "0" turns it
+    off on a Space."""
+    value = environ.get("EXPLORER_TRUST_PROXY")
+    if value is not None and value.strip():
+        return value
+    return "1" if environ.get("SPACE_ID") else ""
+
+
+def counted_address(address: Optional[str]) -> Optional[str]:
+    """The address every per-address bound counts: an IPv6 address by its /64 (one home or
+    school network, whose client may take any of its 2**64 addresses), an IPv4-mapped one as
+    its IPv4 (explorer/classroom/limits.address_key)."""
+    from explorer.classroom.limits import address_key
+
+    return address_key(address) if address else address
 
 
 def client_address(peer: Optional[str], forwarded_for: Sequence[str], trust_proxy: str) -> Optional[str]:

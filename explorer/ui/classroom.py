@@ -4,8 +4,10 @@ A teacher presses "Start a class": the room's code, the student link (/?room=COD
 code) and the teacher link (/?room=CODE&key=SECRET) appear. Students join by code (+ nickname)
 or by link; the member token is kept in the browser (gr.BrowserState), so a reload rejoins the
 same member, and the page's address keeps ?room=CODE (the cookie `explorer_room` too: the room
-link contract, docs/SCALING.md). The teacher's secret lives in the teacher's browser storage
-and the link only: the address bar shows ?room=CODE, never the key, as it is projected.
+link contract, docs/SCALING.md). The teacher's secret lives in the teacher's tab only
+(sessionStorage, static/classroom.js: a later visit on a shared PC is no teacher) and the
+teacher link: the address bar shows ?room=CODE, never the key, as it is projected. "End the
+class" drops the room and makes the tab forget the key.
 
 Following: the page long-polls a plain route (explorer/ui/class_route.py) for the room's
 revision, a counter (a gr.Timer's script starts the next read); only when it changed does the
@@ -26,25 +28,22 @@ on waiting events when forty students press at once; the store's own limits boun
 from __future__ import annotations
 
 import json
-import re
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import gradio as gr
-import segno
 
 from explorer.classroom import answers
 from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, clean_nickname
 from explorer.inputs import InputError
-from explorer.lessons import LESSONS, steps_of
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.ui.gradio_patches import request_address
-from explorer.ui.lessons import APPLY_JS, panel_outputs, restore, step_link
-from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, read_link
+from explorer.ui.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
+                                       class_link, download, end_class, lock_class, publish,
+                                       remove_member, reveal, roster_choices, start, teacher_values)
+from explorer.ui.lessons import APPLY_JS, panel_outputs, restore
+from explorer.ui.views import MAX_QUERY_CHARS, Views, plain
 
 TITLE = "classroom.title"
 POLL_S = 1.0
@@ -59,14 +58,15 @@ class Bar:
     back: gr.Button
     reveal: gr.Button
     plot: gr.Plot
-    state: gr.State          # {"role", "code", "token" | "secret", "revision", "moves"}
-    stored: gr.BrowserState  # {"code", "token"} or {"code", "secret"}: a reload's way back
+    state: gr.State          # {"role", "code", "token" | "secret" and "watch", "revision", "moves"}
+    stored: gr.BrowserState  # a student's {"code", "token"}: a reload's way back (never a secret)
     timer: gr.Timer
     pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
     page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
     revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
     follow: gr.State         # whether a student's page follows (only explore / back write it:
                              # a poll in flight never undoes a press)
+    kept: gr.Textbox         # the tab's teacher key, read from sessionStorage at load (KEPT_JS)
 
 
 @dataclass
@@ -82,9 +82,14 @@ class Tab:
     csv: gr.Button
     csv_file: gr.File
     message: gr.Markdown
+    members: gr.Dropdown     # the teacher's roster: a member to remove (by its id)
+    remove: gr.Button
+    lock: gr.Checkbox        # no new members
+    end: gr.Button           # end the class: the room goes, the tab forgets the key
 
     def teacher_outputs(self) -> list:
-        return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv]
+        return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv, self.members,
+                self.remove, self.lock, self.end]
 
 
 def build_bar(t: Any) -> Bar:
@@ -105,9 +110,11 @@ def build_bar(t: Any) -> Bar:
                       show_label=False)
     revision = gr.Textbox(max_length=32, elem_id="class-revision", elem_classes=HIDDEN,
                           container=False, show_label=False)
+    kept = gr.Textbox(max_length=200, elem_id="class-kept", elem_classes=HIDDEN, container=False,
+                      show_label=False)
     return Bar(column, status, explore, back, reveal, plot, gr.State(None),
                gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
-               pending, page, revision, gr.State(True))
+               pending, page, revision, gr.State(True), kept)
 
 
 def build(ctx: Any) -> None:
@@ -131,59 +138,17 @@ def build(ctx: Any) -> None:
                 teacher_link = gr.Markdown(elem_id="class-teacher-link")
             csv = gr.Button(t("classroom.csv"), size="sm", visible=False, elem_id="class-csv")
             csv_file = gr.File(visible=False, interactive=False, elem_id="class-csv-file")
+            # any value reaches the store, which knows the room's members (a stale choice is
+            # answered in words): Gradio's own choice check would read the page's first list
+            members = gr.Dropdown([], value=None, label=t("classroom.members"), allow_custom_value=True,
+                                  info=t("classroom.members_info"), visible=False, elem_id="class-members")
+            remove = gr.Button(t("classroom.remove"), size="sm", visible=False, elem_id="class-remove")
+            lock = gr.Checkbox(False, label=t("classroom.lock"), visible=False, elem_id="class-lock")
+            end = gr.Button(t("classroom.end"), size="sm", variant="stop", visible=False,
+                            elem_id="class-end")
     message = gr.Markdown(elem_id="class-message")
     ctx.demo.explorer_class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
-                                      teacher_box, csv, csv_file, message)
-
-
-# ----------------------------------------------------------------------------- checks
-
-
-def class_link(query: Any, views: Views, runtime: Any) -> tuple[str, Optional[tuple[float, float]]]:
-    """(link, bounds of its prediction) the class may follow: a lesson step or a view, read by
-    views.read_link with no refused value, written back in its canonical form."""
-    if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS + 200 or "?" not in query:
-        raise InputError("classroom.err.link")
-    query = query[query.index("?"):]
-    plan = read_link(query, views, runtime.names(), runtime.default_name,
-                     lambda name: runtime.get(name).config, steps_of())
-    if plan.notes:
-        raise InputError("classroom.err.link")
-    if plan.lesson:
-        predict = LESSONS[plan.lesson].steps[plan.step].predict
-        return step_link(plan.lesson, plan.step), (predict.low, predict.high) if predict else None
-    view = views.get(plan.view) if plan.view else None
-    if view is None:
-        raise InputError("classroom.err.link")
-    return link_of(view, plan.model, [plan.values.get(c.name, c.default) for c in view.controls]), None
-
-
-def _origin(request: Any) -> str:
-    """The page's origin as the browser reached it (for the links and the QR code)."""
-    headers = getattr(request, "headers", None) or {}
-    host = str(headers.get("x-forwarded-host") or headers.get("host") or "localhost")
-    if not re.fullmatch(r"[A-Za-z0-9.:\[\]-]{1,255}", host):
-        host = "localhost"
-    proto = str(headers.get("x-forwarded-proto") or "")
-    return f"{'https' if proto == 'https' else 'http'}://{host}/"
-
-
-def _address(request: Any) -> str:
-    return request_address(request) or ""
-
-
-def _qr_html(url: str, lang: str) -> str:
-    svg = segno.make(url, error="m").svg_inline(scale=6, border=2, dark="#000", light="#fff")
-    alt = text("classroom.qr_alt", lang, student=url).replace('"', "&quot;")
-    return f'<div role="img" aria-label="{alt}" class="class-qr">{svg}</div>'
-
-
-def _page(**command: Any) -> str:
-    return json.dumps({**command, "n": time.monotonic_ns()})
-
-
-def _role(state: Any, role: str) -> Optional[dict]:
-    return state if isinstance(state, dict) and state.get("role") == role else None
+                                      teacher_box, csv, csv_file, message, members, remove, lock, end)
 
 
 # ----------------------------------------------------------------------------- the bar's text
@@ -198,7 +163,8 @@ def bar_text(view: dict, state: dict, lang: str) -> str:
                     lang, code=code)
     parts = [line]
     if view["question"]:
-        parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
+        if state["role"] == "teacher":   # answers wake the teacher's page only: a student's
+            parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
         if view.get("mine") is not None:
             parts.append(text("classroom.bar.mine", lang, mine=f"{view['mine']:g}"))
         if view["revealed"]:
@@ -231,112 +197,128 @@ def _gone(lang: str, error: InputError) -> list:
             gr.update(active=False)]
 
 
+def _roster(state: dict, view: dict, lang: str) -> Any:
+    """The teacher's member list as the room stands (a student's page: unchanged)."""
+    return gr.update(choices=roster_choices(view, lang)) if state["role"] == "teacher" else gr.skip()
+
+
 # ----------------------------------------------------------------------------- handlers
 
-# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending]
+# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members]
 
 
+@visitor_errors
 def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """The timer's tick: nothing (all skipped) while the room's revision is the one shown; else
     the bar's values and, for a following student, the teacher's move to apply."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip()]
-    if rooms.revision(state.get("code")) == state.get("revision"):
-        return [gr.skip()] * 9
+        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip(), gr.skip()]
+    # the teacher's page reads answers and joins too (its watch token), a member's page not
+    if rooms.revision(state.get("code"), state.get("watch") or state.get("token")) == state.get("revision"):
+        return [gr.skip()] * 10
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return _gone(lang, error) + [gr.skip()]
+        return _gone(lang, error) + [gr.skip(), gr.skip()]
     pending = gr.skip()
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
         pending = _page(link=view["link"])
     state = {**state, "revision": view["revision"], "moves": view["moves"]}
-    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending]
+    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
+            _roster(state, view, lang)]
 
 
+@visitor_errors
 def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[column, status, explore, back, reveal, plot] in a new language: the bar as the room
-    stands now (the class's state and the page's place in it unchanged)."""
+    """[column, status, explore, back, reveal, plot, members] in a new language: the bar as the
+    room stands now (the class's state and the page's place in it unchanged)."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * 6
+        return [gr.skip()] * 7
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return _gone(lang, error)[1:7]
-    return bar_values({**state, "following": follow is not False}, view, lang)
+        return _gone(lang, error)[1:7] + [gr.skip()]
+    return [*bar_values({**state, "following": follow is not False}, view, lang),
+            _roster(state, view, lang)]
 
 
-def teacher_values(code: str, secret: str, request: Any, lang: str) -> list:
-    """[info, teacher link, teacher box, qr, csv] of the teacher's Class tab."""
-    origin = _origin(request)
-    student, teacher = f"{origin}?room={code}", f"{origin}?room={code}&key={secret}"
-    return [text("classroom.started", lang, code=code, student=student),
-            text("classroom.teacher_link", lang, teacher=teacher), gr.update(visible=True),
-            _qr_html(student, lang), gr.update(visible=True)]
-
-
-def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
-    """Start a class: [state, stored, timer, message, page, *teacher_values]."""
-    lang = normalize_language(lang)
-    code, secret = rooms.create(_address(request))
-    state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
-    return [state, {"code": code, "secret": secret}, gr.update(active=True), "",
-            _page(room=code), *teacher_values(code, secret, request, lang)]
-
-
-def join(code: Any, nickname: Any, state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+@visitor_errors
+def join(code: Any, nickname: Any, state: Any, lang: Any, request: gr.Request = None,
+         rooms: Rooms = ROOMS) -> list:
     """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
     its address has another (the room link contract), and rejoins the same member from storage
-    (on_load). A page already in the class (its state) joins again as the same member."""
+    (on_load). A page already in the class (its state, or its session) joins again as the same
+    member; the store refuses a request without a session and bounds joins (rooms.py)."""
     lang = normalize_language(lang)
+    code = clean_code(code)            # as the store reads it: "abc-def" is the room ABCDEF
     mine = _role(state, "student") or {}
-    token = mine.get("token") if isinstance(code, str) and mine.get("code") == code.strip().upper() else None
-    code, token = rooms.join(code, nickname, token)
+    token = mine.get("token") if mine.get("code") == code else None
+    code, token = rooms.join(code, nickname, token, session=_session(request), address=_address(request))
     state = {"role": "student", "code": code, "token": token, "revision": None, "moves": None}
     nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
     said = text("classroom.joined", lang, code=code,
-                nick=text("classroom.joined_nick", lang, nick=nick) if nick else "")
+                nick=text("classroom.joined_nick", lang, nick=plain(nick)) if nick else "")
     return [state, {"code": code, "token": token}, gr.update(active=True), said,
-            _page(room=code, reload=True)]
+            _page(room=code, reload=True, member=token)]
 
 
-def on_load(stored: Any, lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
-    """The page's address: ?room=CODE (a student, or a teacher whose key this browser keeps)
-    or ?room=CODE&key=SECRET (a teacher's link).
-    [state, stored, timer, code box, message, page, *teacher_values]."""
+@visitor_errors
+def on_load(stored: Any, lang: Any, kept: Any = None, request: gr.Request = None,
+            rooms: Rooms = ROOMS) -> list:
+    """The page's address: ?room=CODE (a student, or a teacher whose key this tab keeps: `kept`,
+    JSON {"code", "secret"} from sessionStorage) or ?room=CODE&key=SECRET (a teacher's link).
+    A secret an older version left in the browser's lasting storage (`stored`) is no key: it
+    is dropped there. [state, stored, timer, code box, message, page, *teacher_values]."""
     lang = normalize_language(lang)
     query = dict(request.query_params) if request is not None else {}
     room, key = query.get("room"), query.get("key")
-    unchanged = [gr.skip()] * 5
+    unchanged = [gr.skip()] * 9
     if not room:
         return [gr.skip()] * 6 + unchanged
     mine = stored if isinstance(stored, dict) and stored.get("code") == room else {}
+    tab_key = _kept(kept, room)
+    forget = None if isinstance(stored, dict) and "secret" in stored else gr.skip()
     try:
         code = clean_code(room)
-        if key or mine.get("secret"):
-            secret = key or mine.get("secret")
+        if key or tab_key:
+            secret = key or tab_key
             rooms.check_teacher(code, secret)
-            state = {"role": "teacher", "code": code, "secret": secret, "revision": None}
-            return [state, {"code": code, "secret": secret}, gr.update(active=True), gr.skip(), "",
-                    _page(room=code, address=True), *teacher_values(code, secret, request, lang)]
+            state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
+                     "watch": rooms.watch_token(code, secret)}
+            return [state, forget, gr.update(active=True), gr.skip(), "",
+                    _page(room=code, address=True, member=state["watch"], teacher=secret),
+                    *teacher_values(code, secret, request, lang, rooms)]
         if mine.get("token"):
-            code, token = rooms.join(code, None, mine.get("token"))
+            code, token = rooms.join(code, None, mine.get("token"), session=_session(request),
+                                     address=_address(request))
             state = {"role": "student", "code": code, "token": token, "revision": None,
                      "moves": None}
             return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
-                    _page(room=code), *unchanged]
-        if rooms.revision(code) is None:
+                    _page(room=code, member=token), *unchanged]
+        if rooms.revision(code, address=_address(request)) is None:
             raise InputError("classroom.err.gone")
-        return [gr.skip(), gr.skip(), gr.skip(), code, text("classroom.link_join", lang, code=code),
+        return [gr.skip(), forget, gr.skip(), code, text("classroom.link_join", lang, code=code),
                 _page(room=code, open="classroom"), *unchanged]
     except InputError as error:
-        return [None, gr.skip(), gr.skip(), gr.skip(), "⚠ " + error.message(lang),
+        return [None, forget, gr.skip(), gr.skip(), "⚠ " + error.message(lang),
                 _page(open="classroom"), *unchanged]
 
 
+def _kept(kept: Any, room: Any) -> Optional[str]:
+    """The teacher key this tab kept for `room` (sessionStorage's JSON), if any."""
+    try:
+        value = json.loads(kept) if isinstance(kept, str) and 0 < len(kept) <= 200 else None
+    except ValueError:
+        return None
+    if isinstance(value, dict) and value.get("code") == room and isinstance(value.get("secret"), str):
+        return value["secret"]
+    return None
+
+
+@visitor_errors
 def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """Stop following: [follow, status, explore, back]."""
     state = _role(state, "student")
@@ -347,6 +329,7 @@ def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
             gr.update(visible=False), gr.update(visible=True)]
 
 
+@visitor_errors
 def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     """Follow again, and apply the class's current link now: [follow, state, status, explore,
     back, pending]."""
@@ -360,18 +343,7 @@ def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
             _page(link=view["link"]) if view["link"] else gr.skip()]
 
 
-def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any,
-            rooms: Rooms = ROOMS) -> Any:
-    """A teacher's page moved to `link` (a lesson step, or a section's copied link): the class
-    follows it."""
-    state = _role(state, "teacher")
-    if state is None or not link:
-        return gr.skip()
-    query, bounds = class_link(link, views, runtime)
-    rooms.follow(state["code"], state["secret"], query, bounds)
-    return gr.skip()
-
-
+@visitor_errors
 def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -> str:
     """A student's guess at the lesson step `link` goes to the class; the bar's line says so."""
     lang = normalize_language(lang)
@@ -383,36 +355,6 @@ def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -
     query = link[link.index("?"):].split("&room=")[0]
     n = rooms.answer(state["code"], state["token"], query, guess)
     return text("classroom.answer_in", lang, value=f"{float(guess):g}", answered=n)
-
-
-def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[status, plot, reveal]: the class's answers beside the value the teacher's run measured."""
-    lang = normalize_language(lang)
-    state = _role(state, "teacher")
-    if state is None:
-        return [gr.skip()] * 3
-    measured = None
-    if isinstance(lesson_state, dict) and lesson_state.get("lesson") in LESSONS:
-        step = LESSONS[lesson_state["lesson"]].steps[lesson_state["step"]]
-        fields = lesson_state.get("fields")
-        if step.predict is not None and isinstance(fields, dict):
-            measured = float(fields[step.predict.answer])
-    hist = rooms.reveal(state["code"], state["secret"], measured)
-    note = "" if measured is not None else text("classroom.measured_none", lang)
-    return [note or gr.skip(), gr.update(visible=True, value=answers.figure(hist, lang)),
-            gr.update(visible=False)]
-
-
-def download(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
-    state = _role(state, "teacher")
-    if state is None:
-        return gr.skip()
-    body = rooms.csv_text(state["code"], state["secret"])
-    folder = Path(tempfile.gettempdir()) / "explorer-class"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"class-{state['code']}-answers.csv"
-    path.write_text(body, encoding="utf-8")
-    return gr.update(value=str(path), visible=True)
 
 
 # ----------------------------------------------------------------------------- wiring
@@ -427,26 +369,35 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
     bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
     bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
-    bar.revision.change(poll, [bar.state, bar.follow, lang], [bar.state, *bar_outputs, bar.timer, bar.pending],
+    bar.revision.change(poll, [bar.state, bar.follow, lang],
+                        [bar.state, *bar_outputs, bar.timer, bar.pending, tab.members],
                         queue=False, api_name="class_poll", **api)
-    lang.change(relabel, [bar.state, bar.follow, lang], bar_outputs, queue=False, api_visibility="private")
-    tab.start.click(visitor_errors(start), [lang],
+    lang.change(relabel, [bar.state, bar.follow, lang], [*bar_outputs, tab.members], queue=False,
+                api_visibility="private")
+    tab.start.click(start, [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
                     api_name="class_start", **api).then(**page_js)
-    tab.join.click(visitor_errors(join), [tab.code, tab.nickname, bar.state, lang],
+    tab.join.click(join, [tab.code, tab.nickname, bar.state, lang],
                    [bar.state, bar.stored, bar.timer, tab.message, bar.page],
                    queue=False, api_name="class_join", **api).then(**page_js)
-    demo.load(on_load, [bar.stored, lang],
-              [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
-              api_visibility="private").then(**page_js)
-    bar.explore.click(visitor_errors(explore), [bar.state, lang],
+    demo.load(None, None, [bar.kept], js=KEPT_JS).then(
+        on_load, [bar.stored, lang, bar.kept],
+        [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
+        api_visibility="private").then(**page_js)
+    tab.end.click(end_class, [bar.state, lang],
+                  [bar.state, bar.timer, tab.message, bar.page, bar.column, *tab.teacher_outputs()],
+                  api_name="class_end", **api).then(**page_js)
+    bar.explore.click(explore, [bar.state, lang],
                       [bar.follow, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
-    bar.back.click(visitor_errors(back_to_class), [bar.state, lang],
+    bar.back.click(back_to_class, [bar.state, lang],
                    [bar.follow, bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
                    api_visibility="private")
-    bar.reveal.click(visitor_errors(reveal), [bar.state, panel.state, lang],
+    bar.reveal.click(reveal, [bar.state, panel.state, lang],
                      [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
-    tab.csv.click(visitor_errors(download), [bar.state, lang], [tab.csv_file],
+    tab.remove.click(remove_member, [bar.state, tab.members, lang], [tab.message, tab.members],
+                     api_name="class_remove", **api)
+    tab.lock.input(lock_class, [bar.state, tab.lock, lang], [tab.message], api_name="class_lock", **api)
+    tab.csv.click(download, [bar.state, lang], [tab.csv_file],
                   api_name="class_csv", **api)
 
     def move(state, link, lesson_state, lang_value):
@@ -466,9 +417,10 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
                        [bar.state, lang, *view.link_inputs], [tab.message], api_visibility="private")
     check = lesson_events.get("check")
     if check is not None:
-        check.then(visitor_errors(answer), [bar.state, panel.link, panel.guess, lang], [bar.status],
+        check.then(answer, [bar.state, panel.link, panel.guess, lang], [bar.status],
                    queue=False, api_name="class_answer", **api)
 
+    @visitor_errors
     def apply_move(raw, lang_value, current):
         try:
             link = json.loads(raw)["link"] if raw else None
@@ -487,17 +439,9 @@ def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runti
                        api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
 
 
-def _copied(view: Any, views: Views, runtime: Any):
-    """A teacher's "Copy link" of `view`: the class follows the link of the section's settings."""
-    def copied(state, lang_value, *values):
-        if _role(state, "teacher") is None:
-            return gr.skip()
-        return publish(state, view.make_link(*values), None, views, runtime)
-    return copied
-
-
 # The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.
 PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
+KEPT_JS = "() => window.explorerClassKept ? window.explorerClassKept() : ''"
 REVISION_JS = ("async (current) => window.explorerClassRevision ? "
                "await window.explorerClassRevision(current) : current")
 SCRIPT = Path(__file__).resolve().parents[2] / "static" / "classroom.js"

@@ -41,7 +41,7 @@ from copy import copy
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from explorer.inputs import InputError, check_choice_payload, not_a_number
-from explorer.ui.admission import client_address
+from explorer.ui.admission import client_address, counted_address, trust_proxy_setting
 from explorer.ui.open_pages import OPEN
 
 log = logging.getLogger(__name__)
@@ -523,7 +523,7 @@ def event_client() -> tuple[Optional[str], Optional[str]]:
 
 def request_address(request: Any) -> Optional[str]:
     """The client address of a request (Gradio's or Starlette's): its connection's peer, or
-    the one client_address reads behind the proxies EXPLORER_TRUST_PROXY names."""
+    the one client_address reads behind the proxies trusted (one on a Space), as counted (IPv6: /64)."""
     try:
         peer = request.client.host
         headers = request.headers
@@ -531,7 +531,7 @@ def request_address(request: Any) -> Optional[str]:
                      else [headers.get("x-forwarded-for") or ""])
     except (AttributeError, KeyError, TypeError):   # a request without a connection (a test)
         peer, forwarded = None, []
-    return client_address(peer, forwarded, os.environ.get("EXPLORER_TRUST_PROXY", ""))
+    return counted_address(client_address(peer, forwarded, trust_proxy_setting()))
 
 
 def client_alive() -> Callable[[], bool]:

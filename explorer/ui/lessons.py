@@ -15,6 +15,7 @@ On page load, the address's query string (`?view=...` or `?lesson=...&step=...`)
 """
 from __future__ import annotations
 
+import html
 import json
 import math
 import time
@@ -27,7 +28,8 @@ from explorer.i18n import Translator
 from explorer.lessons import (LESSONS, Lesson, Step, compare, comparison_text, is_computed, reading,
                               steps_of)
 from explorer.locales import Term, normalize_language, text
-from explorer.ui.views import MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, read_link
+from explorer.ui.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain,
+                               read_link)
 
 PANEL_ID = "lesson-panel"
 
@@ -290,6 +292,11 @@ def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[l
     return state, said_text(state, lang)
 
 
+def link_note(notes: list, lang: str) -> str:
+    """The sentence of a link's refused values, as text (it quotes what the link holds)."""
+    return text("link.note", lang, notes=" ".join(text(key, lang, **fields) for key, fields in notes))
+
+
 def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names, default_model,
             config_of) -> list:
     """What the page's address asks for: [present, lang, note, *go's outputs]."""
@@ -297,9 +304,9 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
     lang = plan.lang or normalize_language(lang)
     note = gr.update(visible=False, value="")
     if plan.notes:
-        notes = " ".join(text(key, lang, **fields) for key, fields in plan.notes)
-        note = gr.update(visible=True, value="⚠ " + text("link.note", lang, notes=notes))
-        gr.Warning(text("link.note", lang, notes=notes))   # a toast: the note's place may be scrolled away
+        said = link_note(plan.notes, lang)
+        note = gr.update(visible=True, value="⚠ " + plain(said))   # the link's values, not Markdown
+        gr.Warning(html.escape(said))   # a toast (HTML): the note's place may be scrolled away
     head = [gr.update(value=True) if plan.present else gr.skip(),
             gr.update(value=plan.lang) if plan.lang else gr.skip(), note]
     if plan.lesson:

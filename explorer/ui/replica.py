@@ -12,8 +12,12 @@ docs/SCALING.md "Several replicas, one class"): which replica answered, and whic
   and sends the room's later requests there.
 
 Nothing of a visitor is in either (a room's code is told only to a request that already names
-it), so both are harmless in public. Added through FastAPI's `middleware` argument
-(app.launch_options), like explorer/ui/closed_routes.py.
+it). But ROOM_HEADER says whether a code exists, so it is sent only by a named replica (ENV set:
+behind the balancer, deploy/replicas.py): on a single server or a Space it would be a way to
+guess class codes around the revision route's limit (issue 41, docs/HARDENING.md); behind it,
+deploy/haproxy.cfg deletes the header once its table has stored it.
+Added through FastAPI's `middleware` argument (app.launch_options), like
+explorer/ui/closed_routes.py.
 """
 from __future__ import annotations
 
@@ -85,7 +89,7 @@ class ReplicaRoute:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
-        room = request_room(scope)
+        room = request_room(scope) if replica_name() else ""
         if room:
             send = self._marking(send, room)
         if not at_route(scope, REPLICA_ROUTE):

@@ -315,6 +315,16 @@ def label_key(label: Any) -> Optional[str]:
     return key if isinstance(key, str) and has(key) else None
 
 
+def plain(value: str) -> str:
+    """`value` shown as itself in Markdown: every ASCII punctuation character escaped, so a
+    visitor's text (a link's refused value, a nickname) never becomes a link, an image,
+    emphasis or an autolink (`http\\://`, `www\\.`) in the app's own words."""
+    return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in str(value))
+
+
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
 def _shown(value: str, limit: int = 40) -> str:
     return value if len(value) <= limit else value[:limit - 1] + "…"
 

@@ -32,5 +32,13 @@ STRINGS: dict[str, str] = {
     'shell.refused.sessions': (
         'Refused: {limit} new {limit:session was/sessions were} opened from your network address '
         'in the last minute, the most this server accepts. Try again in a minute.'),
+    'shell.refused.body_slow': (
+        'Refused: the request did not arrive whole within {limit} seconds. Send it again.'),
+    'shell.refused.bodies_busy': (
+        'Refused: this server is receiving many requests at this moment. Try again in a few '
+        'seconds.'),
+    'shell.kept_result': (
+        'This measurement was made {ago} s ago on this model and machine: its result is shown '
+        'again rather than measured once more (a new measurement in {left} s).'),
     'shell.warming': 'Warming up the first answers: {ready} of {n} sections ready (now: {next}). A section not ready yet answers by running, as usual.',
 }

@@ -26,5 +26,8 @@ STRINGS: dict[str, str] = {
         '请等它们得到答复后再试。'),
     'shell.refused.sessions': (
         '已拒绝：过去一分钟内从你的网络地址新开了 {limit} 个会话，已达服务器接受的上限。请一分钟后再试。'),
+    'shell.refused.body_slow': '已拒绝：请求未能在 {limit} 秒内完整送达。请重新发送。',
+    'shell.refused.bodies_busy': '已拒绝：服务器此刻正在接收很多请求。请几秒后再试。',
+    'shell.kept_result': '这项测量在 {ago} 秒前已在此模型和机器上做过：这里再次显示它的结果，而不重新测量（{left} 秒后可重新测量）。',
     'shell.warming': '正在预先计算首次结果：{n} 个部分中已就绪 {ready} 个（当前：{next}）。尚未就绪的部分会照常运行后给出结果。',
 }

@@ -314,8 +314,8 @@ STRINGS: dict[str, str] = {
         'FLOPs / bytes, counted from the tensors the step reads: the matrices as the decode '
         'precision\'s copies hold them (gguf codes with their scales, int8 blocks, bf16, or '
         'the model\'s own fp32), the KV cache in its stored elements. **Measure this machine** '
-        'measures the roof (memory bandwidth: a matrix-vector product over a matrix far larger '
-        'than the caches; FLOP rate: the peak of the product the decode steps run, in their '
+        'measures the roof (memory bandwidth: the faster of a matrix-vector product and a sum '
+        'over a matrix far larger than the caches; FLOP rate: the peak of the product the decode steps run, in their '
         'weight format; best of a few repeats, kept until the server restarts) and then times '
         'the steps the shared decode loop runs at $B$ = 1, 2, 4, 8, 16: a run alone on the fused '
         'step, several together in one batched step (B runs prefilled with $t$ tokens of the '
@@ -341,7 +341,7 @@ STRINGS: dict[str, str] = {
         '**This device, measured:** {device} ({dtype}{threads}): memory bandwidth '
         '**{bandwidth:.1f} GB/s**, peak of the product the decode steps run, {product}: '
         '**{flops:.1f} GFLOP/s**, ridge point **{ridge:.2f} FLOP/byte**; measured {when} in '
-        '{seconds:.1f} s (a {mib} MiB matrix-vector product, best of {mv} tries, and {rows} rows '
+        '{seconds:.1f} s (a {mib} MiB matrix read by a matrix-vector product and by a sum, best of {mv} tries, and {rows} rows '
         'against a {n}×{n} weight in that format, best of {mm}).'),
     'generate.roof.sum.step': (
         'At B = {b} and t = {t}, one decode step reads {mb:,.1f} MB and does {gflop:.3f} GFLOP, '

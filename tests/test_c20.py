@@ -177,3 +177,12 @@ def test_c20_fails_on_a_step_that_does_not_share_the_read(loaded, broken_step, f
           ", ".join(f"B={b}: {broken.efficiency(b):.2f}" for b in broken.batches))
     assert not fails(broken)
     assert not c20_holds(broken)
+
+
+def test_the_measured_knee_is_the_roofline_sections():
+    """C20 and the roofline section read the knee from measured tokens/s the same way: a noisy
+    B = 2 does not end the growth early in either."""
+    from explorer.generate.roofline import knee
+
+    noisy = scaling(times_for([100, 120, 240, 480, 500, 510]))
+    assert measured_knee(noisy) == knee(noisy.batches, noisy.tokens_per_s) == 8

@@ -21,8 +21,9 @@ The criterion (c20_holds), read from the measured tokens/s:
 - still gaining past a pair: the best tokens/s at B >= 4 at least PAST_PAIR_GAIN x that at
   B = 2, where the roofline's knee lies at B >= 3 (past its knee the roofline's tokens/s is
   K/2 x B = 2's: the step turns to its compute roof rather than stopping at a pair's rate);
-- a knee where the roofline puts one: the measured knee (`measured_knee`: the first batch from
-  which a doubling gains less than √2, half of linear on a log scale) lies within a factor
+- a knee where the roofline puts one: the measured knee (`measured_knee`, the roofline
+  section's: the end of the last doubling that gained at least √2, half of linear on a log
+  scale) lies within a factor
   KNEE_FACTOR of the roofline's knee; where the roofline's knee lies past the batches measured,
   tokens/s grows at every doubling up to a batch within that factor of it.
 A step that does not share its weight read (one run at a time: efficiency 1/B), one whose
@@ -126,13 +127,13 @@ def gains_past_pair(result: BatchScaling) -> bool:
 
 
 def measured_knee(result: BatchScaling) -> Optional[int]:
-    """The first batch from which doubling B gains less than KNEE_GROWTH per doubling in
-    tokens/s (read from the start: growth that stalls once has ended there); None when every
-    step up to the largest batch gained that much."""
-    for b0, b1 in zip(result.batches, result.batches[1:]):
-        if result.gain(b0, b1) < KNEE_GROWTH ** math.log2(b1 / b0):
-            return b0
-    return None
+    """The knee read from the measured tokens/s, as the roofline section reads it
+    (explorer/generate/roofline.knee: the end of the last doubling that gained at least √2,
+    read from the end so that one noisy small batch does not end the growth early); None when
+    the last doubling still gained that much."""
+    from explorer.generate.roofline import knee
+
+    return knee(result.batches, result.tokens_per_s, KNEE_GROWTH)
 
 
 def knee_agrees(result: BatchScaling) -> bool:

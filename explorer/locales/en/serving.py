@@ -59,8 +59,8 @@ STRINGS = {
         'The loop\'s own steps on {weights} weights (a run alone on the fused step): at B = 2, '
         'and at B = 4 where it is at most half the roofline\'s knee, tokens/s ≥ {k:g} × B × '
         'the tokens/s of one run; the best tokens/s at B ≥ 4 ≥ {g:g} × that at B = 2 (where the '
-        'knee lies at B ≥ 3); and the measured knee (the first batch from which doubling B gains '
-        'less than √2 in tokens/s) within a factor {f:g} of the roofline\'s knee for these '
+        'knee lies at B ≥ 3); and the measured knee (the end of the last doubling of B that '
+        'gained at least √2 in tokens/s) within a factor {f:g} of the roofline\'s knee for these '
         'weights (where that knee lies past B = {last}, growth up to it ÷ {f:g})'),
     'serving.m.tokens_b1': 'tokens/s at B = 1',
     'serving.m.tokens_b2': 'tokens/s at B = 2',

@@ -47,22 +47,23 @@ TIME_LIMIT_S = 120.0
 # the doubling on a log scale (2x = linear, 1x = flat).
 KNEE_GROWTH_PER_DOUBLING = math.sqrt(2.0)
 # C2's batching half: B = 8 sequences per step give at least this many times the tokens/s of
-# one. Linear would be 8x, no sharing of the weight read at most 1x. The engine measured
-# 3.4-4.2x for SmolLM2 and 3.7x for Gemma at t = 16-78 on the 2-core development CPU under
-# load (one intra-op thread; docs/BENCHMARKS.md); 2.5x leaves room for a noisier machine and
-# still fails a curve that does not grow.
+# one. Linear would be 8x, no sharing of the weight read at most 1x. The loop's steps (B = 1
+# the fused step, B = 8 the fused batched step) measured 3.4x (gguf) and 4.6x (fp32) for
+# SmolLM2, 2.9x and 4.3x for Gemma at t = 16 on the 2-core development CPU, idle, two threads
+# (bench.step_account, docs/BENCHMARKS.md); 2.5x still fails a curve that does not grow.
 C2_BATCH = 8
 C2_MIN_SPEEDUP = 2.5
-# C2's memory-bound half, measured: the B = 1 step moves the bytes it reads (counted) at no
-# less than this share of the measured bandwidth (bytes per step / step time): reading them at
-# the roof would take at least this share of the step, while its FLOPs at the measured peak
-# take under 1% of it (intensity ~0.5 against a ridge of 9-15). A step whose time is set by
-# something else (per-kernel
+# C2's memory-bound half, measured: the B = 1 step (the loop's fused step) moves the bytes it
+# reads (counted from the copies it reads) at no less than this share of the measured
+# bandwidth (bytes per step / step time): reading them at the roof would take at least this
+# share of the step, while its FLOPs at the measured peak take a few % of it (intensity
+# 0.5-1.8 against a ridge of 6-12). A step whose time is set by something else (per-kernel
 # framework overhead, as for a small model's eager step on a GPU; a weight read twice; other
 # work on the machine) moves them far slower and fails. On the shared 2-core development CPU,
-# idle, the board's step reached 33% (SmolLM2) and 43% (Gemma 3) of a 39 GB/s roof; at a load
-# average of 10 the roof read 5.8 GB/s and the steps 4-21% of it, at 4 about 20%. The roof
-# moves with the load, so the board measures it afresh just before its steps.
+# idle, the fused step reached 0.65-0.74 of the roof in fp32 and 0.71-0.74 in gguf (both
+# models; bench.step_account, docs/BENCHMARKS.md); under load the steps fall to ~0.2 of a roof
+# that falls too. The roof moves with the load, so the board measures it afresh just before its
+# steps.
 C2_MIN_BANDWIDTH_SHARE = 0.15
 EVIDENCE_CONTEXT = 16
 EVIDENCE_BATCHES = (1, 2, 4, 8)
@@ -87,7 +88,7 @@ class RooflineResult:
     threads: int                # intra-op threads of the steps (0 on a GPU)
     seconds: float              # wall time of the whole measurement
     step_times: tuple = field(default=(), repr=False)   # every timed step, per batch
-    paths: tuple = ()           # per measured batch: the step's path ("fused", "batched")
+    paths: tuple = ()           # per measured batch: the step's path (step_cost.step_path)
 
     @property
     def line_intensity(self) -> tuple:

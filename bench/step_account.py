@@ -10,11 +10,10 @@ For each model and precision (EXPLORER_WEIGHTS as the app would read it): the ro
 for that precision's product, then the Generate tab's roofline measurement at t = 16 (the
 loop's own decoder: B = 1 on the fused step, B = 2 ... 16 together), and prints the bytes a
 B = 1 step reads, its share of the measured bandwidth and the roofline's knee, both ways, and
-the knee read from the measured tokens/s (explorer/serving/evidence.py's measured knee)."""
+the knee read from the measured tokens/s (roofline.knee, as the roofline and C20 read it)."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 
 
@@ -53,8 +52,7 @@ def main(argv=None) -> int:
             old_knee = step_cost.crossing_batch(old_shape, result.context, fp32_roof.ridge)
             new_knee = step_cost.crossing_batch(result.shape, result.context, roof.ridge)
             rates = result.tokens_per_s
-            found = next((b0 for b0, b1, r0, r1 in zip(result.batches, result.batches[1:], rates, rates[1:])
-                          if r1 / r0 < math.sqrt(2) ** math.log2(b1 / b0)), None)
+            found = roofline.knee(result.batches, rates)       # as the app reads it
             print(f"{name} | {weights} | {old_bytes / 1e6:.1f} / {new_bytes / 1e6:.1f} | "
                   f"{old_bytes / seconds / roof.bandwidth:.2f} / {new_bytes / seconds / roof.bandwidth:.2f} | "
                   f"{fp32_roof.ridge:.1f} / {roof.ridge:.1f} | "

@@ -238,7 +238,7 @@ def llama_cpp_runner(model_name: str, threads: int):
         return run, (f"{run.version} on {path.name}, {threads} threads{relinked}; {features}"
                      f"{_simd_gap(features)}")
     return None, ("llama.cpp not measured: neither llama-cpp-python nor llama-cpp-py-sync is "
-                  f"installed here ({'; '.join(missing)}); see README (Precision)")
+                  f"installed here ({'; '.join(missing)}); see docs/PRECISION.md")
 
 
 def _ours(model, opts, weights, portable=None):

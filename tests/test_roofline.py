@@ -325,6 +325,11 @@ def test_handler_redraws_in_the_other_language(runtime):
     for bad in (0, 513, 2.5, float("nan"), "many"):
         with pytest.raises(gr.Error, match="Context t"):
             list(tab.measure_roofline(runtime, MODEL, "en", bad, False, progress=lambda *a, **k: None))
+    # the "measure again" box takes True or False: anything else is refused before the roof is
+    # measured or the decode precision's weight copies are made (the fuzz saw 162 MB of them)
+    for bad in ("yes", 1, [True]):
+        with pytest.raises(gr.Error, match="Measure the device again"):
+            list(tab.measure_roofline(runtime, MODEL, "en", 8, bad, progress=lambda *a, **k: None))
 
     *_, final = tab.measure_roofline(runtime, MODEL, "zh", 8, False, progress=lambda *a, **k: None)
     device, roof_fig, rates_fig, summary, result = final

@@ -28,7 +28,8 @@ MAX_SEED = 2**31 - 1
 DEADLINE_S = 120.0              # wall-clock budget of one request, generation + checks
 
 
-def _flag(name: Term, value: Any) -> bool:
+def check_flag(name: Term, value: Any) -> bool:
+    """A checkbox's value: True or False (None: False); anything else is refused by name."""
     if value is None:
         return False
     if not isinstance(value, bool):
@@ -86,8 +87,8 @@ def parse_request(prompt: Any, max_new_tokens: Any = 32, temperature: Any = 0.0,
     s = whole_number(sinks, masks.SINKS_NAME, 0, MAX_SINKS)
     return Request(prompt=prompt, max_new_tokens=n_new, temperature=temp, top_k=k, top_p=p,
                    seed=seed_value, policy=policy, window=w, sinks=s,
-                   compare_no_cache=_flag(Term("generate.name.compare"), compare_no_cache),
-                   check_full_forward=_flag(Term("generate.name.check"), check_full_forward))
+                   compare_no_cache=check_flag(Term("generate.name.compare"), compare_no_cache),
+                   check_full_forward=check_flag(Term("generate.name.check"), check_full_forward))
 
 
 def encode_prompt(tokenizer, prompt: str) -> tuple[list[int], bool]:

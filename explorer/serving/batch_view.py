@@ -188,7 +188,9 @@ def roof_for(loaded) -> Optional[object]:
 
 def view(loaded, session: Optional[str]) -> BatchView:
     """The batch view of a loaded model's loop for the visitor of `session` (their runs marked
-    own). A model without a loop yet shows an empty loop; looking makes none."""
+    own). A model without a loop yet shows an empty loop and no prediction; looking makes
+    neither a loop nor the decode precision's weight copies that the prediction counts (a few
+    hundred MB, made by the loop's decoder when it first steps)."""
     from explorer.serving import registry
     from explorer.serving.runs import LoopSnapshot
     from explorer.serving.scheduler import MAX_BATCH
@@ -196,7 +198,8 @@ def view(loaded, session: Optional[str]) -> BatchView:
     loop = registry.existing(loaded.model)
     snapshot = (loop.snapshot(session) if loop is not None
                 else LoopSnapshot(runs=(), steps=(), shared_tokens=0, max_batch=MAX_BATCH))
-    return build(snapshot, loaded.model, getattr(loaded.spec, "title", loaded.name), roof_for(loaded))
+    return build(snapshot, loaded.model, getattr(loaded.spec, "title", loaded.name),
+                 roof_for(loaded) if loop is not None else None)
 
 
 def measured_by_batch(steps) -> dict:

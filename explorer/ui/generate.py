@@ -20,13 +20,13 @@ import pandas as pd
 
 from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes, tokens
 from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
-                                       TAB_MAX_NEW_TOKENS, check_context, encode_prompt, long_prompt,
-                                       parse_request)
+                                       TAB_MAX_NEW_TOKENS, check_context, check_flag, encode_prompt,
+                                       long_prompt, parse_request)
 from explorer.generate.kept import keep_app_prompts
 from explorer.generate.step_cost import served_weights
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
-from explorer.locales import normalize_language, text
+from explorer.locales import Term, normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
                               in_background, scheduler_for)
@@ -311,12 +311,13 @@ def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Pr
     done, nothing before (it yields between forwards so that Stop ends it there)."""
     lang = normalize_language(lang)
     context = roofline.check_context(context)
+    refresh = check_flag(Term("generate.roof.refresh"), refresh)
     loaded = load_or_error(runtime, model_name, progress)
     if scheduler_for(loaded.model).load():
         raise InputError("generate.roof.busy")   # their steps and these would time each other
     # the shared loop's intra-op threads: the roof and the steps are measured as batches run
     threads = batch_threads()
-    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh is True,
+    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh,
                                weights=served_weights(loaded.model))
     steps = roofline.run_steps(loaded.model, roofline.prompt_ids(loaded.tokenizer, context), roof,
                                name=getattr(loaded.spec, "title", loaded.name), threads=threads)

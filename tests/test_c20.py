@@ -186,3 +186,13 @@ def test_the_measured_knee_is_the_roofline_sections():
 
     noisy = scaling(times_for([100, 120, 240, 480, 500, 510]))
     assert measured_knee(noisy) == knee(noisy.batches, noisy.tokens_per_s) == 8
+
+
+def test_pairs_only_fails_even_when_the_roofs_knee_is_small():
+    """A roof measured low (a busy host) can put the knee under 3: the gain past a pair asked is
+    then K/2, still above a pairs-only step's 1x, so that step fails on any roof with K > 2."""
+    pairs = [0.007, 0.007, 0.014, 0.028, 0.056, 0.112]
+    for knee in (2.2, 2.9, 4.5, 12.0):
+        assert evidence.past_pair_needed(scaling(pairs, knee=knee)) > 1.0
+        assert not c20_holds(scaling(pairs, knee=knee)), knee
+    assert evidence.past_pair_needed(scaling(pairs, knee=None)) == evidence.PAST_PAIR_GAIN

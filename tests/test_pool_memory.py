@@ -127,8 +127,10 @@ def test_a_class_admitted_at_once_holds_few_own_caches(tiny):
 
     def counted_start(max_len, options=None):
         run = start(max_len, options)
-        # runs holding a cache of their own: started, not yet moved into the pooled store
-        own.append(1 + sum(r.batch is not None and r.batch.row is None and not r.batch.released
+        # runs holding a cache before they decode: started, prompt not yet all fed (a decoding
+        # run holds its cache as its own buffers, read in place by the fused batched step, or
+        # as a row of the pooled store: the same bytes either way)
+        own.append(1 + sum(r.batch is not None and not r.tokens and not r.batch.released
                            for r in sched._active))
         return run
 

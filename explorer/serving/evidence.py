@@ -19,8 +19,9 @@ The criterion (c20_holds), read from the measured tokens/s:
 - nearly in proportion well below the knee: efficiency >= MIN_EFFICIENCY at B = 2, and at
   B = 4 where 4 <= the roofline's knee / 2 (there its arithmetic is at most half its read);
 - still gaining past a pair: the best tokens/s at B >= 4 at least PAST_PAIR_GAIN x that at
-  B = 2, where the roofline's knee lies at B >= 3 (past its knee the roofline's tokens/s is
-  K/2 x B = 2's: the step turns to its compute roof rather than stopping at a pair's rate);
+  B = 2, or K/2 x where the roofline's knee K is under 3 (past its knee the roofline's
+  tokens/s is K/2 x B = 2's: the step turns to its compute roof rather than stopping at a
+  pair's rate);
 - a knee where the roofline puts one: the measured knee (`measured_knee`, the roofline
   section's: the end of the last doubling that gained at least √2, half of linear on a log
   scale) lies within a factor
@@ -118,12 +119,17 @@ def past_pair(result: BatchScaling) -> float:
     return max(r for b, r in rates.items() if b >= 4) / rates[2]
 
 
+def past_pair_needed(result: BatchScaling) -> float:
+    """The gain past a pair the criterion asks: PAST_PAIR_GAIN, or K/2 where the roofline's
+    knee K allows less than that (K < 3; below K = 2 a pair is already past the knee)."""
+    if result.knee is None:
+        return PAST_PAIR_GAIN
+    return min(PAST_PAIR_GAIN, result.knee / 2)
+
+
 def gains_past_pair(result: BatchScaling) -> bool:
-    """past_pair >= PAST_PAIR_GAIN, where the roofline's knee lies at B >= 3 (else it allows
-    less than that past a pair, and nothing is asked)."""
-    if result.knee is not None and result.knee < 3:
-        return True
-    return past_pair(result) >= PAST_PAIR_GAIN
+    """past_pair >= past_pair_needed: the step keeps gaining past a pair."""
+    return past_pair(result) >= past_pair_needed(result)
 
 
 def measured_knee(result: BatchScaling) -> Optional[int]:

@@ -271,7 +271,8 @@ def test_evidence_c2_passes_on_smollm2(runtime):
     # the first forwards of a freshly loaded model run several times slower (B = 1 measured at
     # 3-4% of the bandwidth, then 26-35%); on the board C1 runs first and warms it
     roofline.run(loaded.model, roofline.prompt_ids(loaded.tokenizer, roofline.EVIDENCE_CONTEXT),
-                 roofline.device_roof.measure(loaded.device, loaded.dtype), batches=(1, 8),
+                 roofline.device_roof.measure(loaded.device, loaded.dtype,
+                                              weights=roofline.served_weights(loaded.model)), batches=(1, 8),
                  timed_steps=1)
     started = time.perf_counter()
     evidence = roofline.evidence_c2(loaded)

@@ -65,6 +65,12 @@ C2_MIN_SPEEDUP = 2.5
 # that falls too. The roof moves with the load, so the board measures it afresh just before its
 # steps.
 C2_MIN_BANDWIDTH_SHARE = 0.15
+# C2's consistency check: the B = 1 step cannot move its counted bytes faster than the roof. On
+# an idle host it moves them at 0.65-0.74 of it (both models, fp32 and gguf). The roof and the
+# step are each a best of a few tries, taken a few seconds (or, for a kept roof, minutes) apart
+# on a machine whose load may change between them: up to 1.1 is read as that noise; a count
+# of bytes the step does not read (fp32's for a gguf step gave 2.4-2.5) fails it.
+C2_MAX_SHARE = 1.1
 EVIDENCE_CONTEXT = 16
 EVIDENCE_BATCHES = (1, 2, 4, 8)
 EVIDENCE_STEPS = 3
@@ -323,5 +329,6 @@ def evidence_from(result: RooflineResult, model: str = "") -> "Evidence":
                     model=model,
                     # bookkeeping: the step cannot move the bytes it reads faster than the roof
                     # (a count of bytes the step does not read, fp32's for a gguf step, could)
-                    consistency=(Consistency("claims.C2.under_roof", bool(bandwidth_share(result) <= 1.0)),))
+                    consistency=(Consistency("claims.C2.under_roof",
+                                             bool(bandwidth_share(result) <= C2_MAX_SHARE)),))
 

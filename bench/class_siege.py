@@ -222,7 +222,9 @@ async def students_process(url: str, code: str, n: int, period: float) -> None:
         tasks += [asyncio.create_task(s.answer_when_asked(stop)) for s in students if s.token]
         await asyncio.to_thread(sys.stdin.read)      # the parent closes it when done
         stop.set()
-        await asyncio.gather(*tasks)
+        for task in tasks:           # a long poll may wait WAIT_S more: the page has closed
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     print(json.dumps({"seen": [[s.index, link, t] for s in students for link, t in s.seen],
                       "revealed": [[s.index, link] for s in students for link in sorted(s.revealed)],
                       "errors": [s.errors for s in students],

@@ -69,6 +69,7 @@ RSS_EVERY_S = 5.0
 SLOW_AT_ONCE = 8            # slow bodies held at once by the attacker
 SLOW_BODY_BYTES = 200_000   # what each declares (under the 1 MiB per-body bound)
 SLOW_WAIT_S = 45.0          # a slow body's connection is given up after this (the server: 30 s)
+KEEPALIVE_S = 4.0           # the students' idle connections kept at most (uvicorn's: 5 s)
 ERROR_TEXTS = 8             # error texts kept per client kind
 
 
@@ -165,12 +166,16 @@ class Student:
                     f"{self.url}class/revision?room={code}&member={self.token}{since}", timeout=60)
                 if answer.status_code != 200:
                     raise RuntimeError(f"revision {answer.status_code}")
+            except Exception as error:       # noqa: BLE001 - every failure is a class error
+                self.fail(f"revision at {time.monotonic():.0f}", error)
+            else:
                 if answer.text != revision:
                     revision = answer.text
-                    out = await self.call("class_poll", [None, None, "en"])  # state, follow, lang
-                    self.read_poll(out)
-            except Exception as error:       # noqa: BLE001 - every failure is a class error
-                self.fail("poll", error)
+                    try:
+                        out = await self.call("class_poll", [None, None, "en"])  # state, follow, lang
+                        self.read_poll(out)
+                    except Exception as error:   # noqa: BLE001
+                        self.fail(f"class_poll at {time.monotonic():.0f}", error)
             elapsed = time.monotonic() - phase
             await asyncio.sleep(period * (int(elapsed / period) + 1) - elapsed)
 
@@ -208,7 +213,10 @@ async def students_process(url: str, code: str, n: int, period: float) -> None:
     import httpx
 
     _, predict = lesson_links()
-    limits = httpx.Limits(max_connections=2 * n + 4, max_keepalive_connections=2 * n + 4)
+    # idle connections dropped before uvicorn's 5 s keep-alive closes them: a request on one the
+    # server is closing fails in transport (a browser retries it; httpx does not)
+    limits = httpx.Limits(max_connections=2 * n + 4, max_keepalive_connections=2 * n + 4,
+                          keepalive_expiry=KEEPALIVE_S)
     async with httpx.AsyncClient(timeout=30, limits=limits,
                                  headers={"x-forwarded-for": SHARED}) as http:
         students = [Student(http, url, i, set(predict)) for i in range(n)]

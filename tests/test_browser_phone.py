@@ -148,7 +148,6 @@ def test_a_class_on_a_phone_fits_its_width(new_page, phone, app_url):
     _shot(mei, "phone-lesson-zh")
     ada.locator("#gen-bars").scroll_into_view_if_needed()
     _shot(ada, "phone-figure-en")
-    ada.locator("#gen-growth").screenshot(path=str(SCREENSHOTS / "phone-chart-growth-en.png"))
 
     # a tap on the panel's progress line folds it, another unfolds it
     ada.locator("#lesson-progress").tap()

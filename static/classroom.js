@@ -73,3 +73,19 @@ async function classRevision(current) {
     return /^\d{1,12}$/.test(revision) ? revision : current;
   } catch (error) { return current; }
 }
+
+// On a phone (static/classroom.css, up to 480 px) the class bar is one line: a tap on it opens
+// its buttons and the revealed histogram (the bar's class "open"), a tap on its line closes it.
+const PHONE = "(max-width: 480px)";
+document.addEventListener("click", (event) => {
+  const target = event.target;
+  const bar = target && target.closest && target.closest("#class-bar");
+  if (!bar || !window.matchMedia(PHONE).matches) return;
+  const open = bar.classList.contains("open");
+  if (open && !target.closest("#class-status")) return;   // a button or the chart in the open bar
+  bar.classList.toggle("open", !open);
+  const line = document.getElementById("class-status");
+  if (line) { line.setAttribute("role", "button"); line.setAttribute("aria-expanded", String(!open)); }
+  // a chart drawn while the bar was closed had no width: Plotly's responsive charts redraw on a resize
+  if (!open) setTimeout(() => window.dispatchEvent(new Event("resize")), 50);
+});

@@ -14,6 +14,7 @@ import pytest
 
 from explorer.classroom.rooms import Rooms, histogram
 from explorer.inputs import InputError
+from tests.test_classroom_rooms import Clock, refusal, store  # noqa: F401 (the rooms' own test doubles)
 
 _SESSIONS = itertools.count()
 
@@ -28,24 +29,6 @@ TINY = 5e-324                      # the smallest subnormal float
 HUGE = sys.float_info.max
 
 
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-def store(**kwargs):
-    clock = Clock()
-    return Rooms(clock=clock, wall=lambda: 1_700_000_000.0, **kwargs), clock
-
-
-def refusal(key, call, *args, **kwargs):
-    with pytest.raises(InputError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.key == key, caught.value.key
-    return caught.value
 
 
 # ----------------------------------------------------------------------------- 1. one answer

@@ -444,3 +444,51 @@ def test_a_space_trusts_its_one_proxy_and_ipv6_counts_by_its_64(monkeypatch):
     assert one == asked("10.0.0.9", "2001:db8:1:2:ffff:1234:5678:9abc") == "2001:db8:1:2::/64"
     assert asked("10.0.0.9", "2001:db8:1:3::1") != one
     assert asked("::ffff:192.0.2.7", "") == asked("10.0.0.9", "::ffff:192.0.2.7") == "192.0.2.7"
+
+
+# ----------------------------------------------------------------------------- 7. a prober beside the class
+
+
+def test_a_prober_beside_the_class_locks_out_no_student_with_the_link():
+    """The siege's finding: the class shares an address with a script guessing codes (the
+    projected code, one school NAT, a Space's proxy). Once the address has used its misses,
+    every lookup from it was refused, so a student joining late or reloading their page was
+    turned away. Now a request that proves it belongs to the room (the student link's invite,
+    a member token) is no probe; a typed code alone is still refused, and a wrong invite is a
+    probe like any guess."""
+    from explorer.ui import classroom
+    from explorer.ui.class_teacher import teacher_values
+
+    rooms, clock = store()
+    code, secret = rooms.create("teacher")
+    school = "203.0.113.50"
+    early = rooms.join(code, "Ada", session="early", address=school)[1]
+    for i in range(30):                                   # the prober's guesses, then more
+        try:
+            rooms.revision(f"ZZZZZ{'23456789'[i % 8]}", address=school)
+        except InputError as error:
+            assert error.key == "classroom.err.probes"
+    refusal("classroom.err.probes", rooms.join, code, session="typed", address=school)
+    refusal("classroom.err.probes", rooms.revision, code, address=school, invite="x" * 16)
+    refusal("classroom.err.probes", rooms.join, code, session="t", address=school, invite="x" * 16)
+    # the link the teacher's page shows (and its QR code) carries the invite
+    info = teacher_values(code, secret, request(), "en", rooms)[0]
+    link = re.search(r"\?room=\w+&invite=[\w-]+", info).group(0)
+    invite = link.split("invite=")[1]
+    assert invite == rooms.invite(code, secret) and len(invite) >= 16
+    # a late student opens the link and joins, through the handlers a page calls
+    late = request(session="late", host=school, query={"room": code, "invite": invite})
+    loaded = classroom.on_load(None, "en", None, request=late, rooms=rooms)
+    assert loaded[0] == {"role": "invited", "code": code, "invite": invite}, loaded[4]
+    joined = classroom.join(code, "Bea", loaded[0], "en", late, rooms=rooms)
+    assert joined[0]["role"] == "student" and code in joined[3]
+    # a student who joined before reloads their page: their stored token proves them
+    again = request(session="early-reloaded", host=school, query={"room": code})
+    reloaded = classroom.on_load({"code": code, "token": early}, "en", None, request=again, rooms=rooms)
+    assert reloaded[0]["token"] == early, reloaded[4]
+    assert rooms.teacher_view(code, secret)["members"] == 2
+    # the invite opens its own room only: it is no key to another room's lookups
+    other, _ = rooms.create("elsewhere")
+    refusal("classroom.err.probes", rooms.join, other, session="x", address=school, invite=invite)
+    clock.now += 61                                       # a minute on, typing works again
+    assert rooms.join(code, "Cy", session="typed", address=school)[0] == code

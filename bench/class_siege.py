@@ -70,33 +70,13 @@ SPACE_ID = "siege/transformer-explorer"   # set (main) as on a Space: its defaul
 from bench.class_attacker import (HOSTILE_SESSION, SHARED, SLOW_WAIT_S,  # noqa: E402 (ROOT first)
                                   attacker_process, bounds_of, lesson_links, refusal)
 from bench.class_late import late_arrivals  # noqa: E402
+from bench.memory import rss_mb, slope_mb_per_min  # noqa: E402
 
 PREDICT_MIN_S = 12.0        # predict steps at least this far apart (6 answers a minute each)
 RSS_EVERY_S = 5.0
 KEEPALIVE_S = 4.0           # the students' idle connections kept at most (uvicorn's: 5 s)
 ERROR_TEXTS = 8             # error texts kept per client kind
 
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def slope_mb_per_min(samples: list[tuple[float, float]]) -> Optional[float]:
-    """Least-squares slope of (seconds, MB) in MB per minute; None under 3 points."""
-    if len(samples) < 3:
-        return None
-    n = len(samples)
-    mean_t = sum(t for t, _ in samples) / n
-    mean_m = sum(m for _, m in samples) / n
-    var = sum((t - mean_t) ** 2 for t, _ in samples)
-    if var == 0:
-        return None
-    return 60 * sum((t - mean_t) * (m - mean_m) for t, m in samples) / var
 
 
 def _note(texts: list, text: str) -> None:

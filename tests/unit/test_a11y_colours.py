@@ -19,7 +19,7 @@ from explorer.architecture.blocks import STAGE_COLORS
 from explorer.flash.figures import TILE_COLORS
 from explorer.generate import figures as generate_figures
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # ΔE*ab 10: well past the just-noticeable difference (about 2.3), the usual bar for two
 # categories told apart at a glance in a legend.

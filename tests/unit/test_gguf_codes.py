@@ -22,8 +22,8 @@ from models.generate import full_forward_logits
 from models.layers import Linear
 from models.loading import read_codes
 from tests.helpers import N_PROMPT, batched_logits, decode_sequence, decoder_logits
-from tests.test_fused import OPTIONS
-from tests.test_precision import _engine_steps
+from tests.unit.test_fused import OPTIONS
+from tests.unit.test_precision import _engine_steps
 
 PATHS = [False, True]   # portable: the SIMD path (where this CPU has it), the portable loops
 

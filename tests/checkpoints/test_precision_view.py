@@ -1,7 +1,7 @@
 """The Generate tab's precision section (explorer/generate/precision.py, precision_figures.py,
 explorer/ui/generate_precision.py): every precision of the fused step measured on the loaded
 model, its bytes and roofline beside the measured speed, its price against fp32, and the rule
-the served default follows. The page in Chromium: tests/test_browser_precision.py."""
+the served default follows. The page in Chromium: tests/browser/test_browser_precision.py."""
 from __future__ import annotations
 
 import math

@@ -73,7 +73,7 @@ def test_real_q_k_toeplitz_then_pair_rotation(client):
     one_spread = numbers_after("only q rotated", text)
     assert both_spread[1] < 1e-4 < 1e-2 < one_spread[1]
     assert "Layer 3 (causal, base 100k), head 2 (KV head 0)" in text
-    # each verdict is chosen from its number (tests/test_rope_explorer.py feeds the failing cases)
+    # each verdict is chosen from its number (tests/checkpoints/test_rope_explorer.py feeds the failing cases)
     assert "**Both rotated: constant along every diagonal.**" in text
     assert "**Only q rotated: the absolute position remains.**" in text
     assert "reproduces the q and k the model used" in text

@@ -161,7 +161,7 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
     for chart in ("bars", "latency", "mask"):
         page.locator(f"#gen-{chart}").screenshot(path=str(SCREENSHOTS / f"generate-{chart}.png"))
     # the second section: the calculator of published shapes (the roofline's own section:
-    # tests/test_roofline.py)
+    # tests/browser/test_roofline.py)
     page.get_by_role("tab", name="Published shapes").click()
     page.locator("#gen-calc-table", has_text="16.00 GiB").wait_for(timeout=30_000)
     _shot(page, "generate-calculator")

@@ -16,7 +16,7 @@ import torch
 
 from bench.classroom import default_prompt, run_level, run_raw_level, summarize
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = "smollm2-135m-instruct"
 PROMPTS = ["Name a colour.", "Count to five.", "What is a cat?", "Say hello in French."]
 TOKENS = 12

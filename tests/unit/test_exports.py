@@ -1,6 +1,6 @@
 """The server's part of the figure exports (explorer/ui/exports.py): the one route serving the
 plotly.js that exported HTML files inline, and the script with its strings in the page's head.
-The exports themselves are proven in a browser: tests/test_browser_exports.py."""
+The exports themselves are proven in a browser: tests/browser/test_browser_exports.py."""
 from __future__ import annotations
 
 import json

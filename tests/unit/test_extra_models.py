@@ -6,7 +6,7 @@ import torch
 from explorer.checkpoints import EMBEDDED, CheckpointError, extra_checkpoints
 from explorer.moe.shipped import shipped_entries
 from explorer.runtime import Runtime, UnknownModelError
-from tests.test_moe_parity import tiny_moe_hf
+from tests.unit.test_moe_parity import tiny_moe_hf
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 from explorer.classroom.rooms import Rooms, histogram
 from explorer.inputs import InputError
-from tests.test_classroom_rooms import Clock, refusal, store  # noqa: F401 (the rooms' own test doubles)
+from tests.unit.test_classroom_rooms import Clock, refusal, store  # noqa: F401 (the rooms' own test doubles)
 
 _SESSIONS = itertools.count()
 

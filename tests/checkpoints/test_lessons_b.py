@@ -318,7 +318,7 @@ def test_modern_block_reads_c18_and_c19(runtime, loaded):
 
 def test_claims_tour_reads_the_boards_verdicts(loaded):
     from explorer.claims import board
-    from tests import test_claims_fakes as fakes
+    from tests import claims_fakes as fakes
 
     assert reading(_step("claims-tour", 0), board.pending(fakes.FAST_REGISTRY)) is None
     result = board.run(loaded, registry=fakes.FAST_REGISTRY)

@@ -285,7 +285,7 @@ def test_gemma_licence_text_comes_from_the_package():
 def test_module_imports_no_gradio_and_no_torch():
     code = ("import sys, explorer.checkpoints; "
             "assert 'gradio' not in sys.modules and 'torch' not in sys.modules, sorted(sys.modules)")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
 
 
 def test_unknown_embedded_name():
@@ -521,7 +521,7 @@ def test_cli_on_a_real_terminal_redraws_in_place(embedded_folders):
     try:
         done = subprocess.run([sys.executable, "-m", "explorer.checkpoints", "prepare", "smollm2-135m-instruct"],
                               stderr=follower, stdout=subprocess.PIPE, text=True, timeout=120,
-                              cwd=Path(__file__).parents[1])
+                              cwd=Path(__file__).parents[2])
         os.close(follower)
         follower = None
         drawn = b""

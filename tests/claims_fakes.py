@@ -2,7 +2,7 @@
 
 FAST_REGISTRY is a board of 20 claims that answers in well under a second with every kind of
 row: passing, failing, raising, returning the wrong thing, and not written. The tab serves it
-when EXPLORER_CLAIMS_REGISTRY="tests.test_claims_fakes:FAST_REGISTRY" (the browser and API
+when EXPLORER_CLAIMS_REGISTRY="tests.claims_fakes:FAST_REGISTRY" (the browser and API
 tests), so they do not depend on the real evidence functions or their run time.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 from explorer.claims.evidence import CLAIM_IDS, Evidence, Measure
 from explorer.claims.registry import ClaimEntry
 
-HERE = "tests.test_claims_fakes"
+HERE = "tests.claims_fakes"
 RELEASE = threading.Event()       # a slow function waits for this (or its own timeout)
 
 

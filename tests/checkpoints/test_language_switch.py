@@ -18,17 +18,17 @@ import pytest
 
 from explorer.ui import claims as claims_tab
 from explorer.ui import shell
-from tests.test_a11y_alt import check_alternatives
+from tests.unit.test_a11y_alt import check_alternatives
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-FAST_BOARD = "tests.test_claims_fakes:FAST_REGISTRY"
+FAST_BOARD = "tests.claims_fakes:FAST_REGISTRY"
 
 
 @pytest.fixture(scope="module")
 def built(runtime):
     """(demo, redraws, header language component) of the whole app, its claims board made of
-    the fast fake evidence functions (tests/test_claims_fakes.py): the real board is
-    tests/test_claims_real.py's, and this test does not wait for it or for another test to
+    the fast fake evidence functions (tests/claims_fakes.py): the real board is
+    tests/checkpoints/test_claims_real.py's, and this test does not wait for it or for another test to
     have cached it."""
     from bench.serve import build
 
@@ -118,7 +118,7 @@ def _words(value) -> str:
 def test_every_section_redraws_in_both_languages_without_a_forward(built, runtime, monkeypatch):
     demo, redraws, lang = built
     assert redraws, "no section registers a language redraw"
-    alternatives = 0   # figures with data, each with its text alternative (tests/test_a11y_alt.py)
+    alternatives = 0   # figures with data, each with its text alternative (tests/unit/test_a11y_alt.py)
     for entry in redraws:
         block_fn = _producer(demo, entry.state)
         name = block_fn.name if block_fn else [getattr(o, "elem_id", None) for o in entry.outputs]

@@ -409,7 +409,7 @@ def test_loaded_model_rows_from_the_real_configs():
 
 def test_roofline_moves_toward_compute_bound_with_batch(tiny_llama):
     """The model's count from its own tensors (fp32 here); the measured roofline itself is
-    tested in tests/test_roofline.py."""
+    tested in tests/browser/test_roofline.py."""
     shape = step_cost.step_shape(tiny_llama)
     intensities = [f / b for b, f in (shape.cost(100, bs) for bs in (1, 8, 64))]
     assert intensities[0] < intensities[1] < intensities[2]

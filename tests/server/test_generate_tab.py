@@ -48,7 +48,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
 
     # The tab merges decode steps into at most one message per TEXT_INTERVAL_S; a 5-token run
     # lasts about that long here, so it may arrive in 2 messages. Step by step is checked with
-    # merging off (the merging itself: tests/test_generate_explorer.py; a long run at the real
+    # merging off (the merging itself: tests/unit/test_generate_explorer.py; a long run at the real
     # interval: test_stop_ends_the_run_with_its_own_last_message and the browser test).
     monkeypatch.setattr("explorer.ui.generate.TEXT_INTERVAL_S", 0.0)
     job = client.submit(*args(), api_name="/generate")
@@ -131,7 +131,7 @@ def test_cache_policy_sinks_window_on_the_real_model(client, runtime):
 
 # Out-of-range slider values are refused by Gradio itself (its own message); the rest by the
 # tab's server-side checks (explorer/generate/request.py parse_request), in plain words. NaN and inf
-# cannot travel through the JSON API; tests/test_generate_explorer.py checks them.
+# cannot travel through the JSON API; tests/unit/test_generate_explorer.py checks them.
 @pytest.mark.parametrize("overrides, message", [
     (dict(prompt="   "), "The prompt is empty"),
     (dict(top_p=0), "less than minimum value 0.05"),

@@ -2,7 +2,7 @@
 static/a11y.js into the chart's aria-label) in the visitor's language, with numbers read from
 the figure's own data (explorer/alt_text.py, a topic's own sentence for the attention maps and
 the block diagram). The sentences here; every figure of every section, in both languages, in
-tests/test_language_switch.py through `check_alternatives` (one run of each section serves
+tests/checkpoints/test_language_switch.py through `check_alternatives` (one run of each section serves
 both tests)."""
 from __future__ import annotations
 

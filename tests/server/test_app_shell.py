@@ -13,7 +13,7 @@ import torch
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime, UnknownModelError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- i18n

@@ -14,7 +14,7 @@ import pytest
 from explorer.claims import board
 from explorer.claims.evidence import CLAIM_IDS, Evidence, Measure
 from explorer.claims.registry import CLAIMS, ClaimEntry, resolve
-from tests import test_claims_fakes as fakes
+from tests import claims_fakes as fakes
 
 
 def fake_loaded(name="smollm2-135m-instruct", dtype="torch.float32", layers=30):

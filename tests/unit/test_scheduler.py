@@ -296,7 +296,7 @@ def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
     begins the same and goes on, a seventh a different one: one run feeds the shared prompt,
     the others copy its keys and values and feed only their own rest; every run still equals
     the same run alone, and each says on its first step how many of its tokens were copied.
-    (Across sessions only the public prefix is copied: tests/test_privacy.py.)"""
+    (Across sessions only the public prefix is copied: tests/unit/test_privacy.py.)"""
     from explorer.serving.scheduler import SHARE_MIN
 
     model = tiny[kind]

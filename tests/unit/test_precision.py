@@ -22,7 +22,7 @@ from models.forward import RunOptions
 from models.generate import full_forward_logits
 from models.layers import Linear, packed_products
 from tests.helpers import N_PROMPT, N_TOTAL, batched_logits, decode_sequence, decoder_logits
-from tests.test_fused import OPTIONS
+from tests.unit.test_fused import OPTIONS
 
 PATHS = [False, True]   # portable: the SIMD path (where this CPU has it), the portable loops
 BOUND = {w: quantized.MODELS_BOUND[w] for w in ("bf16", "int8")}   # the bounds the app states

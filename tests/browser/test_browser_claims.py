@@ -1,6 +1,6 @@
 """The Claims tab in a real browser (Debian Chromium): the board in English and Chinese, and its
 links opening the right tab and section. The app is the whole app with the real SmolLM2 loaded,
-its board made of fast fake evidence functions (tests/test_claims_fakes.py: 14 pass, 4 fail,
+its board made of fast fake evidence functions (tests/claims_fakes.py: 14 pass, 4 fail,
 1 not available) so the test does not wait for the real board (bench/claims.py times that).
 
 Screenshots: artifacts/screenshots/claims-en.png, claims-zh.png.
@@ -20,7 +20,7 @@ LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
 
 @pytest.fixture(scope="module")
 def board_url(serve):
-    with serve(env={claims_tab.REGISTRY_ENV: "tests.test_claims_fakes:FAST_REGISTRY"}) as served:
+    with serve(env={claims_tab.REGISTRY_ENV: "tests.claims_fakes:FAST_REGISTRY"}) as served:
         yield served.url
 
 
@@ -119,7 +119,7 @@ def test_a_tab_in_the_more_tabs_menu_is_found_by_its_place(new_page, board_url):
 def slow_board_url(serve):
     """The same app with a board of 20 claims of 0.4 s each: seen running, stopped midway."""
     with serve(("explorer.ui.rope", "explorer.ui.claims"),
-               {claims_tab.REGISTRY_ENV: "tests.test_claims_fakes:SLOW_REGISTRY"}) as served:
+               {claims_tab.REGISTRY_ENV: "tests.claims_fakes:SLOW_REGISTRY"}) as served:
         yield served.url
 
 

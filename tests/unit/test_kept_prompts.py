@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from explorer.serving.scheduler import KEPT_MIN
-from tests.test_privacy import TEMPLATE, _tokens
+from tests.unit.test_privacy import TEMPLATE, _tokens
 
 KEPT = TEMPLATE + _tokens(14, 11)    # an app prompt: the template, then the app's own text
 
@@ -125,7 +125,7 @@ def test_the_app_prompts_are_its_example_long_and_lesson_prompts_asked_once(monk
 def test_a_run_that_copied_a_kept_prompt_says_so_in_both_languages(tiny_llama):
     from explorer.generate import figures, request as req, session as sess
     from explorer.serving import Scheduler, Visitor
-    from tests.test_generate_explorer import DigitTokenizer
+    from tests.unit.test_generate_explorer import DigitTokenizer
 
     loop = Scheduler(tiny_llama, prefill_chunk=8)
     loop.keep_prompts([KEPT])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements-lock.txt"
 DEV_LOCK = ROOT / "requirements-lock-dev.txt"   # the dev tools' hash-pinned part
 SOURCE_DIRS = ("models", "explorer")

@@ -10,7 +10,7 @@ import logging
 
 import explorer.checkpoints as C
 from explorer.checkpoints import conversion
-from tests.test_checkpoints import fake_entry  # noqa: F401 -- the fixture
+from tests.checkpoints.test_checkpoints import fake_entry  # noqa: F401 -- the fixture
 
 
 def _marker(folder):

@@ -25,8 +25,8 @@ from bench.serve import environment
 from explorer.runtime import ModelLoadError, Runtime
 from tests.helpers import LONG_PROMPT, wait_for_texts
 
-FAKE_SPACES = Path(__file__).resolve().parent / "fake_spaces"
-CLAIMS_FAKE = "tests.test_claims_fakes:FAST_REGISTRY"   # a board that answers in a second
+FAKE_SPACES = Path(__file__).resolve().parents[1] / "fake_spaces"
+CLAIMS_FAKE = "tests.claims_fakes:FAST_REGISTRY"   # a board that answers in a second
 SMOL = "smollm2-135m-instruct"
 PROMPT = "The cat sat on the mat. The dog"
 GENERATE = dict(model=SMOL, lang="en", prompt="Name a colour.", max_new=8, temperature=0.0,

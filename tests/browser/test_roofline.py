@@ -16,23 +16,9 @@ import pytest
 import torch
 
 from explorer.generate import device_roof, roofline, roofline_figures, step_cost
-from tests.helpers import ours_from_hf, tiny_hf
 
 MODEL = "smollm2-135m-instruct"
 SMALL = device_roof.RoofSettings(bandwidth_bytes=32 << 20, matmul_n=256, repeats=2)
-
-
-@pytest.fixture(scope="module")
-def tiny_gemma():
-    # 6 layers: 5 sliding (window 5) then 1 global; d 64, 4 q heads of 32, 1 KV head, ff 96,
-    # vocab 97, tied embeddings
-    return ours_from_hf(tiny_hf("gemma3"))
-
-
-@pytest.fixture(scope="module")
-def tiny_llama():
-    # 3 layers, d 64, 4 q heads of 16, 2 KV heads, ff 96, vocab 97, untied embeddings
-    return ours_from_hf(tiny_hf("llama"))
 
 
 @pytest.fixture

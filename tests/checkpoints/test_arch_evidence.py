@@ -16,11 +16,6 @@ SMOL = "smollm2-135m-instruct"
 GEMMA = "gemma-3-270m"
 
 
-@pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
-
-
 def check_shape(found: Evidence, claim: str, section: str) -> None:
     check_evidence(found, claim, "architecture", section)
 

@@ -8,18 +8,12 @@ import dataclasses
 import math
 
 import numpy as np
-import pytest
 
 from explorer.attention import evidence, groups, receptive_field as rf, sinks, streaming
 from explorer.claims.evidence import Evidence
 from explorer.locales import has, text
 
 SMOL = "smollm2-135m-instruct"
-
-
-@pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
 
 
 def check_shape(result: Evidence, claim: str, section: str):

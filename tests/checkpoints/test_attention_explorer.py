@@ -26,11 +26,6 @@ GEMMA = "gemma-3-270m"
 
 
 @pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
-
-
-@pytest.fixture(scope="module")
 def text_ids(smol):
     return [int(i) for i in smol.tokenizer(long_text()).input_ids]
 

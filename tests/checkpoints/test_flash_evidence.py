@@ -18,11 +18,6 @@ from explorer.flash import evidence, figures, io, schedule
 SMOL = "smollm2-135m-instruct"
 
 
-@pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
-
-
 def check_shape(found: Evidence, claim: str) -> None:
     check_evidence(found, claim, "flash", "section-flash-sec-schedule", model=SMOL)
 

@@ -16,24 +16,13 @@ from explorer.generate import checks, evidence as ev
 from explorer.generate import request as req, session as sess
 from explorer.locales import text
 from models.forward import RunOptions
-from tests.helpers import measured_default, ours_from_hf, tiny_hf
+from tests.helpers import measured_default
 
-SMOL = "smollm2-135m-instruct"
 
 
 class DigitTokenizer:
     def decode(self, ids, skip_special_tokens=False):
         return " ".join(f"<{i}>" for i in ids)
-
-
-@pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
-
-
-@pytest.fixture(scope="module")
-def tiny_llama():
-    return ours_from_hf(tiny_hf("llama"))
 
 
 def measures(evidence: Evidence) -> dict:

@@ -70,11 +70,6 @@ def test_every_look_and_question_has_its_fields(key, lang):
 
 
 @pytest.fixture(scope="module")
-def smollm2(runtime):
-    return runtime.get("smollm2-135m-instruct")
-
-
-@pytest.fixture(scope="module")
 def gemma(runtime):
     return runtime.get("gemma-3-270m")
 
@@ -92,9 +87,9 @@ def _all_languages(key: str, index: int, fields: dict, guess=None) -> dict:
     return out
 
 
-def test_gqa_steps_read_the_groups_through_c5(smollm2):
+def test_gqa_steps_read_the_groups_through_c5(smol):
     lesson = LESSONS["gqa-mla"]
-    result = groups.run(smollm2)
+    result = groups.run(smol)
     fields = reading(lesson.steps[0], result)
     assert fields["verdict"] == ("✓" if groups.cache_holds_kv_heads(result) else "✗") == "✓"
     assert (fields["q_heads"], fields["k_heads"]) == (result.shapes["q"][1], result.shapes["k"][1])
@@ -102,7 +97,7 @@ def test_gqa_steps_read_the_groups_through_c5(smollm2):
     predicted = reading(lesson.steps[1], result)
     # the answer is the ratio of the formula's MHA bytes to the cache the engine filled
     assert predicted["answer"] == result.variant_bytes("mha") / result.measured_per_token
-    assert predicted["answer"] == smollm2.config.n_heads / smollm2.config.n_kv_heads
+    assert predicted["answer"] == smol.config.n_heads / smol.config.n_kv_heads
     said = _all_languages("gqa-mla", 1, predicted, guess=2)
     assert f"{predicted['mha']:,}" in said["en"] and "1 × more" in said["en"]
     # the formula's MHA bytes over the measured ones: a computed ratio, never "measured"
@@ -146,23 +141,23 @@ def _probe(loaded, step):
     return rf.run(loaded, s["mode"], s["window"], s["tokens"], s["seed"])
 
 
-def test_window_reach_step_reads_c8(smollm2):
+def test_window_reach_step_reads_c8(smol):
     lesson = LESSONS["windows-depth"]
-    run = _probe(smollm2, lesson.steps[0])
+    run = _probe(smol, lesson.steps[0])
     fields = reading(lesson.steps[0], run)
     mistral = rf.theoretical_reach(MISTRAL_LAYERS, MISTRAL_WINDOW)
     assert fields["verdict"] == ("✓" if c8_holds(run.probe, mistral) else "✗") == "✓"
     reach = rf.measured_reach(run.probe)
     assert (fields["rule"], fields["farthest"], fields["nearest"]) == \
         (reach.rule, reach.farthest_changed, reach.nearest_unchanged)
-    assert fields["rule"] == smollm2.config.n_layers * (fields["window"] - 1) + 1
+    assert fields["rule"] == smol.config.n_layers * (fields["window"] - 1) + 1
     _all_languages("windows-depth", 0, fields)
     assert reading(lesson.steps[0], NO_PROBE) is None
 
 
 @pytest.fixture(scope="module")
-def window_probe(smollm2):
-    return _probe(smollm2, LESSONS["windows-depth"].steps[1])
+def window_probe(smol):
+    return _probe(smol, LESSONS["windows-depth"].steps[1])
 
 
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)
@@ -182,13 +177,13 @@ def test_window_predict_step_reads_the_layer_token_0_reaches(window_probe):
     assert reading(lesson.steps[0], window_probe) is None
 
 
-def test_window_predict_step_refuses_a_probe_that_never_reaches_token_0(smollm2):
-    run = rf.run(smollm2, "forced", 2, 40, 0)      # reach 31 tokens: token 0 is 39 back
+def test_window_predict_step_refuses_a_probe_that_never_reaches_token_0(smol):
+    run = rf.run(smol, "forced", 2, 40, 0)      # reach 31 tokens: token 0 is 39 back
     assert reading(LESSONS["windows-depth"].steps[1], run) is None
 
 
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)
-def test_local_global_step_reads_gemmas_layers(gemma, smollm2):
+def test_local_global_step_reads_gemmas_layers(gemma, smol):
     step = LESSONS["windows-depth"].steps[2]
     assert step.model == gemma.name
     result = costs.run_once(gemma.model, gemma.name, model_title(gemma))
@@ -199,7 +194,7 @@ def test_local_global_step_reads_gemmas_layers(gemma, smollm2):
     assert fields["cache_share"] < 100
     _all_languages("windows-depth", 2, fields)
     # a model without local layers is not this step's run
-    assert reading(step, costs.run_once(smollm2.model, smollm2.name, model_title(smollm2))) is None
+    assert reading(step, costs.run_once(smol.model, smol.name, model_title(smol))) is None
 
 
 def _costs(window: int, n: int) -> costs.CostResult:
@@ -258,10 +253,10 @@ def test_streaming_step_says_the_sinks_bring_it_back_only_when_they_do():
 
 
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)
-def test_sink_predict_step_reads_the_sink_verdict(smollm2):
+def test_sink_predict_step_reads_the_sink_verdict(smol):
     step = LESSONS["sinks-streaming"].steps[0]
     s = step.settings
-    result = sinks.run(smollm2, s["tokens"], s["sinks"], s["use_logit"], 0.0)
+    result = sinks.run(smol, s["tokens"], s["sinks"], s["use_logit"], 0.0)
     fields = reading(step, result)
     verdict = sinks.sink_verdict(result.grid)
     assert fields["verdict"] == ("✓" if verdict.holds else "✗") == "✓"
@@ -271,10 +266,10 @@ def test_sink_predict_step_reads_the_sink_verdict(smollm2):
     _all_languages("sinks-streaming", 0, fields, guess=10)
 
 
-def test_sink_map_step_reads_the_mask_and_token_0(smollm2):
+def test_sink_map_step_reads_the_mask_and_token_0(smol):
     step = LESSONS["sinks-streaming"].steps[1]
     s = step.settings
-    result = maps.run(smollm2, DEFAULT_PROMPT, s["layer"], s["head"], s["mask"], s["window"],
+    result = maps.run(smol, DEFAULT_PROMPT, s["layer"], s["head"], s["mask"], s["window"],
                       s["sinks"], 1.0, "eager", 0)
     fields = reading(step, result)
     assert fields["verdict"] == "✓" and fields["masked_max"] == 0.0 and result.mask_matches_nonzero
@@ -284,15 +279,15 @@ def test_sink_map_step_reads_the_mask_and_token_0(smollm2):
     assert fields["first"] == pytest.approx(100 * float(m.probs[:, rows][..., 0].mean()))
     assert fields["first"] > fields["uniform"]
     _all_languages("sinks-streaming", 1, fields)
-    causal = maps.run(smollm2, DEFAULT_PROMPT, s["layer"], "all", "causal", 8, 2, 1.0, "eager", 0)
+    causal = maps.run(smol, DEFAULT_PROMPT, s["layer"], "all", "causal", 8, 2, 1.0, "eager", 0)
     assert reading(step, causal) is None
 
 
 @pytest.mark.slow     # a real run of more than 5 s (or Gemma's load)
-def test_streaming_step_reads_eviction_hurts(smollm2):
+def test_streaming_step_reads_eviction_hurts(smol):
     step = LESSONS["sinks-streaming"].steps[2]
     s = step.settings
-    result = streaming.run(smollm2, s["tokens"], s["window"], s["sinks"], streaming.StreamingCache())
+    result = streaming.run(smol, s["tokens"], s["window"], s["sinks"], streaming.StreamingCache())
     fields = reading(step, result)
     numbers = result.numbers
     assert fields["verdict"] == ("✓" if streaming.eviction_hurts(numbers) else "✗") == "✓"

@@ -13,12 +13,6 @@ from tests.helpers import check_evidence, measure
 from explorer.locales import text
 from explorer.moe import balance, cost, evidence, params, routing, shipped
 
-SMOL = "smollm2-135m-instruct"
-
-
-@pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
 
 
 def check_shape(found: Evidence, claim: str, section: str) -> None:

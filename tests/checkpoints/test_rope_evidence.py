@@ -22,11 +22,6 @@ SMOL = "smollm2-135m-instruct"
 
 
 @pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
-
-
-@pytest.fixture(scope="module")
 def per_head(smol):
     return evidence.toeplitz_per_head(smol)
 

@@ -97,20 +97,15 @@ def test_a_roof_of_another_product_is_refused(tiny, monkeypatch):
 
 
 # ----- the real checkpoints -------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def smollm2(runtime):
-    return runtime.get("smollm2-135m-instruct")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("weights", ["fp32", "bf16", "int8", "gguf"])
-def test_real_step_counts_its_copies_and_stays_under_the_roof(smollm2, monkeypatch, weights):
+def test_real_step_counts_its_copies_and_stays_under_the_roof(smol, monkeypatch, weights):
     """SmolLM2's step in each precision: the count equals the decoder's tensors (gguf: the
     GGUF's codes at 164.6 MB, not fp32's 538 MB), and its B = 1 step (the fused one) moves its
     counted bytes at no more than the bandwidth measured just before (C2's share <= 1)."""
     from explorer.serving import batch_threads
 
-    model = smollm2.model
+    model = smol.model
     monkeypatch.setenv(quantized.WEIGHTS_ENV, weights)
     shape = step_cost.step_shape(model)
     nbytes, _ = matrices_read(model, BatchedDecoder(model))
@@ -118,11 +113,11 @@ def test_real_step_counts_its_copies_and_stays_under_the_roof(smollm2, monkeypat
     expected_mb = {"fp32": 537.9, "bf16": 269.0, "int8": 151.3, "gguf": 164.6}[weights]
     assert shape.matrix_bytes / 1e6 == pytest.approx(expected_mb, abs=0.1)
     threads = batch_threads()
-    ids = roofline.prompt_ids(smollm2.tokenizer, roofline.EVIDENCE_CONTEXT)
+    ids = roofline.prompt_ids(smol.tokenizer, roofline.EVIDENCE_CONTEXT)
     shares = []
     for _ in range(2):   # a second try, on a roof measured afresh, where load changed between
         monkeypatch.setattr(device_roof, "_CACHE", {})
-        roof = device_roof.measure(smollm2.device, smollm2.dtype, threads, weights=weights)
+        roof = device_roof.measure(smol.device, smol.dtype, threads, weights=weights)
         result = roofline.run(model, ids, roof, batches=(1, 2), timed_steps=3, threads=threads)
         shares.append(roofline.bandwidth_share(result))
         print(f"\n{weights}: {shape.matrix_bytes / 1e6:.1f} MB, B = 1 {result.step_seconds[0] * 1e3:.2f} ms, "

@@ -43,11 +43,6 @@ def handlers():
     }
 
 
-@pytest.fixture(scope="module")
-def smol(runtime):
-    return runtime.get(SMOL)
-
-
 @pytest.mark.parametrize("name", ["sinks", "stream", "probe"])
 def test_closed_after_the_first_forward_makes_no_other(smol, name):
     handler, args, _ = handlers()[name]

@@ -12,12 +12,6 @@ STEP = "?lesson=kv-cache&step=2"
 LOOP_S = 60.0          # no attack loop runs longer than this
 
 
-@pytest.fixture(scope="module")
-def class_url(serve):
-    with serve(tabs=("explorer.ui.classroom",)) as served:
-        yield served.url
-
-
 @pytest.fixture(autouse=True)
 def fresh_limits():
     """The server's limits are per address and every test comes from 127.0.0.1: forget the

@@ -29,12 +29,6 @@ def fresh():
 STEP = "?lesson=kv-cache&step=2"     # the KV-cache lesson's predict step
 
 
-@pytest.fixture(scope="module")
-def class_url(serve):
-    with serve(tabs=("explorer.ui.classroom",)) as served:
-        yield served.url
-
-
 def client(url):
     from gradio_client import Client
     return Client(url, verbose=False)

@@ -16,14 +16,7 @@ import app
 from explorer.inputs import MAX_TEXT_CHARS
 from explorer.ui import closed_routes
 
-ROPE = ("explorer.ui.rope",)
 SESSIONS = 12
-
-
-@pytest.fixture(scope="module")
-def served_rope(serve):
-    with serve(ROPE) as served:
-        yield served.demo, served.url
 
 
 def _folder_bytes(folder: Path) -> tuple[int, int]:

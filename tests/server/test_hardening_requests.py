@@ -13,14 +13,7 @@ import pytest
 
 from explorer.ui import body_limit
 
-ROPE = ("explorer.ui.rope",)
 FIVE_MB = 5 * 1000 * 1000
-
-
-@pytest.fixture(scope="module")
-def served_rope(serve):
-    with serve(ROPE) as served:
-        yield served.demo, served.url
 
 
 def _post(url: str, content, headers=None) -> tuple[int, float]:

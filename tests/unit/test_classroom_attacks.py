@@ -29,8 +29,6 @@ TINY = 5e-324                      # the smallest subnormal float
 HUGE = sys.float_info.max
 
 
-
-
 # ----------------------------------------------------------------------------- 1. one answer
 
 
@@ -351,38 +349,6 @@ def test_the_answers_file_is_private_unique_and_removed(monkeypatch, tmp_path):
 def time_after(path, seconds):
     import os
     return os.stat(path).st_mtime + seconds
-
-
-CRAFTED = ("?view=[open the answers](http://evil.example/x)&model=![img](http://evil.example/i.png)"
-           "&lesson=www.evil.example&x=<b>bold</b>")
-
-
-def test_a_refused_link_value_is_quoted_as_text_not_markdown(full_app, runtime):
-    """The attack: a crafted class link's refused values were quoted into the page's note as
-    Markdown, so the note (in the app's own words) showed the link's own link or image. Now the
-    note's Markdown renders as the very text of the sentence, and the toast is escaped HTML."""
-    import html
-
-    from markdown_it import MarkdownIt
-
-    from explorer.ui.lessons import link_note, restore
-    from explorer.ui.views import read_link
-    from explorer.lessons import steps_of
-
-    views = full_app.explorer_views
-    plan = read_link(CRAFTED, views, runtime.names(), runtime.default_name,
-                     lambda name: runtime.get(name).config, steps_of())
-    assert plan.notes
-    for lang in ("en", "zh"):
-        out = restore(CRAFTED, lang, runtime.default_name, views, runtime.names(), runtime.default_name,
-                      lambda name: runtime.get(name).config)
-        note = out[2]["value"]
-        rendered = MarkdownIt("commonmark").render(note)
-        assert "<a " not in rendered and "<img" not in rendered and "<b>" not in rendered, rendered
-        assert "http://" not in note and "www." not in note    # no GFM autolink either
-        said = link_note(plan.notes, lang)
-        text_of = html.unescape(rendered.replace("<p>", "").replace("</p>", "")).strip()
-        assert text_of == "⚠ " + said, (text_of, said)
 
 
 def test_the_teacher_key_is_kept_for_the_tab_only_and_the_class_can_end():

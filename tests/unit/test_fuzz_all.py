@@ -12,7 +12,6 @@ import pytest
 from bench import fuzz_all
 
 pytestmark = pytest.mark.timeout(900)
-CI_CASES = 2   # per event: ~290 cases over ~145 events, ~1.5 min on an idle 2-core machine
 
 
 def test_the_events_are_read_from_the_blocks_private_ones_included():
@@ -43,28 +42,6 @@ def test_each_component_type_gets_hostile_values_of_its_own_and_structures():
     for _ in range(fuzz_all.DEEP):
         deep = deep[0]
     assert deep == [] and math.isnan(fuzz_all._nested_dict(1)["n"])
-
-
-@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
-def test_every_event_of_the_built_app_survives_hostile_input(monkeypatch):
-    import app
-    from bench import fuzz
-
-    monkeypatch.setattr(app, "STATE_SESSIONS", 20)   # every case is a new session
-    url, demo, runtime, guard = fuzz.serve()
-    try:
-        for name in runtime.names():
-            runtime.get(name)
-        report = fuzz_all.fuzz_events(url, demo, guard, CI_CASES, seed=0, any_s=60,
-                                      log=lambda line: None)
-        with_fn = [i for i, fn in demo.fns.items() if fn.fn is not None]
-    finally:
-        demo.close()
-    assert sorted(report.per_event) == sorted(with_fn)        # every server-side handler
-    assert report.private >= 30 and report.cases >= CI_CASES * len(with_fn)
-    assert all(stats["cases"] >= CI_CASES for stats in report.per_event.values())
-    assert report.errors > report.cases // 2                   # hostile values are refused...
-    assert not report.failures, report.failures[:10]          # ...in words, and it kept serving
 
 
 def _through_direct_errors(path: str, status: int, chunks: list[bytes], method: str = "POST") -> list[dict]:

@@ -1,7 +1,7 @@
 """Fuzz every API endpoint of the app with hostile inputs, through the app's own HTTP API.
 
     .venv/bin/python -m bench.fuzz                  # >= 500 cases per endpoint (the full run)
-    .venv/bin/python -m bench.fuzz --cases 20       # the quick part (tests/test_fuzz.py runs it)
+    .venv/bin/python -m bench.fuzz --cases 20       # the quick part (tests/server/test_fuzz.py runs it)
     .venv/bin/python -m bench.fuzz --endpoints /generate,/rope_frequencies --json out.json
     .venv/bin/python -m bench.fuzz --repeat /flash_timing --times 50 --every 10   # growth of one endpoint
 

@@ -6,7 +6,7 @@ process, the students as HTTP clients doing what the page does (not N browsers).
 
 Each student joins by code (POST /gradio_api/run/class_join, its own session) and, as the page's
 gr.Timer does, asks the room's revision at its ticks every POLL_S seconds from a random phase, a
-long poll (GET /class/revision?room=CODE&since=N, explorer/ui/class_route.py: answered when
+long poll (GET /class/revision?room=CODE&since=N, explorer/web/class_route.py: answered when
 the revision is not N, one in flight at a time); when it changed, it calls the page's
 poll (POST /gradio_api/run/class_poll), whose answer carries the teacher's move to apply.
 The teacher (gradio_client, its own session) starts the class and moves through the KV-cache

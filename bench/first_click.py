@@ -20,8 +20,7 @@ def main(argv: list[str]) -> int:
     from explorer.runtime import Runtime
 
     runtime = Runtime()
-    demo = app.build_app(runtime)
-    warm = demo.explorer_warm
+    warm = app.build_page(runtime).warm
     if argv:
         warm.jobs = [job for job in warm.jobs if job.key in argv]
     runtime.get(runtime.default_name)

@@ -13,7 +13,7 @@
 //
 // explorerClassRevision(current): the class timer's tick: the room of the page's address (or
 // of its cookie), its revision read from the plain route /class/revision (a long poll)
-// (explorer/ui/class_route.py; relative to the page, so under a Space's root path too). The
+// (explorer/web/class_route.py; relative to the page, so under a Space's root path too). The
 // hidden box changes, and the page calls the server's poll, only when the revision did; a room
 // the server does not know reads "gone" (the poll then says so in words).
 window.explorerClassPage = function (raw) {

@@ -219,7 +219,7 @@ def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
     assert streams >= 8   # Generate (2), Attention (3), RoPE (2), Claims (2), ...: all checked
     on_model = [dep for dep in listeners[("model-picker", "change")] if dep["backend_fn"]]
     assert len(on_model) >= 5 and "model-status" in [elem[o] for o in on_model[0]["outputs"]]
-    # Generate's and the board's Stop raise a flag the run reads (explorer/ui/stopping.py); a
+    # Generate's and the board's Stop raise a flag the run reads (explorer/web/stopping.py); a
     # `cancels=` would end the stream from outside, racing the page (its "Error" badge)
     for stop in ("gen-stop", "claims-stop"):
         [dep] = listeners[(stop, "click")]

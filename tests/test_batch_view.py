@@ -224,11 +224,11 @@ def test_totals_prediction_and_knee(tiny):
 def test_the_savings_are_counted_per_session_bounded_and_forgotten(tiny):
     """Issue 40: the loop counts the prompt tokens prefix reuse saved per session, keeps at most
     `limit` sessions (the least recently counted go first), and forgets the sessions the app
-    drops as idle (explorer/ui/gradio_patches.py's _drop_sessions, through the registry)."""
+    drops as idle (explorer/web/gradio_patches.py's _drop_sessions, through the registry)."""
     import threading
 
     from explorer.serving.runs import SAVINGS_SESSIONS, Savings
-    from explorer.ui import gradio_patches
+    from explorer.web import gradio_patches
 
     savings = Savings(limit=3)
     for session, n in (("a", 5), ("b", 7), (None, 9), ("a", 2), ("c", 0), ("c", 1), ("d", 4)):

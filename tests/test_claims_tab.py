@@ -13,7 +13,7 @@ import pytest
 from explorer.claims import board
 from explorer.runtime import UnknownModelError
 from explorer.ui import claims as claims_tab
-from explorer.ui import stopping
+from explorer.web import stopping
 from tests import test_claims_fakes as fakes
 from tests.helpers import stop_buttons
 from tests.test_claims import fake_loaded
@@ -154,7 +154,7 @@ def test_the_board_event_is_bounded_and_stoppable(board_client):
     assert run.time_limit == claims_tab.EVENT_LIMIT_S > board.BOARD_LIMIT_S
     rerun = [f for f in events if f.fn is not None
              and getattr(stopping.unwrap(f.fn)[0], "args", ())[3:4] == (True,)]
-    # one Stop for both: it raises the flag the board reads (explorer/ui/stopping.py)
+    # one Stop for both: it raises the flag the board reads (explorer/web/stopping.py)
     assert rerun and rerun[0].fn.stops is run.fn.stops
     [stop] = stop_buttons(demo, run.fn)
     assert stop.queue is False and not stop.cancels

@@ -213,10 +213,10 @@ def test_the_store_is_thread_safe():
     assert len(set(tokens)) == 120 and rooms.teacher_view(code, secret)["answered"] == 120
 
 
-def test_the_class_follows_only_links_read_link_takes(full_app, runtime):
+def test_the_class_follows_only_links_read_link_takes(full_page, runtime):
     from explorer.ui.classroom import class_link
 
-    views = full_app.explorer_views
+    views = full_page.views
     assert class_link("http://host/?lesson=kv-cache&step=2&room=ABCDEF", views, runtime)[0] == STEP
     link, bounds = class_link(STEP, views, runtime)
     assert bounds is not None and bounds[0] < bounds[1]

@@ -92,7 +92,7 @@ def test_a_value_outside_a_choice_is_refused_in_a_short_message():
     import gradio as gr
 
     import app  # noqa: F401  (build_app's patch is what the server runs with)
-    from explorer.ui.gradio_patches import short_choice_errors
+    from explorer.web.gradio_patches import short_choice_errors
 
     short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
     with gr.Blocks():
@@ -145,7 +145,7 @@ def test_a_value_a_number_field_cannot_take_is_refused_in_a_short_message():
     patches it to answer one short sentence."""
     import gradio as gr
 
-    from explorer.ui.gradio_patches import short_number_errors
+    from explorer.web.gradio_patches import short_number_errors
 
     short_number_errors(gr.Number, gr.Error)
     with gr.Blocks():

@@ -1,4 +1,4 @@
-"""Gradio's internals, touched in one module (explorer/ui/gradio_patches.py): written for the
+"""Gradio's internals, touched in one module (explorer/web/gradio_patches.py): written for the
 version requirements.txt pins, and left alone (one log line) under another; a session the
 served app really creates is the lean one, which answers what Gradio's eager SessionState
 would without building every component's config per session."""
@@ -13,7 +13,7 @@ import gradio as gr
 import pytest
 
 import app
-from explorer.ui import gradio_patches
+from explorer.web import gradio_patches
 from tests.conftest import ROOT
 
 

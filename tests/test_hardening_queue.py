@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from explorer.locales import text
-from explorer.ui.admission import Admission, GroupLimits, SessionGate, Waiting
+from explorer.web.admission import Admission, GroupLimits, SessionGate, Waiting
 
 SMOL = "smollm2-135m-instruct"
 ATTACKER, VISITOR = "10.0.0.66", "10.0.0.7"
@@ -69,7 +69,7 @@ def test_the_session_gate_drops_idle_sessions_no_page_holds_open():
 def test_open_pages_counts_each_sessions_heartbeat_streams_while_they_last():
     import asyncio
 
-    from explorer.ui.open_pages import OpenPages, TrackHeartbeats, heartbeat_session
+    from explorer.web.open_pages import OpenPages, TrackHeartbeats, heartbeat_session
 
     assert heartbeat_session({"type": "http", "path": "/gradio_api/heartbeat/abc"}) == "abc"
     assert heartbeat_session({"type": "http", "path": "/x/gradio_api/heartbeat/abc", "root_path": "/x"}) == "abc"

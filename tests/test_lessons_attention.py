@@ -33,8 +33,8 @@ def test_the_lessons_follow_the_notes_order():
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_every_step_opens_a_view_of_the_app_and_presses_its_button(full_app, runtime, key):
-    registry = full_app.explorer_views
+def test_every_step_opens_a_view_of_the_app_and_presses_its_button(full_page, runtime, key):
+    registry = full_page.views
     for index, step in enumerate(LESSONS[key].steps):
         view = registry.get(step.view)
         assert view is not None, step.view

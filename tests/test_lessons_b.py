@@ -60,8 +60,8 @@ def test_the_lessons_are_listed_in_the_notes_order():
             assert any(step.predict for step in lesson.steps), key
 
 
-def test_every_step_opens_a_view_that_takes_its_settings(full_app, loaded):
-    registry = full_app.explorer_views
+def test_every_step_opens_a_view_that_takes_its_settings(full_page, loaded):
+    registry = full_page.views
     for key in MINE:
         for step in LESSONS[key].steps:
             view = registry.get(step.view)

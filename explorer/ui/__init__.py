@@ -29,7 +29,7 @@ section from its stored result, without running the model. Rules:
 - The page runs the listeners of one trigger one after another, in the order they were
   registered, each to its end (a stream until it stops): a listener that must act at once
   (clearing a note, loading the model) is registered before a long one on the same trigger.
-- A long run's Stop button raises a flag (explorer/ui/stopping.py: the handler wrapped by
+- A long run's Stop button raises a flag (explorer/web/stopping.py: the handler wrapped by
   `Stops.stoppable`, the button wired to `Stops.on_stop`, queue=False, no outputs), and the run
   ends itself with its last message; not `cancels=`, whose cancel races the page (Gradio's
   "Error" badge, a note that disagrees with the last message).
@@ -52,6 +52,8 @@ from explorer.i18n import Translator
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.runtime import LoadedModel, Runtime, UnknownModelError
+from explorer.web.groups import CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID
+from explorer.web.stopping import argument_reader
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +73,6 @@ TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.about",
 )
 
-# All events that run a model share this concurrency group (limit 1): on a 2-core CPU two
-# forward passes at once only make both slower, and on a GPU they would fight for memory.
-MODEL_CONCURRENCY_ID = "model"
-# Runs of minutes (StreamingLLM, the claims board, the RoPE sweep...): one at a time, in a group
-# of their own beside the short forwards, with few allowed to wait (app.GROUPS).
-LONG_CONCURRENCY_ID = "long"
-# Every queued event in neither group nor Generate's: page loads, redraws, tables from a config.
-CHEAP_CONCURRENCY_ID = "cheap"
-
-
 @dataclass(frozen=True)
 class Redraw:
     """One section's language redraw: `draw(result, lang)` returns the values of `outputs`
@@ -90,7 +82,7 @@ class Redraw:
     draw: Callable[[Any, str], Any]
 
 
-@dataclass(frozen=True)
+@dataclass
 class TabContext:
     demo: gr.Blocks           # the app, for demo.load(...) (the first render of a tab)
     runtime: Runtime          # shared, lazily loaded models
@@ -106,6 +98,9 @@ class TabContext:
     # called once every tab is built, with the top-level gr.Tabs and [(its gr.Tab, the tab's
     # module)]: wiring that needs the other tabs (a section's timer stopped when another opens)
     after_tabs: list = field(default_factory=list)
+    # the Class tab's controls (explorer/ui/classroom.py Tab), set by its build: the class bar's
+    # wiring (app.py, after the lessons') needs them
+    class_tab: Any = None
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""
@@ -192,19 +187,6 @@ def _visitor_error(error: Exception, lang: Any) -> gr.Error:
         return gr.Error(error.message(normalize_language(lang)))
     log.exception("handler failed")  # the traceback goes to the server log, never to the page
     return gr.Error(text("inputs.internal", normalize_language(lang)))
-
-
-def argument_reader(handler: Callable, name: str) -> Callable[[tuple, dict], Any]:
-    """reader(args, kwargs) -> the value `handler` would get for its parameter `name` in a call
-    with those arguments (None when it gets none, or the call would not bind)."""
-    signature = inspect.signature(handler)
-
-    def reader(args: tuple, kwargs: dict) -> Any:
-        try:
-            return signature.bind_partial(*args, **kwargs).arguments.get(name)
-        except TypeError:
-            return None
-    return reader
 
 
 def visitor_errors(handler: Callable) -> Callable:

@@ -18,7 +18,7 @@ from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups,
 from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.ui import LATEX, TabContext, keep_or_reset, views, visitor_errors
-from explorer.ui.stopping import Stops
+from explorer.web.stopping import Stops
 
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
                   "in and sat next to the cat, and the")
@@ -89,7 +89,7 @@ SINK_TIME_LIMIT_S = 120
 STREAM_TIME_LIMIT_S = 600
 PROBE_TIME_LIMIT_S = 120
 TIME_LIMIT_MARGIN_S = 30       # Gradio's own limit on the event: the deadline plus this
-# the visitors' running runs of each, for their Stop buttons (explorer/ui/stopping.py)
+# the visitors' running runs of each, for their Stop buttons (explorer/web/stopping.py)
 SINK_STOPS, STREAM_STOPS, PROBE_STOPS = Stops(), Stops(), Stops()
 
 
@@ -114,7 +114,7 @@ def follow(steps: Generator, report: Callable[[Progress], tuple]) -> Generator:
 
 
 def stopped_word(n_outputs: int) -> Callable:
-    """The last message of a stopped run of n_outputs (explorer/ui/stopping.py): the status
+    """The last message of a stopped run of n_outputs (explorer/web/stopping.py): the status
     line (second last output) says "Stopped.", the running flag (last) is cleared, the rest
     stays as it was."""
     def last_word(last, lang) -> tuple:

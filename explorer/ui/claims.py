@@ -6,7 +6,7 @@ per-process cache or runs every claim's evidence function in a worker thread; th
 streams its progress (one message per claim) and keeps the finished board in gr.State for the
 language switch. The kept board is every visitor's: "Run again" replaces it at most once per
 RERUN_INTERVAL_S (a board measured under a load the caller chose would be everyone's); one asked
-sooner is answered with the kept board and a line saying when a new one may run. Stop (explorer/ui/stopping.py) ends the stream at once with "Stopped."; the
+sooner is answered with the kept board and a line saying when a new one may run. Stop (explorer/web/stopping.py) ends the stream at once with "Stopped."; the
 claim being measured finishes in the worker, which stops before the next one (as on a closed
 page).
 
@@ -36,7 +36,7 @@ from explorer.claims.registry import CLAIMS, ClaimEntry
 from explorer.locales import normalize_language, text
 from explorer.serving import start_worker
 from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
-from explorer.ui.stopping import Stops
+from explorer.web.stopping import Stops
 
 TITLE = "claims.tab"
 REGISTRY_ENV = "EXPLORER_CLAIMS_REGISTRY"

@@ -20,7 +20,7 @@ from explorer.inputs import InputError
 from explorer.lessons import LESSONS, steps_of
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.ui.gradio_patches import request_address
+from explorer.web.gradio_context import request_address
 from explorer.ui.lessons import step_link
 from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, plain, read_link
 

@@ -9,7 +9,7 @@ link contract, docs/SCALING.md). The teacher's secret lives in the teacher's tab
 teacher link: the address bar shows ?room=CODE, never the key, as it is projected. "End the
 class" drops the room and makes the tab forget the key.
 
-Following: the page long-polls a plain route (explorer/ui/class_route.py) for the room's
+Following: the page long-polls a plain route (explorer/web/class_route.py) for the room's
 revision, a counter (a gr.Timer's script starts the next read); only when it changed does the
 page call `poll` (queue=False), which reads the room once under the store's lock. A teacher's
 move (a lesson step, or a section's "Copy link") reaches a following student's page as a link
@@ -147,8 +147,8 @@ def build(ctx: Any) -> None:
             end = gr.Button(t("classroom.end"), size="sm", variant="stop", visible=False,
                             elem_id="class-end")
     message = gr.Markdown(elem_id="class-message")
-    ctx.demo.explorer_class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
-                                      teacher_box, csv, csv_file, message, members, remove, lock, end)
+    ctx.class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
+                        teacher_box, csv, csv_file, message, members, remove, lock, end)
 
 
 # ----------------------------------------------------------------------------- the bar's text
@@ -360,10 +360,9 @@ def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -
 # ----------------------------------------------------------------------------- wiring
 
 
-def wire(demo: gr.Blocks, bar: Bar, panel: Any, header: Any, views: Views, runtime: Any,
+def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Views, runtime: Any,
          lesson_events: dict) -> None:
     """After lessons.wire: the class's events, chained on the lesson's moves and guesses."""
-    tab: Tab = demo.explorer_class_tab
     lang, model = header.lang, header.model
     api = {"api_visibility": "undocumented"}
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}

@@ -32,13 +32,13 @@ from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor
                               in_background, scheduler_for)
 from explorer.ui import generate_batch, generate_precision, views
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
-from explorer.ui.gradio_patches import client_alive, event_client
-from explorer.ui.stopping import Stops
-from explorer.ui.zerogpu import on_zerogpu
+from explorer.web.gradio_context import client_alive, event_client
+from explorer.web.stopping import Stops
+from explorer.web.groups import GENERATE_CONCURRENCY_ID
+from explorer.web.zerogpu import on_zerogpu
 
 TITLE = "generate.tab"
 CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
-GENERATE_CONCURRENCY_ID = "generate"
 SCHEDULER_CAPACITY = MAX_BATCH + MAX_WAITING   # runs the shared loop holds (batch + queue)
 TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (serving.in_background)
 # ... and at most this many messages a second from all the runs of one shared step together:
@@ -237,7 +237,7 @@ def show_runs(lang, runs):
 
 def stopped_word(last, lang):
     """The last message of a run that Stop could not reach itself (in a ZeroGPU call, see
-    explorer/ui/stopping.py): the last message sent, its run's row marked stopped and the
+    explorer/web/stopping.py): the last message sent, its run's row marked stopped and the
     status saying so; "Stopped." for a run stopped in the queue."""
     lang = normalize_language(lang)
     if last is None:

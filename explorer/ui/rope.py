@@ -29,7 +29,7 @@ from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, defaul
 from explorer.texts import long_text
 from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, views, visitor_errors
 from explorer.ui.attention import layer_of_model
-from explorer.ui.stopping import Stops
+from explorer.web.stopping import Stops
 
 TITLE = "rope.tab"
 DEFAULT_BASES = "10000, 100000, 500000, 1000000"
@@ -193,7 +193,7 @@ def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Pr
 
 
 def stopped_word(n_outputs: int, progress_at: int):
-    """The last message of a stopped sweep or continuation (explorer/ui/stopping.py): its note
+    """The last message of a stopped sweep or continuation (explorer/web/stopping.py): its note
     (the last output) says "Stopped.", its progress line (output `progress_at`) is cleared, the
     rest stays as it was."""
     def last_word(last, lang) -> tuple:

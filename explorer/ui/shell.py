@@ -14,7 +14,8 @@ import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime
-from explorer.ui import Redraw, exports, load_or_error, visitor_errors
+from explorer.ui import Redraw, load_or_error, visitor_errors
+from explorer.web import exports
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ def _gradio_core_bundle() -> str:
 
 
 def head_html() -> str:
-    # the export toolbar of every figure (explorer/ui/exports.py) and the figures' text
+    # the export toolbar of every figure (explorer/web/exports.py) and the figures' text
     # alternatives as their aria-label (static/a11y.js) come with the header
     return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head() + (
         "<script>" + (Path(__file__).resolve().parents[2] / "static" / "a11y.js").read_text() + "</script>")

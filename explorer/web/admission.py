@@ -2,7 +2,7 @@
 what one visitor or one client address can hold, so that no client fills the queue or the
 session store that every visitor shares (docs/HARDENING.md, issue 27 findings 1, 5 and 10).
 
-Plain policy, no Gradio: explorer/ui/gradio_patches.py reads the waiting events and the
+Plain policy, no Gradio: explorer/web/gradio_patches.py reads the waiting events and the
 sessions from Gradio's queue and asks `Admission.refusal` before each event joins the queue
 and `SessionGate.admit` before a session is created; a refusal is answered at once, with the
 locale text named here (both languages: the queue does not know the visitor's language).

@@ -36,7 +36,7 @@ from typing import Any
 
 from explorer.classroom.rooms import ROOMS, Rooms
 from explorer.inputs import InputError
-from explorer.ui.asgi import answer, at_route
+from explorer.web.asgi import answer, at_route
 
 REVISION_ROUTE = "/class/revision"
 WAIT_S = 20.0        # a long poll answers at the latest after this; the page then asks again
@@ -96,7 +96,7 @@ def _address(scope: dict) -> Any:
     """The client's address as every other bound reads it (EXPLORER_TRUST_PROXY)."""
     from starlette.requests import Request
 
-    from explorer.ui.gradio_patches import request_address
+    from explorer.web.gradio_context import request_address
     return request_address(Request(scope)) or ""
 
 

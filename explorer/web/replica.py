@@ -17,7 +17,7 @@ behind the balancer, deploy/replicas.py): on a single server or a Space it would
 guess class codes around the revision route's limit (issue 41, docs/HARDENING.md); behind it,
 deploy/haproxy.cfg deletes the header once its table has stored it.
 Added through FastAPI's `middleware` argument (app.launch_options), like
-explorer/ui/closed_routes.py.
+explorer/web/closed_routes.py.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import os
 import re
 from typing import Any, Callable
 
-from explorer.ui.asgi import Scope, Send, answer, at_route
+from explorer.web.asgi import Scope, Send, answer, at_route
 
 REPLICA_ROUTE = "/explorer/replica"
 ENV = "EXPLORER_REPLICA"

@@ -3,14 +3,14 @@
 An open page of the app (and a gradio_client Client) keeps one request open to Gradio's
 `/gradio_api/heartbeat/<session>` for as long as it is open; Gradio ends that stream when the
 page goes. This middleware counts the open streams of each session, so that the session gate
-(explorer/ui/admission.py `SessionGate.idle`) drops a session idle past its bound only when no
+(explorer/web/admission.py `SessionGate.idle`) drops a session idle past its bound only when no
 page holds it: a student reading a lesson for an hour keeps their runs, a closed page or an API
 call's session is forgotten. The count lives only while a stream is open (an entry is removed
 at zero), so it holds one entry per open connection at most.
 
 Process-wide (`OPEN`): a process serves one app, and session hashes are random, so the
 in-process servers of the tests never share one. Added through FastAPI's `middleware`
-argument (app.launch_options), like explorer/ui/body_limit.py.
+argument (app.launch_options), like explorer/web/body_limit.py.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import collections
 import threading
 from typing import Any, Awaitable, Callable
 
-from explorer.ui.asgi import Scope, Send
+from explorer.web.asgi import Scope, Send
 
 HEARTBEAT = "/gradio_api/heartbeat/"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from explorer.locales import CATALOG, LANGUAGES
-from explorer.ui.asgi import Scope, Send, answer, at_route
+from explorer.web.asgi import Scope, Send, answer, at_route
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 SCRIPT = STATIC / "exports.js"

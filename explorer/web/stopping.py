@@ -23,16 +23,29 @@ handle a close as before.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import time
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
-from explorer.ui import argument_reader
-from explorer.ui.gradio_patches import event_context
+from explorer.web.gradio_context import event_context
 
 # Sessions whose last Stop time is kept (for runs still in the queue): the oldest go first.
 MAX_SESSIONS = 4096
+
+
+def argument_reader(handler: Callable, name: str) -> Callable[[tuple, dict], Any]:
+    """reader(args, kwargs) -> the value `handler` would get for its parameter `name` in a call
+    with those arguments (None when it gets none, or the call would not bind)."""
+    signature = inspect.signature(handler)
+
+    def reader(args: tuple, kwargs: dict) -> Any:
+        try:
+            return signature.bind_partial(*args, **kwargs).arguments.get(name)
+        except TypeError:
+            return None
+    return reader
 
 
 class StopFlag:

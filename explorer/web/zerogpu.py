@@ -13,7 +13,7 @@ a decode loop) comes back. Hence:
 - the Generate tab's shared decode loop (explorer/serving/) lives inside one call: each
   visitor's run is decoded alone (a batch of 1) in its own GPU call, with no batching across
   visitors; a loop inherited through the fork is forgotten (explorer/serving/registry.py).
-- Stop (explorer/ui/stopping.py) raises a flag in this process, which a call's process does not
+- Stop (explorer/web/stopping.py) raises a flag in this process, which a call's process does not
   see: the stop wrapper stays around the GPU call and ends it at its next message.
 - the duration asked for each call comes from the event's own time limit, bounded (a longer
   request lowers the visitor's place in ZeroGPU's queue).
@@ -29,8 +29,8 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.ui import LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID
-from explorer.ui import gradio_patches, stopping
+from explorer.web import gradio_patches, stopping
+from explorer.web.groups import MODEL_GROUPS
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,7 @@ def on_zerogpu() -> bool:
 def gpu_groups() -> tuple[str, ...]:
     """The concurrency groups whose events run a model: the tabs' `**ctx.model_event` and
     `**ctx.long_event`, and the Generate tab's own group."""
-    from explorer.ui.generate import GENERATE_CONCURRENCY_ID
-
-    return (MODEL_CONCURRENCY_ID, LONG_CONCURRENCY_ID, GENERATE_CONCURRENCY_ID)
+    return MODEL_GROUPS
 
 
 def gpu_duration(time_limit: float | None) -> int:
@@ -93,7 +91,7 @@ def attach_gpu(demo: gr.Blocks) -> int:
         return 0
 
     def in_gpu_call(fn, time_limit):
-        # a stoppable handler (explorer/ui/stopping.py) goes into the GPU call without its
+        # a stoppable handler (explorer/web/stopping.py) goes into the GPU call without its
         # Stop wrapper, which stays here: the Stop's flag lives in this process
         handler, rewrap = stopping.unwrap(fn)
         gpu_fn = spaces.GPU(duration=gpu_duration(time_limit))(handler)

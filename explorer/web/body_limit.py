@@ -83,7 +83,7 @@ class BodyLimit:
 
     async def _refuse(self, send: Send, status: int = 413, key: str = "", limit: int = 0) -> None:
         if key:
-            from explorer.ui.admission import refusal_text
+            from explorer.web.admission import refusal_text
             detail = refusal_text(key, limit)
         else:
             detail = f"The request body is larger than {self.max_bytes} bytes."

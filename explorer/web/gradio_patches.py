@@ -18,16 +18,17 @@ Patches (`apply`):
 
 Also here, not behind the version check:
 - `group_events` and `admit_events`: every queued event in one of the app's concurrency groups
-  with the group's limit, and the app's own bounds (explorer/ui/admission.py) asked before an
+  with the group's limit, and the app's own bounds (explorer/web/admission.py) asked before an
   event joins Gradio's queue or a session is created; a refusal is an HTTP 429 whose detail the
   page shows. When a session is created, the sessions the gate finds idle (no page holds them
-  open, explorer/ui/open_pages.py) are dropped first. Each checks the shape it relies on and
+  open, explorer/web/open_pages.py) are dropped first. Each checks the shape it relies on and
   leaves Gradio as it is where it differs.
 - `wrap_events`: the function of chosen events replaced by a wrapper (ZeroGPU's spaces.GPU,
-  explorer/ui/zerogpu.py). A ZeroGPU Space serves nothing without it, and its only contact
+  explorer/web/zerogpu.py). A ZeroGPU Space serves nothing without it, and its only contact
   with Gradio is the event table `spaces` itself relies on; it checks that table's shape.
-- reads of Gradio's per-event context (`current_event`, `event_context`, `event_client`,
-  `client_alive`): None, or "always alive", where it does not have the shape they expect;
+- reads of Gradio's per-event context (explorer/web/gradio_context.py: `current_event`,
+  `event_context`, `event_client`, `client_alive`): None, or "always alive", where it does not
+  have the shape they expect;
   Gradio's own behaviour (a close at the next yield) then stops a run.
 """
 from __future__ import annotations
@@ -41,8 +42,8 @@ from copy import copy
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from explorer.inputs import InputError, check_choice_payload, not_a_number
-from explorer.ui.admission import client_address, counted_address, trust_proxy_setting
-from explorer.ui.open_pages import OPEN
+from explorer.web.gradio_context import request_address
+from explorer.web.open_pages import OPEN
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def apply(demo: Any) -> dict[str, bool]:
 
     problem = version_problem()
     if problem is not None:
-        log.warning("%s: Gradio's own behaviour kept (explorer/ui/gradio_patches.py)", problem)
+        log.warning("%s: Gradio's own behaviour kept (explorer/web/gradio_patches.py)", problem)
         return dict.fromkeys(("lean_sessions", "short_choice_errors", "short_number_errors",
                               "poll_queue_less", "skip_absent_plot_backends"), False)
     return {
@@ -346,7 +347,7 @@ def group_events(demo: Any, limits: dict[str, int], default_group: str) -> int:
 
 
 def _waiting(queue: Any) -> list:
-    from explorer.ui.admission import Waiting
+    from explorer.web.admission import Waiting
 
     return [Waiting(group, event.session_hash, request_address(event.request))
             for group, events in queue.event_queue_per_concurrency_id.items()
@@ -379,7 +380,7 @@ def sweep_event_ids(queue: Any) -> int:
 
 
 def admit_events(demo: Any, admission: Any, gate: Any) -> bool:
-    """After demo.queue(): `admission.refusal` (explorer.ui.admission) is asked before an
+    """After demo.queue(): `admission.refusal` (explorer.web.admission) is asked before an
     event joins the queue, `gate.admit` before a session is created (a page's first event, or
     an API call: Gradio gives each a session), and the sessions it names are dropped. A refusal
     is an HTTP 429, the reason its detail. False (and one log line) where Gradio's queue or
@@ -389,7 +390,7 @@ def admit_events(demo: Any, admission: Any, gate: Any) -> bool:
     from fastapi import HTTPException
     from gradio import route_utils
 
-    from explorer.ui.admission import Waiting, refusal_text
+    from explorer.web.admission import Waiting, refusal_text
 
     queue = getattr(demo, "_queue", None)
     if (not callable(getattr(queue, "push", None))
@@ -449,7 +450,7 @@ def _gate_new_sessions(route_utils: Any, http_error: type, refusal_text: Callabl
 
 def _idle_sessions(blocks: Any, holder: Any, gate: Any) -> list[str]:
     """The sessions the gate drops as idle (SessionGate.idle): Gradio's time of each session's
-    last request; held open while a page's heartbeat is open (explorer/ui/open_pages.py) or an
+    last request; held open while a page's heartbeat is open (explorer/web/open_pages.py) or an
     event of the session is still queued, running or undelivered."""
     last_used = getattr(holder, "time_last_used", None)
     if not isinstance(last_used, dict) or getattr(gate, "idle_s", None) is None:
@@ -475,79 +476,3 @@ def _drop_sessions(holder: Any, sessions: Sequence[str]) -> None:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
     registry.forget_sessions(sessions)
-
-
-# ------------------------------------------------------------------- the event's context
-def current_event() -> Any:
-    """Gradio's queue entry (gradio.queueing.Event: its client's `alive`, its `enqueue_time`)
-    of the event this thread is serving; None outside an event or where Gradio's queue does
-    not have this shape. Gradio sets its context before every call into a handler, a
-    generator's next() included."""
-    try:
-        from gradio.context import LocalContext
-    except ImportError:
-        return None
-    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
-    events = getattr(getattr(blocks, "_queue", None), "event_ids_to_events", None)
-    return events.get(event_id) if isinstance(events, dict) and event_id is not None else None
-
-
-def event_context() -> tuple[Optional[str], Optional[str], Optional[float]]:
-    """(session hash, event id, time the event was queued) of the Gradio event this thread is
-    serving, Nones outside one (a test calling a handler, the CLI)."""
-    try:
-        from gradio.context import LocalContext
-    except ImportError:
-        return None, None, None
-    request = LocalContext.request.get(None)
-    queued = getattr(current_event(), "enqueue_time", None)
-    return (getattr(request, "session_hash", None), LocalContext.event_id.get(None),
-            queued if isinstance(queued, float) else None)
-
-
-def event_client() -> tuple[Optional[str], Optional[str]]:
-    """(session hash, client address) of the Gradio event this thread is serving, Nones
-    outside one. The address is the connection's peer, or behind reverse proxies the operator
-    trusts (EXPLORER_TRUST_PROXY=N, see admission.client_address) the one they were reached
-    from."""
-    try:
-        from gradio.context import LocalContext
-    except ImportError:
-        return None, None
-    request = LocalContext.request.get(None)
-    if request is None:
-        return None, None
-    session = getattr(request, "session_hash", None)
-    return session if isinstance(session, str) else None, request_address(request)
-
-
-def request_address(request: Any) -> Optional[str]:
-    """The client address of a request (Gradio's or Starlette's): its connection's peer, or
-    the one client_address reads behind the proxies trusted (one on a Space), as counted (IPv6: /64)."""
-    try:
-        peer = request.client.host
-        headers = request.headers
-        forwarded = (headers.getlist("x-forwarded-for") if hasattr(headers, "getlist")
-                     else [headers.get("x-forwarded-for") or ""])
-    except (AttributeError, KeyError, TypeError):   # a request without a connection (a test)
-        peer, forwarded = None, []
-    return counted_address(client_address(peer, forwarded, trust_proxy_setting()))
-
-
-def client_alive() -> Callable[[], bool]:
-    """Inside a Gradio event handler: a function that turns False once the event's client is
-    gone. Gradio notices a closed event stream at once (the stream's task is cancelled and
-    marks every event of that session not `alive`) but stops a generator only after its next
-    yield; reading the flag lets the run stop at its next step instead. Outside an event (a
-    test, the CLI), or where Gradio's queue does not have this shape, it is always True and
-    Gradio's own close is what stops the run (tests/test_cancel.py drops a real connection and
-    fails if this stops working)."""
-    event = current_event()
-    if event is None or not isinstance(getattr(event, "alive", None), bool):
-        return always_alive
-    return lambda: event.alive
-
-
-def always_alive() -> bool:
-    """client_alive() where no Gradio event is known."""
-    return True

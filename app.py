@@ -2,8 +2,8 @@
 
     python app.py            # serves http://127.0.0.1:7860 (HOST / PORT override)
 
-build_app() composes the shared header (explorer/ui/shell.py) and one tab per module in
-explorer.ui.TAB_MODULES; launch_options() holds what Gradio 6 takes at launch() (theme, css,
+build_app() composes the shared header (explorer/ui/page/shell.py) and one tab per module in
+explorer.ui.tabs.TAB_MODULES; launch_options() holds what Gradio 6 takes at launch() (theme, css,
 head, translations, allowed paths).
 """
 from __future__ import annotations
@@ -21,13 +21,14 @@ from explorer import web
 from explorer.runtime import Runtime
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
-from explorer.ui import (TAB_MODULES, TabContext, available_tabs, build_translator, classroom,
-                         lessons, resize_charts_on_select, shell, tab_id, warm)
-from explorer.ui.views import Views
+from explorer.ui import TabContext, build_translator, resize_charts_on_select, tab_id
+from explorer.ui.page import classroom, lessons, shell, warm
+from explorer.ui.page.views import Views
+from explorer.ui.tabs import TAB_MODULES, available_tabs
 from explorer.web.admission import GroupLimits
 from explorer.web.groups import (CHEAP_CONCURRENCY_ID, GENERATE_CONCURRENCY_ID, LONG_CONCURRENCY_ID,
                                  MODEL_CONCURRENCY_ID)
-from explorer.ui.generate import SCHEDULER_CAPACITY
+from explorer.ui.tabs.generate import SCHEDULER_CAPACITY
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
@@ -95,8 +96,8 @@ WEB = web.Settings(
 @dataclass(frozen=True)
 class Page:
     """The built app and what its parts hand on: the Blocks to launch, the sections a link or
-    a lesson can open (explorer/ui/views.py), and the first answers to run once the default
-    model is loaded (explorer/ui/warm.py)."""
+    a lesson can open (explorer/ui/page/views.py), and the first answers to run once the default
+    model is loaded (explorer/ui/page/warm.py)."""
     blocks: gr.Blocks
     views: Views
     warm: warm.Warm
@@ -144,7 +145,7 @@ def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Pa
             classroom.wire(demo, ctx.class_tab, class_bar, panel, header, ctx.views, runtime, lesson_events)
     bound_visitor_state(demo)
     web.harden(demo, WEB)
-    # the first answers, kept once main() has run them (explorer/ui/warm.py)
+    # the first answers, kept once main() has run them (explorer/ui/page/warm.py)
     answers.install(demo, ctx.views, ctx.redraws, header.lang)
     return Page(demo, ctx.views, answers)
 
@@ -188,7 +189,7 @@ def _keep_default_prompts(runtime: Runtime) -> None:
     """The default model's decode loop feeds the app's own Generate prompts now (the tab's
     example, the long prompt, every lesson's: explorer.generate.kept), so that the first
     class on one of them copies it at once instead of waiting for it to be fed."""
-    from explorer.ui.generate import keep_prompts_of
+    from explorer.ui.tabs.generate import keep_prompts_of
 
     try:
         keep_prompts_of(runtime.get(runtime.default_name))

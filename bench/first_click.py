@@ -1,4 +1,4 @@
-"""The first press of every section on a cold server, before and after warming (explorer/ui/warm.py).
+"""The first press of every section on a cold server, before and after warming (explorer/ui/page/warm.py).
 
     python -m bench.first_click            # every warmed section of the default model
 

@@ -1,4 +1,4 @@
-// A live class on the page (explorer/ui/classroom.py).
+// A live class on the page (explorer/ui/page/classroom.py).
 //
 // explorerClassPage(raw): the page's part of a class event (JSON from the server): the cookie
 // of the room link contract (explorer_room=CODE, so that a load balancer routes every request

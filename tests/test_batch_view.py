@@ -274,7 +274,7 @@ def test_view_of_a_model_without_a_loop_makes_none(tiny):
 
 
 def test_the_timer_handler_marks_the_requests_own_session(three_runs):
-    from explorer.ui import generate_batch
+    from explorer.ui.tabs import generate_batch
 
     model, sched, _ = three_runs
 

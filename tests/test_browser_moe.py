@@ -24,7 +24,7 @@ def moe_app_url(serve):
     entries = shipped.shipped_entries()
     runtime = Runtime(device="cpu", dtype=torch.float32, registry=entries,
                       prepare=lambda name, progress=None: entries[name].prepare(progress))
-    with serve(("explorer.ui.moe",), runtime=runtime) as served:
+    with serve(("explorer.ui.tabs.moe",), runtime=runtime) as served:
         yield served.url
 
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(600)
 def _served_run(modes, times=2):
     from bench import cancel
     from bench.fuzz import serve
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     handed = []   # what client_alive() gave each /generate handler
     original = tab.client_alive

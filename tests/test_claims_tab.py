@@ -1,4 +1,4 @@
-"""The Claims tab (explorer/ui/claims.py): its handler called directly, and its API through
+"""The Claims tab (explorer/ui/tabs/claims.py): its handler called directly, and its API through
 gradio_client in both languages, on a board of fast fake evidence functions
 (tests/test_claims_fakes.py) served with the real SmolLM2 loaded."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 
 from explorer.claims import board
 from explorer.runtime import UnknownModelError
-from explorer.ui import claims as claims_tab
+from explorer.ui.tabs import claims as claims_tab
 from explorer.web import stopping
 from tests import test_claims_fakes as fakes
 from tests.helpers import stop_buttons
 from tests.test_claims import fake_loaded
 
 FAKE = "tests.test_claims_fakes:FAST_REGISTRY"
-MODULES = ("explorer.ui.claims", "explorer.ui.about")
+MODULES = ("explorer.ui.tabs.claims", "explorer.ui.tabs.about")
 TITLES = {"rope": "rope.tab", "moe": "moe.tab", "claims": "claims.tab"}
 
 

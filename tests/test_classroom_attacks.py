@@ -1,6 +1,6 @@
 """Issue 41, "A class no student can break": each attack a hostile student or visitor can make on
 a live class, run against the room store (explorer/classroom/rooms.py) or the class's handlers
-(explorer/ui/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
+(explorer/ui/page/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
 from __future__ import annotations
 
 import itertools
@@ -108,7 +108,7 @@ def test_every_class_handler_answers_an_unexpected_error_in_words(name, args):
     visitor's language, never a traceback (before: poll and relabel were not wrapped)."""
     import gradio as gr
 
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     class Broken(Rooms):
         def revision(self, *a, **k):
@@ -126,7 +126,7 @@ def test_on_load_answers_an_unexpected_error_in_words():
     import gradio as gr
     from types import SimpleNamespace
 
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     class Broken(Rooms):
         def revision(self, *a, **k):
@@ -149,7 +149,7 @@ def request(session="page-1", host="10.9.8.7", query=None):
 def test_a_code_typed_with_a_dash_joins_the_same_member_again():
     """The attack: the typed code was compared with the page's room before normalisation, so
     `abc-def` made a new member at every press (before: 5 members from one page)."""
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     code, secret = rooms.create("a")
@@ -232,7 +232,7 @@ def test_the_teacher_removes_a_member_and_locks_the_class():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_teachers_remove_and_lock_controls(lang):
     from explorer.locales import text
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     out = classroom.start(lang, request("teacher-page"), rooms=rooms)
@@ -331,7 +331,7 @@ def test_the_answers_file_is_private_unique_and_removed(monkeypatch, tmp_path):
     import stat
     import tempfile
 
-    from explorer.ui import class_teacher
+    from explorer.ui.page import class_teacher
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     rooms, _ = store()
@@ -365,8 +365,8 @@ def test_a_refused_link_value_is_quoted_as_text_not_markdown(full_page, runtime)
 
     from markdown_it import MarkdownIt
 
-    from explorer.ui.lessons import link_note, restore
-    from explorer.ui.views import read_link
+    from explorer.ui.page.lessons import link_note, restore
+    from explorer.ui.page.views import read_link
     from explorer.lessons import steps_of
 
     views = full_page.views
@@ -391,7 +391,7 @@ def test_the_teacher_key_is_kept_for_the_tab_only_and_the_class_can_end():
     page keeps it in sessionStorage (the page command's `teacher`), a secret left in lasting
     storage by an older version is no key and is cleared, and "End the class" drops the room
     and tells the tab to forget."""
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     out = classroom.start("en", request("teacher-tab"), rooms=rooms)

@@ -14,7 +14,7 @@ LOOP_S = 60.0          # no attack loop runs longer than this
 
 @pytest.fixture(scope="module")
 def class_url(serve):
-    with serve(tabs=("explorer.ui.classroom",)) as served:
+    with serve(tabs=("explorer.ui.tabs.classroom",)) as served:
         yield served.url
 
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from explorer.classroom.rooms import ROOMS
-from explorer.ui import classroom
+from explorer.ui.page import classroom
 
 _SESSIONS = itertools.count()
 
@@ -31,7 +31,7 @@ STEP = "?lesson=kv-cache&step=2"     # the KV-cache lesson's predict step
 
 @pytest.fixture(scope="module")
 def class_url(serve):
-    with serve(tabs=("explorer.ui.classroom",)) as served:
+    with serve(tabs=("explorer.ui.tabs.classroom",)) as served:
         yield served.url
 
 

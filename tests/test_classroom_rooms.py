@@ -214,7 +214,7 @@ def test_the_store_is_thread_safe():
 
 
 def test_the_class_follows_only_links_read_link_takes(full_page, runtime):
-    from explorer.ui.classroom import class_link
+    from explorer.ui.page.classroom import class_link
 
     views = full_page.views
     assert class_link("http://host/?lesson=kv-cache&step=2&room=ABCDEF", views, runtime)[0] == STEP

@@ -78,7 +78,7 @@ def test_the_kv_calculator_refuses_a_model_name_that_is_not_one(runtime, name):
     "no model loaded" and answered; an unknown name is refused like everywhere else."""
     import gradio as gr
 
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     with pytest.raises(gr.Error, match="Unknown model"):
         tab.calculate(runtime, name, "en", 32768, 2)
@@ -129,7 +129,7 @@ def test_flash_timing_refuses_an_unusable_value_in_a_control_the_mask_does_not_r
     import torch
 
     from explorer.flash import timing
-    from explorer.ui import flash
+    from explorer.ui.tabs import flash
 
     monkeypatch.setattr(timing, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
     runtime = SimpleNamespace(device=torch.device("cpu"))

@@ -123,7 +123,7 @@ def test_an_expensive_public_measurement_is_kept_not_repeated(monkeypatch):
 
     from explorer.generate import precision
     from explorer.locales import text
-    from explorer.ui import generate_precision
+    from explorer.ui.tabs import generate_precision
 
     class Loop:
         def load(self):

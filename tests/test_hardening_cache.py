@@ -16,7 +16,7 @@ import app
 from explorer.inputs import MAX_TEXT_CHARS
 from explorer.web import closed_routes
 
-ROPE = ("explorer.ui.rope",)
+ROPE = ("explorer.ui.tabs.rope",)
 SESSIONS = 12
 
 

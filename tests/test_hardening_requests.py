@@ -13,7 +13,7 @@ import pytest
 
 from explorer.web import body_limit
 
-ROPE = ("explorer.ui.rope",)
+ROPE = ("explorer.ui.tabs.rope",)
 FIVE_MB = 5 * 1000 * 1000
 
 

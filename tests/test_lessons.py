@@ -1,4 +1,4 @@
-"""The lesson framework (explorer/lessons, explorer/ui/lessons.py) without a browser: a step's
+"""The lesson framework (explorer/lessons, explorer/ui/page/lessons.py) without a browser: a step's
 plan, the panel's texts in both languages, a guess refused or compared, the numbers read from a
 real run through the claims' criteria, and a result of another section never read."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from explorer.generate.session import c3_verdict, c9_verdict
 from explorer.lessons import LESSONS, compare, comparison_text, reading
 from explorer.lessons import kv_cache
 from explorer.locales import LANGUAGES, text
-from explorer.ui import lessons as panel
-from explorer.ui.views import label_key
+from explorer.ui.page import lessons as panel
+from explorer.ui.page.views import label_key
 
 
 def test_every_lesson_has_its_texts_in_both_languages():

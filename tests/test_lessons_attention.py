@@ -16,8 +16,8 @@ from explorer.attention.evidence import MISTRAL_LAYERS, MISTRAL_WINDOW, c8_holds
 from explorer.generate import shapes
 from explorer.lessons import LESSONS, reading
 from explorer.locales import LANGUAGES, text
-from explorer.ui import lessons as panel
-from explorer.ui.attention import DEFAULT_PROMPT, NO_PROBE
+from explorer.ui.page import lessons as panel
+from explorer.ui.tabs.attention import DEFAULT_PROMPT, NO_PROBE
 
 KEYS = ("gqa-mla", "windows-depth", "sinks-streaming")
 

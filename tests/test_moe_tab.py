@@ -1,4 +1,4 @@
-"""The MoE tab (explorer/moe/, explorer/ui/moe.py) on the shipped explorer-moe checkpoints:
+"""The MoE tab (explorer/moe/, explorer/ui/tabs/moe.py) on the shipped explorer-moe checkpoints:
 the experiments' numbers (routing, what-if views, parameters, time against k, preferences),
 the handlers in both languages, the bad inputs, and the tab through gradio_client."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from explorer.moe import cost, params, preferences, routing, session, shipped
-from explorer.ui import moe as tab
+from explorer.ui.tabs import moe as tab
 from models.forward import Recorder
 
 TEXT = tab.DEFAULT_TEXT
@@ -249,7 +249,7 @@ def app_client(moe_runtime, serve):
     """The app with the MoE tab alone, served in-process, and a gradio_client on it."""
     from gradio_client import Client
 
-    with serve(("explorer.ui.moe",), runtime=moe_runtime) as served:
+    with serve(("explorer.ui.tabs.moe",), runtime=moe_runtime) as served:
         yield Client(served.url, verbose=False)
 
 

@@ -1,4 +1,4 @@
-"""Instant first answers (explorer/ui/warm.py): a section's default answer, computed once in the
+"""Instant first answers (explorer/ui/page/warm.py): a section's default answer, computed once in the
 background, is what a press with the default inputs gets at once, in either language; any other
 press runs as always; the Generate run and per-visitor handlers are never kept."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ def _rounded(summary: str) -> str:
     """A summary without its round-off residuals (1e-15 and 0.0e+00 are both "nothing")."""
     return re.sub(r"\d\.\de[-+]\d+", "~0", summary)
 
-from explorer.ui import warm as warm_module
+from explorer.ui.page import warm as warm_module
 
 
 @pytest.fixture(scope="module")

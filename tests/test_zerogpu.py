@@ -201,7 +201,7 @@ def test_the_flag_without_spaces_is_logged_and_the_app_serves_on_cpu(serve, capl
         stack.enter_context(pytest.MonkeyPatch.context()).setitem(sys.modules, "spaces", None)
         stack.enter_context(caplog.at_level(logging.WARNING, logger=zerogpu.__name__))
         assert not zerogpu.on_zerogpu()
-        demo, client = stack.enter_context(serving(serve, ("explorer.ui.moe",)))
+        demo, client = stack.enter_context(serving(serve, ("explorer.ui.tabs.moe",)))
         assert "SPACES_ZERO_GPU is set but the `spaces` package cannot be imported" in caplog.text
         assert not any(hasattr(fn, "zerogpu") for fn in model_fns(demo).values())
         heat, summary = client.predict("explorer-moe-none", "Tokens go to experts.", 3, "en",

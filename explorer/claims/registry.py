@@ -2,7 +2,7 @@
 
 One entry per claim of docs/CLAIMS.md, in its order: the evidence function as "module:function"
 (the topic package that computes it), the locale key of the claim's short statement (the About
-tab shows the same text), and the tabs that show it (ids of explorer/ui/<tab>.py; the first is
+tab shows the same text), and the tabs that show it (ids of explorer/ui/tabs/<tab>.py; the first is
 where the board links before the function has told it the exact section).
 
 A function that does not exist yet resolves to None: the board shows that row as "not

@@ -1,7 +1,7 @@
 """The shared decode loop: one thread per loaded model decodes every visitor's run together,
 and a worker thread streams each run to the web framework. No Gradio and no visitor text
 here: a refusal is the neutral `Busy` (the loop is full) or `TooManyRuns` (one visitor's cap),
-which a UI translates (explorer/ui/generate.py).
+which a UI translates (explorer/ui/tabs/generate.py).
 
 - scheduler.py: the loop (Scheduler; scheduler_for, the one loop of a model) and its limits
   (MAX_BATCH runs decoding, MAX_WAITING queued, MAX_RUNS_PER_SESSION and MAX_RUNS_PER_ADDRESS

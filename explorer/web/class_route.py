@@ -24,7 +24,7 @@ once, as without `since`).
 A counter and nothing else (no member, answer or link), read under the store's lock (its
 expiry sweep looks at MAX_ROOMS rooms at most) without Gradio's request handling: forty pages
 asking it every second cost a fraction of what forty of Gradio's event calls would
-(docs/SCALING.md, "A live class"); a page calls its Gradio poll (explorer/ui/classroom.py) only
+(docs/SCALING.md, "A live class"); a page calls its Gradio poll (explorer/ui/page/classroom.py) only
 when the number changed.
 """
 from __future__ import annotations

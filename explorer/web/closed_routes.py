@@ -4,7 +4,7 @@
 `<temp folder>/deep_links/<hash>/state.json` for every session that asks: ~0.26 s of CPU in the
 event loop and a file of 0.3-5 MB each, never deleted (Gradio's `delete_cache` cleans only the
 files components made, not that folder). No component of the app is a DeepLinkButton: the
-app's own links are query parameters read by explorer/ui/views.py, which write nothing. So the
+app's own links are query parameters read by explorer/ui/page/views.py, which write nothing. So the
 route is closed, and with it every file it would write.
 
 Added through FastAPI's `middleware` argument (app.launch_options), like explorer/ui/body_limit.

@@ -2,7 +2,7 @@
 
 The work is done in the visitor's page (static/exports.js): a small toolbar under every Plotly
 figure builds the three files from the figure the page shows, naming the model and the run's
-settings (read from the section's link box, explorer/ui/views.py, or from the model picker and
+settings (read from the section's link box, explorer/ui/page/views.py, or from the model picker and
 the section when there is none). The server adds two things:
 
 - `head()`: the script and its strings in both languages (explorer/locales/*/export.py),

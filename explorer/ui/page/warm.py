@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import gradio as gr
 
 from explorer.locales import normalize_language, text
-from explorer.ui import LONG_CONCURRENCY_ID
+from explorer.web.groups import LONG_CONCURRENCY_ID
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ grows (C3, C9), replays the same steps without a cache (C1) and checks the cache
 against a full forward (C4), under a chosen cache policy; the calculator of published shapes
 (C3, C5, C6); and the decode roofline of the loaded model on this device's measured roof, with
 the engine's batched decode timed beside it (C2); and the class as one batch, the shared
-decode loop live (C20, explorer/ui/generate_batch.py).
+decode loop live (C20, explorer/ui/tabs/generate_batch.py).
 
 Thin wiring over explorer/generate/: module-level handlers check inputs, run the experiment and
 keep its result in gr.State; the shell's language switch redraws every section from it.
@@ -30,7 +30,8 @@ from explorer.locales import Term, normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
                               in_background, scheduler_for)
-from explorer.ui import generate_batch, generate_precision, views
+from explorer.ui.page import views
+from explorer.ui.tabs import generate_batch, generate_precision
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client
 from explorer.web.stopping import Stops

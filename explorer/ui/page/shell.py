@@ -156,7 +156,7 @@ def head_html() -> str:
     # the export toolbar of every figure (explorer/web/exports.py) and the figures' text
     # alternatives as their aria-label (static/a11y.js) come with the header
     return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head() + (
-        "<script>" + (Path(__file__).resolve().parents[2] / "static" / "a11y.js").read_text() + "</script>")
+        "<script>" + (Path(__file__).resolve().parents[3] / "static" / "a11y.js").read_text() + "</script>")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.runtime import UnknownModelError
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
-from explorer.ui import views
+from explorer.ui.page import views
 
 TITLE = "arch.tab"
 # the checkpoints the app ships, read every time; the picked model joins them when it is another

@@ -39,11 +39,11 @@ from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, cle
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.ui.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
+from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
                                        remove_member, reveal, roster_choices, start, teacher_values)
-from explorer.ui.lessons import APPLY_JS, panel_outputs, restore
-from explorer.ui.views import MAX_QUERY_CHARS, Views, plain
+from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
+from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
 
 TITLE = "classroom.title"
 POLL_S = 1.0
@@ -443,7 +443,7 @@ PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
 KEPT_JS = "() => window.explorerClassKept ? window.explorerClassKept() : ''"
 REVISION_JS = ("async (current) => window.explorerClassRevision ? "
                "await window.explorerClassRevision(current) : current")
-SCRIPT = Path(__file__).resolve().parents[2] / "static" / "classroom.js"
+SCRIPT = Path(__file__).resolve().parents[3] / "static" / "classroom.js"
 
 
 def head_html() -> str:

@@ -14,7 +14,7 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.moe import balance, cost, params, preferences, routing, session, shipped, whatif
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
-from explorer.ui import views
+from explorer.ui.page import views
 
 TITLE = "moe.tab"
 DEFAULT_TEXT = '''def mean(values):

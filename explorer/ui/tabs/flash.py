@@ -15,8 +15,8 @@ from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.ui import TabContext, load_or_error, visitor_errors
-from explorer.ui import views
-from explorer.ui.attention import layer_of_model
+from explorer.ui.page import views
+from explorer.ui.tabs.attention import layer_of_model
 from models.attention import MaskSpec
 
 TITLE = "flash.tab"

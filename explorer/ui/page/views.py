@@ -6,7 +6,7 @@ A tab registers each section a visitor may link to (`ctx.view(...)` in its build
 is the page's address with a query string:
 
     ?view=attention.map&model=smollm2&layer=5&head=2&mask=window&window=16
-    ?lesson=kv-cache&step=2            (explorer/ui/lessons.py)
+    ?lesson=kv-cache&step=2            (explorer/ui/page/lessons.py)
     &present=1                          presenter mode, &lang=zh the page's language
 
 `read_link` turns a query string into a Plan: every value checked on the server before it
@@ -179,6 +179,19 @@ class View:
 class Views:
     """Every view of the app, in registration order (one per section that has one)."""
     items: list[View] = field(default_factory=list)
+
+    def open(self, ctx: Any, key: str, controls: Sequence[Any], *, run: Any = None,
+             event: Any = None, state: Any = None) -> View:
+        """The view of the section being built (ctx.place; TabContext.view's work), with its
+        "copy link" row under it."""
+        place = ctx.place
+        section, tab = place.get("section", ""), place.get("tab", "")
+        before = sum(v.section == section and v.tab == tab for v in self.items)
+        view = View(key=key, tab=tab, suffix=f"-{before + 1}" if before else "", section=section,
+                    controls=tuple(controls), title=place.get("title", ""),
+                    run=run, event=event, state=state)
+        add_link_row(ctx, view)
+        return self.add(view)
 
     def add(self, view: View) -> View:
         if any(v.key == view.key for v in self.items):

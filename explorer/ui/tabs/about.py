@@ -14,7 +14,7 @@ from explorer.claims.registry import CLAIMS
 from explorer.locales import normalize_language, text
 from explorer.ui import LATEX, TabContext, load_or_error, tab_id, visitor_errors
 
-CLAIMS_FILE = Path(__file__).resolve().parents[2] / "docs" / "CLAIMS.md"
+CLAIMS_FILE = Path(__file__).resolve().parents[3] / "docs" / "CLAIMS.md"
 
 # Where each claim is shown: tab module ids, the main one first (explorer/claims/registry.py).
 CLAIM_PLACES = {entry.claim: entry.places for entry in CLAIMS}
@@ -43,7 +43,7 @@ def draw_claims(built_tabs: dict[str, str], lang: str) -> str:
     for cid in claim_ids():
         places = []
         for place in CLAIM_PLACES.get(cid, ()):
-            if place in built_tabs:  # a link the page's head script opens (explorer/ui/shell.py)
+            if place in built_tabs:  # a link the page's head script opens (explorer/ui/page/shell.py)
                 named = text("about.tab_named", lang, title=text(built_tabs[place], lang))
                 places.append(f"[{named}](#open={place})")
             else:

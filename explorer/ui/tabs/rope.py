@@ -27,8 +27,9 @@ from explorer.rope import sweep as sweep_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
 from explorer.texts import long_text
-from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, views, visitor_errors
-from explorer.ui.attention import layer_of_model
+from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, visitor_errors
+from explorer.ui.page import views
+from explorer.ui.tabs.attention import layer_of_model
 from explorer.web.stopping import Stops
 
 TITLE = "rope.tab"

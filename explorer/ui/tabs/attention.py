@@ -17,7 +17,8 @@ from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups,
     max_tokens, receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
-from explorer.ui import LATEX, TabContext, keep_or_reset, views, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, visitor_errors
+from explorer.ui.page import views
 from explorer.web.stopping import Stops
 
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "

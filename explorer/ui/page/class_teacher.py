@@ -1,4 +1,4 @@
-"""The teacher's side of a live class (explorer/ui/classroom.py has the page, the bar, the
+"""The teacher's side of a live class (explorer/ui/page/classroom.py has the page, the bar, the
 students' handlers and the wiring): starting a class, the links and QR code, moving the class,
 the reveal, the answers file; and the helpers both sides share (`_page`, `_role`)."""
 from __future__ import annotations
@@ -21,8 +21,8 @@ from explorer.lessons import LESSONS, steps_of
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.web.gradio_context import request_address
-from explorer.ui.lessons import step_link
-from explorer.ui.views import MAX_QUERY_CHARS, Views, link_of, plain, read_link
+from explorer.ui.page.lessons import step_link
+from explorer.ui.page.views import MAX_QUERY_CHARS, Views, link_of, plain, read_link
 
 # ----------------------------------------------------------------------------- checks
 

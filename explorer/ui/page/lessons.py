@@ -1,4 +1,4 @@
-"""The lesson panel, presenter mode and the page's links (explorer/lessons, explorer/ui/views.py).
+"""The lesson panel, presenter mode and the page's links (explorer/lessons, explorer/ui/page/views.py).
 
 The header holds the lesson list and the presenter switch; the panel floats over the page (so
 the section it opens stays in sight). A step's button sets the step's model and controls from
@@ -28,7 +28,7 @@ from explorer.i18n import Translator
 from explorer.lessons import (LESSONS, Lesson, Step, compare, comparison_text, is_computed, reading,
                               steps_of)
 from explorer.locales import Term, normalize_language, text
-from explorer.ui.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain,
+from explorer.ui.page.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain,
                                read_link)
 
 PANEL_ID = "lesson-panel"
@@ -327,7 +327,7 @@ APPLY_JS = """(command) => { if (command) window.explorerApply(command); }"""
 
 def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any) -> dict:
     """Wire the panel; returns {"steps": the events that move to a step, "check": the guess's
-    event}, for a class (explorer/ui/classroom.py) to follow a teacher's moves and guesses."""
+    event}, for a class (explorer/ui/page/classroom.py) to follow a teacher's moves and guesses."""
     model, lang = header.model, header.lang
     controls = views.components()
     go_outputs = panel_outputs(panel) + [model, *controls, panel.command]
@@ -426,7 +426,7 @@ HEAD = r"""
     if (!command || command.nonce === last) return;
     last = command.nonce;
     if (command.address && /^\?lesson=[\w-]+&step=\d+$/.test(command.address)) {
-      // a class's page keeps its room in the address (explorer/ui/classroom.py)
+      // a class's page keeps its room in the address (explorer/ui/page/classroom.py)
       const room = new URLSearchParams(location.search).get("room");
       const keep = room && /^[A-Z2-9]{6}$/.test(room) ? "&room=" + room : "";
       history.replaceState(null, "", location.pathname + command.address + keep);

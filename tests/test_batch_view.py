@@ -1,4 +1,4 @@
-"""The class as one batch (explorer/serving/batch_view.py, batch_figures.py, the scheduler's
+"""The class as one batch (explorer/generate/batch_view.py, batch_figures.py, the scheduler's
 snapshot and step record): under a real batched run of three visitors the loop reports each
 run's lengths, its pooled row and the steps it took; a visitor's view marks their own runs only
 and carries no text, token ids, session or run id; the paged layout's blocks and bytes follow
@@ -13,7 +13,8 @@ import time
 import pytest
 import torch
 
-from explorer.serving import Scheduler, Visitor, batch_figures, batch_view, registry
+from explorer.generate import batch_figures, batch_view
+from explorer.serving import Scheduler, Visitor, registry
 from explorer.serving.runs import AHEAD, LoopSnapshot, RunState, StepRecord
 from models.generate import SamplingParams
 

@@ -18,7 +18,7 @@ RUN_TIMEOUT = 120_000   # ms; forwards on a busy 2-core CPU
 
 @pytest.fixture(scope="module")
 def moe_app_url(serve):
-    from explorer.moe import shipped
+    from explorer.checkpoints import shipped
     from explorer.runtime import Runtime
 
     entries = shipped.shipped_entries()

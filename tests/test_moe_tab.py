@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.moe import cost, params, preferences, routing, session, shipped
+from explorer.checkpoints import shipped
+from explorer.moe import cost, params, preferences, routing, session
 from explorer.ui.tabs import moe as tab
 from models.forward import Recorder
 

@@ -28,6 +28,7 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     chat template or the app's own kept prompts (explorer.generate.kept), computed from the
     probe alone: they do not grow with what A wrote."""
     from explorer.generate.kept import app_prompts
+    from explorer.lessons import generate_prompts
     from explorer.generate.request import encode_prompt
     from explorer.prompts import template_prefix
     from explorer.serving.scheduler import KEPT_MIN, _common_prefix
@@ -69,7 +70,7 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     finally:
         done.set()
         thread.join(timeout=120)
-    kept = [encode_prompt(loaded.tokenizer, text)[0] for text in app_prompts()]
+    kept = [encode_prompt(loaded.tokenizer, text)[0] for text in app_prompts(generate_prompts())]
     expected = []
     for probe in PROBES:   # from the probe and the app's constants alone
         ids = encode_prompt(loaded.tokenizer, probe)[0]
@@ -171,7 +172,7 @@ def _shown(view) -> tuple:
     the machine's load): its fields, both figures and the summary in both languages."""
     import dataclasses
 
-    from explorer.serving import batch_figures
+    from explorer.generate import batch_figures
 
     steady = dataclasses.replace(view, steps=tuple((runs, 0.01) for runs, _ in view.steps))
     drawn = [batch_figures.rows_figure(steady, lang).to_json() + batch_figures.summary(steady, lang)
@@ -185,7 +186,8 @@ def test_the_batch_view_tells_a_visitor_nothing_of_anothers_prompt(tiny_llama):
     shows (its rows, counts, the prefix reuse saved, both figures' rows and the summary in both
     languages) is the same in both cases; the tokens saved it shows are V's own run's (9 copied
     from the kept prompt). Before the fix the count was the loop's total: 9 + 0 against 9 + 13."""
-    from explorer.serving import Scheduler, Visitor, batch_view
+    from explorer.generate import batch_view
+    from explorer.serving import Scheduler, Visitor
     from explorer.serving.runs import AHEAD
     from models.generate import SamplingParams
 

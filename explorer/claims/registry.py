@@ -70,7 +70,7 @@ CLAIMS: tuple[ClaimEntry, ...] = (
     _entry("C17", FLASH, "flash"),
     _entry("C18", ARCHITECTURE, "architecture"),
     _entry("C19", ARCHITECTURE, "architecture"),
-    _entry("C20", "explorer.serving.evidence", "generate"),
+    _entry("C20", "explorer.generate.batch_evidence", "generate"),
 )
 assert tuple(entry.claim for entry in CLAIMS) == CLAIM_IDS, "one entry per claim, in order"
 

@@ -90,6 +90,14 @@ def _discover() -> dict[str, Lesson]:
 LESSONS: dict[str, Lesson] = _discover()
 
 
+def generate_prompts() -> tuple[str, ...]:
+    """Every lesson step's prompt on a Generate view, each once, in the lessons' order: what
+    the app hands the shared decode loop to keep computed (explorer.generate.kept)."""
+    texts = [step.settings.get("prompt") for lesson in LESSONS.values() for step in lesson.steps
+             if step.view.startswith("generate.")]
+    return tuple(dict.fromkeys(text for text in texts if isinstance(text, str)))
+
+
 def steps_of() -> dict[str, int]:
     """Each lesson's number of steps (what a link's step= is checked against)."""
     return {key: len(lesson.steps) for key, lesson in LESSONS.items()}

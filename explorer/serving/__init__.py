@@ -13,10 +13,11 @@ which a UI translates (explorer/ui/tabs/generate.py).
   through a fork;
 - workers.py: daemon worker threads that leave torch before the interpreter exits;
 - transport.py: the worker thread and queue between a run and the web framework
-  (in_background);
-- batch_view.py, batch_figures.py: the class as one batch, what a visitor sees of the loop
-  (Scheduler.snapshot: lengths and counts, their own runs marked) and its figures;
-- evidence.py: claim C20, batched decode's throughput against the roofline's knee.
+  (in_background).
+
+What a visitor sees of the loop (the class as one batch) and claim C20 are the Generate tab's
+experiments, above this package: explorer/generate/batch_view.py, batch_figures.py,
+batch_evidence.py. Nothing here imports an experiment, a lesson or a tab.
 
 The public surface is what this module imports; the engine below it is
 models.decoders.batched (the pooled step) and models.generate (sampling, the finish rule,

@@ -26,6 +26,7 @@ from explorer.generate.kept import keep_app_prompts
 from explorer.generate.step_cost import served_weights
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
+from explorer.lessons import generate_prompts
 from explorer.locales import Term, normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
@@ -226,7 +227,7 @@ def keep_prompts_of(loaded) -> None:
     only what differs from it. Not on ZeroGPU, where each run's loop lives in a GPU call of its
     own and would feed them again for every visitor."""
     if not on_zerogpu():
-        keep_app_prompts(scheduler_for(loaded.model), loaded.tokenizer)
+        keep_app_prompts(scheduler_for(loaded.model), loaded.tokenizer, generate_prompts())
 
 
 @visitor_errors

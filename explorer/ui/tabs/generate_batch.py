@@ -1,4 +1,4 @@
-"""The Generate tab's section "The class as one batch" (explorer/serving/batch_view.py): the
+"""The Generate tab's section "The class as one batch" (explorer/generate/batch_view.py): the
 shared decode loop as the class fills it, refreshed by a timer while the section is open.
 
 Thin wiring: the timer's handler reads the loop's snapshot for the visitor's own session (their
@@ -14,7 +14,7 @@ from typing import Any, Optional
 import gradio as gr
 
 from explorer.locales import normalize_language
-from explorer.serving import batch_figures, batch_view
+from explorer.generate import batch_figures, batch_view
 from explorer.serving.scheduler import MAX_BATCH
 from explorer.ui import TabContext, tab_id, visitor_errors
 

@@ -12,7 +12,8 @@ import gradio as gr
 
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
-from explorer.moe import balance, cost, params, preferences, routing, session, shipped, whatif
+from explorer.checkpoints import shipped
+from explorer.moe import balance, cost, params, preferences, routing, session, whatif
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.ui.page import views
 

@@ -2,7 +2,7 @@
 
 `view(loaded, session)` reads the loop's snapshot (Scheduler.snapshot: lengths and counts, the
 recent decode steps) and turns it into a BatchView, the only thing the Generate tab's section
-draws (explorer/serving/batch_figures.py):
+draws (explorer/generate/batch_figures.py):
 - one row per run in the loop, in the order of its place number (RunState.seat: kept while
   the run is in the loop, so a run leaving renumbers no other row); `own` marks the viewer's runs (the
   scheduler matched them on the viewer's session; no session or run id reaches the view);

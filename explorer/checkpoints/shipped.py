@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-CHECKPOINTS = Path(__file__).with_name("checkpoints")
+CHECKPOINTS = Path(__file__).resolve().parents[1] / "moe" / "checkpoints"
 NAMES = {"none": "explorer-moe-none", "aux": "explorer-moe-aux", "bias": "explorer-moe-bias",
          "dense": "explorer-dense"}
 # the three routers, in the order the tab compares them

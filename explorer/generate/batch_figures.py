@@ -1,4 +1,4 @@
-"""The class as one batch in the visitor's language (explorer/serving/batch_view.py's BatchView):
+"""The class as one batch in the visitor's language (explorer/generate/batch_view.py's BatchView):
 the runs in the loop, each a row (cache held, its pooled row's width, a paged layout's whole
 blocks), the decode steps' time against their runs beside the roofline's prediction, and the
 summary in words.
@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from explorer.locales import text
 from explorer.plotting import MUTED, OKABE_ITO, Fig, empty_figure
-from explorer.serving.batch_view import BLOCK, BatchView, log2_ticks, measured_by_batch
+from explorer.generate.batch_view import BLOCK, BatchView, log2_ticks, measured_by_batch
 
 OWN = OKABE_ITO["orange"]
 OTHERS = OKABE_ITO["blue"]

@@ -27,7 +27,7 @@ def lesson_links() -> tuple[list[str], list[str]]:
 def _steps() -> dict:
     """{step link: its prediction's (low, high) or None}, every lesson's steps in order."""
     from explorer.lessons import LESSONS
-    from explorer.ui.lessons import step_link
+    from explorer.ui.page.lessons import step_link
 
     return {step_link(name, index): (step.predict.low, step.predict.high) if step.predict else None
             for name, lesson in LESSONS.items() for index, step in enumerate(lesson.steps)}

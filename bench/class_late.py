@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from bench.class_attacker import SHARED, refusal
 
-LOAD_API = "on_load"         # the class's load event (explorer/ui/classroom.py)
+LOAD_API = "on_load"         # the class's load event (explorer/ui/page/classroom.py)
 
 
 def open_page(http, url: str, query: str, stored: Any = None) -> tuple[str, Optional[list]]:

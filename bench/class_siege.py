@@ -376,14 +376,14 @@ def summary(result: dict) -> str:
 def run_siege(students: int, seconds: float, gap: float = 6.0, period: Optional[float] = None,
               url: Optional[str] = None) -> dict:
     """The siege on the app served at `url` (this process's), or on one served here."""
-    from explorer.ui.classroom import POLL_S
+    from explorer.ui.page.classroom import POLL_S
 
     period = period or POLL_S
     rss = Rss()
     if url is None:
         from bench.serve import served
         from explorer.runtime import Runtime
-        with served(Runtime(), ("explorer.ui.classroom",)) as app:
+        with served(Runtime(), ("explorer.ui.tabs.classroom",)) as app:
             result = siege(app.url, students, seconds, gap, period)
     else:
         result = siege(url, students, seconds, gap, period)

@@ -17,7 +17,7 @@ bidirectional and special-token texts, lone surrogates, NaN, +-inf, 10**400, neg
 outside a choice's options, wrong types, long lists, nested dicts and lists nested 400 deep.
 
 Checks, per case: the server answers (no dropped connection, no timeout, no 5xx: a refusal on
-the direct route is a 400, explorer/ui/direct_errors.py); an error has a
+the direct route is a 400, explorer/web/direct_errors.py); an error has a
 message, holds no traceback, source file or server path, and is at most 1,000 characters; a
 value no handler may accept (a choice outside the options, a blank or oversized text) never
 reaches the model (the guard of bench/fuzz.py refuses and counts forward passes). After each

@@ -4,7 +4,7 @@ A teacher creates a room and gets its CODE (6 characters of ALPHABET: no 0/O/1/I
 SECRET (secrets.token_urlsafe(16), compared with hmac.compare_digest); students join with an
 optional nickname and get a member token, which a reload presents again to be the same member.
 The teacher's state is the *link query* the class follows (a lesson step's or a view's, checked
-by the caller through explorer.ui.views.read_link before it reaches `follow`), with the bounds of
+by the caller through explorer.ui.page.views.read_link before it reaches `follow`), with the bounds of
 its prediction when it asks one. Each member may answer the current step once (a finite number
 within the bounds; a new answer replaces theirs until the reveal); the reveal publishes the
 step's answers as a histogram of counts beside the measured value.

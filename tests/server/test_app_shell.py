@@ -39,11 +39,12 @@ def test_translator_rejects_missing_and_duplicate_strings():
 
 
 def test_every_tab_follows_the_contract_and_every_string_has_both_languages():
-    from explorer.ui import TAB_MODULES, available_tabs, build_translator
+    from explorer.ui import build_translator
+    from explorer.ui.tabs import TAB_MODULES, available_tabs
 
     tabs = available_tabs()
     names = [m.__name__ for m in tabs]
-    assert "explorer.ui.about" in names
+    assert "explorer.ui.tabs.about" in names
     assert names == [n for n in TAB_MODULES if n in names]  # display order kept
     t = build_translator(tabs)
     gradio_i18n = t.gradio_i18n().translations_dict
@@ -57,7 +58,7 @@ def test_every_tab_follows_the_contract_and_every_string_has_both_languages():
 
 
 def test_about_lists_every_claim_of_the_syllabus():
-    from explorer.ui import about
+    from explorer.ui.tabs import about
 
     ids = about.claim_ids()
     assert ids == [f"C{i}" for i in range(1, 21)]
@@ -69,7 +70,7 @@ def test_about_lists_every_claim_of_the_syllabus():
 
 
 def test_language_switch_finds_gradios_locale_module():
-    from explorer.ui import shell
+    from explorer.ui.page import shell
 
     head = shell.head_html()
     assert shell._gradio_core_bundle().startswith("core-"), "gradio moved changeLocale"
@@ -219,7 +220,7 @@ def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
     assert streams >= 8   # Generate (2), Attention (3), RoPE (2), Claims (2), ...: all checked
     on_model = [dep for dep in listeners[("model-picker", "change")] if dep["backend_fn"]]
     assert len(on_model) >= 5 and "model-status" in [elem[o] for o in on_model[0]["outputs"]]
-    # Generate's and the board's Stop raise a flag the run reads (explorer/ui/stopping.py); a
+    # Generate's and the board's Stop raise a flag the run reads (explorer/web/stopping.py); a
     # `cancels=` would end the stream from outside, racing the page (its "Error" badge)
     for stop in ("gen-stop", "claims-stop"):
         [dep] = listeners[(stop, "click")]
@@ -227,15 +228,24 @@ def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
     assert len(listeners[("gen-start", "click")]) == 1
 
 
+def test_a_tab_that_cannot_be_found_stops_the_start_with_its_name():
+    from explorer.ui.tabs import TabNotFound, available_tabs
+
+    with pytest.raises(TabNotFound, match="explorer.ui.tabs.not_written_yet"):
+        available_tabs(("explorer.ui.tabs.about", "explorer.ui.tabs.not_written_yet"))
+    with pytest.raises(TabNotFound, match="no_such_package.tab"):
+        available_tabs(("no_such_package.tab",))
+
+
 def test_a_tab_written_to_the_contract_works_end_to_end(runtime, serve):
     from gradio_client import Client
 
     from bench.serve import build
 
-    modules = ("explorer.ui.not_written_yet", "example_tab", "explorer.ui.about")
+    modules = ("example_tab", "explorer.ui.tabs.about")
     demo = build(runtime, modules)
     tabs = [b for b in demo.blocks.values() if isinstance(b, gr.Tab) and b.id]  # not the sections
-    assert [tab.id for tab in tabs] == ["example_tab", "about"]  # missing module left out
+    assert [tab.id for tab in tabs] == ["example_tab", "about"]
     with serve(modules, demo=demo) as served:
         client = Client(served.url, verbose=False)
         english = client.predict("smollm2-135m-instruct", "en", "Hello world",

@@ -16,7 +16,7 @@ def siege_url(serve, monkeypatch):
     from bench.class_siege import SPACE_ID
     monkeypatch.setenv("SPACE_ID", SPACE_ID)
     monkeypatch.delenv("EXPLORER_TRUST_PROXY", raising=False)
-    with serve(tabs=("explorer.ui.classroom",)) as served:
+    with serve(tabs=("explorer.ui.tabs.classroom",)) as served:
         yield served.url
     with ROOMS._lock:          # the shared address's limits stay out of later tests
         ROOMS._misses._times.clear()

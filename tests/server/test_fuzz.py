@@ -78,7 +78,7 @@ def test_the_kv_calculator_refuses_a_model_name_that_is_not_one(runtime, name):
     "no model loaded" and answered; an unknown name is refused like everywhere else."""
     import gradio as gr
 
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     with pytest.raises(gr.Error, match="Unknown model"):
         tab.calculate(runtime, name, "en", 32768, 2)
@@ -92,7 +92,7 @@ def test_a_value_outside_a_choice_is_refused_in_a_short_message():
     import gradio as gr
 
     import app  # noqa: F401  (build_app's patch is what the server runs with)
-    from explorer.ui.gradio_patches import short_choice_errors
+    from explorer.web.gradio_patches import short_choice_errors
 
     short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
     with gr.Blocks():
@@ -129,7 +129,7 @@ def test_flash_timing_refuses_an_unusable_value_in_a_control_the_mask_does_not_r
     import torch
 
     from explorer.flash import timing
-    from explorer.ui import flash
+    from explorer.ui.tabs import flash
 
     monkeypatch.setattr(timing, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
     runtime = SimpleNamespace(device=torch.device("cpu"))
@@ -145,7 +145,7 @@ def test_a_value_a_number_field_cannot_take_is_refused_in_a_short_message():
     patches it to answer one short sentence."""
     import gradio as gr
 
-    from explorer.ui.gradio_patches import short_number_errors
+    from explorer.web.gradio_patches import short_number_errors
 
     short_number_errors(gr.Number, gr.Error)
     with gr.Blocks():

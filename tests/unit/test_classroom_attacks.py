@@ -1,6 +1,6 @@
 """Issue 41, "A class no student can break": each attack a hostile student or visitor can make on
 a live class, run against the room store (explorer/classroom/rooms.py) or the class's handlers
-(explorer/ui/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
+(explorer/ui/page/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
 from __future__ import annotations
 
 import itertools
@@ -106,7 +106,7 @@ def test_every_class_handler_answers_an_unexpected_error_in_words(name, args):
     visitor's language, never a traceback (before: poll and relabel were not wrapped)."""
     import gradio as gr
 
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     class Broken(Rooms):
         def revision(self, *a, **k):
@@ -124,7 +124,7 @@ def test_on_load_answers_an_unexpected_error_in_words():
     import gradio as gr
     from types import SimpleNamespace
 
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     class Broken(Rooms):
         def revision(self, *a, **k):
@@ -147,7 +147,7 @@ def request(session="page-1", host="10.9.8.7", query=None):
 def test_a_code_typed_with_a_dash_joins_the_same_member_again():
     """The attack: the typed code was compared with the page's room before normalisation, so
     `abc-def` made a new member at every press (before: 5 members from one page)."""
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     code, secret = rooms.create("a")
@@ -230,7 +230,7 @@ def test_the_teacher_removes_a_member_and_locks_the_class():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_teachers_remove_and_lock_controls(lang):
     from explorer.locales import text
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     out = classroom.start(lang, request("teacher-page"), rooms=rooms)
@@ -329,7 +329,7 @@ def test_the_answers_file_is_private_unique_and_removed(monkeypatch, tmp_path):
     import stat
     import tempfile
 
-    from explorer.ui import class_teacher
+    from explorer.ui.page import class_teacher
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     rooms, _ = store()
@@ -357,7 +357,7 @@ def test_the_teacher_key_is_kept_for_the_tab_only_and_the_class_can_end():
     page keeps it in sessionStorage (the page command's `teacher`), a secret left in lasting
     storage by an older version is no key and is cleared, and "End the class" drops the room
     and tells the tab to forget."""
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     out = classroom.start("en", request("teacher-tab"), rooms=rooms)
@@ -392,7 +392,7 @@ def test_a_space_trusts_its_one_proxy_and_ipv6_counts_by_its_64(monkeypatch):
     any address of its /64, is counted by the /64."""
     from types import SimpleNamespace
 
-    from explorer.ui.gradio_patches import request_address
+    from explorer.web.gradio_patches import request_address
 
     def asked(peer, forwarded):
         return request_address(SimpleNamespace(client=SimpleNamespace(host=peer),
@@ -422,8 +422,8 @@ def test_a_prober_beside_the_class_locks_out_no_student_with_the_link():
     turned away. Now a request that proves it belongs to the room (the student link's invite,
     a member token) is no probe; a typed code alone is still refused, and a wrong invite is a
     probe like any guess."""
-    from explorer.ui import classroom
-    from explorer.ui.class_teacher import teacher_values
+    from explorer.ui.page import classroom
+    from explorer.ui.page.class_teacher import teacher_values
 
     rooms, clock = store()
     code, secret = rooms.create("teacher")

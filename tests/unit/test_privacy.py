@@ -195,7 +195,7 @@ def test_one_client_is_refused_past_its_cap_while_another_is_admitted(tiny_llama
     ("1", [], "10.0.0.9"),
 ])
 def test_the_forwarded_address_counts_only_when_the_operator_trusts_the_proxy(trust, forwarded, expected):
-    from explorer.ui.admission import client_address
+    from explorer.web.admission import client_address
 
     assert client_address("10.0.0.9", forwarded, trust) == expected
 
@@ -207,7 +207,7 @@ def test_the_event_client_is_read_from_gradios_request(monkeypatch):
     from gradio.context import LocalContext
     from gradio.route_utils import Request
 
-    from explorer.ui.gradio_patches import event_client
+    from explorer.web.gradio_patches import event_client
 
     scope = {"type": "http", "method": "POST", "path": "/", "client": ("10.0.0.9", 5000),
              "headers": [(b"x-forwarded-for", b"6.6.6.6, 1.2.3.4")], "query_string": b""}

@@ -1,4 +1,4 @@
-"""A live class (explorer/ui/classroom.py, explorer/classroom/), in English."""
+"""A live class (explorer/ui/page/classroom.py, explorer/classroom/), in English."""
 STRINGS = {
     "classroom.title": "Class",
     "classroom.intro": "Run a class with the app: start a class and project its code, or join "

@@ -1,4 +1,4 @@
-"""课堂（explorer/ui/classroom.py、explorer/classroom/），中文。"""
+"""课堂（explorer/ui/page/classroom.py、explorer/classroom/），中文。"""
 STRINGS = {
     "classroom.title": "课堂",
     "classroom.intro": "用这个应用上课：开始一节课并投影课堂代码，或加入老师的课堂。跟随课堂时，"

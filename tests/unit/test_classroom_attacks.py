@@ -392,7 +392,7 @@ def test_a_space_trusts_its_one_proxy_and_ipv6_counts_by_its_64(monkeypatch):
     any address of its /64, is counted by the /64."""
     from types import SimpleNamespace
 
-    from explorer.web.gradio_patches import request_address
+    from explorer.web.gradio_context import request_address
 
     def asked(peer, forwarded):
         return request_address(SimpleNamespace(client=SimpleNamespace(host=peer),

@@ -317,7 +317,9 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
     # after the siege: the class still follows
     after_from = len(moves)
     move(plain[(k + 1) % len(plain)])
-    time.sleep(max(3.0, 2 * period + 1))
+    # the final move is seen by every student within two poll periods on an idle host; at a
+    # load average of 14 (2026-12-06) 3 of 40 had not polled yet: wait longer than a page would
+    time.sleep(max(10.0, 4 * period + 1))
     seen = json.loads(child.communicate(timeout=120)[0])
     with ROOMS._lock:
         room = ROOMS._rooms.get(code)

@@ -2,41 +2,42 @@
 
     python app.py            # serves http://127.0.0.1:7860 (HOST / PORT override)
 
-build_app() composes the shared header (explorer/ui/shell.py) and one tab per module in
-explorer.ui.TAB_MODULES; launch_options() holds what Gradio 6 takes at launch() (theme, css,
+build_app() composes the shared header (explorer/ui/page/shell.py) and one tab per module in
+explorer.ui.tabs.TAB_MODULES; launch_options() holds what Gradio 6 takes at launch() (theme, css,
 head, translations, allowed paths).
 """
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
 import gradio as gr
 
+from explorer import web
 from explorer.runtime import Runtime
-from explorer.ui import class_route
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
-from explorer.ui import (CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID, TAB_MODULES,
-                         TabContext, available_tabs, body_limit, build_translator, classroom,
-                         closed_routes, direct_errors, exports, gradio_patches, lessons,
-                         open_pages, replica, resize_charts_on_select, shell, tab_id, warm,
-                         zerogpu)
-from explorer.ui.views import Views
-from explorer.ui.admission import Admission, GroupLimits, SessionGate
-from explorer.ui.generate import GENERATE_CONCURRENCY_ID, SCHEDULER_CAPACITY
+from explorer.ui import TabContext, build_translator, resize_charts_on_select, tab_id
+from explorer.ui.page import classroom, lessons, shell, warm
+from explorer.ui.page.views import Views
+from explorer.ui.tabs import TAB_MODULES, available_tabs
+from explorer.web.admission import GroupLimits
+from explorer.web.groups import (CHEAP_CONCURRENCY_ID, GENERATE_CONCURRENCY_ID, LONG_CONCURRENCY_ID,
+                                 MODEL_CONCURRENCY_ID)
+from explorer.ui.tabs.generate import SCHEDULER_CAPACITY
 
 ROOT = Path(__file__).resolve().parent
 STATIC = ROOT / "static"
 
-# The concurrency groups of the app's queued events (explorer/ui/__init__.py): how many of each
+# The concurrency groups of the app's queued events (explorer/web/groups.py): how many of each
 # run at once, and how many may wait (all visitors; one page; one client address, which is a
 # classroom's machine or a school behind one NAT). A visitor's page load and text updates
 # never wait behind a forward pass, a forward pass never waits behind a long run, and no client
-# can queue more than its share (explorer/ui/admission.py; docs/HARDENING.md, issue 27).
+# can queue more than its share (explorer/web/admission.py; docs/HARDENING.md, issue 27).
 #   model: the short forwards (an attention map, head groups): one at a time, as two forwards at
 #     once on a 2-core CPU only make both slower, and on a GPU fight for memory;
 #   long: the runs of minutes (StreamingLLM, sinks, the receptive field, the RoPE sweep and
@@ -83,10 +84,34 @@ DELETE_CACHE = (600, 3600)
 UNQUEUED_THREADS = 24   # 19 such events (Stop buttons, tab titles, the class bar) and a margin
 MAX_THREADS = sum(group.concurrency for group in GROUPS.values()) + UNQUEUED_THREADS
 
+# The web layer's bounds (explorer/web/: harden, server_options), from the values above.
+WEB = web.Settings(
+    groups=GROUPS, default_group=CHEAP_CONCURRENCY_ID, queue_max_size=QUEUE_MAX_SIZE,
+    waiting_per_session=WAITING_PER_SESSION, waiting_per_address=WAITING_PER_ADDRESS,
+    new_sessions_per_minute=NEW_SESSIONS_PER_MINUTE,
+    sessions_per_address=SESSIONS_PER_ADDRESS or max(1, STATE_SESSIONS // 2),
+    session_idle_s=SESSION_IDLE_S, state_sessions=STATE_SESSIONS, max_threads=MAX_THREADS)
+
+
+@dataclass(frozen=True)
+class Page:
+    """The built app and what its parts hand on: the Blocks to launch, the sections a link or
+    a lesson can open (explorer/ui/page/views.py), and the first answers to run once the default
+    model is loaded (explorer/ui/page/warm.py)."""
+    blocks: gr.Blocks
+    views: Views
+    warm: warm.Warm
+
 
 def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.Blocks:
+    """The hardened app's Blocks (build_page's, for a caller that needs only them)."""
+    return build_page(runtime, tab_modules).blocks
+
+
+def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Page:
     tabs = available_tabs(tab_modules)
     t = build_translator(tabs)
+    answers = warm.Warm()
     with gr.Blocks(title="Transformer Explorer", analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:
         header = shell.build_header(runtime, t)
         # before the tabs: the page runs the listeners of one change in the order registered,
@@ -97,10 +122,8 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         class_bar = classroom.build_bar(t)
         banner = gr.Markdown(visible=False, elem_id="warm-banner")
         banner_timer = gr.Timer(3.0)
-        demo.explorer_warm = warm.Warm()
         for trigger in (demo.load, banner_timer.tick):
-            trigger(demo.explorer_warm.banner, [header.lang], [banner, banner_timer],
-                    api_visibility="private")
+            trigger(answers.banner, [header.lang], [banner, banner_timer], api_visibility="private")
         ctx = TabContext(demo=demo, runtime=runtime, model=header.model, lang=header.lang, t=t,
                          tabs=tuple(tabs), views=Views())
         tab_blocks, top_tabs = [], []
@@ -118,24 +141,13 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
         shell.wire_language_redraw(header, ctx.redraws)
         # after every tab: a lesson step or a link sets controls of any section
         lesson_events = lessons.wire(demo, panel, header, ctx.views, runtime)
-        if hasattr(demo, "explorer_class_tab"):   # the Class tab is built: a class follows the lessons
-            classroom.wire(demo, class_bar, panel, header, ctx.views, runtime, lesson_events)
-    demo.explorer_views = ctx.views   # the linkable sections (tests read them)
+        if ctx.class_tab is not None:   # the Class tab is built: a class follows the lessons
+            classroom.wire(demo, ctx.class_tab, class_bar, panel, header, ctx.views, runtime, lesson_events)
     bound_visitor_state(demo)
-    gradio_patches.group_events(demo, {name: group.concurrency for name, group in GROUPS.items()},
-                                CHEAP_CONCURRENCY_ID)
-    demo.queue(default_concurrency_limit=GROUPS[CHEAP_CONCURRENCY_ID].concurrency,
-               max_size=QUEUE_MAX_SIZE)
-    # lean sessions, short input refusals, a calmer queue (each patch's why is in the module)
-    gradio_patches.apply(demo)
-    gradio_patches.admit_events(demo, Admission(GROUPS, WAITING_PER_SESSION, WAITING_PER_ADDRESS),
-                                SessionGate(NEW_SESSIONS_PER_MINUTE,
-                                            SESSIONS_PER_ADDRESS or max(1, STATE_SESSIONS // 2),
-                                            idle_s=SESSION_IDLE_S))
-    zerogpu.attach_gpu(demo)   # on a ZeroGPU Space, each model event runs in its own GPU call
-    # the first answers, kept once main() has run them (explorer/ui/warm.py)
-    demo.explorer_warm.install(demo, ctx.views, ctx.redraws, header.lang)
-    return demo
+    web.harden(demo, WEB)
+    # the first answers, kept once main() has run them (explorer/ui/page/warm.py)
+    answers.install(demo, ctx.views, ctx.redraws, header.lang)
+    return Page(demo, ctx.views, answers)
 
 
 def bound_visitor_state(demo: gr.Blocks, ttl_s: float = STATE_TTL_S) -> None:
@@ -155,25 +167,8 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "head": shell.head_html() + lessons.HEAD + classroom.head_html(),
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
-        "state_session_capacity": STATE_SESSIONS,
-        "max_threads": MAX_THREADS,
-        "ssr_mode": False,
-        "share": False,
-        # Gradio's own input checks (e.g. a NaN sent to a number field) raise plain exceptions:
-        # show their message instead of a generic "the upstream app raised an exception"
-        "show_error": True,
-        # a body over 1 MiB is refused (413) before Gradio reads or parses it
-        # Gradio's deep-link route, which would write a file per session, answers 404; a
-        # handler's refusal in words on the direct route answers 400, not 500; and one route of
-        # our own: the plotly.js that exported HTML files inline (ui/exports.py); a room's
-        # revision for the class page's timer (ui/class_route.py); and, outermost so that it
-        # sees every answer (the class route's too), which replica answered and which rooms it
-        # holds, for a school's load balancer (ui/replica.py); innermost, which sessions a page
-        # holds open (its heartbeat stream, ui/open_pages.py), so that only others go idle
-        "app_kwargs": {"middleware": replica.middleware() + closed_routes.middleware()
-                       + direct_errors.middleware() + body_limit.middleware()
-                       + exports.middleware() + class_route.middleware()
-                       + open_pages.middleware()},
+        # the server's own bounds and routes (explorer/web/__init__.py)
+        **web.server_options(WEB),
     }
 
 
@@ -194,7 +189,7 @@ def _keep_default_prompts(runtime: Runtime) -> None:
     """The default model's decode loop feeds the app's own Generate prompts now (the tab's
     example, the long prompt, every lesson's: explorer.generate.kept), so that the first
     class on one of them copies it at once instead of waiting for it to be fed."""
-    from explorer.ui.generate import keep_prompts_of
+    from explorer.ui.tabs.generate import keep_prompts_of
 
     try:
         keep_prompts_of(runtime.get(runtime.default_name))
@@ -226,9 +221,9 @@ def main() -> None:
     tune_cpu_allocator()  # prefill re-faulting freed memory costs 20-30% on CPU (models/device.py)
     runtime = Runtime()
     print(f"[startup] models run on {runtime.device_label}", flush=True)
-    zerogpu.preload_on_zerogpu(runtime)   # on ZeroGPU, every model before serving
-    demo = build_app(runtime)
-    answers = demo.explorer_warm if os.environ.get("EXPLORER_WARM", "1") != "0" else None
+    web.zerogpu.preload_on_zerogpu(runtime)   # on ZeroGPU, every model before serving
+    page = build_page(runtime)
+    answers = page.warm if os.environ.get("EXPLORER_WARM", "1") != "0" else None
     if answers is not None:
         answers.started = True   # the banner shows from the first page on
 
@@ -240,7 +235,7 @@ def main() -> None:
 
     # waited for at exit (up to 10 s): a load still in torch then would abort the process
     start_worker(warm_up, "warm-up")
-    demo.launch(
+    page.blocks.launch(
         # HOST/PORT first; Hugging Face Spaces set GRADIO_SERVER_NAME/PORT instead.
         server_name=os.environ.get("HOST") or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
         server_port=int(os.environ.get("PORT") or os.environ.get("GRADIO_SERVER_PORT") or 7860),

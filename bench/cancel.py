@@ -10,7 +10,7 @@ run leaves it), so the server side is measured exactly, not inferred from what t
 Jobs are chained: while job i decodes, job i+1 is already submitted; once job i has decoded
 `--after` tokens it is stopped, either
 - "stop": the Stop button's event (/stop in the same client session: it raises the run's flag
-  and the run ends itself at its next step, explorer/ui/stopping.py),
+  and the run ends itself at its next step, explorer/web/stopping.py),
 - "cancel": gradio_client's job.cancel() (POST /cancel), what a closing tab's client sends, or
 - "drop": the client vanishes without a word: the job was submitted as the browser does
   (POST /queue/join, then the session's event stream GET /queue/data, read on a socket of its

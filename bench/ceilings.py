@@ -153,7 +153,7 @@ def serve(log_path: Path) -> tuple[subprocess.Popen, str]:
     for name in ("EXPLORER_WAITING_PER_ADDRESS", "EXPLORER_NEW_SESSIONS_PER_MINUTE",
                  "EXPLORER_SESSIONS_PER_ADDRESS"):
         env.setdefault(name, "1000000")
-    # no first answers computed at start-up (explorer/ui/warm.py): minutes of every section's
+    # no first answers computed at start-up (explorer/ui/page/warm.py): minutes of every section's
     # default run (the precision comparison among them) that would share the two cores with
     # the first measurement, which then measures the start-up instead of the class (a class
     # of 30 on Gemma measured 80 tokens/s beside it, 200 without)

@@ -6,7 +6,7 @@ process, the students as HTTP clients doing what the page does (not N browsers).
 
 Each student joins by code (POST /gradio_api/run/class_join, its own session) and, as the page's
 gr.Timer does, asks the room's revision at its ticks every POLL_S seconds from a random phase, a
-long poll (GET /class/revision?room=CODE&since=N, explorer/ui/class_route.py: answered when
+long poll (GET /class/revision?room=CODE&since=N, explorer/web/class_route.py: answered when
 the revision is not N, one in flight at a time); when it changed, it calls the page's
 poll (POST /gradio_api/run/class_poll), whose answer carries the teacher's move to apply.
 The teacher (gradio_client, its own session) starts the class and moves through the KV-cache
@@ -252,17 +252,17 @@ def main(argv=None):
     parser.add_argument("--as-students", nargs=2, metavar=("URL", "CODE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.as_students:
-        from explorer.ui.classroom import POLL_S
+        from explorer.ui.page.classroom import POLL_S
         asyncio.run(students_process(*args.as_students, args.students, args.period or POLL_S,
                                      args.generate, args.model))
         return 0
     from explorer.runtime import Runtime
-    from explorer.ui.classroom import POLL_S
+    from explorer.ui.page.classroom import POLL_S
     from bench.serve import served
 
     period = args.period or POLL_S
     runtime = Runtime()
-    tabs = ("explorer.ui.classroom",) + (("explorer.ui.generate",) if args.generate else ())
+    tabs = ("explorer.ui.tabs.classroom",) + (("explorer.ui.tabs.generate",) if args.generate else ())
     if args.generate:
         runtime.get(args.model)      # loaded before the class starts, as a served app has it
     with served(runtime, tabs) as app:

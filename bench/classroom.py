@@ -99,7 +99,7 @@ DISTINCT_PROMPTS = (
 
 
 def default_prompt() -> str:
-    from explorer.ui.generate import DEFAULT_PROMPT
+    from explorer.ui.tabs.generate import DEFAULT_PROMPT
     return DEFAULT_PROMPT
 
 

@@ -1,4 +1,4 @@
-"""The first press of every section on a cold server, before and after warming (explorer/ui/warm.py).
+"""The first press of every section on a cold server, before and after warming (explorer/ui/page/warm.py).
 
     python -m bench.first_click            # every warmed section of the default model
 
@@ -20,8 +20,7 @@ def main(argv: list[str]) -> int:
     from explorer.runtime import Runtime
 
     runtime = Runtime()
-    demo = app.build_app(runtime)
-    warm = demo.explorer_warm
+    warm = app.build_page(runtime).warm
     if argv:
         warm.jobs = [job for job in warm.jobs if job.key in argv]
     runtime.get(runtime.default_name)

@@ -17,7 +17,7 @@ bidirectional and special-token texts, lone surrogates, NaN, +-inf, 10**400, neg
 outside a choice's options, wrong types, long lists, nested dicts and lists nested 400 deep.
 
 Checks, per case: the server answers (no dropped connection, no timeout, no 5xx: a refusal on
-the direct route is a 400, explorer/ui/direct_errors.py); an error has a
+the direct route is a 400, explorer/web/direct_errors.py); an error has a
 message, holds no traceback, source file or server path, and is at most 1,000 characters; a
 value no handler may accept (a choice outside the options, a blank or oversized text) never
 reaches the model (the guard of bench/fuzz.py refuses and counts forward passes). After each
@@ -42,9 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fuzz import (LEAK, MAX_MESSAGE_CHARS, MB, Value, bool_values, call, choice_values,  # noqa: E402
-                        default_args, endpoints_of, number_values, serve, text_values,
-                        without_echo)
+from bench.fuzz import LEAK, MAX_MESSAGE_CHARS, call, endpoints_of, serve, without_echo  # noqa: E402
+from bench.fuzz_values import (MB, Value, bool_values, choice_values, default_args,  # noqa: E402
+                               number_values, text_values)
 
 # Gradio's own processing error: it names the event's function and components, and the server
 # logs a traceback (a component whose check lets a value through to a TypeError)

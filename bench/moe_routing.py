@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from explorer.moe import routing, session, shipped  # noqa: E402
+from explorer.checkpoints import shipped  # noqa: E402
+from explorer.moe import routing, session  # noqa: E402
 from models.loading import load_model  # noqa: E402
 
 TARGET_S = 1.0

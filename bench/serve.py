@@ -3,7 +3,7 @@ build and launch it (tests/conftest.py's server fixtures, bench/fuzz.py, bench/a
 
     with served(runtime) as app:                       # every tab
         Client(app.url)
-    with served(runtime, ("explorer.ui.moe",), env={"NAME": "value"}) as app:
+    with served(runtime, ("explorer.ui.tabs.moe",), env={"NAME": "value"}) as app:
         ...                                            # the shell and one tab, built under env
     with served(runtime, demo=built) as app:           # a Blocks already built
         ...

@@ -4,7 +4,7 @@
     python -m deploy.replicas -n 4 --port 8000 --host 0.0.0.0
 
 Each replica is `python app.py` with HOST/PORT of its own, EXPLORER_REPLICA=r1, r2, ... (the
-name GET /explorer/replica answers, explorer/ui/replica.py) and EXPLORER_TRUST_PROXY=1 (the
+name GET /explorer/replica answers, explorer/web/replica.py) and EXPLORER_TRUST_PROXY=1 (the
 visitor's address is the one HAProxy forwards). HAProxy runs deploy/haproxy.cfg with its
 "BEGIN"/"END" blocks rewritten for the address served and the replicas (render_config), in the
 foreground; Ctrl-C (or SIGTERM) stops HAProxy and every replica. Other environment variables

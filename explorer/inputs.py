@@ -89,7 +89,7 @@ def choice(value: Any, name: str | Term, options: tuple) -> Any:
 def check_choice_payload(component: Any, payload: Any) -> None:
     """InputError("inputs.not_option") when `payload` (or an item of a list payload, where the
     component holds several) is not one of `component.choices`' values; a custom-value
-    component and None pass (the choice patch of explorer/ui/gradio_patches.py calls it)."""
+    component and None pass (the choice patch of explorer/web/gradio_patches.py calls it)."""
     if payload is None or getattr(component, "allow_custom_value", False):
         return
     values = [value for _, value in getattr(component, "choices", None) or []]
@@ -111,7 +111,7 @@ def check_choice_payload(component: Any, payload: Any) -> None:
 
 def not_a_number(component: Any, payload: Any) -> InputError:
     """InputError("inputs.not_number") for a payload a number component cannot take (the
-    Number patch of explorer/ui/gradio_patches.py raises it)."""
+    Number patch of explorer/web/gradio_patches.py raises it)."""
     return InputError("inputs.not_number", name=_component_name(component, "inputs.name.number"),
                       value=shown(payload))
 

@@ -153,7 +153,7 @@ def _install_new_thread_hook_locked() -> None:
 
 def _forget_in_child() -> None:
     """After a fork: the child (one thread) starts afresh. It sets its own count (a ZeroGPU
-    call's child sets 1, explorer/ui/zerogpu.py: OpenMP's pool does not survive a fork), so
+    call's child sets 1, explorer/web/zerogpu.py: OpenMP's pool does not survive a fork), so
     neither the parent's baseline nor its new-thread hook applies there, and the lock may have
     been held by a thread the child does not have."""
     global _THREADS_LOCK

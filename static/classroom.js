@@ -1,4 +1,4 @@
-// A live class on the page (explorer/ui/classroom.py).
+// A live class on the page (explorer/ui/page/classroom.py).
 //
 // explorerClassPage(raw): the page's part of a class event (JSON from the server): the cookie
 // of the room link contract (explorer_room=CODE, so that a load balancer routes every request
@@ -13,7 +13,7 @@
 //
 // explorerClassRevision(current): the class timer's tick: the room of the page's address (or
 // of its cookie), its revision read from the plain route /class/revision (a long poll)
-// (explorer/ui/class_route.py; relative to the page, so under a Space's root path too). The
+// (explorer/web/class_route.py; relative to the page, so under a Space's root path too). The
 // hidden box changes, and the page calls the server's poll, only when the revision did; a room
 // the server does not know reads "gone" (the poll then says so in words).
 window.explorerClassPage = function (raw) {

@@ -1,4 +1,4 @@
-// Exports of every figure (explorer/ui/exports.py): a toolbar "PNG · HTML · CSV" under each
+// Exports of every figure (explorer/web/exports.py): a toolbar "PNG · HTML · CSV" under each
 // Plotly figure of the page, also under those drawn later. Each file is made here, from the
 // figure the page shows, and names the model and the run's settings: the query string in the
 // section's link box (#link-<section id>, filled after every run), or, without one, the model

@@ -138,12 +138,18 @@ def serve(runtime):
 
 
 @pytest.fixture(scope="session")
-def full_app(runtime):
-    """The whole app, built once for the session (not served): a test that only reads the
-    built Blocks shares it instead of building its own."""
-    from bench.serve import build
+def full_page(runtime):
+    """The whole app, built once for the session (not served): app.Page (.blocks, .views,
+    .warm). A test that only reads the built app shares it instead of building its own."""
+    import app
 
-    return build(runtime)
+    return app.build_page(runtime)
+
+
+@pytest.fixture(scope="session")
+def full_app(full_page):
+    """full_page's Blocks."""
+    return full_page.blocks
 
 
 @pytest.fixture(scope="session")

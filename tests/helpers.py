@@ -64,7 +64,7 @@ def decoding_snapshot(index: int = 0):
 
 
 def stop_buttons(demo, event_fn) -> list:
-    """The events of `demo` that stop the stoppable `event_fn` (explorer/ui/stopping.py): the
+    """The events of `demo` that stop the stoppable `event_fn` (explorer/web/stopping.py): the
     listeners wired to its Stops' on_stop."""
     stops = getattr(event_fn, "stops", None)
     return [block_fn for block_fn in demo.fns.values()

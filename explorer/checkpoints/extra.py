@@ -101,7 +101,7 @@ def extra_checkpoints(value: Optional[str] = None) -> dict[str, ExtraCheckpoint]
 def model_registry(value: Optional[str] = None) -> dict:
     """The app's model list: the embedded checkpoints, the MoE models this project trained
     (folders shipped in explorer/moe/checkpoints), then the configured extra ones."""
-    from explorer.moe.shipped import shipped_entries
+    from explorer.checkpoints.shipped import shipped_entries
 
     return {**EMBEDDED, **shipped_entries(), **extra_checkpoints(value)}
 
@@ -109,7 +109,7 @@ def model_registry(value: Optional[str] = None) -> dict:
 def prepare_listed(name: str, progress: Optional[Progress] = None,
                    registry: Optional[Mapping] = None) -> Path:
     """The checkpoint folder of a listed model: an embedded one converted on first use, an
-    extra one checked (or downloaded), a shipped one (explorer.moe.shipped) as it is."""
+    extra one checked (or downloaded), a shipped one (explorer.checkpoints.shipped) as it is."""
     spec = (registry if registry is not None else model_registry()).get(name)
     if spec is not None and hasattr(spec, "prepare"):
         return spec.prepare(progress)

@@ -84,7 +84,7 @@ class Row:
 
     @property
     def link(self) -> str:
-        """The page anchor that opens the tab and section (explorer/ui/shell.py handles it)."""
+        """The page anchor that opens the tab and section (explorer/ui/page/shell.py handles it)."""
         return f"#open={self.tab}/{self.section}" if self.section else f"#open={self.tab}"
 
 

@@ -2,7 +2,7 @@
 
 One entry per claim of docs/CLAIMS.md, in its order: the evidence function as "module:function"
 (the topic package that computes it), the locale key of the claim's short statement (the About
-tab shows the same text), and the tabs that show it (ids of explorer/ui/<tab>.py; the first is
+tab shows the same text), and the tabs that show it (ids of explorer/ui/tabs/<tab>.py; the first is
 where the board links before the function has told it the exact section).
 
 A function that does not exist yet resolves to None: the board shows that row as "not
@@ -70,7 +70,7 @@ CLAIMS: tuple[ClaimEntry, ...] = (
     _entry("C17", FLASH, "flash"),
     _entry("C18", ARCHITECTURE, "architecture"),
     _entry("C19", ARCHITECTURE, "architecture"),
-    _entry("C20", "explorer.serving.evidence", "generate"),
+    _entry("C20", "explorer.generate.batch_evidence", "generate"),
 )
 assert tuple(entry.claim for entry in CLAIMS) == CLAIM_IDS, "one entry per claim, in order"
 

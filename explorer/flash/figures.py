@@ -2,7 +2,7 @@
 results only (a language switch redraws them without any computation).
 
 The tiled path is one figure whose frames (one per tile of the recorded schedule) travel once
-in `layout.meta`; a small script in the page (explorer/ui/flash.py, FRAMES_JS) hands them to
+in `layout.meta`; a small script in the page (explorer/ui/tabs/flash.py, FRAMES_JS) hands them to
 plotly.js with Plotly.addFrames, because Gradio's plot component passes data and layout to
 Plotly.react but not frames. The slider and the play button then animate in the browser."""
 from __future__ import annotations

@@ -18,5 +18,5 @@
   measured roof, beside the engine's batched decode timed at B = 1 ... 16; C2's criteria and
   the board's evidence; roofline_figures.py draws and words it (bench/roofline.py: from a shell).
 
-No Gradio here: explorer/ui/generate.py wires these into the tab.
+No Gradio here: explorer/ui/tabs/generate.py wires these into the tab.
 """

@@ -14,6 +14,7 @@ depends on its own prompt alone.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 
 from explorer.generate.request import DEFAULT_PROMPT, encode_prompt, long_prompt
 from explorer.inputs import InputError
@@ -21,28 +22,20 @@ from explorer.inputs import InputError
 _ASKED: "weakref.WeakSet" = weakref.WeakSet()   # the schedulers already asked (once each)
 
 
-def app_prompts() -> tuple[str, ...]:
-    """The Generate prompts the app itself offers: the tab's example, the long prompt, and
-    every lesson step's on a Generate view, each once."""
-    from explorer.lessons import LESSONS   # lessons read the Generate session: imported late
-
-    texts = [DEFAULT_PROMPT, long_prompt()]
-    for lesson in LESSONS.values():
-        for step in lesson.steps:
-            prompt = step.settings.get("prompt")
-            if step.view.startswith("generate.") and isinstance(prompt, str):
-                texts.append(prompt)
-    return tuple(dict.fromkeys(texts))
+def app_prompts(lesson_prompts: Sequence[str] = ()) -> tuple[str, ...]:
+    """The Generate prompts the app itself offers: the tab's example, the long prompt, and the
+    lessons' (explorer.lessons.generate_prompts, handed in by the tab), each once."""
+    return tuple(dict.fromkeys([DEFAULT_PROMPT, long_prompt(), *lesson_prompts]))
 
 
-def keep_app_prompts(scheduler, tokenizer) -> None:
+def keep_app_prompts(scheduler, tokenizer, lesson_prompts: Sequence[str] = ()) -> None:
     """Ask `scheduler` (a model's shared loop) to keep the app prompts' keys and values, encoded
     as a visitor's prompt is (explorer.generate.request.encode_prompt: one user turn of the chat
     template, or a base model's plain text); once per scheduler."""
     if scheduler in _ASKED:
         return
     ids = []
-    for text in app_prompts():
+    for text in app_prompts(lesson_prompts):
         try:
             ids.append(encode_prompt(tokenizer, text)[0])
         except InputError:   # longer than a visitor's prompt may be: no visitor copies it

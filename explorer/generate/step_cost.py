@@ -3,8 +3,8 @@ from the tensors the step that runs actually reads: bytes read and FLOPs of a st
 sequences at context t, and the batch at which the step's intensity reaches a device's ridge.
 
 The one account of a decode step: the roofline (explorer/generate/roofline.py, C2), C20's
-roofline knee (explorer/serving/evidence.py), the batch view's prediction
-(explorer/serving/batch_view.py) and the Precision section all count a step here.
+roofline knee (explorer/generate/batch_evidence.py), the batch view's prediction
+(explorer/generate/batch_view.py) and the Precision section all count a step here.
 
 Which weights. The shared decode loop's steps (models.decoders.batched.BatchedDecoder, the
 fused step of a run alone included) read every matrix in the decode precision

@@ -1,7 +1,7 @@
 """Lessons: guided steps through the course notes, each step a view of the app run live.
 
 A lesson is one module here (explorer/lessons/<name>.py) defining `LESSON`, with its texts in
-explorer/locales/{en,zh}/lesson/<name>.py. Each step names a view (explorer/ui/views.py: a
+explorer/locales/{en,zh}/lesson/<name>.py. Each step names a view (explorer/ui/page/views.py: a
 section with its controls), the settings and model it opens with, a text saying what to look
 at, and `read(result) -> fields`: the numbers the visitor's own run produced, read from the
 section's stored result through the same criterion functions the claims board uses. The step's
@@ -13,7 +13,7 @@ why, in a text whose fields come from the same reading. A value the run did not 
 formula applied to the run's numbers, or a measured rate carried past where the run stopped) is
 called computed, never measured: `Predict.computed`, or the reading's own `computed` field.
 
-Nothing here imports Gradio: explorer/ui/lessons.py wires the panel, the buttons and the runs.
+Nothing here imports Gradio: explorer/ui/page/lessons.py wires the panel, the buttons and the runs.
 """
 from __future__ import annotations
 
@@ -88,6 +88,14 @@ def _discover() -> dict[str, Lesson]:
 
 
 LESSONS: dict[str, Lesson] = _discover()
+
+
+def generate_prompts() -> tuple[str, ...]:
+    """Every lesson step's prompt on a Generate view, each once, in the lessons' order: what
+    the app hands the shared decode loop to keep computed (explorer.generate.kept)."""
+    texts = [step.settings.get("prompt") for lesson in LESSONS.values() for step in lesson.steps
+             if step.view.startswith("generate.")]
+    return tuple(dict.fromkeys(text for text in texts if isinstance(text, str)))
 
 
 def steps_of() -> dict[str, int]:

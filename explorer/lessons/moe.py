@@ -1,7 +1,7 @@
 """Lesson: mixture of experts (the notes' section on MoE; claims C14, C15).
 
 The steps run the MoE tab's sections on the three routers the project trained (no balancing,
-an auxiliary loss, a selection bias: explorer/moe/shipped.py), on the visitor's text. Every
+an auxiliary loss, a selection bias: explorer/checkpoints/shipped.py), on the visitor's text. Every
 number is read from the visitor's own run through the criteria the claims board uses
 (explorer/moe/evidence.py): routing.routes_to_k (C14's bookkeeping), balance.imbalances,
 balancing_margin and balancing_helps (C15). The predict step asks for the busiest expert's share
@@ -13,7 +13,8 @@ from typing import Optional
 import numpy as np
 
 from explorer.lessons import Lesson, Predict, Step
-from explorer.moe import balance, routing, shipped, whatif
+from explorer.checkpoints import shipped
+from explorer.moe import balance, routing, whatif
 
 MARK = {True: "✓", False: "✗"}
 LAYER = 3            # the shipped models' last MoE layer (they have 4): the tab's default

@@ -23,7 +23,8 @@ import functools
 import torch
 
 from explorer.claims.evidence import Consistency, Evidence, Measure
-from explorer.moe import balance, corpus, cost, params, routing, session, shipped
+from explorer.checkpoints import shipped
+from explorer.moe import balance, corpus, cost, params, routing, session
 from explorer.runtime import LoadedModel, Runtime
 
 TAB = "moe"

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 from explorer.moe import corpus as corpus_mod
 from explorer.moe.routing import load_stats
-from explorer.moe.shipped import CHECKPOINTS as DEFAULT_OUT, NAMES
+from explorer.checkpoints.shipped import CHECKPOINTS as DEFAULT_OUT, NAMES
 
 VARIANTS = ("none", "aux", "bias", "dense")
 

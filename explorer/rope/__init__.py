@@ -1,6 +1,6 @@
 """RoPE, measured (claims C11, C12, C13): one module per experiment of the RoPE tab, each a pure
 `run` returning a typed result, and `figures(result, lang)` / `summary(result, lang)` drawing it
-in the visitor's language (explorer/ui/rope.py keeps the result in a gr.State).
+in the visitor's language (explorer/ui/tabs/rope.py keeps the result in a gr.State).
 
     frequencies   θ_i = base^(−2i/d) per pair for several bases, full turns inside a context
     capture       the real model's q and k of one layer, before and after RoPE

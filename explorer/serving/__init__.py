@@ -1,7 +1,7 @@
 """The shared decode loop: one thread per loaded model decodes every visitor's run together,
 and a worker thread streams each run to the web framework. No Gradio and no visitor text
 here: a refusal is the neutral `Busy` (the loop is full) or `TooManyRuns` (one visitor's cap),
-which a UI translates (explorer/ui/generate.py).
+which a UI translates (explorer/ui/tabs/generate.py).
 
 - scheduler.py: the loop (Scheduler; scheduler_for, the one loop of a model) and its limits
   (MAX_BATCH runs decoding, MAX_WAITING queued, MAX_RUNS_PER_SESSION and MAX_RUNS_PER_ADDRESS
@@ -13,10 +13,11 @@ which a UI translates (explorer/ui/generate.py).
   through a fork;
 - workers.py: daemon worker threads that leave torch before the interpreter exits;
 - transport.py: the worker thread and queue between a run and the web framework
-  (in_background);
-- batch_view.py, batch_figures.py: the class as one batch, what a visitor sees of the loop
-  (Scheduler.snapshot: lengths and counts, their own runs marked) and its figures;
-- evidence.py: claim C20, batched decode's throughput against the roofline's knee.
+  (in_background).
+
+What a visitor sees of the loop (the class as one batch) and claim C20 are the Generate tab's
+experiments, above this package: explorer/generate/batch_view.py, batch_figures.py,
+batch_evidence.py. Nothing here imports an experiment, a lesson or a tab.
 
 The public surface is what this module imports; the engine below it is
 models.decoders.batched (the pooled step) and models.generate (sampling, the finish rule,

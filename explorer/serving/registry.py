@@ -41,7 +41,7 @@ def live_runs() -> int:
 
 
 def forget_sessions(sessions: Sequence[str]) -> None:
-    """The app dropped these sessions (idle, explorer/ui/gradio_patches.py): every loop of this
+    """The app dropped these sessions (idle, explorer/web/gradio_patches.py): every loop of this
     process forgets what it kept of them (their prefix-reuse counts, runs.Savings)."""
     sessions = list(sessions)
     if not sessions:

@@ -21,7 +21,7 @@ FIXED_BATCH_THREADS = None if _THREADS_ENV == "auto" else int(_THREADS_ENV)
 
 def batch_threads() -> int:
     """The most intra-op threads a batched step uses: EXPLORER_BATCH_THREADS, or torch's count
-    now (in a process forked for a ZeroGPU call, 1: explorer/ui/zerogpu.py). Where one number
+    now (in a process forked for a ZeroGPU call, 1: explorer/web/zerogpu.py). Where one number
     is needed (the roofline measures steps as the loop runs them at their best) it is this."""
     return FIXED_BATCH_THREADS or torch.get_num_threads()   # 0: torch's own
 

@@ -1,12 +1,11 @@
-"""The tabs of the app and the contract each one follows (explorer/README.md is the guide,
-with a worked example).
+"""The contract every tab follows (explorer/README.md is the guide, with a worked example).
 
-app.py builds the header (model picker, language switch, device line; explorer/ui/shell.py)
-and then one gr.Tab per module listed in TAB_MODULES, in that order. A module that does not
-exist yet is left out; a module that exists but fails to import is an error (a broken tab must
-not disappear silently).
+The UI is three layers, each importing only from those below it: this contract; the page's
+shared parts (explorer/ui/page/: header, lessons panel, class bar, links, first answers); the
+tabs (explorer/ui/tabs/, listed in TAB_MODULES there). app.py builds the header and then one
+gr.Tab per module of that list, in that order; a name that cannot be imported stops the start.
 
-A tab module `explorer/ui/<topic>.py` has `TITLE` (the locale key of its title) and
+A tab module `explorer/ui/tabs/<topic>.py` has `TITLE` (the locale key of its title) and
 `build(ctx: TabContext)`, which does layout and wiring only: each experiment is one section
 (`with ctx.section("rope.freq.heading"):` a sub-tab a visitor can jump to), whose handler is a
 module-level function calling the experiment's `run` and `figures`, decorated with
@@ -29,7 +28,7 @@ section from its stored result, without running the model. Rules:
 - The page runs the listeners of one trigger one after another, in the order they were
   registered, each to its end (a stream until it stops): a listener that must act at once
   (clearing a note, loading the model) is registered before a long one on the same trigger.
-- A long run's Stop button raises a flag (explorer/ui/stopping.py: the handler wrapped by
+- A long run's Stop button raises a flag (explorer/web/stopping.py: the handler wrapped by
   `Stops.stoppable`, the button wired to `Stops.on_stop`, queue=False, no outputs), and the run
   ends itself with its last message; not `cancels=`, whose cancel races the page (Gradio's
   "Error" badge, a note that disagrees with the last message).
@@ -37,8 +36,6 @@ section from its stored result, without running the model. Rules:
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import inspect
 import logging
 from collections.abc import Callable, Sequence
@@ -52,33 +49,13 @@ from explorer.i18n import Translator
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.runtime import LoadedModel, Runtime, UnknownModelError
+from explorer.web.groups import CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID
+from explorer.web.stopping import argument_reader
 
 log = logging.getLogger(__name__)
 
 # The delimiters of every gr.Markdown that holds a formula: $$...$$ displayed, $...$ inline.
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
-
-# The tabs, in display order. Adding a tab = adding its module here.
-TAB_MODULES: tuple[str, ...] = (
-    "explorer.ui.generate",
-    "explorer.ui.attention",
-    "explorer.ui.rope",
-    "explorer.ui.flash",
-    "explorer.ui.architecture",
-    "explorer.ui.moe",
-    "explorer.ui.claims",
-    "explorer.ui.classroom",
-    "explorer.ui.about",
-)
-
-# All events that run a model share this concurrency group (limit 1): on a 2-core CPU two
-# forward passes at once only make both slower, and on a GPU they would fight for memory.
-MODEL_CONCURRENCY_ID = "model"
-# Runs of minutes (StreamingLLM, the claims board, the RoPE sweep...): one at a time, in a group
-# of their own beside the short forwards, with few allowed to wait (app.GROUPS).
-LONG_CONCURRENCY_ID = "long"
-# Every queued event in neither group nor Generate's: page loads, redraws, tables from a config.
-CHEAP_CONCURRENCY_ID = "cheap"
 
 
 @dataclass(frozen=True)
@@ -90,7 +67,7 @@ class Redraw:
     draw: Callable[[Any, str], Any]
 
 
-@dataclass(frozen=True)
+@dataclass
 class TabContext:
     demo: gr.Blocks           # the app, for demo.load(...) (the first render of a tab)
     runtime: Runtime          # shared, lazily loaded models
@@ -101,11 +78,14 @@ class TabContext:
     concurrency_id: str = MODEL_CONCURRENCY_ID
     redraws: list = field(default_factory=list)  # Redraw entries, wired once by the shell
     sections: list = field(default_factory=list)  # (section tab, title key): titles follow the switch
-    views: Any = None         # explorer.ui.views.Views: the sections a link can open
+    views: Any = None         # explorer.ui.page.views.Views: the sections a link can open
     place: dict = field(default_factory=dict)  # {"tab": id, "section": elem_id} being built
     # called once every tab is built, with the top-level gr.Tabs and [(its gr.Tab, the tab's
     # module)]: wiring that needs the other tabs (a section's timer stopped when another opens)
     after_tabs: list = field(default_factory=list)
+    # the Class tab's controls (explorer/ui/page/classroom.py Tab), set by its build: the class bar's
+    # wiring (app.py, after the lessons') needs them
+    class_tab: Any = None
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""
@@ -117,22 +97,12 @@ class TabContext:
 
     def view(self, key: str, controls: Sequence[Any], *, run: Any = None, event: Any = None,
              state: Any = None) -> Any:
-        """Make the current section linkable (explorer/ui/views.py): `controls` are
+        """Make the current section linkable (explorer/ui/page/views.py): `controls` are
         views.control(...) entries, `run` its run button, `event` the run's event (what a
         lesson follows) and `state` its stored result. Adds the section's "copy link"."""
-        from explorer.ui import views as views_module
-
         if self.views is None:
             return None
-        section = self.place.get("section", "")
-        before = sum(v.section == section and v.tab == self.place.get("tab", "")
-                     for v in self.views.items)
-        view = views_module.View(key=key, tab=self.place.get("tab", ""), suffix=f"-{before + 1}" if before else "",
-                                 section=self.place.get("section", ""), controls=tuple(controls),
-                                 title=self.place.get("title", ""),
-                                 run=run, event=event, state=state)
-        views_module.add_link_row(self, view)
-        return self.views.add(view)
+        return self.views.open(self, key, controls, run=run, event=event, state=state)
 
     def redraw_on_language(self, state: gr.State, outputs: Sequence[Any],
                            draw: Callable[[Any, str], Any]) -> None:
@@ -182,29 +152,19 @@ def load_or_error(runtime: Runtime, model_name: Any, progress: Any = None) -> Lo
     try:
         return runtime.get(model_name, progress=progress)
     except UnknownModelError as error:
-        raise gr.Error(str(error)) from None
+        raise gr.Error(str(error), print_exception=False) from None
     except ValueError as error:  # CheckpointError, CheckpointLoadError, UnsupportedModelError
-        raise gr.Error(f"The model could not be loaded: {error}") from None
+        log.warning("model %r could not be loaded: %s", model_name, error)
+        raise gr.Error(f"The model could not be loaded: {error}", print_exception=False) from None
 
 
 def _visitor_error(error: Exception, lang: Any) -> gr.Error:
+    # print_exception=False: Gradio would print a traceback for every refusal, and a hostile
+    # client's stream of refused requests would fill the log (about 90 MB in a 30-minute siege)
     if isinstance(error, InputError):
-        return gr.Error(error.message(normalize_language(lang)))
+        return gr.Error(error.message(normalize_language(lang)), print_exception=False)
     log.exception("handler failed")  # the traceback goes to the server log, never to the page
-    return gr.Error(text("inputs.internal", normalize_language(lang)))
-
-
-def argument_reader(handler: Callable, name: str) -> Callable[[tuple, dict], Any]:
-    """reader(args, kwargs) -> the value `handler` would get for its parameter `name` in a call
-    with those arguments (None when it gets none, or the call would not bind)."""
-    signature = inspect.signature(handler)
-
-    def reader(args: tuple, kwargs: dict) -> Any:
-        try:
-            return signature.bind_partial(*args, **kwargs).arguments.get(name)
-        except TypeError:
-            return None
-    return reader
+    return gr.Error(text("inputs.internal", normalize_language(lang)), print_exception=False)
 
 
 def visitor_errors(handler: Callable) -> Callable:
@@ -233,20 +193,6 @@ def visitor_errors(handler: Callable) -> Callable:
         except Exception as error:
             raise _visitor_error(error, lang_of(args, kwargs)) from None
     return plain
-
-
-def available_tabs(names: Sequence[str] = TAB_MODULES) -> list[ModuleType]:
-    """The tab modules that exist, imported and checked against the contract."""
-    tabs = []
-    for name in names:
-        if importlib.util.find_spec(name) is None:
-            continue  # not written yet
-        module = importlib.import_module(name)
-        for attribute in ("TITLE", "build"):
-            if not hasattr(module, attribute):
-                raise TypeError(f"tab module {name} has no {attribute} (see explorer/ui/__init__.py)")
-        tabs.append(module)
-    return tabs
 
 
 def build_translator(tabs: Sequence[ModuleType]) -> Translator:

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from explorer.ui import claims as claims_tab
+from explorer.ui.tabs import claims as claims_tab
 
 pytestmark = pytest.mark.browser
 
@@ -118,7 +118,7 @@ def test_a_tab_in_the_more_tabs_menu_is_found_by_its_place(new_page, board_url):
 @pytest.fixture(scope="module")
 def slow_board_url(serve):
     """The same app with a board of 20 claims of 0.4 s each: seen running, stopped midway."""
-    with serve(("explorer.ui.rope", "explorer.ui.claims"),
+    with serve(("explorer.ui.tabs.rope", "explorer.ui.tabs.claims"),
                {claims_tab.REGISTRY_ENV: "tests.claims_fakes:SLOW_REGISTRY"}) as served:
         yield served.url
 

@@ -20,7 +20,7 @@ RUN_TIMEOUT = 240_000    # ms; a forward on a busy 2-core CPU
 @pytest.fixture(scope="module")
 def flash_url(serve):
     """The app with the shell and this tab only: the same wiring, fewer start-up events."""
-    with serve(("explorer.ui.flash",)) as served:
+    with serve(("explorer.ui.tabs.flash",)) as served:
         yield served.url
 
 

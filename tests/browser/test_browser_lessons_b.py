@@ -48,7 +48,7 @@ LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
 
 @LANGS
 def test_rope_lesson(new_page, app_url, runtime, lang):
-    from explorer.ui import rope as rope_tab
+    from explorer.ui.tabs import rope as rope_tab
 
     loaded = runtime.get(runtime.default_name)
     page = _page(new_page, lang)
@@ -84,7 +84,7 @@ def test_rope_lesson(new_page, app_url, runtime, lang):
 
 @LANGS
 def test_moe_lesson(new_page, app_url, runtime, lang):
-    from explorer.ui import moe as moe_tab
+    from explorer.ui.tabs import moe as moe_tab
 
     page = _page(new_page, lang)
     walked = walk(page, app_url, "moe", lang, guesses={2: 20})
@@ -138,7 +138,7 @@ def test_flash_lesson(new_page, app_url, lang):
 @LANGS
 def test_modern_block_lesson(new_page, app_url, lang):
     from explorer.architecture import norm_placement
-    from explorer.ui import architecture as arch_tab
+    from explorer.ui.tabs import architecture as arch_tab
 
     page = _page(new_page, lang)
     walked = walk(page, app_url, "modern-block", lang)

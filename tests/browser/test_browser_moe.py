@@ -21,13 +21,13 @@ RUN_TIMEOUT = 120_000
 
 @pytest.fixture(scope="module")
 def moe_app_url(serve):
-    from explorer.moe import shipped
+    from explorer.checkpoints import shipped
     from explorer.runtime import Runtime
 
     entries = shipped.shipped_entries()
     runtime = Runtime(device="cpu", dtype=torch.float32, registry=entries,
                       prepare=lambda name, progress=None: entries[name].prepare(progress))
-    with serve(("explorer.ui.moe",), runtime=runtime) as served:
+    with serve(("explorer.ui.tabs.moe",), runtime=runtime) as served:
         yield served.url
 
 

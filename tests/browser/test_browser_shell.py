@@ -26,7 +26,8 @@ def _heading(page) -> str:
 
 
 def _expected_tab_titles(lang: str) -> list[str]:
-    from explorer.ui import available_tabs, build_translator
+    from explorer.ui import build_translator
+    from explorer.ui.tabs import available_tabs
 
     tabs = available_tabs()
     t = build_translator(tabs)

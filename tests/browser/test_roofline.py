@@ -93,7 +93,7 @@ def test_measure_api_draws_the_measured_roof_and_refuses_bad_input(client):
 def test_handler_redraws_in_the_other_language(runtime):
     import gradio as gr
 
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     for bad in (0, 513, 2.5, float("nan"), "many"):
         with pytest.raises(gr.Error, match="Context t"):
@@ -116,7 +116,7 @@ def test_handler_redraws_in_the_other_language(runtime):
 def test_handler_declines_while_visitors_generate_and_stops_between_forwards(runtime, monkeypatch):
     import gradio as gr
 
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     class Busy:
         def load(self):

@@ -1,4 +1,4 @@
-"""Claim C20 (explorer/serving/evidence.py): decoding many runs together raises throughput nearly
+"""Claim C20 (explorer/generate/batch_evidence.py): decoding many runs together raises throughput nearly
 in proportion while the step stays memory-bound, until it turns compute-bound. The criterion
 holds on both real models on the loop's own steps in the served precision, measured (slow),
 and fails on every broken step: one run at a time (each run its own weight read), batching
@@ -14,8 +14,8 @@ import torch
 
 from explorer.claims.registry import CLAIMS, resolve
 from explorer.generate.roofline import prompt_ids
-from explorer.serving import evidence
-from explorer.serving.evidence import (BatchScaling, c20_holds, gains_past_pair, knee_agrees,
+from explorer.generate import batch_evidence as evidence
+from explorer.generate.batch_evidence import (BatchScaling, c20_holds, gains_past_pair, knee_agrees,
                                        measured_knee, proportional)
 
 REAL = ("smollm2-135m-instruct", "gemma-3-270m")
@@ -127,7 +127,7 @@ def test_b4_is_read_only_well_below_the_roofline_knee():
 
 def test_registered_on_the_board():
     entry = {e.claim: e for e in CLAIMS}["C20"]
-    assert entry.target == "explorer.serving.evidence:evidence_c20" and entry.places == ("generate",)
+    assert entry.target == "explorer.generate.batch_evidence:evidence_c20" and entry.places == ("generate",)
     assert resolve(entry) is evidence.evidence_c20
 
 

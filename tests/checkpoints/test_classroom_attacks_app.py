@@ -6,7 +6,7 @@ CRAFTED = ("?view=[open the answers](http://evil.example/x)&model=![img](http://
            "&lesson=www.evil.example&x=<b>bold</b>")
 
 
-def test_a_refused_link_value_is_quoted_as_text_not_markdown(full_app, runtime):
+def test_a_refused_link_value_is_quoted_as_text_not_markdown(full_page, runtime):
     """The attack: a crafted class link's refused values were quoted into the page's note as
     Markdown, so the note (in the app's own words) showed the link's own link or image. Now the
     note's Markdown renders as the very text of the sentence, and the toast is escaped HTML."""
@@ -14,11 +14,11 @@ def test_a_refused_link_value_is_quoted_as_text_not_markdown(full_app, runtime):
 
     from markdown_it import MarkdownIt
 
-    from explorer.ui.lessons import link_note, restore
-    from explorer.ui.views import read_link
+    from explorer.ui.page.lessons import link_note, restore
+    from explorer.ui.page.views import read_link
     from explorer.lessons import steps_of
 
-    views = full_app.explorer_views
+    views = full_page.views
     plan = read_link(CRAFTED, views, runtime.names(), runtime.default_name,
                      lambda name: runtime.get(name).config, steps_of())
     assert plan.notes

@@ -5,10 +5,10 @@ from __future__ import annotations
 from tests.unit.test_classroom_rooms import STEP, refusal  # noqa: F401 -- refusal: a fixture
 
 
-def test_the_class_follows_only_links_read_link_takes(full_app, runtime):
-    from explorer.ui.classroom import class_link
+def test_the_class_follows_only_links_read_link_takes(full_page, runtime):
+    from explorer.ui.page.classroom import class_link
 
-    views = full_app.explorer_views
+    views = full_page.views
     assert class_link("http://host/?lesson=kv-cache&step=2&room=ABCDEF", views, runtime)[0] == STEP
     link, bounds = class_link(STEP, views, runtime)
     assert bounds is not None and bounds[0] < bounds[1]

@@ -42,10 +42,10 @@ def test_the_server_keeps_the_default_models_prompts_at_start_but_not_on_zerogpu
     neither the warm-up nor a Generate run asks."""
     import app
     from explorer.serving import scheduler_for
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     asked = []
-    monkeypatch.setattr(tab, "keep_app_prompts", lambda loop, tokenizer: asked.append(loop))
+    monkeypatch.setattr(tab, "keep_app_prompts", lambda loop, tokenizer, prompts: asked.append(loop))
     monkeypatch.setattr(tab, "on_zerogpu", lambda: True)
     app._keep_default_prompts(runtime)
     assert asked == []

@@ -1,5 +1,5 @@
 """The app's one language switch, tested once for every section that registers a redraw
-(explorer/ui/shell.py wire_language_redraw): each section is run once in English through the
+(explorer/ui/page/shell.py wire_language_redraw): each section is run once in English through the
 very handler its button calls, with its controls' default values except that every slider
 stands at its minimum (the smallest valid run; sizes live on sliders), falling back to the
 defaults if the handler refuses that combination; then its stored result is redrawn in Chinese
@@ -16,8 +16,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from explorer.ui import claims as claims_tab
-from explorer.ui import shell
+from explorer.ui.tabs import claims as claims_tab
+from explorer.ui.page import shell
 from tests.unit.test_a11y_alt import check_alternatives
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -1,4 +1,4 @@
-"""The lesson framework (explorer/lessons, explorer/ui/lessons.py) without a browser: a step's
+"""The lesson framework (explorer/lessons, explorer/ui/page/lessons.py) without a browser: a step's
 plan, the panel's texts in both languages, a guess refused or compared, the numbers read from a
 real run through the claims' criteria, and a result of another section never read."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from explorer.generate.session import c3_verdict, c9_verdict
 from explorer.lessons import LESSONS, compare, comparison_text, reading
 from explorer.lessons import kv_cache
 from explorer.locales import LANGUAGES, text
-from explorer.ui import lessons as panel
-from explorer.ui.views import label_key
+from explorer.ui.page import lessons as panel
+from explorer.ui.page.views import label_key
 
 
 def test_every_lesson_has_its_texts_in_both_languages():
@@ -64,8 +64,8 @@ def test_a_guess_outside_the_steps_bounds_runs_nothing(guess):
     assert "between" in said
 
 
-def test_a_guess_runs_the_step_and_is_kept(full_app):
-    registry = full_app.explorer_views
+def test_a_guess_runs_the_step_and_is_kept(full_page):
+    registry = full_page.views
     state = {"lesson": "kv-cache", "step": 1, "guess": None, "fields": None}
     new_state, said, command = panel.check_guess(state, 500, "en", registry)
     assert new_state["guess"] == 500.0 and new_state["fields"] is None
@@ -74,8 +74,8 @@ def test_a_guess_runs_the_step_and_is_kept(full_app):
     assert said == text("lesson.running", "en")
 
 
-def test_go_sets_the_steps_controls_and_nothing_else(full_app):
-    registry = full_app.explorer_views
+def test_go_sets_the_steps_controls_and_nothing_else(full_page):
+    registry = full_page.views
     components = registry.components()
     out = panel.go("kv-cache", 2, "zh", "smollm2-135m-instruct", registry)
     assert len(out) == 10 + 1 + len(components) + 1
@@ -192,11 +192,11 @@ def test_a_language_change_redraws_only_a_panel_in_another_language(full_run):
     assert panel.redraw(None, "en")[1:] == [gr.skip()] * 4
 
 
-def test_the_waiting_line_names_the_button_the_page_shows(full_app):
+def test_the_waiting_line_names_the_button_the_page_shows(full_page):
     """Before a run the panel names the button to press, the same one in both languages: the
     step's section's own run button (the page presses it), or the panel's "Run and compare" on a
     predict step; each name is the text that button shows in that language."""
-    registry = full_app.explorer_views
+    registry = full_page.views
     for key, lesson in LESSONS.items():
         for index, step in enumerate(lesson.steps):
             view = registry.get(step.view)
@@ -208,10 +208,10 @@ def test_the_waiting_line_names_the_button_the_page_shows(full_app):
     assert label_key(registry.get("generate.run").run.value) == "generate.start"
 
 
-def test_a_run_with_other_settings_than_the_steps_is_not_quoted(full_app, full_run):
+def test_a_run_with_other_settings_than_the_steps_is_not_quoted(full_page, full_run):
     """The panel quotes a run only when it had the step's model and settings: one with another
     (a slider moved, another model) is named as such and none of its numbers is shown."""
-    registry = full_app.explorer_views
+    registry = full_page.views
     view = registry.get("generate.run")
     step = LESSONS["kv-cache"].steps[0]
     values = [step.settings.get(c.name, c.default) for c in view.controls]

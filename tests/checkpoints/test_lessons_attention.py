@@ -16,8 +16,8 @@ from explorer.attention.evidence import MISTRAL_LAYERS, MISTRAL_WINDOW, c8_holds
 from explorer.generate import shapes
 from explorer.lessons import LESSONS, reading
 from explorer.locales import LANGUAGES, text
-from explorer.ui import lessons as panel
-from explorer.ui.attention import DEFAULT_PROMPT, NO_PROBE
+from explorer.ui.page import lessons as panel
+from explorer.ui.tabs.attention import DEFAULT_PROMPT, NO_PROBE
 
 KEYS = ("gqa-mla", "windows-depth", "sinks-streaming")
 
@@ -33,8 +33,8 @@ def test_the_lessons_follow_the_notes_order():
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_every_step_opens_a_view_of_the_app_and_presses_its_button(full_app, runtime, key):
-    registry = full_app.explorer_views
+def test_every_step_opens_a_view_of_the_app_and_presses_its_button(full_page, runtime, key):
+    registry = full_page.views
     for index, step in enumerate(LESSONS[key].steps):
         view = registry.get(step.view)
         assert view is not None, step.view

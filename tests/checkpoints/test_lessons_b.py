@@ -14,7 +14,7 @@ from explorer.lessons import LESSONS, reading
 from explorer.lessons import claims_tour, flash as flash_lesson, modern_block, moe as moe_lesson
 from explorer.lessons import rope as rope_lesson
 from explorer.locales import LANGUAGES, text
-from explorer.ui import lessons as panel
+from explorer.ui.page import lessons as panel
 
 MINE = ("rope", "moe", "flash", "modern-block", "claims-tour")
 MARK = {True: "✓", False: "✗"}
@@ -60,8 +60,8 @@ def test_the_lessons_are_listed_in_the_notes_order():
             assert any(step.predict for step in lesson.steps), key
 
 
-def test_every_step_opens_a_view_that_takes_its_settings(full_app, loaded):
-    registry = full_app.explorer_views
+def test_every_step_opens_a_view_that_takes_its_settings(full_page, loaded):
+    registry = full_page.views
     for key in MINE:
         for step in LESSONS[key].steps:
             view = registry.get(step.view)
@@ -96,7 +96,7 @@ def test_every_text_exists_in_both_languages():
 
 def test_rope_frequencies_read_the_models_base_and_c13(loaded):
     from explorer.rope import frequencies
-    from explorer.ui import rope as rope_tab
+    from explorer.ui.tabs import rope as rope_tab
 
     config = loaded.config
     settings = _step("rope", 0).settings
@@ -128,7 +128,7 @@ def test_rope_frequencies_read_the_models_base_and_c13(loaded):
 
 def test_rope_toeplitz_reads_c11_and_c12(runtime, loaded):
     from explorer.rope import toeplitz
-    from explorer.ui import rope as rope_tab
+    from explorer.ui.tabs import rope as rope_tab
 
     s = _step("rope", 1).settings
     out = rope_tab.capture_and_toeplitz(runtime, loaded.name, "en", s["text"], s["layer"], s["head"],
@@ -147,7 +147,7 @@ def test_rope_toeplitz_reads_c11_and_c12(runtime, loaded):
 
 def test_rope_sweep_reads_c13s_perplexity(runtime, loaded):
     from explorer.rope import sweep
-    from explorer.ui import rope as rope_tab
+    from explorer.ui.tabs import rope as rope_tab
 
     s = _step("rope", 2).settings
     *_, last = rope_tab.sweep(runtime, loaded.name, "en", s["bases"], s["apply"], s["tokens"], progress=None)
@@ -189,7 +189,7 @@ def test_rope_sweep_step_says_what_a_run_inside_the_context_shows():
 
 @pytest.fixture(scope="module")
 def moe_tab():
-    from explorer.ui import moe
+    from explorer.ui.tabs import moe
     return moe
 
 
@@ -246,7 +246,7 @@ def test_moe_whatif_reads_the_changed_k(runtime, moe_tab):
 
 def test_flash_schedule_counts_the_skipped_tiles(runtime, loaded):
     from explorer.flash import schedule
-    from explorer.ui import flash as flash_tab
+    from explorer.ui.tabs import flash as flash_tab
 
     s = _step("flash", 0).settings
     result = flash_tab.run_head(runtime, loaded.name, "en", s["prompt"], s["n"], s["layer"], s["head"],
@@ -266,7 +266,7 @@ def test_flash_schedule_counts_the_skipped_tiles(runtime, loaded):
 
 def test_flash_exact_and_io_read_their_criteria(runtime):
     from explorer.flash import io, schedule
-    from explorer.ui import flash as flash_tab
+    from explorer.ui.tabs import flash as flash_tab
 
     cases = flash_tab.run_exact("en")[-1]
     fields = reading(_step("flash", 1), cases)
@@ -293,7 +293,7 @@ def test_flash_exact_and_io_read_their_criteria(runtime):
 
 def test_modern_block_reads_c18_and_c19(runtime, loaded):
     from explorer.architecture import blocks, norm_placement
-    from explorer.ui import architecture as arch_tab
+    from explorer.ui.tabs import architecture as arch_tab
 
     result = arch_tab.read_blocks(runtime, "en", loaded.name, progress=None)[-1]
     fields = reading(_step("modern-block", 0), result)

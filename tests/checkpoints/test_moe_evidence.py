@@ -11,7 +11,8 @@ import pytest
 from explorer.claims.evidence import Evidence
 from tests.helpers import check_evidence, measure
 from explorer.locales import text
-from explorer.moe import balance, cost, evidence, params, routing, shipped
+from explorer.checkpoints import shipped
+from explorer.moe import balance, cost, evidence, params, routing
 
 
 

@@ -1,5 +1,5 @@
 """The Generate tab's precision section (explorer/generate/precision.py, precision_figures.py,
-explorer/ui/generate_precision.py): every precision of the fused step measured on the loaded
+explorer/ui/tabs/generate_precision.py): every precision of the fused step measured on the loaded
 model, its bytes and roofline beside the measured speed, its price against fp32, and the rule
 the served default follows. The page in Chromium: tests/browser/test_browser_precision.py."""
 from __future__ import annotations
@@ -226,7 +226,7 @@ def test_the_figures_and_summary_show_the_measured_numbers(measured, lang):
 
 
 def test_the_section_refuses_while_visitors_decode(monkeypatch):
-    from explorer.ui import generate_precision
+    from explorer.ui.tabs import generate_precision
 
     class Loop:
         def load(self):

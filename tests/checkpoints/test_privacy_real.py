@@ -32,10 +32,11 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     chat template or the app's own kept prompts (explorer.generate.kept), computed from the
     probe alone: they do not grow with what A wrote."""
     from explorer.generate.kept import app_prompts
+    from explorer.lessons import generate_prompts
     from explorer.generate.request import encode_prompt
     from explorer.prompts import template_prefix
     from explorer.serving.scheduler import KEPT_MIN, _common_prefix
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     who = threading.local()   # the session each thread's handler serves, as Gradio would say
     monkeypatch.setattr(tab, "event_client", lambda: (getattr(who, "session", None), "10.0.0.7"),
@@ -73,7 +74,7 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     finally:
         done.set()
         thread.join(timeout=120)
-    kept = [encode_prompt(loaded.tokenizer, text)[0] for text in app_prompts()]
+    kept = [encode_prompt(loaded.tokenizer, text)[0] for text in app_prompts(generate_prompts())]
     expected = []
     for probe in PROBES:   # from the probe and the app's constants alone
         ids = encode_prompt(loaded.tokenizer, probe)[0]
@@ -93,7 +94,7 @@ def test_the_tab_refuses_a_flood_in_the_visitors_words(runtime, monkeypatch):
     import gradio as gr
 
     from explorer.serving import MAX_RUNS_PER_SESSION, Visitor, scheduler_for
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
     from models.generate import SamplingParams
 
     loaded = runtime.get(MODEL)

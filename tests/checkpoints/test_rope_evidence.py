@@ -141,6 +141,6 @@ def test_c13_fails_when_the_far_positions_do_not_get_worse():
 def test_evidence_sections_exist_in_the_rope_tab(runtime):
     import app
 
-    demo = app.build_app(runtime, ("explorer.ui.rope",))
+    demo = app.build_app(runtime, ("explorer.ui.tabs.rope",))
     ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
     assert {evidence.SECTION_QK, evidence.SECTION_BASE} <= ids

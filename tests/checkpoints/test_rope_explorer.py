@@ -551,7 +551,7 @@ def test_the_time_limit_ends_a_sweep_with_what_it_measured(loaded):
 def test_the_tab_handlers_stop_between_forwards(runtime, monkeypatch):
     """The sweep and continuation handlers are generators that yield between forwards: closed
     after the first forward they run no more; with a zero time limit they end with the message."""
-    from explorer.ui import rope as tab
+    from explorer.ui.tabs import rope as tab
 
     fixed = lambda *args, **kwargs: None  # noqa: E731
     model = runtime.get(SMOL).model

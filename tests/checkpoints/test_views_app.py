@@ -4,25 +4,25 @@ tests/unit/test_views.py)."""
 from __future__ import annotations
 
 from explorer.lessons import LESSONS, steps_of
-from explorer.ui.views import link_of, read_link
+from explorer.ui.page.views import link_of, read_link
 
 
-def test_every_section_of_the_app_has_a_link(full_app):
+def test_every_section_of_the_app_has_a_link(full_page):
     """Every section (and a tab without sections) has a view, so every one has "copy link"."""
     import re
 
-    config = full_app.config
+    config = full_page.blocks.config
     sections = {c["props"].get("elem_id") for c in config["components"]
                 if c.get("type") == "tabitem" and str(c["props"].get("elem_id", "")).startswith("section-")}
-    linked = {view.section for view in full_app.explorer_views.items}
+    linked = {view.section for view in full_page.views.items}
     assert sections and sections <= linked, sorted(sections - linked)
     boxes = [c["props"]["elem_id"] for c in config["components"]
              if re.match(r"link-(section|tab)-", str(c["props"].get("elem_id", "")))]
-    assert len(boxes) == len(set(boxes)) == len(full_app.explorer_views.items)
+    assert len(boxes) == len(set(boxes)) == len(full_page.views.items)
 
 
-def test_every_view_of_the_app_links_its_defaults(full_app):
-    registry = full_app.explorer_views
+def test_every_view_of_the_app_links_its_defaults(full_page):
+    registry = full_page.views
     keys = [v.key for v in registry.items]
     assert len(keys) >= 30 and len(set(keys)) == len(keys)
     for view in registry.items:
@@ -34,8 +34,8 @@ def test_every_view_of_the_app_links_its_defaults(full_app):
         assert plan.values == {c.name: c.default for c in view.controls}, view.key
 
 
-def test_every_lesson_step_is_a_value_its_view_takes(full_app, runtime):
-    registry = full_app.explorer_views
+def test_every_lesson_step_is_a_value_its_view_takes(full_page, runtime):
+    registry = full_page.views
     assert steps_of() == {key: len(lesson.steps) for key, lesson in LESSONS.items()}
     for lesson in LESSONS.values():
         for number, step in enumerate(lesson.steps, 1):

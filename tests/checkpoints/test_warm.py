@@ -1,4 +1,4 @@
-"""Instant first answers (explorer/ui/warm.py): a section's default answer, computed once in the
+"""Instant first answers (explorer/ui/page/warm.py): a section's default answer, computed once in the
 background, is what a press with the default inputs gets at once, in either language; any other
 press runs as always; the Generate run and per-visitor handlers are never kept."""
 from __future__ import annotations
@@ -13,12 +13,12 @@ def _rounded(summary: str) -> str:
     """A summary without its round-off residuals (1e-15 and 0.0e+00 are both "nothing")."""
     return re.sub(r"\d\.\de[-+]\d+", "~0", summary)
 
-from explorer.ui import warm as warm_module
+from explorer.ui.page import warm as warm_module
 
 
 @pytest.fixture(scope="module")
-def fold_job(full_app):
-    warm = full_app.explorer_warm
+def fold_job(full_page):
+    warm = full_page.warm
     job = next(j for j in warm.jobs if j.key == "arch.fold")
     solo = warm_module.Warm(jobs=[job])
     solo.kept = warm.kept          # the app's own cache, filled for this one job
@@ -28,20 +28,20 @@ def fold_job(full_app):
     return job
 
 
-def test_generate_and_state_reading_handlers_are_not_warmed(full_app):
-    keys = {job.key for job in full_app.explorer_warm.jobs}
+def test_generate_and_state_reading_handlers_are_not_warmed(full_page):
+    keys = {job.key for job in full_page.warm.jobs}
     assert "generate.run" not in keys
     assert {"attention.map", "flash.schedule", "arch.fold", "claims.board"} <= keys
-    for job in full_app.explorer_warm.jobs:
+    for job in full_page.warm.jobs:
         assert warm_module._warmable(job.block_fn, job.block_fn.inputs[job.lang_at])
 
 
-def test_a_default_press_gets_the_kept_answer_at_once(fold_job, full_app):
+def test_a_default_press_gets_the_kept_answer_at_once(fold_job, full_page):
     wrapped = fold_job.block_fn.fn
     started = time.perf_counter()
     kept = wrapped(*fold_job.defaults)
     assert time.perf_counter() - started < 0.05
-    assert kept is full_app.explorer_warm.kept[("arch.fold", "en")]
+    assert kept is full_page.warm.kept[("arch.fold", "en")]
     # the same numbers a live run computes (the run is deterministic)
     live = fold_job.original(*fold_job.defaults)
     assert _rounded(kept[1]) == _rounded(live[1])   # the summary text, every number in it

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-ROPE = ("explorer.ui.rope",)
-CLASSROOM = ("explorer.ui.classroom",)
+ROPE = ("explorer.ui.tabs.rope",)
+CLASSROOM = ("explorer.ui.tabs.classroom",)
 
 
 @pytest.fixture(scope="module")

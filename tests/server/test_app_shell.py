@@ -83,7 +83,7 @@ def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
     assert streams >= 8   # Generate (2), Attention (3), RoPE (2), Claims (2), ...: all checked
     on_model = [dep for dep in listeners[("model-picker", "change")] if dep["backend_fn"]]
     assert len(on_model) >= 5 and "model-status" in [elem[o] for o in on_model[0]["outputs"]]
-    # Generate's and the board's Stop raise a flag the run reads (explorer/ui/stopping.py); a
+    # Generate's and the board's Stop raise a flag the run reads (explorer/web/stopping.py); a
     # `cancels=` would end the stream from outside, racing the page (its "Error" badge)
     for stop in ("gen-stop", "claims-stop"):
         [dep] = listeners[(stop, "click")]
@@ -91,15 +91,24 @@ def test_no_listener_waits_for_a_stream_and_the_header_loads_first(client):
     assert len(listeners[("gen-start", "click")]) == 1
 
 
+def test_a_tab_that_cannot_be_found_stops_the_start_with_its_name():
+    from explorer.ui.tabs import TabNotFound, available_tabs
+
+    with pytest.raises(TabNotFound, match="explorer.ui.tabs.not_written_yet"):
+        available_tabs(("explorer.ui.tabs.about", "explorer.ui.tabs.not_written_yet"))
+    with pytest.raises(TabNotFound, match="no_such_package.tab"):
+        available_tabs(("no_such_package.tab",))
+
+
 def test_a_tab_written_to_the_contract_works_end_to_end(runtime, serve):
     from gradio_client import Client
 
     from bench.serve import build
 
-    modules = ("explorer.ui.not_written_yet", "example_tab", "explorer.ui.about")
+    modules = ("example_tab", "explorer.ui.tabs.about")
     demo = build(runtime, modules)
     tabs = [b for b in demo.blocks.values() if isinstance(b, gr.Tab) and b.id]  # not the sections
-    assert [tab.id for tab in tabs] == ["example_tab", "about"]  # missing module left out
+    assert [tab.id for tab in tabs] == ["example_tab", "about"]
     with serve(modules, demo=demo) as served:
         client = Client(served.url, verbose=False)
         english = client.predict("smollm2-135m-instruct", "en", "Hello world",

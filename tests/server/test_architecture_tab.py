@@ -11,7 +11,7 @@ import pytest
 
 from explorer.architecture import blocks, mla, norm_placement
 from explorer.inputs import InputError
-from explorer.ui import architecture as tab
+from explorer.ui.tabs import architecture as tab
 
 SMOL = "smollm2-135m-instruct"
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -33,7 +33,7 @@ def counted_forwards(model):
 
 
 def handlers():
-    from explorer.ui.attention import receptive_field, sink_grid, streaming_ppl
+    from explorer.ui.tabs.attention import receptive_field, sink_grid, streaming_ppl
 
     return {
         # name: (handler, args after (loaded, lang), forwards the whole run would make)
@@ -79,10 +79,10 @@ def test_a_run_that_finishes_reports_every_forward(smol):
 
 def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     from app import build_app
-    from explorer.ui import attention as tab
+    from explorer.ui.tabs import attention as tab
     from tests.helpers import stop_buttons
 
-    demo = build_app(runtime, ("explorer.ui.attention",))
+    demo = build_app(runtime, ("explorer.ui.tabs.attention",))
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
     limits = {"sink_grid": tab.SINK_TIME_LIMIT_S, "streaming_ppl": tab.STREAM_TIME_LIMIT_S,
               "receptive_field": tab.PROBE_TIME_LIMIT_S}

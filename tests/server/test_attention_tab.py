@@ -107,7 +107,7 @@ def test_map_follows_the_language(runtime):
     view after a language switch, with the head last picked."""
     import gradio as gr
 
-    from explorer.ui.attention import attention_map, draw_map, show_head
+    from explorer.ui.tabs.attention import attention_map, draw_map, show_head
 
     fig, mask_fig, summary, table, data, result = attention_map(
         runtime.get(SMOL), "zh", PROMPT, 1, "all", "causal", 8, 2, 1.0, "eager", 0)
@@ -219,7 +219,7 @@ def test_language_switch_redraws_the_measured_charts(runtime):
     """The sink grids, the StreamingLLM chart and the receptive-field chart are redrawn in the
     new language from what the handlers stored: same numbers, no forward pass."""
     from explorer.attention import streaming
-    from explorer.ui.attention import draw_receptive, draw_sinks, draw_streaming, receptive_field, \
+    from explorer.ui.tabs.attention import draw_receptive, draw_sinks, draw_streaming, receptive_field, \
         sink_grid, streaming_ppl
 
     loaded = runtime.get(SMOL)
@@ -261,7 +261,7 @@ def test_sections_redraw_from_state_only(runtime):
 
     from app import build_app
 
-    demo = build_app(runtime, ("explorer.ui.attention",))
+    demo = build_app(runtime, ("explorer.ui.tabs.attention",))
     tabs = [block for block in demo.blocks.values() if isinstance(block, gr.Tab)]
     labels = {tab.elem_id for tab in tabs}
     assert {"section-attention-section-map", "section-attention-section-lg"} <= labels

@@ -8,7 +8,7 @@ import pytest
 def _served_run(modes, times=2):
     from bench import cancel
     from bench.fuzz import serve
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     handed = []   # what client_alive() gave each /generate handler
     original = tab.client_alive
@@ -47,5 +47,5 @@ def test_stop_cancel_and_a_dropped_connection_end_the_run_and_free_the_model():
     assert result["workers_end"] == 0 and result["threads_left"] == []
     # every served run read Gradio's event flag (a Gradio whose queue changed shape would hand
     # the constant fallback, and a dropped client would again be noticed a message late)
-    from explorer.ui import gradio_patches
-    assert handed and all(alive is not gradio_patches.always_alive for alive in handed)
+    from explorer.web import gradio_context
+    assert handed and all(alive is not gradio_context.always_alive for alive in handed)

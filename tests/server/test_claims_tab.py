@@ -1,4 +1,4 @@
-"""The Claims tab (explorer/ui/claims.py): its handler called directly, and its API through
+"""The Claims tab (explorer/ui/tabs/claims.py): its handler called directly, and its API through
 gradio_client in both languages, on a board of fast fake evidence functions
 (tests/claims_fakes.py) served with the real SmolLM2 loaded."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 
 from explorer.claims import board
 from explorer.runtime import UnknownModelError
-from explorer.ui import claims as claims_tab
-from explorer.ui import stopping
+from explorer.ui.tabs import claims as claims_tab
+from explorer.web import stopping
 from tests import claims_fakes as fakes
 from tests.helpers import stop_buttons
 from tests.unit.test_claims import fake_loaded
 
 FAKE = "tests.claims_fakes:FAST_REGISTRY"
-MODULES = ("explorer.ui.claims", "explorer.ui.about")
+MODULES = ("explorer.ui.tabs.claims", "explorer.ui.tabs.about")
 TITLES = {"rope": "rope.tab", "moe": "moe.tab", "claims": "claims.tab"}
 
 
@@ -154,7 +154,7 @@ def test_the_board_event_is_bounded_and_stoppable(board_client):
     assert run.time_limit == claims_tab.EVENT_LIMIT_S > board.BOARD_LIMIT_S
     rerun = [f for f in events if f.fn is not None
              and getattr(stopping.unwrap(f.fn)[0], "args", ())[3:4] == (True,)]
-    # one Stop for both: it raises the flag the board reads (explorer/ui/stopping.py)
+    # one Stop for both: it raises the flag the board reads (explorer/web/stopping.py)
     assert rerun and rerun[0].fn.stops is run.fn.stops
     [stop] = stop_buttons(demo, run.fn)
     assert stop.queue is False and not stop.cancels

@@ -118,3 +118,21 @@ def test_the_replica_header_is_no_way_around_the_guessing_limit(class_url, monke
             assert "x-explorer-room" not in answer.headers, path
         monkeypatch.setenv("EXPLORER_REPLICA", "r1")
         assert http.get(f"{class_url}explorer/replica?room={code}").headers.get("x-explorer-room") == code
+
+
+def test_refused_requests_leave_no_traceback_in_the_log(class_url, capfd):
+    """Every refusal printed a traceback to the server's log (about 90 MB in a 30-minute siege
+    of refused joins, answers and probes). Now a visitor's refusal is answered in words and
+    logs nothing; the class still joins."""
+    import httpx
+
+    teacher, code = start(class_url)
+    capfd.readouterr()
+    with httpx.Client(timeout=10) as http:
+        for i in range(40):
+            body = {"data": ["ZZZZZZ" if i % 2 else code, "bot", None, "en"]}   # misses, no session
+            answer = http.post(f"{class_url}gradio_api/run/class_join", json=body)
+            assert answer.status_code != 200
+            assert "Traceback" not in answer.text
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err, (out + err)[-2000:]

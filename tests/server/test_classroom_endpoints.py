@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from explorer.classroom.rooms import ROOMS
-from explorer.ui import classroom
+from explorer.ui.page import classroom
 
 _SESSIONS = itertools.count()
 
@@ -210,8 +210,8 @@ def test_the_revision_long_poll_answers_when_the_teacher_moves(class_url):
         assert httpx.get(f"{class_url}class/revision?{bad}").status_code == 400
 
 
-def test_a_teachers_copy_link_moves_the_class_and_a_students_does_not(full_app, runtime):
-    views = full_app.explorer_views
+def test_a_teachers_copy_link_moves_the_class_and_a_students_does_not(full_page, runtime):
+    views = full_page.views
     view = views.get("rope.scale")
     code, secret = ROOMS.create("copier")
     teacher = {"role": "teacher", "code": code, "secret": secret}

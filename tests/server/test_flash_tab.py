@@ -9,7 +9,7 @@ import re
 import pytest
 
 from explorer.inputs import InputError
-from explorer.ui import flash as ui
+from explorer.ui.tabs import flash as ui
 
 SMOL = "smollm2-135m-instruct"
 PROMPT = "Tiles of queries and keys stay on chip; only the output goes back to memory."
@@ -111,7 +111,7 @@ def flash_client(serve):
     """gradio_client on the app with the shell and this tab only."""
     from gradio_client import Client
 
-    with serve(("explorer.ui.flash",)) as served:
+    with serve(("explorer.ui.tabs.flash",)) as served:
         yield Client(served.url, verbose=False)
 
 

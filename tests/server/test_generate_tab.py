@@ -50,7 +50,7 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
     # lasts about that long here, so it may arrive in 2 messages. Step by step is checked with
     # merging off (the merging itself: tests/unit/test_generate_explorer.py; a long run at the real
     # interval: test_stop_ends_the_run_with_its_own_last_message and the browser test).
-    monkeypatch.setattr("explorer.ui.generate.TEXT_INTERVAL_S", 0.0)
+    monkeypatch.setattr("explorer.ui.tabs.generate.TEXT_INTERVAL_S", 0.0)
     job = client.submit(*args(), api_name="/generate")
     final = job.result(timeout=300)
     outputs = job.outputs()
@@ -243,7 +243,7 @@ def _is_skip(value) -> bool:
 
 
 def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     *messages, final = tab.run_generate(runtime, MODEL, "en", PROMPT, 3, 0.0, 0, 1.0, 0, "full",
                                         64, 4, False, True, [])
@@ -277,7 +277,7 @@ def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
 def test_calculator_handler_and_its_redraw(runtime):
     import gradio as gr
 
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     runtime.get(MODEL)
     table, variants, result = tab.calculate(runtime, MODEL, "zh", 32768, 2)
@@ -293,7 +293,7 @@ def test_a_run_that_ends_before_its_first_token_still_gets_its_row():
     """A deadline can pass during the prefill: the run ends with no step recorded, and its row
     in the visitor's table says so instead of failing on the missing cache reading."""
     from explorer.generate.session import Session
-    from explorer.ui.generate import history_row
+    from explorer.ui.tabs.generate import history_row
 
     request = req.parse_request("Hello", 8)
     session = Session(model_name="SmolLM2", config=None, element_bytes=4, layouts=[],
@@ -308,7 +308,7 @@ def test_the_empty_charts_are_built_and_serialised_once():
     """Thirty runs starting together all show the same "pending" charts: one figure and one
     serialisation for all of them, while a drawn chart is serialised anew."""
     from explorer.generate import figures
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     a = figures.empty_figure("t", "en", message="generate.fig.c4_pending")
     assert figures.empty_figure("t", "en", message="generate.fig.c4_pending") is a
@@ -324,7 +324,7 @@ def test_the_step_that_ends_decoding_goes_out_as_text_and_the_next_draws_the_cha
     the moment a class's runs end together."""
     from explorer.generate import figures
     from explorer.generate.session import stream_generation
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     loaded = runtime.get(MODEL)
     request = req.parse_request(PROMPT, 3, compare_no_cache=False, check_full_forward=False)

@@ -1,4 +1,4 @@
-"""Gradio's internals, touched in one module (explorer/ui/gradio_patches.py): written for the
+"""Gradio's internals, touched in one module (explorer/web/gradio_patches.py): written for the
 version requirements.txt pins, and left alone (one log line) under another; a session the
 served app really creates is the lean one, which answers what Gradio's eager SessionState
 would without building every component's config per session."""
@@ -13,7 +13,7 @@ import gradio as gr
 import pytest
 
 import app
-from explorer.ui import gradio_patches
+from explorer.web import gradio_patches
 from tests.conftest import ROOT
 
 
@@ -111,7 +111,7 @@ def test_the_queue_polls_for_waiting_events_every_10_ms_not_every_1():
 def test_the_app_polls_its_queue_every_10_ms(runtime):
     import app
 
-    demo = app.build_app(runtime, ("explorer.ui.about",))
+    demo = app.build_app(runtime, ("explorer.ui.tabs.about",))
     assert demo._queue.sleep_when_free == gradio_patches.QUEUE_POLL_S
 
 
@@ -127,7 +127,7 @@ def test_a_session_the_served_app_creates_is_the_lean_one(runtime, serve):
     SessionState sets (a Gradio that added one would leave it missing here)."""
     from gradio_client import Client
 
-    with serve(("explorer.ui.about",)) as served:
+    with serve(("explorer.ui.tabs.about",)) as served:
         demo, url = served.demo, served.url
         Client(url, verbose=False).predict(runtime.default_name, "en", api_name="/header_status")
         sessions = list(demo.state_holder.session_data.values())
@@ -153,7 +153,7 @@ def test_another_gradio_version_keeps_gradios_own_behaviour_with_one_log_line(ru
     monkeypatch.delitem(sys.modules, "matplotlib", raising=False)
     monkeypatch.setattr(gr, "__version__", "5.0.0")
     with caplog.at_level(logging.INFO, logger=gradio_patches.__name__):
-        demo = app.build_app(runtime, ("explorer.ui.about",))
+        demo = app.build_app(runtime, ("explorer.ui.tabs.about",))
     records = [r for r in caplog.records if r.name == gradio_patches.__name__]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     assert "5.0.0" in records[0].getMessage() and gradio_patches.GRADIO_VERSION in records[0].getMessage()
@@ -197,7 +197,7 @@ def test_the_served_queue_forgets_finished_sessions(runtime, serve, monkeypatch)
     real server, 12 visitors' calls leave 12, and the next event after SWEEP_S sweeps them."""
     from gradio_client import Client
 
-    with serve(("explorer.ui.about",)) as served:
+    with serve(("explorer.ui.tabs.about",)) as served:
         queue = served.demo._queue
         for _ in range(12):
             client = Client(served.url, verbose=False)

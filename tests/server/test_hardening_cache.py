@@ -3,7 +3,7 @@
 The attack: for every session it opened, a client asked Gradio's `/gradio_api/deep_link` route,
 which wrote that session's component values to `<temp>/deep_links/<hash>/state.json` (0.3-5 MB
 each, never deleted, 0.26 s of CPU in the event loop). The route is closed now
-(explorer/ui/closed_routes.py) and Gradio's temporary files have a lifetime (app.DELETE_CACHE)."""
+(explorer/web/closed_routes.py) and Gradio's temporary files have a lifetime (app.DELETE_CACHE)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +14,7 @@ import pytest
 
 import app
 from explorer.inputs import MAX_TEXT_CHARS
-from explorer.ui import closed_routes
+from explorer.web import closed_routes
 
 SESSIONS = 12
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from explorer.locales import text
-from explorer.ui.admission import Admission, GroupLimits, SessionGate, Waiting
+from explorer.web.admission import Admission, GroupLimits, SessionGate, Waiting
 
 SMOL = "smollm2-135m-instruct"
 ATTACKER, VISITOR = "10.0.0.66", "10.0.0.7"
@@ -69,7 +69,7 @@ def test_the_session_gate_drops_idle_sessions_no_page_holds_open():
 def test_open_pages_counts_each_sessions_heartbeat_streams_while_they_last():
     import asyncio
 
-    from explorer.ui.open_pages import OpenPages, TrackHeartbeats, heartbeat_session
+    from explorer.web.open_pages import OpenPages, TrackHeartbeats, heartbeat_session
 
     assert heartbeat_session({"type": "http", "path": "/gradio_api/heartbeat/abc"}) == "abc"
     assert heartbeat_session({"type": "http", "path": "/x/gradio_api/heartbeat/abc", "root_path": "/x"}) == "abc"
@@ -149,7 +149,7 @@ def _result(http: httpx.Client, url: str, api: str, event_id: str, timeout: floa
 def held_long_runs(monkeypatch):
     """StreamingLLM's run replaced by one that holds its place until released: a long run
     that costs no CPU."""
-    from explorer.ui import attention
+    from explorer.ui.tabs import attention
 
     release = threading.Event()
 
@@ -165,7 +165,7 @@ def held_long_runs(monkeypatch):
 def test_one_client_with_long_runs_posted_holds_no_other_visitor(runtime, serve, monkeypatch, held_long_runs):
     monkeypatch.setenv("EXPLORER_TRUST_PROXY", "1")
     runtime.get(SMOL)
-    with serve(("explorer.ui.attention",)) as served, httpx.Client(timeout=30) as http:
+    with serve(("explorer.ui.tabs.attention",)) as served, httpx.Client(timeout=30) as http:
         demo, url = served.demo, served.url
         answers = [_call(http, url, "streaming_ppl", [SMOL, "en", 512 + 64 * i, 256, 4], ATTACKER)
                    for i in range(8)]
@@ -197,7 +197,7 @@ def test_one_address_opening_many_sessions_evicts_no_one_else(runtime, serve, mo
     monkeypatch.setattr(app, "NEW_SESSIONS_PER_MINUTE", 5, raising=False)
     monkeypatch.setattr(app, "SESSIONS_PER_ADDRESS", 4, raising=False)
     calculator = [SMOL, "en", 1024, 2]
-    with serve(("explorer.ui.generate",)) as served, httpx.Client(timeout=30) as http:
+    with serve(("explorer.ui.tabs.generate",)) as served, httpx.Client(timeout=30) as http:
         demo, url = served.demo, served.url
         fn_index = next(i for i, f in demo.fns.items() if f.api_name == "kv_calculator")
         joined = http.post(f"{url}gradio_api/queue/join",
@@ -246,7 +246,7 @@ def test_a_session_no_page_holds_open_is_dropped_once_idle(runtime, serve, monke
     monkeypatch.setattr(app, "SESSION_IDLE_S", 1.0)
     monkeypatch.setenv("GRADIO_HEARTBEAT_INTERVAL", "1")   # a closed stream is seen within 1 s
     calculator = [SMOL, "en", 1024, 2]
-    with serve(("explorer.ui.generate",)) as served, httpx.Client(timeout=30) as http:
+    with serve(("explorer.ui.tabs.generate",)) as served, httpx.Client(timeout=30) as http:
         demo, url = served.demo, served.url
         held = demo.state_holder.session_data
         fn_index = next(i for i, f in demo.fns.items() if f.api_name == "kv_calculator")

@@ -11,7 +11,7 @@ import gradio as gr
 import httpx
 import pytest
 
-from explorer.ui import body_limit
+from explorer.web import body_limit
 
 FIVE_MB = 5 * 1000 * 1000
 

@@ -11,7 +11,7 @@ def app_client(moe_runtime, serve):
     """The app with the MoE tab alone, served in-process, and a gradio_client on it."""
     from gradio_client import Client
 
-    with serve(("explorer.ui.moe",), runtime=moe_runtime) as served:
+    with serve(("explorer.ui.tabs.moe",), runtime=moe_runtime) as served:
         yield Client(served.url, verbose=False)
 
 

@@ -3,7 +3,7 @@ one replica.
 
 The tests marked `server` and `slow` start two real replicas of app.py (EXPLORER_WARM=0) and the
 real HAProxy on free ports once for the module, and ask GET /explorer/replica (which replica
-answered, explorer/ui/replica.py) through the balancer: a room code in the url or in the cookie
+answered, explorer/web/replica.py) through the balancer: a room code in the url or in the cookie
 `explorer_room` reaches one replica every time, two codes are spread over both, a visitor
 without a room keeps to the replica of the balancer's affinity cookie, Gradio's queue (join,
 then the event stream) works through the balancer and lands on the room's replica, and with one
@@ -25,7 +25,7 @@ import time
 import pytest
 
 from deploy.replicas import CONFIG, render_config, replica_answering, start_cluster
-from explorer.ui import replica
+from explorer.web import replica
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # a room code's letters (the room link contract)
 CHECK_INTERVAL_S = 1.0

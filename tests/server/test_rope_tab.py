@@ -165,7 +165,7 @@ def test_language_switch_redraws_the_stored_results(runtime):
     import numpy as np
 
     from explorer.rope import pair
-    from explorer.ui import rope as tab
+    from explorer.ui.tabs import rope as tab
     from tests.figure_checks import assert_same_numbers, english_left
 
     loaded = runtime.get(SMOL)
@@ -222,7 +222,7 @@ def test_server_limits_equal_the_sliders(runtime):
     import app
     from explorer.rope import capture, continuation, pair, sweep, toeplitz
 
-    demo = app.build_app(runtime, ("explorer.ui.rope",))
+    demo = app.build_app(runtime, ("explorer.ui.tabs.rope",))
     sliders = {block.elem_id: block for block in demo.blocks.values()
                if getattr(block, "elem_id", None) and type(block).__name__ == "Slider"}
     expected = {
@@ -291,10 +291,10 @@ def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     Gradio time limit of their run's limit plus one forward; the run's own limit is what ends
     the work (explorer/rope: time_limit_s)."""
     import app
-    from explorer.ui import rope as tab
+    from explorer.ui.tabs import rope as tab
     from tests.helpers import stop_buttons
 
-    demo = app.build_app(runtime, ("explorer.ui.rope",))
+    demo = app.build_app(runtime, ("explorer.ui.tabs.rope",))
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
     config = demo.get_config_file()
     for api_name, limit in (("rope_perplexity", tab.SWEEP_TIME_LIMIT_S),

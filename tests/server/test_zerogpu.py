@@ -1,4 +1,4 @@
-"""ZeroGPU (explorer/ui/zerogpu.py): with SPACES_ZERO_GPU=true and a stand-in `spaces` whose
+"""ZeroGPU (explorer/web/zerogpu.py): with SPACES_ZERO_GPU=true and a stand-in `spaces` whose
 GPU() forks a process per call and pickles everything across (tests/fake_spaces), the app's
 model events run in those calls and answer as they do off ZeroGPU: a Generate run to its end
 and one forward-running endpoint of every other tab, compared with a second app, off ZeroGPU,
@@ -64,7 +64,7 @@ def apps(runtime, fake_spaces, serve):
     torch thread, as a GPU call does on the CPU (zerogpu's _after_fork): with two threads off
     ZeroGPU a sum in another order can land a value rounded for display on the other side of
     its last digit (the Flash tab's tile scores, to 4 decimals)."""
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
     from models.device import set_thread_baseline
 
     with environment(SPACES_ZERO_GPU="true"):
@@ -83,7 +83,7 @@ def apps(runtime, fake_spaces, serve):
 
 
 def model_fns(demo):
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
 
     return {i: f.fn for i, f in demo.fns.items() if f.concurrency_id in zerogpu.gpu_groups()}
 
@@ -118,7 +118,7 @@ def test_preload_loads_every_model_and_skips_one_that_fails(caplog):
 
 
 def test_durations_follow_each_event_time_limit_within_bounds():
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
 
     assert zerogpu.gpu_duration(None) == zerogpu.DEFAULT_DURATION_S == 60
     assert zerogpu.gpu_duration(45) == 45
@@ -130,7 +130,7 @@ def test_a_forked_call_computes_after_the_parent_used_openmp():
     child's first parallel region after the parent ran one waits forever (a matmul here)."""
     import multiprocessing
 
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
 
     zerogpu._prepare_forked_calls()
     a = torch.randn(1000, 1000)
@@ -152,7 +152,7 @@ def _matmul(a, answers):
 
 
 def test_a_gpu_call_closed_by_its_caller_ends_while_another_runs(fake_spaces):
-    """What Stop relies on (explorer/ui/stopping.py): closing a GPU call's generator ends its
+    """What Stop relies on (explorer/web/stopping.py): closing a GPU call's generator ends its
     process at its next value, however much it would still send and whatever other call is
     open (each process forked for a call gets a copy of every pipe open in the caller)."""
     with environment(SPACES_ZERO_GPU="true"):
@@ -181,7 +181,7 @@ def _ends_within(pid: int, seconds: float) -> bool:
 
 # ----------------------------------------------------------------------------- off ZeroGPU
 def test_off_zerogpu_attach_gpu_changes_nothing(apps, fake_spaces):
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
 
     demo, _ = apps["off"]
     before = model_fns(demo)
@@ -195,13 +195,13 @@ def test_off_zerogpu_attach_gpu_changes_nothing(apps, fake_spaces):
 
 
 def test_the_flag_without_spaces_is_logged_and_the_app_serves_on_cpu(serve, caplog):
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
 
     with environment(SPACES_ZERO_GPU="true"), contextlib.ExitStack() as stack:
         stack.enter_context(pytest.MonkeyPatch.context()).setitem(sys.modules, "spaces", None)
         stack.enter_context(caplog.at_level(logging.WARNING, logger=zerogpu.__name__))
         assert not zerogpu.on_zerogpu()
-        demo, client = stack.enter_context(serving(serve, ("explorer.ui.moe",)))
+        demo, client = stack.enter_context(serving(serve, ("explorer.ui.tabs.moe",)))
         assert "SPACES_ZERO_GPU is set but the `spaces` package cannot be imported" in caplog.text
         assert not any(hasattr(fn, "zerogpu") for fn in model_fns(demo).values())
         heat, summary = client.predict("explorer-moe-none", "Tokens go to experts.", 3, "en",
@@ -211,7 +211,7 @@ def test_the_flag_without_spaces_is_logged_and_the_app_serves_on_cpu(serve, capl
 
 # ----------------------------------------------------------------------------- on ZeroGPU
 def test_every_model_event_is_wrapped_with_its_duration(apps, fake_spaces):
-    from explorer.ui import zerogpu
+    from explorer.web import zerogpu
 
     demo, _ = apps["zerogpu"]
     functions = [f for f in demo.fns.values() if f.concurrency_id in zerogpu.gpu_groups()]

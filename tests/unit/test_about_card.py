@@ -38,7 +38,7 @@ def test_card_summary_in_both_languages(loaded):
 
 def test_about_links_each_claim_to_its_tabs_and_points_to_the_board():
     from explorer.claims.registry import CLAIMS
-    from explorer.ui import about
+    from explorer.ui.tabs import about
 
     built = {"generate": "generate.tab", "attention": "attention.tab", "rope": "rope.tab",
              "flash": "flash.tab", "architecture": "arch.tab", "moe": "moe.tab", "claims": "claims.tab"}

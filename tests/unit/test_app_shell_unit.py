@@ -36,11 +36,12 @@ def test_translator_rejects_missing_and_duplicate_strings():
 
 
 def test_every_tab_follows_the_contract_and_every_string_has_both_languages():
-    from explorer.ui import TAB_MODULES, available_tabs, build_translator
+    from explorer.ui import build_translator
+    from explorer.ui.tabs import TAB_MODULES, available_tabs
 
     tabs = available_tabs()
     names = [m.__name__ for m in tabs]
-    assert "explorer.ui.about" in names
+    assert "explorer.ui.tabs.about" in names
     assert names == [n for n in TAB_MODULES if n in names]  # display order kept
     t = build_translator(tabs)
     gradio_i18n = t.gradio_i18n().translations_dict
@@ -54,7 +55,7 @@ def test_every_tab_follows_the_contract_and_every_string_has_both_languages():
 
 
 def test_about_lists_every_claim_of_the_syllabus():
-    from explorer.ui import about
+    from explorer.ui.tabs import about
 
     ids = about.claim_ids()
     assert ids == [f"C{i}" for i in range(1, 21)]
@@ -66,7 +67,7 @@ def test_about_lists_every_claim_of_the_syllabus():
 
 
 def test_language_switch_finds_gradios_locale_module():
-    from explorer.ui import shell
+    from explorer.ui.page import shell
 
     head = shell.head_html()
     assert shell._gradio_core_bundle().startswith("core-"), "gradio moved changeLocale"

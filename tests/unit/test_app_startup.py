@@ -1,10 +1,10 @@
 """What the app sets up at start that needs no server (the Gradio patches run by
-app.build_app: explorer/ui/gradio_patches.py)."""
+app.build_app: explorer/web/gradio_patches.py)."""
 import sys
 
 import pytest
 
-from explorer.ui import gradio_patches
+from explorer.web import gradio_patches
 
 
 def test_absent_plot_backends_fail_at_once_and_installed_ones_stay(monkeypatch):

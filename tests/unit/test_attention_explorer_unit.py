@@ -82,7 +82,7 @@ def test_receptive_field_on_an_moe_model_ignores_expert_grouping_rounding():
     """Our shipped MoE model (4 layers): the perturbed token's routing regroups the experts'
     matrix products, which moves unreached positions by rounding only; the probe still finds
     the rule's reach L(w - 1) + 1 = 5 tokens exactly, and a reached position moves far more."""
-    from explorer.moe.shipped import folder as shipped_folder
+    from explorer.checkpoints.shipped import folder as shipped_folder
 
     from models.loading import load_model
     from transformers import AutoTokenizer

@@ -1,4 +1,4 @@
-"""The class as one batch (explorer/serving/batch_view.py, batch_figures.py, the scheduler's
+"""The class as one batch (explorer/generate/batch_view.py, batch_figures.py, the scheduler's
 snapshot and step record): under a real batched run of three visitors the loop reports each
 run's lengths, its pooled row and the steps it took; a visitor's view marks their own runs only
 and carries no text, token ids, session or run id; the paged layout's blocks and bytes follow
@@ -13,7 +13,8 @@ import time
 import pytest
 import torch
 
-from explorer.serving import Scheduler, Visitor, batch_figures, batch_view, registry
+from explorer.generate import batch_figures, batch_view
+from explorer.serving import Scheduler, Visitor, registry
 from explorer.serving.runs import AHEAD, LoopSnapshot, RunState, StepRecord
 from models.generate import SamplingParams
 
@@ -224,11 +225,11 @@ def test_totals_prediction_and_knee(tiny):
 def test_the_savings_are_counted_per_session_bounded_and_forgotten(tiny):
     """Issue 40: the loop counts the prompt tokens prefix reuse saved per session, keeps at most
     `limit` sessions (the least recently counted go first), and forgets the sessions the app
-    drops as idle (explorer/ui/gradio_patches.py's _drop_sessions, through the registry)."""
+    drops as idle (explorer/web/gradio_patches.py's _drop_sessions, through the registry)."""
     import threading
 
     from explorer.serving.runs import SAVINGS_SESSIONS, Savings
-    from explorer.ui import gradio_patches
+    from explorer.web import gradio_patches
 
     savings = Savings(limit=3)
     for session, n in (("a", 5), ("b", 7), (None, 9), ("a", 2), ("c", 0), ("c", 1), ("d", 4)):
@@ -274,7 +275,7 @@ def test_view_of_a_model_without_a_loop_makes_none(tiny):
 
 
 def test_the_timer_handler_marks_the_requests_own_session(three_runs):
-    from explorer.ui import generate_batch
+    from explorer.ui.tabs import generate_batch
 
     model, sched, _ = three_runs
 

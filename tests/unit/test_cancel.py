@@ -7,7 +7,7 @@ before the trials. The 50-times run is `python -m bench.cancel`; its last result
 A dropped connection is a real one: the job is submitted as the browser does and its event
 stream's socket is shut down, nothing else sent. Gradio marks the event not `alive` at once but
 closes the handler's generator only after its next message; the handler reads the flag
-(gradio_patches.client_alive, tested here on its own as well), so the run's worker stops at the next
+(gradio_context.client_alive, tested here on its own as well), so the run's worker stops at the next
 step it receives."""
 from __future__ import annotations
 
@@ -24,23 +24,23 @@ pytestmark = pytest.mark.timeout(600)
 
 def test_client_alive_follows_the_events_flag_and_falls_back_outside_an_event():
     from gradio.context import LocalContext
-    from explorer.ui import gradio_patches
+    from explorer.web import gradio_context
 
     event = SimpleNamespace(alive=True)
     blocks = SimpleNamespace(_queue=SimpleNamespace(event_ids_to_events={"e1": event}))
-    outside = gradio_patches.client_alive()
+    outside = gradio_context.client_alive()
     blocks_token, event_token = LocalContext.blocks.set(blocks), LocalContext.event_id.set("e1")
     try:
-        alive = gradio_patches.client_alive()
+        alive = gradio_context.client_alive()
         assert alive() is True
         event.alive = False          # what Gradio does when the event's stream closes
         assert alive() is False
         LocalContext.event_id.set("unknown")
-        assert gradio_patches.client_alive() is gradio_patches.always_alive
+        assert gradio_context.client_alive() is gradio_context.always_alive
     finally:
         LocalContext.blocks.reset(blocks_token)
         LocalContext.event_id.reset(event_token)
-    assert outside is gradio_patches.always_alive
+    assert outside is gradio_context.always_alive
 
 
 def test_in_background_stops_the_run_once_the_client_is_gone_without_being_closed():

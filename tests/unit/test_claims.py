@@ -36,7 +36,7 @@ def test_the_registry_names_one_function_per_claim_in_its_topic():
     assert targets["C2"] == "explorer.generate.roofline:evidence_c2"
     assert targets["C11"] == "explorer.rope.evidence:evidence_c11"
     assert targets["C19"] == "explorer.architecture.evidence:evidence_c19"
-    assert targets["C20"] == "explorer.serving.evidence:evidence_c20"
+    assert targets["C20"] == "explorer.generate.batch_evidence:evidence_c20"
     for entry in CLAIMS:
         assert entry.function == f"evidence_{entry.claim.lower()}"
         assert entry.statement == f"about.c.{entry.claim}"

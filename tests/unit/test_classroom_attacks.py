@@ -1,6 +1,6 @@
 """Issue 41, "A class no student can break": each attack a hostile student or visitor can make on
 a live class, run against the room store (explorer/classroom/rooms.py) or the class's handlers
-(explorer/ui/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
+(explorer/ui/page/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
 from __future__ import annotations
 
 import itertools
@@ -106,7 +106,7 @@ def test_every_class_handler_answers_an_unexpected_error_in_words(name, args):
     visitor's language, never a traceback (before: poll and relabel were not wrapped)."""
     import gradio as gr
 
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     class Broken(Rooms):
         def revision(self, *a, **k):
@@ -124,7 +124,7 @@ def test_on_load_answers_an_unexpected_error_in_words():
     import gradio as gr
     from types import SimpleNamespace
 
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     class Broken(Rooms):
         def revision(self, *a, **k):
@@ -147,7 +147,7 @@ def request(session="page-1", host="10.9.8.7", query=None):
 def test_a_code_typed_with_a_dash_joins_the_same_member_again():
     """The attack: the typed code was compared with the page's room before normalisation, so
     `abc-def` made a new member at every press (before: 5 members from one page)."""
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     code, secret = rooms.create("a")
@@ -230,7 +230,7 @@ def test_the_teacher_removes_a_member_and_locks_the_class():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_teachers_remove_and_lock_controls(lang):
     from explorer.locales import text
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     out = classroom.start(lang, request("teacher-page"), rooms=rooms)
@@ -329,7 +329,7 @@ def test_the_answers_file_is_private_unique_and_removed(monkeypatch, tmp_path):
     import stat
     import tempfile
 
-    from explorer.ui import class_teacher
+    from explorer.ui.page import class_teacher
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     rooms, _ = store()
@@ -357,7 +357,7 @@ def test_the_teacher_key_is_kept_for_the_tab_only_and_the_class_can_end():
     page keeps it in sessionStorage (the page command's `teacher`), a secret left in lasting
     storage by an older version is no key and is cleared, and "End the class" drops the room
     and tells the tab to forget."""
-    from explorer.ui import classroom
+    from explorer.ui.page import classroom
 
     rooms, _ = store()
     out = classroom.start("en", request("teacher-tab"), rooms=rooms)
@@ -392,7 +392,7 @@ def test_a_space_trusts_its_one_proxy_and_ipv6_counts_by_its_64(monkeypatch):
     any address of its /64, is counted by the /64."""
     from types import SimpleNamespace
 
-    from explorer.ui.gradio_patches import request_address
+    from explorer.web.gradio_context import request_address
 
     def asked(peer, forwarded):
         return request_address(SimpleNamespace(client=SimpleNamespace(host=peer),
@@ -410,3 +410,51 @@ def test_a_space_trusts_its_one_proxy_and_ipv6_counts_by_its_64(monkeypatch):
     assert one == asked("10.0.0.9", "2001:db8:1:2:ffff:1234:5678:9abc") == "2001:db8:1:2::/64"
     assert asked("10.0.0.9", "2001:db8:1:3::1") != one
     assert asked("::ffff:192.0.2.7", "") == asked("10.0.0.9", "::ffff:192.0.2.7") == "192.0.2.7"
+
+
+# ----------------------------------------------------------------------------- 7. a prober beside the class
+
+
+def test_a_prober_beside_the_class_locks_out_no_student_with_the_link():
+    """The siege's finding: the class shares an address with a script guessing codes (the
+    projected code, one school NAT, a Space's proxy). Once the address has used its misses,
+    every lookup from it was refused, so a student joining late or reloading their page was
+    turned away. Now a request that proves it belongs to the room (the student link's invite,
+    a member token) is no probe; a typed code alone is still refused, and a wrong invite is a
+    probe like any guess."""
+    from explorer.ui.page import classroom
+    from explorer.ui.page.class_teacher import teacher_values
+
+    rooms, clock = store()
+    code, secret = rooms.create("teacher")
+    school = "203.0.113.50"
+    early = rooms.join(code, "Ada", session="early", address=school)[1]
+    for i in range(30):                                   # the prober's guesses, then more
+        try:
+            rooms.revision(f"ZZZZZ{'23456789'[i % 8]}", address=school)
+        except InputError as error:
+            assert error.key == "classroom.err.probes"
+    refusal("classroom.err.probes", rooms.join, code, session="typed", address=school)
+    refusal("classroom.err.probes", rooms.revision, code, address=school, invite="x" * 16)
+    refusal("classroom.err.probes", rooms.join, code, session="t", address=school, invite="x" * 16)
+    # the link the teacher's page shows (and its QR code) carries the invite
+    info = teacher_values(code, secret, request(), "en", rooms)[0]
+    link = re.search(r"\?room=\w+&invite=[\w-]+", info).group(0)
+    invite = link.split("invite=")[1]
+    assert invite == rooms.invite(code, secret) and len(invite) >= 16
+    # a late student opens the link and joins, through the handlers a page calls
+    late = request(session="late", host=school, query={"room": code, "invite": invite})
+    loaded = classroom.on_load(None, "en", None, request=late, rooms=rooms)
+    assert loaded[0] == {"role": "invited", "code": code, "invite": invite}, loaded[4]
+    joined = classroom.join(code, "Bea", loaded[0], "en", late, rooms=rooms)
+    assert joined[0]["role"] == "student" and code in joined[3]
+    # a student who joined before reloads their page: their stored token proves them
+    again = request(session="early-reloaded", host=school, query={"room": code})
+    reloaded = classroom.on_load({"code": code, "token": early}, "en", None, request=again, rooms=rooms)
+    assert reloaded[0]["token"] == early, reloaded[4]
+    assert rooms.teacher_view(code, secret)["members"] == 2
+    # the invite opens its own room only: it is no key to another room's lookups
+    other, _ = rooms.create("elsewhere")
+    refusal("classroom.err.probes", rooms.join, other, session="x", address=school, invite=invite)
+    clock.now += 61                                       # a minute on, typing works again
+    assert rooms.join(code, "Cy", session="typed", address=school)[0] == code

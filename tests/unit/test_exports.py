@@ -1,4 +1,4 @@
-"""The server's part of the figure exports (explorer/ui/exports.py): the one route serving the
+"""The server's part of the figure exports (explorer/web/exports.py): the one route serving the
 plotly.js that exported HTML files inline, and the script with its strings in the page's head.
 The exports themselves are proven in a browser: tests/browser/test_browser_exports.py."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 import pytest
 
 from explorer.locales import LANGUAGES
-from explorer.ui import exports
+from explorer.web import exports
 
 
 def _client():

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from explorer.checkpoints import EMBEDDED, CheckpointError, extra_checkpoints
-from explorer.moe.shipped import shipped_entries
+from explorer.checkpoints.shipped import shipped_entries
 from explorer.runtime import Runtime, UnknownModelError
 from tests.unit.test_moe_parity import tiny_moe_hf
 

@@ -49,7 +49,7 @@ def _through_direct_errors(path: str, status: int, chunks: list[bytes], method: 
     import asyncio
     import threading
 
-    from explorer.ui.direct_errors import DirectErrors
+    from explorer.web.direct_errors import DirectErrors
 
     sent: list[dict] = []
 

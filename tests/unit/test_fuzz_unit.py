@@ -37,7 +37,7 @@ def test_a_value_outside_a_choice_is_refused_in_a_short_message():
     import gradio as gr
 
     import app  # noqa: F401  (build_app's patch is what the server runs with)
-    from explorer.ui.gradio_patches import short_choice_errors
+    from explorer.web.gradio_patches import short_choice_errors
 
     short_choice_errors((gr.Dropdown, gr.Radio, gr.CheckboxGroup), gr.Error)
     with gr.Blocks():
@@ -74,7 +74,7 @@ def test_flash_timing_refuses_an_unusable_value_in_a_control_the_mask_does_not_r
     import torch
 
     from explorer.flash import timing
-    from explorer.ui import flash
+    from explorer.ui.tabs import flash
 
     monkeypatch.setattr(timing, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
     runtime = SimpleNamespace(device=torch.device("cpu"))
@@ -90,7 +90,7 @@ def test_a_value_a_number_field_cannot_take_is_refused_in_a_short_message():
     patches it to answer one short sentence."""
     import gradio as gr
 
-    from explorer.ui.gradio_patches import short_number_errors
+    from explorer.web.gradio_patches import short_number_errors
 
     short_number_errors(gr.Number, gr.Error)
     with gr.Blocks():

@@ -483,7 +483,7 @@ def test_background_stream_interval_may_follow_the_snapshot(tiny_llama):
 
 
 def test_generate_tab_spaces_text_by_the_visitors_sharing_a_step():
-    from explorer.ui import generate as tab
+    from explorer.ui.tabs import generate as tab
 
     def session_with(batch):
         return types.SimpleNamespace(records=[types.SimpleNamespace(batch_size=batch)])

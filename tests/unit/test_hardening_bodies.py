@@ -1,4 +1,4 @@
-"""Request bodies in time and in total (explorer/ui/body_limit.py, issue 41 item 7): a body
+"""Request bodies in time and in total (explorer/web/body_limit.py, issue 41 item 7): a body
 that never arrives whole is answered 408 within the read timeout instead of holding its request
 for as long as the connection lives, and the bodies held at once stay within a budget (503
 past it). Each case runs BodyLimit directly, as an ASGI server would call it, on a thread of
@@ -10,7 +10,7 @@ import json
 import threading
 import time
 
-from explorer.ui import body_limit
+from explorer.web import body_limit
 
 BOUND_S = 10.0     # no case may take longer: before the fix the first one never ended
 
@@ -123,7 +123,7 @@ def test_an_expensive_public_measurement_is_kept_not_repeated(monkeypatch):
 
     from explorer.generate import precision
     from explorer.locales import text
-    from explorer.ui import generate_precision
+    from explorer.ui.tabs import generate_precision
 
     class Loop:
         def load(self):

@@ -86,9 +86,9 @@ def test_a_kept_prompt_past_a_sliding_window_keeps_what_every_layer_holds_in_pla
 def test_the_app_prompts_are_its_example_long_and_lesson_prompts_asked_once(monkeypatch):
     from explorer.generate import kept
     from explorer.generate.request import DEFAULT_PROMPT, long_prompt
-    from explorer.lessons import LESSONS
+    from explorer.lessons import LESSONS, generate_prompts
 
-    texts = kept.app_prompts()
+    texts = kept.app_prompts(generate_prompts())
     lesson = [s.settings["prompt"] for lesson in LESSONS.values() for s in lesson.steps
               if s.view.startswith("generate.") and "prompt" in s.settings]
     assert lesson and texts[:2] == (DEFAULT_PROMPT, long_prompt()) and set(lesson) <= set(texts)
@@ -105,8 +105,8 @@ def test_the_app_prompts_are_its_example_long_and_lesson_prompts_asked_once(monk
             return {"input_ids": [ord(c) % 97 for c in text]}
 
     loop = Loop()
-    kept.keep_app_prompts(loop, Tokenizer())
-    kept.keep_app_prompts(loop, Tokenizer())
+    kept.keep_app_prompts(loop, Tokenizer(), generate_prompts())
+    kept.keep_app_prompts(loop, Tokenizer(), generate_prompts())
     # one id a character here: the long prompt is past a visitor's 1,024 tokens, so not kept
     assert len(Loop.asked) == 1 and len(Loop.asked[0]) == sum(len(t) <= 1024 for t in texts) == len(texts) - 1
     assert Loop.asked[0][0] == [ord(c) % 97 for c in DEFAULT_PROMPT]

@@ -1,4 +1,4 @@
-"""The MoE tab (explorer/moe/, explorer/ui/moe.py) on the shipped explorer-moe checkpoints:
+"""The MoE tab (explorer/moe/, explorer/ui/tabs/moe.py) on the shipped explorer-moe checkpoints:
 the experiments' numbers (routing, what-if views, parameters, time against k, preferences),
 the handlers in both languages, the bad inputs, and the tab through gradio_client."""
 from __future__ import annotations
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.moe import cost, params, preferences, routing, session, shipped
-from explorer.ui import moe as tab
+from explorer.checkpoints import shipped
+from explorer.moe import cost, params, preferences, routing, session
+from explorer.ui.tabs import moe as tab
 from models.forward import Recorder
 
 TEXT = tab.DEFAULT_TEXT

@@ -11,7 +11,7 @@ import torch
 
 from explorer.moe import corpus, train
 from explorer.moe.routing import moe_layers
-from explorer.moe.shipped import DENSE_NAME, MOE_NAMES
+from explorer.checkpoints.shipped import DENSE_NAME, MOE_NAMES
 from models.loading import load_model
 
 SHIPPED = train.DEFAULT_OUT

@@ -90,7 +90,7 @@ def _shown(view) -> tuple:
     the machine's load): its fields, both figures and the summary in both languages."""
     import dataclasses
 
-    from explorer.serving import batch_figures
+    from explorer.generate import batch_figures
 
     steady = dataclasses.replace(view, steps=tuple((runs, 0.01) for runs, _ in view.steps))
     drawn = [batch_figures.rows_figure(steady, lang).to_json() + batch_figures.summary(steady, lang)
@@ -104,7 +104,8 @@ def test_the_batch_view_tells_a_visitor_nothing_of_anothers_prompt(tiny_llama):
     shows (its rows, counts, the prefix reuse saved, both figures' rows and the summary in both
     languages) is the same in both cases; the tokens saved it shows are V's own run's (9 copied
     from the kept prompt). Before the fix the count was the loop's total: 9 + 0 against 9 + 13."""
-    from explorer.serving import Scheduler, Visitor, batch_view
+    from explorer.generate import batch_view
+    from explorer.serving import Scheduler, Visitor
     from explorer.serving.runs import AHEAD
     from models.generate import SamplingParams
 
@@ -195,7 +196,7 @@ def test_one_client_is_refused_past_its_cap_while_another_is_admitted(tiny_llama
     ("1", [], "10.0.0.9"),
 ])
 def test_the_forwarded_address_counts_only_when_the_operator_trusts_the_proxy(trust, forwarded, expected):
-    from explorer.ui.admission import client_address
+    from explorer.web.admission import client_address
 
     assert client_address("10.0.0.9", forwarded, trust) == expected
 
@@ -207,7 +208,7 @@ def test_the_event_client_is_read_from_gradios_request(monkeypatch):
     from gradio.context import LocalContext
     from gradio.route_utils import Request
 
-    from explorer.ui.gradio_patches import event_client
+    from explorer.web.gradio_context import event_client
 
     scope = {"type": "http", "method": "POST", "path": "/", "client": ("10.0.0.9", 5000),
              "headers": [(b"x-forwarded-for", b"6.6.6.6, 1.2.3.4")], "query_string": b""}

@@ -155,7 +155,7 @@ def test_who_uses_a_base_names_the_loaded_model_from_its_config():
 
 
 def test_handler_returns_figure_summary_table_and_the_result():
-    from explorer.ui.rope import draw_frequencies, frequencies
+    from explorer.ui.tabs.rope import draw_frequencies, frequencies
 
     plot, text, table, result = frequencies("zh", "10000, 1M", 64, 8192)
     assert isinstance(result, freq.Frequencies) and result.bases == (1e4, 1e6)

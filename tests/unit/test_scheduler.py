@@ -235,7 +235,8 @@ def test_the_tab_says_busy_in_the_visitors_language():
     import gradio as gr
 
     from explorer.locales import text
-    from explorer.ui import generate as tab, visitor_errors
+    from explorer.ui import visitor_errors
+    from explorer.ui.tabs import generate as tab
 
     def refused():
         raise Busy(64)

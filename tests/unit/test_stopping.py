@@ -1,4 +1,4 @@
-"""explorer/ui/stopping.py: Stop raises a flag for the visitor's session; a stoppable run ends
+"""explorer/web/stopping.py: Stop raises a flag for the visitor's session; a stoppable run ends
 itself on it (its own last message) or, where it cannot see the flag, is closed at its next
 message and answered with a last word; a run still queued when Stop was pressed does no work.
 The Gradio event context is set here as Gradio sets it before every call into a handler."""
@@ -10,8 +10,8 @@ import types
 
 from gradio.context import LocalContext
 
-from explorer.ui import stopping
-from explorer.ui.stopping import StopFlag, Stops
+from explorer.web import stopping
+from explorer.web.stopping import StopFlag, Stops
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Links to a view (explorer/ui/views.py): every value of a link checked on the server, refused
+"""Links to a view (explorer/ui/page/views.py): every value of a link checked on the server, refused
 values named in notes and defaulted, links written from a section's settings read back the
 same; every view of the built app links and every lesson step's settings are values its view's
 controls take."""
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from explorer.ui import views
-from explorer.ui.views import MAX_PARAMETERS, MAX_QUERY_CHARS, View, Views, link_of, read_link
+from explorer.ui.page import views
+from explorer.ui.page.views import MAX_PARAMETERS, MAX_QUERY_CHARS, View, Views, link_of, read_link
 
 CONFIG = SimpleNamespace(n_layers=4, n_heads=2)
 

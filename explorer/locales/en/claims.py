@@ -118,7 +118,7 @@ STRINGS: dict[str, str] = {
     'claims.m.rope_ppl_changed': 'perplexity, changed base',
     'claims.m.rope_ppl_ratio': 'changed ÷ trained perplexity',
     'claims.m.rope_ppl_far_ratio': 'changed ÷ trained perplexity, last quarter',
-    # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
+    # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/tabs/claims.py)
     'claims.tab': 'Claims',
     'claims.intro': (
         '## Every claim, checked live\n'

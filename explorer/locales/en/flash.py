@@ -1,7 +1,7 @@
 """The FlashAttention tab, its figures and verdicts, in English."""
 
 STRINGS: dict[str, str] = {
-    # ---------------------------------------------------------------- FlashAttention tab (explorer/flash, explorer/ui/flash.py)
+    # ---------------------------------------------------------------- FlashAttention tab (explorer/flash, explorer/ui/tabs/flash.py)
     'flash.tab': 'FlashAttention',
     'flash.intro': "One real attention head of the loaded model, computed twice. The **naive** path writes the whole n×n score matrix to slow memory, softmaxes it and reads it back. The **tiled** path (FlashAttention) walks over tiles of Bq queries × Bk keys: the Q block, one K/V block, the running max m and normalizer ℓ of each row and the partial output stay on chip, and only the n×d output is written back. Both give the same numbers (C16); the running max and normalizer are the online softmax (C17). Every number below is computed on your prompt by the engine's own attention functions.",
     'flash.sec.schedule': 'Naive vs tiled',

@@ -1,4 +1,4 @@
-"""Links to a view (explorer/ui/views.py) and their notes, in English."""
+"""Links to a view (explorer/ui/page/views.py) and their notes, in English."""
 STRINGS = {
     "link.copy": "Copy link",
     "link.note": "This link could not be opened exactly as written: {notes} The rest of the view uses its defaults.",

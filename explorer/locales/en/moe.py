@@ -1,7 +1,7 @@
 """The MoE tab, its figures and verdicts, in English."""
 
 STRINGS: dict[str, str] = {
-    # ---------------------------------------------------------------- MoE tab (explorer/ui/moe.py)
+    # ---------------------------------------------------------------- MoE tab (explorer/ui/tabs/moe.py)
     'moe.tab': 'MoE routing',
     'moe.intro': (
         '### Mixture of experts, live\n'

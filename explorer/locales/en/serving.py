@@ -54,7 +54,7 @@ STRINGS = {
     'serving.summary.no_roof': "This device's roof is being measured: the prediction follows in a few seconds.",
     'serving.summary.steps': 'Measured: {rows}.',
     'serving.summary.step_row': 'B = {b}: {ms:.0f} ms ({tps:.0f} tok/s)',
-    # claims board: C20 (explorer/serving/evidence.py)
+    # claims board: C20 (explorer/generate/batch_evidence.py)
     'serving.c20.criterion': (
         'The loop\'s own steps on {weights} weights (a run alone on the fused step): at B = 2, '
         'and at B = 4 where it is at most half the roofline\'s knee, tokens/s ≥ {k:g} × B × '

@@ -17,7 +17,7 @@ STRINGS: dict[str, str] = {
         '**{title}** loads when first used (the first time it is also converted, up to a '
         'minute).'),
     'shell.notice': '**Licence.** {notice}',
-    # ---------------------------------------------------------------- refused at the queue (explorer/ui/admission.py)
+    # ---------------------------------------------------------------- refused at the queue (explorer/web/admission.py)
     'shell.refused.group_full': (
         'Refused: {limit} {limit:run/runs} of this kind {limit:is/are} already waiting on this '
         'server, the most it queues. Try again once one has finished.'),

@@ -111,7 +111,7 @@ STRINGS: dict[str, str] = {
     'claims.m.rope_ppl_changed': '困惑度，改动后的 base',
     'claims.m.rope_ppl_ratio': '改动后 ÷ 训练时的困惑度',
     'claims.m.rope_ppl_far_ratio': '改动后 ÷ 训练时的困惑度，最后四分之一',
-    # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/claims.py)
+    # ---------------------------------------------------------------- Claims tab (explorer/claims/board.py, explorer/ui/tabs/claims.py)
     'claims.tab': '论断核验',
     'claims.intro': (
         '## 每个论断，现场核验\n'

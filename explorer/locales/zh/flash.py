@@ -1,7 +1,7 @@
 """The FlashAttention tab, its figures and verdicts, in Simplified Chinese (简体中文)."""
 
 STRINGS: dict[str, str] = {
-    # ---------------------------------------------------------------- FlashAttention tab (explorer/flash, explorer/ui/flash.py)
+    # ---------------------------------------------------------------- FlashAttention tab (explorer/flash, explorer/ui/tabs/flash.py)
     'flash.tab': 'FlashAttention',
     'flash.intro': '已加载模型的一个真实注意力头，用两种方式计算。**朴素**路径把整个 n×n 分数矩阵写入慢速内存，做 softmax 后再读回。**分块**路径（FlashAttention）按 Bq 个查询 × Bk 个键的小块逐块计算：Q 块、一个 K/V 块、每行的运行最大值 m 与归一化因子 ℓ 以及部分输出都留在片上，只把 n×d 的输出写回。两者结果相同（C16）；运行最大值与归一化因子就是在线 softmax（C17）。下面的每个数字都由引擎自己的注意力函数在你的提示词上算出。',
     'flash.sec.schedule': '朴素与分块',

@@ -1,4 +1,4 @@
-"""指向某个视图的链接（explorer/ui/views.py）及其提示，中文。"""
+"""指向某个视图的链接（explorer/ui/page/views.py）及其提示，中文。"""
 STRINGS = {
     "link.copy": "复制链接",
     "link.note": "此链接无法完全按原样打开：{notes} 视图的其余部分使用默认值。",

@@ -1,7 +1,7 @@
 """The MoE tab, its figures and verdicts, in Simplified Chinese (简体中文)."""
 
 STRINGS: dict[str, str] = {
-    # ---------------------------------------------------------------- MoE tab (explorer/ui/moe.py)
+    # ---------------------------------------------------------------- MoE tab (explorer/ui/tabs/moe.py)
     'moe.tab': 'MoE 路由',
     'moe.intro': (
         '### 混合专家模型（MoE），实时运行\n'

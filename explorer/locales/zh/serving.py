@@ -49,7 +49,7 @@ STRINGS = {
     'serving.summary.no_roof': '正在测量本设备的屋顶：几秒后给出预测。',
     'serving.summary.steps': '实测：{rows}。',
     'serving.summary.step_row': 'B = {b}：{ms:.0f} 毫秒（每秒 {tps:.0f} 个 token）',
-    # 主张看板：C20（explorer/serving/evidence.py）
+    # 主张看板：C20（explorer/generate/batch_evidence.py）
     'serving.c20.criterion': (
         '解码循环自身的步骤，权重为 {weights}（单个请求走融合步骤）：在 B = 2 时，以及 B = 4 不超过 '
         'roofline 拐点一半时，每秒 token 数 ≥ {k:g} × B × 单个请求的每秒 token 数；B ≥ 4 时最好的每秒 token '

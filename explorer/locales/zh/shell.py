@@ -15,7 +15,7 @@ STRINGS: dict[str, str] = {
     'shell.loaded': '**{title}** 已加载：{layers} 层，{params:.0f}M 参数。',
     'shell.not_loaded': '**{title}** 在首次使用时加载（第一次还需转换格式，最多约一分钟）。',
     'shell.notice': '**许可。** {notice}',
-    # ---------------------------------------------------------------- refused at the queue (explorer/ui/admission.py)
+    # ---------------------------------------------------------------- refused at the queue (explorer/web/admission.py)
     'shell.refused.group_full': (
         '已拒绝：服务器上已有 {limit} 个同类运行在排队，这是它排队的上限。请等其中一个完成后再试。'),
     'shell.refused.group_yours': (

@@ -1,4 +1,4 @@
-"""The lesson panel (explorer/ui/lessons.py), in English."""
+"""The lesson panel (explorer/ui/page/lessons.py), in English."""
 STRINGS = {
     "lesson.pick": "Lessons",
     "lesson.pick_info": "Guided steps through the notes, run live on this page",

@@ -1,4 +1,4 @@
-"""课程面板（explorer/ui/lessons.py），中文。"""
+"""课程面板（explorer/ui/page/lessons.py），中文。"""
 STRINGS = {
     "lesson.pick": "课程",
     "lesson.pick_info": "跟随笔记的引导步骤，在本页面上实时运行",

@@ -1,0 +1,456 @@
+"""The Class tab and the class bar: a live class on the page (explorer/classroom/rooms.py).
+
+A teacher presses "Start a class": the room's code, the student link (/?room=CODE, with its QR
+code) and the teacher link (/?room=CODE&key=SECRET) appear. Students join by code (+ nickname)
+or by link; the member token is kept in the browser (gr.BrowserState), so a reload rejoins the
+same member, and the page's address keeps ?room=CODE (the cookie `explorer_room` too: the room
+link contract, docs/SCALING.md). The teacher's secret lives in the teacher's tab only
+(sessionStorage, static/classroom.js: a later visit on a shared PC is no teacher) and the
+teacher link: the address bar shows ?room=CODE, never the key, as it is projected. "End the
+class" drops the room and makes the tab forget the key.
+
+Following: the page long-polls a plain route (explorer/web/class_route.py) for the room's
+revision, a counter (a gr.Timer's script starts the next read); only when it changed does the
+page call `poll` (queue=False), which reads the room once under the store's lock. A teacher's
+move (a lesson step, or a section's "Copy link") reaches a following student's page as a link
+applied as on load (lessons.restore, then window.explorerApply presses the run button).
+"Explore on my own" stops applying moves; "Back to the class" applies the current one at once.
+
+Answers: a student's guess in the lesson panel goes to the class as well as running the step
+on their page; the bar shows "n of m answered"; the teacher's Reveal draws the histogram beside
+the value the teacher's own run measured; the teacher downloads the CSV. Every handler checks
+its inputs in the store (hostile clients call them through the HTTP API): a member token or the
+teacher's secret from the session's state, never from the client's values. Joining, answering
+and the poll skip the queue (queue=False): each is a few dictionary operations under the store's
+lock, and a class behind one school address would otherwise meet the queue's per-address bound
+on waiting events when forty students press at once; the store's own limits bound them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import gradio as gr
+
+from explorer.classroom import answers
+from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, clean_nickname
+from explorer.inputs import InputError
+from explorer.locales import normalize_language, text
+from explorer.ui import visitor_errors
+from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
+                                       class_link, download, end_class, lock_class, publish,
+                                       remove_member, reveal, roster_choices, start, teacher_values)
+from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
+from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
+
+TITLE = "classroom.title"
+POLL_S = 1.0
+HIDDEN = "explorer-hidden"          # static/classroom.css: in the page (its events fire), unseen
+
+
+@dataclass
+class Bar:
+    column: gr.Column
+    status: gr.Markdown
+    explore: gr.Button
+    back: gr.Button
+    reveal: gr.Button
+    plot: gr.Plot
+    state: gr.State          # {"role", "code", "token" | "secret" and "watch", "revision", "moves"}
+    stored: gr.BrowserState  # a student's {"code", "token"}: a reload's way back (never a secret)
+    timer: gr.Timer
+    pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
+    page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
+    revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
+    follow: gr.State         # whether a student's page follows (only explore / back write it:
+                             # a poll in flight never undoes a press)
+    kept: gr.Textbox         # the tab's teacher key, read from sessionStorage at load (KEPT_JS)
+
+
+@dataclass
+class Tab:
+    code: gr.Textbox
+    nickname: gr.Textbox
+    join: gr.Button
+    start: gr.Button
+    info: gr.Markdown
+    teacher_link: gr.Markdown
+    qr: gr.HTML
+    teacher_box: gr.Accordion
+    csv: gr.Button
+    csv_file: gr.File
+    message: gr.Markdown
+    members: gr.Dropdown     # the teacher's roster: a member to remove (by its id)
+    remove: gr.Button
+    lock: gr.Checkbox        # no new members
+    end: gr.Button           # end the class: the room goes, the tab forgets the key
+
+    def teacher_outputs(self) -> list:
+        return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv, self.members,
+                self.remove, self.lock, self.end]
+
+
+def build_bar(t: Any) -> Bar:
+    """The class bar (floating, on every tab) and the page's hidden class state; built by app.py
+    before the tabs."""
+    with gr.Column(visible=False, elem_id="class-bar") as column:
+        status = gr.Markdown(elem_id="class-status")
+        with gr.Row(elem_id="class-nav"):
+            explore = gr.Button(t("classroom.explore"), size="sm", elem_id="class-explore")
+            back = gr.Button(t("classroom.back"), size="sm", variant="primary", visible=False,
+                             elem_id="class-back")
+            reveal = gr.Button(t("classroom.reveal"), size="sm", variant="primary", visible=False,
+                               elem_id="class-reveal")
+        plot = gr.Plot(visible=False, elem_id="class-hist", show_label=False)
+    pending = gr.Textbox(max_length=MAX_QUERY_CHARS + 200, elem_id="class-pending",
+                         elem_classes=HIDDEN, container=False, show_label=False)
+    page = gr.Textbox(max_length=400, elem_id="class-page", elem_classes=HIDDEN, container=False,
+                      show_label=False)
+    revision = gr.Textbox(max_length=32, elem_id="class-revision", elem_classes=HIDDEN,
+                          container=False, show_label=False)
+    kept = gr.Textbox(max_length=200, elem_id="class-kept", elem_classes=HIDDEN, container=False,
+                      show_label=False)
+    return Bar(column, status, explore, back, reveal, plot, gr.State(None),
+               gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
+               pending, page, revision, gr.State(True), kept)
+
+
+def build(ctx: Any) -> None:
+    t = ctx.t
+    gr.Markdown(t("classroom.intro"))
+    with gr.Row():
+        with gr.Column():
+            gr.Markdown(t("classroom.student.heading"))
+            code = gr.Textbox(label=t("classroom.code"), info=t("classroom.code_info"), max_lines=1,
+                              max_length=32, elem_id="class-code")
+            nickname = gr.Textbox(label=t("classroom.nickname"), info=t("classroom.nickname_info"),
+                                  max_lines=1, max_length=4 * MAX_NICKNAME, elem_id="class-nickname")
+            join = gr.Button(t("classroom.join"), variant="primary", elem_id="class-join")
+        with gr.Column():
+            gr.Markdown(t("classroom.teacher.heading"))
+            start = gr.Button(t("classroom.start"), elem_id="class-start")
+            info = gr.Markdown(elem_id="class-info")
+            qr = gr.HTML(elem_id="class-qr")
+            with gr.Accordion(t("classroom.teacher_link_heading"), open=False, visible=False,
+                              elem_id="class-teacher-link-box") as teacher_box:
+                teacher_link = gr.Markdown(elem_id="class-teacher-link")
+            csv = gr.Button(t("classroom.csv"), size="sm", visible=False, elem_id="class-csv")
+            csv_file = gr.File(visible=False, interactive=False, elem_id="class-csv-file")
+            # any value reaches the store, which knows the room's members (a stale choice is
+            # answered in words): Gradio's own choice check would read the page's first list
+            members = gr.Dropdown([], value=None, label=t("classroom.members"), allow_custom_value=True,
+                                  info=t("classroom.members_info"), visible=False, elem_id="class-members")
+            remove = gr.Button(t("classroom.remove"), size="sm", visible=False, elem_id="class-remove")
+            lock = gr.Checkbox(False, label=t("classroom.lock"), visible=False, elem_id="class-lock")
+            end = gr.Button(t("classroom.end"), size="sm", variant="stop", visible=False,
+                            elem_id="class-end")
+    message = gr.Markdown(elem_id="class-message")
+    ctx.class_tab = Tab(code, nickname, join, start, info, teacher_link, qr,
+                        teacher_box, csv, csv_file, message, members, remove, lock, end)
+
+
+# ----------------------------------------------------------------------------- the bar's text
+
+
+def bar_text(view: dict, state: dict, lang: str) -> str:
+    code, members = view["code"], view["members"]
+    if state["role"] == "teacher":
+        line = text("classroom.bar.teacher", lang, code=code, members=members)
+    else:
+        line = text("classroom.bar.student" if state.get("following") else "classroom.bar.exploring",
+                    lang, code=code)
+    parts = [line]
+    if view["question"]:
+        if state["role"] == "teacher":   # answers wake the teacher's page only: a student's
+            parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
+        if view.get("mine") is not None:
+            parts.append(text("classroom.bar.mine", lang, mine=f"{view['mine']:g}"))
+        if view["revealed"]:
+            parts.append(text("classroom.bar.revealed", lang))
+        elif state["role"] == "student" and view.get("mine") is None:
+            parts.append(text("classroom.bar.ask", lang))
+    return " · ".join(parts)
+
+
+def _view(state: dict, rooms: Rooms) -> dict:
+    if state["role"] == "teacher":
+        return rooms.teacher_view(state["code"], state["secret"])
+    return rooms.student_view(state["code"], state["token"])
+
+
+def bar_values(state: dict, view: dict, lang: str) -> list:
+    """[column, status, explore, back, reveal, plot] for a state and its room's view; a
+    student's explore / back buttons are theirs alone (see Bar.follow)."""
+    teacher = state["role"] == "teacher"
+    plot = gr.update(visible=True, value=answers.figure(view["histogram"], lang)) \
+        if view["revealed"] and view["histogram"] is not None else gr.update(visible=False)
+    return [gr.update(visible=True), bar_text(view, state, lang),
+            gr.update(visible=False) if teacher else gr.skip(), gr.update(visible=False) if teacher else gr.skip(),
+            gr.update(visible=teacher and view["question"] and not view["revealed"]), plot]
+
+
+def _gone(lang: str, error: InputError) -> list:
+    return [None, gr.update(visible=True), error.message(lang), gr.update(visible=False),
+            gr.update(visible=False), gr.update(visible=False), gr.update(visible=False),
+            gr.update(active=False)]
+
+
+def _roster(state: dict, view: dict, lang: str) -> Any:
+    """The teacher's member list as the room stands (a student's page: unchanged)."""
+    return gr.update(choices=roster_choices(view, lang)) if state["role"] == "teacher" else gr.skip()
+
+
+# ----------------------------------------------------------------------------- handlers
+
+# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members]
+
+
+@visitor_errors
+def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """The timer's tick: nothing (all skipped) while the room's revision is the one shown; else
+    the bar's values and, for a following student, the teacher's move to apply."""
+    lang = normalize_language(lang)
+    if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
+        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip(), gr.skip()]
+    # the teacher's page reads answers and joins too (its watch token), a member's page not
+    if rooms.revision(state.get("code"), state.get("watch") or state.get("token")) == state.get("revision"):
+        return [gr.skip()] * 10
+    try:
+        view = _view(state, rooms)
+    except InputError as error:
+        return _gone(lang, error) + [gr.skip(), gr.skip()]
+    pending = gr.skip()
+    following = follow is not False
+    if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
+        pending = _page(link=view["link"])
+    state = {**state, "revision": view["revision"], "moves": view["moves"]}
+    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
+            _roster(state, view, lang)]
+
+
+@visitor_errors
+def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """[column, status, explore, back, reveal, plot, members] in a new language: the bar as the
+    room stands now (the class's state and the page's place in it unchanged)."""
+    lang = normalize_language(lang)
+    if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
+        return [gr.skip()] * 7
+    try:
+        view = _view(state, rooms)
+    except InputError as error:
+        return _gone(lang, error)[1:7] + [gr.skip()]
+    return [*bar_values({**state, "following": follow is not False}, view, lang),
+            _roster(state, view, lang)]
+
+
+@visitor_errors
+def join(code: Any, nickname: Any, state: Any, lang: Any, request: gr.Request = None,
+         rooms: Rooms = ROOMS) -> list:
+    """Join by code: [state, stored, timer, message, page]; the page reloads with ?room=CODE when
+    its address has another (the room link contract), and rejoins the same member from storage
+    (on_load). A page already in the class (its state, or its session) joins again as the same
+    member; the store refuses a request without a session and bounds joins (rooms.py)."""
+    lang = normalize_language(lang)
+    code = clean_code(code)            # as the store reads it: "abc-def" is the room ABCDEF
+    mine = _role(state, "student") or {}
+    token = mine.get("token") if mine.get("code") == code else None
+    invited = _role(state, "invited") or {}     # the student link's invite (on_load)
+    invite = invited.get("invite") if invited.get("code") == code else None
+    code, token = rooms.join(code, nickname, token, session=_session(request),
+                             address=_address(request), invite=invite)
+    state = {"role": "student", "code": code, "token": token, "revision": None, "moves": None}
+    nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
+    said = text("classroom.joined", lang, code=code,
+                nick=text("classroom.joined_nick", lang, nick=plain(nick)) if nick else "")
+    return [state, {"code": code, "token": token}, gr.update(active=True), said,
+            _page(room=code, reload=True, member=token)]
+
+
+@visitor_errors
+def on_load(stored: Any, lang: Any, kept: Any = None, request: gr.Request = None,
+            rooms: Rooms = ROOMS) -> list:
+    """The page's address: ?room=CODE (a student, or a teacher whose key this tab keeps: `kept`,
+    JSON {"code", "secret"} from sessionStorage) or ?room=CODE&key=SECRET (a teacher's link).
+    A secret an older version left in the browser's lasting storage (`stored`) is no key: it
+    is dropped there. [state, stored, timer, code box, message, page, *teacher_values]."""
+    lang = normalize_language(lang)
+    query = dict(request.query_params) if request is not None else {}
+    room, key = query.get("room"), query.get("key")
+    unchanged = [gr.skip()] * 9
+    if not room:
+        return [gr.skip()] * 6 + unchanged
+    mine = stored if isinstance(stored, dict) and stored.get("code") == room else {}
+    tab_key = _kept(kept, room)
+    forget = None if isinstance(stored, dict) and "secret" in stored else gr.skip()
+    try:
+        code = clean_code(room)
+        if key or tab_key:
+            secret = key or tab_key
+            rooms.check_teacher(code, secret)
+            state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
+                     "watch": rooms.watch_token(code, secret)}
+            return [state, forget, gr.update(active=True), gr.skip(), "",
+                    _page(room=code, address=True, member=state["watch"], teacher=secret),
+                    *teacher_values(code, secret, request, lang, rooms)]
+        if mine.get("token"):
+            code, token = rooms.join(code, None, mine.get("token"), session=_session(request),
+                                     address=_address(request))
+            state = {"role": "student", "code": code, "token": token, "revision": None,
+                     "moves": None}
+            return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
+                    _page(room=code, member=token), *unchanged]
+        invite = query.get("invite")
+        if rooms.revision(code, address=_address(request), invite=invite) is None:
+            raise InputError("classroom.err.gone")
+        # the invite stays in the session's state (never the address bar) for the Join press
+        invited = {"role": "invited", "code": code, "invite": invite} if invite else gr.skip()
+        return [invited, forget, gr.skip(), code, text("classroom.link_join", lang, code=code),
+                _page(room=code, open="classroom"), *unchanged]
+    except InputError as error:
+        return [None, forget, gr.skip(), gr.skip(), "⚠ " + error.message(lang),
+                _page(open="classroom"), *unchanged]
+
+
+def _kept(kept: Any, room: Any) -> Optional[str]:
+    """The teacher key this tab kept for `room` (sessionStorage's JSON), if any."""
+    try:
+        value = json.loads(kept) if isinstance(kept, str) and 0 < len(kept) <= 200 else None
+    except ValueError:
+        return None
+    if isinstance(value, dict) and value.get("code") == room and isinstance(value.get("secret"), str):
+        return value["secret"]
+    return None
+
+
+@visitor_errors
+def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Stop following: [follow, status, explore, back]."""
+    state = _role(state, "student")
+    if state is None:
+        return [gr.skip()] * 4
+    view = rooms.student_view(state["code"], state["token"])
+    return [False, bar_text(view, {**state, "following": False}, normalize_language(lang)),
+            gr.update(visible=False), gr.update(visible=True)]
+
+
+@visitor_errors
+def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
+    """Follow again, and apply the class's current link now: [follow, state, status, explore,
+    back, pending]."""
+    state = _role(state, "student")
+    if state is None:
+        return [gr.skip()] * 6
+    view = rooms.student_view(state["code"], state["token"])
+    state = {**state, "moves": view["moves"]}
+    return [True, state, bar_text(view, {**state, "following": True}, normalize_language(lang)),
+            gr.update(visible=True), gr.update(visible=False),
+            _page(link=view["link"]) if view["link"] else gr.skip()]
+
+
+@visitor_errors
+def answer(state: Any, link: Any, guess: Any, lang: Any, rooms: Rooms = ROOMS) -> str:
+    """A student's guess at the lesson step `link` goes to the class; the bar's line says so."""
+    lang = normalize_language(lang)
+    state = _role(state, "student")
+    if state is None:
+        return gr.skip()
+    if not isinstance(link, str) or "?" not in link or len(link) > MAX_QUERY_CHARS + 200:
+        raise InputError("classroom.err.not_now")
+    query = link[link.index("?"):].split("&room=")[0]
+    n = rooms.answer(state["code"], state["token"], query, guess)
+    return text("classroom.answer_in", lang, value=f"{float(guess):g}", answered=n)
+
+
+# ----------------------------------------------------------------------------- wiring
+
+
+def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Views, runtime: Any,
+         lesson_events: dict) -> None:
+    """After lessons.wire: the class's events, chained on the lesson's moves and guesses."""
+    lang, model = header.lang, header.model
+    api = {"api_visibility": "undocumented"}
+    page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
+    bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
+    bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
+    bar.revision.change(poll, [bar.state, bar.follow, lang],
+                        [bar.state, *bar_outputs, bar.timer, bar.pending, tab.members],
+                        queue=False, api_name="class_poll", **api)
+    lang.change(relabel, [bar.state, bar.follow, lang], [*bar_outputs, tab.members], queue=False,
+                api_visibility="private")
+    tab.start.click(start, [lang],
+                    [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
+                    api_name="class_start", **api).then(**page_js)
+    tab.join.click(join, [tab.code, tab.nickname, bar.state, lang],
+                   [bar.state, bar.stored, bar.timer, tab.message, bar.page],
+                   queue=False, api_name="class_join", **api).then(**page_js)
+    demo.load(None, None, [bar.kept], js=KEPT_JS).then(
+        on_load, [bar.stored, lang, bar.kept],
+        [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
+        api_visibility="private").then(**page_js)
+    tab.end.click(end_class, [bar.state, lang],
+                  [bar.state, bar.timer, tab.message, bar.page, bar.column, *tab.teacher_outputs()],
+                  api_name="class_end", **api).then(**page_js)
+    bar.explore.click(explore, [bar.state, lang],
+                      [bar.follow, bar.status, bar.explore, bar.back], queue=False, api_visibility="private")
+    bar.back.click(back_to_class, [bar.state, lang],
+                   [bar.follow, bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
+                   api_visibility="private")
+    bar.reveal.click(reveal, [bar.state, panel.state, lang],
+                     [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
+    tab.remove.click(remove_member, [bar.state, tab.members, lang], [tab.message, tab.members],
+                     api_name="class_remove", **api)
+    tab.lock.input(lock_class, [bar.state, tab.lock, lang], [tab.message], api_name="class_lock", **api)
+    tab.csv.click(download, [bar.state, lang], [tab.csv_file],
+                  api_name="class_csv", **api)
+
+    def move(state, link, lesson_state, lang_value):
+        return publish(state, link, lesson_state, views, runtime)
+
+    # the teacher's moves: each lesson step it goes to, each section link it copies (a press
+    # of "Copy link"; a run alone moves no one)
+    for k, event in enumerate(lesson_events.get("steps", ())):
+        named = {"api_name": "class_move", **api} if k == 0 else {"api_visibility": "private"}
+        event.then(visitor_errors(move), [bar.state, panel.link, panel.state, lang], [tab.message],
+                   **named)
+    buttons = {getattr(b, "elem_id", None): b for b in demo.blocks.values() if isinstance(b, gr.Button)}
+    for view in views.items:
+        copy = buttons.get("copy-" + view.box_id[len("link-"):])
+        if copy is not None and view.make_link is not None:
+            copy.click(visitor_errors(_copied(view, views, runtime)),
+                       [bar.state, lang, *view.link_inputs], [tab.message], api_visibility="private")
+    check = lesson_events.get("check")
+    if check is not None:
+        check.then(answer, [bar.state, panel.link, panel.guess, lang], [bar.status],
+                   queue=False, api_name="class_answer", **api)
+
+    @visitor_errors
+    def apply_move(raw, lang_value, current):
+        try:
+            link = json.loads(raw)["link"] if raw else None
+        except (ValueError, TypeError, KeyError):
+            link = None
+        if not isinstance(link, str) or not link.startswith("?") or len(link) > MAX_QUERY_CHARS:
+            return [gr.skip()] * (len(go_outputs))
+        values = restore(link, lang_value, current, views, runtime.names(), runtime.default_name,
+                         lambda name: runtime.get(name).config)
+        return values[3:]
+
+    go_outputs = panel_outputs(panel) + [model, *views.components(), panel.command]
+    # no forward pass here (the step's run is the page's own press, queued as any): the move
+    # reaches the page without waiting behind the cheap group's queue
+    bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs, queue=False,
+                       api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
+
+
+# The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.
+PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
+KEPT_JS = "() => window.explorerClassKept ? window.explorerClassKept() : ''"
+REVISION_JS = ("async (current) => window.explorerClassRevision ? "
+               "await window.explorerClassRevision(current) : current")
+SCRIPT = Path(__file__).resolve().parents[3] / "static" / "classroom.js"
+
+
+def head_html() -> str:
+    return "<script>\n" + SCRIPT.read_text(encoding="utf-8") + "\n</script>\n"

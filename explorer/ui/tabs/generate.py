@@ -1,0 +1,496 @@
+"""Generate & KV cache tab, four sections: a run that streams tokens while the real cache
+grows (C3, C9), replays the same steps without a cache (C1) and checks the cached logits
+against a full forward (C4), under a chosen cache policy; the calculator of published shapes
+(C3, C5, C6); and the decode roofline of the loaded model on this device's measured roof, with
+the engine's batched decode timed beside it (C2); and the class as one batch, the shared
+decode loop live (C20, explorer/ui/tabs/generate_batch.py).
+
+Thin wiring over explorer/generate/: module-level handlers check inputs, run the experiment and
+keep its result in gr.State; the shell's language switch redraws every section from it.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+import gradio as gr
+from gradio.components.plot import PlotData
+import pandas as pd
+
+from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes, tokens
+from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
+                                       TAB_MAX_NEW_TOKENS, check_context, check_flag, encode_prompt,
+                                       long_prompt, parse_request)
+from explorer.generate.kept import keep_app_prompts
+from explorer.generate.step_cost import served_weights
+from explorer.generate.session import Session, stream_generation
+from explorer.inputs import MAX_TEXT_CHARS, InputError
+from explorer.lessons import generate_prompts
+from explorer.locales import Term, normalize_language, text
+from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
+from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
+                              in_background, scheduler_for)
+from explorer.ui.page import views
+from explorer.ui.tabs import generate_batch, generate_precision
+from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.web.gradio_context import client_alive, event_client
+from explorer.web.stopping import Stops
+from explorer.web.groups import GENERATE_CONCURRENCY_ID
+from explorer.web.zerogpu import on_zerogpu
+
+TITLE = "generate.tab"
+CHART_INTERVAL_S = 0.5   # charts are rebuilt at most this often while tokens stream
+SCHEDULER_CAPACITY = MAX_BATCH + MAX_WAITING   # runs the shared loop holds (batch + queue)
+TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (serving.in_background)
+# ... and at most this many messages a second from all the runs of one shared step together:
+# each message costs the server milliseconds of Python (Gradio's processing of ten outputs)
+# that take the GIL and a core from the decode, so with N visitors in a step each visitor's
+# text comes every N / MESSAGES_PER_S seconds, several tokens at a time.
+MESSAGES_PER_S = 40
+HISTORY_ROWS = 8
+
+# the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
+STOPS = Stops()
+ROOF_STOPS = Stops()
+
+HISTORY_COLUMNS = ("run", "model", "policy", "prompt", "new", "cache", "c3", "c4", "text")
+
+
+def _plot_data(figure) -> PlotData:
+    """A Plotly figure as gr.Plot sends it (what Plot.postprocess returns), built once so that
+    re-sending an unchanged chart costs nothing; the shared empty charts (figures.is_shared)
+    are serialised once for every run."""
+    if not figures.is_shared(figure):
+        return PlotData(type="plotly", plot=figure.to_json())
+    held = _SHARED_PLOTS.get(id(figure))
+    if held is None or held[0] is not figure:
+        held = _SHARED_PLOTS[id(figure)] = (figure, PlotData(type="plotly", plot=figure.to_json()))
+    return held[1]
+
+
+_SHARED_PLOTS: dict = {}   # id -> (shared empty figure, its PlotData)
+
+
+# ----------------------------------------------------------------------------- the run section
+def text_interval(session: Session) -> float:
+    """Seconds between two text messages of a run whose last step was shared by N runs."""
+    shared = session.records[-1].batch_size if session.records else 1
+    return max(TEXT_INTERVAL_S, shared / MESSAGES_PER_S)
+
+
+def policy_text(lang: str, policy: str, window: int, sinks: int) -> str:
+    if policy == "full":
+        return text("generate.policy.full", lang)
+    if policy == "window":
+        return f"{text('generate.policy.window', lang)} = {window}"
+    return f"{sinks} + {window} ({text('generate.policy.sinks', lang)})"
+
+
+def history_frame(lang: str, rows: list[dict]) -> pd.DataFrame:
+    """The table of runs in `lang`: rows hold data (the policy as (kind, window, sinks), the
+    new tokens and whether the run was stopped), words are chosen here."""
+    def cell(row: dict, column: str):
+        if column == "policy":
+            return policy_text(lang, *row["policy"])
+        if column == "new" and row.get("stopped"):
+            return text("generate.row.stopped", lang, n=row["new"])
+        return row[column]
+
+    headers = [text(f"generate.col.{c}", lang) for c in HISTORY_COLUMNS]
+    return pd.DataFrame([[cell(row, c) for c in HISTORY_COLUMNS] for row in rows], columns=headers)
+
+
+def history_row(session: Session, run: int) -> dict:
+    # a run can end before its first token (its deadline passed during the prefill): no cache yet
+    cache_bytes = sum(session.records[-1].cache_bytes) if session.records else 0
+    diff = session.max_logit_diff()
+    generated = session.text.replace("\n", " ")
+    request = session.request
+    return {"run": run, "model": session.model_name,
+            "policy": (request.policy, request.window, request.sinks),
+            "prompt": session.n_prompt, "new": len(session.records),
+            "cache": shapes.format_bytes(cache_bytes),
+            "c3": "✓" if session.bytes_match_formula() else "✗",
+            "c4": "—" if diff is None else f"{diff:.1e}",
+            "stopped": session.stopped == "stop",
+            "text": generated if len(generated) <= 90 else generated[:87] + "…"}
+
+
+def settle_runs(runs) -> list[dict]:
+    """The visitor's runs with a run still marked in progress marked stopped: a run closed
+    from outside (a cancel through the API, a closed page) ends before it can write its last
+    row, so the row sent with its last message (partial=True) is its record."""
+    return [{**row, "partial": False, "stopped": True} if row.get("partial") else row
+            for row in runs or []]
+
+
+def _engine_errors(stream, lang: str):
+    """The engine refuses impossible requests with ValueError: shown as the model's refusal;
+    the shared loop's neutral Busy (batch and queue full) and TooManyRuns (the visitor's page
+    or address has its share) in the visitor's words."""
+    try:
+        yield from stream
+    except Busy as busy:
+        raise InputError("generate.error.busy", capacity=busy.capacity) from None
+    except TooManyRuns as refused:
+        raise InputError(f"generate.error.runs_{refused.scope}", limit=refused.limit) from None
+    except InputError:
+        raise
+    except ValueError as error:
+        raise gr.Error(text("generate.error.stopped_model", lang, error=error),
+                       print_exception=False) from None
+
+
+@visitor_errors
+def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_value, policy_value,
+                 w, s, compare_value, check_value, runs, last_session=None):
+    """Stream one generation: (text, status, 5 charts, evidence, runs, last finished session,
+    token strip) after every merged step, then after the checks."""
+    lang = normalize_language(lang)
+    started = time.perf_counter()
+    request = parse_request(prompt, n_new, temp, k, p, seed_value, policy_value, w, s,
+                            compare_value, check_value)
+    loaded = load_or_error(runtime, model_name)
+    ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
+    check_context(len(ids), request, loaded.config.max_position_embeddings)
+    keep_prompts_of(loaded)
+    # who sent it: the shared loop caps runs per session and per address, and copies another
+    # visitor's keys for the chat template's tokens alone (never their text)
+    visitor = Visitor(*event_client())
+    public = public_prefix(loaded.tokenizer, ids) if chat else 0
+    runs = settle_runs(runs)[-(HISTORY_ROWS - 1):]
+    run_number = (runs[-1]["run"] + 1) if runs else 1
+    # The first token goes out alone (text and status); the charts follow with the next one
+    # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
+    # last charts as PlotData (serialized once; Gradio passes it through) and the states as
+    # they are, not gr.skip(): Gradio 6 answers a skip on a component by building a fresh
+    # component (~1 ms of Python), work that holds the GIL the decode needs between its ops.
+    held = None   # outputs 3..8 of the last chart message, re-sent while only text changes
+    strip = gr.skip()   # the token strip, drawn with the charts and re-sent like them
+    diff = mask = gr.skip()
+    mask_from = None   # what the mask was drawn from: it changes only with the cache reading
+    first = True
+    last_charts = 0.0
+    # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
+    # adding to every step; closing this generator (a closed tab) stops the worker. Stop
+    # raises this run's flag: the engine stops at its next step, and its last snapshot is this
+    # handler's last message, drawn like any end (text, charts, row and status agree).
+    stopped = STOPS.flag()
+    stream = in_background(lambda should_stop: stream_generation(
+        loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
+        model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
+        deadline=started + DEADLINE_S, visitor=visitor, public_prefix=public),
+        min_interval_s=text_interval, alive=client_alive(),
+        stop_requested=stopped.is_set)
+    for session in _engine_errors(stream, lang):
+        now = time.perf_counter()
+        # a step shared by N visitors: each redraws its charts N times less often, so the
+        # server's chart work stays ~2 a second however many are generating (it takes the
+        # same cores as their shared decode)
+        shared = session.records[-1].batch_size if session.records else 1
+        done = session.phase == "done"
+        # the runs so far, this one included, with every message: marked partial until it is
+        # done, so that a run closed from outside still leaves its row (settle_runs)
+        held_runs = runs + [{**history_row(session, run_number), "partial": not done}]
+        # the step that ends decoding goes out with the text only, like the first: a later
+        # snapshot always follows (the checks, or "done" at once) and draws the charts, so the
+        # last tokens are not held up by charts drawn twice (a class whose runs end together
+        # would build ~2 x 30 sets of them at that moment)
+        ending = session.phase == "decode" and not session.streaming
+        if ending or (session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared)):
+            rest = held if held is not None else (gr.skip(),) * 6
+            yield (session.text, figures.status(session, lang), *rest, held_runs, last_session, strip)
+            first = False
+            continue
+        last_charts = now
+        # C4 is computed after decoding: while decoding, its chart and the mask are cleared
+        # once (of the previous run's) and then left alone; both are drawn once decoding ends.
+        if session.phase != "decode" or held is None:
+            diff = _plot_data(figures.logit_diff_figure(session, lang))
+            drawn_from = (id(session.cache_reading), done, session.replay_note)
+            if drawn_from != mask_from:   # not again for every replay step
+                mask, mask_from = _plot_data(figures.mask_figure(session, lang)), drawn_from
+        held = (_plot_data(figures.layer_bytes_figure(session, lang)),
+                _plot_data(figures.growth_figure(session, lang)),
+                _plot_data(figures.latency_figure(session, lang)), diff, mask,
+                figures.summary(session, lang))
+        strip = tokens.strip_html(session, lang)
+        if done:
+            last_session = session
+        yield (session.text, figures.status(session, lang), *held, held_runs, last_session, strip)
+        first = False
+
+
+def keep_prompts_of(loaded) -> None:
+    """The app's own Generate prompts kept computed in this model's shared loop (once a loop,
+    explorer.generate.kept): a class pressing Start on the example or a lesson's prompt feeds
+    only what differs from it. Not on ZeroGPU, where each run's loop lives in a GPU call of its
+    own and would feed them again for every visitor."""
+    if not on_zerogpu():
+        keep_app_prompts(scheduler_for(loaded.model), loaded.tokenizer, generate_prompts())
+
+
+@visitor_errors
+def show_runs(lang, runs):
+    """The visitor's table of runs, a stopped run included."""
+    lang = normalize_language(lang)
+    return history_frame(lang, settle_runs(runs))
+
+
+def stopped_word(last, lang):
+    """The last message of a run that Stop could not reach itself (in a ZeroGPU call, see
+    explorer/web/stopping.py): the last message sent, its run's row marked stopped and the
+    status saying so; "Stopped." for a run stopped in the queue."""
+    lang = normalize_language(lang)
+    if last is None:
+        return (gr.skip(), text("generate.stopped", lang), *(gr.skip(),) * 9)
+    runs = last[8]
+    row = runs[-1] if isinstance(runs, list) and runs else None
+    if not isinstance(row, dict) or not row.get("partial"):
+        return last   # it had ended: nothing was stopped
+    row = {**row, "partial": False, "stopped": True}
+    return (last[0], text("generate.stopped_after", lang, n=row["new"]), *last[2:8],
+            [*runs[:-1], row], last[9], last[10])
+
+
+def draw_run(session: Session, lang: str):
+    """The last finished run's status, charts and evidence in `lang` (no model run)."""
+    return (figures.status(session, lang), *figures.figures(session, lang),
+            figures.summary(session, lang))
+
+
+def draw_strip(session: Session, lang: str):
+    """The last finished run's token strip in `lang` (the probabilities are the run's)."""
+    return tokens.strip_html(session, lang)
+
+
+def draw_runs(runs, lang: str):
+    return history_frame(lang, settle_runs(runs))
+
+
+# ----------------------------------------------------------------------------- the calculator section
+def draw_calculator(result: shapes.ShapesResult, lang: str):
+    """(shapes table, variants table) in `lang`."""
+    return shapes.tables(result, lang)
+
+
+@visitor_errors
+def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: Any):
+    """Calculator tables. The loaded model's row appears once it is loaded."""
+    lang = normalize_language(lang)
+    n, b = shapes.check(tokens, element_bytes)
+    if model_name is not None:
+        try:
+            runtime.check_name(model_name)   # an unknown name is refused, not read as "none loaded"
+        except ValueError as error:
+            raise gr.Error(str(error), print_exception=False) from None
+    loaded_shape = None
+    if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
+        loaded = runtime.get(model_name)
+        loaded_shape = shapes.shape_from_config(getattr(loaded.spec, "title", model_name), loaded.config)
+    result = shapes.run(n, b, loaded_shape)
+    return (*draw_calculator(result, lang), result)
+
+
+@visitor_errors
+def calculate_after_load(runtime, model_name, lang, tokens, element_bytes):
+    """The loaded model's row needs it loaded (the header loads it on page load)."""
+    load_or_error(runtime, model_name)
+    return calculate(runtime, model_name, lang, tokens, element_bytes)
+
+
+# ----------------------------------------------------------------------------- the roofline section
+def draw_roofline(result: roofline.RooflineResult, lang: str):
+    """(device line, roofline figure, tokens/s figure, summary) in `lang`."""
+    return (roofline_figures.device_line(result.roof, lang), *roofline_figures.figures(result, lang),
+            roofline_figures.summary(result, lang))
+
+
+@visitor_errors
+def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Progress()):
+    """Measure this device's roof (or take the one measured before), then time the engine's
+    batched decode at B = 1 ... 16: (device line, roofline, tokens/s, summary, result) once
+    done, nothing before (it yields between forwards so that Stop ends it there)."""
+    lang = normalize_language(lang)
+    context = roofline.check_context(context)
+    refresh = check_flag(Term("generate.roof.refresh"), refresh)
+    loaded = load_or_error(runtime, model_name, progress)
+    if scheduler_for(loaded.model).load():
+        raise InputError("generate.roof.busy")   # their steps and these would time each other
+    # the shared loop's intra-op threads: the roof and the steps are measured as batches run
+    threads = batch_threads()
+    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh,
+                               weights=served_weights(loaded.model))
+    steps = roofline.run_steps(loaded.model, roofline.prompt_ids(loaded.tokenizer, context), roof,
+                               name=getattr(loaded.spec, "title", loaded.name), threads=threads)
+    for item in steps:
+        if isinstance(item, roofline.RooflineResult):
+            yield (*draw_roofline(item, lang), item)
+        else:
+            progress(item[0], desc=item[1])
+            yield (gr.skip(),) * 5
+
+
+def build(ctx: TabContext) -> None:
+    t = ctx.t
+    gr.Markdown(t("generate.intro"))
+    first = len(ctx.sections)
+    with ctx.section("generate.section.run"):
+        _build_run(ctx)
+    with ctx.section("generate.section.calculator"):
+        _build_calculator(ctx)
+    with ctx.section("generate.section.roofline", elem_id="section-generate-roofline"):
+        _build_roofline(ctx)
+    with ctx.section("precision.section", elem_id=generate_precision.SECTION_ID):
+        generate_precision.build(ctx)
+    with ctx.section("serving.section", elem_id=generate_batch.SECTION_ID) as batch:
+        generate_batch.build(ctx, batch, [tab for tab, _ in ctx.sections[first:] if tab is not batch])
+
+
+def _build_run(ctx: TabContext) -> None:
+    t = ctx.t
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            prompt = gr.Textbox(value=DEFAULT_PROMPT, label=t("generate.prompt"), lines=4, max_lines=12,
+                                info=t("generate.prompt_info"), elem_id="gen-prompt",
+                                max_length=MAX_PROMPT_TOKENS * CHARS_PER_TOKEN_BOUND)
+            with gr.Row():
+                start = gr.Button(t("generate.start"), variant="primary", elem_id="gen-start")
+                stop = gr.Button(t("generate.stop"), variant="stop", elem_id="gen-stop")
+                long_button = gr.Button(t("generate.long"), variant="secondary", size="sm",
+                                        elem_id="gen-long")
+            output = gr.Textbox(label=t("generate.output"), lines=5, max_lines=14, interactive=False,
+                                autoscroll=True, max_length=MAX_TEXT_CHARS, elem_id="gen-output")
+            gr.Markdown(t("generate.tokens_note"), elem_id="gen-tokens-note")
+            strip = gr.HTML("", elem_id="gen-tokens", css_template=tokens.STRIP_CSS,
+                            js_on_load=tokens.STRIP_JS)
+            status = gr.Markdown(elem_id="gen-status")
+        with gr.Column(scale=2, min_width=300):
+            with gr.Accordion(t("generate.sampling"), open=True):
+                max_new = gr.Slider(1, TAB_MAX_NEW_TOKENS, value=48, step=1,
+                                    label=t("generate.max_new"), elem_id="gen-max-new")
+                with gr.Row():
+                    temperature = gr.Slider(0.0, MAX_TEMPERATURE, value=0.0, step=0.05,
+                                            label=t("generate.temperature"))
+                    top_k = gr.Slider(0, 200, value=0, step=1, label=t("generate.top_k"))
+                with gr.Row():
+                    top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label=t("generate.top_p"))
+                    seed = gr.Number(value=0, precision=0, minimum=0, label=t("generate.seed"))
+            policy = gr.Radio([(t("generate.policy.full"), "full"), (t("generate.policy.window"), "window"),
+                               (t("generate.policy.sinks"), "sinks")], value="full",
+                              label=t("generate.policy"), elem_id="gen-policy")
+            with gr.Row():
+                window = gr.Slider(1, 1024, value=64, step=1, label=t("generate.window"))
+                sinks = gr.Slider(0, 16, value=4, step=1, label=t("generate.sinks"))
+            compare = gr.Checkbox(value=True, label=t("generate.compare"))
+            check = gr.Checkbox(value=True, label=t("generate.check"))
+    gr.Markdown(t("generate.formula"), latex_delimiters=LATEX, elem_id="gen-formula")
+    blank = figures.empty_figures()
+    with gr.Row(equal_height=True):
+        bars = gr.Plot(blank[0], show_label=False, elem_id="gen-bars")
+        growth = gr.Plot(blank[1], show_label=False, elem_id="gen-growth")
+    with gr.Row(equal_height=True):
+        latency = gr.Plot(blank[2], show_label=False, elem_id="gen-latency")
+        diff = gr.Plot(blank[3], show_label=False, elem_id="gen-diff")
+    gr.Markdown(t("generate.mask_note"), latex_delimiters=LATEX)
+    mask = gr.Plot(blank[4], show_label=False, elem_id="gen-mask")
+    evidence = gr.Markdown(elem_id="gen-evidence")
+    history_state = gr.State([])
+    history = gr.Dataframe(history_frame("en", []), label=t("generate.history"), interactive=False,
+                           wrap=True, elem_id="gen-history",
+                           column_widths=["5%", "14%", "16%", "8%", "11%", "9%", "8%", "8%", "21%"])
+
+    last_session = gr.State(None)  # the visitor's last finished run, redrawn on a language switch
+    # The table of runs is not an output of the streaming run: it is drawn after the run (and by
+    # Stop) from history_state, so no message still in flight after Stop can overwrite it.
+    outputs = [output, status, bars, growth, latency, diff, mask, evidence, history_state,
+               last_session, strip]
+    inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
+              sinks, compare, check, history_state, last_session]
+    handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
+    limit = int(DEADLINE_S) + 30
+    # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
+    # (explorer/serving/scheduler.py) serialises the forwards and batches the visitors' steps,
+    # so up to its capacity every run is admitted at once, and past it refused as busy.
+    concurrency = {"concurrency_id": GENERATE_CONCURRENCY_ID, "concurrency_limit": SCHEDULER_CAPACITY}
+    event = start.click(handler, inputs, outputs, api_name="generate", show_progress="minimal",
+                        time_limit=limit, **concurrency)
+    submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
+                              show_progress="minimal", time_limit=limit, **concurrency)
+    event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")
+    ctx.view("generate.run", [
+        views.control("prompt", prompt), views.control("max_new", max_new),
+        views.control("temperature", temperature), views.control("top_k", top_k),
+        views.control("top_p", top_p), views.control("seed", seed, low=0, high=2**31 - 1),
+        views.control("policy", policy), views.control("window", window),
+        views.control("sinks", sinks), views.control("compare", compare),
+        views.control("check", check)], run=start, event=event, state=last_session)
+    submitted.then(show_runs, [ctx.lang, history_state], [history], api_visibility="private")
+    # not `cancels=`: the run ends itself within a step, with its own last message (stopping.py)
+    stop.click(STOPS.on_stop, None, None, queue=False, api_name="stop")
+    long_button.click(long_prompt, None, [prompt], api_name="long_prompt")
+    ctx.redraw_on_language(last_session, [status, bars, growth, latency, diff, mask, evidence], draw_run)
+    ctx.redraw_on_language(last_session, [strip], draw_strip)
+    ctx.redraw_on_language(history_state, [history], draw_runs)
+
+
+def _build_calculator(ctx: TabContext) -> None:
+    t = ctx.t
+    gr.Markdown(t("generate.calculator"))
+    gr.Markdown(t("generate.calc_formulas"), latex_delimiters=LATEX)
+    with gr.Row():
+        calc_tokens = gr.Number(value=32768, precision=0, minimum=1, label=t("generate.calc_tokens"))
+        calc_bytes = gr.Dropdown([("fp16 / bf16 (2)", 2), ("fp32 (4)", 4), ("fp8 / int8 (1)", 1)],
+                                 value=2, label=t("generate.calc_bytes"))
+        # the tables follow every change; the button recomputes them (what a lesson step presses)
+        calc_run = gr.Button(t("generate.calc_run"), size="sm", elem_id="gen-calc-run")
+    calc_table = gr.Dataframe(interactive=False, wrap=True, elem_id="gen-calc-table",
+                              column_widths=["12%", "8%", "14%", "9%", "6%", "9%", "9%", "10%", "23%"])
+    gr.Markdown(t("generate.calc_variants"))
+    variants_table = gr.Dataframe(interactive=False, elem_id="gen-variants")
+    calc_state = gr.State(None)
+
+    calc = functools.partial(calculate, ctx.runtime)
+    after_load = functools.partial(calculate_after_load, ctx.runtime)
+    calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes]
+    calc_outputs = [calc_table, variants_table, calc_state]
+    drawn = (calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator"),
+             calc_bytes.change(calc, calc_inputs, calc_outputs, api_visibility="private"),
+             ctx.demo.load(after_load, calc_inputs, calc_outputs, api_visibility="private",
+                           **ctx.model_event),
+             ctx.model.change(after_load, calc_inputs, calc_outputs, api_visibility="private",
+                              **ctx.model_event),
+             calc_run.click(calc, calc_inputs, calc_outputs, api_visibility="private"))
+    ctx.view("generate.calculator", [views.control("tokens", calc_tokens, high=10**9),
+                                     views.control("bytes", calc_bytes)],
+             run=calc_run, event=drawn, state=calc_state)
+    ctx.redraw_on_language(calc_state, [calc_table, variants_table], draw_calculator)
+
+
+def _build_roofline(ctx: TabContext) -> None:
+    t = ctx.t
+    gr.Markdown(t("generate.roof.intro"), latex_delimiters=LATEX)
+    with gr.Row():
+        context = gr.Slider(1, roofline.MAX_CONTEXT, value=roofline.DEFAULT_CONTEXT, step=1,
+                            label=t("generate.roof.context"), elem_id="gen-roof-context")
+        refresh = gr.Checkbox(value=False, label=t("generate.roof.refresh"))
+    with gr.Row():
+        measure = gr.Button(t("generate.roof.measure"), variant="primary", elem_id="gen-roof-measure")
+        stop = gr.Button(t("generate.roof.stop"), variant="stop", elem_id="gen-roof-stop")
+    device_note = gr.Markdown(t("generate.roof.none"), elem_id="gen-roof-device")
+    with gr.Row(equal_height=True):
+        roof_plot = gr.Plot(show_label=False, elem_id="gen-roofline")
+        rates_plot = gr.Plot(show_label=False, elem_id="gen-roof-rates")
+    roof_summary = gr.Markdown(elem_id="gen-roof-summary")
+    roof_state = gr.State(None)
+    outputs = [device_note, roof_plot, rates_plot, roof_summary, roof_state]
+    # Stop ends the measurement between two timed forwards; nothing of it is kept or drawn
+    event = measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
+                                       lambda last, lang: (gr.skip(),) * 5),
+                  [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
+                  time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.long_event)
+    stop.click(ROOF_STOPS.on_stop, None, None, queue=False, api_visibility="private")
+    ctx.redraw_on_language(roof_state, [device_note, roof_plot, rates_plot, roof_summary], draw_roofline)
+    ctx.view("generate.roofline", [views.control("context", context)], run=measure, event=event,
+             state=roof_state)

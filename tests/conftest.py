@@ -54,7 +54,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     misplaced = []
     for item in items:
-        folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
+        path = Path(item.path).resolve()
+        folder = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
         if folder.endswith(".py"):
             misplaced.append(f"{item.nodeid} is in no tier's folder")
         elif folder in FOLDER_TIERS:

@@ -141,8 +141,9 @@ def ask(url: str, endpoint: str, copy: int, kwargs: dict, start: threading.Barri
         client.close()
 
 
-def serve(log_path: Path) -> tuple[subprocess.Popen, str]:
-    """`python app.py` in a child process on a free port: (process, url)."""
+def serve(log_path: Path, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """`python app.py` of `root` (this checkout, or another's) in a child process on a free
+    port: (process, url)."""
     port = free_port()
     env = dict(os.environ, HOST="127.0.0.1", PORT=str(port), GRADIO_ANALYTICS_ENABLED="False",
                PYTHONUNBUFFERED="1")
@@ -159,7 +160,8 @@ def serve(log_path: Path) -> tuple[subprocess.Popen, str]:
     # of 30 on Gemma measured 80 tokens/s beside it, 200 without)
     env.setdefault("EXPLORER_WARM", "0")
     log = open(log_path, "w")
-    server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
+    env["PYTHONPATH"] = str(root)
+    server = subprocess.Popen([sys.executable, str(root / "app.py")], cwd=root, env=env,
                               stdout=log, stderr=subprocess.STDOUT)
     return server, f"http://127.0.0.1:{port}/"
 

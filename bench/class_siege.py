@@ -344,6 +344,10 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
             "class_errors": class_errors, "student_errors": sum(seen["errors"]),
             "student_requests": seen["requests"], "teacher_errors": teacher_errors,
             "missed_moves": len(missed), "missed_examples": missed[:5],
+            # per missed move: (index, link, students missing it, seconds until the next move)
+            "missed_by_move": [(i, link, sum(m[0] == i for m in missed),
+                                round(moves[i + 1][1] - moves[i][1], 1) if i + 1 < len(moves) else None)
+                               for i, link in sorted({(m[0], m[1]) for m in missed})],
             "unseen_reveals": len(unseen_reveals), "error_texts": seen["texts"] + texts,
             "hostile": hostile, "hostile_members": hostile_members, "room_members": members,
             "late_mid_siege": late}

@@ -1,5 +1,5 @@
-"""One client floods the queue with long runs; how long does another visitor wait? (issue 27
-finding 1, docs/HARDENING.md)
+"""One client floods the queue with long runs; how long does another visitor wait?
+(docs/HARDENING.md, "Request bodies, the queue and the worker pool")
 
     .venv/bin/python -m bench.flood                      # serve app.py here, 64 calls
     .venv/bin/python -m bench.flood --url http://127.0.0.1:7860/ --calls 64

@@ -262,3 +262,22 @@ def measured_default(loaded) -> str:
     own = loaded.spec.decode_weights
     usable = own in available_weights(loaded.model) and simd_paths()[own]
     return own if own == "fp32" or usable else "fp32"
+
+
+class DigitTokenizer:
+    """Just what stream_generation needs from a tokenizer: decode."""
+
+    def decode(self, ids, skip_special_tokens=False):
+        return " ".join(f"<{i}>" for i in ids)
+
+
+def run(model, ids, **fields):
+    """(snapshots, final session); the stream yields one mutable Session, so each yield is
+    recorded as (phase, tokens so far, replay points so far)."""
+    from explorer.generate import request as req, session as sess
+
+    request = req.Request(prompt="x", **fields)
+    snapshots, session = [], None
+    for session in sess.stream_generation(model, DigitTokenizer(), ids, request):
+        snapshots.append((session.phase, len(session.records), len(session.replay)))
+    return snapshots, session

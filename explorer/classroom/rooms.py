@@ -14,7 +14,7 @@ answers with times and nicknames go to the teacher only (`teacher_view`, `csv_te
 the secret). Every refusal is an InputError whose locale key (explorer/locales/*/classroom.py)
 says why in plain words.
 
-Limits (issue 41, docs/HARDENING.md: a class no student can break), on a monotonic clock
+Limits (docs/HARDENING.md, "The class"), on a monotonic clock
 (injectable), each bounded in time and size (explorer/classroom/limits.py):
 - rooms per server; rooms created per client address per hour;
 - joining needs a session (Gradio's); a session joins a room as one member (a second join is

@@ -16,13 +16,8 @@ from explorer.generate import checks, evidence as ev
 from explorer.generate import request as req, session as sess
 from explorer.locales import text
 from models.forward import RunOptions
-from tests.helpers import measured_default
+from tests.helpers import DigitTokenizer, measured_default
 
-
-
-class DigitTokenizer:
-    def decode(self, ids, skip_special_tokens=False):
-        return " ".join(f"<{i}>" for i in ids)
 
 
 def measures(evidence: Evidence) -> dict:

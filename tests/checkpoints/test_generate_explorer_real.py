@@ -10,7 +10,7 @@ import torch
 
 from explorer.generate import checks, request as req, session as sess, shapes
 from tests.helpers import measured_default
-from tests.unit.test_generate_explorer import shape
+from tests.unit.test_kv_calculator import shape
 
 
 def test_loaded_model_rows_from_the_real_configs():

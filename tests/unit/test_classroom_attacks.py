@@ -1,6 +1,7 @@
 """Issue 41, "A class no student can break": each attack a hostile student or visitor can make on
 a live class, run against the room store (explorer/classroom/rooms.py) or the class's handlers
-(explorer/ui/page/classroom.py), and what the class must do instead (docs/HARDENING.md, issue 41)."""
+(explorer/ui/page/classroom.py), and what the class must do instead (docs/HARDENING.md,
+"The class")."""
 from __future__ import annotations
 
 import itertools

@@ -115,7 +115,7 @@ def test_the_app_prompts_are_its_example_long_and_lesson_prompts_asked_once(monk
 def test_a_run_that_copied_a_kept_prompt_says_so_in_both_languages(tiny_llama):
     from explorer.generate import figures, request as req, session as sess
     from explorer.serving import Scheduler, Visitor
-    from tests.unit.test_generate_explorer import DigitTokenizer
+    from tests.helpers import DigitTokenizer
 
     loop = Scheduler(tiny_llama, prefill_chunk=8)
     loop.keep_prompts([KEPT])

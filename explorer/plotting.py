@@ -46,7 +46,8 @@ MASK_COLORS = [[0.0, "#00204c"], [0.5, "#00204c"], [0.5, "#ffe945"], [1.0, "#ffe
 def colors(n: int, scale: str = SEQUENTIAL) -> list[str]:
     """n distinct colours along `scale`, stopping before viridis's pale yellow end, which
     vanishes on white. Past 6 colours the range reaches a little further (0.9), so that any two
-    stay apart under protanopia, deuteranopia and tritanopia too (tests/test_a11y_colours.py)."""
+    stay apart under protanopia, deuteranopia and tritanopia too
+    (tests/unit/test_a11y_colours.py)."""
     end = 0.85 if n <= 6 else 0.9
     return sample_colorscale(scale, [0.0] if n <= 1 else list(np.linspace(0.0, end, n)))
 

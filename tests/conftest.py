@@ -54,8 +54,11 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     misplaced = []
     for item in items:
-        folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
-        if folder in FOLDER_TIERS:
+        path = Path(item.path).resolve()
+        folder = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""
+        if folder.endswith(".py"):
+            misplaced.append(f"{item.nodeid} is in no tier's folder")
+        elif folder in FOLDER_TIERS:
             item.add_marker(FOLDER_TIERS[folder])
         used = set(getattr(item, "fixturenames", ()))
         for tier, fixtures in FIXTURE_TIERS.items():
@@ -64,9 +67,10 @@ def pytest_collection_modifyitems(config, items):
                 if folder == "unit":
                     misplaced.append(f"{item.nodeid} uses {', '.join(sorted(used & fixtures))}")
     if misplaced:
-        raise pytest.UsageError("tests/unit is the fast tier, yet these tests use a fixture of a "
-                                "heavier tier; move them to tests/checkpoints, tests/server or "
-                                "tests/browser:\n  " + "\n  ".join(misplaced))
+        raise pytest.UsageError("every test lives in its tier's folder, and tests/unit (the fast "
+                                "tier) uses no fixture of a heavier one; move these to "
+                                "tests/unit, tests/checkpoints, tests/server or tests/browser:"
+                                "\n  " + "\n  ".join(misplaced))
 
 
 @pytest.fixture(autouse=True)

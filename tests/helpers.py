@@ -91,6 +91,26 @@ def type_number(page, elem_id: str, value, tries: int = 3) -> None:
     page.wait_for_timeout(300)   # the component's value reaches Gradio's state
 
 
+def start_run(page, button: str, status: str, tries: int = 10) -> None:
+    """Press a run button until the page takes the press: its status line (`status`, a selector)
+    leaves what it said before. Gradio drops a press while the page still counts the button's
+    last event as running, and on a loaded machine it does so for a while after that event's
+    last message is drawn; a press the page took shows at once, before the server answers. The
+    status is read even where its section is hidden."""
+    said = "(s) => document.querySelector(s).textContent"
+    before = page.evaluate(said, status)
+    for _ in range(tries):
+        # a click dispatched in the page: the button may sit in a section not shown just now
+        page.evaluate("(b) => document.querySelector(b).click()", button)
+        try:
+            page.wait_for_function("([s, b]) => document.querySelector(s).textContent !== b",
+                                   arg=[status, before], timeout=10_000)
+            return
+        except Exception:   # playwright's TimeoutError: the press was dropped, press again
+            continue
+    raise AssertionError(f"{button} never started a run; {status} still says {before!r}")
+
+
 def tiny_hf(kind: str, seed: int = 0, **overrides):
     """A tiny random-init transformers causal LM of the given family (fp32, eval)."""
     import transformers as tf

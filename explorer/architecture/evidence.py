@@ -4,7 +4,8 @@ tab's summary uses (explorer/claims/evidence.py describes the shape).
 
     evidence_c6(loaded)    DeepSeek-V3's latent cache = 4.5 d_head = GQA with 2.25 KV heads (its
                            published config); a tiny DeepSeek-V3-shaped module, loaded through the
-                           checkpoint mapping tests/test_mla.py checks against transformers: its
+                           checkpoint mapping tests/unit/test_mla.py checks against transformers:
+                           its
                            up-projected cache = its per-head K and V (mla.py)
     evidence_c7(loaded)    the best fixed W' for R_m W over 512 positions leaves a residual (mla.py)
     evidence_c18(loaded)   the loaded checkpoint's block (inventory.py): five facts decided by its

@@ -98,7 +98,7 @@ class CacheComparison:
 
 # The live check's module: a tiny DeepSeek-V3 config.json (dense layers only), mapped through
 # models.mla.mla_config_from_hf, with random weights under DeepSeek-V3's tensor names loaded
-# through models.mla.mla_from_hf_state. tests/test_mla.py builds transformers'
+# through models.mla.mla_from_hf_state. tests/unit/test_mla.py builds transformers'
 # DeepseekV3ForCausalLM from this same config and checks this module, these weights included,
 # against it (logits and cache to 1e-5).
 TINY_DEEPSEEK_V3 = dict(

@@ -15,7 +15,7 @@ where the two LayerNorms of each block sit:
     .venv/bin/python -m explorer.architecture.norm_placement train   # writes norm_training.json
 
 Both run on one CPU thread, seeded, so the cached curves can be checked by re-running their
-first steps (tests/test_architecture.py).
+first steps (tests/checkpoints/test_architecture.py).
 """
 from __future__ import annotations
 

@@ -64,7 +64,8 @@ def first_layer_reached(distance: int, layer_windows: Sequence[Optional[int]]) -
 
 # A change an MoE model's expert grouping can make to an unreached position (see the module doc),
 # relative to the layer's largest activation: fp32 rounding is ~1e-7 relative, a token within
-# reach moves the state by far more than this on every model probed (tests/test_attention_explorer.py).
+# reach moves the state by far more than this on every model probed
+# (tests/checkpoints/test_attention_explorer.py).
 MOE_ROUNDING = 1e-5
 
 @dataclass(frozen=True)

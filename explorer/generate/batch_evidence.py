@@ -30,7 +30,7 @@ The criterion (c20_holds), read from the measured tokens/s:
 A step that does not share its weight read (one run at a time: efficiency 1/B), one whose
 tokens/s drops at B = 2 and one whose tokens/s is flat fail the first; one that shares its
 read only in pairs (flat from B = 2) the second; a step still in proportion far past the
-roofline's knee, or one that stops gaining far before it, the third (tests/test_c20.py).
+roofline's knee, or one that stops gaining far before it, the third (tests/checkpoints/test_c20.py).
 """
 from __future__ import annotations
 

@@ -50,7 +50,8 @@ MASK_QUERIES = 8                # T: the last tokens drawn as one chunk in the (
 # land within C1_EXPONENT_SLACK of the exponent. Measured: the no-cache / cached time ratio
 # grows like t^r with r >= C1_MIN_RATIO_EXPONENT, and the no-cache step is slower at the
 # largest t. A step that recomputes everything with or without a cache keeps the ratio flat
-# (r ~ 0); the real engine measured r = 0.48 from t = 32 to 384 (tests/test_generate_evidence.py),
+# (r ~ 0); the real engine measured r = 0.48 from t = 32 to 384
+# (tests/checkpoints/test_generate_evidence.py),
 # and on the board's grid (t = 16 ... 128) r = 0.41-0.42 on SmolLM2 and 0.32-0.33 on Gemma 3,
 # whose 671 MB tied LM head costs both paths alike and flattens the ratio at small t.
 C1_EXPONENT_SLACK = 0.2
@@ -270,7 +271,7 @@ def read_engine_cache(model, ids: Sequence[int], tokens: int, options, max_len: 
     The chunk records, for the first layer of each kind, the key positions its queries
     attended over (models.forward.Recorder's kv_pos): the (T, S) mask is the engine's MaskSpec
     predicate over them. A chunk fills the cache exactly as single steps do (models/kv_cache.py;
-    tests/test_kv_cache.py), so every number equals the run's own cache at the same t.
+    tests/unit/test_kv_cache.py), so every number equals the run's own cache at the same t.
     `layer_masks`: the run's MaskSpec per layer as its Session carries them (None: the engine's
     model.layer_masks(options.mask), the same list)."""
     import torch

@@ -1,6 +1,6 @@
 """Load balance of the three routers the project trained (claim C15): the visitor's text through
 each, beside each model's load over the held-out files from its model card (measured on the
-stored weights by explorer/moe/train.py, re-checked by tests/test_moe_train.py)."""
+stored weights by explorer/moe/train.py, re-checked by tests/unit/test_moe_train.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -29,8 +29,8 @@ loop does:
 A run that leaves gives its row of the pooled store back at once (BatchedDecoder.release).
 
 Each run's telemetry stays its own and exact: its tokens, positions, scores and cache bytes
-(read from its own cache) are those of the same run decoded alone (tests/test_batched.py,
-tests/test_scheduler.py); its latency is the shared step's wall time, and `batch_size` says
+(read from its own cache) are those of the same run decoded alone (tests/unit/test_batched.py,
+tests/unit/test_scheduler.py); its latency is the shared step's wall time, and `batch_size` says
 how many runs that step served.
 
     sched = scheduler_for(model)              # one per loaded model, started on first use

@@ -47,7 +47,7 @@ class ThreadChoice:
 
     Thread counts change only the order of fp32 sums (SmolLM2's logits at 1 against 2 threads:
     max |difference| 8e-5); every run still equals the same run alone within the tests'
-    tolerance, its greedy tokens identical (tests/test_scheduler.py)."""
+    tolerance, its greedy tokens identical (tests/unit/test_scheduler.py)."""
 
     def __init__(self, options: Sequence[int], probe_every: int = 8, max_gap: int = 64,
                  window: int = 3):

@@ -3,7 +3,7 @@
 A daemon thread still inside a torch call when Python finalizes is stopped in a way torch's C++
 code cannot unwind through: the process aborts ("terminate called without an active
 exception", exit status 134; reproduced with a Generate run's no-cache replay (C1) under way
-at exit, tests/test_threads.py). A worker started here has its stop event set at exit (its
+at exit, tests/unit/test_threads.py). A worker started here has its stop event set at exit (its
 work polls it between two forwards) and is waited for, up to EXIT_WAIT_S for all of them
 together; one without a stop event (a claim's evidence function) is only waited for. The
 decode loops, which wait on a condition of their own, have their own exit hook

@@ -72,7 +72,7 @@ def client_alive() -> Callable[[], bool]:
     marks every event of that session not `alive`) but stops a generator only after its next
     yield; reading the flag lets the run stop at its next step instead. Outside an event (a
     test, the CLI), or where Gradio's queue does not have this shape, it is always True and
-    Gradio's own close is what stops the run (tests/test_cancel.py drops a real connection and
+    Gradio's own close is what stops the run (tests/unit/test_cancel.py drops a real connection and
     fails if this stops working)."""
     event = current_event()
     if event is None or not isinstance(getattr(event, "alive", None), bool):

@@ -2,7 +2,8 @@
 Gradio upgrade is checked here and nowhere else.
 
 The patches were written against Gradio GRADIO_VERSION (the version requirements.txt pins;
-tests/test_gradio_patches.py holds the two equal). `apply(demo)`, called once the app is built
+tests/server/test_gradio_patches.py holds the two equal). `apply(demo)`, called once the app is
+built
 and queued (app.build_app), first checks the installed version: another version leaves Gradio
 exactly as it is, with one log line saying so. Each patch also checks the attributes it
 replaces, and where one is missing leaves its part of Gradio as it is, with one log line.

@@ -2,7 +2,8 @@
 docs/SCALING.md "Several replicas, one class"): which replica answered, and which rooms it holds.
 
 - REPLICA_ROUTE answers the replica's name as JSON, so that an operator (and
-  tests/test_replicas.py) sees which replica a request reached. The name is the operator's own
+  tests/server/test_replicas.py) sees which replica a request reached. The name is the operator's
+  own
   label, read from EXPLORER_REPLICA at each request and checked against NAME (a label, never a
   path or a host name); without it, or with a name outside NAME, the route answers "".
 - ROOM_HEADER: an answer to a request that names a room (the url parameter `room`, else the

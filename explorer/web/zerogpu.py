@@ -17,7 +17,8 @@ a decode loop) comes back. Hence:
   see: the stop wrapper stays around the GPU call and ends it at its next message.
 - the duration asked for each call comes from the event's own time limit, bounded (a longer
   request lowers the visitor's place in ZeroGPU's queue).
-Tested with a stand-in `spaces` that forks per call (tests/fake_spaces, tests/test_zerogpu.py),
+Tested with a stand-in `spaces` that forks per call (tests/fake_spaces,
+tests/server/test_zerogpu.py),
 not on a real ZeroGPU Space.
 """
 from __future__ import annotations

@@ -38,6 +38,22 @@ def _tab_to(page, target: str, limit: int = 80, key: str = "Tab") -> None:
     raise AssertionError(f"{target} was not reached with {limit} presses of {key}")
 
 
+# true once the tab's panel is shown and the page's width has stayed the same for 10 frames in
+# a row (its charts drawn): the page's own state, however long a loaded machine takes to get there
+SETTLED = """(tab) => {
+  const panel = document.getElementById('tab-' + tab);
+  if (!panel || !panel.getClientRects().length) return false;
+  const width = document.scrollingElement.scrollWidth, s = window.__settle || {};
+  window.__settle = s.width === width && s.tab === tab ? {...s, frames: s.frames + 1}
+                                                     : {tab, width, frames: 0};
+  return window.__settle.frames >= 10;
+}"""
+
+
+def _settled(page, tab: str) -> None:
+    page.wait_for_function(SETTLED, arg=tab, polling="raf", timeout=RUN_TIMEOUT)
+
+
 def _label(page) -> str:
     return page.locator(CHART).get_attribute("aria-label") or ""
 
@@ -88,7 +104,7 @@ def test_no_tab_overflows_sideways_at_phone_width_or_200_percent_zoom(new_page, 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     for tab in TABS:
         assert page.evaluate(f"window.explorerOpen({tab!r})"), tab
-        page.wait_for_timeout(800)
+        _settled(page, tab)
         scroll_width, inner_width = page.evaluate(
             "() => [document.scrollingElement.scrollWidth, window.innerWidth]")
         assert scroll_width <= inner_width + 1, f"{tab} at {width} px: the page is {scroll_width} px wide"

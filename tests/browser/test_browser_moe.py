@@ -10,10 +10,13 @@ import pytest
 import torch
 
 from tests.conftest import SCREENSHOTS
+from tests.helpers import type_number
 
 pytestmark = pytest.mark.browser
 
-RUN_TIMEOUT = 120_000   # ms; forwards on a busy 2-core CPU
+# ms; forwards on a busy 2-core CPU. Every wait for what a run draws has this bound, not the
+# page's default 30 s: a plot's frame may be there before its run, its traces come with the run.
+RUN_TIMEOUT = 120_000
 
 
 @pytest.fixture(scope="module")
@@ -45,22 +48,23 @@ def test_moe_tab_click_through(page, moe_app_url, screenshot):
     summary = page.locator("#moe-route-summary")
     summary.get_by_text("nats/token").wait_for(timeout=RUN_TIMEOUT)
     assert re.search(r"\d+ tokens, next-token loss \d\.\d{3}", summary.inner_text())
-    page.locator("#moe-heatmap .js-plotly-plot").wait_for()
+    page.locator("#moe-heatmap .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
     assert page.locator("#tab-moe .katex").count() > 0  # formulas typeset, not raw dollars
     _shot(page, "moe-heatmap", "moe-heatmap-en")
 
     _section(page, "Load balance (three routers)")
     page.locator("#moe-load-run").click()
     page.locator("#moe-load-plot .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#moe-load-plot .legendtext", has_text="no balancing, held-out files").wait_for()
-    page.locator("#moe-share-plot .js-plotly-plot").wait_for()
+    page.locator("#moe-load-plot .legendtext", has_text="no balancing, held-out files").wait_for(
+        timeout=RUN_TIMEOUT)
+    page.locator("#moe-share-plot .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "moe-load-plot", "moe-load-en")
     _shot(page, "moe-share-plot", "moe-shares-en")
 
     _section(page, "What experts prefer")
     page.locator("#moe-pref-run").click()
     page.locator("#moe-kinds-plot .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#moe-pref-table").get_by_text("example in context").wait_for()
+    page.locator("#moe-pref-table").get_by_text("example in context").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "moe-kinds-plot", "moe-kinds-en")
     _shot(page, "moe-pref-table", "moe-preferences-en")
 
@@ -75,9 +79,8 @@ def test_moe_tab_click_through(page, moe_app_url, screenshot):
     _shot(page, "moe-cost-plot", "moe-cost-en")
 
     _section(page, "What-if: another k, no bias")
-    box = page.locator("#moe-whatif-k input[type=number]")
-    box.fill("4")
-    box.press("Enter")
+    # typed until the box holds it: the section's first mount can put the initial k back
+    type_number(page, "moe-whatif-k", 4)
     page.locator("#moe-whatif-run").click()
     page.locator("#moe-whatif-summary").get_by_text("Changed (k = 4").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "moe-whatif-plot", "moe-whatif-en")
@@ -85,14 +88,14 @@ def test_moe_tab_click_through(page, moe_app_url, screenshot):
 
     # a bad input: a clear error, and the tab keeps working
     _section(page, "Routing heatmap")
-    page.locator("#moe-layer input").fill("9")
+    type_number(page, "moe-layer", 9)
     page.locator("#moe-route-run").click()
     page.get_by_text(re.compile("Layer must be between 0 and 3, got 9")).first.wait_for(timeout=RUN_TIMEOUT)
 
     # the language switch redraws the stored results in Chinese, no new run
     page.locator("#language-switch").get_by_text("中文").click()
-    page.locator("#moe-heatmap .gtitle", has_text="路由概率").wait_for(timeout=30_000)
-    page.locator("#moe-route-summary").get_by_text("nats/词元").wait_for()
+    page.locator("#moe-heatmap .gtitle", has_text="路由概率").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#moe-route-summary").get_by_text("nats/词元").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "moe-heatmap", "moe-heatmap-zh")
 
 

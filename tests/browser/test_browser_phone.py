@@ -212,7 +212,8 @@ def test_a_lesson_link_on_a_phone(phone, app_url):
     # at the page's end, its last block stands above the panel (Gradio's footer below it may
     # stay under the panel: a tap on the progress line folds the panel)
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-    page.wait_for_timeout(300)
+    page.wait_for_function("() => window.scrollY + window.innerHeight"
+                           " >= document.documentElement.scrollHeight - 1")
     last = page.evaluate("""() => { const blocks = [...document.querySelectorAll('.gradio-container .contain .block')]
         .filter((e) => e.getClientRects().length && !e.closest('#lesson-panel'));
         return Math.max(...blocks.map((e) => e.getBoundingClientRect().bottom)); }""")

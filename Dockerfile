@@ -36,7 +36,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 # A venv works both on python:3.11-slim and on Debian bases whose pip refuses system installs.
 RUN umask 022 \
  && apt-get update && apt-get install -y --no-install-recommends g++ \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && python3 -m venv /opt/venv \
  && useradd --create-home --uid 1000 explorer
 COPY requirements-lock.txt /tmp/requirements/

@@ -97,10 +97,12 @@ as_user() {
 # The precision the decode steps read, per embedded model (explorer.generate.step_cost).
 expected=fp32; grep -qw avx512_vnni /proc/cpuinfo && expected=gguf
 cat >"$IMG/tmp/served.py" <<'PY'
-from explorer.checkpoints import EMBEDDED, prepare_embedded
+from explorer.checkpoints import EMBEDDED
 from explorer.generate.step_cost import served_weights
-from models.loading import load_model
-print(" ".join(f"{name}={served_weights(load_model(prepare_embedded(name)))}" for name in EMBEDDED))
+from explorer.runtime import Runtime
+
+runtime = Runtime()   # loads as the app does: each model with its own decode precision
+print(" ".join(f"{name}={served_weights(runtime.get(name).model)}" for name in EMBEDDED))
 PY
 served=$(as_user 'python /tmp/served.py' 2>"$WORK/served.log") \
   || { tail -5 "$WORK/served.log"; echo "RESULT container: no model loaded in the image"; exit 1; }

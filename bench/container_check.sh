@@ -12,7 +12,16 @@
 #   3. `podman run` needs cgroups, so the image is exported and its CMD run in a chroot (with
 #      /proc, /dev and /tmp bound) as the image's user;
 #   4. the host's .venv asks it for one /generate through gradio_client (bench/ask_generation.py,
-#      the step bench/space_check.sh ends with too).
+#      the step bench/space_check.sh ends with too), then the app's warm-up of every section's
+#      default answer is watched for WARM_S seconds (default 420): none may fail but those
+#      named in WARM_MAY_FAIL (default moe.pref: its held-out text is two files of Python's
+#      standard library, tkinter/ttk.py and turtledemo/lindenmayer.py, which Debian's python3
+#      of the stand-in base lacks and python:3.11-slim, built from CPython's sources, has).
+# Measured on the way (a failure ends the check): the image's size against IMAGE_BUDGET_GB
+# (default 4.5 GB: the image's size, docs/DEPLOY.md "The image", plus room for a little growth)
+# with each layer's size (podman history); no GGUF file left in the image; and the precision the
+# decode steps read in it, each embedded model's own default (gguf) where this CPU has its SIMD
+# path, which needs the image's g++ (the kernels are built in it, as its user).
 # Reused between runs: the base image (delete it with `podman rmi localhost/py-base:bookworm`);
 # SKIP_BUILD=1 reuses the last built image (localhost/explorer:check) and only runs it.
 set -euo pipefail
@@ -21,6 +30,7 @@ REPO=$PWD
 WHEELS=${WHEELS:-/opt/wheels}
 PORT=${PORT:-7871}
 WORK=${WORK:-/var/tmp/explorer-container}
+IMAGE_BUDGET_GB=${IMAGE_BUDGET_GB:-4.5}
 PY=${PY:-$REPO/.venv/bin/python}
 started=$(date +%s)
 log() { echo "[container $(( $(date +%s) - started ))s] $*"; }
@@ -43,43 +53,88 @@ if [ "${SKIP_BUILD:-0}" = 1 ] && podman image exists localhost/explorer:check; t
   log "SKIP_BUILD=1: reusing the image built before"
 else
 CONTEXT=$(mktemp -d "$WORK/context.XXXX")
-git -C "$REPO" archive HEAD | tar -C "$CONTEXT" -x
+# extracted as a clone is checked out (umask 022), not with git archive's group-writable modes
+(umask 022; git -C "$REPO" archive HEAD | tar -C "$CONTEXT" -x --no-same-permissions)
 log "building $(git -C "$REPO" rev-parse --short HEAD) with PIP_FIND_LINKS=$WHEELS"
-podman build --isolation=chroot -v /etc/ssl/certs:/etc/ssl/certs:ro -v "$WHEELS:/wheels:ro" \
+nice podman build --isolation=chroot -v /etc/ssl/certs:/etc/ssl/certs:ro -v "$WHEELS:/wheels:ro" \
     --build-arg PIP_FIND_LINKS=/wheels \
     --build-arg BASE_IMAGE=localhost/py-base:bookworm -t localhost/explorer:check "$CONTEXT" >"$WORK/build.log" 2>&1 \
   || { tail -30 "$WORK/build.log"; echo "RESULT container: build FAILED (log $WORK/build.log)"; exit 1; }
 rm -rf "$CONTEXT"
 fi
-log "built: $(podman image inspect localhost/explorer:check --format '{{.Size}}') bytes"
+size=$(podman image inspect localhost/explorer:check --format '{{.Size}}')
+log "built: $size bytes ($(awk -v b="$size" 'BEGIN { printf "%.2f", b / 1e9 }') GB); its layers, newest first:"
+podman history --format '{{.Size}}\t{{.CreatedBy}}' localhost/explorer:check | cut -c1-150 | tee "$WORK/history.txt"
+if ! awk -v b="$size" -v gb="$IMAGE_BUDGET_GB" 'BEGIN { exit !(b <= gb * 1e9) }'; then
+  echo "RESULT container: the image is $size bytes, over its budget of $IMAGE_BUDGET_GB GB"
+  exit 1
+fi
 
 IMG=$(mktemp -d "$WORK/image.XXXX")
 chmod 755 "$IMG"   # the image's root, entered by its user (uid 1000)
 cid=$(podman create localhost/explorer:check)
 podman export "$cid" | tar -C "$IMG" -x
 podman rm "$cid" >/dev/null
+ggufs=$(find "$IMG" -xdev -name '*.gguf*' -type f | sed "s|^$IMG||") || true
+if [ -n "$ggufs" ]; then
+  echo "$ggufs"
+  echo "RESULT container: the image keeps GGUF files the app never reads"; rm -rf "$IMG"; exit 1
+fi
 for dir in proc dev; do mount --bind /$dir "$IMG/$dir"; done
+mount -t tmpfs -o mode=1777 tmpfs "$IMG/dev/shm"   # as a container has (multiprocessing's semaphores)
 mount -t tmpfs tmpfs "$IMG/tmp"
 server=""
 cleanup() {
   set +e   # every step runs, whatever the server's exit status
   [ -n "$server" ] && kill "$server" 2>/dev/null; [ -n "$server" ] && wait "$server" 2>/dev/null
-  for dir in tmp dev proc; do umount "$IMG/$dir" 2>/dev/null || umount -l "$IMG/$dir" 2>/dev/null || true; done
-  rm -rf "$IMG"
+  for dir in tmp dev/shm dev proc; do umount "$IMG/$dir" 2>/dev/null || umount -l "$IMG/$dir" 2>/dev/null || true; done
+  grep -q " $IMG/" /proc/mounts || rm -rf "$IMG"   # never through a mount left in place
 }
 trap cleanup EXIT
 
-# The image's ENV and CMD, run as its user (uid 1000) from its WORKDIR.
+# The image's ENV, as its user (uid 1000) from its WORKDIR.
+as_user() {   # exec: the caller's $! (the server) is the app's own process
+  exec env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/explorer PYTHONUNBUFFERED=1 \
+      GRADIO_ANALYTICS_ENABLED=False EXPLORER_CACHE=/home/explorer/.cache/transformer-explorer PYTHONPATH=/opt/app \
+      HOST=127.0.0.1 PORT="$PORT" \
+      /usr/sbin/chroot --userspec=1000:1000 "$IMG" /bin/sh -c "cd /home/explorer && $1"
+}
+# The precision the decode steps read, per embedded model (explorer.generate.step_cost).
+expected=fp32; grep -qw avx512_vnni /proc/cpuinfo && expected=gguf
+cat >"$IMG/tmp/served.py" <<'PY'
+from explorer.checkpoints import EMBEDDED
+from explorer.generate.step_cost import served_weights
+from explorer.runtime import Runtime
+
+runtime = Runtime()   # loads as the app does: each model with its own decode precision
+print(" ".join(f"{name}={served_weights(runtime.get(name).model)}" for name in EMBEDDED))
+PY
+served=$( (as_user 'python /tmp/served.py') 2>"$WORK/served.log") \
+  || { tail -5 "$WORK/served.log"; echo "RESULT container: no model loaded in the image"; exit 1; }
+log "decode precision served in the image: $served (expected $expected on this CPU)"
+if echo "$served" | tr ' ' '\n' | grep -qv "=$expected\$"; then
+  echo "RESULT container: the image serves $served, not $expected"; exit 1
+fi
+
+# The image's CMD.
 log "starting the image's app in a chroot on port $PORT"
-env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/explorer PYTHONUNBUFFERED=1 \
-    GRADIO_ANALYTICS_ENABLED=False EXPLORER_CACHE=/home/explorer/.cache/transformer-explorer PYTHONPATH=/opt/app \
-    HOST=127.0.0.1 PORT="$PORT" \
-    /usr/sbin/chroot --userspec=1000:1000 "$IMG" /bin/sh -c 'cd /home/explorer && exec python /opt/app/app.py' \
-    >"$WORK/app.log" 2>&1 &
+(as_user 'exec python /opt/app/app.py') >"$WORK/app.log" 2>&1 &
 server=$!
 if "$PY" "$REPO/bench/ask_generation.py" "http://127.0.0.1:$PORT/" --timeout-s 600; then
+  # The app warms every section's default answer after start (explorer/ui/warm.py): a section
+  # that fails in the image logs "could not warm <section>". WARM_S seconds of it are watched.
+  log "watching the sections' warm-up for ${WARM_S:-420} s"
+  sleep "${WARM_S:-420}"
+  failed=$(grep -o 'could not warm [a-z_.]*' "$WORK/app.log" | cut -d' ' -f4 | sort -u | tr '\n' ' ') || true
+  log "sections that could not warm: ${failed:-none} (may fail here: ${WARM_MAY_FAIL-moe.pref})"
+  for section in $failed; do
+    case " ${WARM_MAY_FAIL-moe.pref} " in *" $section "*) continue ;; esac
+    grep -A12 "could not warm $section" "$WORK/app.log" | grep -v '^    ' | tail -8
+    echo "RESULT container: the section $section failed in the image (log $WORK/app.log)"
+    exit 1
+  done
   log "done"
-  echo "RESULT container: built and answered a generation in $(( $(date +%s) - started )) s"
+  echo "RESULT container: built ($size bytes, budget $IMAGE_BUDGET_GB GB), served $served, answered a generation, sections warmed for ${WARM_S:-420} s, failed: ${failed:-none}, in $(( $(date +%s) - started )) s"
 else
   tail -20 "$WORK/app.log"
   echo "RESULT container: the app did not answer (log $WORK/app.log)"

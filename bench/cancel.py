@@ -2,7 +2,7 @@
 the connection.
 
     .venv/bin/python -m bench.cancel                 # 50 times each way (the recorded run)
-    .venv/bin/python -m bench.cancel --times 3       # the short version (tests/test_cancel.py)
+    .venv/bin/python -m bench.cancel --times 3       # the short version (tests/unit/test_cancel.py)
 
 The app is served in-process on a free port with its real Runtime (SmolLM2); the generate
 tab's shared decode loop is observed from inside (every token it hands to a run, and when each

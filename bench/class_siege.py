@@ -28,8 +28,12 @@ Class errors (must be 0): a student request that failed or was refused, a move s
 poll never carried (before the next move), a predict step without every student's answer, a
 reveal that did not draw, a reveal some student never saw.
 
-The attacker (a child process of its own; every loop bounded in count and in time, only to
-127.0.0.1), four floods at once for the class's duration:
+Late students (bench/class_late.py), a third of the way in: one types the code, one opens the
+student link (its invite) and joins, one of the class reloads its page; link and reload failing
+are class errors.
+
+The attacker (bench/class_attacker.py, a child process of its own; every loop bounded in count
+and in time, only to 127.0.0.1), four floods at once for the class's duration:
 - joins: /class_join with the room's code (projected: the attacker knows it) from one session,
   and without a session;
 - answers: /class_answer of its one member, to each predict step, as fast as it is answered;
@@ -48,6 +52,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import secrets
 import subprocess
 import sys
@@ -62,57 +67,16 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 SPACE_ID = "siege/transformer-explorer"   # set (main) as on a Space: its default settings
 
-SHARED = "198.51.100.7"     # the one school address, as the Space's proxy forwards it
-HOSTILE_SESSION = "hostile-page-0001"
+from bench.class_attacker import (HOSTILE_SESSION, SHARED, SLOW_WAIT_S,  # noqa: E402 (ROOT first)
+                                  attacker_process, bounds_of, lesson_links, refusal)
+from bench.class_late import late_arrivals  # noqa: E402
+from bench.memory import rss_mb, slope_mb_per_min  # noqa: E402
+
 PREDICT_MIN_S = 12.0        # predict steps at least this far apart (6 answers a minute each)
 RSS_EVERY_S = 5.0
-SLOW_AT_ONCE = 8            # slow bodies held at once by the attacker
-SLOW_BODY_BYTES = 200_000   # what each declares (under the 1 MiB per-body bound)
-SLOW_WAIT_S = 45.0          # a slow body's connection is given up after this (the server: 30 s)
 KEEPALIVE_S = 4.0           # the students' idle connections kept at most (uvicorn's: 5 s)
 ERROR_TEXTS = 8             # error texts kept per client kind
 
-
-def lesson_links() -> tuple[list[str], list[str]]:
-    """(plain step links, predict step links) of every lesson, as the class stores them."""
-    plain, predict = [], []
-    for link, bounds in _steps().items():
-        (predict if bounds else plain).append(link)
-    return plain, predict
-
-
-def _steps() -> dict:
-    """{step link: its prediction's (low, high) or None}, every lesson's steps in order."""
-    from explorer.lessons import LESSONS
-    from explorer.ui.page.lessons import step_link
-
-    return {step_link(name, index): (step.predict.low, step.predict.high) if step.predict else None
-            for name, lesson in LESSONS.items() for index, step in enumerate(lesson.steps)}
-
-
-def bounds_of(link: str) -> tuple[float, float]:
-    return _steps()[link]
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def slope_mb_per_min(samples: list[tuple[float, float]]) -> Optional[float]:
-    """Least-squares slope of (seconds, MB) in MB per minute; None under 3 points."""
-    if len(samples) < 3:
-        return None
-    n = len(samples)
-    mean_t = sum(t for t, _ in samples) / n
-    mean_m = sum(m for _, m in samples) / n
-    var = sum((t - mean_t) ** 2 for t, _ in samples)
-    if var == 0:
-        return None
-    return 60 * sum((t - mean_t) * (m - mean_m) for t, m in samples) / var
 
 
 def _note(texts: list, text: str) -> None:
@@ -241,145 +205,6 @@ async def students_process(url: str, code: str, n: int, period: float) -> None:
           flush=True)
 
 
-# ----------------------------------------------------------------------------- the attacker
-
-
-def _bump(counts: dict, key: str) -> None:
-    counts[key] = counts.get(key, 0) + 1
-
-
-def _refusal(response) -> str:
-    """"ok" (answered 200), or the status and the store's reason (its locale key) for a refusal."""
-    if response.status_code == 200:
-        return "ok"
-    try:
-        error = str(response.json().get("error"))
-    except ValueError:
-        error = ""
-    from explorer.locales import text
-    for key in ("probes", "join_rate", "no_session", "address_joins", "room_full", "locked",
-                "not_now", "revealed", "answer_rate", "answer_range", "not_member", "gone"):
-        words = text(f"classroom.err.{key}", "en", n="{n}", low="{low}", high="{high}").split("{")[0]
-        if error.startswith(words[:40]):
-            return f"{response.status_code} {key}"
-    return f"{response.status_code} {error[:40]}"
-
-
-async def flood_joins(http, url, code, until, counts, pace_s=0.05, max_count=100_000):
-    body = {"data": [code[:3].lower() + "-" + code[3:], "bot", None, "en"]}
-    for i in range(max_count):
-        if time.monotonic() > until:
-            return
-        sent = dict(body, session_hash=HOSTILE_SESSION) if i % 2 == 0 else body
-        try:
-            response = await http.post(f"{url}gradio_api/run/class_join", json=sent)
-            _bump(counts, ("session " if i % 2 == 0 else "no session ") + _refusal(response))
-        except Exception as error:       # noqa: BLE001
-            _bump(counts, f"failed {type(error).__name__}")
-        await asyncio.sleep(pace_s)
-
-
-async def flood_answers(http, url, predict, until, counts, pace_s=0.02, max_count=200_000):
-    """The hostile member's answers, to every predict step in turn: the current one is counted
-    against its 6 a minute, the others answered "not now"."""
-    for i in range(max_count):
-        if time.monotonic() > until:
-            return
-        link = predict[i % len(predict)]
-        body = {"data": [None, link, bounds_of(link)[0], "en"], "session_hash": HOSTILE_SESSION}
-        try:
-            response = await http.post(f"{url}gradio_api/run/class_answer", json=body)
-            outcome = _refusal(response)
-            if outcome == "ok":       # a page that is no member yet is answered with nothing
-                data = response.json().get("data") or [None]
-                outcome = "accepted" if isinstance(data[0], str) and data[0] else "ignored"
-            _bump(counts, outcome)
-        except Exception as error:       # noqa: BLE001
-            _bump(counts, f"failed {type(error).__name__}")
-        await asyncio.sleep(pace_s)
-
-
-async def flood_probes(http, url, until, counts, pace_s=0.02, max_count=200_000):
-    from explorer.classroom.rooms import ALPHABET
-    for _ in range(max_count):
-        if time.monotonic() > until:
-            return
-        guess = "".join(secrets.choice(ALPHABET) for _ in range(6))
-        try:
-            response = await http.get(f"{url}class/revision?room={guess}")
-            _bump(counts, str(response.status_code))
-        except Exception as error:       # noqa: BLE001
-            _bump(counts, f"failed {type(error).__name__}")
-        await asyncio.sleep(pace_s)
-
-
-async def slow_body(host: str, port: int, trickle: bool, counts: dict, times: list) -> None:
-    """One POST declaring SLOW_BODY_BYTES, 100 sent, then a byte every 2 s (trickle) or none;
-    the status the server answers with (or how the connection ended) within SLOW_WAIT_S."""
-    started = time.monotonic()
-    writer = None
-    try:
-        reader, writer = await asyncio.open_connection(host, port)
-        writer.write((f"POST /gradio_api/run/class_join HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                      f"Content-Type: application/json\r\nX-Forwarded-For: {SHARED}\r\n"
-                      f"Content-Length: {SLOW_BODY_BYTES}\r\n\r\n").encode() + b"{" + b" " * 99)
-        await writer.drain()
-
-        async def drip():
-            while trickle:
-                await asyncio.sleep(2.0)
-                writer.write(b" ")
-                await writer.drain()
-        dripping = asyncio.create_task(drip())
-        try:
-            line = await asyncio.wait_for(reader.readline(), SLOW_WAIT_S)
-        finally:
-            dripping.cancel()
-        status = line.split()[1].decode() if len(line.split()) > 1 else "closed"
-    except asyncio.TimeoutError:
-        status = "held"                   # still held after SLOW_WAIT_S: the attack worked
-    except Exception as error:            # noqa: BLE001
-        status = f"failed {type(error).__name__}"
-    finally:
-        if writer is not None:
-            writer.close()
-    _bump(counts, ("trickled " if trickle else "stalled ") + status)
-    times.append(time.monotonic() - started)
-
-
-async def flood_slow_bodies(url, until, counts, times, max_count=10_000):
-    from urllib.parse import urlparse
-    parts = urlparse(url)
-    running: set = set()
-    for i in range(max_count):
-        if time.monotonic() > until - SLOW_WAIT_S + 10:   # the last ones end near `until`
-            break
-        while len(running) >= SLOW_AT_ONCE:
-            _, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-        running.add(asyncio.create_task(slow_body(parts.hostname, parts.port, i % 2 == 0,
-                                                  counts, times)))
-        await asyncio.sleep(0.5)
-    if running:
-        await asyncio.wait(running)
-
-
-async def attacker_process(url: str, code: str, seconds: float) -> None:
-    import httpx
-
-    _, predict = lesson_links()
-    until = time.monotonic() + seconds
-    counts: dict[str, dict] = {"joins": {}, "answers": {}, "probes": {}, "slow_bodies": {}}
-    slow_times: list[float] = []
-    async with httpx.AsyncClient(timeout=30, headers={"x-forwarded-for": SHARED}) as http:
-        await asyncio.gather(
-            flood_joins(http, url, code, until, counts["joins"]),
-            flood_answers(http, url, predict, until, counts["answers"]),
-            flood_probes(http, url, until, counts["probes"]),
-            flood_slow_bodies(url, until, counts["slow_bodies"], slow_times))
-    counts["slow_body_s_max"] = max(slow_times) if slow_times else None
-    print(json.dumps(counts), flush=True)
-
-
 # ----------------------------------------------------------------------------- the teacher
 
 
@@ -420,7 +245,9 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
     rounds = max(1, min(len(predict), int(seconds // PREDICT_MIN_S)))
     teacher = Client(url, verbose=False, headers={"x-forwarded-for": SHARED})
     out = teacher.predict("en", api_name="/class_start")
-    code = next(o for o in out if isinstance(o, str) and "`" in o).split("`")[1]
+    info = next(o for o in out if isinstance(o, str) and "`" in o)
+    code = info.split("`")[1]
+    invite = re.search(r"[?&]invite=([\w-]+)", info).group(1)     # the student link's
     child = subprocess.Popen([sys.executable, "-m", "bench.class_siege", "--as-students", url, code,
                               "--students", str(students), "--period", str(period)], cwd=ROOT,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -471,21 +298,13 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
 
     late: dict[str, str] = {}
 
-    def late_join() -> None:
-        """A student arriving late (a new page of the same address) presses Join mid-siege:
-        reported beside the class (not one of its errors: the class had joined)."""
-        import httpx
-        body = {"data": [code, "late", None, "en"], "session_hash": secrets.token_hex(8)}
-        with httpx.Client(timeout=30, headers={"x-forwarded-for": SHARED}) as http:
-            late["late student"] = _refusal(http.post(f"{url}gradio_api/run/class_join", json=body))
-
     # the predict steps spread over the run; plain steps every `gap` in between
     late_at = started + seconds / 3
     ask_at = [started + (k + 0.5) * seconds / rounds for k in range(rounds)]
     k = 0
     while time.monotonic() < until:
-        if not late and time.monotonic() >= late_at:
-            late_join()
+        if not late and time.monotonic() >= late_at:    # students arriving late, reloading
+            late.update(late_arrivals(url, code, invite, tokens[0]))
         if predict and ask_at and time.monotonic() >= ask_at[0]:
             ask_at.pop(0)
             ask(predict[len(reveals) % len(predict)] if len(reveals) < len(predict)
@@ -517,7 +336,8 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
     unseen_reveals = [(s, link) for link in reveals for s in range(len(tokens)) if (s, link) not in revealed]
     class_errors = (sum(seen["errors"]) + (students - len(tokens)) + teacher_errors + len(missed)
                     + (len(reveals) - len(answered_all)) + len(unseen_reveals)
-                    + (rounds - len(reveals)))
+                    + (rounds - len(reveals))
+                    + sum(late.get(kind) != "ok" for kind in ("link", "reload")))
     return {"students": students, "joined": len(tokens), "seconds": round(time.monotonic() - started, 1),
             "code": code, "moves": len(moves), "moves_after_siege": len(moves) - after_from,
             "predict_rounds": rounds, "reveals": len(reveals), "all_answered": len(answered_all),
@@ -526,7 +346,7 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
             "missed_moves": len(missed), "missed_examples": missed[:5],
             "unseen_reveals": len(unseen_reveals), "error_texts": seen["texts"] + texts,
             "hostile": hostile, "hostile_members": hostile_members, "room_members": members,
-            "late_join_mid_siege": late}
+            "late_mid_siege": late}
 
 
 def summary(result: dict) -> str:
@@ -547,7 +367,8 @@ def summary(result: dict) -> str:
         f"hostile answers: {counted('answers')}",
         f"hostile probes: {counted('probes')}",
         f"hostile slow bodies: {counted('slow_bodies')} (longest held {h.get('slow_body_s_max')} s)",
-        f"a late student's join mid-siege (not a class error): {result['late_join_mid_siege']}",
+        f"late students mid-siege (link and reload must join; typed may be refused): "
+        f"{result['late_mid_siege']}",
         f"RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB (max {result['rss_max_mb']}), "
         f"slope after the first quarter {result['rss_slope_after_q1_mb_per_min']} MB/min"])
 

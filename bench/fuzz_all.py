@@ -42,9 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fuzz import (LEAK, MAX_MESSAGE_CHARS, MB, Value, bool_values, call, choice_values,  # noqa: E402
-                        default_args, endpoints_of, number_values, serve, text_values,
-                        without_echo)
+from bench.fuzz import LEAK, MAX_MESSAGE_CHARS, call, endpoints_of, serve, without_echo  # noqa: E402
+from bench.fuzz_values import (MB, Value, bool_values, choice_values, default_args,  # noqa: E402
+                               number_values, text_values)
 
 # Gradio's own processing error: it names the event's function and components, and the server
 # logs a traceback (a component whose check lets a value through to a TypeError)

@@ -16,13 +16,13 @@ On a machine with CUDA it runs, and ends with one summary line:
    SmolLM2: step time and tokens/s per batch size, and greedy tokens of a batch of runs equal to
    each run alone (CUDA fp32).
 Where torch sees no CUDA device it prints why and exits 0 without running anything
-(tests/test_classroom.py checks that).
+(tests/server/test_classroom.py checks that).
 
     .venv/bin/python -m bench.gpu_check --rehearse-on-cpu [--max-batch 2]
 
 runs the same steps with the CPU standing in for the GPU (bf16 included; the tabs left out,
 the test suite runs them on the CPU anyway), so that a session lent a GPU for a few minutes does
-not spend them on a fault of this script: tests/test_classroom.py rehearses it in CI.
+not spend them on a fault of this script: tests/server/test_classroom.py rehearses it in CI.
 """
 from __future__ import annotations
 

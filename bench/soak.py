@@ -47,7 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.fuzz import MB, rss_bytes, serve  # noqa: E402
+from bench.fuzz import serve  # noqa: E402
+from bench.memory import MB, live_rss_bytes, rss_bytes, slope_mb_per_min  # noqa: E402
 
 PROMPTS = ["What is a KV cache?", "用一句话解释注意力。", "Once upon a time", "List three colours."]
 
@@ -65,8 +66,6 @@ def rss_parts_mb() -> dict:
 
 def live_anon_mb() -> float:
     """RssAnon after gc and malloc_trim(0): the heap in use, less what glibc keeps for reuse."""
-    from bench.fuzz import live_rss_bytes
-
     live_rss_bytes()
     return rss_parts_mb().get("RssAnon", 0.0)
 
@@ -179,16 +178,6 @@ def queue_size(demo) -> int:
     queue = demo._queue
     waiting = sum(len(q.queue) for q in queue.event_queue_per_concurrency_id.values())
     return waiting + sum(1 for job in queue.active_jobs if job)
-
-
-def slope_mb_per_min(samples: list[tuple[float, float]]) -> Optional[float]:
-    if len(samples) < 3:
-        return None
-    n = len(samples)
-    mt = sum(t for t, _ in samples) / n
-    mr = sum(r for _, r in samples) / n
-    var = sum((t - mt) ** 2 for t, _ in samples)
-    return 60 * sum((t - mt) * (r - mr) for t, r in samples) / var if var else None
 
 
 KINDS = ["generate", "generate", "stop", "cancel", "drop", "switch", "attention", "rope", "groups"]

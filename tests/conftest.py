@@ -1,6 +1,13 @@
-"""Shared fixtures: one Runtime, the whole app built once and served in-process (bench/serve.py)
-for the session, a gradio_client on it, and a headless Debian Chromium driven by Playwright.
-Tests using a server or browser fixture are marked `server` / `browser` here (pytest.ini).
+"""Shared fixtures: tiny random models, one Runtime and the real SmolLM2 it loads, the whole app
+built once and served in-process (bench/serve.py) for the session, a gradio_client on it, and a
+headless Debian Chromium driven by Playwright.
+
+The tiers are folders (pytest.ini): tests/unit, tests/checkpoints, tests/server, tests/browser.
+Every test in tests/checkpoints, tests/server or tests/browser is marked `checkpoint`, `server`
+or `browser` by its folder, and a test anywhere that uses a fixture of a heavier tier (below) is
+marked for that tier too; a test in tests/unit that uses one is an error at collection: it
+belongs in the heavier folder. tests/unit/conftest.py also stops a unit test that reaches for a
+real checkpoint, so the fast tier runs on a fresh clone with nothing converted.
 
 Fixtures are lazy: a test that uses none of them imports neither gradio nor playwright.
 Browser tests skip when /usr/bin/chromium is missing, unless REQUIRE_BROWSER=1 (set by .ci/run),
@@ -26,10 +33,16 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+TESTS = Path(__file__).resolve().parent
+# tests/<folder>/... -> the marker every test in it gets (tests/unit: none; the fast tier)
+FOLDER_TIERS = {"checkpoints": "checkpoint", "server": "server", "browser": "browser"}
 # A test that uses one of these fixtures, directly or through another fixture, gets the marker:
-# `make test-fast` leaves out what needs a server or a browser without anyone marking it.
+# `make test-fast` leaves out what needs a checkpoint, a server or a browser wherever it is.
+CHECKPOINT_FIXTURES = frozenset({"runtime", "full_app", "smol"})
 SERVER_FIXTURES = frozenset({"serve", "served_app", "app_url", "client"})
 BROWSER_FIXTURES = frozenset({"browser"})
+FIXTURE_TIERS = {"checkpoint": CHECKPOINT_FIXTURES, "server": SERVER_FIXTURES,
+                 "browser": BROWSER_FIXTURES}
 
 
 def pytest_configure(config):
@@ -39,12 +52,21 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    misplaced = []
     for item in items:
+        folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
+        if folder in FOLDER_TIERS:
+            item.add_marker(FOLDER_TIERS[folder])
         used = set(getattr(item, "fixturenames", ()))
-        if used & SERVER_FIXTURES:
-            item.add_marker(pytest.mark.server)
-        if used & BROWSER_FIXTURES:
-            item.add_marker(pytest.mark.browser)
+        for tier, fixtures in FIXTURE_TIERS.items():
+            if used & fixtures:
+                item.add_marker(tier)
+                if folder == "unit":
+                    misplaced.append(f"{item.nodeid} uses {', '.join(sorted(used & fixtures))}")
+    if misplaced:
+        raise pytest.UsageError("tests/unit is the fast tier, yet these tests use a fixture of a "
+                                "heavier tier; move them to tests/checkpoints, tests/server or "
+                                "tests/browser:\n  " + "\n  ".join(misplaced))
 
 
 @pytest.fixture(autouse=True)
@@ -69,12 +91,34 @@ def tiny():
     return {kind: ours_from_hf(tiny_hf(kind)) for kind in ("llama", "mistral", "qwen2", "gemma3")}
 
 
+@pytest.fixture(scope="module")
+def tiny_llama():
+    """Our twin of a tiny random Llama: 3 layers, d 64, 4 query heads of 16, 2 KV heads, ff 96,
+    vocab 97, untied embeddings (one per module: a test may change it)."""
+    from tests.helpers import ours_from_hf, tiny_hf
+    return ours_from_hf(tiny_hf("llama"))
+
+
+@pytest.fixture(scope="module")
+def tiny_gemma():
+    """Our twin of a tiny random Gemma 3: 6 layers, 5 sliding (window 5) then 1 global; d 64,
+    4 query heads of 32, 1 KV head, ff 96, vocab 97, tied embeddings (one per module)."""
+    from tests.helpers import ours_from_hf, tiny_hf
+    return ours_from_hf(tiny_hf("gemma3"))
+
+
 @pytest.fixture(scope="session")
 def runtime():
     """The process's Runtime (device/dtype from models.device; EXPLORER_DEVICE overrides)."""
     from explorer.runtime import Runtime
 
     return Runtime()
+
+
+@pytest.fixture(scope="module")
+def smol(runtime):
+    """The real SmolLM2-135M-Instruct as the runtime loads it (converted on first use)."""
+    return runtime.get("smollm2-135m-instruct")
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,11 @@ Limits (issue 41, docs/HARDENING.md: a class no student can break), on a monoton
   revision poll with its token) in the last MEMBER_IDLE_S; past MAX_HELD members the least
   recently seen unseen one is forgotten;
 - codes that do not exist, asked for by an address (a join, the revision route without a
-  member token): at most MISSES_PER_ADDRESS a minute, then every such lookup is refused;
+  member token): at most MISSES_PER_ADDRESS a minute, then every such lookup is refused,
+  except one that proves it belongs to the room: a member's token (a reload) or the room's
+  INVITE, the unguessable part of the student link and its QR code. A prober who shares the
+  class's address (the projected code, one school NAT, a Space's proxy) can then lock out only
+  students who type the code, never those who scan or click the link or reload their page;
 - answers: ANSWERS_PER_MEMBER a minute per member; an answer or a join wakes only the
   teacher's page (`roster`), never every member's (`revision`);
 - a room where nobody (teacher or member) was seen for `expire_s` is dropped.
@@ -106,6 +110,8 @@ class Room:
     locked: bool = False             # no new members
     watch: str = field(default_factory=lambda: secrets.token_urlsafe(16))   # the teacher's
                                      # page's token for the revision route (reads a counter)
+    invite: str = field(default_factory=lambda: secrets.token_urlsafe(12))  # in the student
+                                     # link and QR code: a lookup holding it is no probe
     steps: dict[str, Step] = field(default_factory=dict)   # predict steps, by link
 
 
@@ -166,15 +172,19 @@ class Rooms:
         for code in [c for c, r in self._rooms.items() if now - r.touched > self.expire_s]:
             del self._rooms[code]
 
-    def _room(self, code: Any, now: float, address: Any = None) -> Room:
+    def _room(self, code: Any, now: float, address: Any = None, *, token: Any = None,
+              invite: Any = None) -> Room:
         """The room of `code`; InputError when there is none. With an `address`, a miss counts
-        against that address, and an address past its misses is refused before the lookup."""
+        against that address, and an address past its misses is refused, unless the request
+        proves it belongs to the room (`token`: one of its members; `invite`: its invite)."""
         code = clean_code(code)
         self._expire(now)
         key = address_key(address) if address is not None else None
+        room = self._rooms.get(code)
+        if room is not None and _belongs(room, token, invite):
+            return room
         if key is not None and self._misses.full(key, now):
             raise InputError("classroom.err.probes")
-        room = self._rooms.get(code)
         if room is None:
             if key is not None:
                 self._misses.add(key, now)
@@ -331,15 +341,16 @@ class Rooms:
     # ------------------------------------------------------------------ students
 
     def join(self, code: Any, nickname: Any = None, token: Any = None, *, session: Any = None,
-             address: Any = "") -> tuple[str, str]:
+             address: Any = "", invite: Any = None) -> tuple[str, str]:
         """(code, member token): the member holding `token` again when it is one of the room's
         (a reload), or the member `session` joined as before, else a new member: refused
         without a session, past the session's joins this minute, in a locked or full room, and
-        past the address's new members (see the module)."""
+        past the address's new members (see the module). `invite` (the student link's) lets
+        the lookup through an address past its misses."""
         nickname = clean_nickname(nickname)
         with self._lock:
             now = self.clock()
-            room = self._room(code, now, address)
+            room = self._room(code, now, address, token=token, invite=invite)
             known = room.members.get(_token(token) or "")
             if known is None:
                 if not isinstance(session, str) or not 0 < len(session) <= MAX_SESSION:
@@ -409,15 +420,22 @@ class Rooms:
                 view["histogram"] = step.histogram
             return view
 
-    def revision(self, code: Any, member: Any = None, address: Any = None) -> Optional[int]:
+    def invite(self, code: Any, secret: Any) -> str:
+        """The room's invite, for the student link the teacher's page shows (and its QR)."""
+        with self._lock:
+            return self._teacher(code, secret, self.clock()).invite
+
+    def revision(self, code: Any, member: Any = None, address: Any = None,
+                 invite: Any = None) -> Optional[int]:
         """The room's revision (the cheap poll), None when there is no such room or `member`
         (a member token, or the teacher page's watch token: answers and joins included) is not
         one of it. With an `address` and no member, a miss counts against the address (see the
-        module); InputError("classroom.err.probes") once it has too many."""
+        module); InputError("classroom.err.probes") once it has too many, unless `invite` is the
+        room's."""
         try:
             with self._lock:
                 now = self.clock()
-                room = self._room(code, now, None if member else address)
+                room = self._room(code, now, None if member else address, invite=invite)
                 if member is None:
                     return room.revision
                 if isinstance(member, str) and hmac.compare_digest(member.encode(), room.watch.encode()):
@@ -434,6 +452,14 @@ class Rooms:
         with self._lock:
             self._expire(self.clock())
             return len(self._rooms)
+
+
+def _belongs(room: Room, token: Any, invite: Any) -> bool:
+    """Whether a request holds one of `room`'s member tokens or its invite."""
+    if _token(token) in room.members:
+        return True
+    return isinstance(invite, str) and 0 < len(invite) <= 64 and \
+        hmac.compare_digest(invite.encode(), room.invite.encode())
 
 
 def _csv_safe(value: str) -> str:

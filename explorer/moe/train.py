@@ -16,7 +16,7 @@ one seed; the variants differ only in how the router is balanced:
 Deterministic on the CPU: fixed seed, one thread, torch.use_deterministic_algorithms.
 Each variant writes <out>/<name>/: config.json, model.safetensors (bf16), tokenizer.json,
 tokenizer_config.json, MODEL_CARD.md and card.json (the figures the card states, which
-tests/test_moe_train.py measures again from the stored weights)."""
+tests/unit/test_moe_train.py measures again from the stored weights)."""
 from __future__ import annotations
 
 import argparse
@@ -341,7 +341,7 @@ def card_markdown(card: dict, siblings: dict) -> str:
             shares = " ".join(f"{100 * x:.1f}%" for x in layer["share"])
             lines.append(f"| {layer['layer']} | {layer['max_over_mean']:.2f} | {layer['cv']:.2f} | "
                          f"{layer['entropy']:.3f} | {100 * layer['min_share']:.1f}% | {shares} |")
-    lines += ["", f"`card.json` holds these figures; `tests/test_moe_train.py` measures the loss and "
+    lines += ["", f"`card.json` holds these figures; `tests/unit/test_moe_train.py` measures the loss and "
               f"load of the first {card['check']['tokens']:,} held-out tokens again from the stored weights.", ""]
     return "\n".join(lines)
 

@@ -152,16 +152,19 @@ def load_or_error(runtime: Runtime, model_name: Any, progress: Any = None) -> Lo
     try:
         return runtime.get(model_name, progress=progress)
     except UnknownModelError as error:
-        raise gr.Error(str(error)) from None
+        raise gr.Error(str(error), print_exception=False) from None
     except ValueError as error:  # CheckpointError, CheckpointLoadError, UnsupportedModelError
-        raise gr.Error(f"The model could not be loaded: {error}") from None
+        log.warning("model %r could not be loaded: %s", model_name, error)
+        raise gr.Error(f"The model could not be loaded: {error}", print_exception=False) from None
 
 
 def _visitor_error(error: Exception, lang: Any) -> gr.Error:
+    # print_exception=False: Gradio would print a traceback for every refusal, and a hostile
+    # client's stream of refused requests would fill the log (about 90 MB in a 30-minute siege)
     if isinstance(error, InputError):
-        return gr.Error(error.message(normalize_language(lang)))
+        return gr.Error(error.message(normalize_language(lang)), print_exception=False)
     log.exception("handler failed")  # the traceback goes to the server log, never to the page
-    return gr.Error(text("inputs.internal", normalize_language(lang)))
+    return gr.Error(text("inputs.internal", normalize_language(lang)), print_exception=False)
 
 
 def visitor_errors(handler: Callable) -> Callable:

@@ -57,7 +57,7 @@ STRINGS = {
     "classroom.err.address_joins": "Many students joined from this network in the last few minutes; wait a little, then try again.",
     "classroom.err.locked": "Your teacher has locked this class: no new students can join now.",
     "classroom.err.answer_rate": "You sent many answers in a short while; wait a minute before sending another.",
-    "classroom.err.probes": "Too many class codes that do not exist were tried from this network; wait a minute, then check the code.",
+    "classroom.err.probes": "Too many class codes that do not exist were tried from this network; open the class link or scan its QR code, or wait a minute and check the code.",
     "classroom.err.no_member": "That student is no longer in the class.",
     "classroom.members": "Students in the class",
     "classroom.members_info": "Remove one who should not be here; lock the class so that nobody new joins.",

@@ -53,7 +53,7 @@ STRINGS = {
     "classroom.err.address_joins": "过去几分钟内从这个网络加入的学生很多；请稍等再试。",
     "classroom.err.locked": "老师已锁定这个课堂：现在不能有新学生加入。",
     "classroom.err.answer_rate": "你在短时间内发送了很多答案；请等一分钟再发送。",
-    "classroom.err.probes": "这个网络尝试了太多不存在的课堂代码；请等一分钟，再核对代码。",
+    "classroom.err.probes": "这个网络尝试了太多不存在的课堂代码；请打开课堂链接或扫描二维码，或等一分钟再核对代码。",
     "classroom.err.no_member": "这名学生已不在课堂中。",
     "classroom.members": "课堂中的学生",
     "classroom.members_info": "移除不该在这里的人；锁定课堂后就不会有新人加入。",

@@ -87,7 +87,10 @@ def teacher_values(code: str, secret: str, request: Any, lang: str, rooms: Rooms
     """[info, teacher link, teacher box, qr, csv, members, remove, lock, end] of the teacher's
     Class tab."""
     origin = _origin(request)
-    student, teacher = f"{origin}?room={code}", f"{origin}?room={code}&key={secret}"
+    # the student link carries the room's invite: a student who scans or clicks it is never
+    # taken for a prober of codes (rooms.py), whoever shares their address
+    student = f"{origin}?room={code}&invite={rooms.invite(code, secret)}"
+    teacher = f"{origin}?room={code}&key={secret}"
     view = rooms.teacher_view(code, secret)
     return [text("classroom.started", lang, code=code, student=student),
             text("classroom.teacher_link", lang, teacher=teacher), gr.update(visible=True),

@@ -256,7 +256,10 @@ def join(code: Any, nickname: Any, state: Any, lang: Any, request: gr.Request = 
     code = clean_code(code)            # as the store reads it: "abc-def" is the room ABCDEF
     mine = _role(state, "student") or {}
     token = mine.get("token") if mine.get("code") == code else None
-    code, token = rooms.join(code, nickname, token, session=_session(request), address=_address(request))
+    invited = _role(state, "invited") or {}     # the student link's invite (on_load)
+    invite = invited.get("invite") if invited.get("code") == code else None
+    code, token = rooms.join(code, nickname, token, session=_session(request),
+                             address=_address(request), invite=invite)
     state = {"role": "student", "code": code, "token": token, "revision": None, "moves": None}
     nick = clean_nickname(nickname)    # join checked it: a nickname it refused raised there
     said = text("classroom.joined", lang, code=code,
@@ -298,9 +301,12 @@ def on_load(stored: Any, lang: Any, kept: Any = None, request: gr.Request = None
                      "moves": None}
             return [state, {"code": code, "token": token}, gr.update(active=True), code, "",
                     _page(room=code, member=token), *unchanged]
-        if rooms.revision(code, address=_address(request)) is None:
+        invite = query.get("invite")
+        if rooms.revision(code, address=_address(request), invite=invite) is None:
             raise InputError("classroom.err.gone")
-        return [gr.skip(), forget, gr.skip(), code, text("classroom.link_join", lang, code=code),
+        # the invite stays in the session's state (never the address bar) for the Join press
+        invited = {"role": "invited", "code": code, "invite": invite} if invite else gr.skip()
+        return [invited, forget, gr.skip(), code, text("classroom.link_join", lang, code=code),
                 _page(room=code, open="classroom"), *unchanged]
     except InputError as error:
         return [None, forget, gr.skip(), gr.skip(), "⚠ " + error.message(lang),

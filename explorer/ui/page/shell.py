@@ -221,7 +221,7 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
         try:
             return render_status(runtime, t, model_name, normalize_language(lang))
         except ValueError as error:
-            raise gr.Error(str(error)) from None
+            raise gr.Error(str(error), print_exception=False) from None
 
     outputs = [header.status, header.notice]
     # Loading is in the cheap group (app.GROUPS), not the "model" one: Runtime serialises loads

@@ -29,7 +29,7 @@ def read_blocks(runtime, lang, model_name, progress=gr.Progress()):
     try:
         picked = runtime.check_name(model_name)
     except UnknownModelError as error:   # as load_or_error answers it, before any work
-        raise gr.Error(str(error)) from None
+        raise gr.Error(str(error), print_exception=False) from None
     names = [name for name in SHIPPED if name in runtime.names()]
     if picked not in names:
         names.append(picked)

@@ -136,7 +136,8 @@ def _engine_errors(stream, lang: str):
     except InputError:
         raise
     except ValueError as error:
-        raise gr.Error(text("generate.error.stopped_model", lang, error=error)) from None
+        raise gr.Error(text("generate.error.stopped_model", lang, error=error),
+                       print_exception=False) from None
 
 
 class RunInputs(NamedTuple):
@@ -325,7 +326,7 @@ def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: A
         try:
             runtime.check_name(model_name)   # an unknown name is refused, not read as "none loaded"
         except ValueError as error:
-            raise gr.Error(str(error)) from None
+            raise gr.Error(str(error), print_exception=False) from None
     loaded_shape = None
     if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
         loaded = runtime.get(model_name)

@@ -18,6 +18,7 @@ from typing import Any
 import gradio as gr
 
 from explorer import web
+from explorer.claims import registry as claims_registry
 from explorer.runtime import Runtime
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
@@ -109,7 +110,8 @@ def build_app(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> gr.
 
 
 def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Page:
-    tabs = available_tabs(tab_modules)
+    tabs = available_tabs(tab_modules)   # raises for a tab that cannot be found
+    claims_registry.check()   # ... and for a claim without its evidence function
     t = build_translator(tabs)
     answers = warm.Warm()
     with gr.Blocks(title="Transformer Explorer", analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:

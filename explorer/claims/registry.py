@@ -5,9 +5,12 @@ One entry per claim of docs/CLAIMS.md, in its order: the evidence function as "m
 tab shows the same text), and the tabs that show it (ids of explorer/ui/tabs/<tab>.py; the first is
 where the board links before the function has told it the exact section).
 
-A function that does not exist yet resolves to None: the board shows that row as "not
-available", never as a pass. A module that exists but fails to import is an error, raised to the
-board (which shows the row as failing and logs why).
+The app's own registry fails loudly: `check()`, run when the app is built, raises
+ClaimNotFound naming every claim whose module or function cannot be found, so the app never
+starts with a claim it cannot show. `resolve` itself answers None for such an entry (a
+registry other than the app's, such as a test's, may name a function not written: the board
+shows that row as "not available", never as a pass). A module that exists but fails to import
+is an error, raised to the board (which shows the row as failing and logs why).
 """
 from __future__ import annotations
 
@@ -90,3 +93,16 @@ def resolve(entry: ClaimEntry) -> EvidenceFunction | None:
     module = importlib.import_module(entry.module)
     function = getattr(module, entry.function, None)
     return function if callable(function) else None
+
+
+class ClaimNotFound(LookupError):
+    """An entry of the app's claims registry whose evidence module or function does not exist."""
+
+
+def check(registry: tuple[ClaimEntry, ...] = CLAIMS) -> None:
+    """Import every entry's evidence function; raise ClaimNotFound naming those not found (an
+    error inside a module propagates as it is)."""
+    missing = [f"{entry.claim} ({entry.target})" for entry in registry if resolve(entry) is None]
+    if missing:
+        raise ClaimNotFound("claims without an evidence function (explorer/claims/registry.py): "
+                            + ", ".join(missing))

@@ -193,7 +193,7 @@ def view(loaded, session: Optional[str]) -> BatchView:
     hundred MB, made by the loop's decoder when it first steps)."""
     from explorer.serving import registry
     from explorer.serving.runs import LoopSnapshot
-    from explorer.serving.scheduler import MAX_BATCH
+    from explorer.serving.limits import MAX_BATCH
 
     loop = registry.existing(loaded.model)
     snapshot = (loop.snapshot(session) if loop is not None

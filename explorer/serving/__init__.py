@@ -3,9 +3,10 @@ and a worker thread streams each run to the web framework. No Gradio and no visi
 here: a refusal is the neutral `Busy` (the loop is full) or `TooManyRuns` (one visitor's cap),
 which a UI translates (explorer/ui/tabs/generate.py).
 
-- scheduler.py: the loop (Scheduler; scheduler_for, the one loop of a model) and its limits
-  (MAX_BATCH runs decoding, MAX_WAITING queued, MAX_RUNS_PER_SESSION and MAX_RUNS_PER_ADDRESS
-  of one visitor's);
+- scheduler.py: the loop (Scheduler; scheduler_for, the one loop of a model);
+- limits.py: its limits (MAX_BATCH runs decoding, MAX_WAITING queued, MAX_RUNS_PER_SESSION
+  and MAX_RUNS_PER_ADDRESS of one visitor's);
+- prefixes.py: which prompt prefix a joining run may copy from another (prefix reuse);
 - runs.py: a run inside the loop, the handle its consumer holds, who sent it (Visitor),
   SharedStep, Busy and TooManyRuns;
 - thread_choice.py: the intra-op thread count of a batched step, chosen by measuring;
@@ -24,8 +25,8 @@ models.decoders.batched (the pooled step) and models.generate (sampling, the fin
 building a Step).
 """
 from explorer.serving.runs import Busy, RunHandle, SharedStep, TooManyRuns, Visitor
-from explorer.serving.scheduler import (MAX_BATCH, MAX_RUNS_PER_ADDRESS, MAX_RUNS_PER_SESSION,
-                                        MAX_WAITING, Scheduler, scheduler_for)
+from explorer.serving.limits import MAX_BATCH, MAX_RUNS_PER_ADDRESS, MAX_RUNS_PER_SESSION, MAX_WAITING
+from explorer.serving.scheduler import Scheduler, scheduler_for
 from explorer.serving.thread_choice import ThreadChoice, batch_threads
 from explorer.serving.transport import in_background
 from explorer.serving.workers import start_worker

@@ -215,3 +215,24 @@ class RunHandle:
         if item.finished:
             self.end = item.finished
         return item
+
+
+def run_state(run: Run, state: Optional[str], session: Optional[str], decoder) -> RunState:
+    """`run` as Scheduler.snapshot shows it (state None: prefilling or decoding, read off the
+    run); `decoder` the loop's BatchedDecoder, whose pooled store may hold the run's row."""
+    batch = run.batch   # the loop may drop it meanwhile: read it once
+    held = allocated = ()
+    pooled = False
+    if batch is not None and state is None:
+        layers = batch.cache.layers
+        held = tuple(layer.length for layer in layers)
+        pooled = batch.row is not None
+        widths = decoder.pool.widths
+        allocated = (tuple(widths) if pooled and len(widths) == len(layers)
+                     else tuple(layer.capacity for layer in layers))
+    if state is None:
+        state = "decoding" if run.tokens else "prefilling"
+    own = session is not None and run.visitor.session == session
+    return RunState(uid=run.uid, own=own, state=state, prompt=len(run.prompt),
+                    generated=len(run.tokens), held=held, allocated=allocated,
+                    pooled=pooled, shared=run.shared, seat=run.seat)

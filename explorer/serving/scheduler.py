@@ -14,18 +14,16 @@ loop does:
 3. prefill: prompts are fed in chunks of at most `prefill_chunk` tokens, at most
    `prefill_tokens` tokens per iteration in all, so a joining prompt never stalls the decoding
    runs for long; a run's own cache is allocated only when its prefill is about to begin
-   (`_start`), so a class admitted at once does not hold forty caches at once; chunks of equal length from several runs go through one forward; a prompt
-   that begins like what another run was fed copies those keys and values instead of computing
-   them again (prefix reuse, `SHARE_MIN`): from another visitor's run only its public prefix
-   (the chat template's tokens every prompt begins with), any prefix from a run of the same
-   session, any prefix of the app's own prompts, which the loop computes itself and keeps
-   (`keep_prompts`), so that what a run copies (and so the prefill work it saves) never
-   depends on another visitor's text;
+   (`_start`), so a class admitted at once does not hold forty caches at once; chunks of equal
+   length from several runs go through one forward; a prompt that begins like what another run
+   was fed, or like one of the app's own prompts the loop keeps (`keep_prompts`), copies those
+   keys and values instead of computing them again (prefix reuse: prefixes.py says what a run
+   may copy, never depending on another visitor's text);
 4. decode: every decoding run's next token (a run whose prompt went in during step 3
-   included) in one forward (models.decoders.batched): the
-   weights are read once for all of them (claim C2's memory-bound step, shared), and the
-   runs' caches share one pooled store, so each layer's attention is one call for all of
-   them. A run alone takes the fused C++ step (the engine's fastest path for one sequence).
+   included) in one forward (models.decoders.batched): the weights are read once for all of
+   them (claim C2's memory-bound step, shared), and the runs' caches share one pooled store,
+   so each layer's attention is one call for all of them. A run alone takes the fused C++
+   step (the engine's fastest path for one sequence).
 A run that leaves gives its row of the pooled store back at once (BatchedDecoder.release).
 
 Each run's telemetry stays its own and exact: its tokens, positions, scores and cache bytes
@@ -41,7 +39,6 @@ how many runs that step served.
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
 from typing import Callable, Iterator, Optional, Sequence
@@ -49,39 +46,19 @@ from typing import Callable, Iterator, Optional, Sequence
 import torch
 
 from explorer.serving import registry
-from explorer.serving.runs import (AHEAD, Busy, End, LoopSnapshot, Run, RunHandle, RunState, Savings,
-                                   SharedStep, StepRecord, TooManyRuns, Visitor)
+from explorer.serving.runs import (AHEAD, Busy, End, LoopSnapshot, Run, RunHandle, Savings, SharedStep,
+                                   StepRecord, TooManyRuns, Visitor, run_state)
+from explorer.serving.limits import MAX_BATCH, MAX_RUNS_PER_ADDRESS, MAX_RUNS_PER_SESSION, MAX_WAITING
+from explorer.serving.prefixes import KEPT_MIN, SHARE_MIN, best_source, same_session, worth_waiting
 from explorer.serving.thread_choice import FIXED_BATCH_THREADS, ThreadChoice, batch_threads
 from explorer.serving.workers import start_worker
 from models.device import intra_op_threads
 from models.generate import check_prompt, greedy_choices, next_step
 
-# A class is up to ~40 visitors pressing Start together. On 2 cores, 40 in one step stream at
-# ~4.8 tokens/s each with a first token within ~2.5 s (p95) and more tokens/s in all than 30;
-# with 32 in a step the other 8 waited ~10 s for a place (bench.classroom, docs/SCALING.md).
-# Past MAX_BATCH runs wait, and past the queue are refused.
-MAX_BATCH = int(os.environ.get("EXPLORER_MAX_BATCH", "40"))
-MAX_WAITING = int(os.environ.get("EXPLORER_MAX_WAITING", "32"))
-# Runs one visitor may have decoding or waiting at once: a page runs one at a time (two when
-# Start and Enter overlap); an address is a classroom's machine, or a whole school behind one
-# NAT, so it gets a quarter of the loop: one client's flood leaves the rest to everyone else.
-MAX_RUNS_PER_SESSION = int(os.environ.get("EXPLORER_MAX_RUNS_PER_SESSION", "4"))
-MAX_RUNS_PER_ADDRESS = int(os.environ.get("EXPLORER_MAX_RUNS_PER_ADDRESS",
-                                          str(max(1, (MAX_BATCH + MAX_WAITING) // 4))))
 PREFILL_CHUNK = 64        # tokens of one prompt per forward
 PREFILL_TOKENS = 256      # prompt tokens per iteration, all joining runs together
 POLL_S = 2.0              # a consumer waiting for its next step checks its stop flag this often
 IDLE_EXIT_S = 60.0        # a loop with nothing to do this long ends (and frees its packed weights)
-# A joining prompt whose first SHARE_MIN tokens or more equal what another run in the loop was
-# fed (same options) starts with a copy of that run's keys and values for them and feeds only
-# the rest (BatchedDecoder.share_prefix): a classroom pressing Start pays for the chat
-# template's system turn once, not thirty times. Across visitors only the public prefix is
-# copied (_share_limit). Shorter common prefixes are not worth a copy and a wait.
-SHARE_MIN = 16
-# ... but a kept prompt (keep_prompts) is in already: a copy of even a few of its positions
-# waits for nothing and saves their forward (Gemma's chat template around a short question is
-# ~14 tokens)
-KEPT_MIN = 4
 STEP_RECORDS = 256        # recent decode steps kept for Scheduler.snapshot (the batch view)
 
 
@@ -245,7 +222,7 @@ class Scheduler:
         prompt tokens prefix reuse saved are this session's runs' alone (the session itself
         never leaves the scheduler). Costs O(runs x layers) under the lock."""
         with self._lock:
-            runs = [self._state(run, "waiting" if run in self._waiting else None, session)
+            runs = [run_state(run, "waiting" if run in self._waiting else None, session, self.decoder)
                     for run in (*self._active, *self._waiting) if not run.kept]
             return LoopSnapshot(runs=tuple(runs), steps=tuple(self._steps),
                                 shared_tokens=self._savings.of(session), max_batch=self.max_batch)
@@ -253,24 +230,6 @@ class Scheduler:
     def forget_sessions(self, sessions: Sequence[str]) -> None:
         """The app dropped these sessions (idle): their counts go (runs.Savings)."""
         self._savings.forget(sessions)
-
-    def _state(self, run: Run, state: Optional[str], session: Optional[str]) -> RunState:
-        batch = run.batch   # the loop may drop it meanwhile: read it once
-        held = allocated = ()
-        pooled = False
-        if batch is not None and state is None:
-            layers = batch.cache.layers
-            held = tuple(layer.length for layer in layers)
-            pooled = batch.row is not None
-            widths = self.decoder.pool.widths
-            allocated = (tuple(widths) if pooled and len(widths) == len(layers)
-                         else tuple(layer.capacity for layer in layers))
-        if state is None:
-            state = "decoding" if run.tokens else "prefilling"
-        own = session is not None and run.visitor.session == session
-        return RunState(uid=run.uid, own=own, state=state, prompt=len(run.prompt),
-                        generated=len(run.tokens), held=held, allocated=allocated,
-                        pooled=pooled, shared=run.shared, seat=run.seat)
 
     def _refuse_past_cap(self, visitor: Visitor) -> None:
         """TooManyRuns when `visitor`'s session or address already has as many runs decoding or
@@ -399,20 +358,9 @@ class Scheduler:
                 ready.append(run)
                 feeding.append(run)
                 continue
-            cache = run.batch.cache
-            limit = min(len(run.prompt) - 1, min(layer.capacity for layer in cache.layers))
-            best, best_n = None, 0
-            for other in (*self._active, *self._kept):
-                if other is run or other.batch is None or not other.batch.pos or other.options != run.options:
-                    continue
-                n = _common_prefix(other.sequence(), run.prompt, _share_limit(run, other, limit))
-                if (n >= (KEPT_MIN if other.kept else SHARE_MIN) and n > best_n
-                        and other.batch.cache.holds_prefix(n)):
-                    best, best_n = other, n
-            # a run being fed whose prompt would give more once it is in
-            ahead = max((_common_prefix(other.prompt, run.prompt, _share_limit(run, other, limit))
-                         for other in feeding if other.options == run.options), default=0)
-            if ahead >= SHARE_MIN and ahead > max(best_n, 0):
+            limit = min(len(run.prompt) - 1, min(layer.capacity for layer in run.batch.cache.layers))
+            best, best_n = best_source(run, (*self._active, *self._kept), limit)
+            if worth_waiting(run, feeding, limit, best_n):
                 continue   # wait for it: next iteration its keys are there to copy
             if best is not None:
                 try:
@@ -421,7 +369,7 @@ class Scheduler:
                     pass
                 else:
                     run.fed = run.shared = best_n
-                    run.shared_own = _same_session(run, best)
+                    run.shared_own = same_session(run, best)
                     run.shared_kept = best.kept
                     if not run.kept:   # what visitors' runs copied: in all, and per session
                         self.stats["shared_tokens"] += best_n
@@ -535,31 +483,6 @@ class Scheduler:
         if run.batch is not None:   # its row of the pooled store: free for the next run now
             self.decoder.release(run.batch)
         run.batch = None   # its cache: freed with the last reference
-
-
-def _same_session(run: Run, other: Run) -> bool:
-    return run.visitor.session is not None and run.visitor.session == other.visitor.session
-
-
-def _share_limit(run: Run, other: Run, limit: int) -> int:
-    """The most leading tokens `run` may copy from `other`: any (up to `limit`) within one
-    session or from a kept prompt (the app's own text, fed by the loop itself); across
-    visitors only the public prefix both have (the same tokens in every prompt), so that the
-    count a run reports, and the prefill work it saves, are the same whatever the other
-    visitor wrote or was answered."""
-    if _same_session(run, other) or other.kept:
-        return limit
-    return min(limit, run.public, other.public)
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
-    """How many leading tokens a and b share, at most `limit`."""
-    n = 0
-    for x, y in zip(a, b):
-        if n >= limit or x != y:
-            break
-        n += 1
-    return n
 
 
 def scheduler_for(model) -> Scheduler:

@@ -1,7 +1,7 @@
 """The thread and queue between a generation and the web framework that streams it.
 
 No web framework here: what a client's liveness is (Gradio's per-event flag) is read by the UI
-(explorer/web/gradio_patches.py, client_alive) and handed in as `alive`."""
+(explorer/web/gradio_context.py, client_alive) and handed in as `alive`."""
 from __future__ import annotations
 
 import queue

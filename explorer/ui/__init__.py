@@ -49,7 +49,7 @@ from explorer.i18n import Translator
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.runtime import LoadedModel, Runtime, UnknownModelError
-from explorer.web.groups import CHEAP_CONCURRENCY_ID, LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID
+from explorer.web.groups import LONG_CONCURRENCY_ID, MODEL_CONCURRENCY_ID
 from explorer.web.stopping import argument_reader
 
 log = logging.getLogger(__name__)

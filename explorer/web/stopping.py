@@ -26,6 +26,7 @@ import functools
 import inspect
 import threading
 import time
+import typing
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
@@ -37,15 +38,38 @@ MAX_SESSIONS = 4096
 
 def argument_reader(handler: Callable, name: str) -> Callable[[tuple, dict], Any]:
     """reader(args, kwargs) -> the value `handler` would get for its parameter `name` in a call
-    with those arguments (None when it gets none, or the call would not bind)."""
+    with those arguments (None when it gets none, or the call would not bind). A handler that
+    takes its inputs as `*values: SomeInputs` (a NamedTuple naming them in order) has `name`
+    read from the field of that name."""
     signature = inspect.signature(handler)
+    fields = _named_values(handler, signature)
 
     def reader(args: tuple, kwargs: dict) -> Any:
         try:
-            return signature.bind_partial(*args, **kwargs).arguments.get(name)
+            arguments = signature.bind_partial(*args, **kwargs).arguments
         except TypeError:
             return None
+        if name in arguments or fields is None or name not in fields[1]:
+            return arguments.get(name)
+        values = arguments.get(fields[0], ())
+        index = fields[1].index(name)
+        return values[index] if index < len(values) else None
     return reader
+
+
+def _named_values(handler: Callable, signature: inspect.Signature) -> Optional[tuple[str, tuple]]:
+    """(the name of `handler`'s *values parameter, the fields of the NamedTuple it is annotated
+    with), or None."""
+    variadic = next((p for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL), None)
+    if variadic is None:
+        return None
+    target = inspect.unwrap(handler.func if isinstance(handler, functools.partial) else handler)
+    try:
+        hint = typing.get_type_hints(target).get(variadic.name)
+    except (NameError, TypeError):
+        return None
+    names = getattr(hint, "_fields", None)
+    return (variadic.name, tuple(names)) if names else None
 
 
 class StopFlag:

@@ -49,6 +49,7 @@ LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
 @LANGS
 def test_rope_lesson(new_page, app_url, runtime, lang):
     from explorer.ui.tabs import rope as rope_tab
+    from explorer.ui.tabs import rope_context
 
     loaded = runtime.get(runtime.default_name)
     page = _page(new_page, lang)
@@ -74,7 +75,7 @@ def test_rope_lesson(new_page, app_url, runtime, lang):
     assert page.locator("#rope-qk-result").inner_text().strip()
     # step 3: the sweep's perplexity as trained, computed in-process with the same settings
     s = _step("rope", 2).settings
-    *_, last = rope_tab.sweep(runtime, loaded.name, lang, s["bases"], s["apply"], s["tokens"], progress=None)
+    *_, last = rope_context.sweep(runtime, loaded.name, lang, s["bases"], s["apply"], s["tokens"], progress=None)
     fields = reading(_step("rope", 2), last[3])
     third = walked[2].said
     assert f"{fields['ppl0']:.2f}" in third and fields["verdict"] in third, third

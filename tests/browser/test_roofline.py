@@ -93,21 +93,21 @@ def test_measure_api_draws_the_measured_roof_and_refuses_bad_input(client):
 def test_handler_redraws_in_the_other_language(runtime):
     import gradio as gr
 
-    from explorer.ui.tabs import generate as tab
+    from explorer.ui.tabs import generate_roofline
 
     for bad in (0, 513, 2.5, float("nan"), "many"):
         with pytest.raises(gr.Error, match="Context t"):
-            list(tab.measure_roofline(runtime, MODEL, "en", bad, False, progress=lambda *a, **k: None))
+            list(generate_roofline.measure_roofline(runtime, MODEL, "en", bad, False, progress=lambda *a, **k: None))
     # the "measure again" box takes True or False: anything else is refused before the roof is
     # measured or the decode precision's weight copies are made (the fuzz saw 162 MB of them)
     for bad in ("yes", 1, [True]):
         with pytest.raises(gr.Error, match="Measure the device again"):
-            list(tab.measure_roofline(runtime, MODEL, "en", 8, bad, progress=lambda *a, **k: None))
+            list(generate_roofline.measure_roofline(runtime, MODEL, "en", 8, bad, progress=lambda *a, **k: None))
 
-    *_, final = tab.measure_roofline(runtime, MODEL, "zh", 8, False, progress=lambda *a, **k: None)
+    *_, final = generate_roofline.measure_roofline(runtime, MODEL, "zh", 8, False, progress=lambda *a, **k: None)
     device, roof_fig, rates_fig, summary, result = final
     assert "本设备实测" in device and "B = 1" in summary
-    en = tab.draw_roofline(result, "en")
+    en = generate_roofline.draw_roofline(result, "en")
     assert en[0].startswith("**This device, measured:**")
     assert list(en[1].data[2].x) == list(roof_fig.data[2].x)      # same numbers, other words
     assert en[1].layout.title.text != roof_fig.layout.title.text
@@ -116,18 +116,18 @@ def test_handler_redraws_in_the_other_language(runtime):
 def test_handler_declines_while_visitors_generate_and_stops_between_forwards(runtime, monkeypatch):
     import gradio as gr
 
-    from explorer.ui.tabs import generate as tab
+    from explorer.ui.tabs import generate_roofline
 
     class Busy:
         def load(self):
             return 2
 
     with monkeypatch.context() as patch:
-        patch.setattr(tab, "scheduler_for", lambda model: Busy())
+        patch.setattr(generate_roofline, "scheduler_for", lambda model: Busy())
         with pytest.raises(gr.Error, match="Other visitors are generating"):
-            list(tab.measure_roofline(runtime, MODEL, "en", 8, False, progress=lambda *a, **k: None))
+            list(generate_roofline.measure_roofline(runtime, MODEL, "en", 8, False, progress=lambda *a, **k: None))
     # Stop closes the generator between two forwards: nothing more runs, no result comes
-    steps = tab.measure_roofline(runtime, MODEL, "en", 8, False, progress=lambda *a, **k: None)
+    steps = generate_roofline.measure_roofline(runtime, MODEL, "en", 8, False, progress=lambda *a, **k: None)
     first = next(steps)
     assert len(first) == 5 and all(isinstance(value, type(gr.skip())) for value in first)
     steps.close()

@@ -148,9 +148,10 @@ def test_rope_toeplitz_reads_c11_and_c12(runtime, loaded):
 def test_rope_sweep_reads_c13s_perplexity(runtime, loaded):
     from explorer.rope import sweep
     from explorer.ui.tabs import rope as rope_tab
+    from explorer.ui.tabs import rope_context
 
     s = _step("rope", 2).settings
-    *_, last = rope_tab.sweep(runtime, loaded.name, "en", s["bases"], s["apply"], s["tokens"], progress=None)
+    *_, last = rope_context.sweep(runtime, loaded.name, "en", s["bases"], s["apply"], s["tokens"], progress=None)
     result = last[3]
     fields = reading(_step("rope", 2), result)
     assert fields["tokens"] == s["tokens"]

@@ -35,7 +35,7 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     from explorer.lessons import generate_prompts
     from explorer.generate.request import encode_prompt
     from explorer.prompts import template_prefix
-    from explorer.serving.scheduler import KEPT_MIN, _common_prefix
+    from explorer.serving.prefixes import KEPT_MIN, common_prefix
     from explorer.ui.tabs import generate as tab
 
     who = threading.local()   # the session each thread's handler serves, as Gradio would say
@@ -78,7 +78,7 @@ def test_a_probe_learns_nothing_of_another_visitors_prompt(runtime, monkeypatch)
     expected = []
     for probe in PROBES:   # from the probe and the app's constants alone
         ids = encode_prompt(loaded.tokenizer, probe)[0]
-        best = max(_common_prefix(k, ids, len(ids) - 1) for k in kept)
+        best = max(common_prefix(k, ids, len(ids) - 1) for k in kept)
         expected.append(best if best >= max(template, KEPT_MIN) else template)
     assert min(expected) >= template
     assert copied == expected, (copied, expected)

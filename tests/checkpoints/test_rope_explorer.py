@@ -435,24 +435,24 @@ def test_the_time_limit_ends_a_sweep_with_what_it_measured(loaded):
 def test_the_tab_handlers_stop_between_forwards(runtime, monkeypatch):
     """The sweep and continuation handlers are generators that yield between forwards: closed
     after the first forward they run no more; with a zero time limit they end with the message."""
-    from explorer.ui.tabs import rope as tab
+    from explorer.ui.tabs import rope_context
 
     fixed = lambda *args, **kwargs: None  # noqa: E731
     model = runtime.get(SMOL).model
     calls = counting_forwards(monkeypatch, model)
-    handler = tab.sweep(runtime, SMOL, "en", "10000, 1M, 10M", "full", 128, progress=fixed)
+    handler = rope_context.sweep(runtime, SMOL, "en", "10000, 1M, 10M", "full", 128, progress=fixed)
     first = next(handler)
     assert first[1] == "forward 1 of 4: base 100k (trained), 128 tokens…" and first[4] == "" and calls == []
     assert next(handler)[1].startswith("forward 2 of 4") and len(calls) == 1
     handler.close()
     assert len(calls) == 1
-    continuing = tab.continuation(runtime, SMOL, "en", 7, "full", 128, 8, progress=fixed)
+    continuing = rope_context.continuation(runtime, SMOL, "en", 7, "full", 128, 8, progress=fixed)
     assert next(continuing)[0] == "decoding: 1 of 16 new tokens…" and len(calls) == 2
     continuing.close()
     assert len(calls) == 2
-    monkeypatch.setattr(tab, "SWEEP_TIME_LIMIT_S", 0.0)
-    *_, last = tab.sweep(runtime, SMOL, "zh", "10000, 1M", "full", 128, progress=fixed)
+    monkeypatch.setattr(rope_context, "SWEEP_TIME_LIMIT_S", 0.0)
+    *_, last = rope_context.sweep(runtime, SMOL, "zh", "10000, 1M", "full", 128, progress=fixed)
     assert "到达 0 秒的时间上限" in last[1] and last[3].timed_out and len(calls) == 3
-    monkeypatch.setattr(tab, "CONTINUATION_TIME_LIMIT_S", 0.0)
-    *_, last = tab.continuation(runtime, SMOL, "en", 7, "full", 128, 8, progress=fixed)
+    monkeypatch.setattr(rope_context, "CONTINUATION_TIME_LIMIT_S", 0.0)
+    *_, last = rope_context.continuation(runtime, SMOL, "en", 7, "full", 128, 8, progress=fixed)
     assert "**Time limit of 0 s reached:** 0 of 16 new tokens were decoded." in last[0] and len(calls) == 3

@@ -166,6 +166,7 @@ def test_language_switch_redraws_the_stored_results(runtime):
 
     from explorer.rope import pair
     from explorer.ui.tabs import rope as tab
+    from explorer.ui.tabs import rope_context
     from tests.figure_checks import assert_same_numbers, english_left
 
     loaded = runtime.get(SMOL)
@@ -175,8 +176,8 @@ def test_language_switch_redraws_the_stored_results(runtime):
         "qk": tab.capture_and_toeplitz(runtime, SMOL, "en", TEXT, 1, 2, 20, 4, 16, 32, progress=fixed)[-2],
         "dist": tab.distance(runtime, SMOL, "en", TEXT, 16, progress=fixed)[-1],
         # the long handlers are generators: their last message holds the result (then the note)
-        "sweep": list(tab.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed)),
-        "cont": list(tab.continuation(runtime, SMOL, "en", 7, "full", 128, 4, progress=fixed))[-1][-2],
+        "sweep": list(rope_context.sweep(runtime, SMOL, "en", "10M", "full", 128, progress=fixed)),
+        "cont": list(rope_context.continuation(runtime, SMOL, "en", 7, "full", 128, 4, progress=fixed))[-1][-2],
         "scale": tab.scaling("en", 64, 1e5, 4, 8192)[-1],
     }
     # a sweep's first message clears the last one's figure, table and state (see the Stop test)
@@ -188,7 +189,7 @@ def test_language_switch_redraws_the_stored_results(runtime):
     assert (first.layer, first.head, first.token, first.position) == (1, 2, 20, 50)
     assert first.pair == pair.visible_pair(stored["qk"], 7)
     draws = {"freq": tab.draw_frequencies, "qk": tab.draw_toeplitz, "pair": tab.draw_pair,
-             "dist": tab.draw_distance, "sweep": tab.draw_sweep, "cont": tab.draw_continuation,
+             "dist": tab.draw_distance, "sweep": rope_context.draw_sweep, "cont": rope_context.draw_continuation,
              "scale": tab.draw_scaling}
 
     def no_forward(*args, **kwargs):
@@ -292,14 +293,15 @@ def test_each_long_event_has_a_stop_and_a_time_limit(runtime):
     the work (explorer/rope: time_limit_s)."""
     import app
     from explorer.ui.tabs import rope as tab
+    from explorer.ui.tabs import rope_context
     from tests.helpers import stop_buttons
 
     demo = app.build_app(runtime, ("explorer.ui.tabs.rope",))
     events = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
     config = demo.get_config_file()
-    for api_name, limit in (("rope_perplexity", tab.SWEEP_TIME_LIMIT_S),
-                            ("rope_continue", tab.CONTINUATION_TIME_LIMIT_S)):
+    for api_name, limit in (("rope_perplexity", rope_context.SWEEP_TIME_LIMIT_S),
+                            ("rope_continue", rope_context.CONTINUATION_TIME_LIMIT_S)):
         event = events[api_name]
-        assert event.time_limit == int(limit) + tab.EVENT_SLACK_S
+        assert event.time_limit == int(limit) + rope_context.EVENT_SLACK_S
         [stop] = stop_buttons(demo, event.fn)
         assert stop.queue is False and not stop.cancels   # a flag: the run ends itself

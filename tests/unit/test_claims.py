@@ -43,6 +43,16 @@ def test_the_registry_names_one_function_per_claim_in_its_topic():
         assert entry.places and entry.module.startswith("explorer.")
 
 
+def test_the_apps_registry_finds_every_function_and_a_missing_one_stops_the_start():
+    from explorer.claims.registry import ClaimNotFound, check
+
+    check()   # every claim of the app's registry has its function
+    with pytest.raises(ClaimNotFound, match=r"C14 \(explorer.no_such_topic.evidence:evidence_c14\)"):
+        check((*CLAIMS[:13], ClaimEntry("C14", "explorer.no_such_topic.evidence:evidence_c14", ("moe",))))
+    with pytest.raises(ClaimNotFound, match="C1 "):
+        check((ClaimEntry("C1", f"{fakes.HERE}:evidence_c99", ("generate",)),))
+
+
 def test_a_function_not_written_yet_resolves_to_none_and_a_broken_module_raises(tmp_path, monkeypatch):
     assert resolve(ClaimEntry("C1", "explorer.no_such_topic.evidence:evidence_c1", ("generate",))) is None
     assert resolve(ClaimEntry("C1", "no_such_package.evidence:evidence_c1", ("generate",))) is None

@@ -1,4 +1,5 @@
-"""House rules that hold between changes: the import graph only goes down.
+"""House rules that hold between changes: the import graph only goes down, and no module is
+over 500 lines.
 
 The layers, lowest first (a module may import from its own layer and the ones below):
   models            the textbook engine
@@ -174,3 +175,9 @@ def test_no_module_of_the_app_imports_itself_back(top):
     circles = [c for c in _cycles(graph) if any(m == top or m.startswith(top + ".") for m in c)]
     assert not circles, circles
 
+
+
+def test_no_module_is_over_500_lines():
+    long = sorted(f"{path.relative_to(ROOT)}: {n} lines" for path in MODULES.values()
+                  if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    assert not long, "\n".join(long)

@@ -3,7 +3,7 @@ explorer.generate.kept): a run whose prompt begins like one copies those positio
 the loop computed itself, whoever else is in the loop, and decodes as it would have alone."""
 from __future__ import annotations
 
-from explorer.serving.scheduler import KEPT_MIN
+from explorer.serving.prefixes import KEPT_MIN
 from tests.unit.test_privacy import TEMPLATE, _tokens
 
 KEPT = TEMPLATE + _tokens(14, 11)    # an app prompt: the template, then the app's own text

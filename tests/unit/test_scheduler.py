@@ -298,7 +298,7 @@ def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
     the others copy its keys and values and feed only their own rest; every run still equals
     the same run alone, and each says on its first step how many of its tokens were copied.
     (Across sessions only the public prefix is copied: tests/unit/test_privacy.py.)"""
-    from explorer.serving.scheduler import SHARE_MIN
+    from explorer.serving.prefixes import SHARE_MIN
 
     model = tiny[kind]
     sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64, max_per_session=7)
@@ -333,7 +333,7 @@ def test_a_classroom_on_one_prompt_pays_for_one_prefill(tiny, kind):
 def test_prefixes_are_shared_only_under_the_same_options(tiny):
     """A run with another cache policy, or a prompt sharing fewer than SHARE_MIN tokens, feeds
     its whole prompt (all runs of one session, which may share any prefix)."""
-    from explorer.serving.scheduler import SHARE_MIN
+    from explorer.serving.prefixes import SHARE_MIN
 
     model = tiny["llama"]
     sched = Scheduler(model, prefill_chunk=8, prefill_tokens=64)

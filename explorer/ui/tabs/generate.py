@@ -12,27 +12,26 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import gradio as gr
 from gradio.components.plot import PlotData
 import pandas as pd
 
-from explorer.generate import device_roof, figures, roofline, roofline_figures, shapes, tokens
+from explorer.generate import figures, shapes, tokens
 from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
-                                       TAB_MAX_NEW_TOKENS, check_context, check_flag, encode_prompt,
+                                       TAB_MAX_NEW_TOKENS, check_context, encode_prompt,
                                        long_prompt, parse_request)
 from explorer.generate.kept import keep_app_prompts
-from explorer.generate.step_cost import served_weights
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
 from explorer.lessons import generate_prompts
-from explorer.locales import Term, normalize_language, text
+from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
-from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, batch_threads,
-                              in_background, scheduler_for)
+from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, in_background,
+                              scheduler_for)
 from explorer.ui.page import views
-from explorer.ui.tabs import generate_batch, generate_precision
+from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
 from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client
 from explorer.web.stopping import Stops
@@ -50,9 +49,8 @@ TEXT_INTERVAL_S = 0.15   # streamed text: at most ~7 messages a second (serving.
 MESSAGES_PER_S = 40
 HISTORY_ROWS = 8
 
-# the visitors' running runs and roofline measurements, for their Stop buttons (stopping.py)
+# the visitors' running runs, for their Stop buttons (stopping.py)
 STOPS = Stops()
-ROOF_STOPS = Stops()
 
 HISTORY_COLUMNS = ("run", "model", "policy", "prompt", "new", "cache", "c3", "c4", "text")
 
@@ -142,16 +140,57 @@ def _engine_errors(stream, lang: str):
                        print_exception=False) from None
 
 
+class RunInputs(NamedTuple):
+    """The run section's inputs by name, in the order its events send them (the "generate"
+    API's parameters): parsed once into a GenerationRequest (explorer.generate.request)."""
+    model: Any           # the header's model picker
+    lang: Any            # the header's language switch
+    prompt: Any
+    max_new: Any
+    temperature: Any
+    top_k: Any
+    top_p: Any
+    seed: Any
+    policy: Any          # "full" | "window" | "sinks"
+    window: Any
+    sinks: Any
+    compare: Any         # replay the steps without a cache (C1)
+    check: Any           # check the cached logits against a full forward (C4)
+    runs: Any            # the visitor's table of runs (gr.State)
+    last_session: Any = None   # the visitor's last finished run (gr.State)
+
+
+class RunOutputs(NamedTuple):
+    """The run section's outputs by name, in the order its events list them: a handler builds
+    one message with every field named, and adding a chart is one field here, one component in
+    _build_run and one value where the charts are drawn."""
+    text: Any            # the generated text
+    status: Any          # the status line
+    bars: Any            # cache bytes per layer
+    growth: Any          # cache bytes against tokens
+    latency: Any         # time per token
+    diff: Any            # cached vs full logits (C4)
+    mask: Any            # the cache policy's mask
+    evidence: Any        # the run's evidence lines
+    runs: Any            # the visitor's runs (gr.State; the table is drawn after the run)
+    last_session: Any    # the last finished run (gr.State), redrawn on a language switch
+    strip: Any           # the token strip
+
+
+CHARTS = ("bars", "growth", "latency", "diff", "mask", "evidence")   # drawn together
+
+
 @visitor_errors
-def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_value, policy_value,
-                 w, s, compare_value, check_value, runs, last_session=None):
-    """Stream one generation: (text, status, 5 charts, evidence, runs, last finished session,
-    token strip) after every merged step, then after the checks."""
+def run_generate(runtime, *values: RunInputs):
+    """Stream one generation (the values of RunInputs, in its order): a RunOutputs after every
+    merged step, then after the checks."""
+    form = RunInputs(*values)
+    lang, last_session = form.lang, form.last_session
     lang = normalize_language(lang)
     started = time.perf_counter()
-    request = parse_request(prompt, n_new, temp, k, p, seed_value, policy_value, w, s,
-                            compare_value, check_value)
-    loaded = load_or_error(runtime, model_name)
+    request = parse_request(form.prompt, form.max_new, form.temperature, form.top_k, form.top_p,
+                            form.seed, form.policy, form.window, form.sinks, form.compare, form.check)
+    loaded = load_or_error(runtime, form.model)
     ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
     check_context(len(ids), request, loaded.config.max_position_embeddings)
     keep_prompts_of(loaded)
@@ -159,14 +198,14 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
     # visitor's keys for the chat template's tokens alone (never their text)
     visitor = Visitor(*event_client())
     public = public_prefix(loaded.tokenizer, ids) if chat else 0
-    runs = settle_runs(runs)[-(HISTORY_ROWS - 1):]
+    runs = settle_runs(form.runs)[-(HISTORY_ROWS - 1):]
     run_number = (runs[-1]["run"] + 1) if runs else 1
     # The first token goes out alone (text and status); the charts follow with the next one
     # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
     # last charts as PlotData (serialized once; Gradio passes it through) and the states as
     # they are, not gr.skip(): Gradio 6 answers a skip on a component by building a fresh
     # component (~1 ms of Python), work that holds the GIL the decode needs between its ops.
-    held = None   # outputs 3..8 of the last chart message, re-sent while only text changes
+    held = None   # the CHARTS of the last chart message ({name: value}), re-sent while only text changes
     strip = gr.skip()   # the token strip, drawn with the charts and re-sent like them
     diff = mask = gr.skip()
     mask_from = None   # what the mask was drawn from: it changes only with the cache reading
@@ -199,8 +238,9 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
         # would build ~2 x 30 sets of them at that moment)
         ending = session.phase == "decode" and not session.streaming
         if ending or (session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared)):
-            rest = held if held is not None else (gr.skip(),) * 6
-            yield (session.text, figures.status(session, lang), *rest, held_runs, last_session, strip)
+            rest = held if held is not None else dict.fromkeys(CHARTS, gr.skip())
+            yield RunOutputs(text=session.text, status=figures.status(session, lang), **rest,
+                             runs=held_runs, last_session=last_session, strip=strip)
             first = False
             continue
         last_charts = now
@@ -211,14 +251,15 @@ def run_generate(runtime, model_name, lang, prompt, n_new, temp, k, p, seed_valu
             drawn_from = (id(session.cache_reading), done, session.replay_note)
             if drawn_from != mask_from:   # not again for every replay step
                 mask, mask_from = _plot_data(figures.mask_figure(session, lang)), drawn_from
-        held = (_plot_data(figures.layer_bytes_figure(session, lang)),
-                _plot_data(figures.growth_figure(session, lang)),
-                _plot_data(figures.latency_figure(session, lang)), diff, mask,
-                figures.summary(session, lang))
+        held = {"bars": _plot_data(figures.layer_bytes_figure(session, lang)),
+                "growth": _plot_data(figures.growth_figure(session, lang)),
+                "latency": _plot_data(figures.latency_figure(session, lang)), "diff": diff,
+                "mask": mask, "evidence": figures.summary(session, lang)}
         strip = tokens.strip_html(session, lang)
         if done:
             last_session = session
-        yield (session.text, figures.status(session, lang), *held, held_runs, last_session, strip)
+        yield RunOutputs(text=session.text, status=figures.status(session, lang), **held,
+                         runs=held_runs, last_session=last_session, strip=strip)
         first = False
 
 
@@ -244,14 +285,15 @@ def stopped_word(last, lang):
     status saying so; "Stopped." for a run stopped in the queue."""
     lang = normalize_language(lang)
     if last is None:
-        return (gr.skip(), text("generate.stopped", lang), *(gr.skip(),) * 9)
-    runs = last[8]
-    row = runs[-1] if isinstance(runs, list) and runs else None
+        return RunOutputs(*(gr.skip(),) * len(RunOutputs._fields))._replace(
+            status=text("generate.stopped", lang))
+    last = RunOutputs(*last)
+    row = last.runs[-1] if isinstance(last.runs, list) and last.runs else None
     if not isinstance(row, dict) or not row.get("partial"):
         return last   # it had ended: nothing was stopped
     row = {**row, "partial": False, "stopped": True}
-    return (last[0], text("generate.stopped_after", lang, n=row["new"]), *last[2:8],
-            [*runs[:-1], row], last[9], last[10])
+    return last._replace(status=text("generate.stopped_after", lang, n=row["new"]),
+                         runs=[*last.runs[:-1], row])
 
 
 def draw_run(session: Session, lang: str):
@@ -300,38 +342,6 @@ def calculate_after_load(runtime, model_name, lang, tokens, element_bytes):
     return calculate(runtime, model_name, lang, tokens, element_bytes)
 
 
-# ----------------------------------------------------------------------------- the roofline section
-def draw_roofline(result: roofline.RooflineResult, lang: str):
-    """(device line, roofline figure, tokens/s figure, summary) in `lang`."""
-    return (roofline_figures.device_line(result.roof, lang), *roofline_figures.figures(result, lang),
-            roofline_figures.summary(result, lang))
-
-
-@visitor_errors
-def measure_roofline(runtime, model_name, lang, context, refresh, progress=gr.Progress()):
-    """Measure this device's roof (or take the one measured before), then time the engine's
-    batched decode at B = 1 ... 16: (device line, roofline, tokens/s, summary, result) once
-    done, nothing before (it yields between forwards so that Stop ends it there)."""
-    lang = normalize_language(lang)
-    context = roofline.check_context(context)
-    refresh = check_flag(Term("generate.roof.refresh"), refresh)
-    loaded = load_or_error(runtime, model_name, progress)
-    if scheduler_for(loaded.model).load():
-        raise InputError("generate.roof.busy")   # their steps and these would time each other
-    # the shared loop's intra-op threads: the roof and the steps are measured as batches run
-    threads = batch_threads()
-    roof = device_roof.measure(loaded.device, loaded.dtype, threads, refresh=refresh,
-                               weights=served_weights(loaded.model))
-    steps = roofline.run_steps(loaded.model, roofline.prompt_ids(loaded.tokenizer, context), roof,
-                               name=getattr(loaded.spec, "title", loaded.name), threads=threads)
-    for item in steps:
-        if isinstance(item, roofline.RooflineResult):
-            yield (*draw_roofline(item, lang), item)
-        else:
-            progress(item[0], desc=item[1])
-            yield (gr.skip(),) * 5
-
-
 def build(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("generate.intro"))
@@ -341,7 +351,7 @@ def build(ctx: TabContext) -> None:
     with ctx.section("generate.section.calculator"):
         _build_calculator(ctx)
     with ctx.section("generate.section.roofline", elem_id="section-generate-roofline"):
-        _build_roofline(ctx)
+        generate_roofline.build(ctx)
     with ctx.section("precision.section", elem_id=generate_precision.SECTION_ID):
         generate_precision.build(ctx)
     with ctx.section("serving.section", elem_id=generate_batch.SECTION_ID) as batch:
@@ -404,10 +414,13 @@ def _build_run(ctx: TabContext) -> None:
     last_session = gr.State(None)  # the visitor's last finished run, redrawn on a language switch
     # The table of runs is not an output of the streaming run: it is drawn after the run (and by
     # Stop) from history_state, so no message still in flight after Stop can overwrite it.
-    outputs = [output, status, bars, growth, latency, diff, mask, evidence, history_state,
-               last_session, strip]
-    inputs = [ctx.model, ctx.lang, prompt, max_new, temperature, top_k, top_p, seed, policy, window,
-              sinks, compare, check, history_state, last_session]
+    outputs = list(RunOutputs(text=output, status=status, bars=bars, growth=growth, latency=latency,
+                              diff=diff, mask=mask, evidence=evidence, runs=history_state,
+                              last_session=last_session, strip=strip))
+    inputs = list(RunInputs(model=ctx.model, lang=ctx.lang, prompt=prompt, max_new=max_new,
+                            temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
+                            policy=policy, window=window, sinks=sinks, compare=compare, check=check,
+                            runs=history_state, last_session=last_session))
     handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
     limit = int(DEADLINE_S) + 30
     # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
@@ -466,31 +479,3 @@ def _build_calculator(ctx: TabContext) -> None:
                                      views.control("bytes", calc_bytes)],
              run=calc_run, event=drawn, state=calc_state)
     ctx.redraw_on_language(calc_state, [calc_table, variants_table], draw_calculator)
-
-
-def _build_roofline(ctx: TabContext) -> None:
-    t = ctx.t
-    gr.Markdown(t("generate.roof.intro"), latex_delimiters=LATEX)
-    with gr.Row():
-        context = gr.Slider(1, roofline.MAX_CONTEXT, value=roofline.DEFAULT_CONTEXT, step=1,
-                            label=t("generate.roof.context"), elem_id="gen-roof-context")
-        refresh = gr.Checkbox(value=False, label=t("generate.roof.refresh"))
-    with gr.Row():
-        measure = gr.Button(t("generate.roof.measure"), variant="primary", elem_id="gen-roof-measure")
-        stop = gr.Button(t("generate.roof.stop"), variant="stop", elem_id="gen-roof-stop")
-    device_note = gr.Markdown(t("generate.roof.none"), elem_id="gen-roof-device")
-    with gr.Row(equal_height=True):
-        roof_plot = gr.Plot(show_label=False, elem_id="gen-roofline")
-        rates_plot = gr.Plot(show_label=False, elem_id="gen-roof-rates")
-    roof_summary = gr.Markdown(elem_id="gen-roof-summary")
-    roof_state = gr.State(None)
-    outputs = [device_note, roof_plot, rates_plot, roof_summary, roof_state]
-    # Stop ends the measurement between two timed forwards; nothing of it is kept or drawn
-    event = measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
-                                       lambda last, lang: (gr.skip(),) * 5),
-                  [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
-                  time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.long_event)
-    stop.click(ROOF_STOPS.on_stop, None, None, queue=False, api_visibility="private")
-    ctx.redraw_on_language(roof_state, [device_note, roof_plot, rates_plot, roof_summary], draw_roofline)
-    ctx.view("generate.roofline", [views.control("context", context)], run=measure, event=event,
-             state=roof_state)

@@ -15,7 +15,7 @@ import gradio as gr
 
 from explorer.locales import normalize_language
 from explorer.generate import batch_figures, batch_view
-from explorer.serving.scheduler import MAX_BATCH
+from explorer.serving.limits import MAX_BATCH
 from explorer.ui import TabContext, tab_id, visitor_errors
 
 REFRESH_S = 2.0          # the intro text (serving.intro) says so

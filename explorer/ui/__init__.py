@@ -167,6 +167,22 @@ def _visitor_error(error: Exception, lang: Any) -> gr.Error:
     return gr.Error(text("inputs.internal", normalize_language(lang)), print_exception=False)
 
 
+def takes(inputs: type) -> Callable[[Callable], Callable]:
+    """For a handler `def h(<leading parameters>, *values: Inputs)` taking a section's inputs as
+    the values of a NamedTuple: the signature Gradio reads (how many inputs, the API's parameter
+    names), its leading parameters and then one per field of `inputs`, with the field's default."""
+    def decorate(handler: Callable) -> Callable:
+        leading = [p for p in inspect.signature(handler).parameters.values()
+                   if p.kind is p.POSITIONAL_OR_KEYWORD]
+        defaults = getattr(inputs, "_field_defaults", {})
+        fields = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                    default=defaults.get(name, inspect.Parameter.empty))
+                  for name in inputs._fields]
+        handler.__signature__ = inspect.Signature([*leading, *fields])
+        return handler
+    return decorate
+
+
 def visitor_errors(handler: Callable) -> Callable:
     """The one input-error adapter, for every handler (plain or streaming): InputError becomes
     gr.Error in the visitor's language (read from the handler's `lang` argument); gr.Error

@@ -32,7 +32,7 @@ from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor
                               scheduler_for)
 from explorer.ui.page import views
 from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
-from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, takes, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client
 from explorer.web.stopping import Stops
 from explorer.web.groups import GENERATE_CONCURRENCY_ID
@@ -141,21 +141,22 @@ def _engine_errors(stream, lang: str):
 
 
 class RunInputs(NamedTuple):
-    """The run section's inputs by name, in the order its events send them (the "generate"
-    API's parameters): parsed once into a GenerationRequest (explorer.generate.request)."""
-    model: Any           # the header's model picker
+    """The run section's inputs by name, in the order its events send them; the names are the
+    "generate" API's parameter names (run_generate's signature is made from them). Parsed once
+    into a GenerationRequest (explorer.generate.request)."""
+    model_name: Any      # the header's model picker
     lang: Any            # the header's language switch
     prompt: Any
-    max_new: Any
-    temperature: Any
-    top_k: Any
-    top_p: Any
-    seed: Any
-    policy: Any          # "full" | "window" | "sinks"
-    window: Any
-    sinks: Any
-    compare: Any         # replay the steps without a cache (C1)
-    check: Any           # check the cached logits against a full forward (C4)
+    n_new: Any           # new tokens at most
+    temp: Any            # temperature
+    k: Any               # top-k (0: off)
+    p: Any               # top-p
+    seed_value: Any
+    policy_value: Any    # "full" | "window" | "sinks"
+    w: Any               # window
+    s: Any               # sinks
+    compare_value: Any   # replay the steps without a cache (C1)
+    check_value: Any     # check the cached logits against a full forward (C4)
     runs: Any            # the visitor's table of runs (gr.State)
     last_session: Any = None   # the visitor's last finished run (gr.State)
 
@@ -181,6 +182,7 @@ CHARTS = ("bars", "growth", "latency", "diff", "mask", "evidence")   # drawn tog
 
 
 @visitor_errors
+@takes(RunInputs)
 def run_generate(runtime, *values: RunInputs):
     """Stream one generation (the values of RunInputs, in its order): a RunOutputs after every
     merged step, then after the checks."""
@@ -188,9 +190,9 @@ def run_generate(runtime, *values: RunInputs):
     lang, last_session = form.lang, form.last_session
     lang = normalize_language(lang)
     started = time.perf_counter()
-    request = parse_request(form.prompt, form.max_new, form.temperature, form.top_k, form.top_p,
-                            form.seed, form.policy, form.window, form.sinks, form.compare, form.check)
-    loaded = load_or_error(runtime, form.model)
+    request = parse_request(form.prompt, form.n_new, form.temp, form.k, form.p, form.seed_value,
+                            form.policy_value, form.w, form.s, form.compare_value, form.check_value)
+    loaded = load_or_error(runtime, form.model_name)
     ids, chat = encode_prompt(loaded.tokenizer, request.prompt)
     check_context(len(ids), request, loaded.config.max_position_embeddings)
     keep_prompts_of(loaded)
@@ -417,10 +419,10 @@ def _build_run(ctx: TabContext) -> None:
     outputs = list(RunOutputs(text=output, status=status, bars=bars, growth=growth, latency=latency,
                               diff=diff, mask=mask, evidence=evidence, runs=history_state,
                               last_session=last_session, strip=strip))
-    inputs = list(RunInputs(model=ctx.model, lang=ctx.lang, prompt=prompt, max_new=max_new,
-                            temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
-                            policy=policy, window=window, sinks=sinks, compare=compare, check=check,
-                            runs=history_state, last_session=last_session))
+    inputs = list(RunInputs(model_name=ctx.model, lang=ctx.lang, prompt=prompt, n_new=max_new,
+                            temp=temperature, k=top_k, p=top_p, seed_value=seed,
+                            policy_value=policy, w=window, s=sinks, compare_value=compare,
+                            check_value=check, runs=history_state, last_session=last_session))
     handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
     limit = int(DEADLINE_S) + 30
     # Not in the one-at-a-time "model" group: each loaded model's shared decode loop

@@ -5,6 +5,7 @@ Thin wiring over explorer/flash (run -> typed result -> figures)."""
 from __future__ import annotations
 
 import functools
+from typing import Any, NamedTuple
 
 import gradio as gr
 
@@ -14,7 +15,7 @@ from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import TabContext, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs.attention import layer_of_model
 from models.attention import MaskSpec
@@ -42,21 +43,49 @@ FRAMES_JS = """
 
 
 # ----------------------------------------------------------------------------- 1. naive vs tiled
-def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, window, sinks,
-             block_q, block_k, row, progress=gr.Progress()):
+class HeadInputs(NamedTuple):
+    """The schedule section's inputs by name, in the order its event sends them; the names are
+    the "flash_run" API's parameter names (run_head's signature is made from them)."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    prompt: Any
+    n: Any               # tokens of the prompt
+    layer: Any
+    head: Any
+    mask_kind: Any       # "causal" | "window" | "sinks" (shared by the tab's sections)
+    window: Any
+    sinks: Any
+    block_q: Any
+    block_k: Any
+    row: Any             # the row whose running max is drawn (-1: the run picks)
+
+
+class HeadOutputs(NamedTuple):
+    """The schedule section's outputs by name, in the order its event lists them (the first
+    four are drawn again from `result` on a language switch, by draw_head)."""
+    naive: Any           # the naive path's scores and weights
+    tiles: Any           # the tile schedule, played in the browser
+    row: Any             # one row's running max and normalizer
+    summary: Any
+    result: Any          # the run (gr.State)
+
+
+@takes(HeadInputs)
+def run_head(runtime, *values: HeadInputs, progress=gr.Progress()):
     """Capture one head's q, k, v on the visitor's prompt; naive, tiled and SDPA on it."""
-    lang = normalize_language(lang)
-    check_text(prompt, Term("inputs.name.prompt"))
-    n = whole_number(n, Term("flash.name.n"), flash_capture.MIN_N, flash_capture.max_n(runtime.device))
-    override = masks.choose(mask_kind, window, sinks)
-    block_q, block_k = schedule.check_blocks(n, block_q, block_k)
-    row = whole_number(row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
-    loaded = load_or_error(runtime, model_name, progress)
-    layer, head = flash_capture.check_layer_head(loaded.config, layer, head)
-    ids = flash_capture.prompt_ids(loaded.tokenizer, prompt, n)
+    form = HeadInputs(*values)
+    lang = normalize_language(form.lang)
+    check_text(form.prompt, Term("inputs.name.prompt"))
+    n = whole_number(form.n, Term("flash.name.n"), flash_capture.MIN_N, flash_capture.max_n(runtime.device))
+    override = masks.choose(form.mask_kind, form.window, form.sinks)
+    block_q, block_k = schedule.check_blocks(n, form.block_q, form.block_k)
+    row = whole_number(form.row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
+    loaded = load_or_error(runtime, form.model_name, progress)
+    layer, head = flash_capture.check_layer_head(loaded.config, form.layer, form.head)
+    ids = flash_capture.prompt_ids(loaded.tokenizer, form.prompt, n)
     captured = flash_capture.capture(loaded.model, ids, layer, head, override)
     result = schedule.run(captured, block_q, block_k, None if row == -1 else row)
-    return (*draw_head(result, lang), result)
+    return HeadOutputs(*draw_head(result, lang), result=result)
 
 
 def draw_head(result, lang):
@@ -161,10 +190,13 @@ def build(ctx: TabContext) -> None:
         tiles_plot = gr.Plot(elem_id="flash-tiles", show_label=False)
         row_plot = gr.Plot(elem_id="flash-row-plot", show_label=False)
         head_state = gr.State(None)
-        event = run.click(visitor_errors(functools.partial(run_head, runtime)),
-                  [ctx.model, ctx.lang, prompt, n, layer, head, *shared, row],
-                  [naive_plot, tiles_plot, row_plot, summary, head_state], api_name="flash_run",
-                  **ctx.model_event)
+        inputs = list(HeadInputs(model_name=ctx.model, lang=ctx.lang, prompt=prompt, n=n, layer=layer,
+                                 head=head, mask_kind=mask_kind, window=window, sinks=sinks,
+                                 block_q=block_q, block_k=block_k, row=row))
+        outputs = list(HeadOutputs(naive=naive_plot, tiles=tiles_plot, row=row_plot, summary=summary,
+                                   result=head_state))
+        event = run.click(visitor_errors(functools.partial(run_head, runtime)), inputs, outputs,
+                          api_name="flash_run", **ctx.model_event)
         ctx.redraw_on_language(head_state, [naive_plot, tiles_plot, row_plot, summary], draw_head)
         ctx.view("flash.schedule", [
             views.control("prompt", prompt), views.control("n", n, low=1, high=flash_capture.MAX_N_GPU),

@@ -120,17 +120,43 @@ def _mask_and_blocks(mask_kind, window, sinks, block_q, block_k) -> tuple[MaskSp
     return override or MaskSpec(), block_q, block_k
 
 
-def run_io(runtime, lang, mask_kind, window, sinks, block_q, block_k, head_dim, sram_kib, max_n):
+class IOInputs(NamedTuple):
+    """The bytes section's inputs by name, in the order its event sends them; the names are the
+    "flash_io" API's parameter names (run_io's signature is made from them)."""
+    lang: Any            # the header's language switch
+    mask_kind: Any       # the tab's shared mask and blocks
+    window: Any
+    sinks: Any
+    block_q: Any
+    block_k: Any
+    head_dim: Any
+    sram_kib: Any        # on-chip memory the schedule assumes
+    max_n: Any           # the longest n of the sweep
+
+
+class IOOutputs(NamedTuple):
+    """The bytes section's outputs by name, in the order its event lists them (the first three
+    are drawn again from `result` on a language switch, by draw_io)."""
+    io: Any              # bytes moved against n
+    memory: Any          # measured peak extra memory against n
+    summary: Any
+    result: Any          # the sweep (gr.State)
+
+
+@takes(IOInputs)
+def run_io(runtime, *values: IOInputs):
     """Bytes moved (counted from the engine's schedule and by formula) and measured peak extra
     memory of naive, tiled and SDPA, against n."""
-    lang = normalize_language(lang)
-    mask, block_q, block_k = _mask_and_blocks(mask_kind, window, sinks, block_q, block_k)
-    d = whole_number(head_dim, Term("flash.name.head_dim"), 8, 512)
-    kib = whole_number(sram_kib, Term("flash.name.sram"), 1, 1024)
-    ns = io.sweep_lengths(max_n, block_q, block_k, runtime.device)
+    form = IOInputs(*values)
+    lang = normalize_language(form.lang)
+    mask, block_q, block_k = _mask_and_blocks(form.mask_kind, form.window, form.sinks, form.block_q,
+                                              form.block_k)
+    d = whole_number(form.head_dim, Term("flash.name.head_dim"), 8, 512)
+    kib = whole_number(form.sram_kib, Term("flash.name.sram"), 1, 1024)
+    ns = io.sweep_lengths(form.max_n, block_q, block_k, runtime.device)
     kind = "cuda" if runtime.device.type == "cuda" else "cpu"
     result = io.run_traffic(ns, d, block_q, block_k, mask, kib, runtime.device, MEMORY_MAX_N[kind])
-    return (*draw_io(result, lang), result)
+    return IOOutputs(*draw_io(result, lang), result=result)
 
 
 def draw_io(result, lang):
@@ -228,8 +254,11 @@ def build(ctx: TabContext) -> None:
         io_plot = gr.Plot(elem_id="flash-io-plot", show_label=False)
         mem_plot = gr.Plot(elem_id="flash-mem-plot", show_label=False)
         io_state = gr.State(None)
-        io_event = io_run.click(bind(run_io), [ctx.lang, *shared, io_d, io_sram, io_max],
-                     [io_plot, mem_plot, io_summary, io_state], api_name="flash_io", **ctx.model_event)
+        io_inputs = list(IOInputs(lang=ctx.lang, mask_kind=mask_kind, window=window, sinks=sinks,
+                                  block_q=block_q, block_k=block_k, head_dim=io_d, sram_kib=io_sram,
+                                  max_n=io_max))
+        io_outputs = list(IOOutputs(io=io_plot, memory=mem_plot, summary=io_summary, result=io_state))
+        io_event = io_run.click(bind(run_io), io_inputs, io_outputs, api_name="flash_io", **ctx.model_event)
         ctx.redraw_on_language(io_state, [io_plot, mem_plot, io_summary], draw_io)
         ctx.view("flash.io", [*linked, views.control("d", io_d, low=1, high=1024),
                               views.control("sram", io_sram, low=1, high=1 << 20),

@@ -166,13 +166,37 @@ def draw_io(result, lang):
 
 
 # ----------------------------------------------------------------------------- 4. timing
-def run_timing(runtime, lang, mask_kind, window, sinks, block_q, block_k, head_dim, max_n):
-    lang = normalize_language(lang)
-    mask, block_q, block_k = _mask_and_blocks(mask_kind, window, sinks, block_q, block_k)
-    d = whole_number(head_dim, Term("flash.name.head_dim"), 8, 512)
-    ns = io.sweep_lengths(max_n, block_q, block_k, runtime.device)
+class TimingInputs(NamedTuple):
+    """The timing section's inputs by name, in the order its event sends them; the names are
+    the "flash_timing" API's parameter names (run_timing's signature is made from them)."""
+    lang: Any            # the header's language switch
+    mask_kind: Any       # the tab's shared mask and blocks
+    window: Any
+    sinks: Any
+    block_q: Any
+    block_k: Any
+    head_dim: Any
+    max_n: Any           # the longest n of the sweep
+
+
+class TimingOutputs(NamedTuple):
+    """The timing section's outputs by name, in the order its event lists them (the first two
+    are drawn again from `result` on a language switch, by draw_timing)."""
+    timing: Any          # time against n
+    summary: Any
+    result: Any          # the sweep (gr.State)
+
+
+@takes(TimingInputs)
+def run_timing(runtime, *values: TimingInputs):
+    form = TimingInputs(*values)
+    lang = normalize_language(form.lang)
+    mask, block_q, block_k = _mask_and_blocks(form.mask_kind, form.window, form.sinks, form.block_q,
+                                              form.block_k)
+    d = whole_number(form.head_dim, Term("flash.name.head_dim"), 8, 512)
+    ns = io.sweep_lengths(form.max_n, block_q, block_k, runtime.device)
     sweep = timing.sweep(ns, d, block_q, block_k, mask, runtime.device)
-    return (*draw_timing(sweep, lang), sweep)
+    return TimingOutputs(*draw_timing(sweep, lang), result=sweep)
 
 
 def draw_timing(sweep, lang):
@@ -194,7 +218,6 @@ def build(ctx: TabContext) -> None:
         sinks = gr.Number(4, precision=0, label=t("flash.sinks"), elem_id="flash-sinks", scale=1)
         block_q = gr.Number(32, precision=0, label=t("flash.block_q"), elem_id="flash-block-q", scale=1)
         block_k = gr.Number(32, precision=0, label=t("flash.block_k"), elem_id="flash-block-k", scale=1)
-    shared = [mask_kind, window, sinks, block_q, block_k]
     linked = [views.control("mask", mask_kind), views.control("window", window, low=1, high=4096),
               views.control("sinks", sinks, low=0, high=64),
               views.control("block_q", block_q, low=1, high=1024),
@@ -274,8 +297,11 @@ def build(ctx: TabContext) -> None:
         time_summary = gr.Markdown(elem_id="flash-time-summary")
         time_plot = gr.Plot(elem_id="flash-time-plot", show_label=False)
         time_state = gr.State(None)
-        time_event = time_run.click(bind(run_timing), [ctx.lang, *shared, time_d, time_max],
-                       [time_plot, time_summary, time_state], api_name="flash_timing", **ctx.model_event)
+        time_inputs = list(TimingInputs(lang=ctx.lang, mask_kind=mask_kind, window=window, sinks=sinks,
+                                        block_q=block_q, block_k=block_k, head_dim=time_d, max_n=time_max))
+        time_outputs = list(TimingOutputs(timing=time_plot, summary=time_summary, result=time_state))
+        time_event = time_run.click(bind(run_timing), time_inputs, time_outputs, api_name="flash_timing",
+                                    **ctx.model_event)
         ctx.redraw_on_language(time_state, [time_plot, time_summary], draw_timing)
         ctx.view("flash.timing", [*linked, views.control("d", time_d, low=1, high=1024),
                                   views.control("max_n", time_max, low=1, high=1 << 16)],

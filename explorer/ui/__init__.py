@@ -168,18 +168,44 @@ def _visitor_error(error: Exception, lang: Any) -> gr.Error:
 
 
 def takes(inputs: type) -> Callable[[Callable], Callable]:
-    """For a handler `def h(<leading parameters>, *values: Inputs)` taking a section's inputs as
-    the values of a NamedTuple: the signature Gradio reads (how many inputs, the API's parameter
-    names), its leading parameters and then one per field of `inputs`, with the field's default."""
+    """For a handler `def h(<leading parameters>, *values: Inputs, <trailing>)` taking a section's
+    inputs as the values of a NamedTuple: the signature Gradio reads (how many inputs, the API's
+    parameter names), its leading parameters, then one per field of `inputs` with the field's
+    default, then its keyword-only parameters with a default (`progress=gr.Progress()`).
+
+    Gradio passes a gr.Progress positionally, at its parameter's place after the inputs; a
+    handler with such trailing parameters is wrapped so that what comes after the fields reaches
+    them by name (a generator function stays one, for @visitor_errors and Stop)."""
     def decorate(handler: Callable) -> Callable:
-        leading = [p for p in inspect.signature(handler).parameters.values()
-                   if p.kind is p.POSITIONAL_OR_KEYWORD]
+        parameters = inspect.signature(handler).parameters.values()
+        leading = [p for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD]
+        trailing = [p.replace(kind=p.POSITIONAL_OR_KEYWORD) for p in parameters
+                    if p.kind is p.KEYWORD_ONLY and p.default is not p.empty]
         defaults = getattr(inputs, "_field_defaults", {})
         fields = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     default=defaults.get(name, inspect.Parameter.empty))
                   for name in inputs._fields]
-        handler.__signature__ = inspect.Signature([*leading, *fields])
-        return handler
+        signature = inspect.Signature([*leading, *fields, *trailing])
+        if not trailing:
+            handler.__signature__ = signature
+            return handler
+        n_values = len(leading) + len(fields)
+        names = [p.name for p in trailing]
+
+        def split(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+            return args[:n_values], {**dict(zip(names, args[n_values:])), **kwargs}
+
+        if inspect.isgeneratorfunction(handler):
+            def named(*args, **kwargs):
+                values, by_name = split(args, kwargs)
+                yield from handler(*values, **by_name)
+        else:
+            def named(*args, **kwargs):
+                values, by_name = split(args, kwargs)
+                return handler(*values, **by_name)
+        functools.update_wrapper(named, handler)
+        named.__signature__ = signature
+        return named
     return decorate
 
 

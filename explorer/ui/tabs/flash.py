@@ -5,6 +5,7 @@ Thin wiring over explorer/flash (run -> typed result -> figures)."""
 from __future__ import annotations
 
 import functools
+from typing import Any, NamedTuple
 
 import gradio as gr
 
@@ -14,7 +15,7 @@ from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
-from explorer.ui import TabContext, load_or_error, visitor_errors
+from explorer.ui import TabContext, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs.attention import layer_of_model
 from models.attention import MaskSpec
@@ -42,21 +43,49 @@ FRAMES_JS = """
 
 
 # ----------------------------------------------------------------------------- 1. naive vs tiled
-def run_head(runtime, model_name, lang, prompt, n, layer, head, mask_kind, window, sinks,
-             block_q, block_k, row, progress=gr.Progress()):
+class HeadInputs(NamedTuple):
+    """The schedule section's inputs by name, in the order its event sends them; the names are
+    the "flash_run" API's parameter names (run_head's signature is made from them)."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    prompt: Any
+    n: Any               # tokens of the prompt
+    layer: Any
+    head: Any
+    mask_kind: Any       # "causal" | "window" | "sinks" (shared by the tab's sections)
+    window: Any
+    sinks: Any
+    block_q: Any
+    block_k: Any
+    row: Any             # the row whose running max is drawn (-1: the run picks)
+
+
+class HeadOutputs(NamedTuple):
+    """The schedule section's outputs by name, in the order its event lists them (the first
+    four are drawn again from `result` on a language switch, by draw_head)."""
+    naive: Any           # the naive path's scores and weights
+    tiles: Any           # the tile schedule, played in the browser
+    row: Any             # one row's running max and normalizer
+    summary: Any
+    result: Any          # the run (gr.State)
+
+
+@takes(HeadInputs)
+def run_head(runtime, *values: HeadInputs, progress=gr.Progress()):
     """Capture one head's q, k, v on the visitor's prompt; naive, tiled and SDPA on it."""
-    lang = normalize_language(lang)
-    check_text(prompt, Term("inputs.name.prompt"))
-    n = whole_number(n, Term("flash.name.n"), flash_capture.MIN_N, flash_capture.max_n(runtime.device))
-    override = masks.choose(mask_kind, window, sinks)
-    block_q, block_k = schedule.check_blocks(n, block_q, block_k)
-    row = whole_number(row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
-    loaded = load_or_error(runtime, model_name, progress)
-    layer, head = flash_capture.check_layer_head(loaded.config, layer, head)
-    ids = flash_capture.prompt_ids(loaded.tokenizer, prompt, n)
+    form = HeadInputs(*values)
+    lang = normalize_language(form.lang)
+    check_text(form.prompt, Term("inputs.name.prompt"))
+    n = whole_number(form.n, Term("flash.name.n"), flash_capture.MIN_N, flash_capture.max_n(runtime.device))
+    override = masks.choose(form.mask_kind, form.window, form.sinks)
+    block_q, block_k = schedule.check_blocks(n, form.block_q, form.block_k)
+    row = whole_number(form.row, Term("flash.name.row"), -1, n - 1)   # -1: the run picks the row
+    loaded = load_or_error(runtime, form.model_name, progress)
+    layer, head = flash_capture.check_layer_head(loaded.config, form.layer, form.head)
+    ids = flash_capture.prompt_ids(loaded.tokenizer, form.prompt, n)
     captured = flash_capture.capture(loaded.model, ids, layer, head, override)
     result = schedule.run(captured, block_q, block_k, None if row == -1 else row)
-    return (*draw_head(result, lang), result)
+    return HeadOutputs(*draw_head(result, lang), result=result)
 
 
 def draw_head(result, lang):
@@ -91,17 +120,43 @@ def _mask_and_blocks(mask_kind, window, sinks, block_q, block_k) -> tuple[MaskSp
     return override or MaskSpec(), block_q, block_k
 
 
-def run_io(runtime, lang, mask_kind, window, sinks, block_q, block_k, head_dim, sram_kib, max_n):
+class IOInputs(NamedTuple):
+    """The bytes section's inputs by name, in the order its event sends them; the names are the
+    "flash_io" API's parameter names (run_io's signature is made from them)."""
+    lang: Any            # the header's language switch
+    mask_kind: Any       # the tab's shared mask and blocks
+    window: Any
+    sinks: Any
+    block_q: Any
+    block_k: Any
+    head_dim: Any
+    sram_kib: Any        # on-chip memory the schedule assumes
+    max_n: Any           # the longest n of the sweep
+
+
+class IOOutputs(NamedTuple):
+    """The bytes section's outputs by name, in the order its event lists them (the first three
+    are drawn again from `result` on a language switch, by draw_io)."""
+    io: Any              # bytes moved against n
+    memory: Any          # measured peak extra memory against n
+    summary: Any
+    result: Any          # the sweep (gr.State)
+
+
+@takes(IOInputs)
+def run_io(runtime, *values: IOInputs):
     """Bytes moved (counted from the engine's schedule and by formula) and measured peak extra
     memory of naive, tiled and SDPA, against n."""
-    lang = normalize_language(lang)
-    mask, block_q, block_k = _mask_and_blocks(mask_kind, window, sinks, block_q, block_k)
-    d = whole_number(head_dim, Term("flash.name.head_dim"), 8, 512)
-    kib = whole_number(sram_kib, Term("flash.name.sram"), 1, 1024)
-    ns = io.sweep_lengths(max_n, block_q, block_k, runtime.device)
+    form = IOInputs(*values)
+    lang = normalize_language(form.lang)
+    mask, block_q, block_k = _mask_and_blocks(form.mask_kind, form.window, form.sinks, form.block_q,
+                                              form.block_k)
+    d = whole_number(form.head_dim, Term("flash.name.head_dim"), 8, 512)
+    kib = whole_number(form.sram_kib, Term("flash.name.sram"), 1, 1024)
+    ns = io.sweep_lengths(form.max_n, block_q, block_k, runtime.device)
     kind = "cuda" if runtime.device.type == "cuda" else "cpu"
     result = io.run_traffic(ns, d, block_q, block_k, mask, kib, runtime.device, MEMORY_MAX_N[kind])
-    return (*draw_io(result, lang), result)
+    return IOOutputs(*draw_io(result, lang), result=result)
 
 
 def draw_io(result, lang):
@@ -111,13 +166,37 @@ def draw_io(result, lang):
 
 
 # ----------------------------------------------------------------------------- 4. timing
-def run_timing(runtime, lang, mask_kind, window, sinks, block_q, block_k, head_dim, max_n):
-    lang = normalize_language(lang)
-    mask, block_q, block_k = _mask_and_blocks(mask_kind, window, sinks, block_q, block_k)
-    d = whole_number(head_dim, Term("flash.name.head_dim"), 8, 512)
-    ns = io.sweep_lengths(max_n, block_q, block_k, runtime.device)
+class TimingInputs(NamedTuple):
+    """The timing section's inputs by name, in the order its event sends them; the names are
+    the "flash_timing" API's parameter names (run_timing's signature is made from them)."""
+    lang: Any            # the header's language switch
+    mask_kind: Any       # the tab's shared mask and blocks
+    window: Any
+    sinks: Any
+    block_q: Any
+    block_k: Any
+    head_dim: Any
+    max_n: Any           # the longest n of the sweep
+
+
+class TimingOutputs(NamedTuple):
+    """The timing section's outputs by name, in the order its event lists them (the first two
+    are drawn again from `result` on a language switch, by draw_timing)."""
+    timing: Any          # time against n
+    summary: Any
+    result: Any          # the sweep (gr.State)
+
+
+@takes(TimingInputs)
+def run_timing(runtime, *values: TimingInputs):
+    form = TimingInputs(*values)
+    lang = normalize_language(form.lang)
+    mask, block_q, block_k = _mask_and_blocks(form.mask_kind, form.window, form.sinks, form.block_q,
+                                              form.block_k)
+    d = whole_number(form.head_dim, Term("flash.name.head_dim"), 8, 512)
+    ns = io.sweep_lengths(form.max_n, block_q, block_k, runtime.device)
     sweep = timing.sweep(ns, d, block_q, block_k, mask, runtime.device)
-    return (*draw_timing(sweep, lang), sweep)
+    return TimingOutputs(*draw_timing(sweep, lang), result=sweep)
 
 
 def draw_timing(sweep, lang):
@@ -139,7 +218,6 @@ def build(ctx: TabContext) -> None:
         sinks = gr.Number(4, precision=0, label=t("flash.sinks"), elem_id="flash-sinks", scale=1)
         block_q = gr.Number(32, precision=0, label=t("flash.block_q"), elem_id="flash-block-q", scale=1)
         block_k = gr.Number(32, precision=0, label=t("flash.block_k"), elem_id="flash-block-k", scale=1)
-    shared = [mask_kind, window, sinks, block_q, block_k]
     linked = [views.control("mask", mask_kind), views.control("window", window, low=1, high=4096),
               views.control("sinks", sinks, low=0, high=64),
               views.control("block_q", block_q, low=1, high=1024),
@@ -161,10 +239,13 @@ def build(ctx: TabContext) -> None:
         tiles_plot = gr.Plot(elem_id="flash-tiles", show_label=False)
         row_plot = gr.Plot(elem_id="flash-row-plot", show_label=False)
         head_state = gr.State(None)
-        event = run.click(visitor_errors(functools.partial(run_head, runtime)),
-                  [ctx.model, ctx.lang, prompt, n, layer, head, *shared, row],
-                  [naive_plot, tiles_plot, row_plot, summary, head_state], api_name="flash_run",
-                  **ctx.model_event)
+        inputs = list(HeadInputs(model_name=ctx.model, lang=ctx.lang, prompt=prompt, n=n, layer=layer,
+                                 head=head, mask_kind=mask_kind, window=window, sinks=sinks,
+                                 block_q=block_q, block_k=block_k, row=row))
+        outputs = list(HeadOutputs(naive=naive_plot, tiles=tiles_plot, row=row_plot, summary=summary,
+                                   result=head_state))
+        event = run.click(visitor_errors(functools.partial(run_head, runtime)), inputs, outputs,
+                          api_name="flash_run", **ctx.model_event)
         ctx.redraw_on_language(head_state, [naive_plot, tiles_plot, row_plot, summary], draw_head)
         ctx.view("flash.schedule", [
             views.control("prompt", prompt), views.control("n", n, low=1, high=flash_capture.MAX_N_GPU),
@@ -196,8 +277,11 @@ def build(ctx: TabContext) -> None:
         io_plot = gr.Plot(elem_id="flash-io-plot", show_label=False)
         mem_plot = gr.Plot(elem_id="flash-mem-plot", show_label=False)
         io_state = gr.State(None)
-        io_event = io_run.click(bind(run_io), [ctx.lang, *shared, io_d, io_sram, io_max],
-                     [io_plot, mem_plot, io_summary, io_state], api_name="flash_io", **ctx.model_event)
+        io_inputs = list(IOInputs(lang=ctx.lang, mask_kind=mask_kind, window=window, sinks=sinks,
+                                  block_q=block_q, block_k=block_k, head_dim=io_d, sram_kib=io_sram,
+                                  max_n=io_max))
+        io_outputs = list(IOOutputs(io=io_plot, memory=mem_plot, summary=io_summary, result=io_state))
+        io_event = io_run.click(bind(run_io), io_inputs, io_outputs, api_name="flash_io", **ctx.model_event)
         ctx.redraw_on_language(io_state, [io_plot, mem_plot, io_summary], draw_io)
         ctx.view("flash.io", [*linked, views.control("d", io_d, low=1, high=1024),
                               views.control("sram", io_sram, low=1, high=1 << 20),
@@ -213,8 +297,11 @@ def build(ctx: TabContext) -> None:
         time_summary = gr.Markdown(elem_id="flash-time-summary")
         time_plot = gr.Plot(elem_id="flash-time-plot", show_label=False)
         time_state = gr.State(None)
-        time_event = time_run.click(bind(run_timing), [ctx.lang, *shared, time_d, time_max],
-                       [time_plot, time_summary, time_state], api_name="flash_timing", **ctx.model_event)
+        time_inputs = list(TimingInputs(lang=ctx.lang, mask_kind=mask_kind, window=window, sinks=sinks,
+                                        block_q=block_q, block_k=block_k, head_dim=time_d, max_n=time_max))
+        time_outputs = list(TimingOutputs(timing=time_plot, summary=time_summary, result=time_state))
+        time_event = time_run.click(bind(run_timing), time_inputs, time_outputs, api_name="flash_timing",
+                                    **ctx.model_event)
         ctx.redraw_on_language(time_state, [time_plot, time_summary], draw_timing)
         ctx.view("flash.timing", [*linked, views.control("d", time_d, low=1, high=1024),
                                   views.control("max_n", time_max, low=1, high=1 << 16)],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, NamedTuple
 
 import gradio as gr
 
@@ -22,7 +22,7 @@ from explorer.rope import pair as pair_experiment
 from explorer.rope import scaling as scaling_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
-from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs import rope_context
 from explorer.ui.tabs.attention import layer_of_model
@@ -86,19 +86,47 @@ def draw_toeplitz(result: toeplitz_experiment.ToeplitzResult, lang: str):
     return (*toeplitz_experiment.figures(result, lang), toeplitz_experiment.summary(result, lang))
 
 
-def capture_and_toeplitz(runtime, model_name, lang, text_in, layer, head, q_token, k_token, n_positions,
-                         max_tokens, pair=0, position=DEFAULT_PAIR_POSITION, progress=gr.Progress()):
+class CaptureInputs(NamedTuple):
+    """The capture section's inputs by name, in the order its event sends them; the names are
+    the "rope_qk" API's parameter names (capture_and_toeplitz's signature is made from them)."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    text_in: Any         # the text whose q and k are captured
+    layer: Any
+    head: Any
+    q_token: Any         # the fixed q's token
+    k_token: Any         # the fixed k's token
+    n_positions: Any     # positions the pair (q, k) is moved through
+    max_tokens: Any      # tokens of the text at most
+    pair: Any = 0        # the pair section's pair and position (a capture also rotates one)
+    position: Any = DEFAULT_PAIR_POSITION
+
+
+class CaptureOutputs(NamedTuple):
+    """The capture section's outputs by name, in the order its event lists them (the first
+    four are drawn again from `result` on a language switch, by draw_toeplitz)."""
+    both: Any            # scores with q and k both rotated
+    one: Any             # scores with only q rotated
+    real: Any            # the real model's scores
+    summary: Any
+    result: Any          # the capture (gr.State)
+    rotation: Any        # the pair section's first result (gr.State)
+
+
+@takes(CaptureInputs)
+def capture_and_toeplitz(runtime, *values: CaptureInputs, progress=gr.Progress()):
     """Capture the real q, k (before RoPE) at one layer; Toeplitz test with one fixed q and k.
     The captured q's pair `pair` (or the fastest clearly non-zero one, when that pair is
     nearly zero) rotated to `position` is the pair section's first result."""
-    lang = normalize_language(lang)
-    _check_text(text_in)
-    pair_experiment.check_position(position)
-    loaded = load_or_error(runtime, model_name, progress)
-    result = toeplitz_experiment.run(loaded.model, loaded.tokenizer, text_in, layer, head, q_token, k_token,
-                                     n_positions, max_tokens)
-    rotation = pair_experiment.run(result, pair_experiment.visible_pair(result, pair), position)
-    return (*draw_toeplitz(result, lang), result, rotation)
+    form = CaptureInputs(*values)
+    lang = normalize_language(form.lang)
+    _check_text(form.text_in)
+    pair_experiment.check_position(form.position)
+    loaded = load_or_error(runtime, form.model_name, progress)
+    result = toeplitz_experiment.run(loaded.model, loaded.tokenizer, form.text_in, form.layer, form.head,
+                                     form.q_token, form.k_token, form.n_positions, form.max_tokens)
+    rotation = pair_experiment.run(result, pair_experiment.visible_pair(result, form.pair), form.position)
+    return CaptureOutputs(*draw_toeplitz(result, lang), result=result, rotation=rotation)
 
 
 # ----------------------------------------------------------------------------- one pair rotating
@@ -305,9 +333,12 @@ def _build_pair(ctx: TabContext, capture: _Capture) -> gr.Slider:
     # a capture (section "Real q and k") also rotates a pair of its q: this section's first result
     captured = capture.run.click(
         _bind(ctx, capture_and_toeplitz),
-        [ctx.model, ctx.lang, capture.text, capture.layer, capture.head, capture.q_token,
-         capture.k_token, capture.positions, capture.tokens, pair_index, pair_position],
-        [*capture.outputs, capture.state, pair_state], api_name="rope_qk", **ctx.model_event,
+        list(CaptureInputs(model_name=ctx.model, lang=ctx.lang, text_in=capture.text, layer=capture.layer,
+                           head=capture.head, q_token=capture.q_token, k_token=capture.k_token,
+                           n_positions=capture.positions, max_tokens=capture.tokens, pair=pair_index,
+                           position=pair_position)),
+        list(CaptureOutputs(*capture.outputs, result=capture.state, rotation=pair_state)),
+        api_name="rope_qk", **ctx.model_event,
     )
     shown = captured.success(show_pair, [ctx.lang, pair_state], [*pair_outputs, pair_index],
                              api_visibility="private")

@@ -13,7 +13,7 @@ table the decode steps use for their bf16 and int8 copies):
 - bf16 emulated: F.linear on the weight and/or the product's input rounded to bf16 (and back),
   in all matrices, in all but the LM head, or in one kind of matrix only (by its name in the
   model: wqkv, wo, w_gate_up, w_down);
-- the kernels: every matrix through models.decoders.quantized.QuantWeight, bf16 (AVX512_BF16
+- the kernels: every matrix through engine.quantized.QuantWeight, bf16 (AVX512_BF16
   or the portable loop), int8 and gguf (the checkpoint's own GGUF codes, where its folder
   keeps them), the products the decode steps run.
 
@@ -69,7 +69,7 @@ def emulated_table(model, round_weights: bool, round_inputs: bool, head: bool = 
 
 def kernel_table(model, weights: str) -> dict:
     """{module: the decode steps' own product} for every matrix in `weights` (bf16, int8, gguf)."""
-    from models.decoders.quantized import weights_of
+    from engine.quantized import weights_of
     return {module: (lambda x, bias, q=q: q(x, bias)) for module, q in weights_of(model, weights).table.items()}
 
 
@@ -82,7 +82,7 @@ def variants(model) -> list[tuple[str, Callable[[], dict]]]:
     ]
     out += [(f"weights and inputs bf16 in {kind} only", lambda kind=kind: emulated_table(model, True, True, only=kind))
             for kind in MATRIX_KINDS]
-    from models.decoders.quantized import available_weights
+    from engine.quantized import available_weights
     out += [(f"kernel {w}", lambda w=w: kernel_table(model, w)) for w in available_weights(model)[1:]]
     return out
 

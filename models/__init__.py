@@ -58,7 +58,7 @@ Public API, in the order data flows:
                          keep_logits=False, should_stop=lambda: False):
         step.token_id, step.position, step.latency_s, step.score_entries, step.cache_bytes, ...
 
-    from models.decoders import Decoder, EagerDecoder, StaticDecoder, FusedDecoder
+    from models.decoder import Decoder, EagerDecoder, StaticDecoder, FusedDecoder
     # Decoder protocol: model, options, new_cache(max_len), prefill(ids, cache) -> (1, 1, V),
     # step(token, cache) -> (1, 1, V), scores_per_step(cache); generate() takes any of them
     generate(model, prompt_ids, params)              # = decoder=EagerDecoder(model, options)

@@ -102,7 +102,7 @@ def rope_kind(config: ModelConfig, layer: int) -> str:
 
 def rope_inv_freq_of(config: ModelConfig, options: RunOptions, kind: str) -> torch.Tensor:
     """RoPE frequencies of one layer kind, with the run's base overrides: the one place the
-    bases are chosen (the eager forward and models.decoders.fused both rotate with these)."""
+    bases are chosen (the eager forward and engine.fused both rotate with these)."""
     if kind == "full":
         # context scaling (linear, llama3) applies to full-attention layers only, as upstream does
         return rope_inv_freq(config.head_dim, options.rope_theta or config.rope_theta, config.rope_scaling)
@@ -130,12 +130,12 @@ class ForwardContext:
         self._dtype = dtype
         self._rope: dict = {}     # layer kind -> (cos, signed sin), made when first needed
         self._visible: dict = {}
-        # a batch of independent runs (models.decoders.batched): row i of every activation
+        # a batch of independent runs (engine.batched): row i of every activation
         # belongs to runs[i], a context with its own cache, positions and mask; the linear
         # layers see the whole batch, attention_core hands each row to its own run
         self.runs: Optional[list] = None
         # the same batch with its caches in one pooled store: a callable (layer, q, k, v,
-        # sink_logit) -> (B, H, 1, D) that attends every row in one call (models.decoders.batched)
+        # sink_logit) -> (B, H, 1, D) that attends every row in one call (engine.batched)
         self.pooled: Optional[Callable] = None
 
     def record(self, point: str, layer: int, value: torch.Tensor) -> torch.Tensor:
@@ -193,7 +193,7 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     -> rotate at absolute positions -> cache -> mask -> attend. Returns (B,H,T,D)."""
     if ctx.pooled is not None:   # one decode token per run, every run's cache in one store
         return ctx.pooled(layer, q, k, v, sink_logit)                           # (B, H, 1, D)
-    if ctx.runs is not None:   # row i attends over run i's own cache (models.decoders.batched)
+    if ctx.runs is not None:   # row i attends over run i's own cache (engine.batched)
         return torch.cat([attention_core(run, layer, q[i:i + 1], k[i:i + 1], v[i:i + 1], sink_logit)
                           for i, run in enumerate(ctx.runs)])                  # (B, H, Tq, D)
     rec, opts = ctx.recorder, ctx.options
@@ -237,13 +237,13 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
 class CausalLM(nn.Module):
     """embed -> blocks -> final norm -> LM head. Families subclass it, declare their `family`
     (the name ModelConfig.family carries, e.g. "llama"; code that depends on a family's block
-    layout, such as models.decoders.fused, reads it rather than probing attributes) and provide
+    layout, such as engine.fused, reads it rather than probing attributes) and provide
     `blocks`, `norm`, and optionally `embed_scale`."""
     family: ClassVar[str] = ""   # each family class sets it; equal to its config's family
     config: ModelConfig
     embed_scale: Optional[float] = None
     # The weight precision its CPU decode steps read when the operator chose none
-    # (models.decoders.quantized.configured_weights): fp32 unless whoever loads a checkpoint
+    # (engine.quantized.configured_weights): fp32 unless whoever loads a checkpoint
     # sets the choice measured for it (explorer's registry does).
     decode_weights: str = "fp32"
 

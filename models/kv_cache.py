@@ -22,11 +22,11 @@ module only; `pos` and `length` are read-only properties elsewhere. The ways in:
 - `positions(t)` then `update(layer, positions, k, v)` per layer then `advance(t)`: one forward
   of t tokens (models.forward);
 - `write_one(layer, position, k, v)`: the static decode step's in-place write, traced by
-  torch.compile (models.decoders.static), always inside `append_one`;
+  torch.compile (engine.static), always inside `append_one`;
 - `append_one(write)`: one token whose K/V rows someone else writes in place (the static step,
   the fused C++ kernel): the cache picks each layer's slot, records the position it will hold,
   lets `write` fill the rows, then advances; `append_many(caches, write)` does it for several
-  caches whose rows one call writes (the pooled batched step, models.decoders.batched);
+  caches whose rows one call writes (the pooled batched step, engine.batched);
 - `LayerKV.move_to(k, v, slot_pos)`: the same contents in other buffers (a pooled store's row);
 - `copy_prefix(source, n)`: an empty cache starts with another cache's first n positions (two
   runs whose first n tokens are equal; the shared decode loop's prefix reuse);
@@ -131,7 +131,7 @@ class LayerKV:
     def move_to(self, k: torch.Tensor, v: torch.Tensor, slot_pos: torch.Tensor) -> None:
         """Copy this layer's keys, values and slot positions into the given buffers (of the
         same shapes: (B, Hkv, capacity, D) and (capacity,), e.g. views onto one row of a
-        pooled store, models.decoders.batched) and keep them from now on. The contents, and so
+        pooled store, engine.batched) and keep them from now on. The contents, and so
         every position, length and mask, stay as they were; only where they live changes."""
         if k.shape != self.k.shape or v.shape != self.v.shape or slot_pos.shape != self.slot_pos.shape:
             raise ValueError(f"cannot move a {tuple(self.k.shape)} layer into {tuple(k.shape)} buffers")

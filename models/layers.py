@@ -15,9 +15,9 @@ import torch.nn.functional as F
 class Linear(nn.Linear):
     """nn.Linear (same parameters, same state dict) whose product, on the thread inside
     `packed_products(table)`, uses the table's prepacked copy of its weight (the table is made
-    by models.decoders.batched.pack_model).
+    by engine.batched.pack_model).
 
-    Why: a batched decode step (models.decoders.batched) is a few products of B rows against
+    Why: a batched decode step (engine.batched) is a few products of B rows against
     every weight, and on the CPU oneDNN's product with a weight packed once into its own blocked
     layout takes 0.6-0.7 of the time of MKL's F.linear at B = 4-32 (measured in docs/BENCHMARKS.md),
     in fp32 (no lower-precision shortcut: the sums differ from F.linear's only by their order,
@@ -32,14 +32,14 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] =
            key: object = None) -> torch.Tensor:
     """F.linear(x, weight, bias), or the same product on the copy that this thread's table
     (packed_products) holds under `key`, if it holds one: a oneDNN-packed tensor, or a callable
-    product on bf16 / int8 weights (models.decoders.quantized)."""
+    product on bf16 / int8 weights (engine.quantized)."""
     table = packed_table()
     packed = table.get(key) if table is not None else None
     if packed is None:
         return F.linear(x, weight, bias)
     if isinstance(packed, torch.Tensor):
         return packed_linear(x, packed, bias)
-    return packed(x, bias)   # a copy in fewer bytes (models.decoders.quantized.QuantWeight)
+    return packed(x, bias)   # a copy in fewer bytes (engine.quantized.QuantWeight)
 
 
 _PACKED = threading.local()   # .table: {module: packed weight} on a thread inside packed_products

@@ -1,4 +1,4 @@
-"""Batched decoding across runs (models.decoders.batched): every run of a batch gets the tokens
+"""Batched decoding across runs (engine.batched): every run of a batch gets the tokens
 and logits of the same run decoded alone, whatever its prompt length, cache policy, or the
 steps at which it joins and leaves; its cache bytes are its own and equal the formula."""
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import models.decoders.batched as batched
-import models.decoders.packing as packing
-import models.decoders.pooled_step as pooled_step
+import engine.batched as batched
+import engine.packing as packing
+import engine.pooled_step as pooled_step
 from models.attention import MaskSpec
-from models.decoders.batched import BatchedDecoder
+from engine.batched import BatchedDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
 from tests.helpers import run_together
@@ -259,7 +259,7 @@ def test_the_pooled_kernel_checks_its_shapes_and_gives_zeros_for_a_row_that_sees
 def test_without_the_kernel_the_pooled_call_is_sdpa(tiny, monkeypatch, caplog):
     """No compiler (or EXPLORER_POOLED_KERNEL=0): the pooled steps' attention is SDPA's, said
     once in the log (the step itself is tested on both paths above)."""
-    from models import native
+    from engine import native
 
     monkeypatch.setattr(batched.PooledAttentionKernel, "_tried", False)
     monkeypatch.setattr(batched.PooledAttentionKernel, "_loaded", None)

@@ -1,4 +1,4 @@
-"""The fused batched decode step (models.decoders.fused_batch): one C++ call decodes a token of
+"""The fused batched decode step (engine.fused_batch): one C++ call decodes a token of
 each of several runs, and every run gets exactly what the solo fused step gives it alone -- its
 logits, its greedy tokens, its query-key scores, its cache's keys, values and slot positions --
 whatever its options (cache policy, sink logit, RoPE base), its position, its weights' format,
@@ -10,13 +10,13 @@ import ctypes
 import pytest
 import torch
 
-import models.decoders.fused_batch as fused_batch
+import engine.fused_batch as fused_batch
 from models.attention import MaskSpec
-from models.decoders import decode_options
-from models.decoders.batched import BatchedDecoder
-from models.decoders.fused import FusedDecoder
-from models.decoders.fused_batch import FusedBatch
-from models.decoders.quantized import simd_paths
+from models.decoder import decode_options
+from engine.batched import BatchedDecoder
+from engine.fused import FusedDecoder
+from engine.fused_batch import FusedBatch
+from engine.quantized import simd_paths
 from models.forward import RunOptions
 from tests.helpers import decode_options as option_table
 
@@ -187,7 +187,7 @@ def test_real_checkpoints_in_their_decode_precision(runtime, name):
     model = runtime.get(name).model
     options = [RunOptions(), RunOptions(mask=MaskSpec(window=16)), RunOptions(mask=MaskSpec(window=8, sinks=4)),
                RunOptions(), RunOptions(sink_logit=0.5)]
-    from models.decoders.quantized import configured_weights
+    from engine.quantized import configured_weights
     worst, tokens, mine, scores, my_scores, alone, together = solo_and_batch(
         model, options, [12, 30, 20, 5, 9], steps=6, weights=configured_weights(model))
     assert worst == 0.0 and mine == tokens and my_scores == scores

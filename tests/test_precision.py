@@ -1,4 +1,4 @@
-"""bf16 and int8 weights in the decode steps (models.decoders.quantized, fused_decode.cpp).
+"""bf16 and int8 weights in the decode steps (engine.quantized, fused_decode.cpp).
 
 Two kinds of proof, for both product paths (the SIMD one this CPU has, and the portable one):
 - exactness of the kernel: its products equal the format's own arithmetic written out in
@@ -15,9 +15,9 @@ Two kinds of proof, for both product paths (the SIMD one this CPU has, and the p
 import pytest
 import torch
 
-from models.decoders import quantized
-from models.decoders.batched import BatchedDecoder
-from models.decoders.fused import FusedDecoder
+from engine import quantized
+from engine.batched import BatchedDecoder
+from engine.fused import FusedDecoder
 from models.forward import RunOptions
 from models.generate import full_forward_logits
 from models.layers import Linear, packed_products

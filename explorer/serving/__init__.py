@@ -19,7 +19,7 @@ which a UI translates (explorer/ui/generate.py).
 - evidence.py: claim C20, batched decode's throughput against the roofline's knee.
 
 The public surface is what this module imports; the engine below it is
-models.decoders.batched (the pooled step) and models.generate (sampling, the finish rule,
+engine.batched (the pooled step) and models.generate (sampling, the finish rule,
 building a Step).
 """
 from explorer.serving.runs import Busy, RunHandle, SharedStep, TooManyRuns, Visitor

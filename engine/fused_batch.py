@@ -1,17 +1,17 @@
 """The fused decode step for several runs at once: one C++ call feeds each of B runs its next token.
 
-Why it exists. The fused step (models.decoders.fused) decodes one run in one call. Two or more
-runs decoding together took the pooled forward instead (models.decoders.batched): every weight
+Why it exists. The fused step (engine.fused) decodes one run in one call. Two or more
+runs decoding together took the pooled forward instead (engine.batched): every weight
 read once for all of them, but through ~1,000 Python-dispatched operations per step, which on
 this 2-core CPU cost more than the weights' read at small batches (SmolLM2 gguf, one thread:
 ~23 ms a step for two runs against ~8 ms for one run alone, so two runs together made fewer
-tokens per second than one). `fused_decode_batch` (models/decoders/fused_decode.cpp) is the
+tokens per second than one). `fused_decode_batch` (engine/kernels/fused_decode.cpp) is the
 fused step with every product taken for all B inputs while its rows are in cache (qproduct's
 several inputs per pass over a tile; fp32 rows a few at a time for every input) and every
 per-run part (norms, RoPE, the K/V write, attention) done run by run, in one parallel region.
 
 Each run keeps everything of its own, as in the solo step:
-- its cache where it is: its own buffers, or its row of the pooled store (models.decoders.pool;
+- its cache where it is: its own buffers, or its row of the pooled store (engine.pool;
   the kernel takes each layer's head stride, so nothing is copied in or out);
 - its slots and positions from its KVCache (KVCache.append_many records them before the
   kernel writes its K/V rows), its RoPE rows at its own position with its own options' bases,
@@ -42,10 +42,11 @@ from typing import Sequence
 
 import torch
 
-from ..forward import rope_kind
-from ..kv_cache import KVCache
-from ..layers import rope_cos_sin, signed_sin
-from .fused import FusedDecoder, _library, _ptr
+from models.forward import rope_kind
+from models.kv_cache import KVCache
+from models.layers import rope_cos_sin, signed_sin
+from .fused import FusedDecoder
+from .fused_kernel import _ptr, library as _library
 
 KINDS = ("full", "sliding")   # FusedRunLayer.rope_kind: the index of the layer's RoPE table
 _P = ctypes.POINTER(ctypes.c_float)

@@ -25,9 +25,9 @@ from typing import Optional
 
 import torch
 
-from ..forward import CausalLM, ForwardContext, RunOptions
-from ..kv_cache import KVCache
-from . import decode_options, eager_forward
+from models.forward import CausalLM, ForwardContext, RunOptions
+from models.kv_cache import KVCache
+from models.decoder import decode_options, eager_forward
 
 
 # autotune=True: Inductor freezes the weights into constants and times its own C++ GEMV
@@ -96,7 +96,7 @@ class StaticDecoder:
         return model.head(x)                                            # (B, 1, V)
 
     def prefill(self, ids, cache: Optional[KVCache]) -> torch.Tensor:
-        """The prompt through the engine's forward (models.decoders.eager_forward)."""
+        """The prompt through the engine's forward (models.decoder.eager_forward)."""
         logits, self._scores = eager_forward(self.model, self.options, ids, cache)
         return logits
 

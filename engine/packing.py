@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 
-from ..forward import CausalLM
-from ..layers import Linear, can_pack, pack_weight
+from models.forward import CausalLM
+from models.layers import Linear, can_pack, pack_weight
 
 # The copies cost memory (SmolLM2: 540 MB). A model whose LM head is larger than
 # HEAD_PACK_MAX_BYTES packs nothing: its head is most of its step, so the rest alone gains

@@ -7,7 +7,7 @@ matrices, on a real checkpoint (issue 30: why Gemma 3's served default stays fp3
 One full forward of the engine over the text the served default is chosen on
 (explorer.generate.precision.CHOICE_TEXT after the model's BOS where it has one, as
 bench/precision.py scores it: precision.evaluation_ids) gives the fp32 reference logits; every variant is the same forward with some
-products changed, through the engine's own hook for them (models.layers.packed_products, the
+products changed, through the engine's own hook for them (models.layers.weight_provider, the
 table the decode steps use for their bf16 and int8 copies):
 
 - bf16 emulated: F.linear on the weight and/or the product's input rounded to bf16 (and back),
@@ -94,12 +94,12 @@ def measure(model, ids: list, only_first: Optional[int] = None) -> dict:
 
     from explorer.generate.precision import near_ties, quality
     from models.forward import RunOptions
-    from models.layers import packed_products
+    from models.layers import weight_provider
 
     batch = torch.tensor([ids[:-1]])
 
     def logits(table):
-        with torch.no_grad(), packed_products(table):
+        with torch.no_grad(), weight_provider(table):
             return model(batch, options=RunOptions())[0].float()
 
     found = {"fp32": logits(None)}

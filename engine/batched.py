@@ -56,9 +56,10 @@ from typing import Optional, Sequence
 
 import torch
 
-from models.forward import CausalLM, ForwardContext, RunOptions, rope_inv_freq_of
+from models.forward import (CausalLM, ForwardContext, RunOptions, attention_core, register_attention,
+                            rope_inv_freq_of)
 from models.kv_cache import KVCache
-from models.layers import packed_products
+from models.layers import weight_provider
 from models.decoder import decode_options, eager_forward
 from . import quantized
 from .packing import PACKED, pack_model
@@ -69,6 +70,27 @@ from .pooled_step import NotPooled, PooledAttentionKernel, PooledStep
 # decoder's callers and tests reach them through this module
 __all__ = ["BatchedDecoder", "BatchRun", "KVPool", "PooledAttentionKernel", "pack_model", "PACKED"]
 log = logging.getLogger(__name__)
+
+
+# The two attention backends of a batch of runs, registered in models.forward's registry by name.
+# The batch's ForwardContext carries what they need: `runs` (per run: a context with its own
+# cache, positions and mask) or `pooled` (a PooledStep over the pooled store).
+PER_RUN, POOLED = "per_run", "pooled"
+
+
+def per_run_attention(ctx: ForwardContext, layer: int, q, k, v, sink_logit=None) -> torch.Tensor:
+    """Row i of the batch attends over run i's own cache, through the textbook attention."""
+    return torch.cat([attention_core(run, layer, q[i:i + 1], k[i:i + 1], v[i:i + 1], sink_logit)
+                      for i, run in enumerate(ctx.runs)])                            # (B, H, Tq, D)
+
+
+def pooled_attention(ctx: ForwardContext, layer: int, q, k, v, sink_logit=None) -> torch.Tensor:
+    """One decode token of each run, every run's cache in one store: one call per layer."""
+    return ctx.pooled(layer, q, k, v, sink_logit)                                   # (B, H, 1, D)
+
+
+register_attention(PER_RUN, per_run_attention)
+register_attention(POOLED, pooled_attention)
 
 
 class BatchedDecoder:
@@ -239,8 +261,8 @@ class BatchedDecoder:
             if t > 1:   # a prefill chunk: only its last row's logits are needed (CausalLM.forward)
                 ctx.last_row_from = model.config.n_layers - 1
             contexts.append(ctx)
-        batch = ForwardContext(model, contexts[0].positions, None, RunOptions(), None, x.dtype,
-                               layer_masks=contexts[0].layer_masks)
+        batch = ForwardContext(model, contexts[0].positions, None, RunOptions(attn_impl=PER_RUN), None,
+                               x.dtype, layer_masks=contexts[0].layer_masks)
         batch.runs = contexts
         batch.last_row_from = contexts[0].last_row_from
         # Which weights, so that a run reads the same values in company as alone: a prompt the
@@ -252,7 +274,7 @@ class BatchedDecoder:
             table = self._packed if self.weights == "fp32" else None
         else:
             table = self.pack() if self.weights != "fp32" and PACKED else self._packed
-        with packed_products(table or None):
+        with weight_provider(table or None):
             for i, block in enumerate(model.blocks):
                 x = block(x, batch, i)
             logits = model.head(x[:, -1:])                                          # (B, 1, V)
@@ -270,14 +292,14 @@ class BatchedDecoder:
         def write(positions: list, slots: list) -> torch.Tensor:
             # every run's slots already record their new positions (KVCache.append_many)
             batch = ForwardContext(model, torch.tensor(positions, device=ids.device), None,
-                                   RunOptions(), None, x.dtype, layer_masks=runs[0].layer_masks)
+                                   RunOptions(attn_impl=POOLED), None, x.dtype, layer_masks=runs[0].layer_masks)
             batch.pooled = PooledStep(model, self.pool, runs, positions, slots, self.inv_freq, self.kernel)
             h = x
             for i, block in enumerate(model.blocks):
                 h = block(h, batch, i)
             return h
 
-        with packed_products(self._packed_table()):
+        with weight_provider(self._packed_table()):
             logits = model.head(KVCache.append_many([run.cache for run in runs], write))   # (B, 1, V)
         n_heads = model.config.n_heads
         for run in runs:   # the scores its own attention computes alone: every key of its cache

@@ -473,18 +473,19 @@ def test_real_checkpoints_a_shared_prefix_decodes_as_alone(real_model):
         assert worst <= REAL_RTOL * scale, (worst, scale)
 
 
-# ----- packed weights (models/layers.py Linear, batched.pack_model) ---------------------------
+# ----- packed weights (models.layers.weight_provider, engine.packing.pack_model) ---------------------------
 
-needs_packing = pytest.mark.skipif(not __import__("models.layers", fromlist=["can_pack"]).can_pack(
+needs_packing = pytest.mark.skipif(not __import__("engine.packing", fromlist=["can_pack"]).can_pack(
     torch.zeros(1)), reason="this torch has no oneDNN packing")
 
 
 @needs_packing
 def test_a_packed_product_is_an_fp32_product_and_only_on_its_own_thread():
     """The packed product is fp32 (its error against float64 is of F.linear's order, no bf16 or
-    tf32 shortcut), and only the thread inside packed_products uses it: another thread computing
+    tf32 shortcut), and only the thread inside weight_provider uses it: another thread computing
     at the same moment gets F.linear's exact result."""
-    from models.layers import Linear, pack_weight, packed_products
+    from engine.packing import pack_weight
+    from models.layers import Linear, weight_provider
 
     torch.manual_seed(0)
     layer = Linear(576, 1536, bias=True)
@@ -497,12 +498,12 @@ def test_a_packed_product_is_an_fp32_product_and_only_on_its_own_thread():
 
     def elsewhere():
         entered.wait(10)
-        other["y"] = layer(x)   # while the main thread is inside packed_products
+        other["y"] = layer(x)   # while the main thread is inside weight_provider
         checked.set()
 
     thread = threading.Thread(target=elsewhere)
     thread.start()
-    with torch.inference_mode(), packed_products(table):
+    with torch.inference_mode(), weight_provider(table):
         entered.set()
         inside["y"] = layer(x)
         assert checked.wait(10)

@@ -427,7 +427,7 @@ def test_an_idle_loop_ends_and_gives_its_packed_weights_back(tiny, monkeypatch):
     IDLE_EXIT_S: then its thread ends and the copies are freed; the next visitor restarts it."""
     import explorer.serving.scheduler as scheduler
     import engine.batched as batched
-    from models.layers import can_pack
+    from engine.packing import can_pack
 
     if not (can_pack(torch.zeros(1)) and batched.PACKED):
         pytest.skip("no oneDNN packing here")
@@ -459,7 +459,7 @@ def test_a_second_visitor_has_the_weights_packed_before_the_first_shared_step(ti
     submit here, to fix the order the app leaves to the two threads)."""
     import explorer.serving.scheduler as scheduler
     import engine.batched as batched
-    from models.layers import can_pack
+    from engine.packing import can_pack
 
     if not (can_pack(torch.zeros(1)) and batched.PACKED):
         pytest.skip("no oneDNN packing here")

@@ -207,13 +207,13 @@ def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: S
             rows = model.head(hidden[:, n_prompt - 1:n_prompt - 1 + n])[0].float().cpu()  # (n, V)
         else:
             from engine.quantized import weights_of
-            from models.layers import packed_products
+            from models.layers import weight_provider
 
             cache = model.new_cache(len(fed) + 1, options=options)
             first = model(x[:, :n_prompt], cache=cache, options=options)[0, -1:]         # (1, V)
             rest = []
             if n > 1:
-                with packed_products(weights_of(model, weights).table):
+                with weight_provider(weights_of(model, weights).table):
                     rest = [model(x[:, n_prompt:], cache=cache, options=options)[0]]    # (n - 1, V)
             rows = torch.cat([first, *rest]).float().cpu()
     cached = torch.stack([c.float().cpu() for c in cached_logits])           # (n, V)

@@ -22,7 +22,9 @@ Modules, from the bottom up (each imports only those above it in this list, and 
     kv_quant      KV caches stored in bf16 or int8
     static        the static-shape decode step (torch.compile)
     fused         the whole decode step of one run as one C++ call
-    fused_batch   the fused step for several runs at once
+    fused_batch   the fused step for several runs at once (masks evaluated in Python, from
+                  models.attention's predicates, and handed to the kernel per slot)
+    prefix        a run started with another run's first n positions (prefix reuse)
     pool          the pooled K/V store of many runs
     pooled_step   one decode token of many runs, attention in one call per layer
     batched       BatchedDecoder: many runs decoding together (the classroom's loop)

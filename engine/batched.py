@@ -64,6 +64,7 @@ from models.decoder import decode_options, eager_forward
 from . import quantized
 from .packing import PACKED, pack_model
 from .pool import BatchRun, KVPool
+from .prefix import copy_prefix
 from .pooled_step import NotPooled, PooledAttentionKernel, PooledStep
 
 # BatchRun, KVPool, PooledAttentionKernel and pack_model are importable from here too: the
@@ -143,11 +144,11 @@ class BatchedDecoder:
         vLLM's automatic prefix caching does with pages). Both must run with the same options:
         every one of them shapes the keys (the mask and a sink logit change what the earlier
         layers output, the RoPE bases the rotation). The run's next prefill feeds the rest;
-        its `scores` count only what its own forwards compute (KVCache.copy_prefix)."""
+        its `scores` count only what its own forwards compute (engine.prefix)."""
         self._check_live([run, donor])
         if run.options != donor.options:
             raise ValueError("a prefix is shared only between runs with the same options")
-        run.cache.copy_prefix(donor.cache, n)
+        copy_prefix(run.cache, donor.cache, n)
         run.scores = 0
 
     @torch.inference_mode()
@@ -290,7 +291,7 @@ class BatchedDecoder:
         x = model.embed_tokens(ids)                                                 # (B, 1, d)
 
         def write(positions: list, slots: list) -> torch.Tensor:
-            # every run's slots already record their new positions (KVCache.append_many)
+            # every run's slots already record their new positions (KVCache.append)
             batch = ForwardContext(model, torch.tensor(positions, device=ids.device), None,
                                    RunOptions(attn_impl=POOLED), None, x.dtype, layer_masks=runs[0].layer_masks)
             batch.pooled = PooledStep(model, self.pool, runs, positions, slots, self.inv_freq, self.kernel)
@@ -300,7 +301,7 @@ class BatchedDecoder:
             return h
 
         with weight_provider(self._packed_table()):
-            logits = model.head(KVCache.append_many([run.cache for run in runs], write))   # (B, 1, V)
+            logits = model.head(KVCache.append([run.cache for run in runs], write))   # (B, 1, V)
         n_heads = model.config.n_heads
         for run in runs:   # the scores its own attention computes alone: every key of its cache
             # (a full layer: its filled slots; a ring: its whole buffer, as LayerKV._store gives)

@@ -14,7 +14,7 @@ What stays the same as the engine:
 - the weights are the loaded model's own tensors (pointers, no copy), and the cache is the
   engine's KVCache: the same buffers, the same slot layout (models.kv_cache: full, sliding
   ring, sinks + ring). The kernel writes only the K/V rows of its token; the cache chooses each
-  layer's slot and keeps `pos`, `length` and the slot positions (KVCache.append_one);
+  layer's slot and keeps `pos`, `length` and the slot positions (KVCache.append);
 - each layer's mask is its MaskSpec, evaluated here in Python over the slots' absolute
   positions (as engine.static does) and handed to the kernel as 0 / -inf per slot;
   RoPE's cos / signed sin come from models.layers at the token's absolute position;
@@ -202,9 +202,10 @@ class FusedDecoder:
             self._bind(cache)
         logits = torch.empty(vocab)
 
-        def write(pos: int, slots: list) -> None:
-            # every layer's slot already records `pos` (KVCache.append_one): the masks below
-            # see the key the kernel is about to write, as the engine's attention does
+        def write(positions: list, slots: list) -> None:
+            # every layer's slot already records the position (KVCache.append): the masks
+            # below see the key the kernel is about to write, as the engine's attention does
+            pos, slots = positions[0], slots[0]
             position = torch.tensor([pos])
             for kind, table in self._rope.items():
                 cos, sin = rope_cos_sin(position, self._inv_freq[kind], torch.float32)   # (1, D)
@@ -222,7 +223,7 @@ class FusedDecoder:
             # the kernel scores every head against every visible slot, skipping the rest
             self._scores = self.model.config.n_heads * visible_slots
 
-        cache.append_one(write)
+        KVCache.append([cache], write)
         return logits.view(1, 1, -1)
 
     def scores_per_step(self, cache: Optional[KVCache]) -> int:

@@ -7,7 +7,7 @@ filled extent of any run this step, with a boolean mask (rows, 1, 1, S) made fro
 own slot positions and its own layer's MaskSpec (window, sinks; models.attention.
 visible_per_row), so empty and padding slots and the other runs' keys are never visible. The
 new keys of all runs are written by one indexed store per layer, at the slots their caches
-chose (KVCache.append_many). A row whose run is not in this step (still prefilling, or paused)
+chose (KVCache.append). A row whose run is not in this step (still prefilling, or paused)
 takes part with a zero query and is dropped from the output.
 
 That call is the compiled kernel engine/kernels/pooled_attention.cpp on the CPU in fp32 (one

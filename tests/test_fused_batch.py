@@ -168,7 +168,8 @@ def test_bad_arguments_are_refused_and_change_nothing(tiny):
         assert [c.pos for c in caches] == [6, 6]
         # the kernel checks too: a slot outside a layer's capacity is refused
         lib = batch.lib
-        runs = (fused_batch._RUNS * 1)(ctypes.cast(fused_batch._bind(caches[0], model.config), fused_batch._RUNS))
+        bound, masks = fused_batch._bind(caches[0], model.config)   # masks: kept alive for the call
+        runs = (fused_batch._RUNS * 1)(ctypes.cast(bound, fused_batch._RUNS))
         slots = torch.full((1, model.config.n_layers), 99, dtype=torch.int64)
         one = torch.zeros(1, dtype=torch.int64)
         status = lib.fused_decode_batch(ctypes.byref(decoders[0]._model), 1, one.data_ptr(), one.data_ptr(),

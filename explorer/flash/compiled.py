@@ -18,6 +18,9 @@ from models.attention import MaskSpec
 from engine import native
 
 SOURCE = Path(__file__).resolve().parents[2] / "engine" / "kernels" / "flash_tiled.cpp"
+# the MaskSpec terms flash_tiled.cpp's `visible` evaluates (tests/test_seams.py fails when
+# MaskSpec has a term not in this list)
+KERNEL_TERMS = ("causal", "window", "sinks")
 _F = ctypes.POINTER(ctypes.c_float)
 _I = ctypes.POINTER(ctypes.c_int64)
 _LIB = None

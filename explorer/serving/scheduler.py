@@ -53,6 +53,7 @@ from explorer.serving.runs import (AHEAD, Busy, End, LoopSnapshot, Run, RunHandl
                                    SharedStep, StepRecord, TooManyRuns, Visitor)
 from explorer.serving.thread_choice import FIXED_BATCH_THREADS, ThreadChoice, batch_threads
 from explorer.serving.workers import start_worker
+from engine.prefix import holds_prefix
 from models.device import intra_op_threads
 from models.generate import check_prompt, greedy_choices, next_step
 
@@ -407,7 +408,7 @@ class Scheduler:
                     continue
                 n = _common_prefix(other.sequence(), run.prompt, _share_limit(run, other, limit))
                 if (n >= (KEPT_MIN if other.kept else SHARE_MIN) and n > best_n
-                        and other.batch.cache.holds_prefix(n)):
+                        and holds_prefix(other.batch.cache, n)):
                     best, best_n = other, n
             # a run being fed whose prompt would give more once it is in
             ahead = max((_common_prefix(other.prompt, run.prompt, _share_limit(run, other, limit))

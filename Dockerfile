@@ -30,7 +30,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 # (directories 755, files 644: the app's user reads them and cannot change them), so no layer
 # runs a recursive chmod (one that did copied the whole 1.84 GB venv into a layer of its own).
 # g++ builds the engine's C++ kernels (fused decode, pooled attention) on the machine that runs
-# them, at their first use (-march=native; models/native.py): without it the decode steps read
+# them, at their first use (-march=native; engine/native.py): without it the decode steps read
 # fp32 through plain PyTorch and the Precision section has no fused decoder to measure.
 # No CJK fonts here: the Chinese UI is drawn by the visitor's browser, not by this server.
 # A venv works both on python:3.11-slim and on Debian bases whose pip refuses system installs.

@@ -21,7 +21,7 @@ prompt: streamed tokens/s after the first against the bare decode rate.
 
 --engine measures the decode loop's engine alone, in this process, side by side in one run (so
 that a shared, busy CPU slows both alike): per batch size B, the step time of B runs with the
-pooled attention (one call per layer, models/decoders/batched.py) against attention per run,
+pooled attention (one call per layer, engine/batched.py) against attention per run,
 each run at its own position (the default prompt's length plus a few tokens apart), on the
 scheduler's thread setting; and a run alone through the fused step (the engine's fastest path
 for one sequence). Rounds alternate the paths; the median of each is printed.
@@ -315,7 +315,7 @@ def engine_steps(model, prompt_ids: list, b: int, pooled: bool, steps: int = 6) 
     import torch
     from explorer.serving import batch_threads
     from models.device import intra_op_threads
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
 
     decoder = BatchedDecoder(model, solo="fused" if b == 1 else None, pooled=pooled)
     runs = [decoder.start(len(prompt_ids) + steps + 4) for _ in range(b)]
@@ -368,7 +368,7 @@ def engine_row(b: int, per_run: tuple, pooled: tuple) -> str:
 def bare_rate(model, prompt_ids: list, tokens: int) -> float:
     """Greedy decode rate (tokens/s after the first) of the fused step alone, no app."""
     import torch
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
 
     decoder = BatchedDecoder(model, solo="fused")
     run = decoder.start(len(prompt_ids) + tokens)

@@ -7,10 +7,10 @@ set against the bandwidth of its own moment).
 
 Variants, all on the same loaded checkpoint and the same 16-token prompt (CPU, fp32):
 - eager:      the engine's ordinary forward of one token (models.forward);
-- static:     models.decoders.static.StaticDecoder(compile=False): the static-shape step, eager;
+- static:     engine.static.StaticDecoder(compile=False): the static-shape step, eager;
 - compiled:   the same step through torch.compile;
 - autotuned:  the same with autotune (frozen weights, Inductor's GEMV kernels where faster);
-- fused:      models.decoders.fused.FusedDecoder: the whole step in one call of a C++ kernel;
+- fused:      engine.fused.FusedDecoder: the whole step in one call of a C++ kernel;
 - transformers: the transformers model on the same weights, one token with its DynamicCache.
 Each step follows a timed 512 MB GEMV (the bandwidth probe; it also leaves the caches as cold
 as a real decode step finds them), and its share of the roofline is weight bytes / that
@@ -42,9 +42,9 @@ def main(argv=None) -> int:
     tune_cpu_allocator()  # one process: every variant alike
 
     from explorer.checkpoints import prepare_embedded
-    from models.decoders.static import StaticDecoder
+    from engine.static import StaticDecoder
     from models.forward import RunOptions
-    from models.decoders.fused import FusedDecoder
+    from engine.fused import FusedDecoder
     from models.loading import load_model
 
     folder = prepare_embedded(args.model)

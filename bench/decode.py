@@ -29,10 +29,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LENGTHS = {"smollm2-135m-instruct": [16, 512, 2048], "gemma-3-270m": [16, 512, 1024, 2048]}
-# ours: the eager engine; ours-compiled: eager prefill, then models.decoders.static.StaticDecoder
+# ours: the eager engine; ours-compiled: eager prefill, then engine.static.StaticDecoder
 # (torch.compile); ours-autotuned: the same with autotune (frozen weights, Inductor's own
 # GEMV kernels where they beat ATen's; ~70 s to compile, so only at --autotune-lengths);
-# ours-fused: eager prefill, then models.decoders.fused.FusedDecoder (one C++ call per token)
+# ours-fused: eager prefill, then engine.fused.FusedDecoder (one C++ call per token)
 IMPLS = ("ours", "ours-compiled", "ours-autotuned", "ours-fused", "transformers")
 
 
@@ -86,15 +86,15 @@ def run_one(model_name: str, impl: str, length: int, new_tokens: int, threads: i
     ids = prompt_ids(tok, length)
     compile_s = 0.0
     if impl.startswith("ours"):
-        from models.decoders import EagerDecoder
-        from models.decoders.static import StaticDecoder
+        from models.decoder import EagerDecoder
+        from engine.static import StaticDecoder
         from models.forward import RunOptions
         from models.loading import load_model
         model = load_model(folder, device="cpu", dtype=torch.float32)
         n_params = sum(p.numel() for p in model.parameters())
         opts = RunOptions(last_logits_only=True)
         if impl == "ours-fused":
-            from models.decoders.fused import FusedDecoder
+            from engine.fused import FusedDecoder
             t0 = time.perf_counter()
             decoder = FusedDecoder(model, opts)   # builds the kernel if this machine has none yet
             compile_s = time.perf_counter() - t0

@@ -52,7 +52,7 @@ def main(argv=None) -> int:
 
     from explorer.generate.step_cost import served_weights, step_shape
     from explorer.runtime import Runtime
-    from models.decoders.fused import FusedDecoder
+    from engine.fused import FusedDecoder
     from models.forward import RunOptions
 
     # as the app loads it: the checkpoint's served precision and its GGUF codes come along

@@ -7,7 +7,7 @@ Loads the model as the app does and starts, per path, the largest batch of runs 
 with `--prompt` tokens of the shipped text); then, round after round, steps each path at every
 batch size in turn (so the machine's noise falls on all of them alike) and prints the best step
 of each (ms), its tokens per second (B / step) and its ratio to the solo fused step. Paths:
-"solo" (one run, models.decoders.fused, the same at every B), "pooled" (BatchedDecoder with
+"solo" (one run, engine.fused, the same at every B), "pooled" (BatchedDecoder with
 fused_batch=False: the pooled forward for B >= 2), "fused" (BatchedDecoder: the fused batched
 step for B >= 2). Before timing, the fused batched logits of a B = 4 step are checked against the
 same runs decoded alone on the solo step (printed: the largest difference, and greedy equality).
@@ -32,7 +32,7 @@ def main() -> None:
 
     from explorer.generate.roofline import prompt_ids
     from explorer.runtime import Runtime
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
     from models.device import intra_op_threads
     from models.forward import RunOptions
 

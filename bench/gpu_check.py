@@ -12,7 +12,7 @@ On a machine with CUDA it runs, and ends with one summary line:
 2. every tab's computation once: the tabs' API tests (tests/test_*_tab.py) with the app's
    Runtime on CUDA (EXPLORER_DEVICE=cuda, EXPLORER_DTYPE=float32, so their fp32 tolerances
    hold);
-3. the batched decode (models.decoders.batched) at 1, 2, 4, ... 64 visitors on CUDA bf16 with
+3. the batched decode (engine.batched) at 1, 2, 4, ... 64 visitors on CUDA bf16 with
    SmolLM2: step time and tokens/s per batch size, and greedy tokens of a batch of runs equal to
    each run alone (CUDA fp32).
 Where torch sees no CUDA device it prints why and exits 0 without running anything
@@ -132,7 +132,7 @@ def check_tabs() -> bool:
 def check_batched(device, max_batch: int) -> tuple[list, dict]:
     import torch
     from explorer.checkpoints import prepare_embedded
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
     from models.generate import SamplingParams, generate
     from models.loading import load_model
 

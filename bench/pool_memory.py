@@ -45,7 +45,7 @@ def _spy_on_growth(pool) -> dict:
 
     import torch
 
-    import models.decoders.pool as pool_module
+    import engine.pool as pool_module
 
     seen = {"peak_bytes": 0, "moves": 0, "made": []}
     original = LayerKV.move_to

@@ -11,7 +11,7 @@ ratio to fp32 fused is taken round by round and the median of those ratios is re
 machine is shared: lone tokens/s drift, ratios measured side by side hold).
 
 - ours-fp32 / ours-bf16 / ours-int8 / ours-gguf: eager prefill, then
-  models.decoders.fused.FusedDecoder with that precision's weights (the path that ran, SIMD or
+  engine.fused.FusedDecoder with that precision's weights (the path that ran, SIMD or
   portable, is printed; gguf, the checkpoint's own GGUF codes, where the folder keeps them);
 - transformers: its own model, fp32, from the same converted checkpoint;
 - llama.cpp: on the GGUF file the checkpoint package ships (the Q4 file we dequantize), fed
@@ -242,7 +242,7 @@ def llama_cpp_runner(model_name: str, threads: int):
 
 
 def _ours(model, opts, weights, portable=None):
-    from models.decoders.fused import FusedDecoder
+    from engine.fused import FusedDecoder
     return FusedDecoder(model, opts, weights=weights, portable=portable)
 
 
@@ -321,7 +321,7 @@ def quality(model, opts, decoders, ids) -> dict:
 def class_aggregate(model, weights, runs, steps, prompt) -> float:
     """Tokens/s of `runs` runs decoding together through the batched step (no HTTP server)."""
     import torch
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
     decoder = BatchedDecoder(model, solo=None, weights=weights)
     decoder.pack()
     members = [decoder.start(len(prompt) + steps + 1) for _ in range(runs)]
@@ -344,7 +344,7 @@ def bench_model(name, args) -> dict:
     from bench.decode import prompt_ids
     from explorer.checkpoints import prepare_embedded
     from explorer.generate.precision import CHOICE_TEXT, evaluation_ids
-    from models.decoders import quantized
+    from engine import quantized
     from models.forward import RunOptions
     from models.loading import load_model
 

@@ -7,13 +7,13 @@ matrices, on a real checkpoint (issue 30: why Gemma 3's served default stays fp3
 One full forward of the engine over the text the served default is chosen on
 (explorer.generate.precision.CHOICE_TEXT after the model's BOS where it has one, as
 bench/precision.py scores it: precision.evaluation_ids) gives the fp32 reference logits; every variant is the same forward with some
-products changed, through the engine's own hook for them (models.layers.packed_products, the
+products changed, through the engine's own hook for them (models.layers.weight_provider, the
 table the decode steps use for their bf16 and int8 copies):
 
 - bf16 emulated: F.linear on the weight and/or the product's input rounded to bf16 (and back),
   in all matrices, in all but the LM head, or in one kind of matrix only (by its name in the
   model: wqkv, wo, w_gate_up, w_down);
-- the kernels: every matrix through models.decoders.quantized.QuantWeight, bf16 (AVX512_BF16
+- the kernels: every matrix through engine.quantized.QuantWeight, bf16 (AVX512_BF16
   or the portable loop), int8 and gguf (the checkpoint's own GGUF codes, where its folder
   keeps them), the products the decode steps run.
 
@@ -69,7 +69,7 @@ def emulated_table(model, round_weights: bool, round_inputs: bool, head: bool = 
 
 def kernel_table(model, weights: str) -> dict:
     """{module: the decode steps' own product} for every matrix in `weights` (bf16, int8, gguf)."""
-    from models.decoders.quantized import weights_of
+    from engine.quantized import weights_of
     return {module: (lambda x, bias, q=q: q(x, bias)) for module, q in weights_of(model, weights).table.items()}
 
 
@@ -82,7 +82,7 @@ def variants(model) -> list[tuple[str, Callable[[], dict]]]:
     ]
     out += [(f"weights and inputs bf16 in {kind} only", lambda kind=kind: emulated_table(model, True, True, only=kind))
             for kind in MATRIX_KINDS]
-    from models.decoders.quantized import available_weights
+    from engine.quantized import available_weights
     out += [(f"kernel {w}", lambda w=w: kernel_table(model, w)) for w in available_weights(model)[1:]]
     return out
 
@@ -94,12 +94,12 @@ def measure(model, ids: list, only_first: Optional[int] = None) -> dict:
 
     from explorer.generate.precision import near_ties, quality
     from models.forward import RunOptions
-    from models.layers import packed_products
+    from models.layers import weight_provider
 
     batch = torch.tensor([ids[:-1]])
 
     def logits(table):
-        with torch.no_grad(), packed_products(table):
+        with torch.no_grad(), weight_provider(table):
             return model(batch, options=RunOptions())[0].float()
 
     found = {"fp32": logits(None)}

@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     from explorer.generate import device_roof, roofline, step_cost
     from explorer.runtime import Runtime
     from explorer.serving import batch_threads
-    from models.decoders.quantized import WEIGHTS_ENV
+    from engine.quantized import WEIGHTS_ENV
 
     device_roof.REFRESH_INTERVAL_S = 0.0     # every precision's roof measured afresh
     runtime = Runtime()

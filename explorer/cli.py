@@ -4,8 +4,8 @@
     python -m explorer.cli --model gemma-3-270m --max-new-tokens 40 --temperature 0.8 --seed 1 "Once upon a time"
     python -m explorer.cli --stats ...     # per-token position, latency and KV-cache bytes on stderr
     python -m explorer.cli --compile ...   # decode through the torch.compile'd static step
-                                           # (models.decoders.static; ~30 s to compile the first time)
-    python -m explorer.cli --fused ...     # decode through the fused C++ step (models.decoders.fused)
+                                           # (engine.static; ~30 s to compile the first time)
+    python -m explorer.cli --fused ...     # decode through the fused C++ step (engine.fused)
 
 The instruct model gets the prompt as a user turn of its chat template (use --raw to skip it);
 the base model continues the text as is. Ctrl-C stops between two tokens."""
@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--autotune", action="store_true",
                         help="with --compile: also autotune the matrix kernels (slower to compile, faster)")
     parser.add_argument("--fused", action="store_true",
-                        help="decode with the fused C++ step (models.decoders.fused; CPU fp32, needs a C++ "
+                        help="decode with the fused C++ step (engine.fused; CPU fp32, needs a C++ "
                              "compiler once): the fastest decode on a CPU")
     parser.add_argument("--weights", choices=["fp32", "bf16", "int8", "gguf"], default=None,
                         help="the fused step's weight precision (default: EXPLORER_WEIGHTS, else fp32); "
@@ -83,7 +83,7 @@ def _decoder(model, args):
     if args.compile or args.autotune:
         import shutil
 
-        from models.decoders.static import StaticDecoder
+        from engine.static import StaticDecoder
         if not (shutil.which("g++") or shutil.which("c++")):
             raise ValueError("--compile needs a C++ compiler (torch.compile writes C++ kernels on "
                              "the CPU): install g++, or run without --compile")
@@ -92,11 +92,11 @@ def _decoder(model, args):
               "up to ~80 s with --autotune]", file=sys.stderr)
         return decoder
     if args.fused:
-        from models.decoders.fused import FusedDecoder
+        from engine.fused import FusedDecoder
         try:
             decoder = FusedDecoder(model, weights=args.weights)   # builds its kernel the first time
             if args.stats:
-                from models.decoders.quantized import path_label
+                from engine.quantized import path_label
                 print(f"[decode weights: {path_label(decoder.weights)}]", file=sys.stderr)
             return decoder
         except RuntimeError as e:        # no compiler, or the build failed

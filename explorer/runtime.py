@@ -168,12 +168,12 @@ class Runtime:
     def device_label(self) -> str:
         """e.g. "CPU, 2 threads (float32), decode weights int8 (AVX512_VNNI)", "NVIDIA H200
         (bfloat16)": on the CPU, the precision the decode steps read (EXPLORER_WEIGHTS, else
-        fp32) and the product path this CPU takes for it (models.decoders.quantized)."""
+        fp32) and the product path this CPU takes for it (engine.quantized)."""
         return self.device_label_of(None)
 
     def device_label_of(self, loaded: Optional[LoadedModel]) -> str:
         """device_label for one loaded model: its decode steps' precision (the operator's, else
-        the one measured for its checkpoint, models.decoders.quantized.configured_weights)."""
+        the one measured for its checkpoint, engine.quantized.configured_weights)."""
         from models.device import describe
 
         label = describe(self.device, self.dtype)
@@ -406,7 +406,7 @@ def decode_weights_label(model=None) -> str:
     """The decode steps' weight precision (of `model`, else the operator's or fp32) and its
     product path, e.g. "int8 (AVX512_VNNI)"; fp32 when the kernel cannot be built here (the
     steps then stay in the engine's fp32)."""
-    from models.decoders import quantized
+    from engine import quantized
 
     weights = quantized.configured_weights(model)
     try:

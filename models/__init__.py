@@ -1,4 +1,5 @@
-"""In-house transformer modules. Nothing below this package imports Gradio or plotting code.
+"""In-house transformer modules: the textbook (models/README.md: a newcomer's path, the two
+seams, adding a mask kind). Nothing here imports Gradio, plotting, the explorer or engine/.
 
 Public API, in the order data flows:
 
@@ -58,14 +59,19 @@ Public API, in the order data flows:
                          keep_logits=False, should_stop=lambda: False):
         step.token_id, step.position, step.latency_s, step.score_entries, step.cache_bytes, ...
 
-    from models.decoders import Decoder, EagerDecoder, StaticDecoder, FusedDecoder
+    from models.decoder import Decoder, EagerDecoder
     # Decoder protocol: model, options, new_cache(max_len), prefill(ids, cache) -> (1, 1, V),
     # step(token, cache) -> (1, 1, V), scores_per_step(cache); generate() takes any of them
     generate(model, prompt_ids, params)              # = decoder=EagerDecoder(model, options)
-    decoder = StaticDecoder(model, RunOptions(...), compile=True, autotune=False)
-    generate(model, prompt_ids, params, decoder=decoder)   # eager prefill, compiled decode
-    generate(model, prompt_ids, params, decoder=FusedDecoder(model, RunOptions(...)))
-                                                     # one C++ call per decode token (CPU fp32)
+    # the engine's decoders (engine/: static, fused, batched) follow the same protocol
+
+    # The two seams an engine plugs into (models/ never imports it):
+    from models.forward import register_attention, ATTENTION_BACKENDS
+    register_attention("mine", fn)                   # fn(ctx, layer, q, k, v, sink_logit) -> (B,H,T,D)
+    model(ids, options=RunOptions(attn_impl="mine")) # q, k, v before RoPE; "eager"/"sdpa"/"tiled" built in
+    from models.layers import weight_provider
+    with weight_provider({module: product}):         # product(x, bias) on its own copy of the weight
+        model(ids)                                   # on this thread only; other modules: F.linear
 
     # Mixture of experts (models/moe.py; families "mixtral", "qwen2_moe", "olmoe", "gpt_oss")
     config.n_experts, config.n_experts_per_tok, config.d_expert, config.is_moe_layer(i)

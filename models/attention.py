@@ -105,26 +105,23 @@ class MaskSpec:
         return f"sliding window {self.window}"
 
 
-NO_WINDOW = 2 ** 62   # a row without a window, as a window every distance between positions is below
-
-
 def visible_per_row(masks: Sequence[MaskSpec], q_pos: torch.Tensor,
                     kv_pos: torch.Tensor) -> torch.Tensor:
     """Many independent runs at once, one query each: row i is masks[i].visible over the query
     at q_pos[i] and the keys at kv_pos[i] (a batched decode step whose runs each have their own
-    mask and their own cache slots). q_pos (n,), kv_pos (n, S) -> (n, S) bool.
-    The same predicates as MaskSpec.predicate, each term's parameter a column of one value per
-    row: a row without a window gets NO_WINDOW, one without sinks 0 (k < 0 is never a filled
-    slot), a non-causal row lets every key past the causal term."""
-    device = kv_pos.device
-    window = torch.tensor([NO_WINDOW if m.window is None else m.window for m in masks],
-                          device=device)[:, None]                                       # (n, 1)
-    sinks = torch.tensor([m.sinks for m in masks], device=device)[:, None]                # (n, 1)
-    not_causal = torch.tensor([not m.causal for m in masks], device=device)[:, None]      # (n, 1)
-    predicate = and_(filled(), or_(causal(), lambda q, k: not_causal),
-                     or_(in_window(window), is_sink(sinks)))
-    seen = predicate(q_pos[:, None], kv_pos)
-    return seen.expand(kv_pos.shape).contiguous()                                        # (n, S)
+    mask and their own cache slots). q_pos (n,), kv_pos (n, S) -> (n, S) bool. Each row is
+    decided by its own MaskSpec's predicate (rows that share a mask in one call): a mask kind
+    added to MaskSpec.predicate holds here with no second copy."""
+    rows_of: dict = {}
+    for i, mask in enumerate(masks):
+        rows_of.setdefault(mask, []).append(i)
+    if len(rows_of) == 1:
+        return next(iter(rows_of)).predicate()(q_pos[:, None], kv_pos).expand(kv_pos.shape).contiguous()
+    seen = torch.empty(kv_pos.shape, dtype=torch.bool, device=kv_pos.device)          # (n, S)
+    for mask, rows in rows_of.items():
+        index = torch.tensor(rows, device=kv_pos.device)
+        seen[index] = mask.predicate()(q_pos[index, None], kv_pos[index]).expand(len(rows), kv_pos.shape[1])
+    return seen
 
 
 # --- the attention paths ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Optional, Sequenc
 import torch
 import torch.nn as nn
 
-from .attention import MaskSpec, TileTrace, attend, scored_entries, sdpa_mask_for
+from .attention import IMPLEMENTATIONS, MaskSpec, TileTrace, attend, scored_entries, sdpa_mask_for
 from .config import ModelConfig, SLIDING
 from .kv_cache import KVCache
 from .layers import RMSNorm, linear, rope_cos_sin, rope_inv_freq, rotate, signed_sin
@@ -19,7 +19,7 @@ from .layers import RMSNorm, linear, rope_cos_sin, rope_inv_freq, rotate, signed
 @dataclass(frozen=True)
 class RunOptions:
     """How to run a forward. The defaults reproduce the checkpoint exactly."""
-    attn_impl: str = "sdpa"               # "sdpa" | "eager" | "tiled"
+    attn_impl: str = "sdpa"               # "sdpa" | "eager" | "tiled", or an engine's backend
     # extra restriction (window, sinks) on every layer, or a tuple with one MaskSpec-or-None
     # per layer (e.g. sinks only in Gemma's global layers)
     mask: Union[MaskSpec, tuple, None] = None
@@ -102,7 +102,7 @@ def rope_kind(config: ModelConfig, layer: int) -> str:
 
 def rope_inv_freq_of(config: ModelConfig, options: RunOptions, kind: str) -> torch.Tensor:
     """RoPE frequencies of one layer kind, with the run's base overrides: the one place the
-    bases are chosen (the eager forward and models.decoders.fused both rotate with these)."""
+    bases are chosen (the eager forward and engine.fused both rotate with these)."""
     if kind == "full":
         # context scaling (linear, llama3) applies to full-attention layers only, as upstream does
         return rope_inv_freq(config.head_dim, options.rope_theta or config.rope_theta, config.rope_scaling)
@@ -130,13 +130,6 @@ class ForwardContext:
         self._dtype = dtype
         self._rope: dict = {}     # layer kind -> (cos, signed sin), made when first needed
         self._visible: dict = {}
-        # a batch of independent runs (models.decoders.batched): row i of every activation
-        # belongs to runs[i], a context with its own cache, positions and mask; the linear
-        # layers see the whole batch, attention_core hands each row to its own run
-        self.runs: Optional[list] = None
-        # the same batch with its caches in one pooled store: a callable (layer, q, k, v,
-        # sink_logit) -> (B, H, 1, D) that attends every row in one call (models.decoders.batched)
-        self.pooled: Optional[Callable] = None
 
     def record(self, point: str, layer: int, value: torch.Tensor) -> torch.Tensor:
         """Save `value` at a named point if the recorder asks for it; returns it unchanged."""
@@ -187,15 +180,11 @@ class ForwardContext:
         return self._visible[key]
 
 
-def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Tensor,
-                   v: torch.Tensor, sink_logit=None) -> torch.Tensor:
+def textbook_attention(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Tensor,
+                       v: torch.Tensor, sink_logit=None) -> torch.Tensor:
     """The part of self-attention every family shares: q (B,H,T,D), k/v (B,Hkv,T,D) before RoPE
-    -> rotate at absolute positions -> cache -> mask -> attend. Returns (B,H,T,D)."""
-    if ctx.pooled is not None:   # one decode token per run, every run's cache in one store
-        return ctx.pooled(layer, q, k, v, sink_logit)                           # (B, H, 1, D)
-    if ctx.runs is not None:   # row i attends over run i's own cache (models.decoders.batched)
-        return torch.cat([attention_core(run, layer, q[i:i + 1], k[i:i + 1], v[i:i + 1], sink_logit)
-                          for i, run in enumerate(ctx.runs)])                  # (B, H, Tq, D)
+    -> rotate at absolute positions -> cache -> mask -> attend (eager, SDPA or tiled, by
+    ctx.options.attn_impl; models.attention.attend). Returns (B,H,T,D)."""
     rec, opts = ctx.recorder, ctx.options
     ctx.record("q_pre_rope", layer, q)
     ctx.record("k_pre_rope", layer, k)
@@ -234,18 +223,49 @@ def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Te
     return out
 
 
+# --- the attention-backend seam ----------------------------------------------------------------
+# A backend runs one layer's attention from its projections: (ctx, layer, q (B,H,T,D), k and v
+# (B,Hkv,T,D) before RoPE, sink_logit) -> (B,H,T,D). RunOptions.attn_impl names it, as
+# transformers' ALL_ATTENTION_FUNCTIONS does. models/ registers its three paths, all the textbook
+# function above; a decode engine registers its own under other names (engine.batched: each row
+# of a batch over its own run's cache, or every run's cache pooled) and never changes this file.
+AttentionBackend = Callable[[ForwardContext, int, torch.Tensor, torch.Tensor, torch.Tensor, Any],
+                            torch.Tensor]
+ATTENTION_BACKENDS: dict[str, AttentionBackend] = {name: textbook_attention for name in IMPLEMENTATIONS}
+
+
+def register_attention(name: str, backend: AttentionBackend) -> None:
+    """Make `backend` the attention of forwards whose RunOptions.attn_impl is `name`. A name
+    already taken by another function is refused: two engines cannot share one (the same
+    function again, as a reloaded module registers it, is not another)."""
+    held = ATTENTION_BACKENDS.get(name)
+    if held is not None and _qualified(held) != _qualified(backend):
+        raise ValueError(f"attention backend {name!r} is already registered")
+    ATTENTION_BACKENDS[name] = backend
+
+
+def _qualified(fn) -> tuple:
+    return getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+
+
+def attention_core(ctx: ForwardContext, layer: int, q: torch.Tensor, k: torch.Tensor,
+                   v: torch.Tensor, sink_logit=None) -> torch.Tensor:
+    """A layer's attention, by the backend its run options name (the families call this)."""
+    name = ctx.options.attn_impl
+    backend = ATTENTION_BACKENDS.get(name)
+    if backend is None:
+        raise ValueError(f"unknown attention implementation {name!r}; registered: {sorted(ATTENTION_BACKENDS)}")
+    return backend(ctx, layer, q, k, v, sink_logit)
+
+
 class CausalLM(nn.Module):
     """embed -> blocks -> final norm -> LM head. Families subclass it, declare their `family`
     (the name ModelConfig.family carries, e.g. "llama"; code that depends on a family's block
-    layout, such as models.decoders.fused, reads it rather than probing attributes) and provide
+    layout, such as engine.fused, reads it rather than probing attributes) and provide
     `blocks`, `norm`, and optionally `embed_scale`."""
     family: ClassVar[str] = ""   # each family class sets it; equal to its config's family
     config: ModelConfig
     embed_scale: Optional[float] = None
-    # The weight precision its CPU decode steps read when the operator chose none
-    # (models.decoders.quantized.configured_weights): fp32 unless whoever loads a checkpoint
-    # sets the choice measured for it (explorer's registry does).
-    decode_weights: str = "fp32"
 
     def build(self, config, blocks: Iterable[nn.Module], norm: Optional[nn.Module] = None) -> None:
         """The parts every family has: the token embedding, its blocks, the final norm (RMSNorm
@@ -337,7 +357,7 @@ class CausalLM(nn.Module):
 
     def head(self, x: torch.Tensor) -> torch.Tensor:
         """Final norm and LM head (with Gemma's optional final softcap): (B, T, d) -> (B, T, V)."""
-        # keyed by the model: a batched decode step's packed copy of the head (models/layers.py)
+        # keyed by the model: a weight provider may hold the head's product (models.layers)
         logits = linear(self.norm(x), self.lm_head_weight(), key=self)
         if self.config.final_logit_softcapping is not None:
             cap = self.config.final_logit_softcapping

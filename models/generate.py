@@ -12,7 +12,7 @@ from typing import Callable, Collection, Iterator, Optional, Sequence
 
 import torch
 
-from .decoders import Decoder, EagerDecoder, decode_options
+from .decoder import Decoder, EagerDecoder, decode_options
 from .forward import CausalLM, RunOptions
 from .kv_cache import KVCache
 
@@ -219,7 +219,7 @@ def generate(model: CausalLM, prompt_ids: Sequence[int], params: SamplingParams 
              decoder: Optional[Decoder] = None) -> Iterator[Step]:
     """Yield one Step per generated token. `should_stop` is polled between steps.
     The prompt goes through `decoder.prefill`, every later token through `decoder.step`
-    (models.decoders: the engine's forward by default, EagerDecoder(model, options); or
+    (models.decoder: the engine's forward by default, EagerDecoder(model, options); or
     StaticDecoder, FusedDecoder, whose run options are then the decoder's). With
     use_cache=False (the eager engine only) every step prefills the whole sequence without a
     cache: the baseline of claim C1."""

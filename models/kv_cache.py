@@ -18,22 +18,16 @@ those positions, never from slot indices.
 
 Bookkeeping has one owner: `KVCache`. `pos` (the next absolute position), each layer's
 `length` (filled slots) and `slot_pos` (the position each slot holds) are written in this
-module only; `pos` and `length` are read-only properties elsewhere. The ways in:
-- `positions(t)` then `update(layer, positions, k, v)` per layer then `advance(t)`: one forward
-  of t tokens (models.forward);
-- `write_one(layer, position, k, v)`: the static decode step's in-place write, traced by
-  torch.compile (models.decoders.static), always inside `append_one`;
-- `append_one(write)`: one token whose K/V rows someone else writes in place (the static step,
-  the fused C++ kernel): the cache picks each layer's slot, records the position it will hold,
-  lets `write` fill the rows, then advances; `append_many(caches, write)` does it for several
-  caches whose rows one call writes (the pooled batched step, models.decoders.batched);
-- `LayerKV.move_to(k, v, slot_pos)`: the same contents in other buffers (a pooled store's row);
-- `copy_prefix(source, n)`: an empty cache starts with another cache's first n positions (two
-  runs whose first n tokens are equal; the shared decode loop's prefix reuse);
-- `rewind(pos)`: forget every position from `pos` on (benchmarks replay one step)."""
+module only; `pos` and `length` are read-only properties elsewhere. Keys and values come in
+one way, gpt-fast's: a forward of t tokens takes `positions(t)`, calls `update(layer,
+positions, k, v)` for every layer, then `advance(t)` (models.forward). Two more calls serve
+whoever writes rows in place instead of handing them over (a compiled step, a C++ kernel):
+`append(caches, write)`, where the caches choose each layer's slot for their next position and
+record it before `write` fills the rows, and `LayerKV.move_to`, which moves a layer's contents
+into other buffers (a row of a pooled store). `rewind(pos)` forgets positions from `pos` on."""
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 
@@ -131,7 +125,7 @@ class LayerKV:
     def move_to(self, k: torch.Tensor, v: torch.Tensor, slot_pos: torch.Tensor) -> None:
         """Copy this layer's keys, values and slot positions into the given buffers (of the
         same shapes: (B, Hkv, capacity, D) and (capacity,), e.g. views onto one row of a
-        pooled store, models.decoders.batched) and keep them from now on. The contents, and so
+        pooled store, engine.batched) and keep them from now on. The contents, and so
         every position, length and mask, stay as they were; only where they live changes."""
         if k.shape != self.k.shape or v.shape != self.v.shape or slot_pos.shape != self.slot_pos.shape:
             raise ValueError(f"cannot move a {tuple(self.k.shape)} layer into {tuple(k.shape)} buffers")
@@ -208,47 +202,16 @@ class KVCache:
         for layer in self.layers:
             layer._length = min(self._pos, layer.capacity)
 
-    # --- one decode token written in place ------------------------------------------------
-
-    def write_one(self, layer: int, position: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
-        """Store one token's keys/values (B, Hkv, 1, D) at absolute `position` (1,) and return
-        the whole buffers (B, Hkv, C, D) with every slot's position (C,): shapes that never
-        change, so a compiled decode step reads no Python int and never recompiles. The slot
-        positions were recorded by `append_one`, which this runs inside."""
-        kv = self.layers[layer]
-        slot = kv.slot_of(position)
-        # index_put_ (as gpt-fast writes its cache): Inductor fuses it into the step's kernels
-        # as an in-place store into the buffer (seen in the generated code)
-        kv.k[:, :, slot] = k
-        kv.v[:, :, slot] = v
-        return kv.k, kv.v, kv.slot_pos
-
-    def append_one(self, write: Callable[[int, list], object]):
-        """One token at position `pos` whose K/V rows are written in place by `write(pos,
-        slots)` (slots: each layer's slot for it). Before the call every layer's slot already
-        records `pos`, so masks made from slot_pos inside `write` see the new key; afterwards
-        the cache advances by one. If `write` raises, the slot positions are restored and `pos`
-        stays. Returns what `write` returns."""
-        self.check_room(1)
-        pos = self._pos
-        slots = [layer.slot_of_int(pos) for layer in self.layers]
-        before = [layer._set_slot_pos(slot, pos) for layer, slot in zip(self.layers, slots)]
-        try:
-            out = write(pos, slots)
-        except BaseException:
-            for layer, slot, old in zip(self.layers, slots, before):
-                layer._set_slot_pos(slot, old)
-            raise
-        self.advance(1)
-        return out
+    # --- one token per cache, written in place ------------------------------------------------
 
     @staticmethod
-    def append_many(caches: "list[KVCache]", write: Callable[[list, list], object]):
-        """append_one for several caches at once (a batched decode step, one token each, their
-        rows written by one call): `write(positions, slots)` gets each cache's position and
-        its per-layer slots, after every cache's slots record their new positions; then every
-        cache advances by one. If `write` raises, every slot position is restored and no `pos`
-        moves. Returns what `write` returns."""
+    def append(caches: "list[KVCache]", write: Callable[[list, list], object]):
+        """One token for each cache (one cache, or a batch of runs), its K/V rows written in place
+        by one call: `write(positions, slots)` gets each cache's position and its per-layer
+        slots after every cache's slots record their new positions, so a mask made from
+        slot_pos inside `write` sees the new keys; then every cache advances by one. If `write`
+        raises, every slot position is restored and no `pos` moves. Returns what `write`
+        returns."""
         for cache in caches:
             cache.check_room(1)
         positions = [cache._pos for cache in caches]
@@ -266,41 +229,6 @@ class KVCache:
         for cache in caches:
             cache.advance(1)
         return out
-
-    # --- a prefix taken from another cache ---------------------------------------------------
-
-    def holds_prefix(self, n: int) -> bool:
-        """Every layer holds positions 0..n-1, each in slot p (as a cache that was fed just
-        those n tokens would): true of a full layer once n tokens are in, of a ring layer
-        until it first wraps."""
-        if not 0 < n <= self._pos:
-            return False
-        expected = torch.arange(n, device=self.layers[0].slot_pos.device)
-        return all(n <= layer.capacity and bool(torch.equal(layer.slot_pos[:n], expected))
-                   for layer in self.layers)
-
-    def copy_prefix(self, source: "KVCache", n: int) -> None:
-        """Start this empty cache with the keys and values of positions 0..n-1 of `source`,
-        a cache of the same model and the same per-layer policy that holds them
-        (`holds_prefix`): as if those n tokens had been fed here. What makes this exact: a
-        token's keys and values at a layer depend only on the tokens up to it and their
-        positions (causal attention, RoPE by absolute position), so two runs whose first n
-        tokens are equal compute the same rows for them (up to the rounding of the products
-        they were computed in)."""
-        if self._pos != 0:
-            raise ValueError("a prefix can only start an empty cache")
-        if len(source.layers) != len(self.layers) or not source.holds_prefix(n):
-            raise ValueError(f"the source cache does not hold positions 0..{n - 1} in place")
-        for mine, theirs in zip(self.layers, source.layers):
-            if (mine.window, mine.sinks) != (theirs.window, theirs.sinks) or n > mine.capacity:
-                raise ValueError("the two caches' layers keep different windows")
-            if mine.k.shape[:2] != theirs.k.shape[:2] or mine.k.shape[3] != theirs.k.shape[3]:
-                raise ValueError("the two caches hold different numbers of rows or heads")
-        for mine, theirs in zip(self.layers, source.layers):
-            mine.k[:, :, :n] = theirs.k[:, :, :n]
-            mine.v[:, :, :n] = theirs.v[:, :, :n]
-            mine.slot_pos[:n] = theirs.slot_pos[:n]
-        self.advance(n)
 
     # --- going back ------------------------------------------------------------------------
 

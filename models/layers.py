@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from typing import Optional
+from typing import Callable, Mapping, Optional
 
 import torch
 import torch.nn as nn
@@ -13,71 +13,46 @@ import torch.nn.functional as F
 
 
 class Linear(nn.Linear):
-    """nn.Linear (same parameters, same state dict) whose product, on the thread inside
-    `packed_products(table)`, uses the table's prepacked copy of its weight (the table is made
-    by models.decoders.batched.pack_model).
-
-    Why: a batched decode step (models.decoders.batched) is a few products of B rows against
-    every weight, and on the CPU oneDNN's product with a weight packed once into its own blocked
-    layout takes 0.6-0.7 of the time of MKL's F.linear at B = 4-32 (measured in docs/BENCHMARKS.md),
-    in fp32 (no lower-precision shortcut: the sums differ from F.linear's only by their order,
-    ~1e-6 relative). The table is per thread, so every other forward (another visitor's tab,
-    a recording, a test against transformers) keeps F.linear while a batched step runs."""
+    """nn.Linear (same parameters, same state dict) whose product goes through `linear`, so a
+    weight provider in use may compute it on its own copy of the weight (see below)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return linear(x, self.weight, self.bias, key=self)
 
 
+# --- the weight-provider seam --------------------------------------------------------------------
+# A weight provider maps a module (a Linear; a CausalLM for its LM head) to a product
+# `(x, bias) -> x @ W.T + bias` computed from its own copy of that module's weight: packed into
+# another layout, or stored in fewer bytes. A module it does not hold uses its own weight
+# (F.linear). Nothing in models/ makes a provider: a decode engine does (engine.packing,
+# engine.quantized), and its parity tests bound how far its products may stray from F.linear's.
+# The provider is set per thread, around a forward (`with weight_provider(p): model(ids)`), so a
+# forward running at the same time on another thread (another visitor's recording, a test
+# against transformers) keeps the model's own weights; a Linear's forward receives only x.
+Product = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
+_PROVIDER = threading.local()   # .value: the provider of this thread, or None
+
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
            key: object = None) -> torch.Tensor:
-    """F.linear(x, weight, bias), or the same product on the copy that this thread's table
-    (packed_products) holds under `key`, if it holds one: a oneDNN-packed tensor, or a callable
-    product on bf16 / int8 weights (models.decoders.quantized)."""
-    table = packed_table()
-    packed = table.get(key) if table is not None else None
-    if packed is None:
+    """F.linear(x, weight, bias), or the product this thread's weight provider holds for `key`."""
+    provider = getattr(_PROVIDER, "value", None)
+    product = provider.get(key) if provider is not None else None
+    if product is None:
         return F.linear(x, weight, bias)
-    if isinstance(packed, torch.Tensor):
-        return packed_linear(x, packed, bias)
-    return packed(x, bias)   # a copy in fewer bytes (models.decoders.quantized.QuantWeight)
-
-
-_PACKED = threading.local()   # .table: {module: packed weight} on a thread inside packed_products
-
-
-def packed_linear(x: torch.Tensor, packed: torch.Tensor, bias: Optional[torch.Tensor]) -> torch.Tensor:
-    """x @ W.T (+ bias) with W packed by pack_weight: (..., in) -> (..., out)."""
-    return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
-
-
-def can_pack(weight: torch.Tensor) -> bool:
-    """oneDNN packing exists for this weight: CPU, fp32, a torch built with oneDNN."""
-    return (weight.device.type == "cpu" and weight.dtype == torch.float32
-            and torch.backends.mkldnn.is_available()
-            and hasattr(torch.ops.mkldnn, "_reorder_linear_weight"))
-
-
-def pack_weight(weight: torch.Tensor, rows_hint: int = 32) -> torch.Tensor:
-    """A (out, in) weight in oneDNN's blocked layout for products of about `rows_hint` rows
-    (any number of rows works): a copy, as large as the weight."""
-    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), rows_hint)
+    return product(x, bias)
 
 
 @contextlib.contextmanager
-def packed_products(table: Optional[dict]):
-    """Inside the block, on this thread only, every Linear found in `table` (and whatever else
-    reads it: CausalLM.head, keyed by its model) uses its packed weight."""
-    before = getattr(_PACKED, "table", None)
-    _PACKED.table = table
+def weight_provider(provider: Optional[Mapping[object, Product]]):
+    """Inside the block, on this thread only, every module `provider` holds computes its product
+    with the provider's (None or {}: every module its own weight)."""
+    before = getattr(_PROVIDER, "value", None)
+    _PROVIDER.value = provider or None
     try:
         yield
     finally:
-        _PACKED.table = before
-
-
-def packed_table() -> Optional[dict]:
-    """The table in use on this thread (None outside packed_products)."""
-    return getattr(_PACKED, "table", None)
+        _PROVIDER.value = before
 
 
 class RMSNorm(nn.Module):

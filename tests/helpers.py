@@ -160,7 +160,7 @@ def ours_from_hf(hf_model):
     return model.eval().requires_grad_(False)
 
 
-# --- decoders (models.decoders.static.StaticDecoder, models.decoders.fused.FusedDecoder) against the engine ---
+# --- decoders (engine.static.StaticDecoder, engine.fused.FusedDecoder) against the engine ---
 
 N_PROMPT, N_TOTAL = 9, 30  # the windows (5, 7) and sinks+window (3 + 5) are all exceeded
 
@@ -258,7 +258,7 @@ def measured_default(loaded) -> str:
     """The precision a checkpoint's decode steps read with no EXPLORER_WEIGHTS, written out from
     the registry: the one measured for it where this CPU has its SIMD path (and, for gguf, the
     converted folder keeps the codes), else fp32."""
-    from models.decoders.quantized import available_weights, simd_paths
+    from engine.quantized import available_weights, simd_paths
     own = loaded.spec.decode_weights
     usable = own in available_weights(loaded.model) and simd_paths()[own]
     return own if own == "fp32" or usable else "fp32"

@@ -12,7 +12,7 @@ codes, scales and offsets back out of the GGUF (block layouts as llama.cpp's ggm
 gguf-py's quants.py define them), in runs of CODE_BLOCK = 16 along each row (a 32-run's scale
 and offset repeated twice), under the Hugging Face names of the converted checkpoint, with the
 same row order (llama's q/k rows un-permuted as transformers does). The decode kernels multiply
-by them directly (models/decoders/quantized.py, precision "gguf"): the fp32 checkpoint's exact
+by them directly (engine/quantized.py, precision "gguf"): the fp32 checkpoint's exact
 weights in 1.5 bytes each instead of 4. Written by conversion.py into models.code_format.CODES_FILE.
 
 Stored per matrix NAME (e.g. "model.layers.0.self_attn.q_proj.weight") as

@@ -1,7 +1,7 @@
 """Claim C20 on the loaded model: decoding many runs together raises throughput nearly in
 proportion while the step stays memory-bound, until it turns compute-bound.
 
-The measurement drives the shared decode loop's own decoder (models.decoders.batched.
+The measurement drives the shared decode loop's own decoder (engine.batched.
 BatchedDecoder as explorer/serving/scheduler.py makes it: a run alone on the fused step, runs
 together in one batched step, the matrices in the served decode precision), without the loop's
 scheduling: MAX_RUNS runs are prefilled with the same EVIDENCE_CONTEXT-token text in one
@@ -175,7 +175,7 @@ def measure(model: torch.nn.Module, ids: Sequence[int], roof, *, name: str = "",
     device_roof.DeviceRoof of the served precision's product. `threads`: torch's intra-op
     threads (0: unchanged)."""
     from explorer.generate.step_cost import crossing_batch, served_weights, step_path, step_shape
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
     from models.forward import RunOptions
 
     started = time.perf_counter()

@@ -33,7 +33,7 @@ C4_TOLERANCE = 1e-4             # fp32; the engine's tests hold the same bound
 # of 32, a step of 1/127 of the block's largest), where an upstream change of 1e-7 between the
 # step and the one forward flips an element by a whole step. Measured: bf16 0.10-0.25, int8
 # 0.61-0.76 on logits of scale ~30 (both models); a stale or misplaced cache entry moves them
-# by units. gguf (the checkpoint's own codes, models/decoders/quantized.py) rounds the input to
+# by units. gguf (the checkpoint's own codes, engine/quantized.py) rounds the input to
 # two int8 digits, a step of 1/32512 of its block's largest: bounded at 0.05, 1/10 of bf16's.
 C4_TOLERANCES = {"fp32": C4_TOLERANCE, "bf16": 0.5, "int8": 1.5, "gguf": 0.05}
 
@@ -41,7 +41,7 @@ C4_TOLERANCES = {"fp32": C4_TOLERANCE, "bf16": 0.5, "int8": 1.5, "gguf": 0.05}
 def c4_tolerance(weights: Optional[str] = None) -> float:
     """C4's bound for runs decoded on `weights` (default: the precision this server reads)."""
     if weights is None:
-        from models.decoders.quantized import configured_weights
+        from engine.quantized import configured_weights
         weights = configured_weights()
     return C4_TOLERANCES[weights]
 MASK_QUERIES = 8                # T: the last tokens drawn as one chunk in the (T, S) mask
@@ -189,7 +189,7 @@ def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: S
     by row) only over the rows compared: for Gemma's 262k vocabulary the whole (T, V) would
     be about 1 GiB of logits at 1024 tokens, the compared rows are a few MB.
 
-    `weights`: the precision the run's decode steps read (models/decoders/quantized.py). Like
+    `weights`: the precision the run's decode steps read (engine/quantized.py). Like
     is compared with like: the run fed its prompt through the fp32 engine and every later
     token through products on those weights, so the reference feeds the prompt in fp32 and then
     every generated token in one forward over them with the same products (no step cache for
@@ -207,14 +207,14 @@ def logit_differences(model, ids: Sequence[int], n_prompt: int, cached_logits: S
             hidden = model(x, options=options, stop_at_layer=model.config.n_layers)  # (1, T, d)
             rows = model.head(hidden[:, n_prompt - 1:n_prompt - 1 + n])[0].float().cpu()  # (n, V)
         else:
-            from models.decoders.quantized import weights_of
-            from models.layers import packed_products
+            from engine.quantized import weights_of
+            from models.layers import weight_provider
 
             cache = model.new_cache(len(fed) + 1, options=options)
             first = model(x[:, :n_prompt], cache=cache, options=options)[0, -1:]         # (1, V)
             rest = []
             if n > 1:
-                with packed_products(weights_of(model, weights).table):
+                with weight_provider(weights_of(model, weights).table):
                     rest = [model(x[:, n_prompt:], cache=cache, options=options)[0]]    # (n - 1, V)
             rows = torch.cat([first, *rest]).float().cpu()
     cached = torch.stack([c.float().cpu() for c in cached_logits])           # (n, V)
@@ -276,7 +276,7 @@ def read_engine_cache(model, ids: Sequence[int], tokens: int, options, max_len: 
     model.layer_masks(options.mask), the same list)."""
     import torch
 
-    from models.decoders import decode_options
+    from models.decoder import decode_options
     from models.forward import Recorder
 
     options = decode_options(options)
@@ -333,7 +333,7 @@ def replay_without_cache(model, ids: Sequence[int], records: Sequence, options,
     does at that step), each timed, back to back. `layer_masks`: as in read_engine_cache."""
     import torch
 
-    from models.decoders import decode_options
+    from models.decoder import decode_options
 
     opts = decode_options(options)
     device = model.embed.weight.device
@@ -389,7 +389,7 @@ def scores_per_layer(model, ids: Sequence[int], contexts: Sequence[int], options
     total for the same step checks the split."""
     import torch
 
-    from models.decoders import decode_options
+    from models.decoder import decode_options
     from models.forward import Recorder
 
     opts = decode_options(options)

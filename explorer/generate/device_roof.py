@@ -9,7 +9,7 @@ roofline (explorer/generate/roofline.py, claim C2) is drawn against.
   products) reach ~29-32 GB/s, so a roof from torch.mv alone put the real steps above it.
 - FLOP rate: the product that the decode steps run, big enough to saturate the device. For the
   model's own tensors a square matmul in its dtype (n = 768 on a CPU, 8192 on a GPU); for the
-  CPU's bf16 / int8 / gguf copies (models.decoders.quantized) the compiled product of
+  CPU's bf16 / int8 / gguf copies (engine.quantized) the compiled product of
   PRODUCT_ROWS rows against an n x n weight in that format (AVX512_BF16 or VNNI dot products
   where the CPU has them). 2·rows·n² / time.
 
@@ -122,7 +122,7 @@ def quantized_product(weights: str, n: int, rows: int = PRODUCT_ROWS, seed: int 
     """(the compiled product of `rows` inputs against an n x n weight in `weights`, its label):
     random values, the copy made as the model's are (gguf: codes + 128 with one scale and one
     offset per block of 32, the layout of Q4_1 and Q4_K)."""
-    from models.decoders import quantized
+    from engine import quantized
 
     generator = torch.Generator().manual_seed(seed)
     if weights == "gguf":

@@ -345,7 +345,7 @@ def path_line(session: Session, lang: str = "en") -> str:
     """Which code made the run's tokens: the first from the prompt's forward through models/,
     each later one from the fused step (a run alone) or the batched step (with others), their
     matrices in the served precision, and how close that step keeps to models/."""
-    from models.decoders.quantized import MODELS_BOUND
+    from engine.quantized import MODELS_BOUND
 
     later = session.records[1:]
     fused = sum(1 for r in later if r.batch_size == 1 and session.fused)

@@ -3,7 +3,7 @@
 
 Decoding one token reads every weight once (claim C2), so a step's time follows the bytes it
 reads: fp32 is 4 bytes a weight, bf16 2, int8 in Q8_0's blocks 1.125, and the checkpoint's own
-GGUF codes 1.125-1.5 where it has them (models/decoders/quantized.py). For each precision, on
+GGUF codes 1.125-1.5 where it has them (engine/quantized.py). For each precision, on
 the loaded model and this device:
 
 - bytes read per token: every matrix of the step as its copy holds it plus the KV
@@ -26,7 +26,7 @@ the loaded model and this device:
   logits swaps them, so each precision's disagreements are counted with how many fall on near
   ties (bf16's on Gemma 3 all do: bench/precision_parts.py).
 
-And the KV cache's precision (models/kv_quant.py: fp32, bf16, int8 with a scale per token and
+And the KV cache's precision (engine/kv_quant.py: fp32, bf16, int8 with a scale per token and
 head): the evaluation text through the engine's forward into a cache of each format, every query
 attending over the keys and values as that cache stores them; bytes per token read from the
 stored tensors (C3's formula with the element size, plus int8's scales) and the same price
@@ -162,8 +162,8 @@ def evaluation_ids(tokenizer, heading: str, tokens: int) -> list:
 
 
 def _decoders(model) -> dict:
-    from models.decoders import quantized
-    from models.decoders.fused import FusedDecoder
+    from engine import quantized
+    from engine.fused import FusedDecoder
     from models.forward import RunOptions
 
     options = RunOptions(last_logits_only=True)
@@ -216,7 +216,7 @@ def quality(logits: dict, ids: Sequence[int]) -> dict:
 
 def kv_quality(model, ids: Sequence[int]) -> tuple:
     """KVRow per KV format: `ids` through the engine's forward into a cache of that format."""
-    from models.kv_quant import KV_FORMATS, quant_cache
+    from engine.kv_quant import KV_FORMATS, quant_cache
     from models.forward import RunOptions
 
     logits, held = {}, {}
@@ -236,7 +236,7 @@ def run(loaded, *, new_tokens: int = NEW_TOKENS, quality_tokens: int = QUALITY_T
     device_roof.DeviceRoof for the prediction, or None (no prediction). `deadline`: an
     explorer.attention.Deadline checked between steps, or None."""
     from explorer.prompts import encode
-    from models.decoders import quantized
+    from engine import quantized
 
     if loaded.device.type != "cpu" or loaded.dtype != torch.float32:
         raise InputError("precision.err.device")

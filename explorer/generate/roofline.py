@@ -6,7 +6,7 @@ Two halves, drawn on one chart (explorer/generate/roofline_figures.py):
   B = 1, 2, 4, ... 1024; its intensity (FLOP/byte) placed on the roof of THIS device, measured
   by explorer/generate/device_roof.py;
 - the engine: the measured time of the decode step the shared loop runs
-  (models.decoders.batched.BatchedDecoder as explorer/serving/scheduler.py makes it: a run
+  (engine.batched.BatchedDecoder as explorer/serving/scheduler.py makes it: a run
   alone on the fused step, several together in one batched step, in the served decode
   precision) at B = 1, 2, 4, 8, 16 (B runs prefilled with the same t-token text, then stepped
   together), hence tokens/s and FLOP/s achieved, beside what the roof allows. The bytes and
@@ -168,7 +168,7 @@ def run_steps(model: torch.nn.Module, ids: Sequence[int], roof: DeviceRoof, *, n
     the measured points are counted at the context they really had (mean over their steps).
     `threads`: torch's intra-op threads for the forwards (0: unchanged). Raises InputError
     past `time_limit_s`."""
-    from models.decoders.batched import BatchedDecoder
+    from engine.batched import BatchedDecoder
     from models.forward import RunOptions
 
     started = time.perf_counter()

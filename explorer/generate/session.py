@@ -27,7 +27,7 @@ from explorer import masks
 from explorer.prompts import visible_token
 from explorer.locales import text
 from models.attention import MaskSpec
-from models.decoders.quantized import configured_weights
+from engine.quantized import configured_weights
 
 
 # ----- cache layout and the formula (C3, C9) ------------------------------------------------
@@ -274,7 +274,7 @@ def c9_verdict(session: Session) -> C9Verdict:
 def step_account(model, decoder, options, weights: str) -> tuple[bool, float]:
     """(a step of this run alone is the fused C++ step, bytes a matrix weight the steps read)."""
     from explorer.generate.step_cost import step_shape
-    from models.decoders import decode_options
+    from models.decoder import decode_options
 
     fused = decoder is not None and decoder.fused_for(decode_options(options)) is not None
     try:

@@ -6,10 +6,10 @@ The one account of a decode step: the roofline (explorer/generate/roofline.py, C
 roofline knee (explorer/generate/batch_evidence.py), the batch view's prediction
 (explorer/generate/batch_view.py) and the Precision section all count a step here.
 
-Which weights. The shared decode loop's steps (models.decoders.batched.BatchedDecoder, the
+Which weights. The shared decode loop's steps (engine.batched.BatchedDecoder, the
 fused step of a run alone included) read every matrix in the decode precision
 (`served_weights`: fp32, or on the CPU the bf16 / int8 / gguf copies of
-models.decoders.quantized); everything else (norms, biases, the embedding rows a step looks up)
+engine.quantized); everything else (norms, biases, the embedding rows a step looks up)
 is read from the model's own tensors. So a matrix counts the bytes of the copy the products
 read (`QuantWeight.nbytes`: codes, block scales, offsets, padding rows of its last tile), or of
 the model's own tensor in fp32; the KV cache counts its stored element size (read from a cache
@@ -84,10 +84,10 @@ class StepShape:
 
 def served_weights(model: torch.nn.Module) -> str:
     """The precision the shared loop's decode steps read the matrices in: the configured one
-    (models.decoders.quantized.configured_weights) on the CPU, where the copies exist; the
+    (engine.quantized.configured_weights) on the CPU, where the copies exist; the
     model's own tensors ("fp32": whatever dtype they are) on any other device, where
     BatchedDecoder keeps them."""
-    from models.decoders import quantized
+    from engine import quantized
 
     if model.embed.weight.device.type != "cpu":
         return "fp32"
@@ -95,9 +95,9 @@ def served_weights(model: torch.nn.Module) -> str:
 
 
 def step_path(decoder, runs) -> str:
-    """Which step models.decoders.batched.BatchedDecoder.step_many takes for these runs:
-    "fused" (a run alone: the fused C++ step of models.decoders.fused), "fused_batch" (several
-    runs, each with a fused decoder: one C++ call for all, models.decoders.fused_batch) or
+    """Which step engine.batched.BatchedDecoder.step_many takes for these runs:
+    "fused" (a run alone: the fused C++ step of engine.fused), "fused_batch" (several
+    runs, each with a fused decoder: one C++ call for all, engine.fused_batch) or
     "batched" (one forward of the engine for all of them)."""
     fused = [decoder.fused_for(run.options) is not None for run in runs]
     if len(runs) == 1 and fused[0]:
@@ -123,7 +123,7 @@ def kv_element_bytes(model: torch.nn.Module) -> int:
 def step_shape(model: torch.nn.Module, weights: Optional[str] = None) -> StepShape:
     """The StepShape of a loaded model (models.forward.CausalLM) decoding with its matrices in
     `weights` (None: served_weights), from the tensors that step reads (see the module doc)."""
-    from models.decoders import quantized
+    from engine import quantized
     from models.layers import Linear
     from models.moe import Experts
 

@@ -21,7 +21,7 @@ experiments, above this package: explorer/generate/batch_view.py, batch_figures.
 batch_evidence.py. Nothing here imports an experiment, a lesson or a tab.
 
 The public surface is what this module imports; the engine below it is
-models.decoders.batched (the pooled step) and models.generate (sampling, the finish rule,
+engine.batched (the pooled step) and models.generate (sampling, the finish rule,
 building a Step).
 """
 from explorer.serving.runs import Busy, RunHandle, SharedStep, TooManyRuns, Visitor

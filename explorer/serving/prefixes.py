@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
+from engine.prefix import holds_prefix
+
 # A joining prompt whose first SHARE_MIN tokens or more equal what another run in the loop was
 # fed (same options) starts with a copy of that run's keys and values for them and feeds only
 # the rest (BatchedDecoder.share_prefix): a classroom pressing Start pays for the chat
@@ -57,7 +59,8 @@ def best_source(run: Any, others: Iterable[Any], limit: int) -> tuple[Optional[A
         if other is run or other.batch is None or not other.batch.pos or other.options != run.options:
             continue
         n = common_prefix(other.sequence(), run.prompt, share_limit(run, other, limit))
-        if n >= (KEPT_MIN if other.kept else SHARE_MIN) and n > best_n and other.batch.cache.holds_prefix(n):
+        enough = n >= (KEPT_MIN if other.kept else SHARE_MIN) and n > best_n
+        if enough and holds_prefix(other.batch.cache, n):
             best, best_n = other, n
     return best, best_n
 

@@ -162,7 +162,7 @@ class Run:
         self.deadline, self.keep_logits = deadline, keep_logits
         self.out: queue.Queue = queue.Queue()
         self.stop = threading.Event()
-        self.batch = None         # models.decoders.batched.BatchRun once admitted
+        self.batch = None         # engine.batched.BatchRun once admitted
         self.fed = 0              # prompt tokens in its cache so far (fed or shared)
         self.shared = 0           # of them, copied from another run's cache (share_prefix)
         self.shared_own = False   # ... from a run of the same session

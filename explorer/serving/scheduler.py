@@ -20,7 +20,7 @@ loop does:
    keys and values instead of computing them again (prefix reuse: prefixes.py says what a run
    may copy, never depending on another visitor's text);
 4. decode: every decoding run's next token (a run whose prompt went in during step 3
-   included) in one forward (models.decoders.batched): the weights are read once for all of
+   included) in one forward (engine.batched): the weights are read once for all of
    them (claim C2's memory-bound step, shared), and the runs' caches share one pooled store,
    so each layer's attention is one call for all of them. A run alone takes the fused C++
    step (the engine's fastest path for one sequence).
@@ -69,7 +69,7 @@ class Scheduler:
                  prefill_chunk: int = PREFILL_CHUNK, prefill_tokens: int = PREFILL_TOKENS,
                  max_per_session: int = MAX_RUNS_PER_SESSION,
                  max_per_address: int = MAX_RUNS_PER_ADDRESS, solo: Optional[str] = "fused"):
-        from models.decoders.batched import BatchedDecoder
+        from engine.batched import BatchedDecoder
 
         if max_batch < 1 or max_waiting < 0 or prefill_chunk < 1 or prefill_tokens < prefill_chunk:
             raise ValueError("max_batch >= 1, max_waiting >= 0, prefill_tokens >= prefill_chunk >= 1")
@@ -129,7 +129,7 @@ class Scheduler:
         a run copies from it depends on its own prompt alone. Asking again for a prompt is a
         no-op. At most the positions every layer can hold in place are kept (a sliding
         window's: a ring that wrapped holds no prefix)."""
-        from models.decoders import decode_options
+        from models.decoder import decode_options
         from models.generate import SamplingParams
 
         options = decode_options(None)
@@ -160,7 +160,7 @@ class Scheduler:
         visitor's prompt begins with by construction (explorer.prompts.public_prefix: the chat
         template's), the only ones copied from or to another visitor's run. The caller
         guarantees that every run's public prefix is the same tokens."""
-        from models.decoders import decode_options
+        from models.decoder import decode_options
 
         ids = [int(i) for i in prompt_ids]
         check_prompt(self.model, len(ids), params.max_new_tokens)

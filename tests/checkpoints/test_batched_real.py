@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from models.attention import MaskSpec
-from models.decoders.batched import BatchedDecoder
+from engine.batched import BatchedDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
 from tests.helpers import run_together

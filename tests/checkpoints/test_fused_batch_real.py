@@ -18,7 +18,7 @@ def test_real_checkpoints_in_their_decode_precision(runtime, name):
     model = runtime.get(name).model
     options = [RunOptions(), RunOptions(mask=MaskSpec(window=16)), RunOptions(mask=MaskSpec(window=8, sinks=4)),
                RunOptions(), RunOptions(sink_logit=0.5)]
-    from models.decoders.quantized import configured_weights
+    from engine.quantized import configured_weights
     worst, tokens, mine, scores, my_scores, alone, together = solo_and_batch(
         model, options, [12, 30, 20, 5, 9], steps=6, weights=configured_weights(model))
     assert worst == 0.0 and mine == tokens and my_scores == scores

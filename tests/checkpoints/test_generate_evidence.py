@@ -131,7 +131,7 @@ def test_c4_on_smollm2(smol, monkeypatch, chosen):
     """C4 on the precision the server decodes with (SmolLM2's measured default, gguf where the
     CPU has AVX512_VNNI) and on fp32 chosen by the operator, each within its own bound; fp32's
     is the exact engine's (summation order only)."""
-    from models.decoders.quantized import WEIGHTS_ENV, configured_weights
+    from engine.quantized import WEIGHTS_ENV, configured_weights
     if chosen:
         monkeypatch.setenv(WEIGHTS_ENV, chosen)
     else:

@@ -43,7 +43,7 @@ def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatc
     CPU has AVX512_VNNI), the engine stepping with the same gguf products (like with like) and
     C4 within that precision's bound."""
     from explorer.serving import Scheduler
-    from models.decoders.quantized import WEIGHTS_ENV, weights_of
+    from engine.quantized import WEIGHTS_ENV, weights_of
     from models.generate import SamplingParams, generate
     from models.layers import packed_products
 

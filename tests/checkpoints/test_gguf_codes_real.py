@@ -3,8 +3,8 @@ tests/unit/test_gguf_codes.py)."""
 import pytest
 import torch
 
-from models.decoders import quantized
-from models.decoders.fused import FusedDecoder
+from engine import quantized
+from engine.fused import FusedDecoder
 
 
 # ----------------------------------------------------------------- the real checkpoints

@@ -157,7 +157,7 @@ def measured(runtime):
 
 @pytest.mark.slow
 def test_every_precision_measured_on_the_real_model(measured):
-    from models.decoders import quantized
+    from engine import quantized
 
     loaded, roof, result = measured
     # gguf too: the converted checkpoint keeps the GGUF's codes
@@ -252,7 +252,7 @@ def test_c4_compares_a_quantized_run_like_with_like(measured, weights):
     against one forward over its tokens with the same products: within that precision's
     tolerance; a cache of the wrong tokens is far outside it."""
     from explorer.generate.checks import C4_TOLERANCES, logit_differences
-    from models.decoders.fused import FusedDecoder
+    from engine.fused import FusedDecoder
     from models.forward import RunOptions
 
     loaded = measured[0]

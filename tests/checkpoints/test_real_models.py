@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from explorer.checkpoints import prepare_embedded
-from models.decoders.static import StaticDecoder
-from models.decoders.fused import FusedDecoder
+from engine.static import StaticDecoder
+from engine.fused import FusedDecoder
 from models.generate import SamplingParams, full_forward_logits, generate
 from models.loading import load_model
 
@@ -75,7 +75,7 @@ def test_cached_decode_equals_full_forward_past_the_window(real):
 
 
 def test_compiled_decode_equals_the_eager_engine(real):
-    """models.decoders.static on the real checkpoint: the torch.compile'd static step gives the eager
+    """engine.static on the real checkpoint: the torch.compile'd static step gives the eager
     engine's greedy tokens, with logits within 1e-3 at every step."""
     name, ours, theirs, tok = real
     ids = tok(TEXT, return_tensors="pt").input_ids[0, :40].tolist()

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from explorer.generate import device_roof, roofline, step_cost
-from models.decoders import quantized
-from models.decoders.batched import BatchedDecoder
-from models.decoders.fused import FusedDecoder
+from engine import quantized
+from engine.batched import BatchedDecoder
+from engine.fused import FusedDecoder
 from models.layers import Linear
 
 SMALL = device_roof.RoofSettings(bandwidth_bytes=32 << 20, matmul_n=256, repeats=2)

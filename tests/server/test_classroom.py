@@ -34,7 +34,7 @@ def assert_own_text(model, tokenizer, sched, ids: list, text: str, n_tokens: int
     exactly, where the loop reads fp32 weights; else up to FLIPS steps where it took another
     token within NEAR of alone's best, each followed by alone's greedy continuation of that
     choice."""
-    from models.decoders import decode_options
+    from models.decoder import decode_options
     from models.generate import SamplingParams, generate
 
     solo = sched.decoder.fused_for(decode_options(None))

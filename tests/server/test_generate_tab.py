@@ -21,7 +21,7 @@ PROMPT = "Name a colour."
 def served_tolerance(runtime) -> float:
     """C4's bound for the precision the served SmolLM2 decodes with (its measured default,
     bf16 where the CPU has AVX512_BF16, else fp32; EXPLORER_WEIGHTS first)."""
-    from models.decoders.quantized import configured_weights
+    from engine.quantized import configured_weights
     return checks.c4_tolerance(configured_weights(runtime.get(MODEL).model))
 
 
@@ -66,10 +66,10 @@ def test_generate_streams_step_by_step_and_equals_the_engine(client, runtime, mo
     ids, chat = req.encode_prompt(loaded.tokenizer, PROMPT)
     assert chat
     # the engine's own steps on the products the served steps read (fp32: its own weights)
-    from models.decoders.quantized import configured_weights, weights_of
-    from models.layers import packed_products
+    from engine.quantized import configured_weights, weights_of
+    from models.layers import weight_provider
     weights = configured_weights(loaded.model)
-    with packed_products(weights_of(loaded.model, weights).table if weights != "fp32" else None):
+    with weight_provider(weights_of(loaded.model, weights).table if weights != "fp32" else None):
         direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=5))]
     assert final[0] == loaded.tokenizer.decode(direct, skip_special_tokens=True)
 

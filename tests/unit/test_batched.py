@@ -1,4 +1,4 @@
-"""Batched decoding across runs (models.decoders.batched): every run of a batch gets the tokens
+"""Batched decoding across runs (engine.batched): every run of a batch gets the tokens
 and logits of the same run decoded alone, whatever its prompt length, cache policy, or the
 steps at which it joins and leaves; its cache bytes are its own and equal the formula."""
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import models.decoders.batched as batched
-import models.decoders.packing as packing
-import models.decoders.pooled_step as pooled_step
+import engine.batched as batched
+import engine.packing as packing
+import engine.pooled_step as pooled_step
 from models.attention import MaskSpec
-from models.decoders.batched import BatchedDecoder
+from engine.batched import BatchedDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
 
@@ -254,7 +254,7 @@ def test_the_pooled_kernel_checks_its_shapes_and_gives_zeros_for_a_row_that_sees
 def test_without_the_kernel_the_pooled_call_is_sdpa(tiny, monkeypatch, caplog):
     """No compiler (or EXPLORER_POOLED_KERNEL=0): the pooled steps' attention is SDPA's, said
     once in the log (the step itself is tested on both paths above)."""
-    from models import native
+    from engine import native
 
     monkeypatch.setattr(batched.PooledAttentionKernel, "_tried", False)
     monkeypatch.setattr(batched.PooledAttentionKernel, "_loaded", None)
@@ -419,18 +419,19 @@ def test_equal_length_prefill_chunks_batch_together(tiny):
         assert run.cache.lengths() == alone.cache.lengths()
 
 
-# ----- packed weights (models/layers.py Linear, batched.pack_model) ---------------------------
+# ----- packed weights (models.layers.weight_provider, engine.packing.pack_model) -------------
 
-needs_packing = pytest.mark.skipif(not __import__("models.layers", fromlist=["can_pack"]).can_pack(
+needs_packing = pytest.mark.skipif(not __import__("engine.packing", fromlist=["can_pack"]).can_pack(
     torch.zeros(1)), reason="this torch has no oneDNN packing")
 
 
 @needs_packing
 def test_a_packed_product_is_an_fp32_product_and_only_on_its_own_thread():
     """The packed product is fp32 (its error against float64 is of F.linear's order, no bf16 or
-    tf32 shortcut), and only the thread inside packed_products uses it: another thread computing
+    tf32 shortcut), and only the thread inside weight_provider uses it: another thread computing
     at the same moment gets F.linear's exact result."""
-    from models.layers import Linear, pack_weight, packed_products
+    from engine.packing import pack_weight
+    from models.layers import Linear, weight_provider
 
     torch.manual_seed(0)
     layer = Linear(576, 1536, bias=True)
@@ -443,12 +444,12 @@ def test_a_packed_product_is_an_fp32_product_and_only_on_its_own_thread():
 
     def elsewhere():
         entered.wait(10)
-        other["y"] = layer(x)   # while the main thread is inside packed_products
+        other["y"] = layer(x)   # while the main thread is inside weight_provider
         checked.set()
 
     thread = threading.Thread(target=elsewhere)
     thread.start()
-    with torch.inference_mode(), packed_products(table):
+    with torch.inference_mode(), weight_provider(table):
         entered.set()
         inside["y"] = layer(x)
         assert checked.wait(10)

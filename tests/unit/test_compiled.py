@@ -1,11 +1,11 @@
-"""The static decode step (models.decoders.static): the same family modules with fixed shapes, run
+"""The static decode step (engine.static): the same family modules with fixed shapes, run
 eagerly and through torch.compile, must reproduce the eager engine for every family, every
 cache layout (full, sliding ring that wraps, sinks+window) and a sink logit; generation through
 it must yield the same tokens and telemetry."""
 import pytest
 import torch
 
-from models.decoders.static import StaticDecoder
+from engine.static import StaticDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, full_forward_logits, generate
 from tests.helpers import (N_PROMPT, assert_cache_bookkeeping, decode_options, decode_sequence,

@@ -1,10 +1,12 @@
-"""One Decoder protocol (models.decoders): the engine's own forward, the static step and the
+"""One Decoder protocol (models.decoder): the engine's own forward, the static step and the
 fused step all go through generate() the same way and give the same tokens; the family each
 model class declares is the one its config names."""
 import pytest
 import torch
 
-from models.decoders import Decoder, EagerDecoder, FusedDecoder, StaticDecoder
+from engine.fused import FusedDecoder
+from engine.static import StaticDecoder
+from models.decoder import Decoder, EagerDecoder
 from models.forward import RunOptions
 from models.generate import SamplingParams, generate
 from models.loading import FAMILIES

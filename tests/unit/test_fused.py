@@ -1,4 +1,4 @@
-"""The fused decode step (models.decoders.fused + models/decoders/fused_decode.cpp): one C++
+"""The fused decode step (engine.fused + engine/kernels/fused_decode.cpp): one C++
 call per token must reproduce the eager engine for every family, every cache layout (full,
 sliding ring that wraps, sinks+window) and a sink logit, leave the engine's KVCache exactly as
 the engine would, and generate the same tokens with the same telemetry. Its shared library is
@@ -9,11 +9,11 @@ import stat
 import pytest
 import torch
 
-import models.decoders.fused as fused
-import models.native as native
-from models.decoders.static import StaticDecoder
+import engine.fused as fused
+import engine.native as native
+from engine.static import StaticDecoder
 from models.forward import RunOptions
-from models.decoders.fused import FusedDecoder
+from engine.fused import FusedDecoder
 from models.generate import SamplingParams, full_forward_logits, generate
 from tests.helpers import (N_PROMPT, assert_cache_bookkeeping, decode_options, decode_sequence,
                            decoder_logits)

@@ -1,4 +1,4 @@
-"""The fused batched decode step (models.decoders.fused_batch): one C++ call decodes a token of
+"""The fused batched decode step (engine.fused_batch): one C++ call decodes a token of
 each of several runs, and every run gets exactly what the solo fused step gives it alone -- its
 logits, its greedy tokens, its query-key scores, its cache's keys, values and slot positions --
 whatever its options (cache policy, sink logit, RoPE base), its position, its weights' format,
@@ -10,13 +10,13 @@ import ctypes
 import pytest
 import torch
 
-import models.decoders.fused_batch as fused_batch
+import engine.fused_batch as fused_batch
 from models.attention import MaskSpec
-from models.decoders import decode_options
-from models.decoders.batched import BatchedDecoder
-from models.decoders.fused import FusedDecoder
-from models.decoders.fused_batch import FusedBatch
-from models.decoders.quantized import simd_paths
+from models.decoder import decode_options
+from engine.batched import BatchedDecoder
+from engine.fused import FusedDecoder
+from engine.fused_batch import FusedBatch
+from engine.quantized import simd_paths
 from models.forward import RunOptions
 from tests.helpers import decode_options as option_table
 
@@ -168,7 +168,8 @@ def test_bad_arguments_are_refused_and_change_nothing(tiny):
         assert [c.pos for c in caches] == [6, 6]
         # the kernel checks too: a slot outside a layer's capacity is refused
         lib = batch.lib
-        runs = (fused_batch._RUNS * 1)(ctypes.cast(fused_batch._bind(caches[0], model.config), fused_batch._RUNS))
+        bound, masks = fused_batch._bind(caches[0], model.config)   # masks: kept alive for the call
+        runs = (fused_batch._RUNS * 1)(ctypes.cast(bound, fused_batch._RUNS))
         slots = torch.full((1, model.config.n_layers), 99, dtype=torch.int64)
         one = torch.zeros(1, dtype=torch.int64)
         status = lib.fused_decode_batch(ctypes.byref(decoders[0]._model), 1, one.data_ptr(), one.data_ptr(),

@@ -15,9 +15,9 @@ import torch
 
 from explorer.checkpoints import gguf_codes
 from models.code_format import CODE_BLOCK, CODE_SUFFIXES
-from models.decoders import quantized
-from models.decoders.batched import BatchedDecoder
-from models.decoders.fused import FusedDecoder
+from engine import quantized
+from engine.batched import BatchedDecoder
+from engine.fused import FusedDecoder
 from models.generate import full_forward_logits
 from models.layers import Linear
 from models.loading import read_codes

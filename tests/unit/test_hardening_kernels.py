@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from models import native
+from engine import native
 
 pytestmark = pytest.mark.skipif(native.compiler() is None, reason="no C++ compiler")
 

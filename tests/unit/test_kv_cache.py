@@ -6,9 +6,11 @@ import copy
 import pytest
 import torch
 
+from engine.prefix import copy_prefix, holds_prefix
 from models.attention import MaskSpec
 from models.forward import RunOptions
 from models.generate import SamplingParams, full_forward_logits, generate
+from models.kv_cache import KVCache
 from tests.helpers import ours_from_hf, tiny_hf
 
 
@@ -201,7 +203,7 @@ def test_only_the_cache_writes_its_bookkeeping(llama):
     assert cache.pos == 3
 
 
-def test_append_one_records_the_slot_and_undoes_a_failed_write(llama):
+def test_append_records_the_slot_and_undoes_a_failed_write(llama):
     """The path for a token written in place by someone else (the fused kernel): the cache
     chooses each layer's slot and records its position before the write, advances after it,
     and restores the slot positions when the write fails."""
@@ -212,16 +214,17 @@ def test_append_one_records_the_slot_and_undoes_a_failed_write(llama):
     before = [layer.slot_pos.clone() for layer in cache.layers]
     seen = []
 
-    def write(pos, slots):
+    def write(positions, slots):
+        pos, slots = positions[0], slots[0]
         seen.append((pos, slots, [int(layer.slot_pos[s]) for layer, s in zip(cache.layers, slots)]))
         raise RuntimeError("kernel failed")
 
     with pytest.raises(RuntimeError, match="kernel failed"):
-        cache.append_one(write)
+        KVCache.append([cache], write)
     # slot of position 7 in a 1-sink + 4-slot ring: 1 + (7 - 1) % 4 = 3, recorded before the write
     assert seen == [(7, [3] * llama.config.n_layers, [7] * llama.config.n_layers)]
     assert cache.pos == 7 and all(torch.equal(a.slot_pos, b) for a, b in zip(cache.layers, before))
-    assert cache.append_one(lambda pos, slots: "written") == "written"
+    assert KVCache.append([cache], lambda positions, slots: "written") == "written"
     assert cache.pos == 8 and cache.lengths() == [5] * llama.config.n_layers
     assert cache[0].positions().tolist() == [0, 4, 5, 6, 7]
 
@@ -252,7 +255,7 @@ def test_rewind_replays_the_same_logits(llama, mask):
             cache.rewind(cache.pos + 1)
 
 
-def test_append_many_records_every_caches_slots_and_undoes_a_failed_write(llama):
+def test_append_records_every_caches_slots_and_undoes_a_failed_write(llama):
     """The pooled batched step's way in: several caches (their own policies and positions)
     record one token each before one write, advance together after it, and are all restored
     when it fails."""
@@ -270,10 +273,10 @@ def test_append_many_records_every_caches_slots_and_undoes_a_failed_write(llama)
         raise RuntimeError("write failed")
 
     with pytest.raises(RuntimeError, match="write failed"):
-        type(caches[0]).append_many(caches, fail)
+        KVCache.append(caches, fail)
     assert [c.pos for c in caches] == [3, 7]
     assert all(torch.equal(a.slot_pos, b) for c, bs in zip(caches, before) for a, b in zip(c.layers, bs))
-    assert type(caches[0]).append_many(caches, lambda positions, slots: "written") == "written"
+    assert KVCache.append(caches, lambda positions, slots: "written") == "written"
     assert [c.pos for c in caches] == [4, 8] and caches[1].lengths() == [5] * n_layers
     assert caches[1][0].positions().tolist() == [0, 4, 5, 6, 7]
 
@@ -303,9 +306,10 @@ def test_move_to_keeps_the_contents_in_new_buffers(llama):
 
 @pytest.mark.parametrize("mask", [None, MaskSpec(window=6, sinks=2)])
 def test_a_copied_prefix_gives_what_feeding_it_gives(llama, mask):
-    """copy_prefix: a cache started with another cache's first n positions, then fed the rest,
-    holds what a cache fed every token holds and gives the same logits; a ring that has wrapped,
-    a different window, a cache already fed and a prefix the source lacks are refused."""
+    """engine.prefix.copy_prefix: a cache started with another cache's first n positions, then
+    fed the rest, holds what a cache fed every token holds and gives the same logits; a ring
+    that has wrapped, a different window, a cache already fed and a prefix the source lacks are
+    refused."""
     opts = RunOptions(mask=mask)
     ids = torch.randint(0, 97, (1, 16), generator=torch.Generator().manual_seed(11))
     n = 5 if mask is not None else 12      # a ring of 2 + 6 slots holds positions 0..7 in place
@@ -315,8 +319,8 @@ def test_a_copied_prefix_gives_what_feeding_it_gives(llama, mask):
         fresh = llama.new_cache(16, options=opts)
         expected = llama(ids, cache=fresh, options=opts)[0, -1]
         copied = llama.new_cache(16, options=opts)
-        assert donor.holds_prefix(n) and not donor.holds_prefix(n + 2)
-        copied.copy_prefix(donor, n)
+        assert holds_prefix(donor, n) and not holds_prefix(donor, n + 2)
+        copy_prefix(copied, donor, n)
         assert copied.pos == n and copied.lengths() == [min(n, layer.capacity) for layer in copied.layers]
         got = llama(ids[:, n:], cache=copied, options=opts)[0, -1]
     assert (got - expected).abs().max().item() <= 1e-5
@@ -324,13 +328,13 @@ def test_a_copied_prefix_gives_what_feeding_it_gives(llama, mask):
         assert torch.equal(a.slot_pos, b.slot_pos)
         assert torch.allclose(a.k, b.k, atol=1e-5) and torch.allclose(a.v, b.v, atol=1e-5)
     with pytest.raises(ValueError, match="empty cache"):
-        copied.copy_prefix(donor, 2)
+        copy_prefix(copied, donor, 2)
     with pytest.raises(ValueError, match="does not hold"):
-        llama.new_cache(16, options=opts).copy_prefix(donor, n + 2)
+        copy_prefix(llama.new_cache(16, options=opts), donor, n + 2)
     other = RunOptions(mask=MaskSpec(window=7)) if mask is None else RunOptions()
     with pytest.raises(ValueError, match="different windows"):
-        llama.new_cache(16, options=other).copy_prefix(donor, 4)
+        copy_prefix(llama.new_cache(16, options=other), donor, 4)
     if mask is not None:   # the ring wraps: position 2 is gone from its slot
         with torch.no_grad():
             llama(ids[:, n + 1:], cache=donor, options=opts)
-        assert not donor.holds_prefix(3)
+        assert not holds_prefix(donor, 3)

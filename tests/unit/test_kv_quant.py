@@ -1,4 +1,4 @@
-"""KV caches stored in bf16 or int8 (models/kv_quant.py): every layout keeps LayerKV's positions
+"""KV caches stored in bf16 or int8 (engine/kv_quant.py): every layout keeps LayerKV's positions
 and lengths, what a forward attends over is exactly the codes decoded, and the bytes are the
 stored tensors' (C3's formula with the element size, plus int8's scales)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from models.attention import MaskSpec
-from models.kv_quant import KV_FORMATS, QuantLayerKV, check_format, quant_cache
+from engine.kv_quant import KV_FORMATS, QuantLayerKV, check_format, quant_cache
 
 
 def feed(model, cache, ids, chunks):

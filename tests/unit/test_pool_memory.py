@@ -1,4 +1,4 @@
-"""Issue 27 finding 9: growing the pooled K/V store (models.decoders.pool.KVPool) holds no two
+"""Issue 27 finding 9: growing the pooled K/V store (engine.pool.KVPool) holds no two
 whole stores. The store of 32 SmolLM2 runs of 1,280 tokens is 1.9 GB; growing it used to make
 every layer's new store before moving anyone into it, so the old store, the joining runs' own
 caches and the whole new store were all held at once (~3.8 GB with the caches of 32 runs that
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from models.decoders.batched import BatchedDecoder
+from engine.batched import BatchedDecoder
 from models.kv_cache import LayerKV
 
 

@@ -1,4 +1,4 @@
-"""bf16 and int8 weights in the decode steps (models.decoders.quantized, fused_decode.cpp).
+"""bf16 and int8 weights in the decode steps (engine.quantized, fused_decode.cpp).
 
 Two kinds of proof, for both product paths (the SIMD one this CPU has, and the portable one):
 - exactness of the kernel: its products equal the format's own arithmetic written out in
@@ -15,12 +15,12 @@ Two kinds of proof, for both product paths (the SIMD one this CPU has, and the p
 import pytest
 import torch
 
-from models.decoders import quantized
-from models.decoders.batched import BatchedDecoder
-from models.decoders.fused import FusedDecoder
+from engine import quantized
+from engine.batched import BatchedDecoder
+from engine.fused import FusedDecoder
 from models.forward import RunOptions
 from models.generate import full_forward_logits
-from models.layers import Linear, packed_products
+from models.layers import Linear, weight_provider
 from tests.helpers import N_PROMPT, N_TOTAL, batched_logits, decode_sequence, decoder_logits
 from tests.unit.test_fused import OPTIONS
 
@@ -146,7 +146,7 @@ def _engine_steps(model, opts, ids, table):
     with torch.inference_mode():
         cache = model.new_cache(N_TOTAL, options=opts)
         rows = [model(ids[:, :N_PROMPT], cache=cache, options=opts)[0, -1]]
-        with packed_products(table):
+        with weight_provider(table):
             for i in range(N_PROMPT, N_TOTAL):
                 rows.append(model(ids[:, i:i + 1], cache=cache, options=opts)[0, -1])
     return torch.stack(rows)
@@ -205,7 +205,7 @@ def test_a_prompt_reads_fp32_weights_in_company_as_alone(tiny, weights):
         with torch.inference_mode():
             cache = model.new_cache(N_TOTAL, options=opts)
             model(ids[:, :-1], cache=cache, options=opts)
-            with packed_products(_reference_table(model, weights, False)):
+            with weight_provider(_reference_table(model, weights, False)):
                 same = model(ids[:, -1:], cache=cache, options=opts)[0, -1]
         assert (row[-1] - same).abs().max().item() <= _same_tolerance(weights, False) * same.abs().max().item()
 

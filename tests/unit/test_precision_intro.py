@@ -1,7 +1,7 @@
 """The precision section's bytes a weight for gguf (explorer/locales/{en,zh}/precision.py), each
 true of what it names: the GGUF file's own bytes a weight, per format from gguf-py's block table
 and per file from the shipped GGUFs' tensor types, beside this engine's store of the same codes
-(a byte a code, fp32 scales and offsets: models/decoders/quantized.py)."""
+(a byte a code, fp32 scales and offsets: engine/quantized.py)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -11,7 +11,7 @@ import pytest
 
 from explorer.checkpoints.registry import GEMMA_CHUNKS, package_dir
 from explorer.locales import LANGUAGES, text
-from models.decoders import quantized
+from engine import quantized
 
 # each format the intro names, with the figure it gives: bytes a weight in the file
 FILE_FIGURES = {"Q4_1": "0.625", "Q4_K": "0.5625", "Q5_0": "0.6875", "Q6_K": "0.82", "Q8_0": "1.0625"}

@@ -186,7 +186,7 @@ def test_stop_and_closed_stream_leave_within_a_step(tiny):
         assert handle.next(timeout=30) is not None
         sizes.append(next(other).batch_size)
     assert max(sizes) == 2
-    stopped = handle._run.batch   # its models.decoders.batched.BatchRun
+    stopped = handle._run.batch   # its engine.batched.BatchRun
     handle.stop()
     while handle.next(timeout=30) is not None:
         pass
@@ -427,8 +427,8 @@ def test_an_idle_loop_ends_and_gives_its_packed_weights_back(tiny, monkeypatch):
     they outlive the runs (the next class reuses them) until the loop has been idle for
     IDLE_EXIT_S: then its thread ends and the copies are freed; the next visitor restarts it."""
     import explorer.serving.scheduler as scheduler
-    import models.decoders.batched as batched
-    from models.layers import can_pack
+    import engine.batched as batched
+    from engine.packing import can_pack
 
     if not (can_pack(torch.zeros(1)) and batched.PACKED):
         pytest.skip("no oneDNN packing here")
@@ -459,8 +459,8 @@ def test_a_second_visitor_has_the_weights_packed_before_the_first_shared_step(ti
     instead of making them while every visitor of a burst waits (the packer is joined inside
     submit here, to fix the order the app leaves to the two threads)."""
     import explorer.serving.scheduler as scheduler
-    import models.decoders.batched as batched
-    from models.layers import can_pack
+    import engine.batched as batched
+    from engine.packing import can_pack
 
     if not (can_pack(torch.zeros(1)) and batched.PACKED):
         pytest.skip("no oneDNN packing here")

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements-lock.txt"
 DEV_LOCK = ROOT / "requirements-lock-dev.txt"   # the dev tools' hash-pinned part
-SOURCE_DIRS = ("models", "explorer")
+SOURCE_DIRS = ("models", "engine", "explorer")
 
 
 def canonical(name: str) -> str:

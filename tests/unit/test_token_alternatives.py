@@ -18,7 +18,7 @@ from explorer.generate import tokens
 from explorer.generate.request import parse_request
 from explorer.generate.session import stream_generation
 from explorer.serving import Scheduler
-from models.decoders import FusedDecoder
+from engine.fused import FusedDecoder
 from models.generate import TOP_ALTERNATIVES, SamplingParams, generate
 
 PARAMS = {

@@ -105,10 +105,10 @@ STRINGS: dict[str, str] = {
         'modules in `models/`; C4 below compares this run\'s cached logits with a full forward on '
         'the same weights.'),
     'generate.ev.path_fused': (
-        '{n} {n:token/tokens} from the fused step (`models/decoders/fused.py`: the whole step as '
+        '{n} {n:token/tokens} from the fused step (`engine/fused.py`: the whole step as '
         'one C++ call, your run alone in the loop)'),
     'generate.ev.path_batched': (
-        '{n} {n:token/tokens} from the batched step with other runs (`models/decoders/'
+        '{n} {n:token/tokens} from the batched step with other runs (`engine/'
         'fused_batch.py`: one C++ call for every run in the loop; `batched.py`\'s forward where a '
         'run cannot take it)'),
     'generate.ev.path_none': 'no further token',

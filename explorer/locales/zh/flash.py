@@ -127,7 +127,7 @@ STRINGS: dict[str, str] = {
     'flash.err.sweep_tiles': 'n = {n} 配 {block_q}×{block_k} 的块会得到 {tiles} 个块；一次扫描最多允许 {cap} 个。请选择更大的块或更小的 n。',
     'flash.shared': '下面每一部分共用的掩码与块大小。',
     'flash.path.compiled': '分块，编译版（C++）',
-    'flash.time.compiled': '同一调度的编译版（C++ 加 OpenMP，models/kernels/flash_tiled.cpp）：{ms:.2f} 毫秒，是朴素耗时的 {ratio:.2f} 倍。',
+    'flash.time.compiled': '同一调度的编译版（C++ 加 OpenMP，engine/kernels/flash_tiled.cpp）：{ms:.2f} 毫秒，是朴素耗时的 {ratio:.2f} 倍。',
     'flash.io.compiled': '编译版分块内核占用 {mem}（每个线程的临时缓冲），是其最小 n 时的 {growth:.2f} 倍。',
     # ---------------------------------------------------------------- verdicts (C16, C17)
     # each chosen by the criterion the claims board uses

@@ -97,9 +97,9 @@ STRINGS: dict[str, str] = {
         '**每个权重 {bpw:.3f} 字节**。测试保证它们的 logits 与 `models/` 中 fp32 模块的差距不超过 logits '
         '量级的 {pct:.2g}%；下面的 C4 把本次运行的缓存 logits 与同一权重上的完整前向计算作比较。'),
     'generate.ev.path_fused': (
-        '{n} 个 token 来自融合步骤（`models/decoders/fused.py`：整个解码步是一次 C++ 调用，循环里只有你的运行）'),
+        '{n} 个 token 来自融合步骤（`engine/fused.py`：整个解码步是一次 C++ 调用，循环里只有你的运行）'),
     'generate.ev.path_batched': (
-        '{n} 个 token 来自与其他运行一起的批量步骤（`models/decoders/fused_batch.py`：循环里的所有运行共用一次 '
+        '{n} 个 token 来自与其他运行一起的批量步骤（`engine/fused_batch.py`：循环里的所有运行共用一次 '
         'C++ 调用；某个运行无法使用它时，则是 `batched.py` 的前向计算）'),
     'generate.ev.path_none': '没有更多 token',
     'generate.ev.weights.fp32': '模型自己的 fp32 张量',

@@ -1,20 +1,20 @@
 """One decode token of each of many runs, attention in ONE call per layer over the pooled store.
 
-A decode step of B runs whose caches live in a `KVPool` (models.decoders.pool) attends, per
+A decode step of B runs whose caches live in a `KVPool` (engine.pool) attends, per
 layer, in one call over the store's rows in use: queries (rows, H_kv, H / H_kv, D) (the query
 heads that share a KV head side by side) against the store's first S columns, S the longest
 filled extent of any run this step, with a boolean mask (rows, 1, 1, S) made from every row's
 own slot positions and its own layer's MaskSpec (window, sinks; models.attention.
 visible_per_row), so empty and padding slots and the other runs' keys are never visible. The
 new keys of all runs are written by one indexed store per layer, at the slots their caches
-chose (KVCache.append_many). A row whose run is not in this step (still prefilling, or paused)
+chose (KVCache.append). A row whose run is not in this step (still prefilling, or paused)
 takes part with a zero query and is dropped from the output.
 
-That call is the compiled kernel models/kernels/pooled_attention.cpp on the CPU in fp32 (one
+That call is the compiled kernel engine/kernels/pooled_attention.cpp on the CPU in fp32 (one
 parallel loop over (row, KV head) pairs, where SDPA pays fixed costs per call and per head at
 these tiny shapes), else torch's SDPA with the same mask. Steps the pooled call cannot take (a
 sink logit, another attention implementation, a logit softcap, a non-causal mask) go per run
-(models.decoders.batched).
+(engine.batched).
 """
 from __future__ import annotations
 
@@ -23,28 +23,25 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 
-from .. import native
-from ..attention import MaskSpec, visible_per_row
-from ..forward import rope_kind
-from ..layers import rotate, signed_sin
-from .pool import BatchRun
+from . import native
+from models.attention import MaskSpec, visible_per_row
+from models.forward import rope_kind
+from models.layers import rotate, signed_sin
+from .pool import BatchRun, KVPool
 
-if TYPE_CHECKING:
-    from .batched import BatchedDecoder
-
-# The pooled attention call: models/kernels/pooled_attention.cpp where it can run (the CPU,
+# The pooled attention call: engine/kernels/pooled_attention.cpp where it can run (the CPU,
 # fp32, a C++ compiler), else torch's SDPA with the same boolean mask. At SmolLM2's shapes
 # (30 runs, 3 KV heads of 3 query heads each, D = 64) the kernel, one parallel loop over
 # (row, KV head) pairs bound by reading the keys and values, makes a 30-run step 6-11% faster
 # on one thread or beside other work, and changes nothing on a quiet machine with two threads
 # (docs/BENCHMARKS.md). EXPLORER_POOLED_KERNEL=0: always SDPA.
 POOLED_KERNEL = os.environ.get("EXPLORER_POOLED_KERNEL", "1") != "0"
-KERNEL_SOURCE = Path(__file__).resolve().parents[1] / "kernels" / "pooled_attention.cpp"
+KERNEL_SOURCE = Path(__file__).resolve().with_name("kernels") / "pooled_attention.cpp"
 log = logging.getLogger(__name__)
 
 
@@ -52,7 +49,7 @@ class PooledAttentionKernel:
     """The compiled pooled attention: out[r, g, j] = softmax over the columns c that mask[r, c]
     lets row r see of scale * q[r, g, j] . k[r, g, c], times v[r, g, c], in fp32, the same
     sums as SDPA in another order (tests: within 1e-6 of it). Loaded once per process
-    (models.native builds it once per machine); `get()` is None where it cannot be."""
+    (engine.native builds it once per machine); `get()` is None where it cannot be."""
     _lock = threading.Lock()
     _loaded: Optional["PooledAttentionKernel"] = None
     _tried = False
@@ -108,10 +105,11 @@ class PooledStep:
     """One decode token of each of B pooled runs: ForwardContext.pooled for their forward.
     Built once per step; called once per layer by models.forward.attention_core."""
 
-    def __init__(self, decoder: "BatchedDecoder", runs: Sequence[BatchRun], positions: list,
-                 slots: list):
-        model = decoder.model
-        self.config, self.pool = model.config, decoder.pool
+    def __init__(self, model, pool: KVPool, runs: Sequence[BatchRun], positions: list, slots: list,
+                 inv_freq: Callable, kernel: bool = True):
+        """inv_freq(options, kind): the RoPE frequencies of a run's options for a layer kind
+        (BatchedDecoder.inv_freq, which keeps them); kernel: use the compiled call where it runs."""
+        self.config, self.pool = model.config, pool
         self.runs = runs
         device = self.pool.device
         self.n = self.pool.span
@@ -124,14 +122,14 @@ class PooledStep:
         self._rope: dict = {}
         self._masks: dict = {}
         self._positions = positions
-        self._decoder = decoder
-        self.kernel = PooledAttentionKernel.get() if decoder.kernel else None
+        self._inv_freq = inv_freq
+        self.kernel = PooledAttentionKernel.get() if kernel else None
 
     def rope(self, kind: str):
         """(cos, signed sin) (B, 1, 1, D): each row at its own position with its own bases,
         computed as models.layers.rope_cos_sin does for one run (the same products)."""
         if kind not in self._rope:
-            inv = torch.stack([self._decoder.inv_freq(run.options, kind) for run in self.runs])  # (B, D/2)
+            inv = torch.stack([self._inv_freq(run.options, kind) for run in self.runs])  # (B, D/2)
             freqs = self.q_pos.to(inv.dtype)[:, None] * inv.to(self.q_pos.device)            # (B, D/2)
             emb = torch.cat((freqs, freqs), dim=-1)                                         # (B, D)
             dtype = self.pool.dtype

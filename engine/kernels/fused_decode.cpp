@@ -722,7 +722,7 @@ extern "C" int quant_linear(int64_t wtype, int64_t portable, const void* w, cons
 
 
 // ---------------------------------------------------------------------------------------------
-// Several runs at once (models/decoders/fused_batch.py): one decode token for each of B runs in
+// Several runs at once (engine/fused_batch.py): one decode token for each of B runs in
 // one call, every weight read once for all of them (qproduct takes MB_MAX inputs per pass over
 // a tile; fp32 rows are taken a few at a time for every input while they are in cache). Each
 // run has its own token, position, cache buffers, slots, RoPE rows, mask and sink logits; the
@@ -735,15 +735,12 @@ struct FusedRunLayer {
     const int64_t* slot_pos;                 // (capacity,) each slot's absolute position, -1 empty
     int64_t head_stride;                     // floats from one KV head to the next (>= capacity * head_dim)
     int64_t capacity;
-    // the layer's MaskSpec (models/attention.py): a slot at position k is visible to the query
-    // at q when k >= 0, (not causal or k <= q) and (window == 0 or q - k < window or k < sinks)
-    int64_t causal, window, sinks;
+    // (capacity,) 0 where the run's query sees the slot, -inf where not: the layer's MaskSpec
+    // evaluated in Python over slot_pos (engine/fused_batch.py), so the mask predicates live
+    // in models/attention.py only
+    const float* mask;
     int64_t rope_kind;                       // which of the RoPE tables (0 full, 1 sliding)
 };
-
-static inline bool slot_visible(const FusedRunLayer* R, int64_t q, int64_t k) {
-    return k >= 0 && (!R->causal || k <= q) && (R->window == 0 || q - k < R->window || k < R->sinks);
-}
 
 // Rows [r0, r1) of y_m = W x_m (+ b) for nx inputs in any format. fp32: eight rows at a time
 // for every input (those rows stay in L1 between the inputs), each run's rows summed exactly
@@ -758,7 +755,7 @@ static void product(int64_t wtype, bool portable, const QMat& W, const float* b,
 }
 
 // tokens, positions (B,); slots (B, n_layers): each run's slot per layer, already recorded in
-// its slot_pos (KVCache.append_many); runs[b]: run b's n_layers layers; sinks[b]: its sink
+// its slot_pos (KVCache.append); runs[b]: run b's n_layers layers; sinks[b]: its sink
 // logits (n_heads) or null; rope (n_kinds, B, 2, head_dim): run b's cos and signed sin at its
 // position; writes logits (B, vocab) and visible[b], the slots run b's query saw summed over
 // the layers. Returns 0, or -1 when an argument is out of range (checked by Python too).
@@ -832,8 +829,8 @@ extern "C" int fused_decode_batch(const FusedModel* m, int64_t B, const int64_t*
                 const int64_t slot = slots[b * NL + l];
                 memcpy(K + slot * D, k, sizeof(float) * D);
                 memcpy(V + slot * D, v, sizeof(float) * D);
-                const int64_t* sp = R->slot_pos;
-                auto hidden = [R, sp, pos](int64_t j) { return !slot_visible(R, pos, sp[j]); };
+                const float* mask = R->mask;
+                auto hidden = [mask](int64_t j) { return isinf(mask[j]); };
                 if (g == 0) {   // the slots this run's query sees in this layer, once per layer
                     int64_t n = 0;
                     for (int64_t j = 0; j < R->capacity; j++) n += !hidden(j);

@@ -1,4 +1,4 @@
-"""The engine's C++ kernels (models/decoders/fused_decode.cpp, models/kernels/*.cpp): compiled
+"""The engine's C++ kernels (engine/kernels/fused_decode.cpp, engine/kernels/*.cpp): compiled
 once per machine with the system C++ compiler, kept in a private folder, checked before loading.
 
 Loading a shared library runs its code, so a kernel is loaded only from a folder that this
@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from .paths import cache_dir
+from models.paths import cache_dir
 
 # -march=native: a kernel is built on the machine that runs it (the library's name includes the
 # CPU's flags), so it may use every vector extension that machine has

@@ -9,10 +9,10 @@ and reads no Python number out of a tensor; otherwise it recompiles at every cac
 So this step runs the *same family modules* (models/llama.py, models/gemma3.py) with a
 different ForwardContext:
 - the position is a (1,) tensor, never an int;
-- keys/values are written in place (index_put_) into the preallocated buffers (KVCache.write_one,
-  inside KVCache.append_one, which records the slot's position and advances the cache outside
-  the compiled graph), and attention reads the whole buffer, every slot with the absolute
-  position it holds;
+- keys/values are written in place (index_put_) into the preallocated buffers
+  (StaticDecodeContext.store, inside KVCache.append, which records the slot's position and
+  advances the cache outside the compiled graph), and attention reads the whole buffer, every
+  slot with the absolute position it holds;
 - the mask is the layer's MaskSpec evaluated over those slot positions (empty slots hold -1),
   so causal, sliding-window and sinks+window layers all keep their exact mask.
 
@@ -25,9 +25,9 @@ from typing import Optional
 
 import torch
 
-from ..forward import CausalLM, ForwardContext, RunOptions
-from ..kv_cache import KVCache
-from . import decode_options, eager_forward
+from models.forward import CausalLM, ForwardContext, RunOptions
+from models.kv_cache import KVCache
+from models.decoder import decode_options, eager_forward
 
 
 # autotune=True: Inductor freezes the weights into constants and times its own C++ GEMV
@@ -41,7 +41,17 @@ class StaticDecodeContext(ForwardContext):
     """ForwardContext of one decode token whose shapes never change (see the module doc)."""
 
     def store(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        return self.cache.write_one(layer, self.positions, k, v)   # whole buffers (B,Hkv,C,D), (C,)
+        """Write one token's keys/values (B, Hkv, 1, D) into its slot and return the whole
+        buffers (B, Hkv, C, D) with every slot's position (C,): shapes that never change, so the
+        compiled step reads no Python int and never recompiles. The slot already records the
+        position (KVCache.append, which this step runs inside)."""
+        kv = self.cache.layers[layer]
+        slot = kv.slot_of(self.positions)
+        # index_put_ (as gpt-fast writes its cache): Inductor fuses it into the step's kernels
+        # as an in-place store into the buffer (seen in the generated code)
+        kv.k[:, :, slot] = k
+        kv.v[:, :, slot] = v
+        return kv.k, kv.v, kv.slot_pos
 
     def visible(self, layer: int, kv_pos: torch.Tensor):
         mask = self.layer_masks[layer]
@@ -96,7 +106,7 @@ class StaticDecoder:
         return model.head(x)                                            # (B, 1, V)
 
     def prefill(self, ids, cache: Optional[KVCache]) -> torch.Tensor:
-        """The prompt through the engine's forward (models.decoders.eager_forward)."""
+        """The prompt through the engine's forward (models.decoder.eager_forward)."""
         logits, self._scores = eager_forward(self.model, self.options, ids, cache)
         return logits
 
@@ -104,12 +114,12 @@ class StaticDecoder:
         """Feed one token at position cache.pos; returns its logits (1, 1, V)."""
         device = self.model.embed.weight.device
 
-        def write(pos: int, slots: list) -> torch.Tensor:
+        def write(positions: list, slots: list) -> torch.Tensor:
             # the cache's bookkeeping (slot positions before, pos and lengths after) stays in
             # Python, out of the compiled graph
-            return self._fn(torch.tensor([[token]], device=device), torch.tensor([pos], device=device), cache)
+            return self._fn(torch.tensor([[token]], device=device), torch.tensor(positions, device=device), cache)
 
-        logits = cache.append_one(write)
+        logits = KVCache.append([cache], write)
         # a static step scores every head against every slot, the empty and masked ones too
         self._scores = sum(self.model.config.n_heads * layer.capacity for layer in cache.layers)
         return logits

@@ -4,7 +4,7 @@ Each run keeps its own KVCache (its own policy: full, window ring buffer, sinks 
 own `pos`, lengths and slot positions, written by models.kv_cache only), but while it decodes
 together with others its buffers live in a row of a `KVPool`: per layer one
 (rows, H_kv, width, D) K and V store and a (rows, width) table of slot positions, each run's
-LayerKV a view onto its row (`LayerKV.move_to`). A pooled decode step (models.decoders.
+LayerKV a view onto its row (`LayerKV.move_to`). A pooled decode step (engine.
 pooled_step) then attends, per layer, in one call over the rows in use, as gpt-fast's batched
 cache and vLLM's paged cache do, here with one row per run instead of pages.
 Runs leave by `release` (or when their BatchRun is garbage-collected): their row is free at
@@ -19,8 +19,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from ..forward import CausalLM, RunOptions
-from ..kv_cache import KVCache
+from models.forward import CausalLM, RunOptions
+from models.kv_cache import KVCache
 
 ROW_BLOCK = 8      # the pooled store grows by whole blocks of rows
 

@@ -1,22 +1,23 @@
 """The fused decode step for several runs at once: one C++ call feeds each of B runs its next token.
 
-Why it exists. The fused step (models.decoders.fused) decodes one run in one call. Two or more
-runs decoding together took the pooled forward instead (models.decoders.batched): every weight
+Why it exists. The fused step (engine.fused) decodes one run in one call. Two or more
+runs decoding together took the pooled forward instead (engine.batched): every weight
 read once for all of them, but through ~1,000 Python-dispatched operations per step, which on
 this 2-core CPU cost more than the weights' read at small batches (SmolLM2 gguf, one thread:
 ~23 ms a step for two runs against ~8 ms for one run alone, so two runs together made fewer
-tokens per second than one). `fused_decode_batch` (models/decoders/fused_decode.cpp) is the
+tokens per second than one). `fused_decode_batch` (engine/kernels/fused_decode.cpp) is the
 fused step with every product taken for all B inputs while its rows are in cache (qproduct's
 several inputs per pass over a tile; fp32 rows a few at a time for every input) and every
 per-run part (norms, RoPE, the K/V write, attention) done run by run, in one parallel region.
 
 Each run keeps everything of its own, as in the solo step:
-- its cache where it is: its own buffers, or its row of the pooled store (models.decoders.pool;
+- its cache where it is: its own buffers, or its row of the pooled store (engine.pool;
   the kernel takes each layer's head stride, so nothing is copied in or out);
-- its slots and positions from its KVCache (KVCache.append_many records them before the
+- its slots and positions from its KVCache (KVCache.append records them before the
   kernel writes its K/V rows), its RoPE rows at its own position with its own options' bases,
-  its sink logits, and its layers' MaskSpecs (causal, window, sinks), evaluated in the kernel
-  over the run's slot positions with the predicates of models.attention;
+  its sink logits, and its layers' masks: each layer's MaskSpec evaluated here in Python over
+  the run's slot positions (models.attention, the one place a mask kind is defined) and
+  handed to the kernel as 0 / -inf per slot, as the solo step does;
 - its telemetry: `scores` (n_heads x the slots its query saw, summed over the layers, as the
   solo step counts them), its cache bytes, its logits.
 The products sum each run's rows in the same order as the solo step (quantized tiles: each
@@ -42,10 +43,11 @@ from typing import Sequence
 
 import torch
 
-from ..forward import rope_kind
-from ..kv_cache import KVCache
-from ..layers import rope_cos_sin, signed_sin
-from .fused import FusedDecoder, _library, _ptr
+from models.forward import rope_kind
+from models.kv_cache import KVCache
+from models.layers import rope_cos_sin, signed_sin
+from .fused import FusedDecoder
+from .fused_kernel import _ptr, library as _library
 
 KINDS = ("full", "sliding")   # FusedRunLayer.rope_kind: the index of the layer's RoPE table
 _P = ctypes.POINTER(ctypes.c_float)
@@ -54,9 +56,9 @@ _I = ctypes.POINTER(ctypes.c_int64)
 
 class _RunLayer(ctypes.Structure):
     """struct FusedRunLayer of fused_decode.cpp, field for field."""
-    _fields_ = [("k_cache", _P), ("v_cache", _P), ("slot_pos", _I)] + \
-               [(name, ctypes.c_int64) for name in
-                ("head_stride", "capacity", "causal", "window", "sinks", "rope_kind")]
+    _fields_ = [("k_cache", _P), ("v_cache", _P), ("slot_pos", _I),
+                ("head_stride", ctypes.c_int64), ("capacity", ctypes.c_int64), ("mask", _P),
+                ("rope_kind", ctypes.c_int64)]
 
 
 _RUNS = ctypes.POINTER(_RunLayer)
@@ -70,10 +72,26 @@ def _setup(lib) -> None:
     lib._batch_ready = True
 
 
-def _bind(cache: KVCache, config) -> tuple:
+class _Binding:
     """A run's layers as the kernel reads them (no copy: pointers into the cache's buffers,
-    which may be a row of the pooled store), with the key its buffers are checked by."""
+    which may be a row of the pooled store), and its masks: one additive mask (capacity,) per
+    group of layers whose slots hold the same positions (same MaskSpec, same capacity), filled
+    before each step from the layer's MaskSpec over its slot positions, as the solo step does."""
+
+    def __init__(self, key: tuple, layers, groups: list):
+        self.key, self.layers, self.groups = key, layers, groups
+
+    def fill_masks(self, position: torch.Tensor) -> None:
+        """Each group's mask for the query at `position` (1,), its slots already recording it."""
+        for layer, additive in self.groups:
+            visible = layer.mask.visible(position, layer.slot_pos)[0]                    # (C,)
+            additive.fill_(float("-inf")).masked_fill_(visible, 0.0)
+
+
+def _bind(cache: KVCache, config) -> tuple:
+    """(the kernel's layers of this run, [(a LayerKV, its group's mask buffer)])."""
     layers = (_RunLayer * len(cache.layers))()
+    groups: dict = {}
     for i, (layer, R) in enumerate(zip(cache.layers, layers)):
         k, v, slot_pos = layer.k, layer.v, layer.slot_pos
         d = config.head_dim
@@ -85,10 +103,12 @@ def _bind(cache: KVCache, config) -> tuple:
         R.k_cache, R.v_cache = _ptr(k), _ptr(v)
         R.slot_pos = _ptr(slot_pos, _I)
         R.head_stride, R.capacity = k.stride(1), layer.capacity
-        mask = layer.mask
-        R.causal, R.window, R.sinks = int(mask.causal), mask.window or 0, mask.sinks
+        group = (layer.mask, layer.window, layer.sinks, layer.capacity)
+        if group not in groups:
+            groups[group] = (layer, torch.empty(layer.capacity))
+        R.mask = _ptr(groups[group][1])
         R.rope_kind = KINDS.index(rope_kind(config, i))
-    return layers
+    return layers, list(groups.values())
 
 
 def _key(cache: KVCache) -> tuple:
@@ -112,13 +132,13 @@ class FusedBatch:
         """The cache's buffers moved (or are about to be freed): bind again before its next step."""
         self._bound.pop(cache, None)
 
-    def _layers(self, cache: KVCache, config):
+    def _binding(self, cache: KVCache, config) -> _Binding:
         key = _key(cache)
         held = self._bound.get(cache)
-        if held is None or held[0] != key:
-            held = (key, _bind(cache, config))
+        if held is None or held.key != key:
+            held = _Binding(key, *_bind(cache, config))
             self._bound[cache] = held
-        return held[1]
+        return held
 
     def step(self, tokens: Sequence[int], caches: Sequence[KVCache],
              decoders: Sequence[FusedDecoder]) -> tuple:
@@ -144,14 +164,15 @@ class FusedBatch:
         for cache in caches:
             if len(cache.layers) != n_layers:
                 raise ValueError("this cache belongs to another model")
-        runs = (_RUNS * b)(*(ctypes.cast(self._layers(c, config), _RUNS) for c in caches))
+        bindings = [self._binding(c, config) for c in caches]
+        runs = (_RUNS * b)(*(ctypes.cast(binding.layers, _RUNS) for binding in bindings))
         sinks = (_P * b)(*(_ptr(dec._sinks) for dec in decoders))
         logits = torch.empty(b, vocab)
         visible = torch.zeros(b, dtype=torch.int64)
         token_ids = torch.tensor([int(t) for t in tokens], dtype=torch.int64)
 
         def write(positions: list, slots: list) -> None:
-            # every run's slots already record its new position (KVCache.append_many): the
+            # every run's slots already record its new position (KVCache.append): the
             # kernel's masks see the keys it is about to write, as the engine's attention does
             pos = torch.tensor(positions, dtype=torch.int64)
             rope = torch.empty(len(KINDS), b, 2, config.head_dim)
@@ -167,6 +188,8 @@ class FusedBatch:
                         rope[k, :, 0], rope[k, :, 1] = cos, signed_sin(sin)
                     else:
                         rope[k, rows, 0], rope[k, rows, 1] = cos, signed_sin(sin)
+            for i, binding in enumerate(bindings):
+                binding.fill_masks(pos[i:i + 1])
             slot_table = torch.tensor(slots, dtype=torch.int64)                           # (B, L)
             first._model.n_threads = torch.get_num_threads()
             status = self.lib.fused_decode_batch(
@@ -175,6 +198,6 @@ class FusedBatch:
             if status != 0:
                 raise RuntimeError("the fused batched kernel refused its arguments")   # checked above
 
-        KVCache.append_many(list(caches), write)
+        KVCache.append(list(caches), write)
         scores = [config.n_heads * int(n) for n in visible.tolist()]
         return logits.view(b, 1, vocab), scores

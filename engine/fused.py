@@ -3,30 +3,30 @@
 Why it exists. At batch 1 a decode step reads every weight once and does almost nothing else,
 so its ceiling is memory bandwidth (the roofline of bench.decode). SmolLM2's 538 MB are 121
 small matrices (1.3-7 MB each); between them the eager engine spends ~1,000 Python-dispatched
-aten calls per token, and even the torch.compile'd static step (models.decoders.static) ~250 separate
+aten calls per token, and even the torch.compile'd static step (engine.static) ~250 separate
 parallel regions with their thread wake-ups plus 30 SDPA calls of 40-80 us on a 64-slot cache.
 That held the compiled step at ~67% of the measured bandwidth on this 2-core CPU, while the
 same 121 products run back to back inside one parallel region reach ~100% of a large GEMV
-(docs/BENCHMARKS.md). models/decoders/fused_decode.cpp is that one region: both threads
+(docs/BENCHMARKS.md). engine/kernels/fused_decode.cpp is that one region: both threads
 split every matrix by rows and meet at six barriers per layer.
 
 What stays the same as the engine:
 - the weights are the loaded model's own tensors (pointers, no copy), and the cache is the
   engine's KVCache: the same buffers, the same slot layout (models.kv_cache: full, sliding
   ring, sinks + ring). The kernel writes only the K/V rows of its token; the cache chooses each
-  layer's slot and keeps `pos`, `length` and the slot positions (KVCache.append_one);
+  layer's slot and keeps `pos`, `length` and the slot positions (KVCache.append);
 - each layer's mask is its MaskSpec, evaluated here in Python over the slots' absolute
-  positions (as models.decoders.static does) and handed to the kernel as 0 / -inf per slot;
+  positions (as engine.static does) and handed to the kernel as 0 / -inf per slot;
   RoPE's cos / signed sin come from models.layers at the token's absolute position;
 - the math of models/llama.py and models/gemma3.py (tests: logits within ~1e-5 of the engine's
   forward for Llama, Mistral, Qwen2 and Gemma 3 configs, every mask kind, rings that wrap).
 
 What it gives up: recording points (analyses that record use the eager forward), devices other
 than the CPU, activations other than fp32 (the weights may be fp32, bf16 or int8 blocks:
-models.decoders.quantized), batches above 1 (several runs at once: models.decoders.
+engine.quantized), batches above 1 (several runs at once: engine.
 fused_batch, the same kernel's `fused_decode_batch`), families other than those in LAYOUTS
 (the model's declared `family` chooses the block layout). The kernel is compiled once per
-machine with the system C++ compiler (~2 s) and checked before loading (models.native);
+machine with the system C++ compiler (~2 s) and checked before loading (engine.native);
 without a compiler, FusedDecoder raises a clear error and the eager engine remains.
 
     decoder = FusedDecoder(model)
@@ -35,80 +35,26 @@ without a compiler, FusedDecoder raises a clear error and the eager engine remai
 from __future__ import annotations
 
 import ctypes
-from pathlib import Path
 from typing import Optional
 
 import torch
 
-from ..forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
-from ..kv_cache import KVCache
-from ..layers import rope_cos_sin, signed_sin
-from .. import native
-from . import decode_options, eager_forward, quantized
+from models.forward import CausalLM, RunOptions, rope_inv_freq_of, rope_kind
+from models.kv_cache import KVCache
+from models.layers import rope_cos_sin, signed_sin
+from models.decoder import decode_options, eager_forward
+from . import quantized
+from .fused_kernel import SOURCE, _Layer, _Model, _P, _QMat, _ptr, library as _library  # noqa: F401
 
-SOURCE = Path(__file__).with_name("fused_decode.cpp")
 ACTIVATIONS = {"silu": 0, "gelu_pytorch_tanh": 1, "gelu_tanh": 1}
 # the block layout of each family the kernel runs, by the family a model class declares:
 # True = Gemma 3's four norms per block and QK-norm, False = Llama's two norms
 LAYOUTS = {"llama": False, "gemma3": True}
 
-_P = ctypes.POINTER(ctypes.c_float)
-
-
-class _QMat(ctypes.Structure):
-    """struct QMat of fused_decode.cpp: a matrix's elements, its block scales (int8, gguf),
-    offsets (gguf) and block (read for gguf only), or nulls and 0."""
-    _fields_ = [("w", ctypes.c_void_p), ("scales", _P), ("offsets", _P), ("block", ctypes.c_int64)]
-
-    @classmethod
-    def of(cls, weight: Optional[torch.Tensor] = None, q=None) -> "_QMat":
-        """The model's own fp32 `weight`, or the copy `q` (a quantized.QuantWeight)."""
-        if q is None:
-            return cls(ctypes.c_void_p(weight.data_ptr()), _P(), _P(), 0)
-        return cls(ctypes.c_void_p(q.data.data_ptr()), _ptr(q.scales), _ptr(q.offsets), q.block)
-
-
-class _Layer(ctypes.Structure):
-    """struct FusedLayer of fused_decode.cpp, field for field."""
-    _fields_ = [("wqkv", _QMat), ("bqkv", _P), ("wo", _QMat), ("bo", _P), ("w_gate_up", _QMat),
-                ("w_down", _QMat),
-                ("attn_norm", _P), ("attn_post_norm", _P), ("mlp_norm", _P), ("mlp_post_norm", _P),
-                ("q_norm", _P), ("k_norm", _P), ("k_cache", _P), ("v_cache", _P),
-                ("capacity", ctypes.c_int64), ("slot", ctypes.c_int64), ("rope", _P), ("mask", _P)]
-
-
-class _Model(ctypes.Structure):
-    """struct FusedModel of fused_decode.cpp, field for field."""
-    _fields_ = [(name, ctypes.c_int64) for name in
-                ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab",
-                 "n_threads", "activation")] + \
-               [(name, ctypes.c_float) for name in
-                ("norm_eps", "attn_scale", "embed_scale", "attn_softcap", "final_softcap")] + \
-               [("embed", _P), ("final_norm", _P), ("lm_head", _QMat), ("sinks", _P),
-                ("layers", ctypes.POINTER(_Layer)), ("wtype", ctypes.c_int64), ("portable", ctypes.c_int64)]
-
-
-def _ptr(t: Optional[torch.Tensor], kind=_P):
-    return ctypes.cast(t.data_ptr(), kind) if t is not None else kind()
-
-
-_LIB = None
-
-
-def _library():
-    global _LIB
-    if _LIB is None:
-        lib = native.load(SOURCE, "fused decode")
-        lib.fused_decode_step.argtypes = [ctypes.POINTER(_Model), ctypes.c_int64, _P]
-        lib.fused_decode_step.restype = ctypes.c_int
-        quantized.setup_library(lib)
-        _LIB = lib
-    return _LIB
-
 
 class FusedDecoder:
     """Decode steps of one model through the fused kernel (see the module doc); a
-    models.decoders.Decoder, so generate(..., decoder=) takes it:
+    models.decoder.Decoder, so generate(..., decoder=) takes it:
 
         decoder = FusedDecoder(model)
         cache = decoder.new_cache(len(prompt) + n_new)
@@ -116,7 +62,7 @@ class FusedDecoder:
         logits = decoder.step(token, cache)            # (1, 1, V), advances cache.pos
 
     weights: "fp32" (the model's own tensors), "bf16" or "int8" (copies made once per model by
-    models.decoders.quantized); None: EXPLORER_WEIGHTS. portable: the portable product loops
+    engine.quantized); None: EXPLORER_WEIGHTS. portable: the portable product loops
     even where the CPU has the SIMD ones (None: EXPLORER_KERNEL_PORTABLE).
     The model's weights must not be replaced afterwards (the kernel holds their addresses)."""
 
@@ -243,7 +189,7 @@ class FusedDecoder:
         self._bound = cache
 
     def prefill(self, ids, cache: Optional[KVCache]) -> torch.Tensor:
-        """The prompt through the engine's forward (models.decoders.eager_forward)."""
+        """The prompt through the engine's forward (models.decoder.eager_forward)."""
         logits, self._scores = eager_forward(self.model, self.options, ids, cache)
         return logits
 
@@ -256,9 +202,10 @@ class FusedDecoder:
             self._bind(cache)
         logits = torch.empty(vocab)
 
-        def write(pos: int, slots: list) -> None:
-            # every layer's slot already records `pos` (KVCache.append_one): the masks below
-            # see the key the kernel is about to write, as the engine's attention does
+        def write(positions: list, slots: list) -> None:
+            # every layer's slot already records the position (KVCache.append): the masks
+            # below see the key the kernel is about to write, as the engine's attention does
+            pos, slots = positions[0], slots[0]
             position = torch.tensor([pos])
             for kind, table in self._rope.items():
                 cos, sin = rope_cos_sin(position, self._inv_freq[kind], torch.float32)   # (1, D)
@@ -276,7 +223,7 @@ class FusedDecoder:
             # the kernel scores every head against every visible slot, skipping the rest
             self._scores = self.model.config.n_heads * visible_slots
 
-        cache.append_one(write)
+        KVCache.append([cache], write)
         return logits.view(1, 1, -1)
 
     def scores_per_step(self, cache: Optional[KVCache]) -> int:

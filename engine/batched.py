@@ -7,12 +7,12 @@ of them, and the step costs little more than a single run's. This is iteration-l
 (Orca; vLLM and TGI call it continuous batching): runs join and leave between any two steps.
 
 The parts, each in its module:
-- models.decoders.pool: `BatchRun` (a run: its cache and options) and `KVPool`, the store whose
+- engine.pool: `BatchRun` (a run: its cache and options) and `KVPool`, the store whose
   rows hold the K/V buffers of the runs decoding together (each run's cache a view onto its row);
-- models.decoders.pooled_step: a decode token of every run with attention in ONE call per layer
+- engine.pooled_step: a decode token of every run with attention in ONE call per layer
   over the pool (`PooledStep`; the compiled `PooledAttentionKernel`, else SDPA), each row under
   its own run's MaskSpec;
-- models.decoders.packing: the weights packed once for the batched products (`pack_model`);
+- engine.packing: the weights packed once for the batched products (`pack_model`);
 - here: `BatchedDecoder`, which starts, prefills, steps and releases runs.
 Prefill chunks keep the per-run path (ForwardContext.runs: models.forward.attention_core hands
 row i to run i's own context) on the same buffers. Steps the pool cannot take (a sink logit,
@@ -31,10 +31,10 @@ logits of every run within 1e-5 of the same run decoded alone (fp32), greedy tok
 for mixed prompt lengths and cache policies, runs joining and leaving between steps, a row
 reused after its run left, a ring buffer wrapping inside the pool next to a full cache.
 
-A run alone in the batch can take the fused C++ decode step (models.decoders.fused, CPU fp32,
+A run alone in the batch can take the fused C++ decode step (engine.fused, CPU fp32,
 batch 1), the fastest path of this engine for one sequence: it needs contiguous buffers of its
 own, so such a run first leaves the pool (its cache copied out, once). Several runs that could
-each take it take the fused batched step (models.decoders.fused_batch): one C++ call for all of
+each take it take the fused batched step (engine.fused_batch): one C++ call for all of
 them, every weight read once, each run's cache read and written where it is (its own buffers or
 its pooled row); the pooled forward remains for the steps it cannot take (solo=None, or a run
 whose options the fused step lacks). SmolLM2 gguf, one thread: ~23 ms a pooled step of two runs
@@ -56,12 +56,15 @@ from typing import Optional, Sequence
 
 import torch
 
-from ..forward import CausalLM, ForwardContext, RunOptions, rope_inv_freq_of
-from ..kv_cache import KVCache
-from ..layers import packed_products
-from . import decode_options, eager_forward, quantized
+from models.forward import (CausalLM, ForwardContext, RunOptions, attention_core, register_attention,
+                            rope_inv_freq_of)
+from models.kv_cache import KVCache
+from models.layers import weight_provider
+from models.decoder import decode_options, eager_forward
+from . import quantized
 from .packing import PACKED, pack_model
 from .pool import BatchRun, KVPool
+from .prefix import copy_prefix
 from .pooled_step import NotPooled, PooledAttentionKernel, PooledStep
 
 # BatchRun, KVPool, PooledAttentionKernel and pack_model are importable from here too: the
@@ -70,15 +73,36 @@ __all__ = ["BatchedDecoder", "BatchRun", "KVPool", "PooledAttentionKernel", "pac
 log = logging.getLogger(__name__)
 
 
+# The two attention backends of a batch of runs, registered in models.forward's registry by name.
+# The batch's ForwardContext carries what they need: `runs` (per run: a context with its own
+# cache, positions and mask) or `pooled` (a PooledStep over the pooled store).
+PER_RUN, POOLED = "per_run", "pooled"
+
+
+def per_run_attention(ctx: ForwardContext, layer: int, q, k, v, sink_logit=None) -> torch.Tensor:
+    """Row i of the batch attends over run i's own cache, through the textbook attention."""
+    return torch.cat([attention_core(run, layer, q[i:i + 1], k[i:i + 1], v[i:i + 1], sink_logit)
+                      for i, run in enumerate(ctx.runs)])                            # (B, H, Tq, D)
+
+
+def pooled_attention(ctx: ForwardContext, layer: int, q, k, v, sink_logit=None) -> torch.Tensor:
+    """One decode token of each run, every run's cache in one store: one call per layer."""
+    return ctx.pooled(layer, q, k, v, sink_logit)                                   # (B, H, 1, D)
+
+
+register_attention(PER_RUN, per_run_attention)
+register_attention(POOLED, pooled_attention)
+
+
 class BatchedDecoder:
     """Prefill and decode steps of many runs of one model (see the module doc).
 
-    solo: "fused" lets a step with a single run go through models.decoders.fused.FusedDecoder
+    solo: "fused" lets a step with a single run go through engine.fused.FusedDecoder
     when the model and the run's options allow it (CPU, fp32, SDPA, a family with a kernel),
     None keeps every step in the engine's forward. pooled: False keeps every decode step's
     attention per run (the path the pooled store is measured and tested against). kernel:
     False makes the pooled call SDPA even where the compiled kernel runs. fused_batch: a step
-    of several runs goes through models.decoders.fused_batch (one C++ call for all of them)
+    of several runs goes through engine.fused_batch (one C++ call for all of them)
     when each run alone could take the fused step (solo="fused"); False: the pooled forward."""
 
     def __init__(self, model: CausalLM, solo: Optional[str] = "fused", pooled: bool = True,
@@ -88,7 +112,7 @@ class BatchedDecoder:
         self.model, self.solo, self.pooled, self.kernel = model, solo, pooled, kernel
         self.fused_batch = fused_batch
         self._fused_batch = None   # fused_batch.FusedBatch, made at the first such step
-        # the precision of the decode steps' weights (models.decoders.quantized): fp32 packs
+        # the precision of the decode steps' weights (engine.quantized): fp32 packs
         # the model's own weights for oneDNN; bf16 / int8 use their copies, compiled products
         self.weights = quantized.configured_weights(model) if weights is None else quantized.check_weights(weights)
         self._fused: dict = {}   # RunOptions -> FusedDecoder, or None where it cannot run
@@ -120,11 +144,11 @@ class BatchedDecoder:
         vLLM's automatic prefix caching does with pages). Both must run with the same options:
         every one of them shapes the keys (the mask and a sink logit change what the earlier
         layers output, the RoPE bases the rotation). The run's next prefill feeds the rest;
-        its `scores` count only what its own forwards compute (KVCache.copy_prefix)."""
+        its `scores` count only what its own forwards compute (engine.prefix)."""
         self._check_live([run, donor])
         if run.options != donor.options:
             raise ValueError("a prefix is shared only between runs with the same options")
-        run.cache.copy_prefix(donor.cache, n)
+        copy_prefix(run.cache, donor.cache, n)
         run.scores = 0
 
     @torch.inference_mode()
@@ -238,8 +262,8 @@ class BatchedDecoder:
             if t > 1:   # a prefill chunk: only its last row's logits are needed (CausalLM.forward)
                 ctx.last_row_from = model.config.n_layers - 1
             contexts.append(ctx)
-        batch = ForwardContext(model, contexts[0].positions, None, RunOptions(), None, x.dtype,
-                               layer_masks=contexts[0].layer_masks)
+        batch = ForwardContext(model, contexts[0].positions, None, RunOptions(attn_impl=PER_RUN), None,
+                               x.dtype, layer_masks=contexts[0].layer_masks)
         batch.runs = contexts
         batch.last_row_from = contexts[0].last_row_from
         # Which weights, so that a run reads the same values in company as alone: a prompt the
@@ -251,7 +275,7 @@ class BatchedDecoder:
             table = self._packed if self.weights == "fp32" else None
         else:
             table = self.pack() if self.weights != "fp32" and PACKED else self._packed
-        with packed_products(table or None):
+        with weight_provider(table or None):
             for i, block in enumerate(model.blocks):
                 x = block(x, batch, i)
             logits = model.head(x[:, -1:])                                          # (B, 1, V)
@@ -267,17 +291,17 @@ class BatchedDecoder:
         x = model.embed_tokens(ids)                                                 # (B, 1, d)
 
         def write(positions: list, slots: list) -> torch.Tensor:
-            # every run's slots already record their new positions (KVCache.append_many)
+            # every run's slots already record their new positions (KVCache.append)
             batch = ForwardContext(model, torch.tensor(positions, device=ids.device), None,
-                                   RunOptions(), None, x.dtype, layer_masks=runs[0].layer_masks)
-            batch.pooled = PooledStep(self, runs, positions, slots)
+                                   RunOptions(attn_impl=POOLED), None, x.dtype, layer_masks=runs[0].layer_masks)
+            batch.pooled = PooledStep(model, self.pool, runs, positions, slots, self.inv_freq, self.kernel)
             h = x
             for i, block in enumerate(model.blocks):
                 h = block(h, batch, i)
             return h
 
-        with packed_products(self._packed_table()):
-            logits = model.head(KVCache.append_many([run.cache for run in runs], write))   # (B, 1, V)
+        with weight_provider(self._packed_table()):
+            logits = model.head(KVCache.append([run.cache for run in runs], write))   # (B, 1, V)
         n_heads = model.config.n_heads
         for run in runs:   # the scores its own attention computes alone: every key of its cache
             # (a full layer: its filled slots; a ring: its whole buffer, as LayerKV._store gives)

@@ -8,11 +8,11 @@ query-key scores each call computed for its telemetry.
   forward of one token per step; without a cache (use_cache=False in generate) every step is a
   prefill of the whole sequence, claim C1's textbook baseline. Recording points exist only in
   this forward: analyses that record call the model directly, not a fast decoder.
-- `models.decoders.static.StaticDecoder`: the decode step with static shapes, eager or compiled
+- `engine.static.StaticDecoder`: the decode step with static shapes, eager or compiled
   by torch.compile;
-- `models.decoders.fused.FusedDecoder`: the whole decode step as one call into a C++ kernel
+- `engine.fused.FusedDecoder`: the whole decode step as one call into a C++ kernel
   (CPU, fp32, batch 1).
-- `models.decoders.batched.BatchedDecoder`: many independent runs decoding at once, one forward
+- `engine.batched.BatchedDecoder`: many independent runs decoding at once, one forward
   for all of them (their caches in the rows of `pool.KVPool`, attention in one call per layer
   by `pooled_step.PooledStep`, the products on weights packed by `packing.pack_model`).
 
@@ -33,10 +33,10 @@ from typing import Optional, Protocol, Sequence, runtime_checkable
 
 import torch
 
-from ..forward import CausalLM, RunOptions
-from ..kv_cache import KVCache
+from .forward import CausalLM, RunOptions
+from .kv_cache import KVCache
 
-__all__ = ["Decoder", "EagerDecoder", "eager_forward", "decode_options", "StaticDecoder", "FusedDecoder"]
+__all__ = ["Decoder", "EagerDecoder", "eager_forward", "decode_options"]
 
 
 @runtime_checkable
@@ -100,7 +100,3 @@ class EagerDecoder:
     def scores_per_step(self, cache: Optional[KVCache]) -> int:
         return self._scores
 
-
-# below the protocol and the helpers they import from this package
-from .fused import FusedDecoder  # noqa: E402
-from .static import StaticDecoder  # noqa: E402

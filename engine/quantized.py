@@ -28,13 +28,14 @@ The copies are made once per model and precision (`weights_of`), held beside the
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 from pathlib import Path
 from typing import Optional
 
 import torch
+
+from .fused_kernel import library as _library
 
 WEIGHTS = ("fp32", "bf16", "int8", "gguf")
 WTYPE = {"fp32": 0, "bf16": 1, "int8": 2, "gguf": 3}
@@ -106,11 +107,6 @@ def cpu_flags() -> set[str]:
         if line.startswith("flags"):
             return set(line.split(":", 1)[1].split())
     return set()
-
-
-def _library():
-    from .fused import _library as fused_library   # the same compiled file as the fused step
-    return fused_library()
 
 
 def simd_paths() -> dict[str, bool]:
@@ -281,15 +277,6 @@ class QuantWeight:
         return y.reshape(*lead, out).to(x.dtype)
 
 
-def setup_library(lib) -> None:
-    """ctypes signatures of the quantized entry points (called by fused._library)."""
-    lib.fused_simd_paths.argtypes, lib.fused_simd_paths.restype = [], ctypes.c_int
-    lib.quant_linear.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                 ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
-                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
-    lib.quant_linear.restype = ctypes.c_int
-
-
 class ModelWeights:
     """A model's matrices in one precision: {module: QuantWeight} for every Linear and
     {model: QuantWeight} for the LM head (the embedding when tied); empty for fp32. gguf reads
@@ -297,11 +284,11 @@ class ModelWeights:
     they do not reproduce the model's weights)."""
 
     def __init__(self, model, weights: str):
-        from ..layers import Linear
+        from models.layers import Linear
         self.weights = check_weights(weights)
         self.table: dict = {}
         if weights == "gguf":
-            from ..loading import read_codes
+            from models.loading import read_codes
             for module, (codes, scales, offsets) in read_codes(model).items():
                 self.table[module] = QuantWeight.from_codes(codes, scales, offsets)
         elif weights != "fp32":
@@ -335,7 +322,7 @@ def linear_bytes(model, weights: str) -> int:
     """Bytes of weights one decode token reads in this precision: every Linear and the head
     (gguf: a byte a code, a scale per block of the matrix's, and an offset per block only in
     the matrices that keep them, as the copy holds them)."""
-    from ..layers import Linear
+    from models.layers import Linear
     if check_weights(weights) == "gguf":
         return int(sum(q.shape[0] * q.shape[1] * (1.0 + (8.0 if q.offsets is not None else 4.0) / q.block)
                        for q in weights_of(model, "gguf").table.values()))

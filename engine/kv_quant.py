@@ -24,8 +24,8 @@ from typing import Optional
 
 import torch
 
-from .attention import MaskSpec
-from .kv_cache import KVCache, LayerKV
+from models.attention import MaskSpec
+from models.kv_cache import KVCache, LayerKV
 
 KV_FORMATS = ("fp32", "bf16", "int8")
 

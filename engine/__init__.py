@@ -11,7 +11,7 @@ into it through the two seams models/ defines and never imports back:
   (quantized).
 
 Parity tests are the contract: every path here gives the tokens, and logits within the
-bound each module states, of the eager forward of models/ (tests/test_decoders.py,
+bound each module states, of the eager forward of models/ (tests/unit/test_decoders.py,
 test_fused.py, test_fused_batch.py, test_batched.py, test_precision.py, test_gguf_codes.py).
 
 Modules, from the bottom up (each imports only those above it in this list, and models/):

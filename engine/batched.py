@@ -26,7 +26,8 @@ What stays each run's own (so its telemetry and tokens are those of the same run
 Everything else in the families' blocks is row-wise and runs on the whole batch.
 
 Families are not copied here: the blocks of models/llama.py, models/gemma3.py, ... run as they
-are, with a ForwardContext whose `runs` (and `pooled`) is set. Tests (tests/test_batched.py):
+are, with the attention backend named "per_run" or "pooled" (registered below through
+models/' seam, models.forward.register_attention). Tests (tests/unit/test_batched.py):
 logits of every run within 1e-5 of the same run decoded alone (fp32), greedy tokens identical,
 for mixed prompt lengths and cache policies, runs joining and leaving between steps, a row
 reused after its run left, a ring buffer wrapping inside the pool next to a full cache.

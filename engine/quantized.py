@@ -17,7 +17,7 @@ vector quantized per block the same way, summed exactly in int32 per block (AVX5
 the CPU has it, else a portable loop); gguf against the input in two int8 digits per block
 (15 bits of the block's largest value), each digit's sum exact through the same instruction.
 The fp32 engine stays the reference: the prefill runs
-in it, and the tests bound every precision's logits against it (tests/test_precision.py).
+in it, and the tests bound every precision's logits against it (tests/unit/test_precision.py).
 
 The copies are made once per model and precision (`weights_of`), held beside the fp32 model
 (which the prefill and the recording forwards keep using).
@@ -50,10 +50,10 @@ WIDTH_STEP = {"bf16": 2, "int8": QBLOCK, "gguf": CBLOCK}
 SIMD = {"bf16": "AVX512_BF16", "int8": "AVX512_VNNI", "gguf": "AVX512_VNNI"}
 # How far a decode step on each precision's copies may stray from the fp32 engine (the modules
 # of models/, eager), as a share of the logits' largest magnitude; the tests hold each bound
-# (tests/test_precision.py for bf16 and int8: 15 rounding steps of the format in a chain of
-# products, each <= 2^-9 (bf16) or 2 x 1/254 (int8); tests/test_gguf_codes.py for gguf, whose
+# (tests/unit/test_precision.py for bf16 and int8: 15 rounding steps of the format in a chain of
+# products, each <= 2^-9 (bf16) or 2 x 1/254 (int8); tests/unit/test_gguf_codes.py for gguf, whose
 # weights are the fp32 ones exactly and whose inputs keep 15 bits: 1e-3); fp32 differs only
-# by the order of its sums (tests/test_fused.py, test_batched.py: 1e-5).
+# by the order of its sums (tests/unit/test_fused.py, test_batched.py: 1e-5).
 MODELS_BOUND = {"fp32": 1e-5, "bf16": 15 * 2 ** -9, "int8": 15 * 2 / 254, "gguf": 1e-3}
 WEIGHTS_ENV = "EXPLORER_WEIGHTS"
 PORTABLE_ENV = "EXPLORER_KERNEL_PORTABLE"

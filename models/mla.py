@@ -20,7 +20,7 @@ pairing dimension i with i + d/2; de-interleaving (x0, x2, ..., x1, x3, ...) fir
 layout into the other exactly, so the shared apply_rope does the rotation.
 
 The module is checked against transformers' DeepseekV3ForCausalLM on tiny random configs with
-dense layers only (tests/test_mla.py): prefill and cached decode agree to 1e-5, and the latent
+dense layers only (tests/unit/test_mla.py): prefill and cached decode agree to 1e-5, and the latent
 cache, up-projected, reproduces the per-head K and V of the uncached forward.
 """
 from __future__ import annotations

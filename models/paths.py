@@ -1,5 +1,5 @@
 """Where the project keeps files between runs. Standard library only: explorer.checkpoints
-imports it, and must not pull in torch (tests/test_checkpoints.py checks)."""
+imports it, and must not pull in torch (tests/unit/test_checkpoints_unit.py checks)."""
 from __future__ import annotations
 
 import os

@@ -18,7 +18,7 @@ from models.attention import MaskSpec
 from engine import native
 
 SOURCE = Path(__file__).resolve().parents[2] / "engine" / "kernels" / "flash_tiled.cpp"
-# the MaskSpec terms flash_tiled.cpp's `visible` evaluates (tests/test_seams.py fails when
+# the MaskSpec terms flash_tiled.cpp's `visible` evaluates (tests/unit/test_seams.py fails when
 # MaskSpec has a term not in this list)
 KERNEL_TERMS = ("causal", "window", "sinks")
 _F = ctypes.POINTER(ctypes.c_float)

@@ -32,6 +32,7 @@ folder's files and bytes are sampled with the RSS; their maxima and ends are rep
 """
 from __future__ import annotations
 
+import dataclasses
 import argparse
 import json
 import os
@@ -272,7 +273,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--settle-minutes", type=float, default=10.0,
                         help="slopes after this many minutes too (a quarter of a shorter run)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sessions", type=int, help="override app.STATE_SESSIONS (the session cap)")
+    parser.add_argument("--sessions", type=int, help="override app.WEB.state_sessions (the session cap)")
     parser.add_argument("--models", type=lambda text: text.split(","),
                         help="comma-separated model ids (default: every model the app lists)")
     parser.add_argument("--per-kind", type=int, metavar="N",
@@ -283,7 +284,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     import app
 
     if args.sessions:
-        app.STATE_SESSIONS = args.sessions
+        app.WEB = dataclasses.replace(app.WEB, state_sessions=args.sessions)
     from bench.cancel import join_payload
 
     url, demo, runtime, _ = serve()

@@ -6,6 +6,7 @@ holds a traceback or a server path; the server keeps answering; memory stays bou
 docs/HARDENING.md. Also here: the input checks the fuzz relies on, called directly."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -24,7 +25,7 @@ def test_every_endpoint_survives_the_quick_fuzz(monkeypatch):
     # component copies. With the app's cap of 200 this run grew the live heap 113 MB over 471
     # cases (40 endpoints); with 20 it stays under the 100 MB bound below. How much of the 113
     # MB the sessions hold was not separated (docs/HARDENING.md).
-    monkeypatch.setattr(app, "STATE_SESSIONS", 20)
+    monkeypatch.setattr(app, "WEB", dataclasses.replace(app.WEB, state_sessions=20))
     url, demo, runtime, guard = fuzz.serve()
     try:
         for name in runtime.names():
@@ -42,7 +43,7 @@ def test_every_endpoint_survives_the_quick_fuzz(monkeypatch):
         held = fuzz.sessions_held(demo)
     finally:
         demo.close()
-    assert 0 < held <= app.STATE_SESSIONS < report.cases
+    assert 0 < held <= app.WEB.state_sessions < report.cases
     assert report.per_endpoint and min(s["cases"] for s in report.per_endpoint.values()) >= 3
     assert all("rss_live_mb" in s for s in report.per_endpoint.values())
     assert report.invalid > report.cases // 2

@@ -2,6 +2,7 @@
 tests/unit/test_fuzz_all.py)."""
 from __future__ import annotations
 
+import dataclasses
 import pytest
 
 from bench import fuzz_all
@@ -15,7 +16,7 @@ def test_every_event_of_the_built_app_survives_hostile_input(monkeypatch):
     import app
     from bench import fuzz
 
-    monkeypatch.setattr(app, "STATE_SESSIONS", 20)   # every case is a new session
+    monkeypatch.setattr(app, "WEB", dataclasses.replace(app.WEB, state_sessions=20))   # every case: a new session
     url, demo, runtime, guard = fuzz.serve()
     try:
         for name in runtime.names():

@@ -191,11 +191,12 @@ def test_one_client_with_long_runs_posted_holds_no_other_visitor(runtime, serve,
 
 # --------------------------------------------------------------------------- the sessions
 def test_one_address_opening_many_sessions_evicts_no_one_else(runtime, serve, monkeypatch):
+    import dataclasses
+
     import app
     monkeypatch.setenv("EXPLORER_TRUST_PROXY", "1")
-    monkeypatch.setattr(app, "STATE_SESSIONS", 8)
-    monkeypatch.setattr(app, "NEW_SESSIONS_PER_MINUTE", 5, raising=False)
-    monkeypatch.setattr(app, "SESSIONS_PER_ADDRESS", 4, raising=False)
+    monkeypatch.setattr(app, "WEB", dataclasses.replace(app.WEB, state_sessions=8, new_sessions_per_minute=5,
+                                                        sessions_per_address=4))
     calculator = [SMOL, "en", 1024, 2]
     with serve(("explorer.ui.tabs.generate",)) as served, httpx.Client(timeout=30) as http:
         demo, url = served.demo, served.url
@@ -241,9 +242,11 @@ def test_a_session_no_page_holds_open_is_dropped_once_idle(runtime, serve, monke
     """A closed page's session (and an API call's) is dropped SESSION_IDLE_S after its last
     request; a page still open (its heartbeat stream) keeps its own however long it is idle.
     Before, both stayed until Gradio's cap of 200 evicted them."""
+    import dataclasses
+
     import app
     monkeypatch.setenv("EXPLORER_TRUST_PROXY", "1")
-    monkeypatch.setattr(app, "SESSION_IDLE_S", 1.0)
+    monkeypatch.setattr(app, "WEB", dataclasses.replace(app.WEB, session_idle_s=1.0))
     monkeypatch.setenv("GRADIO_HEARTBEAT_INTERVAL", "1")   # a closed stream is seen within 1 s
     calculator = [SMOL, "en", 1024, 2]
     with serve(("explorer.ui.tabs.generate",)) as served, httpx.Client(timeout=30) as http:
@@ -296,7 +299,9 @@ def _refused_generically(call, lang: str) -> None:
 
 def test_the_four_header_and_setup_handlers_hide_a_raw_exception(runtime, monkeypatch):
     import app
-    from explorer.ui import TabContext, about, shell
+    from explorer.ui import TabContext
+    from explorer.ui.page import shell
+    from explorer.ui.tabs import about
 
     demo = app.build_app(runtime)
 

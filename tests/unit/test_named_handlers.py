@@ -54,3 +54,14 @@ def test_a_generator_stays_one_and_the_language_is_read_by_name():
     assert inspect.isgeneratorfunction(handler)
     assert next(handler("m", "zh", 1, "p")) == (Inputs("m", "zh", 1), "p")
     assert argument_reader(handler, "lang")(("m", "zh", 1), {}) == "zh"
+
+
+def test_the_attention_map_keeps_the_api_names_of_its_positional_days():
+    """The "attention_map" endpoint's parameters are named after MapInputs' fields: they are
+    the names its clients already send (terse ones included), so a field is never renamed."""
+    from explorer.ui.tabs.attention_map import MapInputs, attention_map
+
+    parameters = inspect.signature(functools.partial(attention_map, "runtime")).parameters
+    assert list(parameters) == ["model_name", "lang", "text", "layer_value", "head_value", "kind", "w",
+                                "s", "b", "path", "n_new", "progress"]
+    assert list(parameters)[:-1] == list(MapInputs._fields)

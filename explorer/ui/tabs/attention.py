@@ -1,10 +1,11 @@
 """The Attention tab: six experiments, one section (sub-tab) each, in this order: maps under
 causal / window / sinks / sink-logit masks with the mask drawn next to them, the grouped-query
 layout, attention sinks, the StreamingLLM experiment, the receptive field through depth, and
-local vs global layers. Thin wiring over explorer.attention: each handler below is a
-module-level function (callable without a server) that checks inputs, runs the experiment and
-returns its figures and text together with the typed result, which the section keeps in
-gr.State; the shell's one language switch redraws every section from those results. The three
+local vs global layers. The first section (the map) lives in attention_map.py, the other five
+here. Thin wiring over explorer.attention: each handler is a module-level function (callable
+without a server) that checks inputs, runs the experiment and returns its figures and text
+together with the typed result, which the section keeps in gr.State; the shell's one language
+switch redraws every section from those results. The three
 handlers that make several forward passes (sinks, StreamingLLM, receptive field) are generators
 with a progress line, a Stop button and a time limit (see "long runs" below)."""
 from __future__ import annotations
@@ -13,44 +14,20 @@ from typing import Callable, Generator
 
 import gradio as gr
 
-from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
-    max_tokens, receptive_field as rf, sinks, streaming
+from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, \
+    receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
-from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.ui import LATEX, TabContext, keep_or_reset, visitor_errors
 from explorer.ui.page import views
+from explorer.ui.tabs.attention_map import build_map, head_choices
 from explorer.web.stopping import Stops
 
-DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
-                  "in and sat next to the cat, and the")
 STREAM_DEFAULT_TOKENS = 2048
 
 TITLE = "attention.tab"
 
 
 # ----------------------------------------------------------------------------- handlers
-
-
-def draw_map(result: maps.MapResult, lang: str) -> tuple:
-    """(map, mask, summary, next-token table) of a stored map in `lang`: no forward pass."""
-    return (*maps.figures(result, lang), maps.summary(result, lang), maps.table(result, lang))
-
-
-@visitor_errors
-def attention_map(loaded, lang, text, layer, head, kind, window, sinks_n, sink_logit, impl,
-                  n_generate) -> tuple:
-    """(map, mask, summary, table, data, result) of one layer under the chosen mask."""
-    result = maps.run(loaded, text, layer, head, kind, window, sinks_n, sink_logit, impl, n_generate)
-    return (*draw_map(result, lang), maps.data(result, lang), result)
-
-
-@visitor_errors
-def show_head(result, head, lang) -> tuple:
-    """(map, result) of the stored map drawn for another head (or all): no forward pass."""
-    if result is None:
-        return gr.skip(), gr.skip()
-    result = maps.with_head(result, head)
-    return maps.figures(result, lang)[0], result
 
 
 def draw_groups(result: groups.GroupsResult, lang: str) -> tuple:
@@ -182,16 +159,12 @@ def receptive_field(loaded, lang, mode, window, n_tokens, seed,
 NO_PROBE = "no probe yet"
 
 
-def head_choices(n_heads: int) -> list:
-    return [("all", "all")] + [(str(h), str(h)) for h in range(n_heads)]
-
-
 # ----------------------------------------------------------------------------- the tab
 
 
 def build(ctx: TabContext) -> None:
     with ctx.section("attention.section.map"):
-        layer, head = _build_map(ctx)
+        layer, head = build_map(ctx)
     with ctx.section("attention.section.groups"):
         group_outputs, groups_run = _build_groups(ctx)
     with ctx.section("attention.section.sinks"):
@@ -204,78 +177,6 @@ def build(ctx: TabContext) -> None:
     with ctx.section("attention.section.lg"):
         lg_outputs, lg_run = _build_local_global(ctx)
     _follow_model(ctx, layer, head, (lg_outputs, lg_run), reach, (group_outputs, groups_run))
-
-
-def _build_map(ctx: TabContext) -> tuple:
-    """The map under a mask; returns (layer, head), whose ranges follow the model picker."""
-    t = ctx.t
-    gr.Markdown(t("attention.intro"), latex_delimiters=LATEX)
-    with gr.Row():
-        prompt = gr.Textbox(DEFAULT_PROMPT, label=t("attention.prompt"), lines=2, scale=4,
-                            max_length=max_tokens(ctx.runtime.device) * CHARS_PER_TOKEN_BOUND,
-                            elem_id="attention-prompt")
-        n_generate = gr.Slider(0, maps.MAX_GENERATED, value=0, step=1, label=t("attention.generate"),
-                               scale=1, elem_id="attention-generate")
-    with gr.Row():
-        layer = gr.Slider(0, 29, value=3, step=1, label=t("attention.layer"), elem_id="attention-layer")
-        head = gr.Dropdown(choices=head_choices(9), value="all", label=t("attention.head"),
-                           elem_id="attention-head", filterable=False)
-        impl = gr.Radio(list(maps.IMPLS), value="eager", label=t("attention.impl"),
-                        info=t("attention.impl_info"), elem_id="attention-impl")
-    with gr.Row():
-        mask_kind = gr.Radio([(t("attention.mask.causal"), "causal"), (t("attention.mask.window"), "window"),
-                              (t("attention.mask.sinks"), "sinks"),
-                              (t("attention.mask.sink_logit"), "sink_logit")],
-                             value="causal", label=t("attention.mask"), elem_id="attention-mask", scale=3)
-        window = gr.Number(8, label=t("attention.window"), precision=0, elem_id="attention-window",
-                           scale=1)
-        sinks_n = gr.Number(2, label=t("attention.sinks"), precision=0, elem_id="attention-sinks",
-                            scale=1)
-        sink_logit = gr.Slider(-5, 10, value=1.0, step=0.1, label=t("attention.sink_logit"),
-                               elem_id="attention-sink-logit", scale=2)
-    run = gr.Button(t("attention.run"), variant="primary", elem_id="attention-run")
-    with gr.Row():
-        map_plot = gr.Plot(elem_id="attention-map", scale=3, show_label=False)
-        mask_plot = gr.Plot(elem_id="attention-mask-plot", scale=2, show_label=False)
-    map_summary = gr.Markdown(elem_id="attention-summary")
-    next_tokens = gr.Dataframe(elem_id="attention-next-tokens", interactive=False)
-    with gr.Accordion(t("attention.data"), open=False):
-        map_data = gr.JSON(show_label=False)
-    map_state = gr.State()
-
-    def on_map(model_name, lang, text, layer_value, head_value, kind, w, s, b, path, n_new,
-               progress=gr.Progress()):
-        """Attention probabilities of one layer (one head or all) under the chosen mask."""
-        return attention_map(ctx.load(model_name, progress), lang, text, layer_value, head_value,
-                             kind, w, s, b, path, n_new)
-
-    map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
-                  impl, n_generate]
-    map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data, map_state]
-    map_event = run.click(on_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
-    mask_kind.change(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    sink_logit.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    layer.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    # another head of the same map: redrawn from the probabilities already computed
-    head.input(show_head, [map_state, head, ctx.lang], [map_plot, map_state], api_visibility="private")
-    ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)
-    ctx.view("attention.map", [
-        views.control("prompt", prompt), views.control("layer", layer, check=layer_of_model),
-        views.control("head", head, check=head_of_model), views.control("mask", mask_kind),
-        views.control("window", window, low=1, high=4096), views.control("sinks", sinks_n, low=0, high=64),
-        views.control("sink_logit", sink_logit), views.control("impl", impl),
-        views.control("generate", n_generate)], run=run, event=map_event, state=map_state)
-    return layer, head
-
-
-def layer_of_model(value, config) -> bool:
-    """A layer index the model has (a link's check)."""
-    return 0 <= int(value) < config.n_layers
-
-
-def head_of_model(value, config) -> bool:
-    """"all" or a query head the model has (a link's check)."""
-    return value == "all" or (str(value).isdigit() and int(value) < config.n_heads)
 
 
 def _build_groups(ctx: TabContext) -> tuple:

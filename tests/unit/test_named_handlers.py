@@ -65,3 +65,13 @@ def test_the_attention_map_keeps_the_api_names_of_its_positional_days():
     assert list(parameters) == ["model_name", "lang", "text", "layer_value", "head_value", "kind", "w",
                                 "s", "b", "path", "n_new", "progress"]
     assert list(parameters)[:-1] == list(MapInputs._fields)
+
+
+def test_a_stopped_sink_grid_says_so_by_name():
+    """The sink grid's last word after Stop: every output unchanged but the status line and the
+    running flag, found by name (SinkOutputs), not by position."""
+    from explorer.ui.tabs.attention import SinkOutputs, stopped_word
+
+    last = stopped_word(SinkOutputs)(None, "zh")
+    assert isinstance(last, SinkOutputs) and last.running is False and last.status
+    assert all(value == gr.skip() for value in last._replace(status=gr.skip(), running=gr.skip()))

@@ -10,14 +10,14 @@ handlers that make several forward passes (sinks, StreamingLLM, receptive field)
 with a progress line, a Stop button and a time limit (see "long runs" below)."""
 from __future__ import annotations
 
-from typing import Callable, Generator
+from typing import Any, Callable, Generator, NamedTuple
 
 import gradio as gr
 
 from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, \
     receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
-from explorer.ui import LATEX, TabContext, keep_or_reset, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs.attention_map import build_map, head_choices
 from explorer.web.stopping import Stops
@@ -91,13 +91,16 @@ def follow(steps: Generator, report: Callable[[Progress], tuple]) -> Generator:
         steps.close()
 
 
-def stopped_word(n_outputs: int) -> Callable:
-    """The last message of a stopped run of n_outputs (explorer/web/stopping.py): the status
-    line (second last output) says "Stopped.", the running flag (last) is cleared, the rest
-    stays as it was."""
+def stopped_word(outputs: int | type) -> Callable:
+    """The last message of a stopped run (explorer/web/stopping.py): the status line says
+    "Stopped.", the running flag is cleared, the rest stays as it was. `outputs`: the section's
+    NamedTuple of outputs (its `status` and `running` fields, by name), or, for a section still
+    listing its outputs by position, their number (status second last, running last)."""
     def last_word(last, lang) -> tuple:
-        return (*(gr.skip(),) * (n_outputs - 2), text("attention.stopped", normalize_language(lang)),
-                False)
+        stopped = text("attention.stopped", normalize_language(lang))
+        if isinstance(outputs, int):
+            return (*(gr.skip(),) * (outputs - 2), stopped, False)
+        return outputs(*(gr.skip(),) * len(outputs._fields))._replace(status=stopped, running=False)
     return last_word
 
 
@@ -106,15 +109,43 @@ def draw_sinks(result: sinks.SinkResult, lang: str) -> tuple:
     return first, first_s, gr.update(value=absorbed, visible=absorbed is not None), sinks.summary(result, lang)
 
 
+class SinkInputs(NamedTuple):
+    """The sink grid's inputs by name, in the order its event sends them; the names are the
+    "sink_grid" API's parameter names (its handler's signature is made from them), kept as
+    they were when the handler took them by position."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    n_tokens: Any        # tokens of the long text
+    n_sinks: Any         # the first tokens whose attention mass is measured
+    with_logit: Any      # add a learned sink logit
+    b: Any               # its value
+
+
+class SinkOutputs(NamedTuple):
+    """The sink grid's outputs by name, in the order its event lists them (the first four are
+    drawn again from `result` on a language switch, by draw_sinks)."""
+    first: Any           # mass on the first token, layer x head
+    first_s: Any         # mass on the first n_sinks tokens
+    absorbed: Any        # mass the sink logit absorbs (shown only with a sink logit)
+    summary: Any
+    data: Any            # the numbers (gr.JSON)
+    result: Any          # the grid (gr.State)
+    status: Any          # the progress line
+    running: Any         # the running flag (gr.State)
+
+
 @visitor_errors
 def sink_grid(loaded, lang, n_tokens, n_sinks, use_logit, sink_logit,
               time_limit_s: float = SINK_TIME_LIMIT_S):
-    """Yields (first, first s, absorbed, summary, data, result, status, running): the progress
-    after every forward (other outputs unchanged), then the mass on the first tokens."""
+    """Yields SinkOutputs: the progress after every forward (other outputs unchanged), then the
+    mass on the first tokens."""
     steps = sinks.steps(loaded, n_tokens, n_sinks, use_logit, sink_logit, Deadline(time_limit_s))
-    skip = (gr.skip(),) * 6
-    result = yield from follow(steps, lambda step: (*skip, progress_line(step, lang), True))
-    yield (*draw_sinks(result, lang), sinks.data(result), result, "", False)
+    unchanged = SinkOutputs(*(gr.skip(),) * len(SinkOutputs._fields))
+    result = yield from follow(steps, lambda step: unchanged._replace(
+        status=progress_line(step, lang), running=True))
+    first, first_s, absorbed, summary = draw_sinks(result, lang)
+    yield SinkOutputs(first=first, first_s=first_s, absorbed=absorbed, summary=summary,
+                      data=sinks.data(result), result=result, status="", running=False)
 
 
 def draw_streaming(result: streaming.StreamingRun, lang: str) -> tuple:
@@ -226,17 +257,22 @@ def _build_sinks(ctx: TabContext) -> None:
         sink_data = gr.JSON(show_label=False)
     sink_state = gr.State()
 
-    def on_sinks(model_name, lang, n_tokens, n_sinks, with_logit, b, progress=gr.Progress()):
+    @takes(SinkInputs)
+    def on_sinks(*values: SinkInputs, progress=gr.Progress()):
         """Attention mass on the first token(s) for every layer x head."""
-        yield from sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
+        form = SinkInputs(*values)
+        yield from sink_grid(ctx.load(form.model_name, progress), form.lang, n_tokens=form.n_tokens,
+                             n_sinks=form.n_sinks, use_logit=form.with_logit, sink_logit=form.b)
 
     # a long run: progress after every forward, a Stop, a time limit
     sink_event = sink_run.click(
-        SINK_STOPS.stoppable(on_sinks, stopped_word(8)),
-        [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
-        [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
-         sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.long_event)
+        SINK_STOPS.stoppable(on_sinks, stopped_word(SinkOutputs)),
+        list(SinkInputs(model_name=ctx.model, lang=ctx.lang, n_tokens=sink_tokens, n_sinks=sink_count,
+                        with_logit=use_logit, b=sink_b)),
+        list(SinkOutputs(first=sink_first, first_s=sink_first_s, absorbed=sink_absorbed,
+                         summary=sink_summary, data=sink_data, result=sink_state, status=sink_status,
+                         running=sink_running)),
+        api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S, **ctx.long_event)
     # Stop ends a run after the forward under way, with its own last message "Stopped."
     sink_stop.click(SINK_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(sink_state, [sink_first, sink_first_s, sink_absorbed, sink_summary], draw_sinks)

@@ -152,20 +152,45 @@ def draw_streaming(result: streaming.StreamingRun, lang: str) -> tuple:
     return (*streaming.figures(result, lang), streaming.summary(result, lang))
 
 
+class StreamInputs(NamedTuple):
+    """The StreamingLLM section's inputs by name, in the order its event sends them; the names
+    are the "streaming_ppl" API's parameter names (its handler's signature is made from them),
+    kept as they were when the handler took them by position."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    n_tokens: Any        # tokens of the long text
+    w: Any               # window
+    s: Any               # sinks
+
+
+class StreamOutputs(NamedTuple):
+    """The StreamingLLM section's outputs by name, in the order its event lists them (the
+    first two are drawn again from `result` on a language switch, by draw_streaming)."""
+    plot: Any            # perplexity along the text, one curve per eviction policy
+    summary: Any
+    data: Any            # the numbers (gr.JSON)
+    result: Any          # the run (gr.State)
+    status: Any          # the progress line
+    running: Any         # the running flag (gr.State)
+
+
 @visitor_errors
 def streaming_ppl(loaded, lang, n_tokens, window, n_sinks, cache: streaming.StreamingCache,
                   time_limit_s: float = STREAM_TIME_LIMIT_S):
-    """Yields (figure, summary, data, result, status, running): the progress after every
-    forward, then the perplexity along the text under each eviction policy."""
+    """Yields StreamOutputs: the progress after every forward, then the perplexity along the
+    text under each eviction policy."""
     steps = streaming.steps(loaded, n_tokens, window, n_sinks, cache, Deadline(time_limit_s))
+    unchanged = StreamOutputs(*(gr.skip(),) * len(StreamOutputs._fields))
 
     def report(step):
         # the first Progress comes after the inputs were checked: window and sinks are numbers
         stage = streaming.policy_label(step.stage, int(window), int(n_sinks), lang)
-        return (*(gr.skip(),) * 4, progress_line(step, lang, stage), True)
+        return unchanged._replace(status=progress_line(step, lang, stage), running=True)
 
     result = yield from follow(steps, report)
-    yield (*draw_streaming(result, lang), streaming.data(result), result, "", False)
+    plot, summary = draw_streaming(result, lang)
+    yield StreamOutputs(plot=plot, summary=summary, data=streaming.data(result), result=result,
+                        status="", running=False)
 
 
 def draw_receptive(result: rf.ProbeRun | str, lang: str) -> tuple:
@@ -298,14 +323,20 @@ def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache)
         stream_data = gr.JSON(show_label=False)
     stream_state = gr.State()
 
-    def on_streaming(model_name, lang, n_tokens, w, s, progress=gr.Progress()):
+    @takes(StreamInputs)
+    def on_streaming(*values: StreamInputs, progress=gr.Progress()):
         """Perplexity along the long text: full cache, window only, sinks + window."""
-        yield from streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache)
+        form = StreamInputs(*values)
+        # streaming_ppl is looked up here, at each run (tests hold a run by replacing it)
+        yield from streaming_ppl(ctx.load(form.model_name, progress), form.lang, n_tokens=form.n_tokens,
+                                 window=form.w, n_sinks=form.s, cache=streaming_cache)
 
     stream_event = stream_run.click(
-        STREAM_STOPS.stoppable(on_streaming, stopped_word(6)),
-        [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
-        [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
+        STREAM_STOPS.stoppable(on_streaming, stopped_word(StreamOutputs)),
+        list(StreamInputs(model_name=ctx.model, lang=ctx.lang, n_tokens=stream_tokens, w=stream_window,
+                          s=stream_sinks)),
+        list(StreamOutputs(plot=stream_plot, summary=stream_summary, data=stream_data,
+                           result=stream_state, status=stream_status, running=stream_running)),
         api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.long_event)
     stream_stop.click(STREAM_STOPS.on_stop, None, None, queue=False, api_visibility="private")

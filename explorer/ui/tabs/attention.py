@@ -61,7 +61,9 @@ def local_global(loaded, lang) -> tuple:
 # tab or a dropped client ends the work at the next yield: the Stop's wrapper (stopping.py), or
 # Gradio for a cancelled event, closes the generator there. Each run also has a deadline,
 # checked before every forward, a little shorter than its event's Gradio `time_limit=`, so that
-# the visitor reads why it stopped.
+# the visitor reads why it stopped. Each run's inputs and outputs are named (SinkInputs /
+# SinkOutputs, StreamInputs / StreamOutputs, ProbeInputs / ProbeOutputs): a progress message
+# and a Stop's last word set `status` and `running` by name.
 
 SINK_TIME_LIMIT_S = 120
 STREAM_TIME_LIMIT_S = 600
@@ -91,15 +93,12 @@ def follow(steps: Generator, report: Callable[[Progress], tuple]) -> Generator:
         steps.close()
 
 
-def stopped_word(outputs: int | type) -> Callable:
-    """The last message of a stopped run (explorer/web/stopping.py): the status line says
-    "Stopped.", the running flag is cleared, the rest stays as it was. `outputs`: the section's
-    NamedTuple of outputs (its `status` and `running` fields, by name), or, for a section still
-    listing its outputs by position, their number (status second last, running last)."""
+def stopped_word(outputs: type) -> Callable:
+    """The last message of a stopped run (explorer/web/stopping.py), a message of `outputs`
+    (the section's NamedTuple of outputs): its `status` says "Stopped.", its `running` flag is
+    cleared, the rest stays as it was."""
     def last_word(last, lang) -> tuple:
         stopped = text("attention.stopped", normalize_language(lang))
-        if isinstance(outputs, int):
-            return (*(gr.skip(),) * (outputs - 2), stopped, False)
         return outputs(*(gr.skip(),) * len(outputs._fields))._replace(status=stopped, running=False)
     return last_word
 
@@ -201,15 +200,42 @@ def draw_receptive(result: rf.ProbeRun | str, lang: str) -> tuple:
     return (*rf.figures(result, lang), rf.summary(result, lang), rf.table(result, lang))
 
 
+class ProbeInputs(NamedTuple):
+    """The receptive-field section's inputs by name, in the order its event sends them; the
+    names are the "receptive_field" API's parameter names (its handler's signature is made from
+    them), kept as they were when the handler took them by position."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    mode: Any            # "forced" | "own"
+    w: Any               # window
+    n_tokens: Any        # tokens of the probe's text
+    seed: Any
+
+
+class ProbeOutputs(NamedTuple):
+    """The receptive-field section's outputs by name, in the order its event lists them (the
+    first three are drawn again from `result` on a language switch, by draw_receptive)."""
+    plot: Any            # which layers the distant token reaches
+    summary: Any
+    reach: Any           # the reach table (it also follows the model picker)
+    data: Any            # the numbers (gr.JSON)
+    result: Any          # the probe (gr.State; NO_PROBE before one)
+    status: Any          # the progress line
+    running: Any         # the running flag (gr.State)
+
+
 @visitor_errors
 def receptive_field(loaded, lang, mode, window, n_tokens, seed,
                     time_limit_s: float = PROBE_TIME_LIMIT_S):
-    """Yields (figure, summary, reach table, data, result, status, running): the progress
-    after every forward, then which layers a distant token reaches."""
+    """Yields ProbeOutputs: the progress after every forward, then which layers a distant
+    token reaches."""
     steps = rf.steps(loaded, mode, window, n_tokens, seed, Deadline(time_limit_s))
-    skip = (gr.skip(),) * 5
-    result = yield from follow(steps, lambda step: (*skip, progress_line(step, lang), True))
-    yield (*draw_receptive(result, lang), rf.data(result), result, "", False)
+    unchanged = ProbeOutputs(*(gr.skip(),) * len(ProbeOutputs._fields))
+    result = yield from follow(steps, lambda step: unchanged._replace(
+        status=progress_line(step, lang), running=True))
+    plot, summary, reach = draw_receptive(result, lang)
+    yield ProbeOutputs(plot=plot, summary=summary, reach=reach, data=rf.data(result), result=result,
+                       status="", running=False)
 
 
 NO_PROBE = "no probe yet"
@@ -367,14 +393,19 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
         rf_data = gr.JSON(show_label=False)
     rf_state = gr.State(NO_PROBE)   # the reach table is redrawn even before a probe
 
-    def on_receptive(model_name, lang, mode, w, n_tokens, seed, progress=gr.Progress()):
+    @takes(ProbeInputs)
+    def on_receptive(*values: ProbeInputs, progress=gr.Progress()):
         """Which layers' last hidden state changes when the token at distance d is replaced."""
-        yield from receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
+        form = ProbeInputs(*values)
+        yield from receptive_field(ctx.load(form.model_name, progress), form.lang, mode=form.mode,
+                                   window=form.w, n_tokens=form.n_tokens, seed=form.seed)
 
     rf_event = rf_run.click(
-        PROBE_STOPS.stoppable(on_receptive, stopped_word(7)),
-        [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
-        [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
+        PROBE_STOPS.stoppable(on_receptive, stopped_word(ProbeOutputs)),
+        list(ProbeInputs(model_name=ctx.model, lang=ctx.lang, mode=rf_mode, w=rf_window,
+                         n_tokens=rf_tokens, seed=rf_seed)),
+        list(ProbeOutputs(plot=rf_plot, summary=rf_summary, reach=reach, data=rf_data, result=rf_state,
+                          status=rf_status, running=rf_running)),
         api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.long_event)
     rf_stop.click(PROBE_STOPS.on_stop, None, None, queue=False, api_visibility="private")

@@ -75,3 +75,13 @@ def test_a_stopped_sink_grid_says_so_by_name():
     last = stopped_word(SinkOutputs)(None, "zh")
     assert isinstance(last, SinkOutputs) and last.running is False and last.status
     assert all(value == gr.skip() for value in last._replace(status=gr.skip(), running=gr.skip()))
+
+
+def test_a_stopped_rope_sweep_clears_its_progress_line_by_name():
+    """The RoPE sweep's last word after Stop: its progress line (the summary while it runs) is
+    cleared and its note says so; the rest is unchanged."""
+    from explorer.ui.tabs.rope_context import SweepOutputs, stopped_word
+
+    last = stopped_word(SweepOutputs, progress="summary")(None, "en")
+    assert isinstance(last, SweepOutputs) and last.summary == "" and last.note
+    assert all(value == gr.skip() for value in (last.plot, last.table, last.result))

@@ -17,7 +17,8 @@ from explorer.generate import shapes
 from explorer.lessons import LESSONS, reading
 from explorer.locales import LANGUAGES, text
 from explorer.ui.page import lessons as panel
-from explorer.ui.tabs.attention import DEFAULT_PROMPT, NO_PROBE
+from explorer.ui.tabs.attention import NO_PROBE
+from explorer.ui.tabs.attention_map import DEFAULT_PROMPT
 
 KEYS = ("gqa-mla", "windows-depth", "sinks-streaming")
 

@@ -107,10 +107,12 @@ def test_map_follows_the_language(runtime):
     view after a language switch, with the head last picked."""
     import gradio as gr
 
-    from explorer.ui.tabs.attention import attention_map, draw_map, show_head
+    from explorer.ui.tabs.attention_map import MapOutputs, attention_map, draw_map, show_head
 
-    fig, mask_fig, summary, table, data, result = attention_map(
-        runtime.get(SMOL), "zh", PROMPT, 1, "all", "causal", 8, 2, 1.0, "eager", 0)
+    outputs = attention_map(runtime, SMOL, "zh", PROMPT, 1, "all", "causal", 8, 2, 1.0, "eager", 0,
+                            progress=None)
+    assert isinstance(outputs, MapOutputs)      # the section's outputs, by name
+    fig, mask_fig, summary, table, data, result = outputs
     assert "第 1 层，全部 9 个头" in fig.layout.title.text and "第 1 层的掩码" in mask_fig.layout.title.text
     assert list(table.columns) == ["token", "p（原模型）", "p（此掩码下）"]
     head_fig, result = show_head(result, 4, "zh")

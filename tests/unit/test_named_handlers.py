@@ -54,3 +54,34 @@ def test_a_generator_stays_one_and_the_language_is_read_by_name():
     assert inspect.isgeneratorfunction(handler)
     assert next(handler("m", "zh", 1, "p")) == (Inputs("m", "zh", 1), "p")
     assert argument_reader(handler, "lang")(("m", "zh", 1), {}) == "zh"
+
+
+def test_the_attention_map_keeps_the_api_names_of_its_positional_days():
+    """The "attention_map" endpoint's parameters are named after MapInputs' fields: they are
+    the names its clients already send (terse ones included), so a field is never renamed."""
+    from explorer.ui.tabs.attention_map import MapInputs, attention_map
+
+    parameters = inspect.signature(functools.partial(attention_map, "runtime")).parameters
+    assert list(parameters) == ["model_name", "lang", "text", "layer_value", "head_value", "kind", "w",
+                                "s", "b", "path", "n_new", "progress"]
+    assert list(parameters)[:-1] == list(MapInputs._fields)
+
+
+def test_a_stopped_sink_grid_says_so_by_name():
+    """The sink grid's last word after Stop: every output unchanged but the status line and the
+    running flag, found by name (SinkOutputs), not by position."""
+    from explorer.ui.tabs.attention import SinkOutputs, stopped_word
+
+    last = stopped_word(SinkOutputs)(None, "zh")
+    assert isinstance(last, SinkOutputs) and last.running is False and last.status
+    assert all(value == gr.skip() for value in last._replace(status=gr.skip(), running=gr.skip()))
+
+
+def test_a_stopped_rope_sweep_clears_its_progress_line_by_name():
+    """The RoPE sweep's last word after Stop: its progress line (the summary while it runs) is
+    cleared and its note says so; the rest is unchanged."""
+    from explorer.ui.tabs.rope_context import SweepOutputs, stopped_word
+
+    last = stopped_word(SweepOutputs, progress="summary")(None, "en")
+    assert isinstance(last, SweepOutputs) and last.summary == "" and last.note
+    assert all(value == gr.skip() for value in (last.plot, last.table, last.result))

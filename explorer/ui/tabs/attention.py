@@ -1,56 +1,33 @@
 """The Attention tab: six experiments, one section (sub-tab) each, in this order: maps under
 causal / window / sinks / sink-logit masks with the mask drawn next to them, the grouped-query
 layout, attention sinks, the StreamingLLM experiment, the receptive field through depth, and
-local vs global layers. Thin wiring over explorer.attention: each handler below is a
-module-level function (callable without a server) that checks inputs, runs the experiment and
-returns its figures and text together with the typed result, which the section keeps in
-gr.State; the shell's one language switch redraws every section from those results. The three
+local vs global layers. The first section (the map) lives in attention_map.py, the other five
+here. Thin wiring over explorer.attention: each handler is a module-level function (callable
+without a server) that checks inputs, runs the experiment and returns its figures and text
+together with the typed result, which the section keeps in gr.State; the shell's one language
+switch redraws every section from those results. The three
 handlers that make several forward passes (sinks, StreamingLLM, receptive field) are generators
 with a progress line, a Stop button and a time limit (see "long runs" below)."""
 from __future__ import annotations
 
-from typing import Callable, Generator
+from typing import Any, Callable, Generator, NamedTuple
 
 import gradio as gr
 
-from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, maps, \
-    max_tokens, receptive_field as rf, sinks, streaming
+from explorer.attention import LONG_TEXT_MAX, Deadline, Progress, costs, groups, \
+    receptive_field as rf, sinks, streaming
 from explorer.locales import normalize_language, text
-from explorer.prompts import CHARS_PER_TOKEN_BOUND
-from explorer.ui import LATEX, TabContext, keep_or_reset, visitor_errors
+from explorer.ui import LATEX, TabContext, keep_or_reset, takes, visitor_errors
 from explorer.ui.page import views
+from explorer.ui.tabs.attention_map import build_map, head_choices
 from explorer.web.stopping import Stops
 
-DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
-                  "in and sat next to the cat, and the")
 STREAM_DEFAULT_TOKENS = 2048
 
 TITLE = "attention.tab"
 
 
 # ----------------------------------------------------------------------------- handlers
-
-
-def draw_map(result: maps.MapResult, lang: str) -> tuple:
-    """(map, mask, summary, next-token table) of a stored map in `lang`: no forward pass."""
-    return (*maps.figures(result, lang), maps.summary(result, lang), maps.table(result, lang))
-
-
-@visitor_errors
-def attention_map(loaded, lang, text, layer, head, kind, window, sinks_n, sink_logit, impl,
-                  n_generate) -> tuple:
-    """(map, mask, summary, table, data, result) of one layer under the chosen mask."""
-    result = maps.run(loaded, text, layer, head, kind, window, sinks_n, sink_logit, impl, n_generate)
-    return (*draw_map(result, lang), maps.data(result, lang), result)
-
-
-@visitor_errors
-def show_head(result, head, lang) -> tuple:
-    """(map, result) of the stored map drawn for another head (or all): no forward pass."""
-    if result is None:
-        return gr.skip(), gr.skip()
-    result = maps.with_head(result, head)
-    return maps.figures(result, lang)[0], result
 
 
 def draw_groups(result: groups.GroupsResult, lang: str) -> tuple:
@@ -84,7 +61,9 @@ def local_global(loaded, lang) -> tuple:
 # tab or a dropped client ends the work at the next yield: the Stop's wrapper (stopping.py), or
 # Gradio for a cancelled event, closes the generator there. Each run also has a deadline,
 # checked before every forward, a little shorter than its event's Gradio `time_limit=`, so that
-# the visitor reads why it stopped.
+# the visitor reads why it stopped. Each run's inputs and outputs are named (SinkInputs /
+# SinkOutputs, StreamInputs / StreamOutputs, ProbeInputs / ProbeOutputs): a progress message
+# and a Stop's last word set `status` and `running` by name.
 
 SINK_TIME_LIMIT_S = 120
 STREAM_TIME_LIMIT_S = 600
@@ -114,13 +93,13 @@ def follow(steps: Generator, report: Callable[[Progress], tuple]) -> Generator:
         steps.close()
 
 
-def stopped_word(n_outputs: int) -> Callable:
-    """The last message of a stopped run of n_outputs (explorer/web/stopping.py): the status
-    line (second last output) says "Stopped.", the running flag (last) is cleared, the rest
-    stays as it was."""
+def stopped_word(outputs: type) -> Callable:
+    """The last message of a stopped run (explorer/web/stopping.py), a message of `outputs`
+    (the section's NamedTuple of outputs): its `status` says "Stopped.", its `running` flag is
+    cleared, the rest stays as it was."""
     def last_word(last, lang) -> tuple:
-        return (*(gr.skip(),) * (n_outputs - 2), text("attention.stopped", normalize_language(lang)),
-                False)
+        stopped = text("attention.stopped", normalize_language(lang))
+        return outputs(*(gr.skip(),) * len(outputs._fields))._replace(status=stopped, running=False)
     return last_word
 
 
@@ -129,35 +108,88 @@ def draw_sinks(result: sinks.SinkResult, lang: str) -> tuple:
     return first, first_s, gr.update(value=absorbed, visible=absorbed is not None), sinks.summary(result, lang)
 
 
+class SinkInputs(NamedTuple):
+    """The sink grid's inputs by name, in the order its event sends them; the names are the
+    "sink_grid" API's parameter names (its handler's signature is made from them), kept as
+    they were when the handler took them by position."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    n_tokens: Any        # tokens of the long text
+    n_sinks: Any         # the first tokens whose attention mass is measured
+    with_logit: Any      # add a learned sink logit
+    b: Any               # its value
+
+
+class SinkOutputs(NamedTuple):
+    """The sink grid's outputs by name, in the order its event lists them (the first four are
+    drawn again from `result` on a language switch, by draw_sinks)."""
+    first: Any           # mass on the first token, layer x head
+    first_s: Any         # mass on the first n_sinks tokens
+    absorbed: Any        # mass the sink logit absorbs (shown only with a sink logit)
+    summary: Any
+    data: Any            # the numbers (gr.JSON)
+    result: Any          # the grid (gr.State)
+    status: Any          # the progress line
+    running: Any         # the running flag (gr.State)
+
+
 @visitor_errors
 def sink_grid(loaded, lang, n_tokens, n_sinks, use_logit, sink_logit,
               time_limit_s: float = SINK_TIME_LIMIT_S):
-    """Yields (first, first s, absorbed, summary, data, result, status, running): the progress
-    after every forward (other outputs unchanged), then the mass on the first tokens."""
+    """Yields SinkOutputs: the progress after every forward (other outputs unchanged), then the
+    mass on the first tokens."""
     steps = sinks.steps(loaded, n_tokens, n_sinks, use_logit, sink_logit, Deadline(time_limit_s))
-    skip = (gr.skip(),) * 6
-    result = yield from follow(steps, lambda step: (*skip, progress_line(step, lang), True))
-    yield (*draw_sinks(result, lang), sinks.data(result), result, "", False)
+    unchanged = SinkOutputs(*(gr.skip(),) * len(SinkOutputs._fields))
+    result = yield from follow(steps, lambda step: unchanged._replace(
+        status=progress_line(step, lang), running=True))
+    first, first_s, absorbed, summary = draw_sinks(result, lang)
+    yield SinkOutputs(first=first, first_s=first_s, absorbed=absorbed, summary=summary,
+                      data=sinks.data(result), result=result, status="", running=False)
 
 
 def draw_streaming(result: streaming.StreamingRun, lang: str) -> tuple:
     return (*streaming.figures(result, lang), streaming.summary(result, lang))
 
 
+class StreamInputs(NamedTuple):
+    """The StreamingLLM section's inputs by name, in the order its event sends them; the names
+    are the "streaming_ppl" API's parameter names (its handler's signature is made from them),
+    kept as they were when the handler took them by position."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    n_tokens: Any        # tokens of the long text
+    w: Any               # window
+    s: Any               # sinks
+
+
+class StreamOutputs(NamedTuple):
+    """The StreamingLLM section's outputs by name, in the order its event lists them (the
+    first two are drawn again from `result` on a language switch, by draw_streaming)."""
+    plot: Any            # perplexity along the text, one curve per eviction policy
+    summary: Any
+    data: Any            # the numbers (gr.JSON)
+    result: Any          # the run (gr.State)
+    status: Any          # the progress line
+    running: Any         # the running flag (gr.State)
+
+
 @visitor_errors
 def streaming_ppl(loaded, lang, n_tokens, window, n_sinks, cache: streaming.StreamingCache,
                   time_limit_s: float = STREAM_TIME_LIMIT_S):
-    """Yields (figure, summary, data, result, status, running): the progress after every
-    forward, then the perplexity along the text under each eviction policy."""
+    """Yields StreamOutputs: the progress after every forward, then the perplexity along the
+    text under each eviction policy."""
     steps = streaming.steps(loaded, n_tokens, window, n_sinks, cache, Deadline(time_limit_s))
+    unchanged = StreamOutputs(*(gr.skip(),) * len(StreamOutputs._fields))
 
     def report(step):
         # the first Progress comes after the inputs were checked: window and sinks are numbers
         stage = streaming.policy_label(step.stage, int(window), int(n_sinks), lang)
-        return (*(gr.skip(),) * 4, progress_line(step, lang, stage), True)
+        return unchanged._replace(status=progress_line(step, lang, stage), running=True)
 
     result = yield from follow(steps, report)
-    yield (*draw_streaming(result, lang), streaming.data(result), result, "", False)
+    plot, summary = draw_streaming(result, lang)
+    yield StreamOutputs(plot=plot, summary=summary, data=streaming.data(result), result=result,
+                        status="", running=False)
 
 
 def draw_receptive(result: rf.ProbeRun | str, lang: str) -> tuple:
@@ -168,22 +200,45 @@ def draw_receptive(result: rf.ProbeRun | str, lang: str) -> tuple:
     return (*rf.figures(result, lang), rf.summary(result, lang), rf.table(result, lang))
 
 
+class ProbeInputs(NamedTuple):
+    """The receptive-field section's inputs by name, in the order its event sends them; the
+    names are the "receptive_field" API's parameter names (its handler's signature is made from
+    them), kept as they were when the handler took them by position."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    mode: Any            # "forced" | "own"
+    w: Any               # window
+    n_tokens: Any        # tokens of the probe's text
+    seed: Any
+
+
+class ProbeOutputs(NamedTuple):
+    """The receptive-field section's outputs by name, in the order its event lists them (the
+    first three are drawn again from `result` on a language switch, by draw_receptive)."""
+    plot: Any            # which layers the distant token reaches
+    summary: Any
+    reach: Any           # the reach table (it also follows the model picker)
+    data: Any            # the numbers (gr.JSON)
+    result: Any          # the probe (gr.State; NO_PROBE before one)
+    status: Any          # the progress line
+    running: Any         # the running flag (gr.State)
+
+
 @visitor_errors
 def receptive_field(loaded, lang, mode, window, n_tokens, seed,
                     time_limit_s: float = PROBE_TIME_LIMIT_S):
-    """Yields (figure, summary, reach table, data, result, status, running): the progress
-    after every forward, then which layers a distant token reaches."""
+    """Yields ProbeOutputs: the progress after every forward, then which layers a distant
+    token reaches."""
     steps = rf.steps(loaded, mode, window, n_tokens, seed, Deadline(time_limit_s))
-    skip = (gr.skip(),) * 5
-    result = yield from follow(steps, lambda step: (*skip, progress_line(step, lang), True))
-    yield (*draw_receptive(result, lang), rf.data(result), result, "", False)
+    unchanged = ProbeOutputs(*(gr.skip(),) * len(ProbeOutputs._fields))
+    result = yield from follow(steps, lambda step: unchanged._replace(
+        status=progress_line(step, lang), running=True))
+    plot, summary, reach = draw_receptive(result, lang)
+    yield ProbeOutputs(plot=plot, summary=summary, reach=reach, data=rf.data(result), result=result,
+                       status="", running=False)
 
 
 NO_PROBE = "no probe yet"
-
-
-def head_choices(n_heads: int) -> list:
-    return [("all", "all")] + [(str(h), str(h)) for h in range(n_heads)]
 
 
 # ----------------------------------------------------------------------------- the tab
@@ -191,7 +246,7 @@ def head_choices(n_heads: int) -> list:
 
 def build(ctx: TabContext) -> None:
     with ctx.section("attention.section.map"):
-        layer, head = _build_map(ctx)
+        layer, head = build_map(ctx)
     with ctx.section("attention.section.groups"):
         group_outputs, groups_run = _build_groups(ctx)
     with ctx.section("attention.section.sinks"):
@@ -204,78 +259,6 @@ def build(ctx: TabContext) -> None:
     with ctx.section("attention.section.lg"):
         lg_outputs, lg_run = _build_local_global(ctx)
     _follow_model(ctx, layer, head, (lg_outputs, lg_run), reach, (group_outputs, groups_run))
-
-
-def _build_map(ctx: TabContext) -> tuple:
-    """The map under a mask; returns (layer, head), whose ranges follow the model picker."""
-    t = ctx.t
-    gr.Markdown(t("attention.intro"), latex_delimiters=LATEX)
-    with gr.Row():
-        prompt = gr.Textbox(DEFAULT_PROMPT, label=t("attention.prompt"), lines=2, scale=4,
-                            max_length=max_tokens(ctx.runtime.device) * CHARS_PER_TOKEN_BOUND,
-                            elem_id="attention-prompt")
-        n_generate = gr.Slider(0, maps.MAX_GENERATED, value=0, step=1, label=t("attention.generate"),
-                               scale=1, elem_id="attention-generate")
-    with gr.Row():
-        layer = gr.Slider(0, 29, value=3, step=1, label=t("attention.layer"), elem_id="attention-layer")
-        head = gr.Dropdown(choices=head_choices(9), value="all", label=t("attention.head"),
-                           elem_id="attention-head", filterable=False)
-        impl = gr.Radio(list(maps.IMPLS), value="eager", label=t("attention.impl"),
-                        info=t("attention.impl_info"), elem_id="attention-impl")
-    with gr.Row():
-        mask_kind = gr.Radio([(t("attention.mask.causal"), "causal"), (t("attention.mask.window"), "window"),
-                              (t("attention.mask.sinks"), "sinks"),
-                              (t("attention.mask.sink_logit"), "sink_logit")],
-                             value="causal", label=t("attention.mask"), elem_id="attention-mask", scale=3)
-        window = gr.Number(8, label=t("attention.window"), precision=0, elem_id="attention-window",
-                           scale=1)
-        sinks_n = gr.Number(2, label=t("attention.sinks"), precision=0, elem_id="attention-sinks",
-                            scale=1)
-        sink_logit = gr.Slider(-5, 10, value=1.0, step=0.1, label=t("attention.sink_logit"),
-                               elem_id="attention-sink-logit", scale=2)
-    run = gr.Button(t("attention.run"), variant="primary", elem_id="attention-run")
-    with gr.Row():
-        map_plot = gr.Plot(elem_id="attention-map", scale=3, show_label=False)
-        mask_plot = gr.Plot(elem_id="attention-mask-plot", scale=2, show_label=False)
-    map_summary = gr.Markdown(elem_id="attention-summary")
-    next_tokens = gr.Dataframe(elem_id="attention-next-tokens", interactive=False)
-    with gr.Accordion(t("attention.data"), open=False):
-        map_data = gr.JSON(show_label=False)
-    map_state = gr.State()
-
-    def on_map(model_name, lang, text, layer_value, head_value, kind, w, s, b, path, n_new,
-               progress=gr.Progress()):
-        """Attention probabilities of one layer (one head or all) under the chosen mask."""
-        return attention_map(ctx.load(model_name, progress), lang, text, layer_value, head_value,
-                             kind, w, s, b, path, n_new)
-
-    map_inputs = [ctx.model, ctx.lang, prompt, layer, head, mask_kind, window, sinks_n, sink_logit,
-                  impl, n_generate]
-    map_outputs = [map_plot, mask_plot, map_summary, next_tokens, map_data, map_state]
-    map_event = run.click(on_map, map_inputs, map_outputs, api_name="attention_map", **ctx.model_event)
-    mask_kind.change(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    sink_logit.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    layer.release(on_map, map_inputs, map_outputs, api_visibility="private", **ctx.model_event)
-    # another head of the same map: redrawn from the probabilities already computed
-    head.input(show_head, [map_state, head, ctx.lang], [map_plot, map_state], api_visibility="private")
-    ctx.redraw_on_language(map_state, [map_plot, mask_plot, map_summary, next_tokens], draw_map)
-    ctx.view("attention.map", [
-        views.control("prompt", prompt), views.control("layer", layer, check=layer_of_model),
-        views.control("head", head, check=head_of_model), views.control("mask", mask_kind),
-        views.control("window", window, low=1, high=4096), views.control("sinks", sinks_n, low=0, high=64),
-        views.control("sink_logit", sink_logit), views.control("impl", impl),
-        views.control("generate", n_generate)], run=run, event=map_event, state=map_state)
-    return layer, head
-
-
-def layer_of_model(value, config) -> bool:
-    """A layer index the model has (a link's check)."""
-    return 0 <= int(value) < config.n_layers
-
-
-def head_of_model(value, config) -> bool:
-    """"all" or a query head the model has (a link's check)."""
-    return value == "all" or (str(value).isdigit() and int(value) < config.n_heads)
 
 
 def _build_groups(ctx: TabContext) -> tuple:
@@ -325,17 +308,22 @@ def _build_sinks(ctx: TabContext) -> None:
         sink_data = gr.JSON(show_label=False)
     sink_state = gr.State()
 
-    def on_sinks(model_name, lang, n_tokens, n_sinks, with_logit, b, progress=gr.Progress()):
+    @takes(SinkInputs)
+    def on_sinks(*values: SinkInputs, progress=gr.Progress()):
         """Attention mass on the first token(s) for every layer x head."""
-        yield from sink_grid(ctx.load(model_name, progress), lang, n_tokens, n_sinks, with_logit, b)
+        form = SinkInputs(*values)
+        yield from sink_grid(ctx.load(form.model_name, progress), form.lang, n_tokens=form.n_tokens,
+                             n_sinks=form.n_sinks, use_logit=form.with_logit, sink_logit=form.b)
 
     # a long run: progress after every forward, a Stop, a time limit
     sink_event = sink_run.click(
-        SINK_STOPS.stoppable(on_sinks, stopped_word(8)),
-        [ctx.model, ctx.lang, sink_tokens, sink_count, use_logit, sink_b],
-        [sink_first, sink_first_s, sink_absorbed, sink_summary, sink_data, sink_state, sink_status,
-         sink_running], api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
-        **ctx.long_event)
+        SINK_STOPS.stoppable(on_sinks, stopped_word(SinkOutputs)),
+        list(SinkInputs(model_name=ctx.model, lang=ctx.lang, n_tokens=sink_tokens, n_sinks=sink_count,
+                        with_logit=use_logit, b=sink_b)),
+        list(SinkOutputs(first=sink_first, first_s=sink_first_s, absorbed=sink_absorbed,
+                         summary=sink_summary, data=sink_data, result=sink_state, status=sink_status,
+                         running=sink_running)),
+        api_name="sink_grid", time_limit=SINK_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S, **ctx.long_event)
     # Stop ends a run after the forward under way, with its own last message "Stopped."
     sink_stop.click(SINK_STOPS.on_stop, None, None, queue=False, api_visibility="private")
     ctx.redraw_on_language(sink_state, [sink_first, sink_first_s, sink_absorbed, sink_summary], draw_sinks)
@@ -361,14 +349,20 @@ def _build_streaming(ctx: TabContext, streaming_cache: streaming.StreamingCache)
         stream_data = gr.JSON(show_label=False)
     stream_state = gr.State()
 
-    def on_streaming(model_name, lang, n_tokens, w, s, progress=gr.Progress()):
+    @takes(StreamInputs)
+    def on_streaming(*values: StreamInputs, progress=gr.Progress()):
         """Perplexity along the long text: full cache, window only, sinks + window."""
-        yield from streaming_ppl(ctx.load(model_name, progress), lang, n_tokens, w, s, streaming_cache)
+        form = StreamInputs(*values)
+        # streaming_ppl is looked up here, at each run (tests hold a run by replacing it)
+        yield from streaming_ppl(ctx.load(form.model_name, progress), form.lang, n_tokens=form.n_tokens,
+                                 window=form.w, n_sinks=form.s, cache=streaming_cache)
 
     stream_event = stream_run.click(
-        STREAM_STOPS.stoppable(on_streaming, stopped_word(6)),
-        [ctx.model, ctx.lang, stream_tokens, stream_window, stream_sinks],
-        [stream_plot, stream_summary, stream_data, stream_state, stream_status, stream_running],
+        STREAM_STOPS.stoppable(on_streaming, stopped_word(StreamOutputs)),
+        list(StreamInputs(model_name=ctx.model, lang=ctx.lang, n_tokens=stream_tokens, w=stream_window,
+                          s=stream_sinks)),
+        list(StreamOutputs(plot=stream_plot, summary=stream_summary, data=stream_data,
+                           result=stream_state, status=stream_status, running=stream_running)),
         api_name="streaming_ppl", time_limit=STREAM_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.long_event)
     stream_stop.click(STREAM_STOPS.on_stop, None, None, queue=False, api_visibility="private")
@@ -399,14 +393,19 @@ def _build_receptive(ctx: TabContext) -> gr.Dataframe:
         rf_data = gr.JSON(show_label=False)
     rf_state = gr.State(NO_PROBE)   # the reach table is redrawn even before a probe
 
-    def on_receptive(model_name, lang, mode, w, n_tokens, seed, progress=gr.Progress()):
+    @takes(ProbeInputs)
+    def on_receptive(*values: ProbeInputs, progress=gr.Progress()):
         """Which layers' last hidden state changes when the token at distance d is replaced."""
-        yield from receptive_field(ctx.load(model_name, progress), lang, mode, w, n_tokens, seed)
+        form = ProbeInputs(*values)
+        yield from receptive_field(ctx.load(form.model_name, progress), form.lang, mode=form.mode,
+                                   window=form.w, n_tokens=form.n_tokens, seed=form.seed)
 
     rf_event = rf_run.click(
-        PROBE_STOPS.stoppable(on_receptive, stopped_word(7)),
-        [ctx.model, ctx.lang, rf_mode, rf_window, rf_tokens, rf_seed],
-        [rf_plot, rf_summary, reach, rf_data, rf_state, rf_status, rf_running],
+        PROBE_STOPS.stoppable(on_receptive, stopped_word(ProbeOutputs)),
+        list(ProbeInputs(model_name=ctx.model, lang=ctx.lang, mode=rf_mode, w=rf_window,
+                         n_tokens=rf_tokens, seed=rf_seed)),
+        list(ProbeOutputs(plot=rf_plot, summary=rf_summary, reach=reach, data=rf_data, result=rf_state,
+                          status=rf_status, running=rf_running)),
         api_name="receptive_field", time_limit=PROBE_TIME_LIMIT_S + TIME_LIMIT_MARGIN_S,
         **ctx.long_event)
     rf_stop.click(PROBE_STOPS.on_stop, None, None, queue=False, api_visibility="private")

@@ -17,7 +17,7 @@ from explorer.locales import Term, normalize_language
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
 from explorer.ui import TabContext, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
-from explorer.ui.tabs.attention import layer_of_model
+from explorer.ui.tabs.attention_map import layer_of_model
 from models.attention import MaskSpec
 
 TITLE = "flash.tab"

@@ -25,7 +25,7 @@ from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, defaul
 from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs import rope_context
-from explorer.ui.tabs.attention import layer_of_model
+from explorer.ui.tabs.attention_map import layer_of_model
 
 TITLE = "rope.tab"
 DEFAULT_BASES = "10000, 100000, 500000, 1000000"

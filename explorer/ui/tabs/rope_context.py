@@ -6,7 +6,7 @@ with what was measured so far (explorer/web/stopping.py)."""
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Any, Callable, NamedTuple
 
 import gradio as gr
 
@@ -15,7 +15,7 @@ from explorer.rope import continuation as continuation_experiment
 from explorer.rope import frequencies as frequencies_experiment
 from explorer.rope import sweep as sweep_experiment
 from explorer.texts import long_text
-from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.web.stopping import Stops
 
@@ -44,41 +44,61 @@ def redraw_sweep(result: sweep_experiment.Sweep, lang: str):
     return (*draw_sweep(result, lang), "")
 
 
-def sweep(runtime, model_name, lang, bases_text, apply, n_tokens, progress=gr.Progress()):
+class SweepInputs(NamedTuple):
+    """The base sweep's inputs by name, in the order its event sends them; the names are the
+    "rope_perplexity" API's parameter names (sweep's signature is made from them)."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    bases_text: Any      # the bases, comma-separated ("10000, 1M, ...")
+    apply: Any           # the layers whose base changes: "full" | "sliding" | "all"
+    n_tokens: Any        # tokens of the long text
+
+
+class SweepOutputs(NamedTuple):
+    """The base sweep's outputs by name, in the order its event lists them (all but `result`
+    are drawn again from it on a language switch, by redraw_sweep)."""
+    plot: Any            # perplexity per position, one curve per base
+    summary: Any         # the summary; the progress line while the sweep runs
+    table: Any
+    result: Any          # the sweep (gr.State)
+    note: Any            # "Stopped." after a Stop, else empty
+
+
+@takes(SweepInputs)
+def sweep(runtime, *values: SweepInputs, progress=gr.Progress()):
     """Perplexity per position on the long text for each RoPE base (one forward per base). A
-    generator: (figure, summary, table, state, stop note) after each forward, the figure, table
-    and state only at the end; closing it (Stop, a closed page) runs no further forward. Its
-    first message clears the last sweep's figure, table and state (and a "Stopped."): a sweep
-    stopped halfway leaves no chart that could be read as its own, and the language switch
-    has nothing old to redraw."""
-    lang = normalize_language(lang)
-    bases = frequencies_experiment.parse_bases(bases_text)
-    loaded = load_or_error(runtime, model_name, progress)
+    generator: a SweepOutputs after each forward, the figure, table and state only at the end;
+    closing it (Stop, a closed page) runs no further forward. Its first message clears the
+    last sweep's figure, table and state (and a "Stopped."): a sweep stopped halfway leaves no
+    chart that could be read as its own, and the language switch has nothing old to redraw."""
+    form = SweepInputs(*values)
+    lang = normalize_language(form.lang)
+    bases = frequencies_experiment.parse_bases(form.bases_text)
+    loaded = load_or_error(runtime, form.model_name, progress)
+    unchanged = SweepOutputs(*(gr.skip(),) * len(SweepOutputs._fields))
+    cleared = SweepOutputs(plot=None, summary=None, table=None, result=None, note="")
     first = True
-    for item in sweep_experiment.steps(loaded.model, loaded.tokenizer, long_text(), bases, apply, n_tokens,
-                                       model_title=getattr(loaded.spec, "title", loaded.name),
+    for item in sweep_experiment.steps(loaded.model, loaded.tokenizer, long_text(), bases, form.apply,
+                                       form.n_tokens, model_title=getattr(loaded.spec, "title", loaded.name),
                                        time_limit_s=SWEEP_TIME_LIMIT_S):
         if isinstance(item, sweep_experiment.Sweep):
-            yield (*draw_sweep(item, lang), item, "")
+            plot, summary, table = draw_sweep(item, lang)
+            yield SweepOutputs(plot=plot, summary=summary, table=table, result=item, note="")
             return
-        label = sweep_experiment.key_label(loaded.config, apply, item.key, lang)
-        status = text("rope.base.progress", lang, base=label, tokens=n_tokens, done=item.done + 1,
+        label = sweep_experiment.key_label(loaded.config, form.apply, item.key, lang)
+        status = text("rope.base.progress", lang, base=label, tokens=form.n_tokens, done=item.done + 1,
                       total=item.total)
-        if first:
-            yield None, status, None, None, ""
-        else:
-            yield gr.skip(), status, gr.skip(), gr.skip(), gr.skip()
+        yield (cleared if first else unchanged)._replace(summary=status)
         first = False
 
 
-def stopped_word(n_outputs: int, progress_at: int):
-    """The last message of a stopped sweep or continuation (explorer/web/stopping.py): its note
-    (the last output) says "Stopped.", its progress line (output `progress_at`) is cleared, the
-    rest stays as it was."""
+def stopped_word(outputs: type, progress: str):
+    """The last message of a stopped sweep or continuation (explorer/web/stopping.py), a
+    message of `outputs` (the section's NamedTuple of outputs): its `note` says "Stopped.", its
+    progress line (the field named `progress`) is cleared, the rest stays as it was."""
     def last_word(last, lang) -> tuple:
-        words = [gr.skip()] * n_outputs
-        words[progress_at], words[-1] = "", text("rope.stopped", normalize_language(lang))
-        return tuple(words)
+        unchanged = outputs(*(gr.skip(),) * len(outputs._fields))
+        return unchanged._replace(**{progress: ""}, note=text("rope.stopped", normalize_language(lang)))
     return last_word
 
 
@@ -92,21 +112,44 @@ def redraw_continuation(result: continuation_experiment.Continuation, lang: str)
     return draw_continuation(result, lang), ""
 
 
-def continuation(runtime, model_name, lang, log10_base, apply, n_tokens, n_new, progress=gr.Progress()):
+class ContinueInputs(NamedTuple):
+    """The continuation's inputs by name, in the order its event sends them; the names are the
+    "rope_continue" API's parameter names (continuation's signature is made from them)."""
+    model_name: Any      # the header's model picker
+    lang: Any            # the header's language switch
+    log10_base: Any      # the changed base, as log10
+    apply: Any           # the sweep's layers: "full" | "sliding" | "all"
+    n_tokens: Any        # the sweep's tokens of the long text
+    n_new: Any           # tokens continued
+
+
+class ContinueOutputs(NamedTuple):
+    """The continuation's outputs by name, in the order its event lists them (`text` and
+    `note` are drawn again from `result` on a language switch, by redraw_continuation)."""
+    text: Any            # the two continuations; the progress line while it runs
+    result: Any          # the continuation (gr.State)
+    note: Any            # "Stopped." after a Stop, else empty
+
+
+@takes(ContinueInputs)
+def continuation(runtime, *values: ContinueInputs, progress=gr.Progress()):
     """Greedy continuation of the long text's first tokens, trained base vs a changed base. A
-    generator like `sweep`: (summary, state, stop note), a progress line after every token."""
-    lang = normalize_language(lang)
-    continuation_experiment.check_log10_base(log10_base)
-    loaded = load_or_error(runtime, model_name, progress)
+    generator like `sweep`: a ContinueOutputs with a progress line after every token."""
+    form = ContinueInputs(*values)
+    lang = normalize_language(form.lang)
+    continuation_experiment.check_log10_base(form.log10_base)
+    loaded = load_or_error(runtime, form.model_name, progress)
     first = True
-    for item in continuation_experiment.steps(loaded.model, loaded.tokenizer, long_text(), log10_base, apply,
-                                              n_tokens, n_new, time_limit_s=CONTINUATION_TIME_LIMIT_S):
+    for item in continuation_experiment.steps(loaded.model, loaded.tokenizer, long_text(), form.log10_base,
+                                              form.apply, form.n_tokens, form.n_new,
+                                              time_limit_s=CONTINUATION_TIME_LIMIT_S):
         clear = "" if first else gr.skip()
         first = False
         if isinstance(item, continuation_experiment.Continuation):
-            yield draw_continuation(item, lang), item, ""
+            yield ContinueOutputs(text=draw_continuation(item, lang), result=item, note="")
             return
-        yield text("rope.cont.progress", lang, done=item.done, total=item.total), gr.skip(), clear
+        yield ContinueOutputs(text=text("rope.cont.progress", lang, done=item.done, total=item.total),
+                              result=gr.skip(), note=clear)
 
 
 def _bind(ctx: TabContext, handler: Callable) -> Callable:
@@ -140,9 +183,12 @@ def build_sweep(ctx: TabContext) -> tuple:
     sweep_state = gr.State(None)
     sweep_outputs = [sweep_plot, sweep_text, sweep_table]
     sweep_event = sweep_run.click(
-        SWEEP_STOPS.stoppable(_bind(ctx, sweep), stopped_word(5, progress_at=1)),
-        [ctx.model, ctx.lang, sweep_bases, apply_to, sweep_tokens],
-        [*sweep_outputs, sweep_state, sweep_note], api_name="rope_perplexity", show_progress="minimal",
+        SWEEP_STOPS.stoppable(_bind(ctx, sweep), stopped_word(SweepOutputs, progress="summary")),
+        list(SweepInputs(model_name=ctx.model, lang=ctx.lang, bases_text=sweep_bases, apply=apply_to,
+                         n_tokens=sweep_tokens)),
+        list(SweepOutputs(plot=sweep_plot, summary=sweep_text, table=sweep_table, result=sweep_state,
+                          note=sweep_note)),
+        api_name="rope_perplexity", show_progress="minimal",
         time_limit=int(SWEEP_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.long_event)
     # Stop ends the sweep after the forward under way, which then says "Stopped."
     sweep_stop.click(SWEEP_STOPS.on_stop, None, None, queue=False, api_name="rope_perplexity_stop")
@@ -169,9 +215,11 @@ def build_continuation(ctx: TabContext, sweep_inputs: tuple) -> None:
     cont_text = gr.Markdown(elem_id="rope-cont-text")
     cont_state = gr.State(None)
     cont_event = cont_run.click(
-        CONTINUATION_STOPS.stoppable(_bind(ctx, continuation), stopped_word(3, progress_at=0)),
-        [ctx.model, ctx.lang, cont_base, apply_to, sweep_tokens, cont_new],
-        [cont_text, cont_state, cont_note], api_name="rope_continue", show_progress="minimal",
+        CONTINUATION_STOPS.stoppable(_bind(ctx, continuation), stopped_word(ContinueOutputs, progress="text")),
+        list(ContinueInputs(model_name=ctx.model, lang=ctx.lang, log10_base=cont_base, apply=apply_to,
+                            n_tokens=sweep_tokens, n_new=cont_new)),
+        list(ContinueOutputs(text=cont_text, result=cont_state, note=cont_note)),
+        api_name="rope_continue", show_progress="minimal",
         time_limit=int(CONTINUATION_TIME_LIMIT_S) + EVENT_SLACK_S, **ctx.long_event)
     cont_stop.click(CONTINUATION_STOPS.on_stop, None, None, queue=False, api_name="rope_continue_stop")
     ctx.redraw_on_language(cont_state, [cont_text, cont_note], redraw_continuation)

@@ -69,8 +69,8 @@ def check_weights(weights) -> str:
 
 def configured_weights(model=None) -> str:
     """The precision the decode steps read: the operator's (EXPLORER_WEIGHTS) if set; else the
-    model's own default (`CausalLM.decode_weights`, the choice measured for its checkpoint)
-    where this CPU has that precision's SIMD path, which is what the choice was measured on;
+    model's own default (`model.decode_weights`, set by the Runtime: the choice measured for its
+    checkpoint) where this CPU has that precision's SIMD path, which is what it was measured on;
     else DEFAULT_WEIGHTS (fp32)."""
     value = os.environ.get(WEIGHTS_ENV, "").strip().lower()
     if value:

@@ -45,7 +45,7 @@ def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatc
     from explorer.serving import Scheduler
     from engine.quantized import WEIGHTS_ENV, weights_of
     from models.generate import SamplingParams, generate
-    from models.layers import packed_products
+    from models.layers import weight_provider
 
     if chosen:
         monkeypatch.setenv(WEIGHTS_ENV, chosen)
@@ -59,7 +59,7 @@ def test_real_smollm2_stream_matches_engine_and_full_forward(runtime, monkeypatc
                                          scheduler=Scheduler(loaded.model))
     assert session.weights == (chosen or measured_default(loaded))
     table = weights_of(loaded.model, session.weights).table if session.weights != "fp32" else None
-    with packed_products(table):   # the engine's steps on the same products (fp32: its own)
+    with weight_provider(table):   # the engine's steps on the same products (fp32: its own)
         direct = [s.token_id for s in generate(loaded.model, ids, SamplingParams(max_new_tokens=4))]
     assert session.generated_ids == direct
     assert session.bytes_match_formula()

@@ -209,6 +209,15 @@ def takes(inputs: type) -> Callable[[Callable], Callable]:
     return decorate
 
 
+def bind(handler: Callable, *args: Any, **kwargs: Any) -> functools.partial:
+    """functools.partial(handler, *args, **kwargs) that keeps the handler's docstring: Gradio
+    describes an API endpoint with its function's docstring, and a bare partial's is the
+    partial class's own ("partial(func, *args, **keywords) - new function with ...")."""
+    bound = functools.partial(handler, *args, **kwargs)
+    bound.__doc__ = handler.__doc__
+    return bound
+
+
 def visitor_errors(handler: Callable) -> Callable:
     """The one input-error adapter, for every handler (plain or streaming): InputError becomes
     gr.Error in the visitor's language (read from the handler's `lang` argument); gr.Error

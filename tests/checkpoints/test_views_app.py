@@ -52,3 +52,18 @@ def test_every_lesson_step_is_a_value_its_view_takes(full_page, runtime):
                 control = view.control(name)
                 raw = control.write(value)
                 assert raw is not None and control.parse(raw, config) == value, (lesson.key, number, name)
+
+
+def test_every_public_endpoint_is_described_by_its_own_handler(full_page):
+    """The API page describes an endpoint with its function's docstring: a handler bound with a
+    bare functools.partial would show the partial class's ("new function with partial
+    application ..."), which is why tabs bind with explorer.ui.bind."""
+    import functools
+
+    endpoints = full_page.blocks.get_api_info()["named_endpoints"]
+    assert len(endpoints) >= 40
+    partial_doc = functools.partial.__doc__.strip().splitlines()[0]
+    for name, info in endpoints.items():
+        description = info.get("description") or ""
+        assert partial_doc not in description and "partial application" not in description, name
+    assert "Stream one generation" in endpoints["/generate"]["description"]

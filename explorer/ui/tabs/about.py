@@ -3,7 +3,6 @@ Claims tab, which checks them live), and the model card of the selected model (n
 the loaded config and weights: explorer/about/card.py)."""
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import gradio as gr
 from explorer.about import card as model_card
 from explorer.claims.registry import CLAIMS
 from explorer.locales import normalize_language, text
-from explorer.ui import LATEX, TabContext, load_or_error, tab_id, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, tab_id, visitor_errors
 
 CLAIMS_FILE = Path(__file__).resolve().parents[3] / "docs" / "CLAIMS.md"
 
@@ -93,7 +92,7 @@ def build(ctx: TabContext) -> None:
             licence = gr.Markdown()
         card_state = gr.State(None)
         # No forward pass here, so these events stay out of the "model" concurrency group.
-        handler = functools.partial(show_card, ctx.runtime)
+        handler = bind(show_card, ctx.runtime)
         outputs = [card, raw, licence, card_state]
         drawn = (ctx.demo.load(handler, [ctx.model, ctx.lang], outputs, api_visibility="private"),
                  ctx.model.change(handler, [ctx.model, ctx.lang], outputs, api_visibility="private"))

@@ -3,7 +3,6 @@ gradients and training (C19), and multi-head latent attention's cache and decoup
 C7). Thin wiring over explorer/architecture (run -> typed result -> figures)."""
 from __future__ import annotations
 
-import functools
 
 import gradio as gr
 
@@ -11,7 +10,7 @@ from explorer.architecture import blocks, inventory, mla, norm_placement
 from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.runtime import UnknownModelError
-from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, visitor_errors
 from explorer.ui.page import views
 
 TITLE = "arch.tab"
@@ -107,7 +106,7 @@ def build(ctx: TabContext) -> None:
         params = gr.Plot(elem_id="arch-blocks-params", show_label=False)
         blocks_state = gr.State(None)
         outputs = [diagram, params, table, blocks_text]
-        event = blocks_run.click(visitor_errors(functools.partial(read_blocks, runtime)),
+        event = blocks_run.click(visitor_errors(bind(read_blocks, runtime)),
                                  [ctx.lang, ctx.model], [*outputs, blocks_state],
                                  api_name="architecture_blocks")
         ctx.view("arch.blocks", [], run=blocks_run, event=event, state=blocks_state)

@@ -5,14 +5,13 @@ section's seam: its inputs are parsed by name (MapInputs) and its outputs return
 (MapOutputs), in the order its events send and list them."""
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import gradio as gr
 
 from explorer.attention import maps, max_tokens
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
-from explorer.ui import LATEX, TabContext, load_or_error, takes, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 
 DEFAULT_PROMPT = ("The cat sat on the mat because it was tired. Later that day, the dog came "
@@ -125,7 +124,7 @@ def build_map(ctx: TabContext) -> tuple:
     # one handler for the button and the three controls that redraw on their own; Gradio names
     # the private events after it and describes the API endpoint with its docstring, so the
     # partial keeps the name and the words the closure `on_map` had
-    bound = functools.partial(attention_map, ctx.runtime)
+    bound = bind(attention_map, ctx.runtime)
     bound.__name__, bound.__doc__ = "on_map", attention_map.__doc__
     on_map = visitor_errors(bound)
     map_inputs = list(MapInputs(model_name=ctx.model, lang=ctx.lang, text=prompt, layer_value=layer,

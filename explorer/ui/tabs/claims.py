@@ -18,7 +18,6 @@ pytest the tab refuses to build, and a replaced registry is named on the page ab
 """
 from __future__ import annotations
 
-import functools
 import importlib
 import math
 import os
@@ -35,7 +34,7 @@ from explorer.claims import board
 from explorer.claims.registry import CLAIMS, ClaimEntry
 from explorer.locales import normalize_language, text
 from explorer.serving import start_worker
-from explorer.ui import TabContext, load_or_error, tab_id, visitor_errors
+from explorer.ui import TabContext, bind, load_or_error, tab_id, visitor_errors
 from explorer.web.stopping import Stops
 
 TITLE = "claims.tab"
@@ -181,17 +180,17 @@ def build(ctx: TabContext) -> None:
     state = gr.State(blank)   # drawn again in the visitor's language by the language switch
     outputs = [table, summary, state]
     limits = {"time_limit": EVENT_LIMIT_S, **ctx.long_event}
-    cached = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, False),
+    cached = STOPS.stoppable(bind(run_board, ctx.runtime, registry, tab_titles, False),
                              stopped_word)
-    again = STOPS.stoppable(functools.partial(run_board, ctx.runtime, registry, tab_titles, True),
+    again = STOPS.stoppable(bind(run_board, ctx.runtime, registry, tab_titles, True),
                             stopped_word)
     event = run.click(cached, [ctx.model, ctx.lang], outputs, api_name="claims_board", **limits)
     rerun.click(again, [ctx.model, ctx.lang], outputs, api_visibility="private", **limits)
     stop.click(STOPS.on_stop, None, None, queue=False, api_visibility="private")
     # another model: its kept board, or the claims not yet run (a board names its model, but a
     # table of the previous model's numbers under the new model's name invites a misreading)
-    ctx.model.change(functools.partial(show_cached, ctx.runtime, registry, tab_titles),
+    ctx.model.change(bind(show_cached, ctx.runtime, registry, tab_titles),
                      [ctx.model, ctx.lang], outputs, api_visibility="private")
     ctx.redraw_on_language(state, [table, summary],
-                           functools.partial(draw, tab_titles=tab_titles))
+                           bind(draw, tab_titles=tab_titles))
     ctx.view("claims.board", [], run=run, event=event, state=state)

@@ -4,7 +4,6 @@ normalizer, exactness on random inputs, bytes moved and measured memory against 
 Thin wiring over explorer/flash (run -> typed result -> figures)."""
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import gradio as gr
@@ -15,7 +14,7 @@ from explorer.flash import exactness, figures, io, schedule, timing
 from explorer.inputs import check_text, finite_number, whole_number
 from explorer.locales import Term, normalize_language
 from explorer.prompts import CHARS_PER_TOKEN_BOUND
-from explorer.ui import TabContext, load_or_error, takes, visitor_errors
+from explorer.ui import TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs.attention_map import layer_of_model
 from models.attention import MaskSpec
@@ -207,7 +206,7 @@ def draw_timing(sweep, lang):
 
 def build(ctx: TabContext) -> None:
     t, runtime = ctx.t, ctx.runtime
-    bind = lambda handler: visitor_errors(functools.partial(handler, runtime))  # noqa: E731
+    handled = lambda handler: visitor_errors(bind(handler, runtime))  # noqa: E731
     gr.Markdown(t("flash.intro"))
     gr.Markdown(t("flash.shared"))
     with gr.Row():
@@ -244,7 +243,7 @@ def build(ctx: TabContext) -> None:
                                  block_q=block_q, block_k=block_k, row=row))
         outputs = list(HeadOutputs(naive=naive_plot, tiles=tiles_plot, row=row_plot, summary=summary,
                                    result=head_state))
-        event = run.click(visitor_errors(functools.partial(run_head, runtime)), inputs, outputs,
+        event = run.click(visitor_errors(bind(run_head, runtime)), inputs, outputs,
                           api_name="flash_run", **ctx.model_event)
         ctx.redraw_on_language(head_state, [naive_plot, tiles_plot, row_plot, summary], draw_head)
         ctx.view("flash.schedule", [
@@ -281,7 +280,7 @@ def build(ctx: TabContext) -> None:
                                   block_q=block_q, block_k=block_k, head_dim=io_d, sram_kib=io_sram,
                                   max_n=io_max))
         io_outputs = list(IOOutputs(io=io_plot, memory=mem_plot, summary=io_summary, result=io_state))
-        io_event = io_run.click(bind(run_io), io_inputs, io_outputs, api_name="flash_io", **ctx.model_event)
+        io_event = io_run.click(handled(run_io), io_inputs, io_outputs, api_name="flash_io", **ctx.model_event)
         ctx.redraw_on_language(io_state, [io_plot, mem_plot, io_summary], draw_io)
         ctx.view("flash.io", [*linked, views.control("d", io_d, low=1, high=1024),
                               views.control("sram", io_sram, low=1, high=1 << 20),
@@ -300,7 +299,7 @@ def build(ctx: TabContext) -> None:
         time_inputs = list(TimingInputs(lang=ctx.lang, mask_kind=mask_kind, window=window, sinks=sinks,
                                         block_q=block_q, block_k=block_k, head_dim=time_d, max_n=time_max))
         time_outputs = list(TimingOutputs(timing=time_plot, summary=time_summary, result=time_state))
-        time_event = time_run.click(bind(run_timing), time_inputs, time_outputs, api_name="flash_timing",
+        time_event = time_run.click(handled(run_timing), time_inputs, time_outputs, api_name="flash_timing",
                                     **ctx.model_event)
         ctx.redraw_on_language(time_state, [time_plot, time_summary], draw_timing)
         ctx.view("flash.timing", [*linked, views.control("d", time_d, low=1, high=1024),

@@ -10,7 +10,6 @@ keep its result in gr.State; the shell's language switch redraws every section f
 """
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any, NamedTuple
 
@@ -32,7 +31,7 @@ from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor
                               scheduler_for)
 from explorer.ui.page import views
 from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
-from explorer.ui import LATEX, TabContext, load_or_error, takes, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client
 from explorer.web.stopping import Stops
 from explorer.web.groups import GENERATE_CONCURRENCY_ID
@@ -423,7 +422,7 @@ def _build_run(ctx: TabContext) -> None:
                             temp=temperature, k=top_k, p=top_p, seed_value=seed,
                             policy_value=policy, w=window, s=sinks, compare_value=compare,
                             check_value=check, runs=history_state, last_session=last_session))
-    handler = STOPS.stoppable(functools.partial(run_generate, ctx.runtime), stopped_word)
+    handler = STOPS.stoppable(bind(run_generate, ctx.runtime), stopped_word)
     limit = int(DEADLINE_S) + 30
     # Not in the one-at-a-time "model" group: each loaded model's shared decode loop
     # (explorer/serving/scheduler.py) serialises the forwards and batches the visitors' steps,
@@ -466,8 +465,8 @@ def _build_calculator(ctx: TabContext) -> None:
     variants_table = gr.Dataframe(interactive=False, elem_id="gen-variants")
     calc_state = gr.State(None)
 
-    calc = functools.partial(calculate, ctx.runtime)
-    after_load = functools.partial(calculate_after_load, ctx.runtime)
+    calc = bind(calculate, ctx.runtime)
+    after_load = bind(calculate_after_load, ctx.runtime)
     calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes]
     calc_outputs = [calc_table, variants_table, calc_state]
     drawn = (calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator"),

@@ -8,7 +8,6 @@ loaded, or has no loop yet, shows an empty loop. Its cost is bounded (batch_view
 MAX_STEPS steps): one open page asks every REFRESH_S seconds."""
 from __future__ import annotations
 
-import functools
 from typing import Any, Optional
 
 import gradio as gr
@@ -16,7 +15,7 @@ import gradio as gr
 from explorer.locales import normalize_language
 from explorer.generate import batch_figures, batch_view
 from explorer.serving.limits import MAX_BATCH
-from explorer.ui import TabContext, tab_id, visitor_errors
+from explorer.ui import TabContext, bind, tab_id, visitor_errors
 
 REFRESH_S = 2.0          # the intro text (serving.intro) says so
 SECTION_ID = "section-generate-batch"
@@ -92,6 +91,6 @@ def build(ctx: TabContext, section: gr.Tab, others: list) -> None:
     def wire_tabs(tabs, top_tabs):
         index = next(i for i, (_, module) in enumerate(top_tabs) if tab_id(module) == own)
         # one listener on the tab strip (an unqueued event per switch), not one per tab
-        tabs.select(functools.partial(on_tab, index), [shown], timer, **private)
+        tabs.select(bind(on_tab, index), [shown], timer, **private)
     ctx.after_tabs.append(wire_tabs)
     ctx.redraw_on_language(state, [rows_plot, steps_plot, summary], draw)

@@ -2,7 +2,6 @@
 then the engine's batched decode timed at B = 1 ... 16 on the loaded model, drawn on it (C2)."""
 from __future__ import annotations
 
-import functools
 
 import gradio as gr
 
@@ -12,7 +11,7 @@ from explorer.generate.step_cost import served_weights
 from explorer.inputs import InputError
 from explorer.locales import Term, normalize_language
 from explorer.serving import batch_threads, scheduler_for
-from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, visitor_errors
 from explorer.ui.page import views
 from explorer.web.stopping import Stops
 
@@ -69,7 +68,7 @@ def build(ctx: TabContext) -> None:
     roof_state = gr.State(None)
     outputs = [device_note, roof_plot, rates_plot, roof_summary, roof_state]
     # Stop ends the measurement between two timed forwards; nothing of it is kept or drawn
-    event = measure.click(ROOF_STOPS.stoppable(functools.partial(measure_roofline, ctx.runtime),
+    event = measure.click(ROOF_STOPS.stoppable(bind(measure_roofline, ctx.runtime),
                                        lambda last, lang: (gr.skip(),) * 5),
                   [ctx.model, ctx.lang, context, refresh], outputs, api_name="measure_roofline",
                   time_limit=int(roofline.TIME_LIMIT_S) + 60, **ctx.long_event)

@@ -4,7 +4,6 @@ configs (C14), time per token against k (C14), and a what-if with another k or w
 selection bias. Layout and wiring over explorer/moe/ (run -> typed result -> figures)."""
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -14,7 +13,7 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language
 from explorer.checkpoints import shipped
 from explorer.moe import balance, cost, params, preferences, routing, session, whatif
-from explorer.ui import LATEX, TabContext, load_or_error, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, visitor_errors
 from explorer.ui.page import views
 
 TITLE = "moe.tab"
@@ -152,7 +151,7 @@ def draw_whatif(result, lang):
 
 def build(ctx: TabContext) -> None:
     t, runtime = ctx.t, ctx.runtime
-    bound = lambda handler: functools.partial(handler, runtime)  # noqa: E731
+    bound = lambda handler: bind(handler, runtime)  # noqa: E731
     gr.Markdown(t("moe.intro"), latex_delimiters=LATEX)
     names = shipped.moe_model_names(runtime)
     with gr.Row():

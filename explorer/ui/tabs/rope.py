@@ -7,7 +7,6 @@ server) and return the typed result for the section's gr.State, from which the l
 switch redraws."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -22,7 +21,7 @@ from explorer.rope import pair as pair_experiment
 from explorer.rope import scaling as scaling_experiment
 from explorer.rope import toeplitz as toeplitz_experiment
 from explorer.rope.capture import MAX_CAPTURE_TOKENS, MIN_CAPTURE_TOKENS, default_text
-from explorer.ui import LATEX, TabContext, keep_or_reset, load_or_error, takes, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, keep_or_reset, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.ui.tabs import rope_context
 from explorer.ui.tabs.attention_map import layer_of_model
@@ -214,7 +213,7 @@ def build(ctx: TabContext) -> None:
 
 def _bind(ctx: TabContext, handler: Callable) -> Callable:
     """A handler whose first argument is the app's Runtime, with its visitor errors shown."""
-    return visitor_errors(functools.partial(handler, ctx.runtime))
+    return visitor_errors(bind(handler, ctx.runtime))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ closed page or a finished event closes them there, and a time limit inside the r
 with what was measured so far (explorer/web/stopping.py)."""
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, NamedTuple
 
 import gradio as gr
@@ -15,7 +14,7 @@ from explorer.rope import continuation as continuation_experiment
 from explorer.rope import frequencies as frequencies_experiment
 from explorer.rope import sweep as sweep_experiment
 from explorer.texts import long_text
-from explorer.ui import LATEX, TabContext, load_or_error, takes, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 from explorer.web.stopping import Stops
 
@@ -154,7 +153,7 @@ def continuation(runtime, *values: ContinueInputs, progress=gr.Progress()):
 
 def _bind(ctx: TabContext, handler: Callable) -> Callable:
     """A handler whose first argument is the app's Runtime, with its visitor errors shown."""
-    return visitor_errors(functools.partial(handler, ctx.runtime))
+    return visitor_errors(bind(handler, ctx.runtime))
 
 
 def build_sweep(ctx: TabContext) -> tuple:

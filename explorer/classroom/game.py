@@ -24,7 +24,9 @@ here, as a hostile client calls the handlers through the HTTP API:
 - GUESSES_PER_MINUTE guesses a member a minute; a guess only in the room's open round, by one
   of its members, of at most guesses.MAX_GUESS_CHARS characters;
 - ROUNDS_KEPT rounds a room (the oldest go), one open at a time; a room the room store no longer
-  holds loses its rounds (checked every SWEEP_S).
+  holds loses its rounds (checked every SWEEP_S). Only the open round holds its distribution (V
+  floats: 1 MB for Gemma's 262,144 tokens) and its recorded residuals (until the reveal, under
+  1 MB on both models); a closed round keeps its guesses (each with its probability) alone.
 """
 from __future__ import annotations
 
@@ -92,6 +94,7 @@ class Guess:
     match: Match
     pieces: tuple[str, ...]   # the matched spelling's tokens, as text
     wall: float
+    p: float = 0.0        # the token's probability under the model
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,8 @@ class Reveal:
 class Round:
     number: int
     setup: Setup
-    probs: torch.Tensor           # (V,) the model's distribution after the prompt
+    probs: Any                    # (V,) the model's distribution after the prompt (None once
+                                  # closed: a round kept for the CSV holds its guesses only)
     tokenizer: Any
     prediction: Any               # distribution.Prediction until the reveal (the lens reads it)
     greedy: int                   # the model's most likely token
@@ -193,7 +197,7 @@ class Games:
             game = self._game(code)
             number = game.rounds[-1].number + 1 if game.rounds else 1
             for old in game.rounds:
-                old.closed, old.prediction = True, None
+                old.closed, old.prediction, old.probs, old.tokenizer = True, None, None, None
             game.rounds.append(Round(number, setup, probs, tokenizer, prediction,
                                      int(torch.argmax(probs)), drawn[0] if drawn else None,
                                      float(drawn[1]) if drawn else 0.0, self.wall()))
@@ -249,7 +253,7 @@ class Games:
             now = game.current
             if now is None:
                 raise InputError("game.err.no_round")
-            now.closed, now.prediction = True, None
+            now.closed, now.prediction, now.probs, now.tokenizer = True, None, None, None
             game.version += 1
         self.rooms.bump(code)
 
@@ -271,7 +275,8 @@ class Games:
                 raise InputError("game.err.rate", n=self._guesses.limit)
             match = guesses.match(now.tokenizer, typed, now.probs)
             pieces = tuple(now.tokenizer.decode([p]) for p in match.pieces[:8])
-            mine = now.guesses[token] = Guess(member, typed, match, pieces, self.wall())
+            mine = now.guesses[token] = Guess(member, typed, match, pieces, self.wall(),
+                                              float(now.probs[match.token]))
         self.rooms.bump(code, everyone=False)
         return mine
 
@@ -326,7 +331,7 @@ class Games:
                     writer.writerow([r.number, _csv_safe(r.setup.prompt), r.setup.model, r.setup.mode,
                                      f"{r.setup.temperature:g}", r.setup.seed,
                                      _csv_safe(names.get(g.member) or g.member), _csv_safe(g.typed),
-                                     _csv_safe(g.match.spelled), f"{float(r.probs[g.match.token]):.6g}",
+                                     _csv_safe(g.match.spelled), f"{g.p:.6g}",
                                      time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(g.wall))])
         return out.getvalue()
 

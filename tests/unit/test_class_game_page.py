@@ -103,7 +103,7 @@ def test_a_students_page_shows_their_guess_and_the_published_tally_only(room):  
     seen = _texts(values)
     assert "Washington" not in seen and "guesses so far" not in seen
     # the same view again: nothing redrawn, the page not opened again
-    assert class_game.refresh(student(room, 0), True, shown, "en", games=room.games) == [gr.skip()] * 10
+    assert class_game.refresh(student(room, 0), True, shown, "en", games=room.games) == [gr.skip()] * 9 + [""]
     # Washington's student sees their own note: two tokens, the first counts
     mine_c = class_game.refresh(student(room, 2), True, None, "en", games=room.games)[4]
     assert "2 tokens" in mine_c and "“␣Wash” + “ington”" in mine_c
@@ -119,7 +119,7 @@ def test_a_students_page_shows_their_guess_and_the_published_tally_only(room):  
 
 def test_the_panels_handlers_refuse_who_is_not_in_the_class(room):  # noqa: F811
     open_round(room)
-    assert class_game.refresh(None, True, None, "en", games=room.games) == [gr.skip()] * 10
+    assert class_game.refresh(None, True, None, "en", games=room.games) == [gr.skip()] * 9 + [""]
     hidden = class_game.refresh({"role": "student", "code": room.code, "token": "x" * 22}, True,
                                 {"key": 1}, "en", games=room.games)
     assert hidden[0]["visible"] is False and hidden[8] is None

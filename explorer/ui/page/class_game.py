@@ -169,10 +169,15 @@ def panel_values(state: dict, view: dict, lang: str, shown: dict, opener: str) -
             game_figures.summary(view, lang) if revealed else "", shown, opener]
 
 
+# the opener is written "" whenever nothing opens: the page's script that follows every refresh
+# reads it, and a stale "open:N" would pull the page back to the Class tab at every move
+UNCHANGED = [gr.skip()] * 9 + [""]
+
+
 def _hidden(shown: Any) -> list:
     if shown is None:
-        return [gr.skip()] * 10
-    return [gr.update(visible=False)] + [gr.skip()] * 7 + [None, gr.skip()]
+        return UNCHANGED
+    return [gr.update(visible=False)] + [gr.skip()] * 7 + [None, ""]
 
 
 @visitor_errors
@@ -193,7 +198,7 @@ def refresh(state: Any, follow: Any, shown: Any, lang: Any, games: Games = GAMES
         key.append(mine.wall)
     before = shown if isinstance(shown, dict) else {}
     if before.get("key") == key and before.get("lang") == lang:
-        return [gr.skip()] * 10
+        return UNCHANGED
     opener = ""
     if state["role"] == "student" and follow is not False and view["round"] is not None \
             and view["reveal"] is None and before.get("round") != view["round"]:

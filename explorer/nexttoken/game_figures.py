@@ -109,9 +109,9 @@ def lens_figure(view: dict, lang: str, height: int = 340) -> go.Figure:
         fig.add_shape(type="line", x0=lead, x1=lead, y0=0, y1=1, yref="paper",
                       line=dict(color=OKABE_ITO["orange"], dash="dash", width=2))
     fig.update_layout(showlegend=True)          # one line too: its legend names the token
-    fig.update_xaxes(title_text=text("game.lens.x", lang), range=[-0.5, lens.n_layers + 0.5])
+    fig.update_xaxes(title_text=text("game.lens.x", lang, layers=lens.n_layers), range=[-0.5, lens.n_layers + 0.5])
     fig.update_yaxes(title_text=text("game.lens.y", lang), type="log", autorange="reversed")
-    return fig.finish(text("game.lens.title", lang, layers=lens.n_layers), height=height, lang=lang)
+    return fig.finish(text("game.lens.title", lang), height=height, lang=lang)
 
 
 def _ranks_line(lens, i: int, lang: str) -> str:

@@ -53,7 +53,7 @@ def test_the_reveal_figures_read_the_rounds_numbers(room, lang):  # noqa: F811
     counts = dict(zip(model.x, klass.y))
     assert counts["␣Paris"] == 2 and counts["␣the"] == 1 and sum(klass.y) == 3   # " Wash": other
     assert "␣Wash" not in fig.to_plotly_json()["data"][0]["x"]
-    assert "(1 other" in fig.layout.title.text if lang == "en" else "1 个猜测未列出" in fig.layout.title.text
+    assert "4 guesses, 1 other" in fig.layout.title.text if lang == "en" else "4 个猜测，1 个其他" in fig.layout.title.text
     lens = game_figures.lens_figure(view, lang)
     assert len(lens.data) == 1 and list(lens.data[0].y) == [r[0] + 1 for r in view["reveal"].lens.rank]
     assert lens.layout.shapes[0].x0 == 2                 # the layer the class's top leads from

@@ -291,7 +291,9 @@ def wire(demo: gr.Blocks, panel: Panel, bar: Any, header: Any, runtime: Any) -> 
     refresh_inputs = [bar.state, bar.follow, panel.shown, lang]
     bar.revision.change(refresh, refresh_inputs, outputs, queue=False, api_name="game_view",
                         **api).then(**opened)
-    lang.change(refresh, refresh_inputs, outputs, queue=False, api_visibility="private")
+    # queued (the cheap group): the app's unqueued events each hold a thread (app.UNQUEUED_THREADS);
+    # the poll and the button's guess skip the queue, as the class's own poll and answers do
+    lang.change(refresh, refresh_inputs, outputs, api_visibility="private")
 
     def start_handler(state, model_name, prompt, mode, temperature, seed, follow, shown, lang_value,
                       progress=gr.Progress()):
@@ -306,5 +308,5 @@ def wire(demo: gr.Blocks, panel: Panel, bar: Any, header: Any, runtime: Any) -> 
     panel.close.click(close_round, [bar.state, bar.follow, lang], outputs, api_name="game_close", **api)
     guess_inputs = [bar.state, panel.guess, panel.shown, lang]
     panel.send.click(send_guess, guess_inputs, [panel.mine], queue=False, api_name="game_guess", **api)
-    panel.guess.submit(send_guess, guess_inputs, [panel.mine], queue=False, api_visibility="private")
+    panel.guess.submit(send_guess, guess_inputs, [panel.mine], api_visibility="private")
     panel.csv.click(download, [bar.state, lang], [panel.csv_file], api_name="game_csv", **api)

@@ -37,7 +37,7 @@ def _labels(tokens: list[int], texts: dict) -> list[str]:
     return [html.escape(p if plain.count(p) == 1 else f"{p} #{t}") for p, t in zip(plain, tokens)]
 
 
-def _percent(p: float) -> str:
+def percent(p: float) -> str:
     return f"{100 * p:.3g} %" if p >= 0.001 else f"{100 * p:.2g} %"
 
 
@@ -67,7 +67,7 @@ def tally_figure(view: dict, lang: str, height: int = 380) -> go.Figure:
                                 dtick=1 if max(counts, default=0) <= 8 else None)
     title = text("game.fig.title", lang, n=tally.total, others=tally.others)
     alt = text("game.fig.alt", lang, n=tally.total, others=tally.others, named=len(named),
-               top=shown(reveal.labels.get(tokens[0], "?")), p=_percent(probs[0]))
+               top=shown(reveal.labels.get(tokens[0], "?")), p=percent(probs[0]))
     figure = fig.finish(title, height=height, alt=alt)
     figure.layout.margin.r = 60
     return figure
@@ -151,7 +151,7 @@ def summary(view: dict, lang: str) -> str:
     reveal, setup = view["reveal"], view["setup"]
     tally, labels, probs = reveal.tally, reveal.labels, dict(reveal.top)
     lines = [text("game.said.model_top", lang, token=said(labels.get(view["greedy"], "?")),
-                  p=_percent(view["probs"].get(view["greedy"], 0.0)))]
+                  p=percent(view["probs"].get(view["greedy"], 0.0)))]
     if tally.total == 0:
         lines.append(text("game.said.no_guesses", lang))
     elif tally.class_top is None:
@@ -161,14 +161,14 @@ def summary(view: dict, lang: str) -> str:
         p = next(p for t, _, p in tally.named if t == tally.class_top)
         key = "game.said.class_agrees" if tally.class_top == view["greedy"] else "game.said.class_top"
         lines.append(text(key, lang, token=said(labels.get(tally.class_top, "?")), count=count,
-                          n=tally.total, p=_percent(p)))
+                          n=tally.total, p=percent(p)))
     if tally.total:
-        lines.append(text("game.said.mass", lang, p=_percent(tally.class_mass), others=tally.others))
+        lines.append(text("game.said.mass", lang, p=percent(tally.class_mass), others=tally.others))
     if view.get("drawn") is not None:
         drawn = view["drawn"]
         lines.append(text("game.said.drawn", lang, token=said(labels.get(drawn, "?")),
                           temperature=f"{setup.temperature:g}", seed=setup.seed,
-                          p=_percent(view["drawn_p"]), model_p=_percent(view["probs"].get(drawn, probs.get(drawn, 0.0))),
+                          p=percent(view["drawn_p"]), model_p=percent(view["probs"].get(drawn, probs.get(drawn, 0.0))),
                           greedy=said(labels.get(view["greedy"], "?"))))
     lines.append(lens_sentence(view, lang))
     return "\n\n".join(lines)

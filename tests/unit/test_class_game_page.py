@@ -113,6 +113,7 @@ def test_a_students_page_shows_their_guess_and_the_published_tally_only(room):  
     reveal(room)
     after = class_game.refresh(student(room, 0), True, shown, "zh", games=room.games)
     assert after[5]["visible"] and after[6]["visible"] and "逻辑透镜" in after[7]
+    assert "模型给你的猜测 “␣Paris” 的概率为 40.1 %" in after[4]
     seen = _texts(after)
     assert "Washington" not in seen and "␣Wash" not in seen and "\\u2423Wash" not in seen
 

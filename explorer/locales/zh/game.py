@@ -28,6 +28,7 @@ STRINGS = {
     "game.mine": "你的猜测：{typed}，计为词元 {token}。",
     "game.mine_space": "（前面带一个空格：提示之后，下一个词跟在空格后面，分词器把空格算作词元的一部分。）",
     "game.mine_pieces": "分词器把它写成 {n} 个词元：{pieces}。下一步只决定第一个，所以你的猜测计为 {token}。",
+    "game.mine_p": "**模型给你的猜测 {token} 的概率为 {p}。**",
     "game.err.prompt": "一轮的提示是不超过 {limit} 个字符的文字。",
     "game.err.model": "本服务器没有运行这个模型。",
     "game.err.mode": "一轮要么是贪心，要么是采样。",

@@ -143,8 +143,9 @@ def status_text(view: dict, teacher: bool, lang: str) -> str:
     return " · ".join(parts) + "\n\n" + text("game.status.prompt", lang, prompt=prompt)
 
 
-def mine_text(guess: Any, lang: str) -> str:
-    """A member's own guess, as they typed it, and the token it counts as."""
+def mine_text(guess: Any, lang: str, revealed: bool = False) -> str:
+    """A member's own guess, as they typed it, and the token it counts as; once revealed, the
+    probability the model gave that token."""
     if guess is None:
         return ""
     token = game_figures.said(guess.pieces[0]) if guess.pieces else "?"
@@ -154,6 +155,8 @@ def mine_text(guess: Any, lang: str) -> str:
     if len(guess.match.pieces) > 1:
         line += " " + text("game.mine_pieces", lang, n=len(guess.match.pieces),
                            pieces=" + ".join(game_figures.said(p) for p in guess.pieces), token=token)
+    if revealed:
+        line += "\n\n" + text("game.mine_p", lang, token=token, p=game_figures.percent(guess.p))
     return line
 
 
@@ -163,7 +166,7 @@ def panel_values(state: dict, view: dict, lang: str, shown: dict, opener: str) -
     open_round = view["round"] is not None and not revealed
     return [gr.update(visible=True), gr.update(visible=teacher), status_text(view, teacher, lang),
             gr.update(visible=not teacher and open_round),
-            mine_text(view.get("mine"), lang) if not teacher else "",
+            mine_text(view.get("mine"), lang, revealed) if not teacher else "",
             gr.update(visible=True, value=game_figures.tally_figure(view, lang)) if revealed else gr.update(visible=False),
             gr.update(visible=True, value=game_figures.lens_figure(view, lang)) if revealed else gr.update(visible=False),
             game_figures.summary(view, lang) if revealed else "", shown, opener]

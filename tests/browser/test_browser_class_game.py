@@ -102,7 +102,7 @@ def test_a_class_plays_what_will_the_model_say_next(new_page, game_url):
     for page, words in ((ada, "Logit lens"), (mei, "逻辑透镜"), (sam, "Logit lens")):
         _wait_text(page, "#game-said", words)
         page.locator("#game-lens .js-plotly-plot").wait_for(timeout=60_000)
-    _wait_text(ada, "#game-mine", "The model gave your guess “␣Paris” \\d")
+    _wait_text(ada, "#game-mine", "The model gave your guess “␣Paris” a probability of \\d")
     for page in (ada, mei):
         assert "Strasbourg" not in page.inner_text("body") and "bourg" not in page.inner_text("#game")
     _shot(teacher, "game-teacher-reveal")

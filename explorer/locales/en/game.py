@@ -28,7 +28,7 @@ STRINGS = {
     "game.mine": "Your guess: {typed}, which counts as the token {token}.",
     "game.mine_space": "(With a space before it: after the prompt, the next word follows a space, and the tokenizer spells that as part of the token.)",
     "game.mine_pieces": "The tokenizer writes it as {n} tokens, {pieces}: the next step decides only the first, so your guess counts as {token}.",
-    "game.mine_p": "**The model gave your guess {token} {p}.**",
+    "game.mine_p": "**The model gave your guess {token} a probability of {p}.**",
     "game.err.prompt": "A round's prompt is some text of at most {limit} characters.",
     "game.err.model": "That model is not one this server runs.",
     "game.err.mode": "A round is greedy or sampled.",

@@ -23,7 +23,7 @@ from explorer.runtime import Runtime
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import TabContext, build_translator, resize_charts_on_select, tab_id
-from explorer.ui.page import classroom, lessons, shell, warm
+from explorer.ui.page import class_game, classroom, lessons, shell, warm
 from explorer.ui.page.views import Views
 from explorer.ui.tabs import TAB_MODULES, available_tabs
 from explorer.web.admission import GroupLimits
@@ -145,6 +145,8 @@ def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Pa
         lesson_events = lessons.wire(demo, panel, header, ctx.views, runtime)
         if ctx.class_tab is not None:   # the Class tab is built: a class follows the lessons
             classroom.wire(demo, ctx.class_tab, class_bar, panel, header, ctx.views, runtime, lesson_events)
+            if ctx.class_game is not None:   # the class game, in the Class tab
+                class_game.wire(demo, ctx.class_game, class_bar, header, runtime)
     bound_visitor_state(demo)
     web.harden(demo, WEB)
     # the first answers, kept once main() has run them (explorer/ui/page/warm.py)

@@ -448,6 +448,20 @@ class Rooms:
                 raise
             return None
 
+    def member_id(self, code: Any, token: Any) -> str:
+        """The id (the teacher's handle) of the member holding `token` in room `code`, who is
+        marked seen; InputError when the room or the member is none."""
+        with self._lock:
+            now = self.clock()
+            return self._member(self._room(code, now), token, now).id
+
+    def bump(self, code: Any, everyone: bool = True) -> None:
+        """Wake the room's pages for a change a caller made after its own checks (the class
+        game, explorer/classroom/game.py): every page, or the teacher's only."""
+        with self._lock:
+            room = self._room(code, self.clock())
+            room.revision, room.roster = room.revision + bool(everyone), room.roster + (not everyone)
+
     def __len__(self) -> int:
         with self._lock:
             self._expire(self.clock())

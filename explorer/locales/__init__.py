@@ -31,7 +31,7 @@ DEFAULT_LANGUAGE = "en"
 # One module per topic in each language's package, named for its keys' prefix.
 TOPICS = ("shell", "inputs", "generate", "attention", "masks", "rope", "claims", "about", "flash",
           "moe", "arch", "link", "lesson", "export", "a11y", "serving", "classroom", "precision",
-          "next")
+          "next", "game")
 
 
 def normalize_language(lang: Any) -> str:

@@ -86,6 +86,7 @@ class TabContext:
     # the Class tab's controls (explorer/ui/page/classroom.py Tab), set by its build: the class bar's
     # wiring (app.py, after the lessons') needs them
     class_tab: Any = None
+    class_game: Any = None    # the class game's panel (explorer/ui/page/class_game.py Panel)
 
     def section(self, title_key: str, elem_id: str | None = None) -> gr.Tab:
         """A sub-tab of the current tab holding one experiment: `with ctx.section(key): ...`."""

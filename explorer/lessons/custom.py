@@ -125,14 +125,14 @@ def _check_step(step: Any, number: int, read_step: StepReader) -> dict:
         raise refuse("step_text_type", step=number)
     if len(text) > MAX_TEXT:
         raise refuse("step_text", step=number, n=len(text), limit=MAX_TEXT)
-    if question is not None:
-        asked = quantities.get(question)
-        if asked is None or asked.view != view:
-            raise refuse("step_question", step=number)
     try:
         model, values = read_step(view, model, settings)
     except InputError as error:
         raise refuse("step_link", step=number, why=error) from None
+    if question is not None:
+        asked = quantities.get(question)
+        if asked is None or asked.view != view:
+            raise refuse("step_question", step=number)
     return {"view": view, "model": model, "settings": values, "text": text, "question": question}
 
 

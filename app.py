@@ -168,7 +168,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "theme": gr.themes.Default(primary_hue="indigo"),
         "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css",
                       STATIC / "a11y.css", STATIC / "classroom.css"],
-        "head": shell.head_html() + lessons.HEAD + classroom.head_html(),
+        "head": shell.head_html() + lessons.HEAD + lesson_builder.head_html() + classroom.head_html(),
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         # the server's own bounds and routes (explorer/web/__init__.py)

@@ -11,6 +11,7 @@ it is kept; a refusal is a sentence in the builder, never a traceback.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -297,6 +298,40 @@ WHICH_JS = """() => {
     .filter((b) => b.offsetParent !== null);
   return copies.length ? "link-" + copies[0].id.slice("copy-".length) : "";
 }"""
+
+
+def head_html() -> str:
+    """The page's refusal of a lesson file too large to send (the server would answer its body
+    413, past explorer/web/body_limit.py, with no sentence): the file's size is checked in the
+    browser before Gradio uploads it, and the builder's message says why, in the page's language.
+    A file within that bound but past MAX_FILE_BYTES is refused by `Handlers.load`."""
+    said = {lang: "⚠ " + text("lesson.builder.err.file_size", lang, size="{size}",
+                               limit=custom._size(custom.MAX_FILE_BYTES)) for lang in ("en", "zh")}
+    return SIZE_SCRIPT.replace("__SAID__", json.dumps(said, ensure_ascii=False)).replace(
+        "__MAX__", str(custom.MAX_FILE_BYTES))
+
+
+SIZE_SCRIPT = """<script>
+(function () {
+  const said = __SAID__;
+  document.addEventListener("change", (event) => {
+    const input = event.target;
+    if (!input || input.type !== "file" || !input.closest || !input.closest("#lesson-builder")) return;
+    const file = input.files && input.files[0];
+    if (!file || file.size <= __MAX__) return;
+    event.stopImmediatePropagation();
+    event.stopPropagation();
+    input.value = "";
+    const lang = (window.explorerLanguage && window.explorerLanguage()) === "zh" ? "zh" : "en";
+    const size = file.size >= 1048576 ? (file.size / 1048576).toFixed(1) + " MB"
+                                      : Math.ceil(file.size / 1024) + " KB";
+    const box = document.getElementById("builder-message");
+    if (box) (box.querySelector(".prose") || box).textContent = said[lang].replace("{size}", size);
+  }, true);
+})();
+</script>
+"""
+
 LINK_JS = "(query) => query && query.startsWith('?') ? location.origin + location.pathname + query : query"
 
 

@@ -165,10 +165,10 @@ class Handlers:
         components = self.views.components()
         by_id = {id(c): value for c, value in zip(components, values)}
         settings = {}
-        for c in view.controls:
-            raw = c.write(by_id.get(id(c.component)))
-            if raw is not None:
-                settings[c.name] = by_id[id(c.component)]
+        for c in view.controls:     # a value a link cannot carry is left to its default
+            value = by_id.get(id(c.component))
+            if value is not None and c.write(value) is not None:
+                settings[c.name] = value
         step = {"view": view.key, "model": model if isinstance(model, str) else None,
                 "settings": settings, "text": body if isinstance(body, str) else "", "question": None}
         new = self._draft(draft, title)

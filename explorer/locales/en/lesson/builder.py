@@ -8,7 +8,7 @@ STRINGS = {
     "lesson.builder.question": "Question: what the students predict",
     "lesson.builder.no_question": "No question",
     "lesson.builder.pick": "Step",
-    "lesson.builder.add": "➕ Add this view as a step",
+    "lesson.builder.add": "+ Add this view as a step",
     "lesson.builder.apply": "Update the step",
     "lesson.builder.up": "▲ Up",
     "lesson.builder.down": "▼ Down",

@@ -8,7 +8,7 @@ STRINGS = {
     "lesson.builder.question": "问题：学生要预测的量",
     "lesson.builder.no_question": "不提问",
     "lesson.builder.pick": "步骤",
-    "lesson.builder.add": "➕ 把当前视图加为一步",
+    "lesson.builder.add": "+ 把当前视图加为一步",
     "lesson.builder.apply": "更新这一步",
     "lesson.builder.up": "▲ 上移",
     "lesson.builder.down": "▼ 下移",

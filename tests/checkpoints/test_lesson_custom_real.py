@@ -13,6 +13,7 @@ from explorer.classroom.rooms import MAX_LINK
 from explorer.generate.evidence import prompt_ids, run_session
 from explorer.inputs import InputError
 from explorer.lessons import custom, kv_cache, quantities
+from explorer.locales import text
 from explorer.ui.page import lessons as panel
 from explorer.ui.page.class_teacher import class_link
 from explorer.ui.page.lesson_builder import Handlers
@@ -95,3 +96,29 @@ def test_the_builders_handlers_refuse_hostile_values(full_page, runtime, checked
     good = tmp_path / "good.json"
     good.write_text(custom.to_json(checked), encoding="utf-8")
     assert h.load(str(good), "en")[0] == checked
+
+
+def test_a_class_follows_a_custom_step_students_answer_within_its_bounds_and_see_its_text(
+        checked, session, full_page, runtime):
+    from explorer.classroom.rooms import Rooms
+    from explorer.ui.page.class_teacher import publish, reveal
+
+    rooms = Rooms()
+    code, secret = rooms.create("teacher")
+    teacher = {"role": "teacher", "code": code, "secret": secret}
+    link = lesson_link(checked)
+    publish(teacher, "http://host/" + link, None, full_page.views, runtime, rooms=rooms)
+    _, token = rooms.join(code, "ana", session="s1", address="a")
+    with pytest.raises(InputError):           # outside the question's bounds (0 .. 1e7 B)
+        rooms.answer(code, token, link, 1e12)
+    assert rooms.answer(code, token, link, 40000) == 1
+    # the student's page: the move's link opens the teacher's step, text and question
+    values = panel.restore(link, "zh", None, full_page.views, runtime.names(), runtime.default_name,
+                           lambda name: runtime.get(name).config)
+    state, look = values[3], values[6]
+    assert state["custom"] == checked and "Each new token adds" in look and "请预测" in look
+    # the teacher's reveal: the class's answers beside the value the teacher's run read
+    state = {**state, "fields": custom.read_step_values("generate.run", "generate.run/per_token",
+                                                        session)}
+    shown = reveal(teacher, state, "en", rooms=rooms)
+    assert shown[0] != text("classroom.measured_none", "en")   # the measured value was found

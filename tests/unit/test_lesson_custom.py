@@ -192,3 +192,16 @@ def test_a_custom_step_quotes_its_views_quantities_and_compares_the_guess():
 def test_a_custom_steps_reading_names_nothing_without_its_question():
     assert custom.read_step_values("generate.run", "generate.run/per_token", object()) is None
     assert custom.read_step_values("flash.schedule", None, object()) == {"values": {}}
+
+
+def test_a_reading_records_its_runs_link_and_a_run_with_other_settings_is_not_quoted():
+    checked = custom.check(_lesson(), READ)
+    state = {"lesson": "custom", "step": 1, "guess": None, "fields": None, "custom": checked}
+    link = "?view=flash.schedule&layer=3"
+    read, said = panel.observe("flash.schedule", state, object(), "en", None, link)
+    assert read["fields"]["run_link"] == link and said.startswith(text("lesson.builder.said_none", "en"))
+    other, said = panel.observe("flash.schedule", state, object(), "en", ["lesson.setting"], link)
+    assert other["fields"] is None and "other settings" in said
+    step = lesson_of(state).steps[1]
+    view = VIEWS.get("flash.schedule")
+    assert panel.differing(step, view, None, [3]) == [] and panel.differing(step, view, None, [2])

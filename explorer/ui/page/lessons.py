@@ -299,7 +299,8 @@ def check_guess(state: Any, guess: Any, lang: Any, views: Views) -> tuple:
     return state, said_text(state, lang), command_of(plan, views, run=True)
 
 
-def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[list] = None) -> tuple:
+def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[list] = None,
+            link: str = "") -> tuple:
     """(state, said) after a run of view `view_key`: the step's numbers read from the result
     the run left, when the visitor's lesson is at a step of that view; when the run had
     `other` settings than the step's (their label keys, `differing`), none of its numbers, and
@@ -317,6 +318,8 @@ def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[l
     fields = reading(step, result)
     if fields is None:
         return gr.skip(), gr.skip()
+    if link:   # the reading records the settings of the run it came from (its link)
+        fields = {**fields, "run_link": link}
     state = {**state, "fields": fields, "other": None, "lang": lang}
     return state, said_text(state, lang)
 
@@ -423,6 +426,6 @@ def _after_run(view: View):
             if step.view == view.key:
                 # link_inputs: [model, lang, *the view's controls]
                 other = differing(step, view, args[0], list(args[2:n]))
-        state, said = observe(view.key, state, result, lang, other)
+        state, said = observe(view.key, state, result, lang, other, link)
         return link, state, said
     return after_run

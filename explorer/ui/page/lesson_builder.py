@@ -11,6 +11,7 @@ it is kept; a refusal is a sentence in the builder, never a traceback.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -28,7 +29,8 @@ from explorer.ui import visitor_errors
 from explorer.ui.page import lessons
 from explorer.ui.page.lesson_links import lesson_link, read_lesson_link, refusal_text, step_reader
 from explorer.ui.page.lesson_script import APPLY_JS
-from explorer.ui.page.views import COPY_JS, Views, plain
+from explorer.ui.page.views import Views, plain
+from explorer.web.stopping import argument_reader
 
 FILE_KEEP_S = 120.0
 
@@ -279,16 +281,18 @@ def _remove(path: str, folder: str) -> None:
 
 
 def _refusing(handler, n_outputs: int, message_at: int):
-    """The handler with its InputError shown in the builder's message (the rest left as is)."""
+    """The handler with its InputError shown in the builder's message, in the language of its
+    `lang` argument (the other outputs left as they are)."""
+    lang_of = argument_reader(handler, "lang")
+
+    @functools.wraps(handler)
     def wrapped(*args, **kwargs):
         try:
             return handler(*args, **kwargs)
         except InputError as error:
-            lang = next((a for a in args if a in ("en", "zh")), "en")
             out = [gr.skip()] * n_outputs
-            out[message_at] = _refused(error, lang)
+            out[message_at] = _refused(error, normalize_language(lang_of(args, kwargs)))
             return out
-    wrapped.__name__ = handler.__name__
     return visitor_errors(wrapped)
 
 
@@ -349,8 +353,8 @@ def wire(demo: gr.Blocks, b: Builder, panel: Any, header: Any, views: Views, run
     b.apply.click(_refusing(h.apply, n, 5), [b.state, b.title, b.pick, b.text, b.question, lang],
                   editor, **private)
     for button, delta in ((b.up, -1), (b.down, +1)):
-        def moved(draft, title, index, lang_value, delta=delta):
-            return h.move(delta, draft, title, index, lang_value)
+        def moved(draft, title, index, lang, delta=delta):
+            return h.move(delta, draft, title, index, lang)
         button.click(_refusing(moved, n, 5), [b.state, b.title, b.pick, lang], editor, **private)
     b.remove.click(_refusing(h.remove, n, 5), [b.state, b.title, b.pick, lang], editor, **private)
 

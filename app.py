@@ -23,7 +23,7 @@ from explorer.runtime import Runtime
 from explorer.serving import start_worker
 from models.device import tune_cpu_allocator
 from explorer.ui import TabContext, build_translator, resize_charts_on_select, tab_id
-from explorer.ui.page import class_game, classroom, lessons, shell, warm
+from explorer.ui.page import class_game, classroom, lesson_builder, lessons, shell, warm
 from explorer.ui.page.views import Views
 from explorer.ui.tabs import TAB_MODULES, available_tabs
 from explorer.web.admission import GroupLimits
@@ -121,6 +121,7 @@ def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Pa
         # after a tab's listener waiting in the model group behind someone's long run
         shell.wire_header(demo, header, runtime, t)
         panel = lessons.build_panel(t)
+        builder = lesson_builder.build(t)
         class_bar = classroom.build_bar(t)
         banner = gr.Markdown(visible=False, elem_id="warm-banner")
         banner_timer = gr.Timer(3.0)
@@ -143,6 +144,7 @@ def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Pa
         shell.wire_language_redraw(header, ctx.redraws)
         # after every tab: a lesson step or a link sets controls of any section
         lesson_events = lessons.wire(demo, panel, header, ctx.views, runtime)
+        lesson_builder.wire(demo, builder, panel, header, ctx.views, runtime, lesson_events)
         if ctx.class_tab is not None:   # the Class tab is built: a class follows the lessons
             classroom.wire(demo, ctx.class_tab, class_bar, panel, header, ctx.views, runtime, lesson_events)
             if ctx.class_game is not None:   # the class game, in the Class tab
@@ -168,7 +170,7 @@ def launch_options(tab_modules: Sequence[str] = TAB_MODULES) -> dict[str, Any]:
         "theme": gr.themes.Default(primary_hue="indigo"),
         "css_paths": [STATIC / "style.css", STATIC / "lessons.css", STATIC / "exports.css",
                       STATIC / "a11y.css", STATIC / "classroom.css"],
-        "head": shell.head_html() + lessons.HEAD + classroom.head_html(),
+        "head": shell.head_html() + lessons.HEAD + lesson_builder.head_html() + classroom.head_html(),
         "i18n": build_translator(available_tabs(tab_modules)).gradio_i18n(),
         "allowed_paths": [str(STATIC)],
         # the server's own bounds and routes (explorer/web/__init__.py)

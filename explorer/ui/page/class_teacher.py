@@ -17,12 +17,11 @@ import segno
 from explorer.classroom import answers
 from explorer.classroom.rooms import ROOMS, Rooms
 from explorer.inputs import InputError
-from explorer.lessons import LESSONS, steps_of
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.web.gradio_context import request_address
-from explorer.ui.page.lessons import step_link
-from explorer.ui.page.views import MAX_QUERY_CHARS, Views, link_of, plain, read_link
+from explorer.ui.page.lesson_links import lesson_named, lesson_of, read_lesson_link, step_link
+from explorer.ui.page.views import MAX_QUERY_CHARS, Views, link_of, plain
 
 # ----------------------------------------------------------------------------- checks
 
@@ -33,13 +32,13 @@ def class_link(query: Any, views: Views, runtime: Any) -> tuple[str, Optional[tu
     if not isinstance(query, str) or len(query) > MAX_QUERY_CHARS + 200 or "?" not in query:
         raise InputError("classroom.err.link")
     query = query[query.index("?"):]
-    plan = read_link(query, views, runtime.names(), runtime.default_name,
-                     lambda name: runtime.get(name).config, steps_of())
+    plan, data = read_lesson_link(query, views, runtime.names(), runtime.default_name,
+                                  lambda name: runtime.get(name).config)
     if plan.notes:
         raise InputError("classroom.err.link")
-    if plan.lesson:
-        predict = LESSONS[plan.lesson].steps[plan.step].predict
-        return step_link(plan.lesson, plan.step), (predict.low, predict.high) if predict else None
+    if plan.lesson:   # ours, or a teacher's own (data: its steps, carried in the link)
+        predict = lesson_named(plan.lesson, data).steps[plan.step].predict
+        return step_link(plan.lesson, plan.step, data), (predict.low, predict.high) if predict else None
     view = views.get(plan.view) if plan.view else None
     if view is None:
         raise InputError("classroom.err.link")
@@ -186,8 +185,9 @@ def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> li
     if state is None:
         return [gr.skip()] * 3
     measured = None
-    if isinstance(lesson_state, dict) and lesson_state.get("lesson") in LESSONS:
-        step = LESSONS[lesson_state["lesson"]].steps[lesson_state["step"]]
+    lesson = lesson_of(lesson_state)
+    if lesson is not None:
+        step = lesson.steps[lesson_state["step"]]
         fields = lesson_state.get("fields")
         if step.predict is not None and isinstance(fields, dict):
             measured = float(fields[step.predict.answer])

@@ -25,11 +25,15 @@ from typing import Any, Optional
 import gradio as gr
 
 from explorer.i18n import Translator
-from explorer.lessons import (LESSONS, Lesson, Step, compare, comparison_text, is_computed, reading,
-                              steps_of)
+from explorer.lessons import (LESSONS, Lesson, Step, _number, compare, comparison_text, custom, is_computed,
+                              quantities, reading)
 from explorer.locales import Term, normalize_language, text
-from explorer.ui.page.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain,
-                               read_link)
+from explorer.ui.page.lesson_links import (lesson_named, lesson_of, link_note, read_lesson_link,
+                                           shown_text, step_link)
+from explorer.ui.page.lesson_script import APPLY_JS, HEAD, PRESENT_JS
+from explorer.ui.page.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain)
+
+__all__ = ["APPLY_JS", "HEAD", "PRESENT_JS", "link_note", "step_link"]   # their home moved
 
 PANEL_ID = "lesson-panel"
 
@@ -38,7 +42,7 @@ PANEL_ID = "lesson-panel"
 class Panel:
     pick: gr.Dropdown
     present: gr.Checkbox
-    state: gr.State            # {"lesson", "step", "guess", "fields"} or None
+    state: gr.State            # {"lesson", "step", "guess", "fields", "custom"?} or None
     column: gr.Column
     progress: gr.Markdown
     look: gr.Markdown
@@ -135,15 +139,23 @@ def _nonce() -> int:
 
 def step_texts(state: Optional[dict], lang: str) -> tuple[str, str, bool, str]:
     """(progress, look, asks for a guess, guess label) of the state's step."""
-    lesson = LESSONS[state["lesson"]]
+    lesson = lesson_of(state)
     index = state["step"]
     step = lesson.steps[index]
     fields = dict(step.fields)
-    progress = text("lesson.progress", lang, title=text(lesson.title, lang), step=index + 1,
+    title = text(lesson.title, lang)
+    if lesson.key == custom.KEY:
+        # a teacher's words: shown as text, never Markdown or HTML
+        title = plain(state["custom"].get("title") or title)
+        fields = {**fields, "text": shown_text(fields.get("text", ""))}
+        if "quantity" in fields:
+            fields["quantity"] = Term(fields["quantity"])
+    progress = text("lesson.progress", lang, title=title, step=index + 1,
                     n=len(lesson.steps)) + "\n\n" + _dots(index, len(lesson.steps))
     look = text(step.look, lang, **fields)
     if step.predict is not None:
-        look += "\n\n**" + text(step.predict.question, lang, **fields) + "**"
+        look += "\n\n**" + text(step.predict.question, lang, **fields,
+                                 unit=unit_text(step.predict.unit, lang)) + "**"
     label = text("lesson.guess", lang, unit=unit_text(step.predict.unit, lang)) if step.predict else ""
     return progress, look, step.predict is not None, label
 
@@ -154,7 +166,7 @@ def said_text(state: Optional[dict], lang: str) -> str:
     prediction), or the line saying the last run had other settings than the step's."""
     if not state:
         return ""
-    lesson = LESSONS[state["lesson"]]
+    lesson = lesson_of(state)
     step = lesson.steps[state["step"]]
     fields = state.get("fields")
     if fields is None:
@@ -167,7 +179,7 @@ def said_text(state: Optional[dict], lang: str) -> str:
         return text("lesson.waiting", lang, button=Term(state.get("run") or "lesson.run_button"))
     computed = is_computed(step, fields)
     said = step.said_computed if computed and step.said_computed else step.said
-    lines = [text(said, lang, **fields)]
+    lines = [custom_said(step, fields, lang) if lesson.key == custom.KEY else text(said, lang, **fields)]
     if step.predict is not None and state.get("guess") is not None:
         measured = float(fields[step.predict.answer])
         lines.append(comparison_text(compare(float(state["guess"]), measured),
@@ -176,6 +188,21 @@ def said_text(state: Optional[dict], lang: str) -> str:
     if state["step"] == len(lesson.steps) - 1:
         lines.append(text("lesson.done", lang))
     return "\n\n".join(lines)
+
+
+def custom_said(step: Step, fields: dict, lang: str) -> str:
+    """A teacher's step after its run: every quantity of its view the run holds, each with its
+    label and unit (custom.read_step_values)."""
+    lines = [text("lesson.builder.value", lang, label=Term(q.label), value=_shown_number(v),
+                  unit=unit_text(q.unit, lang))
+             for q in quantities.of_view(step.view)
+             for v in [fields.get("values", {}).get(q.key)] if v is not None]
+    return text("lesson.builder.said", lang, values="\n".join(lines)) if lines \
+        else text("lesson.builder.said_none", lang)
+
+
+def _shown_number(value: float) -> str:
+    return _number(float(value))
 
 
 def unit_text(unit: str, lang: str) -> str:
@@ -194,16 +221,12 @@ def panel_values(state: Optional[dict], lang: str) -> list:
                 gr.update(value=None), "", gr.update(), gr.update(), ""]
     state = {**state, "lang": lang}   # the language the panel's texts are in (see wire's redraw)
     progress, look, asks, label = step_texts(state, lang)
-    n = len(LESSONS[state["lesson"]].steps)
+    n = len(lesson_of(state).steps)
     guess = gr.update(value=state.get("guess"), label=label) if asks else gr.update(value=None)
     return [state, gr.update(visible=True), progress, look, gr.update(visible=asks), guess,
             said_text(state, lang), gr.update(interactive=state["step"] > 0),
             gr.update(interactive=state["step"] < n - 1),
-            step_link(state["lesson"], state["step"])]
-
-
-def step_link(lesson_key: str, index: int) -> str:
-    return f"?lesson={lesson_key}&step={index + 1}"
+            step_link(state["lesson"], state["step"], state.get("custom"))]
 
 
 def panel_outputs(panel: Panel) -> list:
@@ -214,18 +237,22 @@ def panel_outputs(panel: Panel) -> list:
 # ----------------------------------------------------------------------------- handlers
 
 
-def go(lesson_key: Any, index: Any, lang: Any, current_model: Any, views: Views) -> list:
-    """Open step `index` of a lesson: panel, the step's model and controls, the page's command."""
+def go(lesson_key: Any, index: Any, lang: Any, current_model: Any, views: Views,
+       data: Optional[dict] = None) -> list:
+    """Open step `index` of a lesson (ours, or the teacher's checked lesson `data`): panel, the
+    step's model and controls, the page's command."""
     lang = normalize_language(lang)
-    lesson = LESSONS.get(lesson_key) if isinstance(lesson_key, str) else None
+    lesson = lesson_named(lesson_key, data)
     if lesson is None or not isinstance(index, int) or not 0 <= index < len(lesson.steps):
         return [*panel_values(None, lang), *control_updates(Plan(), views, current_model),
                 command_of(Plan(), views)]
     plan = plan_of_step(lesson, index)
     state = {"lesson": lesson.key, "step": index, "guess": None, "fields": None,
              "run": run_label(views.get(plan.view))}
+    if lesson.key == custom.KEY:
+        state["custom"] = data
     return [*panel_values(state, lang), *control_updates(plan, views, current_model),
-            command_of(plan, views, address=step_link(lesson.key, index))]
+            command_of(plan, views, address=step_link(lesson.key, index, data))]
 
 
 def run_label(view: Optional[View]) -> Optional[str]:
@@ -248,17 +275,18 @@ def differing(step: Step, view: View, model: Any, values: list) -> list[str]:
 
 
 def moved(state: Any, delta: int, lang: Any, current_model: Any, views: Views) -> list:
-    if not isinstance(state, dict) or state.get("lesson") not in LESSONS:
+    if lesson_of(state) is None:
         return go(None, 0, lang, current_model, views)
-    return go(state["lesson"], state["step"] + delta, lang, current_model, views)
+    return go(state["lesson"], state["step"] + delta, lang, current_model, views, state.get("custom"))
 
 
 def check_guess(state: Any, guess: Any, lang: Any, views: Views) -> tuple:
     """(state, said, command): a guess within the step's bounds runs the step's section."""
     lang = normalize_language(lang)
-    if not isinstance(state, dict) or state.get("lesson") not in LESSONS:
+    lesson = lesson_of(state)
+    if lesson is None:
         return gr.skip(), gr.skip(), gr.skip()
-    step = LESSONS[state["lesson"]].steps[state["step"]]
+    step = lesson.steps[state["step"]]
     if step.predict is None:
         return gr.skip(), gr.skip(), gr.skip()
     bounds = step.predict
@@ -267,18 +295,20 @@ def check_guess(state: Any, guess: Any, lang: Any, views: Views) -> tuple:
         return gr.skip(), text("lesson.need_guess", lang, low=bounds.low, high=f"{bounds.high:g}"), \
             gr.skip()
     state = {**state, "guess": float(guess), "fields": None, "other": None, "lang": lang}
-    plan = plan_of_step(LESSONS[state["lesson"]], state["step"])
+    plan = plan_of_step(lesson, state["step"])
     return state, said_text(state, lang), command_of(plan, views, run=True)
 
 
-def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[list] = None) -> tuple:
+def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[list] = None,
+            link: str = "") -> tuple:
     """(state, said) after a run of view `view_key`: the step's numbers read from the result
     the run left, when the visitor's lesson is at a step of that view; when the run had
     `other` settings than the step's (their label keys, `differing`), none of its numbers, and
     the line that says so."""
-    if not isinstance(state, dict) or state.get("lesson") not in LESSONS:
+    lesson = lesson_of(state)
+    if lesson is None:
         return gr.skip(), gr.skip()
-    step: Step = LESSONS[state["lesson"]].steps[state["step"]]
+    step: Step = lesson.steps[state["step"]]
     if step.view != view_key:
         return gr.skip(), gr.skip()
     lang = normalize_language(lang)
@@ -288,19 +318,16 @@ def observe(view_key: str, state: Any, result: Any, lang: Any, other: Optional[l
     fields = reading(step, result)
     if fields is None:
         return gr.skip(), gr.skip()
+    if link:   # the reading records the settings of the run it came from (its link)
+        fields = {**fields, "run_link": link}
     state = {**state, "fields": fields, "other": None, "lang": lang}
     return state, said_text(state, lang)
-
-
-def link_note(notes: list, lang: str) -> str:
-    """The sentence of a link's refused values, as text (it quotes what the link holds)."""
-    return text("link.note", lang, notes=" ".join(text(key, lang, **fields) for key, fields in notes))
 
 
 def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names, default_model,
             config_of) -> list:
     """What the page's address asks for: [present, lang, note, *go's outputs]."""
-    plan = read_link(query, views, model_names, default_model, config_of, steps_of())
+    plan, data = read_lesson_link(query, views, model_names, default_model, config_of)
     lang = plan.lang or normalize_language(lang)
     note = gr.update(visible=False, value="")
     if plan.notes:
@@ -310,7 +337,7 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
     head = [gr.update(value=True) if plan.present else gr.skip(),
             gr.update(value=plan.lang) if plan.lang else gr.skip(), note]
     if plan.lesson:
-        return head + go(plan.lesson, plan.step, lang, current_model, views)
+        return head + go(plan.lesson, plan.step, lang, current_model, views, data)
     if plan.view is None and plan.model is None:
         return head + [gr.skip()] * (len(panel_values(None, lang)) + 1 + len(views.components())) \
             + [command_of(Plan(), views)]
@@ -319,11 +346,6 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
 
 
 # ----------------------------------------------------------------------------- wiring
-
-# The page's half of a step or a link: open the section, then press its run button once it is
-# there and enabled (a run started by the button is the visitor's own, limits and all).
-APPLY_JS = """(command) => { if (command) window.explorerApply(command); }"""
-
 
 def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any) -> dict:
     """Wire the panel; returns {"steps": the events that move to a step, "check": the guess's
@@ -385,7 +407,7 @@ def redraw(state: Any, lang: Any) -> list:
     put the waiting text over the reading."""
     lang = normalize_language(lang)
     choices = gr.update(choices=lesson_choices(lang))
-    if not isinstance(state, dict) or state.get("lesson") not in LESSONS or state.get("lang") == lang:
+    if lesson_of(state) is None or state.get("lang") == lang:
         return [choices, gr.skip(), gr.skip(), gr.skip(), gr.skip()]
     values = panel_values(state, lang)
     return [choices, *values[2:4], values[6], values[0]]
@@ -398,67 +420,12 @@ def _after_run(view: View):
         link = view.make_link(*args[:n])
         state, result, lang = args[n:]
         other = None
-        if isinstance(state, dict) and state.get("lesson") in LESSONS:
-            step = LESSONS[state["lesson"]].steps[state["step"]]
+        lesson = lesson_of(state)
+        if lesson is not None:
+            step = lesson.steps[state["step"]]
             if step.view == view.key:
                 # link_inputs: [model, lang, *the view's controls]
                 other = differing(step, view, args[0], list(args[2:n]))
-        state, said = observe(view.key, state, result, lang, other)
+        state, said = observe(view.key, state, result, lang, other, link)
         return link, state, said
     return after_run
-
-
-PRESENT_JS = """(on) => {
-  document.body.classList.toggle("explorer-present", Boolean(on));
-  setTimeout(() => window.dispatchEvent(new Event("resize")), 100);
-}"""
-
-# window.explorerApply: a step's or a link's command on the page. Lesson keys: → / PageDown
-# next step, ← / PageUp back, Escape leaves (not while typing in a field).
-HEAD = r"""
-<script>
-(function () {
-  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-  let last = null;
-  window.explorerApply = async function (raw) {
-    let command;
-    try { command = JSON.parse(raw); } catch (error) { return; }
-    if (!command || command.nonce === last) return;
-    last = command.nonce;
-    if (command.address && /^\?lesson=[\w-]+&step=\d+$/.test(command.address)) {
-      // a class's page keeps its room in the address (explorer/ui/page/classroom.py)
-      const room = new URLSearchParams(location.search).get("room");
-      const keep = room && /^[A-Z2-9]{6}$/.test(room) ? "&room=" + room : "";
-      history.replaceState(null, "", location.pathname + command.address + keep);
-      const box = document.querySelector("#lesson-link textarea, #lesson-link input");
-      if (box) box.value = location.origin + location.pathname + command.address;
-    }
-    if (command.target && window.explorerOpen) await window.explorerOpen(command.target);
-    if (!command.run || !/^[\w-]+$/.test(command.run)) return;
-    for (let waited = 0; waited < 20000; waited += 100) {
-      const button = document.getElementById(command.run);
-      if (button && !button.disabled && button.offsetParent !== null) {
-        await sleep(150);   // the controls' new values reach the page before the press reads them
-        button.click();
-        return;
-      }
-      await sleep(100);
-    }
-  };
-  document.addEventListener("click", (event) => {
-    const line = event.target.closest && event.target.closest("#lesson-progress");
-    if (line) document.getElementById("lesson-panel").classList.toggle("folded");
-  });
-  document.addEventListener("keydown", (event) => {
-    const panel = document.getElementById("lesson-panel");
-    if (!panel || !panel.getClientRects().length || event.altKey || event.ctrlKey || event.metaKey) return;
-    const target = event.target;
-    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
-    const press = (id) => { const b = document.getElementById(id); if (b && !b.disabled) { b.click(); event.preventDefault(); } };
-    if (event.key === "ArrowRight" || event.key === "PageDown") press("lesson-next");
-    else if (event.key === "ArrowLeft" || event.key === "PageUp") press("lesson-back");
-    else if (event.key === "Escape") press("lesson-exit");
-  });
-})();
-</script>
-"""

@@ -41,7 +41,8 @@ from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
-                                       remove_member, reveal, roster_choices, start, teacher_values)
+                                       hold_checks, remove_member, reveal, roster_choices, start,
+                                       teacher_values)
 from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
 
@@ -289,6 +290,7 @@ def on_load(stored: Any, lang: Any, kept: Any = None, request: gr.Request = None
         if key or tab_key:
             secret = key or tab_key
             rooms.check_teacher(code, secret)
+            hold_checks(request, code, secret, rooms)
             state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
                      "watch": rooms.watch_token(code, secret)}
             return [state, forget, gr.update(active=True), gr.skip(), "",

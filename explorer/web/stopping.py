@@ -27,6 +27,7 @@ import inspect
 import threading
 import time
 import typing
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
@@ -102,6 +103,17 @@ class StopFlag:
         callback()
 
 
+_EVERY: "weakref.WeakSet[Stops]" = weakref.WeakSet()   # every kind of run with a Stop
+
+
+def stop_every_run() -> bool:
+    """Stop, as its Stop button would, every run the session of the event this thread serves
+    has running or queued, of every kind (a live class's move: a following page goes to the
+    teacher's step at once, and the step it was running ends within a step with its own last
+    message instead of streaming on). True when one was running."""
+    return any([stops.stop() for stops in list(_EVERY)])
+
+
 class Stops:
     """The running runs of one kind (one tab's Stop button), by session."""
 
@@ -110,6 +122,7 @@ class Stops:
         self._running: dict[str, dict[str, StopFlag]] = {}   # session -> event id -> flag
         self._stopped_at: OrderedDict[str, float] = OrderedDict()   # session -> last Stop
         self._max_sessions = max_sessions
+        _EVERY.add(self)
 
     def stop(self) -> bool:
         """The Stop button's handler (queue=False, no outputs: its reply could land after the

@@ -39,6 +39,7 @@ from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, cle
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
+from explorer.web.stopping import stop_every_run
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
                                        hold_checks, remove_member, reveal, roster_choices, start,
@@ -226,6 +227,9 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
         pending = _page(link=view["link"])
+        # the step this page still runs ends now (its own last message): its stream no longer
+        # holds the page, and the new step's run can start
+        stop_every_run()
     state = {**state, "revision": view["revision"], "moves": view["moves"]}
     return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
             _roster(state, view, lang)]

@@ -53,10 +53,25 @@ def test_stop_every_run_stops_each_kind_of_this_sessions_runs_and_no_other():
     assert first.running() == 0 and second.running() == 0
 
 
+def test_a_move_stops_a_session_once_only():
+    """Two polls that carry the same move (the second answered before the first's new state
+    reached the page): the second stops nothing, so the new step's run is left alone."""
+    stops = Stops()
+    with event("ada", "poll-1"):
+        stopping.stop_every_run(once_for=("ROOM22", 3))
+        first = stops._stopped_at.get("ada")
+    assert first is not None
+    with event("ada", "poll-2"):
+        assert not stopping.stop_every_run(once_for=("ROOM22", 3))
+        assert stops._stopped_at.get("ada") == first          # no second stop time
+        stopping.stop_every_run(once_for=("ROOM22", 4))       # the next move stops again
+        assert stops._stopped_at.get("ada") > first
+
+
 def _class(monkeypatch):
     rooms = Rooms()
     stops = []
-    monkeypatch.setattr(classroom, "stop_every_run", lambda: stops.append(True) or False)
+    monkeypatch.setattr(classroom, "stop_every_run", lambda once_for: stops.append(once_for) or False)
     teacher = class_teacher.start("en", Request("teacher"), rooms=rooms)[0]
     student = classroom.join(teacher["code"], "Ada", None, "en", Request("ada"), rooms=rooms)[0]
     return rooms, teacher, student, stops
@@ -69,9 +84,9 @@ def test_a_poll_that_carries_a_move_stops_the_following_pages_run(monkeypatch):
     rooms.follow(teacher["code"], teacher["secret"], "?lesson=kv-cache&step=2")
     values = classroom.poll(student, True, "en", rooms=rooms)
     assert '"link": "?lesson=kv-cache&step=2"' in values[8]           # the move to apply
-    assert stops == [True]
+    assert stops == [(teacher["code"], 1)]                             # once for that move
     assert not isinstance(classroom.poll(values[0], True, "en", rooms=rooms)[8], str)   # no move again
-    assert stops == [True]
+    assert len(stops) == 1
 
 
 def test_an_exploring_page_and_the_teachers_page_are_not_stopped(monkeypatch):

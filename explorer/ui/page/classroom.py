@@ -229,7 +229,7 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
         pending = _page(link=view["link"])
         # the step this page still runs ends now (its own last message): its stream no longer
         # holds the page, and the new step's run can start
-        stop_every_run()
+        stop_every_run(once_for=(state["code"], view["moves"]))
     state = {**state, "revision": view["revision"], "moves": view["moves"]}
     return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
             _roster(state, view, lang)]

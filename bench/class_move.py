@@ -49,7 +49,7 @@ AT_STEP = ("(n) => new RegExp('[?&]lesson=kv-cache&step=' + n + '(&|$)').test(lo
 DECODING = ("() => { const s = document.querySelector('#gen-status');"
             " const t = s ? s.innerText : ''; return /(Generating|生成中)/.test(t); }")
 TOKENS = ("() => { const s = document.querySelector('#gen-status'); const t = s ? s.innerText : '';"
-          " const m = t.match(/(\\d+)\\s*\\/\\s*(\\d+)/); return m ? [+m[1], +m[2]] : null; }")
+          " const m = t.match(/(?:Generating|生成中)\\D*(\\d+)\\s*\\/\\s*(\\d+)/); return m ? [+m[1], +m[2]] : null; }")
 
 
 def at_step(page, n: int, timeout_ms: int) -> None:
@@ -127,11 +127,13 @@ def answer(pages) -> None:
         page.click("#lesson-check")
 
 
-def wait_runs_end(pages, timeout_s: float = 600.0) -> None:
-    """Until no page's run is decoding (their status lines say Done)."""
+def wait_runs_end(pages, tokens: int, timeout_s: float = 600.0) -> None:
+    """Until every page's run of the step (max new `tokens`) has ended: its status line says
+    Done with that many tokens (a run not started yet, or an earlier step's, does not count)."""
+    done = re.compile(r"(Done|完成).*\b%d\b" % tokens)
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
-        if not any(page.evaluate(DECODING) for page in pages):
+        if all(done.search(page.inner_text("#gen-status")) for page in pages):
             return
         time.sleep(0.25)
     raise TimeoutError("the runs did not end")
@@ -160,8 +162,11 @@ def run(students: int, rounds: int, trace: bool = False) -> dict:
     busy, idle, still = [], [], []
     with served(Runtime()) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pages = [browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-                 for _ in range(students + 1)]
+        contexts = [browser.new_context(viewport={"width": 1280, "height": 900})
+                    for _ in range(students + 1)]
+        for context in contexts:
+            context.set_default_timeout(180_000)   # a loaded host: a click may wait for the page
+        pages = [context.new_page() for context in contexts]
         teacher, pupils = pages[0], pages[1:]
         link = start_class(teacher, server.url)
         print("class started", flush=True)
@@ -171,7 +176,7 @@ def run(students: int, rounds: int, trace: bool = False) -> dict:
         teacher.get_by_role("option", name=text(LESSONS["kv-cache"].title, "en")).click()
         for page in pupils:
             at_step(page, 1, 120_000)
-        wait_runs_end(pages)
+        wait_runs_end(pages, 32)
         teacher.click("#lesson-next")                    # step 2: the long run
         for page in pupils:
             at_step(page, 2, 120_000)
@@ -184,7 +189,7 @@ def run(students: int, rounds: int, trace: bool = False) -> dict:
             still += decoding
             print(f"round {r + 1}: busy move {['%.2f' % t for t in times]} s "
                   f"(previous run still decoding: {decoding})", flush=True)
-            wait_runs_end(pages)
+            wait_runs_end(pupils, 48)
             times, _ = measure_move(teacher, pupils, "#lesson-back", 2)
             idle += times
             print(f"round {r + 1}: idle move {['%.2f' % t for t in times]} s", flush=True)

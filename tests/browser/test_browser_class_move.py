@@ -37,7 +37,7 @@ WATCH = """() => { window.__moved = null; const started = performance.now();
     }
   }, 20); }"""
 TOKENS = ("() => { const s = document.querySelector('#gen-status'); const t = s ? s.innerText : '';"
-          " const m = /(Generating|生成中)/.test(t) && t.match(/(\\d+)\\s*\\/\\s*(\\d+)/);"
+          " const m = t.match(/(?:Generating|生成中)\\D*(\\d+)\\s*\\/\\s*(\\d+)/);"
           " return m ? [+m[1], +m[2]] : null; }")
 
 
@@ -74,6 +74,8 @@ def _decoding(pages, at_least=3, timeout_s=240.0):
 def test_a_move_reaches_pages_whose_runs_still_decode(new_page, app_url):
     teacher = new_page("en-US", 1400, 1000)
     students = [new_page("en-US", 1200, 900), new_page("zh-CN", 390, 844)]
+    for page in (teacher, *students):
+        page.context.set_default_timeout(180_000)   # three pages and their decode on a shared host
     teacher.goto(app_url)
     teacher.click("#tab-classroom-button", timeout=180_000)
     teacher.click("#class-start")

@@ -71,6 +71,10 @@ def _decoding(pages, at_least=3, timeout_s=240.0):
     raise AssertionError(f"the step-2 runs did not stream: {[p.inner_text('#gen-status') for p in pages]}")
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 43 open: measured 7.7 and 9.0 s from the press, both pages' 200-token runs having "
+    "ended first: the move's first hops (the revision tick, then the poll) wait on the page's "
+    "running stream, before the poll that stops it (docs/BENCHMARKS.md)"))
 def test_a_move_reaches_pages_whose_runs_still_decode(new_page, app_url):
     teacher = new_page("en-US", 1400, 1000)
     students = [new_page("en-US", 1200, 900), new_page("zh-CN", 390, 844)]
@@ -94,8 +98,9 @@ def test_a_move_reaches_pages_whose_runs_still_decode(new_page, app_url):
         page.wait_for_function(AT_STEP, arg=2, timeout=120_000)
         page.locator("#lesson-guess input").wait_for(state="visible", timeout=60_000)
         _box(page, "lesson-guess").fill(str(2000 + k))
+    for page in students:                     # pressed together: their runs overlap
         page.click("#lesson-check")
-    before = _decoding(students)
+    before = _decoding(students, at_least=1)
     for page in students:
         page.evaluate(WATCH)
     pressed = time.monotonic()

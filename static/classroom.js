@@ -65,14 +65,22 @@ async function classRevision(current) {
     const kept = (sessionStorage.getItem("explorer-class-member") || "").split(":");
     if (kept[0] === room && /^[A-Za-z0-9_-]{16,64}$/.test(kept[1] || "")) member = "&member=" + kept[1];
   } catch (e) {}
-  try {
-    const answer = await fetch("class/revision?room=" + room + member + since, {cache: "no-store"});
-    if (answer.status === 404) return "gone";
-    if (!answer.ok) return current;
-    const revision = (await answer.text()).trim();
-    return /^\d{1,12}$/.test(revision) ? revision : current;
-  } catch (error) { return current; }
+  // a long poll that ran out unchanged is asked again at once (up to LONG_POLLS in a row), not
+  // at the timer's next tick: a page busy drawing a run's stream ticks late, and a move must
+  // not wait for that tick
+  for (let asked = 0; asked < LONG_POLLS; asked++) {
+    try {
+      const answer = await fetch("class/revision?room=" + room + member + since, {cache: "no-store"});
+      if (answer.status === 404) return "gone";
+      if (!answer.ok) return current;
+      const revision = (await answer.text()).trim();
+      if (!/^\d{1,12}$/.test(revision)) return current;
+      if (revision !== current || !since) return revision;
+    } catch (error) { return current; }
+  }
+  return current;
 }
+const LONG_POLLS = 6;
 
 // On a phone (static/classroom.css, up to 480 px) the class bar is one line: a tap on it opens
 // its buttons and the revealed histogram (the bar's class "open"), a tap on its line closes it.

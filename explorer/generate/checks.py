@@ -26,6 +26,11 @@ from typing import Iterator, Optional, Sequence
 
 REPLAY_BUDGET_S = 20.0          # the no-cache replay stops after this (points measured so far stay)
 REPLAY_MAX_POINTS = 24          # no-cache steps replayed, spread evenly over the generated ones
+# A live class's teacher page (the screen the class reads) gets its checks: they wait at most
+# this long for the class's runs to leave the shared loop, then run all the same (two whole
+# forwards: the students' streams pause for about as long as one prefill of the run)
+CHECKS_WAIT_S = 45.0
+WAIT_POLL_S = 0.2               # how often a waiting run looks at the loop
 C4_TOLERANCE = 1e-4             # fp32; the engine's tests hold the same bound
 # C4 compares like with like (logit_differences): a run decoded on bf16 or int8 weights against
 # the same products without a cache. What is left differs per precision: fp32 the summation

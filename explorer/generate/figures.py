@@ -326,6 +326,8 @@ def status(session: Session, lang: str = "en") -> str:
     if last is not None and last.batch_size > 1:
         # the shared decode loop: C2's memory-bound step, its weight reads shared, made visible
         fields["rate"] += text("generate.status.shared", lang, n=last.batch_size - 1)
+    if session.phase == "waiting":   # a class's teacher page: its checks queue behind the class
+        return text("generate.status.waiting", lang, n=session.ahead)
     if session.phase == "checking":
         return text("generate.status.checking", lang)
     if session.phase == "replay":

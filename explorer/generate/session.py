@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator, Iterator, Optional, Sequence
 
-from explorer.generate.checks import (REPLAY_BUDGET_S, CacheReading, logit_differences,
+from explorer.generate.checks import (REPLAY_BUDGET_S, WAIT_POLL_S, CacheReading, logit_differences,
                                       needed_scores, read_engine_cache, replay_targets,
                                       replay_without_cache)
 from explorer.generate.request import DEADLINE_S, Request
@@ -128,7 +128,7 @@ class Session:
     options: Any = None
     records: list = field(default_factory=list)
     text: str = ""
-    phase: str = "prefill"     # prefill | decode | checking | replay | done
+    phase: str = "prefill"     # prefill | decode | waiting | checking | replay | done
     stopped: Optional[str] = None  # None | "eos" | "length" | "stop" | "deadline"
     started: float = field(default_factory=time.perf_counter)
     first_token_s: Optional[float] = None
@@ -141,6 +141,7 @@ class Session:
     replay_note: str = ""      # "" | "budget" (the replay ran out of time) | "busy" (C1 and C4
                                # declined: other visitors were generating, see stream_generation)
     others_at_end: int = 0     # runs of other visitors in the shared loop when decoding ended
+    ahead: int = 0             # phase "waiting": other visitors' runs the checks wait behind
     cache_reading: Optional[CacheReading] = None   # the engine's cache after the run's tokens
 
     @property
@@ -287,7 +288,8 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
                       chat: bool = False, should_stop: Callable[[], bool] = lambda: False,
                       started: Optional[float] = None, deadline: Optional[float] = None,
                       scheduler=None, eos_ids: Optional[Sequence[int]] = None,
-                      visitor=None, public_prefix: int = 0) -> Iterator[Session]:
+                      visitor=None, public_prefix: int = 0,
+                      checks_wait_s: float = 0.0) -> Iterator[Session]:
     """Decode through the model's shared loop (explorer/serving/scheduler.py: this run's
     tokens batched with other visitors', each run's numbers its own) and yield the Session
     after every token (so a UI can stream and a cancel lands within one step), then after the
@@ -300,7 +302,13 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     passes a loop of its own, so that its checks are not declined while visitors generate).
     `eos_ids`: the tokens that end the run (default: the model's; the board passes none, so
     that its runs reach the length it needs). `visitor`, `public_prefix`: who sent the run and
-    how many of its prompt's tokens are the template's (explorer.serving's Scheduler.submit)."""
+    how many of its prompt's tokens are the template's (explorer.serving's Scheduler.submit).
+    `checks_wait_s` > 0 (a live class's teacher page, the screen the class reads: the caller
+    decides, from the server's own state): the checks are not declined. The run keeps its
+    logits rows for C4 even from shared steps, and after decoding it waits (phase "waiting",
+    `ahead` the runs still in the loop) until the loop is empty or checks_wait_s has passed,
+    then runs C4 and the cache reading all the same; its C1 replay stops when a visitor
+    arrives, as any run's."""
     from explorer.serving import scheduler_for
     from models.forward import RunOptions
 
@@ -326,8 +334,9 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     decoder = getattr(shared, "decoder", None)
     session.weights = getattr(decoder, "weights", None) or configured_weights(model)
     session.fused, session.bytes_per_weight = step_account(model, decoder, options, session.weights)
+    first = checks_wait_s > 0
     cached_logits = yield from _decode(session, shared, tokenizer, ids, halt, deadline, eos_ids,
-                                       visitor, public_prefix)
+                                       visitor, public_prefix, keep_shared=first)
     if session.stopped is None and not halt():
         session.stopped = "stop"   # the shared loop ended the run early (the process exits)
     if session.stopped in ("stop", "deadline") or not session.records:
@@ -335,8 +344,14 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
         yield session
         return
     session.others_at_end = shared.load()
-    if ((session.others_at_end or session.max_batch() > 1)
-            and (request.check_full_forward or request.compare_no_cache)):
+    asked = request.check_full_forward or request.compare_no_cache
+    if first and asked:
+        yield from _wait_for_loop(session, shared, min(deadline, time.perf_counter() + checks_wait_s), halt)
+        if session.stopped in ("stop", "deadline"):
+            session.phase = "done"
+            yield session
+            return
+    elif (session.others_at_end or session.max_batch() > 1) and asked:
         # the checks are whole forwards without a cache: run now they would stall every other
         # visitor's stream, so they are declined while anyone else is generating; a run whose
         # steps were shared did not keep its logits rows for C4 (_decode) and is declined too
@@ -347,10 +362,26 @@ def stream_generation(model, tokenizer, ids: Sequence[int], request: Request, *,
     yield from _check(session, model, cached_logits, deadline, halt, shared)
 
 
+def _wait_for_loop(session: Session, shared, until: float, halt: Callable[[], bool]) -> Iterator[Session]:
+    """Phase "waiting" while other visitors' runs are in the loop, until `until`: the Session
+    is yielded when the number ahead changes (the page says how many)."""
+    while not halt():
+        ahead = shared.load()
+        if not ahead or time.perf_counter() >= until:
+            break
+        if session.phase != "waiting" or ahead != session.ahead:
+            session.phase, session.ahead = "waiting", ahead
+            yield session
+        time.sleep(WAIT_POLL_S)
+    session.ahead = 0
+
+
 def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Callable[[], bool],
-            deadline: float, eos_ids, visitor, public_prefix: int) -> Generator[Session, None, Optional[list]]:
+            deadline: float, eos_ids, visitor, public_prefix: int,
+            keep_shared: bool = False) -> Generator[Session, None, Optional[list]]:
     """The run's steps in the shared loop: a StepRecord per token, the Session yielded after
-    each. Returns the cached logits rows C4 compares (None once a step was shared). visitor and
+    each. Returns the cached logits rows C4 compares (None once a step was shared, unless
+    `keep_shared`: a run whose checks wait for the loop keeps them). visitor and
     public_prefix: who sent the run and how many of its prompt tokens any visitor may share
     (explorer/serving/scheduler.py)."""
     request = session.request
@@ -366,7 +397,7 @@ def _decode(session: Session, shared, tokenizer, ids: Sequence[int], halt: Calla
             session.first_token_s = now - session.started
         session.decode_s = now - first_at
         if step.logits is not None and cached_logits is not None:
-            if step.batch_size > 1:
+            if step.batch_size > 1 and not keep_shared:
                 # another visitor's tokens shared this step: the checks will be declined
                 # (stream_generation), so the rows (V floats a token: 1 MB for Gemma) are not
                 # kept for nothing; 32 runs of 256 tokens kept them all (8.6 GB, bench/ceilings.py)

@@ -12,6 +12,8 @@ which a UI translates (explorer/ui/tabs/generate.py).
 - thread_choice.py: the intra-op thread count of a batched step, chosen by measuring;
 - registry.py: one loop per model, every loop stopped at interpreter exit, none inherited
   through a fork;
+- priority.py: the sessions whose runs' checks wait for the loop instead of being declined (a
+  live class's teacher pages, granted by the class's handlers; CHECKS_FIRST);
 - workers.py: daemon worker threads that leave torch before the interpreter exits;
 - transport.py: the worker thread and queue between a run and the web framework
   (in_background).

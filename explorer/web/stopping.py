@@ -27,6 +27,7 @@ import inspect
 import threading
 import time
 import typing
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
@@ -102,6 +103,31 @@ class StopFlag:
         callback()
 
 
+_EVERY: "weakref.WeakSet[Stops]" = weakref.WeakSet()   # every kind of run with a Stop
+
+
+_ONCE: OrderedDict = OrderedDict()   # (session, key) that stop_every_run was already called for
+_ONCE_LOCK = threading.Lock()
+
+
+def stop_every_run(once_for: Any = None) -> bool:
+    """Stop, as its Stop button would, every run the session of the event this thread serves
+    has running or queued, of every kind (a live class's move: a following page goes to the
+    teacher's step at once, and the step it was running ends within a step with its own last
+    message instead of streaming on). `once_for`: a key (the move) this session is stopped for
+    once only, so that a second poll carrying the same move, answered before the first one's
+    new state reached the page, does not stop the new step's run. True when one was running."""
+    if once_for is not None:
+        session, _, _ = event_context()
+        with _ONCE_LOCK:
+            if session is None or (session, once_for) in _ONCE:
+                return False
+            _ONCE[(session, once_for)] = True
+            while len(_ONCE) > MAX_SESSIONS:
+                _ONCE.popitem(last=False)
+    return any([stops.stop() for stops in list(_EVERY)])
+
+
 class Stops:
     """The running runs of one kind (one tab's Stop button), by session."""
 
@@ -110,6 +136,7 @@ class Stops:
         self._running: dict[str, dict[str, StopFlag]] = {}   # session -> event id -> flag
         self._stopped_at: OrderedDict[str, float] = OrderedDict()   # session -> last Stop
         self._max_sessions = max_sessions
+        _EVERY.add(self)
 
     def stop(self) -> bool:
         """The Stop button's handler (queue=False, no outputs: its reply could land after the

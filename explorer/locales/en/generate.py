@@ -157,6 +157,9 @@ STRINGS: dict[str, str] = {
     'generate.status.chat': ' (chat template)',
     'generate.status.checking': (
         'Checking: cached logits against a full forward (C4), the cache read back (C3)…'),
+    'generate.status.waiting': (
+        'Checks wait for the class\'s runs: **{n}** ahead. The cached-vs-full check (C4) and the '
+        'cache read back (C3, the mask) follow as soon as they are done.'),
     'generate.status.replay': 'Replaying without cache (C1): {n} / {total} steps…',
     'generate.status.done': (
         'Done ({reason}): **{n}** tokens · prompt {prompt} tokens{chat} · first token '

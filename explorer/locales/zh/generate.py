@@ -135,6 +135,7 @@ STRINGS: dict[str, str] = {
     'generate.status.rate': ' · 每秒 {rate:.1f} 个 token',
     'generate.status.chat': '（对话模板）',
     'generate.status.checking': '正在检查：带缓存的 logits 与完整前向对比（C4），读回缓存（C3）……',
+    'generate.status.waiting': '检查正在等待全班的生成：前面还有 **{n}** 个。它们一结束，就进行带缓存与完整前向的对比（C4）和缓存读回（C3、掩码）。',
     'generate.status.replay': '正在不使用缓存重放（C1）：{n} / {total} 步……',
     'generate.status.done': (
         '完成（{reason}）：**{n}** 个 token · 提示词 {prompt} 个 token{chat} · 首个 token '

@@ -18,6 +18,7 @@ from explorer.classroom import answers
 from explorer.classroom.rooms import ROOMS, Rooms
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
+from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui import visitor_errors
 from explorer.web.gradio_context import request_address
 from explorer.ui.page.lesson_links import lesson_named, lesson_of, read_lesson_link, step_link
@@ -79,6 +80,19 @@ def _role(state: Any, role: str) -> Optional[dict]:
     return state if isinstance(state, dict) and state.get("role") == role else None
 
 
+def hold_checks(request: Any, code: str, secret: str, rooms: Rooms = ROOMS) -> None:
+    """The teacher's page (its session, on the server; the secret checked against the room)
+    keeps its Generate checks while the class generates, as long as the room lives and the
+    secret is its teacher's (explorer/serving/priority.py)."""
+    def still() -> bool:
+        try:
+            rooms.check_teacher(code, secret)
+        except InputError:
+            return False
+        return True
+    CHECKS_FIRST.grant(_session(request), still)
+
+
 # ----------------------------------------------------------------------------- handlers
 
 
@@ -115,6 +129,7 @@ def start(lang: Any, request: gr.Request = None, rooms: Rooms = ROOMS) -> list:
     """Start a class: [state, stored, timer, message, page, *teacher_values]."""
     lang = normalize_language(lang)
     code, secret = rooms.create(_address(request))
+    hold_checks(request, code, secret, rooms)
     state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
              "watch": rooms.watch_token(code, secret)}
     # the key is kept for this tab only (the page's sessionStorage); the browser's lasting

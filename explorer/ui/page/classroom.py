@@ -39,9 +39,11 @@ from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, cle
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
+from explorer.web.stopping import stop_every_run
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
-                                       remove_member, reveal, roster_choices, start, teacher_values)
+                                       hold_checks, remove_member, reveal, roster_choices, start,
+                                       teacher_values)
 from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
 
@@ -225,6 +227,9 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
         pending = _page(link=view["link"])
+        # the step this page still runs ends now (its own last message): its stream no longer
+        # holds the page, and the new step's run can start
+        stop_every_run(once_for=(state["code"], view["moves"]))
     state = {**state, "revision": view["revision"], "moves": view["moves"]}
     return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
             _roster(state, view, lang)]
@@ -289,6 +294,7 @@ def on_load(stored: Any, lang: Any, kept: Any = None, request: gr.Request = None
         if key or tab_key:
             secret = key or tab_key
             rooms.check_teacher(code, secret)
+            hold_checks(request, code, secret, rooms)
             state = {"role": "teacher", "code": code, "secret": secret, "revision": None,
                      "watch": rooms.watch_token(code, secret)}
             return [state, forget, gr.update(active=True), gr.skip(), "",

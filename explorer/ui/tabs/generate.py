@@ -21,6 +21,7 @@ from explorer.generate import figures, shapes, tokens
 from explorer.generate.request import (DEADLINE_S, DEFAULT_PROMPT, MAX_PROMPT_TOKENS, MAX_TEMPERATURE,
                                        TAB_MAX_NEW_TOKENS, check_context, encode_prompt,
                                        long_prompt, parse_request)
+from explorer.generate.checks import CHECKS_WAIT_S
 from explorer.generate.kept import keep_app_prompts
 from explorer.generate.session import Session, stream_generation
 from explorer.inputs import MAX_TEXT_CHARS, InputError
@@ -29,6 +30,7 @@ from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, in_background,
                               scheduler_for)
+from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui.page import views
 from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
 from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
@@ -220,7 +222,9 @@ def run_generate(runtime, *values: RunInputs):
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
-        deadline=started + DEADLINE_S, visitor=visitor, public_prefix=public),
+        deadline=started + DEADLINE_S, visitor=visitor, public_prefix=public,
+        # a live class's teacher page (the server's grant, never a client's value) keeps its checks
+        checks_wait_s=CHECKS_WAIT_S if CHECKS_FIRST.holds(visitor.session) else 0.0),
         min_interval_s=text_interval, alive=client_alive(),
         stop_requested=stopped.is_set)
     for session in _engine_errors(stream, lang):

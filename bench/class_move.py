@@ -1,0 +1,221 @@
+"""A teacher's move against busy pages: a teacher page and N student pages (default 3) in Chromium
+(one context each), on the app served in this process.
+
+    python bench/class_move.py                  # 3 students, 3 busy moves and 3 idle ones
+    python bench/class_move.py --students 3 --rounds 4 --json out.json
+
+The teacher starts a class, the students join by the class link, the teacher opens the KV-cache
+lesson. Each round: the class is at step 2, a prediction; each student answers, and the step's
+run decodes 200 tokens on their pages; once every student's page shows tokens arriving, the teacher presses Next (step 3) while those runs
+still decode: a BUSY move. When the step-3 runs have ended, the teacher presses Back (step 2):
+an IDLE move. Measured per move and student: the time from the teacher's press to the student's
+page showing the new step (its address names the step and the lesson panel is shown, what
+tests/browser/test_browser_classroom.py waits for). Also noted per busy move: whether the
+student's run of step 2 was still decoding when its page showed step 3.
+Prints p50 / max of both kinds and `CLASS_MOVE: busy p50 <s> max <s> · idle p50 <s> max <s>`.
+
+Every page is on 127.0.0.1 here; in a class they are phones with addresses of their own, so the
+per-address bounds are lifted for this process (as bench/class_follow.py does).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+for _name in ("EXPLORER_MAX_RUNS_PER_ADDRESS", "EXPLORER_WAITING_PER_ADDRESS",
+              "EXPLORER_NEW_SESSIONS_PER_MINUTE", "EXPLORER_SESSIONS_PER_ADDRESS"):
+    os.environ.setdefault(_name, "1000000")
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+LOAD_MS = 300_000   # the first page of a cold process builds and warms the app
+
+AT_STEP = ("(n) => new RegExp('[?&]lesson=kv-cache&step=' + n + '(&|$)').test(location.search) && "
+           "!!document.getElementById('lesson-panel') && "
+           "document.getElementById('lesson-panel').getClientRects().length > 0")
+# the run section's status line while tokens stream ("Generating: n / total tokens ...", or
+# Chinese); a run's end says Done / 完成
+DECODING = ("() => { const s = document.querySelector('#gen-status');"
+            " const t = s ? s.innerText : ''; return /(Generating|生成中)/.test(t); }")
+TOKENS = ("() => { const s = document.querySelector('#gen-status'); const t = s ? s.innerText : '';"
+          " const m = t.match(/(?:Generating|生成中)\\D*(\\d+)\\s*\\/\\s*(\\d+)/); return m ? [+m[1], +m[2]] : null; }")
+
+
+def at_step(page, n: int, timeout_ms: int) -> None:
+    page.wait_for_function(AT_STEP, arg=n, timeout=timeout_ms, polling=50)
+
+
+def box(page, elem_id: str):
+    return page.locator(f"#{elem_id} input, #{elem_id} textarea").first
+
+
+def start_class(teacher, url: str) -> str:
+    teacher.goto(url)
+    teacher.click("#tab-classroom-button", timeout=LOAD_MS)
+    teacher.click("#class-start")
+    teacher.wait_for_function("() => /\\?room=[A-Z2-9]{6}&invite=/.test("
+                              "(document.querySelector('#class-info') || {}).innerText || '')",
+                              timeout=60_000)
+    info = teacher.inner_text("#class-info")
+    return re.search(r"\?room=[A-Z2-9]{6}&invite=[\w-]+", info).group(0)
+
+
+def join(student, url: str, link: str, name: str) -> None:
+    code = re.search(r"room=([A-Z2-9]{6})", link).group(1)
+    student.goto(url + link)
+    student.wait_for_function(
+        "(code) => { const e = document.querySelector('#class-code input, #class-code textarea');"
+        " return e && e.value === code; }", arg=code, timeout=LOAD_MS)
+    box(student, "class-nickname").fill(name)
+    student.click("#class-join")
+    student.locator("#class-bar").get_by_text(code).wait_for(timeout=60_000)
+
+
+# --trace: each request a student's page made after the press (performance's resource
+# entries): its path, when it started and ended, in seconds after the press
+CLEAR = "() => { performance.setResourceTimingBufferSize(5000); performance.clearResourceTimings(); }"
+ENTRIES = ("(press) => performance.getEntriesByType('resource').map(e => ["
+           "e.name.replace(location.origin, '').split('?')[0],"
+           " (performance.timeOrigin + e.startTime - press) / 1000,"
+           " (performance.timeOrigin + e.responseEnd - press) / 1000])"
+           ".filter(e => e[2] > -1)")
+
+
+def measure_move(teacher, students, button: str, step: int, trace: bool = False) -> tuple[list, list]:
+    """Press `button` on the teacher's page: (seconds to each student's page at `step`, whether
+    that page's previous run was still decoding when it got there)."""
+    for page in students:
+        page.evaluate(CLEAR)
+    press_ms = time.time() * 1000
+    pressed = time.monotonic()
+    teacher.click(button)
+    times, decoding = [], []
+    for k, page in enumerate(students):
+        try:
+            at_step(page, step, 400_000)
+        except Exception:
+            for j, shown in enumerate([teacher, *students]):
+                shown.screenshot(path=f"/tmp/class-move-{j}.png")
+                print(j, shown.url, shown.inner_text("#gen-status"), flush=True)
+            raise
+        times.append(time.monotonic() - pressed)
+        decoding.append(bool(page.evaluate(DECODING)))
+    if trace:
+        for k, page in enumerate(students):
+            entries = [e for e in page.evaluate(ENTRIES, press_ms) if "heartbeat" not in e[0]]
+            print(f"  student {k} at {times[k]:.2f} s: " + ", ".join(
+                f"{name.rsplit('/', 2)[-2:]} {a:.2f}-{b:.2f}" for name, a, b in entries), flush=True)
+    return times, decoding
+
+
+def answer(pages) -> None:
+    """Step 2 asks for a prediction before its run: each student answers (the run starts)."""
+    for k, page in enumerate(pages):
+        page.locator("#lesson-guess input").wait_for(state="visible", timeout=60_000)
+        box(page, "lesson-guess").fill(str(1000 * (k + 1)))
+        page.click("#lesson-check")
+
+
+def wait_runs_end(pages, tokens: int, timeout_s: float = 600.0) -> None:
+    """Until every page's run of the step (max new `tokens`) has ended: its status line says
+    Done with that many tokens (a run not started yet, or an earlier step's, does not count)."""
+    done = re.compile(r"(Done|完成).*\b%d\b" % tokens)
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if all(done.search(page.inner_text("#gen-status")) for page in pages):
+            return
+        time.sleep(0.25)
+    raise TimeoutError("the runs did not end")
+
+
+def wait_decoding(pages, tokens: int = 3, timeout_s: float = 300.0) -> None:
+    """Until every page's run has started and each of them still decodes with `tokens`
+    tokens or more streamed (checked page by page: a loaded host answers slowly)."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        seen = [page.evaluate(TOKENS) if page.evaluate(DECODING) else None for page in pages]
+        if all(s is not None and s[0] >= tokens for s in seen):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"the students' runs did not start decoding: {[p.inner_text('#gen-status') for p in pages]}")
+
+
+def run(students: int, rounds: int, trace: bool = False) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from bench.serve import served
+    from explorer.lessons import LESSONS
+    from explorer.locales import text
+    from explorer.runtime import Runtime
+
+    busy, idle, still = [], [], []
+    with served(Runtime()) as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        contexts = [browser.new_context(viewport={"width": 1280, "height": 900})
+                    for _ in range(students + 1)]
+        for context in contexts:
+            context.set_default_timeout(180_000)   # a loaded host: a click may wait for the page
+        pages = [context.new_page() for context in contexts]
+        teacher, pupils = pages[0], pages[1:]
+        link = start_class(teacher, server.url)
+        print("class started", flush=True)
+        for k, page in enumerate(pupils):
+            join(page, server.url, link, f"s{k}")
+        teacher.click("#lesson-pick input")
+        teacher.get_by_role("option", name=text(LESSONS["kv-cache"].title, "en")).click()
+        for page in pupils:
+            at_step(page, 1, 120_000)
+        wait_runs_end(pages, 32)
+        teacher.click("#lesson-next")                    # step 2: the long run
+        for page in pupils:
+            at_step(page, 2, 120_000)
+        print("at step 2", [p.inner_text("#gen-status") for p in pupils], flush=True)
+        for r in range(rounds):
+            answer(pupils)
+            wait_decoding(pupils)
+            times, decoding = measure_move(teacher, pupils, "#lesson-next", 3, trace)
+            busy += times
+            still += decoding
+            print(f"round {r + 1}: busy move {['%.2f' % t for t in times]} s "
+                  f"(previous run still decoding: {decoding})", flush=True)
+            wait_runs_end(pupils, 48)
+            times, _ = measure_move(teacher, pupils, "#lesson-back", 2)
+            idle += times
+            print(f"round {r + 1}: idle move {['%.2f' % t for t in times]} s", flush=True)
+        browser.close()
+    figures = {"students": students, "rounds": rounds, "busy_s": busy, "idle_s": idle,
+               "decoding_when_shown": still}
+    line = (f"CLASS_MOVE: busy p50 {statistics.median(busy):.2f} s max {max(busy):.2f} s · "
+            f"idle p50 {statistics.median(idle):.2f} s max {max(idle):.2f} s "
+            f"({students} students, {rounds} rounds; pages still decoding when shown: "
+            f"{sum(still)} of {len(still)})")
+    print(line, flush=True)
+    return figures
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--trace", action="store_true", help="each student's requests after a busy move")
+    args = parser.parse_args(argv)
+    figures = run(args.students, args.rounds, args.trace)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

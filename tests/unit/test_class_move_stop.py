@@ -1,0 +1,97 @@
+"""A teacher's move reaches a following page whatever it is doing: the page's poll that carries
+the move also stops the step the page still runs (explorer/web/stopping.stop_every_run: every
+kind of run of that session, as its Stop button would), so its stream no longer holds the page
+and the new step's run can start. A student exploring on her own, the teacher's page and a poll
+without a move stop nothing."""
+from __future__ import annotations
+
+import threading
+
+from explorer.classroom.rooms import Rooms
+from explorer.ui.page import class_teacher, classroom
+from explorer.web import stopping
+from explorer.web.stopping import Stops
+from tests.unit.test_stopping import event, last_word
+
+
+class Request:
+    def __init__(self, session):
+        self.session_hash, self.headers, self.query_params = session, {}, {}
+        self.client = type("Client", (), {"host": "10.0.0.2"})()
+
+
+def test_stop_every_run_stops_each_kind_of_this_sessions_runs_and_no_other():
+    first, second = Stops(), Stops()
+    started, release = threading.Event(), threading.Event()
+    seen = []
+
+    def long_run(lang):
+        flag = first.flag()
+        started.set()
+        while not flag.is_set():
+            release.wait(0.01)
+            yield "token"
+        seen.append("stopped by its flag")
+
+    mine = first.stoppable(long_run, last_word)
+
+    def consume():
+        with event("student", "gen-1"):
+            for _ in mine("en"):
+                pass
+
+    worker = threading.Thread(target=consume)
+    worker.start()
+    assert started.wait(10)
+    with event("someone-else", "poll-1"):
+        assert not stopping.stop_every_run()         # another session's poll: nothing of hers
+    assert first.running("student") == 1
+    with event("student", "poll-2"):
+        assert stopping.stop_every_run()
+    worker.join(10)
+    assert not worker.is_alive() and seen == ["stopped by its flag"]
+    assert first.running() == 0 and second.running() == 0
+
+
+def test_a_move_stops_a_session_once_only():
+    """Two polls that carry the same move (the second answered before the first's new state
+    reached the page): the second stops nothing, so the new step's run is left alone."""
+    stops = Stops()
+    with event("ada", "poll-1"):
+        stopping.stop_every_run(once_for=("ROOM22", 3))
+        first = stops._stopped_at.get("ada")
+    assert first is not None
+    with event("ada", "poll-2"):
+        assert not stopping.stop_every_run(once_for=("ROOM22", 3))
+        assert stops._stopped_at.get("ada") == first          # no second stop time
+        stopping.stop_every_run(once_for=("ROOM22", 4))       # the next move stops again
+        assert stops._stopped_at.get("ada") > first
+
+
+def _class(monkeypatch):
+    rooms = Rooms()
+    stops = []
+    monkeypatch.setattr(classroom, "stop_every_run", lambda once_for: stops.append(once_for) or False)
+    teacher = class_teacher.start("en", Request("teacher"), rooms=rooms)[0]
+    student = classroom.join(teacher["code"], "Ada", None, "en", Request("ada"), rooms=rooms)[0]
+    return rooms, teacher, student, stops
+
+
+def test_a_poll_that_carries_a_move_stops_the_following_pages_run(monkeypatch):
+    rooms, teacher, student, stops = _class(monkeypatch)
+    student = classroom.poll(student, True, "en", rooms=rooms)[0]   # caught up: no move yet
+    assert stops == []
+    rooms.follow(teacher["code"], teacher["secret"], "?lesson=kv-cache&step=2")
+    values = classroom.poll(student, True, "en", rooms=rooms)
+    assert '"link": "?lesson=kv-cache&step=2"' in values[8]           # the move to apply
+    assert stops == [(teacher["code"], 1)]                             # once for that move
+    assert not isinstance(classroom.poll(values[0], True, "en", rooms=rooms)[8], str)   # no move again
+    assert len(stops) == 1
+
+
+def test_an_exploring_page_and_the_teachers_page_are_not_stopped(monkeypatch):
+    rooms, teacher, student, stops = _class(monkeypatch)
+    rooms.follow(teacher["code"], teacher["secret"], "?lesson=kv-cache&step=2")
+    classroom.poll(student, False, "en", rooms=rooms)       # exploring on her own
+    classroom.poll(teacher, None, "en", rooms=rooms)        # the teacher's own page
+    assert stops == []

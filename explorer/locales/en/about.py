@@ -55,6 +55,8 @@ STRINGS: dict[str, str] = {
     'about.c.C18': 'Llama vs the original Transformer: RMSNorm, RoPE, SwiGLU, GQA.',
     'about.c.C19': 'Post-norm puts a norm on every gradient path; pre-norm does not.',
     'about.c.C20': 'Decoding many requests together raises throughput nearly in proportion while the step stays memory-bound, until it becomes compute-bound.',
+    'about.c.C21': "The logit lens's last layer is the model's own logits, exactly (our claim).",
+    'about.c.C22': "The logit lens agrees more with the model's final prediction as depth grows (our claim).",
     'about.row.family': 'architecture family',
     'about.row.layers': 'layers',
     'about.row.layer_types': 'attention per layer',

@@ -51,6 +51,8 @@ STRINGS: dict[str, str] = {
     'about.c.C18': 'Llama 与原始 Transformer 的区别：RMSNorm、RoPE、SwiGLU、GQA。',
     'about.c.C19': 'Post-norm 让梯度每层都穿过归一化；pre-norm 保留一条恒等通路。',
     'about.c.C20': '把许多请求放在一起解码：只要这一步仍受内存带宽限制，吞吐量就几乎按比例增长，直到它变成受算力限制。',
+    'about.c.C21': 'logit lens 的最后一层就是模型自己的 logits，完全相同（我们自己的论断）。',
+    'about.c.C22': '层越深，logit lens 与模型最终预测越一致（我们自己的论断）。',
     'about.row.family': '架构家族',
     'about.row.layers': '层数',
     'about.row.layer_types': '各层注意力类型',

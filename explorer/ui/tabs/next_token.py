@@ -37,6 +37,7 @@ class DistOutputs(NamedTuple):
     result: Any          # runs.Distribution (gr.State)
 
 
+@visitor_errors
 @takes(DistInputs)
 def distribution(runtime, *values: DistInputs, progress=gr.Progress()):
     """One forward of the prompt: its next-token distribution and what the sampler keeps of it."""
@@ -68,6 +69,7 @@ class SampleInputs(NamedTuple):
     n_new: Any
 
 
+@visitor_errors
 @takes(SampleInputs)
 def sample(runtime, *values: SampleInputs):
     """n continuations of the last run's prompt, on its model, with its sampler's settings."""
@@ -95,6 +97,7 @@ class LensOutputs(NamedTuple):
     result: Any          # runs.Lens (gr.State)
 
 
+@visitor_errors
 @takes(LensInputs)
 def lens(runtime, *values: LensInputs, progress=gr.Progress()):
     """One forward with every block's residual recorded, read through the logit lens."""
@@ -118,10 +121,10 @@ def choose(lang, result, index):
 
 
 def _bind(ctx: TabContext, handler: Callable) -> Callable:
-    """A handler whose first argument is the app's Runtime, with its visitor errors shown."""
+    """A handler whose first argument is the app's Runtime, bound to it (its name and docstring kept)."""
     bound = functools.partial(handler, ctx.runtime)
     bound.__name__, bound.__doc__ = handler.__name__, handler.__doc__
-    return visitor_errors(bound)
+    return bound
 
 
 def build_distribution(ctx: TabContext, prompt: gr.Textbox) -> None:

@@ -34,7 +34,7 @@ def c21_from(result: runs.Lens) -> Evidence:
     return Evidence(
         claim="C21", passed=bool(runs.last_layer_exact(result)),
         measures=(Measure("next.m.diff", result.max_difference, "", 3),),
-        criterion="next.c21.criterion", tab=TAB, section=SECTION, fields={"prompt": C21_PROMPT},
+        criterion="claims.C21.criterion", tab=TAB, section=SECTION, fields={"prompt": C21_PROMPT},
         model=result.name)
 
 
@@ -48,7 +48,7 @@ def c22_from(result: runs.Lens) -> Evidence:
         claim="C22", passed=bool(runs.agreement_rises(result)),
         measures=(Measure("next.m.first", 100 * split.first, "%", 3),
                   Measure("next.m.last", 100 * split.last, "%", 3)),
-        criterion="next.c22.criterion", tab=TAB, section=SECTION,
+        criterion="claims.C22.criterion", tab=TAB, section=SECTION,
         fields={"tokens": C22_TOKENS, "positions": LENS_POSITIONS, "rise": 100 * runs.MIN_AGREEMENT_RISE},
         model=result.name)
 

@@ -18,6 +18,7 @@ from explorer.nexttoken import distribution as dist
 from explorer.nexttoken import evidence, figures, lens, runs
 from explorer.ui.tabs import next_token as tab
 from models.generate import SamplingParams, sampling_probs
+from tests.unit.test_a11y_alt import check_alternatives
 
 
 class CharTokenizer:
@@ -169,6 +170,9 @@ def test_figures_and_summaries_read_the_result_in_both_languages(tiny_loaded):
         assert list(ranks.data[0].y) == (lensed.ranks.rank[:, 0] + 1).tolist()
         assert list(ranks.data[2].y) == lensed.agreement.tolist()
         assert "**0**" in summary                                  # the last-layer check
+        assert check_alternatives((heatmap, ranks), lang, "next.lens") == 2
+    for lang in ("en", "zh"):
+        assert check_alternatives(figures.distribution_figures(result, lang), lang, "next.dist") == 1
     other = runs.choose(lensed, 3)
     assert other.chosen == 3 and figures.lens_ranks(other, "en").data[0].y[-1] == lensed.ranks.rank[-1, 3] + 1
 

@@ -98,18 +98,6 @@ STRINGS = {
     "next.fig.rank_hover": "layer %{{x}}: rank %{{y}}<extra></extra>",
     "next.fig.p_hover": "layer %{{x}}: %{{y:.1%}}<extra>%{{fullData.name}}</extra>",
     "next.fig.lead": "lead from layer {layer}",
-    # claims C21, C22 (explorer/nexttoken/evidence.py)
-    "next.c21.criterion": (
-        "Our claim: the logit lens's last layer is the model's own logits, bit for bit. Criterion: on "
-        "\"{prompt}\" the lens read at the last layer equals the forward's logits at the last position "
-        "exactly (torch.equal, max |difference| = 0)."
-    ),
-    "next.c22.criterion": (
-        "Our claim: the lens agrees more with the final prediction as depth grows. Criterion: on the first "
-        "{tokens} tokens of the long text (its last {positions} positions), the mean agreement of the lens's "
-        "top token with the final one over the last third of the layers before the output exceeds that "
-        "of the first third by at least {rise:.0f} points."
-    ),
     "next.m.diff": "max |lens − logits|",
     "next.m.first": "agreement, first third",
     "next.m.last": "agreement, last third",

@@ -88,15 +88,6 @@ STRINGS = {
     "next.fig.rank_hover": "第 %{{x}} 层：排名 %{{y}}<extra></extra>",
     "next.fig.p_hover": "第 %{{x}} 层：%{{y:.1%}}<extra>%{{fullData.name}}</extra>",
     "next.fig.lead": "从第 {layer} 层起领先",
-    "next.c21.criterion": (
-        "我们自己的论断：logit lens 的最后一层就是模型自己的 logits，逐位相同。判据：在“{prompt}”上，"
-        "最后一层读出的 lens 与前向计算在最后位置的 logits 完全相等（torch.equal，最大 |差| = 0）。"
-    ),
-    "next.c22.criterion": (
-        "我们自己的论断：层越深，lens 与最终预测越一致。判据：在长文本的前 {tokens} 个词元上（取其最后 "
-        "{positions} 个位置），输出前最后三分之一层中 lens 首选词元与最终首选词元的平均一致率，"
-        "比前三分之一层高出至少 {rise:.0f} 个百分点。"
-    ),
     "next.m.diff": "最大 |lens − logits|",
     "next.m.first": "一致率，前三分之一",
     "next.m.last": "一致率，后三分之一",

@@ -23,12 +23,17 @@ def _pct(p: float) -> float:
     return round(100 * p, 2)
 
 
+def _code(token: str) -> str:
+    """A token inside the texts' code span (`...`: its leading space kept)."""
+    return token.replace("`", "'")
+
+
 def read_distribution(result: runs.Distribution) -> Optional[dict]:
     if not isinstance(result, runs.Distribution):
         return None
     top = result.rows[0]
-    return {"model": result.title, "token": result.labels[0], "p": _pct(top.model_p),
-            "second": result.labels[1], "p2": _pct(result.rows[1].model_p),
+    return {"model": result.title, "token": _code(result.labels[0]), "p": _pct(top.model_p),
+            "second": _code(result.labels[1]), "p2": _pct(result.rows[1].model_p),
             "bits": result.model_entropy, "vocab": result.prediction.logits.numel(),
             "rest": _pct(result.rest_model), "rows": len(result.rows)}
 
@@ -48,7 +53,7 @@ def read_lens(result: runs.Lens) -> Optional[dict]:
         return None
     i = result.chosen
     split = runs.thirds(result.agreement)
-    return {"model": result.title, "token": result.choices[i], "answer": result.lead,
+    return {"model": result.title, "token": _code(result.choices[i]), "answer": result.lead,
             "layers": result.n_layers, "rank0": int(result.ranks.rank[0, i]) + 1,
             "rank_mid": int(result.ranks.rank[result.n_layers // 2, i]) + 1, "mid": result.n_layers // 2,
             "p": _pct(float(result.ranks.prob[-1, i])), "diff": f"{result.max_difference:g}",

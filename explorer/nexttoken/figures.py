@@ -23,6 +23,12 @@ def _cell(value: str) -> str:
     return "`" + html.escape(value).replace("|", "&#124;").replace("`", "'") + "`"
 
 
+def plot_text(value: str) -> str:
+    """A token in Plotly's text: its <, > and & as entities (Plotly reads a few HTML tags, and a
+    token such as "<br>" must show as itself)."""
+    return html.escape(value, quote=False)
+
+
 def sampler_name(params, lang: str) -> str:
     if params.greedy:
         return text("next.dist.greedy", lang)
@@ -35,7 +41,7 @@ def sampler_name(params, lang: str) -> str:
 def distribution_figures(result: runs.Distribution, lang: str) -> tuple[go.Figure]:
     """Two bars per token: the model's probability and the sampler's renormalised one (0: cut),
     the model's TOP_ROWS tokens then the rest of the mass as one bar."""
-    labels = [*(f"{i + 1}. {label}" for i, label in enumerate(result.labels)), text("next.dist.rest", lang)]
+    labels = [*(f"{i + 1}. {plot_text(label)}" for i, label in enumerate(result.labels)), text("next.dist.rest", lang)]
     model_p = [row.model_p for row in result.rows] + [result.rest_model]
     kept_p = [row.kept_p for row in result.rows] + [result.rest_kept]
     fig = Fig()
@@ -49,8 +55,9 @@ def distribution_figures(result: runs.Distribution, lang: str) -> tuple[go.Figur
                 textposition="outside", cliponaxis=False)
     fig.update_layout(barmode="group", bargap=0.25)
     fig.update_yaxes(autorange="reversed", type="category")
+    top = max(max(model_p), max(kept_p))
     fig.update_xaxes(title_text=text("next.fig.probability", lang), tickformat=".0%",
-                     range=[0, min(1.0, 1.25 * max(max(model_p), max(kept_p)) + 0.05)])
+                     tickvals=[v / 5 for v in range(6) if v / 5 <= top + 0.05], range=[0, 1.22 * top + 0.02])
     title = text("next.fig.dist_title", lang, model=result.title)
     return (fig.finish(title, height=140 + 38 * len(labels), lang=lang),)
 
@@ -105,15 +112,18 @@ def lens_heatmap(result: runs.Lens, lang: str) -> go.Figure:
     written in each cell, its probability as the colour."""
     layers = list(range(result.n_layers + 1))
     fig = Fig()
-    fig.add_heatmap(z=result.chart.top_p.tolist(), x=list(result.positions), y=layers,
-                    text=[list(row) for row in result.cells], texttemplate="%{text}",
+    fig.add_heatmap(z=result.chart.top_p.tolist(), x=[plot_text(p) for p in result.positions], y=layers,
+                    text=[[plot_text(cell) for cell in row] for row in result.cells], texttemplate="%{text}",
                     textfont=dict(size=HEATMAP_TEXT_SIZE), colorscale=SEQUENTIAL, zmin=0, zmax=1,
-                    colorbar=dict(title=dict(text=text("next.fig.probability", lang)), thickness=12),
+                    colorbar=dict(title=dict(text=text("next.fig.probability", lang), side="top"), thickness=10,
+                                  orientation="h", x=0.5, xanchor="center", y=-0.32, yanchor="top", len=0.8),
                     hovertemplate=text("next.fig.cell_hover", lang))
     fig.update_xaxes(title_text=text("next.fig.position", lang), type="category", tickangle=-45)
     fig.update_yaxes(title_text=text("next.fig.layer", lang), dtick=1 if result.n_layers <= 20 else 2)
     title = text("next.fig.lens_title", lang, model=result.title)
-    return fig.finish(title, height=220 + 22 * (result.n_layers + 1), lang=lang)
+    figure = fig.finish(title, height=300 + 22 * (result.n_layers + 1), lang=lang)
+    figure.layout.margin.b = 150          # the tilted position labels, then the colour bar
+    return figure
 
 
 def lens_ranks(result: runs.Lens, lang: str) -> go.Figure:
@@ -123,8 +133,9 @@ def lens_ranks(result: runs.Lens, lang: str) -> go.Figure:
     i = result.chosen
     token = result.choices[i]
     fig = Fig()
-    fig.grid(2, 1, titles=(text("next.fig.rank_panel", lang, token=token), text("next.fig.prob_panel", lang)),
-             vertical_spacing=0.16)
+    fig.grid(2, 1)
+    fig.update_yaxes(1, domain=[0.57, 1.0])     # room between the panels for the top one's axis
+    fig.update_yaxes(2, domain=[0.0, 0.43])
     fig.add_scatter(x=layers, y=(result.ranks.rank[:, i] + 1).tolist(), mode="lines+markers",
                     name=text("next.fig.rank", lang), line=dict(color=OKABE_ITO["blue"]),
                     hovertemplate=text("next.fig.rank_hover", lang), **Fig.panel(1))
@@ -134,18 +145,21 @@ def lens_ranks(result: runs.Lens, lang: str) -> go.Figure:
     fig.add_scatter(x=layers, y=result.agreement.tolist(), mode="lines", name=text("next.fig.agreement", lang),
                     line=dict(color=OKABE_ITO["green"], dash="dash"),
                     hovertemplate=text("next.fig.p_hover", lang), **Fig.panel(2))
-    fig.update_yaxes(1, type="log", autorange="reversed", title_text=text("next.fig.rank", lang))
-    fig.update_yaxes(2, range=[0, 1.05], tickformat=".0%")
-    fig.update_xaxes(1, title_text=text("next.fig.layer", lang))
-    fig.update_xaxes(2, title_text=text("next.fig.layer", lang))
+    span = [-0.5, result.n_layers + 0.5]
+    fig.update_yaxes(1, type="log", autorange="reversed", title_text=text("next.fig.rank_axis", lang))
+    fig.update_yaxes(2, range=[0, 1.05], tickformat=".0%", title_text=text("next.fig.probability", lang))
+    fig.update_xaxes(1, range=span)
+    fig.update_xaxes(2, range=span, title_text=text("next.fig.layer", lang))
     if result.lead is not None:
-        for axis in ("x", "x2"):
-            fig.add_shape(type="line", xref=axis, x0=result.lead, x1=result.lead, yref="paper", y0=0, y1=1,
-                          line=dict(color=MUTED, dash="dot"))
-        fig.add_annotation(text=text("next.fig.lead", lang, layer=result.lead), x=result.lead, xref="x",
-                           y=1, yref="y domain", showarrow=False, xanchor="left", yanchor="top",
-                           font=dict(size=12, color=MUTED))
-    return fig.finish(text("next.fig.ranks_title", lang, token=token), height=560, lang=lang)
+        for k in (1, 2):
+            suffix = "" if k == 1 else str(k)
+            fig.add_shape(type="line", xref=f"x{suffix}", x0=result.lead, x1=result.lead,
+                          yref=f"y{suffix} domain", y0=0, y1=1, line=dict(color=MUTED, dash="dot"))
+        right = result.lead > result.n_layers / 2
+        fig.add_annotation(text=plot_text(text("next.fig.lead", lang, layer=result.lead)), x=result.lead, xref="x",
+                           y=0.02, yref="y domain", showarrow=False, xanchor="right" if right else "left",
+                           yanchor="bottom", font=dict(size=12, color=MUTED))
+    return fig.finish(plot_text(text("next.fig.ranks_title", lang, token=token)), height=560, lang=lang)
 
 
 def lens_summary(result: runs.Lens, lang: str) -> str:

@@ -47,6 +47,13 @@ def model_title(loaded: Any) -> str:
     return getattr(loaded.spec, "title", loaded.name)
 
 
+def shown(tokenizer: Any, token: int) -> str:
+    """A token as text (explorer.prompts.token_text: newlines and tabs visible); a token of
+    spaces alone shows them as ␣, so that it is not an empty label."""
+    value = token_text(tokenizer, token)
+    return value if value.strip() else value.replace(" ", "␣")
+
+
 def check_prompt(tokenizer: Any, prompt: Any) -> list[int]:
     """The prompt's ids (the tokenizer's BOS first where it adds one): text checked, then at most
     MAX_PROMPT_TOKENS tokens."""
@@ -105,7 +112,7 @@ def distribution(loaded: Any, prompt: Any, temperature: Any, top_k: Any, top_p: 
     prediction = dist.predict(loaded.model, ids)
     tokenizer = loaded.tokenizer
     top = torch.topk(prediction.logits, min(TOP_ROWS, prediction.logits.numel())).indices
-    labels = tuple(token_text(tokenizer, int(t)) for t in top)
+    labels = tuple(shown(tokenizer, int(t)) for t in top)
     kept = dist.keep(prediction.logits, params)
     rows, rest_model, rest_kept = dist.top_rows(prediction, kept, TOP_ROWS)
     return Distribution(name=loaded.name, title=model_title(loaded), device=str(loaded.device),
@@ -133,7 +140,7 @@ def with_samples(loaded: Any, result: Distribution, n: int, seed: int, n_new: in
     params = replace(result.kept.params, max_new_tokens=n_new)
     drawn = dist.samples(loaded.model, result.prediction, params, n, seed)
     tokenizer = loaded.tokenizer
-    continuations = tuple(Continuation(s.seed, tokenizer.decode(list(s.tokens)), token_text(tokenizer, s.tokens[0]),
+    continuations = tuple(Continuation(s.seed, tokenizer.decode(list(s.tokens)), shown(tokenizer, s.tokens[0]),
                                        s.first_p) for s in drawn)
     return replace(result, samples=continuations, sample_params=params, sample_tokens=n_new)
 
@@ -178,7 +185,7 @@ def lens(loaded: Any, prompt: Any) -> Lens:
 
     def name(token: int) -> str:
         if token not in names:
-            names[token] = token_text(tokenizer, token)
+            names[token] = shown(tokenizer, token)
         return names[token]
 
     positions = tuple(f"{prediction.lens_first + i}: {name(t)}" for i, t in enumerate(kept_ids))

@@ -67,7 +67,7 @@ STRINGS = {
     ),
     "next.lens.check": "核对：最后一层的 lens 与模型自己在最后位置的 logits 相比，最大 |差| = **{diff}** {mark}",
     "next.lens.lead": (
-        "{token} 在**第 {lead} 层（共 {layers} 层）**取得领先，此后一直是 lens 的首选词元"
+        "{token} 在**第 {lead} 层**（共 {layers} 层）取得领先，此后一直是 lens 的首选词元"
         "（第 0 层排名 {rank0}，最后一层 p = {p}）。"
     ),
     "next.lens.no_lead": "{token} 不是模型的首选词元（最后一层排名 {rank}）：它从未取得领先。",
@@ -80,8 +80,7 @@ STRINGS = {
     "next.fig.layer": "层（0 = 嵌入）",
     "next.fig.cell_hover": "第 %{{y}} 层，%{{x}}<br>首选：%{{text}}（%{{z:.1%}}）<extra></extra>",
     "next.fig.ranks_title": "{token} 在各层的情况",
-    "next.fig.rank_panel": "{token} 的排名（1 = 首选）",
-    "next.fig.prob_panel": "它的概率，以及与最终首选词元的一致率",
+    "next.fig.rank_axis": "排名（1 = 首选）",
     "next.fig.rank": "排名",
     "next.fig.token_p": "该词元的概率",
     "next.fig.agreement": "与最终首选词元的一致率",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from explorer.lessons import Lesson, Predict, Step
+from explorer.locales import Term
 from explorer.nexttoken import runs
 
 MARK = {True: "✓", False: "✗"}
@@ -70,7 +71,7 @@ LESSON = Lesson(
              settings={"prompt": PROMPT, "temperature": COLD, "top_k": 0, "top_p": 1.0}, fields={"t": COLD}),
         Step(view="next.lens", look="lesson.next.s3.look", said="lesson.next.s3.said", read=read_lens,
              settings={"prompt": LENS_PROMPT}, fields={"prompt": LENS_PROMPT},
-             predict=Predict(question="lesson.next.s3.ask", answer="answer", unit="",
+             predict=Predict(question="lesson.next.s3.ask", answer="answer", unit=Term("lesson.next.unit"),
                              why="lesson.next.s3.why", low=0, high=100)),
     ),
 )

@@ -86,7 +86,7 @@ def test_the_view_follows_the_sampler_and_shows_the_lens_check(new_page, app_url
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_lesson_walked(new_page, app_url, lang):
+def test_the_lesson_walked(new_page, app_url, screenshot, lang):
     page = new_page("en-US" if lang == "en" else "zh-CN", width=1400, height=1000)
     walked = walk(page, app_url, "next-token", lang, guesses={3: 20})
     assert len(walked) == len(LESSONS["next-token"].steps)
@@ -94,6 +94,8 @@ def test_the_lesson_walked(new_page, app_url, lang):
     lead = re.search(r"(?:layer|第) (\d+)", walked[2].said)
     assert lead is not None
     assert ("✓" in walked[2].said) and "20" in walked[2].said
+    assert "**" not in walked[2].said and "**" not in walked[0].said     # the Markdown rendered
+    screenshot(page, f"next-lesson-{lang}")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

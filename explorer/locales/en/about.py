@@ -34,6 +34,7 @@ STRINGS: dict[str, str] = {
     'about.place.rope': 'RoPE tab',
     'about.place.moe': 'MoE tab',
     'about.place.flash': 'FlashAttention tab',
+    'about.place.next_token': 'Next token tab',
     'about.place.architecture': 'Architecture tab',
     'about.c.C1': 'A KV cache turns per-step attention from O(t²) into O(t).',
     'about.c.C2': 'Small-batch decode is memory-bound; batching shares the weight read.',

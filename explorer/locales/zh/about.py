@@ -30,6 +30,7 @@ STRINGS: dict[str, str] = {
     'about.place.rope': '“RoPE”标签页',
     'about.place.moe': '“MoE”标签页',
     'about.place.flash': '“FlashAttention”标签页',
+    'about.place.next_token': '“下一个词元”标签页',
     'about.place.architecture': '“架构”标签页',
     'about.c.C1': 'KV 缓存把每一步的注意力开销从 O(t²) 降到 O(t)。',
     'about.c.C2': '小批量解码受内存带宽限制；批处理共享同一次权重读取。',

@@ -253,7 +253,7 @@ def test_visitors_asking_at_once_share_one_board(monkeypatch):
 
 def test_evidence_refuses_unknown_claims_and_non_bool_verdicts():
     with pytest.raises(ValueError):
-        Evidence("C21", True, (), "k", "rope", "s")
+        Evidence("C23", True, (), "k", "rope", "s")
     with pytest.raises(TypeError):
         Evidence("C1", 1, (), "k", "rope", "s")
 

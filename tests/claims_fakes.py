@@ -1,6 +1,6 @@
 """Fake evidence functions and a fake registry for the claims board's tests (no tests here).
 
-FAST_REGISTRY is a board of 20 claims that answers in well under a second with every kind of
+FAST_REGISTRY is a board of 22 claims that answers in well under a second with every kind of
 row: passing, failing, raising, returning the wrong thing, and not written. The tab serves it
 when EXPLORER_CLAIMS_REGISTRY="tests.claims_fakes:FAST_REGISTRY" (the browser and API
 tests), so they do not depend on the real evidence functions or their run time.
@@ -82,5 +82,5 @@ def sleepy(loaded):
     return _evidence("C11", True, loaded)
 
 
-# 20 claims of 0.4 s each: a board that is seen running for ~8 s
+# 22 claims of 0.4 s each: a board that is seen running for ~9 s
 SLOW_REGISTRY: tuple[ClaimEntry, ...] = tuple(entry("C11", "sleepy") for _ in CLAIM_IDS)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-CLAIM_IDS: tuple[str, ...] = tuple(f"C{i}" for i in range(1, 21))
+CLAIM_IDS: tuple[str, ...] = tuple(f"C{i}" for i in range(1, 23))
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from explorer.claims.evidence import CLAIM_IDS
 
 @dataclass(frozen=True)
 class ClaimEntry:
-    claim: str                  # "C1" ... "C20"
+    claim: str                  # "C1" ... "C22"
     target: str                 # "explorer.generate.evidence:evidence_c1"
     places: tuple[str, ...]     # tab ids that show the claim, the main one first
 
@@ -52,6 +52,7 @@ ROPE = "explorer.rope.evidence"
 ARCHITECTURE = "explorer.architecture.evidence"
 MOE = "explorer.moe.evidence"
 FLASH = "explorer.flash.evidence"
+NEXT = "explorer.nexttoken.evidence"
 
 CLAIMS: tuple[ClaimEntry, ...] = (
     _entry("C1", GENERATE, "generate"),
@@ -74,6 +75,8 @@ CLAIMS: tuple[ClaimEntry, ...] = (
     _entry("C18", ARCHITECTURE, "architecture"),
     _entry("C19", ARCHITECTURE, "architecture"),
     _entry("C20", "explorer.generate.batch_evidence", "generate"),
+    _entry("C21", NEXT, "next_token"),
+    _entry("C22", NEXT, "next_token"),
 )
 assert tuple(entry.claim for entry in CLAIMS) == CLAIM_IDS, "one entry per claim, in order"
 

@@ -6,5 +6,8 @@
 - lens: the logit lens, each block's recorded residual stream read through the model's own final
   norm and unembedding (`CausalLM.head`), whose last layer is the model's logits exactly;
 - guesses: a typed guess matched to the tokenizer's tokens, and a class's guesses scored under
-  the distribution.
+  the distribution;
+- runs: the Next token tab's two runs as typed results (the distribution with the sampler's cut,
+  seeded continuations; the lens with its last-layer check and agreement by depth), inputs
+  checked; figures: their figures and summaries in either language; evidence: claims C21, C22.
 """

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000   # ms; the first load may convert the checkpoint
 RUN_TIMEOUT = 120_000
-TABS = ("generate", "attention", "rope", "flash", "architecture", "moe", "claims", "about")
+TABS = ("generate", "next_token", "attention", "rope", "flash", "architecture", "moe", "claims", "about")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CHART = "#rope-freq-plot .js-plotly-plot"
 

@@ -53,8 +53,8 @@ def test_board_in_english_and_chinese(page, board_url, screenshot):
     assert _cell(page, 10, 4).inner_text() == "… not run" and _cell(page, 19, 0).inner_text() == "C20"
     _run_board(page)
     summary = page.locator("#claims-summary").inner_text()
-    assert summary.startswith("15 of 20 claims hold on SmolLM2-135M-Instruct")
-    assert [_cell(page, i, 0).inner_text() for i in range(20)] == [f"C{i}" for i in range(1, 21)]
+    assert summary.startswith("17 of 22 claims hold on SmolLM2-135M-Instruct")
+    assert [_cell(page, i, 0).inner_text() for i in range(22)] == [f"C{i}" for i in range(1, 23)]
     assert _cell(page, 10, 4).inner_text() == "✓ holds"          # C11
     assert _cell(page, 11, 4).inner_text() == "✗ fails"          # C12
     assert _cell(page, 13, 4).inner_text() == "– not available"  # C14
@@ -63,7 +63,7 @@ def test_board_in_english_and_chinese(page, board_url, screenshot):
     screenshot(page, "claims-en")
 
     page.locator("#language-switch").get_by_text("中文").click()
-    page.locator("#claims-summary", has_text="20 个论断中有 15 个成立").wait_for()
+    page.locator("#claims-summary", has_text="22 个论断中有 17 个成立").wait_for()
     page.locator("#claims-board", has_text="证据（现场测得）").wait_for()
     assert _cell(page, 10, 4).inner_text() == "✓ 成立"
     assert _cell(page, 13, 4).inner_text() == "– 暂无"
@@ -117,7 +117,7 @@ def test_a_tab_in_the_more_tabs_menu_is_found_by_its_place(new_page, board_url):
 
 @pytest.fixture(scope="module")
 def slow_board_url(serve):
-    """The same app with a board of 20 claims of 0.4 s each: seen running, stopped midway."""
+    """The same app with a board of 22 claims of 0.4 s each: seen running, stopped midway."""
     with serve(("explorer.ui.tabs.rope", "explorer.ui.tabs.claims"),
                {claims_tab.REGISTRY_ENV: "tests.claims_fakes:SLOW_REGISTRY"}) as served:
         yield served.url
@@ -127,7 +127,7 @@ def test_the_board_fills_row_by_row_and_stop_ends_it(page, slow_board_url):
     _open(page, slow_board_url)
     page.locator("#tab-claims-button").click()
     page.locator("#claims-run").click()
-    page.locator("#claims-summary", has_text=re.compile(r"Checking C11 \(([3-9]|1[0-2]) of 20\)")).wait_for()
+    page.locator("#claims-summary", has_text=re.compile(r"Checking C11 \(([3-9]|1[0-2]) of 22\)")).wait_for()
     assert _cell(page, 0, 4).inner_text() == "✓ holds"        # measured rows appear as they come
     assert _cell(page, 18, 4).inner_text() == "… not run"
     page.locator("#claims-stop").click()
@@ -137,4 +137,4 @@ def test_the_board_fills_row_by_row_and_stop_ends_it(page, slow_board_url):
     assert _cell(page, 18, 4).inner_text() == "… not run"
     # the stopped board was not kept: Run measures again, to the end
     page.locator("#claims-run").click()
-    page.locator("#claims-summary", has_text="20 of 20 claims hold").wait_for(timeout=60_000)
+    page.locator("#claims-summary", has_text="22 of 22 claims hold").wait_for(timeout=60_000)

@@ -42,16 +42,16 @@ def test_the_handler_streams_progress_then_the_board_in_the_visitors_language():
     board.CACHE.forget(fake_loaded(), fakes.FAST_REGISTRY)   # the real board's entry stays
     (table, summary, result), messages = _last(claims_tab.run_board(
         FakeRuntime(), fakes.FAST_REGISTRY, TITLES, False, "smollm2-135m-instruct", "zh-CN"))
-    assert isinstance(result, board.BoardResult) and len(table) == 20
-    assert "**20 个论断中有 15 个成立**" in summary and table.columns[0] == "编号"
+    assert isinstance(result, board.BoardResult) and len(table) == 22
+    assert "**22 个论断中有 17 个成立**" in summary and table.columns[0] == "编号"
     progress = messages[:-1]
-    assert [m[1] for m in progress] == [f"正在核验 C{i}（第 {i} 个，共 20 个）" for i in range(1, 21)]
+    assert [m[1] for m in progress] == [f"正在核验 C{i}（第 {i} 个，共 22 个）" for i in range(1, 23)]
     # each progress message carries the table so far: rows measured, then rows still to come
     assert list(progress[12][0]["结论"][10:14]) == ["✓ 成立", "✗ 不成立", "… 未运行", "… 未运行"]
     # the language switch redraws from the stored result without running anything
     redrawn_table, redrawn_summary = claims_tab.draw(result, "en", TITLES)
-    assert redrawn_summary.startswith("**15 of 20 claims hold**")
-    assert list(redrawn_table.iloc[:, 0]) == [f"C{i}" for i in range(1, 21)]
+    assert redrawn_summary.startswith("**17 of 22 claims hold**")
+    assert list(redrawn_table.iloc[:, 0]) == [f"C{i}" for i in range(1, 23)]
 
 
 def test_a_second_rerun_within_the_interval_answers_with_the_kept_board():
@@ -66,7 +66,7 @@ def test_a_second_rerun_within_the_interval_answers_with_the_kept_board():
         FakeRuntime(), fakes.FAST_REGISTRY, TITLES, True, "smollm2-135m-instruct", "en"))
     assert again is first and len(messages) == 1            # nothing measured
     assert board.CACHE.cached(fake_loaded(), fakes.FAST_REGISTRY) is first
-    assert summary.startswith("**15 of 20 claims hold**")
+    assert summary.startswith("**17 of 22 claims hold**")
     assert "Not run again" in summary and "every 10 minutes (the next in 10 minutes)" in summary
     (_, summary, _), _ = _last(claims_tab.run_board(
         FakeRuntime(), fakes.FAST_REGISTRY, TITLES, True, "smollm2-135m-instruct", "zh"))
@@ -124,16 +124,16 @@ def test_api_returns_the_board_as_data_in_both_languages(board_client, runtime):
     assert table["headers"] == ["id", "claim", "evidence (measured now)", "criterion", "verdict",
                                 "s", "shown in"]
     rows = {row[0]: row for row in table["data"]}
-    assert list(rows) == [f"C{i}" for i in range(1, 21)]
+    assert list(rows) == [f"C{i}" for i in range(1, 23)]
     assert rows["C11"][4] == "✓ holds" and rows["C12"][4] == "✗ fails"
     assert rows["C14"][4] == "– not available"
     assert rows["C11"][2] == "s = 30; s = 3.1e-06 s"        # 30: the real SmolLM2's layers
     assert rows["C11"][6].endswith("(#open=rope/section-rope-qk-title)")
-    assert summary.startswith("**15 of 20 claims hold** on SmolLM2-135M-Instruct")
+    assert summary.startswith("**17 of 22 claims hold** on SmolLM2-135M-Instruct")
 
     table_zh, summary_zh = client.predict("smollm2-135m-instruct", "zh", api_name="/claims_board")
     assert table_zh["headers"][0] == "编号" and table_zh["data"][10][4] == "✓ 成立"
-    assert "**20 个论断中有 15 个成立**" in summary_zh
+    assert "**22 个论断中有 17 个成立**" in summary_zh
     # the second call was answered from the cache: the same computation time
     assert summary.split("Computed at ")[1].split(" in ")[0] in summary_zh
 
@@ -176,7 +176,7 @@ def test_a_change_of_model_shows_its_kept_board_or_the_claims_not_yet_run():
     kept = board.board(runtime.loaded, registry=fakes.FAST_REGISTRY)
     table, summary, result = claims_tab.show_cached(runtime, fakes.FAST_REGISTRY, TITLES,
                                                     "smollm2-135m-instruct", "zh")
-    assert result is kept and "**20 个论断中有 15 个成立**" in summary
+    assert result is kept and "**22 个论断中有 17 个成立**" in summary
     assert claims_tab.show_cached(runtime, fakes.FAST_REGISTRY, TITLES, None, "en")[2].rows[0].verdict == "pending"
 
 

@@ -41,7 +41,8 @@ def test_about_links_each_claim_to_its_tabs_and_points_to_the_board():
     from explorer.ui.tabs import about
 
     built = {"generate": "generate.tab", "attention": "attention.tab", "rope": "rope.tab",
-             "flash": "flash.tab", "architecture": "arch.tab", "moe": "moe.tab", "claims": "claims.tab"}
+             "flash": "flash.tab", "architecture": "arch.tab", "moe": "moe.tab", "claims": "claims.tab",
+             "next_token": "next.tab"}
     en, zh = about.draw_claims(built, "en"), about.draw_claims(built, "zh")
     assert "(planned)" not in en
     for entry in CLAIMS:

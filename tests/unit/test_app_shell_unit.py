@@ -58,7 +58,7 @@ def test_about_lists_every_claim_of_the_syllabus():
     from explorer.ui.tabs import about
 
     ids = about.claim_ids()
-    assert ids == [f"C{i}" for i in range(1, 21)]
+    assert ids == [f"C{i}" for i in range(1, 23)]
     assert set(ids) == set(about.CLAIM_PLACES)
     table = about.draw_claims({"rope": "about.tab"}, "en")  # pretend About shows RoPE
     assert "| C11 | RoPE rotates dimension pairs; the score depends only on m − n. | [About tab](#open=rope) |" in table

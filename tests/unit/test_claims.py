@@ -80,7 +80,7 @@ def test_every_kind_of_row(fast):
     assert (rows["C14"].verdict, rows["C14"].error) == ("missing", board.MISSING)
     assert (rows["C15"].verdict, rows["C15"].error) == ("fail", board.BAD_RESULT)
     assert (rows["C16"].verdict, rows["C16"].error) == ("fail", board.BAD_RESULT)  # C1's Evidence
-    assert (fast.count("pass"), fast.count("fail"), fast.count("missing")) == (15, 4, 1)
+    assert (fast.count("pass"), fast.count("fail"), fast.count("missing")) == (17, 4, 1)
     assert fast.complete and fast.model == "smollm2-135m-instruct" and fast.dtype == "float32"
     # links: the section the evidence names; the main tab alone when there is no evidence
     assert rows["C11"].link == "#open=rope/section-rope-qk-title"
@@ -99,7 +99,7 @@ def test_a_failing_function_shows_a_message_not_a_traceback(caplog):
 def test_table_has_twenty_rows_in_both_languages(fast):
     titles = {"rope": "rope.tab", "moe": "moe.tab", "generate": "generate.tab"}
     en, zh = board.table(fast, "en", titles), board.table(fast, "zh", titles)
-    assert len(en) == len(zh) == 20
+    assert len(en) == len(zh) == 22
     assert list(en.columns) == ["id", "claim", "evidence (measured now)", "criterion", "verdict",
                                 "s", "shown in"]
     assert list(zh.columns) == ["编号", "论断", "证据（现场测得）", "判据", "结论", "秒", "演示位置"]
@@ -119,7 +119,7 @@ def test_table_has_twenty_rows_in_both_languages(fast):
 def test_the_board_before_and_while_it_runs():
     blank = board.pending(fakes.FAST_REGISTRY)
     en = board.table(blank, "en")
-    assert len(en) == 20 and set(en["verdict"]) == {"… not run"} and set(en["evidence (measured now)"]) == {"—"}
+    assert len(en) == 22 and set(en["verdict"]) == {"… not run"} and set(en["evidence (measured now)"]) == {"—"}
     assert en.iloc[13, 6] == "[MoE routing ›](#open=moe)"                  # linked before any run
     assert board.summary(blank, "zh") == "按**运行**，在已加载的模型上核验每个论断。"
     seen: list = []
@@ -131,9 +131,9 @@ def test_the_board_before_and_while_it_runs():
 
 def test_summary_counts_the_verdicts_in_both_languages(fast):
     en, zh = board.summary(fast, "en"), board.summary(fast, "zh")
-    assert en.startswith("**15 of 20 claims hold** on SmolLM2-135M-Instruct (cpu, float32): "
+    assert en.startswith("**17 of 22 claims hold** on SmolLM2-135M-Instruct (cpu, float32): "
                          "4 fail, 1 not available. Computed at ")
-    assert "**20 个论断中有 15 个成立**：4 个不成立，1 个暂无" in zh
+    assert "**22 个论断中有 17 个成立**：4 个不成立，1 个暂无" in zh
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(fast.computed_at))
     assert stamp in en and stamp in zh
 
@@ -253,7 +253,7 @@ def test_visitors_asking_at_once_share_one_board(monkeypatch):
 
 def test_evidence_refuses_unknown_claims_and_non_bool_verdicts():
     with pytest.raises(ValueError):
-        Evidence("C21", True, (), "k", "rope", "s")
+        Evidence("C23", True, (), "k", "rope", "s")
     with pytest.raises(TypeError):
         Evidence("C1", 1, (), "k", "rope", "s")
 

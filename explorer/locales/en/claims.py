@@ -249,4 +249,16 @@ STRINGS: dict[str, str] = {
     'claims.C17.criterion': (
         'One row\'s running max rises at least once, and after its last block max, normalizer and '
         'output equal the full softmax\'s within {tol:.0e}'),
+    # C21, C22: our claims on the logit lens (explorer/nexttoken/evidence.py)
+    "claims.C21.criterion": (
+        "Our claim: the logit lens's last layer is the model's own logits, bit for bit. Criterion: on "
+        "\"{prompt}\" the lens read at the last layer equals the forward's logits at the last position "
+        "exactly (torch.equal, max |difference| = 0)."
+    ),
+    "claims.C22.criterion": (
+        "Our claim: the lens agrees more with the final prediction as depth grows. Criterion: on the first "
+        "{tokens} tokens of the long text (its last {positions} positions), the mean agreement of the lens's "
+        "top token with the final one over the last third of the layers before the output exceeds that "
+        "of the first third by at least {rise:.0f} points."
+    ),
 }

@@ -230,4 +230,14 @@ STRINGS: dict[str, str] = {
     'claims.C17.criterion': (
         '一行的运行最大值至少上升一次，且最后一个块之后最大值、归一化因子和输出与完整 softmax 相差都在 '
         '{tol:.0e} 之内'),
+    # C21, C22: our claims on the logit lens (explorer/nexttoken/evidence.py)
+    "claims.C21.criterion": (
+        "我们自己的论断：logit lens 的最后一层就是模型自己的 logits，逐位相同。判据：在“{prompt}”上，"
+        "最后一层读出的 lens 与前向计算在最后位置的 logits 完全相等（torch.equal，最大 |差| = 0）。"
+    ),
+    "claims.C22.criterion": (
+        "我们自己的论断：层越深，lens 与最终预测越一致。判据：在长文本的前 {tokens} 个词元上（取其最后 "
+        "{positions} 个位置），输出前最后三分之一层中 lens 首选词元与最终首选词元的平均一致率，"
+        "比前三分之一层高出至少 {rise:.0f} 个百分点。"
+    ),
 }

@@ -13,6 +13,7 @@ from types import ModuleType
 
 TAB_MODULES: tuple[str, ...] = (
     "explorer.ui.tabs.generate",
+    "explorer.ui.tabs.next_token",
     "explorer.ui.tabs.attention",
     "explorer.ui.tabs.rope",
     "explorer.ui.tabs.flash",

@@ -22,6 +22,7 @@ PLACE_KEYS = {
     "generate": "about.place.generate", "attention": "about.place.attention",
     "rope": "about.place.rope", "moe": "about.place.moe",
     "flash": "about.place.flash", "architecture": "about.place.architecture",
+    "next_token": "about.place.next_token",
 }
 
 TITLE = "about.tab"

@@ -1,0 +1,112 @@
+"""The Next token tab in a real browser (Debian Chromium), on both real checkpoints, in English and
+Chinese: the distribution opened by a link, the sampling controls moved on the page and the kept
+set and renormalised probabilities read off its table against `keep` computed here on the same
+model (the served app shares this process's runtime); the logit lens with its last-layer check;
+the lesson walked in both languages; a phone-width page whose charts fit. Screenshots:
+artifacts/screenshots/next-*.png; look at them."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from explorer.lessons import LESSONS
+from explorer.locales import text
+from explorer.nexttoken import distribution as dist
+from explorer.nexttoken import figures, runs
+from explorer.ui.tabs.next_token import DEFAULT_PROMPT
+from tests.helpers import type_number
+from tests.lesson_walk import walk
+
+pytestmark = pytest.mark.browser
+
+RUN_TIMEOUT = 180_000     # ms: forwards on a busy 2-core CPU
+CHECK = {"en": "max |difference| = 0 ✓", "zh": "最大 |差| = 0 ✓"}
+
+
+def _table(page) -> list[tuple[str, str, str]]:
+    """(token, model, sampler) of each drawn row of the page's table."""
+    rows = page.locator("#next-dist-table tbody tr")
+    out = []
+    for i in range(rows.count()):
+        cells = [c.inner_text().strip() for c in rows.nth(i).locator("td").all()]
+        if cells[0]:
+            out.append((cells[1], cells[2], cells[3]))
+    return out
+
+
+def _expected(runtime, model: str, t: float, k: int, p: float, lang: str) -> tuple[list[str], int]:
+    """The sampler column as `keep` computes it on the same model's logits, formatted as the
+    table formats it, and how many tokens it keeps in all."""
+    loaded = runtime.get(model)
+    result = runs.distribution(loaded, DEFAULT_PROMPT, 1.0, 0, 1.0)
+    kept = dist.keep(result.prediction.logits, dist.sampling(t, k, p))
+    cut = text("next.fig.cut", lang)
+    column = [figures._pct(float(kept.probs[row.token])) if kept.probs[row.token] > 0 else cut
+              for row in result.rows]
+    return column, kept.n_kept
+
+
+def _wait_table(page, kept_text: str) -> None:
+    page.locator("#next-dist-summary", has_text=kept_text).wait_for(timeout=RUN_TIMEOUT)
+
+
+@pytest.mark.parametrize("model, lang", [("smollm2-135m-instruct", "en"), ("gemma-3-270m", "zh")])
+def test_the_view_follows_the_sampler_and_shows_the_lens_check(new_page, app_url, runtime, screenshot,
+                                                               model, lang):
+    page = new_page("en-US" if lang == "en" else "zh-CN", width=1280, height=1000)
+    page.goto(f"{app_url}?view=next.dist&model={model}&lang={lang}")
+    page.locator("#next-dist-table tbody tr").first.wait_for(timeout=RUN_TIMEOUT)
+    vocab = runtime.get(model).config.vocab_size
+    all_kept = f"{vocab:,}"
+    _wait_table(page, all_kept)
+    before = _table(page)
+    assert [row[2] for row in before] == [row[1] for row in before]      # T = 1, no cut: the model's own
+    # move the controls: top-k 3, then temperature 0.6, then top-p 0.5: each a cut of the same logits
+    for elem_id, value, (t, k, p) in (("next-top-k", 3, (1.0, 3, 1.0)), ("next-temperature", 0.6, (0.6, 3, 1.0)),
+                                      ("next-top-p", 0.5, (0.6, 3, 0.5))):
+        expected, n_kept = _expected(runtime, model, t, k, p, lang)
+        type_number(page, elem_id, value)
+        page.wait_for_function(
+            "([want]) => { const rows = [...document.querySelectorAll('#next-dist-table tbody tr')]"
+            ".filter(r => r.cells[0].innerText.trim()); return rows.length && rows.map(r => "
+            "r.cells[3].innerText.trim()).join('|') === want; }", arg=["|".join(expected)], timeout=RUN_TIMEOUT)
+        shown = _table(page)
+        assert [row[2] for row in shown] == expected
+        assert [row[1] for row in shown] == [row[1] for row in before]     # the model's column stays
+        assert f"{n_kept:,}" in page.locator("#next-dist-summary").inner_text()
+    screenshot(page, f"next-dist-{model}-{lang}")
+    # the lens: its section, its run, the last-layer check on the page
+    page.get_by_role("tab", name="Logit lens").click()
+    page.locator("#next-lens-run").click()
+    page.locator("#next-lens-summary", has_text=CHECK[lang]).wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#next-lens-heatmap .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
+    page.locator("#next-lens-ranks .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
+    screenshot(page, f"next-lens-{model}-{lang}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_lesson_walked(new_page, app_url, screenshot, lang):
+    page = new_page("en-US" if lang == "en" else "zh-CN", width=1400, height=1000)
+    walked = walk(page, app_url, "next-token", lang, guesses={3: 20})
+    assert len(walked) == len(LESSONS["next-token"].steps)
+    assert re.search(r"\d+\.\d+%", walked[0].said)
+    lead = re.search(r"(?:layer|第) (\d+)", walked[2].said)
+    assert lead is not None
+    assert ("✓" in walked[2].said) and "20" in walked[2].said
+    assert "**" not in walked[2].said and "**" not in walked[0].said     # the Markdown rendered
+    screenshot(page, f"next-lesson-{lang}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_phone_page_fits_its_charts(new_page, app_url, screenshot, lang):
+    page = new_page("en-US" if lang == "en" else "zh-CN", width=390, height=844)
+    page.goto(f"{app_url}?view=next.lens&model=gemma-3-270m&lang={lang}")
+    page.locator("#next-lens-summary", has_text=CHECK[lang]).wait_for(timeout=RUN_TIMEOUT)
+    for elem_id in ("next-lens-heatmap", "next-lens-ranks"):
+        chart = page.locator(f"#{elem_id} .js-plotly-plot")
+        chart.wait_for(timeout=RUN_TIMEOUT)
+        box = chart.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    screenshot(page, f"next-lens-phone-{lang}")

@@ -75,3 +75,18 @@ LESSON = Lesson(
                              why="lesson.next.s3.why", low=0, high=100)),
     ),
 )
+
+# What a teacher's question may ask of these views (explorer/lessons/quantities.py): fields of
+# the readers above, so a question quotes the same numbers as this lesson's steps.
+from explorer.lessons.quantities import Quantity  # noqa: E402  (the registry collects this module)
+
+BLOCKS = "lesson.next.unit"
+QUANTITIES = (
+    Quantity("next.dist/top_p", "lesson.qty.next_dist.top_p", "%", 0, 100, read_distribution, "p"),
+    Quantity("next.dist/bits", "lesson.qty.next_dist.bits", "bit", 0, 64, read_distribution, "bits"),
+    Quantity("next.dist/kept_p", "lesson.qty.next_dist.kept_p", "%", 0, 100, read_temperature, "kept_p"),
+    Quantity("next.dist/n_kept", "lesson.qty.next_dist.n_kept", "lesson.qty.unit.tokens", 0, 1e7,
+             read_temperature, "n_kept"),
+    Quantity("next.lens/lead", "lesson.qty.next_lens.lead", BLOCKS, 0, 1000, read_lens, "answer"),
+    Quantity("next.lens/last_third", "lesson.qty.next_lens.last_third", "%", 0, 100, read_lens, "last"),
+)

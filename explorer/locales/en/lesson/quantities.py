@@ -39,4 +39,10 @@ STRINGS = {
     "lesson.qty.rope_base.lowest": "the lowest perplexity ratio of a changed base",
     "lesson.qty.arch_norm.post": "post-norm: last layer's gradient over the first's",
     "lesson.qty.arch_norm.pre": "pre-norm: last layer's gradient over the first's",
+    "lesson.qty.next_dist.top_p": "the most likely next token's probability",
+    "lesson.qty.next_dist.bits": "the entropy of the next-token distribution",
+    "lesson.qty.next_dist.kept_p": "the top token's probability after the temperature",
+    "lesson.qty.next_dist.n_kept": "how many tokens the sampler keeps",
+    "lesson.qty.next_lens.lead": "the block after which the final token takes the lead",
+    "lesson.qty.next_lens.last_third": "the lens's agreement with the final prediction in the last third of the layers",
 }

@@ -39,4 +39,10 @@ STRINGS = {
     "lesson.qty.rope_base.lowest": "改变基数后最低的困惑度比值",
     "lesson.qty.arch_norm.post": "后置归一化：最后一层梯度与第一层之比",
     "lesson.qty.arch_norm.pre": "前置归一化：最后一层梯度与第一层之比",
+    "lesson.qty.next_dist.top_p": "最可能的下一个词元的概率",
+    "lesson.qty.next_dist.bits": "下一个词元分布的熵",
+    "lesson.qty.next_dist.kept_p": "调温度之后首位词元的概率",
+    "lesson.qty.next_dist.n_kept": "采样器保留的词元数",
+    "lesson.qty.next_lens.lead": "最终词元从第几个块之后领先",
+    "lesson.qty.next_lens.last_third": "在最后三分之一的层中，logit lens 与最终预测一致的比例",
 }

@@ -82,9 +82,10 @@ def test_a_class_through_the_api(class_url):
     teacher.predict("en", api_name="/class_reveal")
     path = _file(teacher.predict("en", api_name="/class_csv"))
     rows = list(csv.reader(open(path, encoding="utf-8")))
-    assert rows[0] == ["step", "answer", "measured", "time", "nickname"]
-    assert sorted(r[1] for r in rows[1:]) == ["4000", "4500", "5000"]
-    assert {r[4] for r in rows[1:]} == {"s0", "s1", "s2"}
+    assert rows[0] == ["question", "link", "transfer_of", "round 1", "round 2", "measured",
+                       "time", "nickname"]
+    assert sorted(r[3] for r in rows[1:]) == ["4000", "4500", "5000"]
+    assert {r[7] for r in rows[1:]} == {"s0", "s1", "s2"}
     assert ROOMS.student_view(code, _token_of(code, 0))["revealed"]
 
 

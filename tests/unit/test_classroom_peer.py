@@ -273,3 +273,56 @@ def test_refusals_are_input_errors_in_both_languages():
         for lang in ("en", "zh"):
             assert text(f"classroom.err.{key}", lang)
     assert isinstance(InputError("classroom.err.paused"), Exception)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_bar_handlers_check_the_role_and_say_what_happened(lang):
+    """The page's handlers (explorer/ui/page/class_peer.py): a student's session (no secret)
+    gets nothing from a teacher's control; the teacher's close, vote again, pause and release
+    reach the store; a student's answer from the bar goes to the question the page last read;
+    a following student's lesson move while the class is held is taken back to its step."""
+    import json
+
+    import gradio as gr
+
+    from explorer.locales import text
+    from explorer.ui.page import class_peer
+    from explorer.ui.page.class_bar import bar_text, bar_values
+
+    rooms, _, code, secret, (a, _b, _c) = _class()
+    teacher = {"role": "teacher", "code": code, "secret": secret}
+    student = {"role": "student", "code": code, "token": a, "link": STEP}
+    for handler in (class_peer.close_vote, class_peer.revote, class_peer.pause, class_peer.release):
+        assert handler(student, lang, rooms=rooms) == gr.skip()
+    assert rooms.teacher_view(code, secret)["phase"] == "vote"
+    said = class_peer.send(student, 4000, lang, rooms=rooms)
+    assert said == text("classroom.answer_in", lang, value="4000", answered=1)
+    assert class_peer.close_vote(teacher, lang, rooms=rooms) == text("classroom.closed_now", lang)
+    with pytest.raises(gr.Error):                       # answering while closed, in words
+        class_peer.send(student, 4100, lang, rooms=rooms)
+    line = bar_text(rooms.student_view(code, a), {**student, "following": True}, lang)
+    assert text("classroom.bar.discuss", lang) in line
+    class_peer.revote(teacher, lang, rooms=rooms)
+    line = bar_text(rooms.student_view(code, a), {**student, "following": True}, lang)
+    assert text("classroom.bar.mine_first", lang, mine="4000") in line
+    assert class_peer.hold(student, True, rooms=rooms) == gr.skip()      # not held: no pull
+    class_peer.pause(teacher, lang, rooms=rooms)
+    pulled = json.loads(class_peer.hold(student, True, rooms=rooms))
+    assert pulled["link"] == STEP
+    values = bar_values({**student, "following": True}, rooms.student_view(code, a), lang)
+    assert values[2]["interactive"] is False and values[-1] == "paused"     # Explore held
+    teacher_values = bar_values(teacher, rooms.teacher_view(code, secret), lang)
+    assert teacher_values[-1] == "" and teacher_values[9]["visible"]         # Release shown
+    line = bar_text(rooms.teacher_view(code, secret), teacher, lang)
+    assert text("classroom.bar.presence", lang, following=3, exploring=0, gone=0) in line
+    class_peer.release(teacher, lang, rooms=rooms)
+    assert not rooms.teacher_view(code, secret)["paused"]
+    # a transfer question's measured value: its section's last run read by the step's reader,
+    # none without a run; a lesson step's from the panel's reading
+    view = {"origin": STEP}
+    assert class_peer.measured_value(view, None, {}) is None
+    assert class_peer.measured_value({"origin": "?view=x"}, None, {}) is None
+    from explorer.lessons import LESSONS
+    step = LESSONS["kv-cache"].steps[1]
+    lesson_state = {"lesson": "kv-cache", "step": 1, "fields": {step.predict.answer: 42.0}}
+    assert class_peer.measured_value({"origin": None}, lesson_state, {}) == 42.0

@@ -32,14 +32,14 @@ def figure(hists: Drawn, lang: str, height: int = 300, parent: Optional[str] = N
         fig.add_bar(x=centres, y=list(hist.counts), width=[width * 1.9] * len(centres),
                     marker=dict(color=OKABE_ITO["blue" if k == 1 else "green"]),
                     name=text("classroom.fig.round", lang, round=k, n=hist.n) if two
-                    else text("classroom.fig.answers", lang),
+                    else text("classroom.fig.answers", lang), showlegend=not two,
                     hovertemplate=text("classroom.fig.hover", lang) + "<extra></extra>",
                     customdata=[[a, b] for a, b in zip(hist.edges, hist.edges[1:])], **axes)
         if hist.measured is not None:
             fig.add_scatter(x=[hist.measured, hist.measured], y=[0, top * 1.1], mode="lines",
                             line=dict(color=OKABE_ITO["orange"], width=4, dash="dash"),
                             name=text("classroom.fig.measured", lang, value=f"{hist.measured:g}"),
-                            showlegend=k == 1, **axes)
+                            showlegend=not two, **axes)
         # half a bin of margin: an answer or a measured value on the last edge stays in sight;
         # both panels share the bins, the x range and the y range
         fig.update_xaxes(k, title_text=text("classroom.fig.x", lang), range=list(axis_range(hist)))
@@ -49,7 +49,11 @@ def figure(hists: Drawn, lang: str, height: int = 300, parent: Optional[str] = N
             fig.update_yaxes(k, dtick=1)               # whole students, no 0.5 tick
     alts = [_alt(h, lang) for h in rounds]
     if two:
-        title = text("classroom.fig.title_rounds", lang, first=rounds[0].n, second=rounds[1].n)
+        # the panels' titles name the rounds; the title names the dashed line (no legend band
+        # over the panels' titles)
+        title = text("classroom.fig.title_rounds", lang)
+        if rounds[0].measured is not None:
+            title += text("classroom.fig.run_suffix", lang, value=f"{rounds[0].measured:g}")
         alt = text("classroom.fig.alt_rounds", lang, first=alts[0], second=alts[1])
     else:
         title, alt = text("classroom.fig.title", lang, n=rounds[0].n), alts[0]

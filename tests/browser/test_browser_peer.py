@@ -5,7 +5,10 @@ and nobody sees a histogram; the teacher closes the vote ("discuss with your nei
 student's bar, the answer box gone); round 2: each votes again (their first answer shown to
 them only); the teacher's run measures the value and the reveal draws both rounds side by side
 on every page. Then the teacher pauses the class: a student's Next and Explore are disabled and
-a press does not move her; the teacher releases it and they work again. Screenshots:
+a press does not move her; the teacher releases it and they work again. Last, a transfer
+question: the teacher sets the section's cache policy to a sliding window and asks the same
+question there; every page follows, votes from the bar, and the reveal names it the transfer of
+the first question, beside the window run's value. Screenshots:
 artifacts/screenshots/peer-*.png."""
 from __future__ import annotations
 
@@ -181,3 +184,38 @@ def _run(teacher, ada, mei, bo, app_url):
     ada.click("#class-explore")
     teacher.locator("#class-status").get_by_text("2 following · 1 exploring").wait_for(timeout=30_000)
     _shot(teacher, "peer-teacher-released")
+    ada.click("#class-back")
+    teacher.locator("#class-status").get_by_text("3 following · 0 exploring").wait_for(timeout=30_000)
+
+    # a transfer question: the same question with a sliding window (the section's cache policy
+    # changed on the teacher's page); every page follows the section's link and runs it
+    teacher.locator("#gen-policy").get_by_text(text("generate.policy.window", "en")).click()
+    teacher.click("#class-transfer")
+    window = text("generate.policy.window", "en")
+    checked = ("(label) => { const i = [...document.querySelectorAll('#gen-policy input')].find(i => i.checked);"
+               " return !!i && i.closest('label').innerText.includes(label); }")
+    for page, lang in ((ada, "en"), (mei, "zh"), (bo, "en")):
+        page.locator("#class-status", has_text=text("classroom.bar.transfer", lang, parent="q1")).wait_for(timeout=60_000)
+        page.wait_for_function(checked, arg=text("generate.policy.window", lang), timeout=LOAD)
+    assert window
+    _send(ada, 3000)
+    _send(mei, 1000)
+    _send(bo, 2000, phone=True)
+    teacher.locator("#class-status").get_by_text("round 1: 3 of 3 voted").wait_for(timeout=60_000)
+    assert not teacher.locator("#class-hist").is_visible()
+    # the teacher's page ran the transfer link too: its run is the measured value
+    teacher.wait_for_function("() => [...document.querySelectorAll('.explorer-link input, .explorer-link textarea')]"
+                              ".some(e => /view=generate/.test(e.value) && /policy=window/.test(e.value))",
+                              timeout=LOAD * 2)
+    teacher.click("#class-reveal")
+    teacher.locator("#class-hist .js-plotly-plot").wait_for(timeout=60_000)
+    bars = _bars(teacher)
+    assert len(bars) == 1 and sum(bars[0][1]) == 3, bars
+    window_value = teacher.evaluate("() => document.querySelector('#class-hist .js-plotly-plot').data"
+                                    ".filter(t => t.type === 'scatter')[0].x[0]")
+    assert 0 < window_value < measured, (window_value, measured)    # the window caps the cache
+    title = teacher.evaluate("() => document.querySelector('#class-hist .js-plotly-plot').layout.title.text")
+    assert "Transfer of q1" in title, title
+    mei.locator("#class-hist .js-plotly-plot").wait_for(timeout=60_000)
+    _shot(teacher, "peer-teacher-transfer")
+    _shot(mei, "peer-student-zh-transfer")

@@ -114,7 +114,8 @@ STRINGS = {
     "classroom.err.questions": "This class has asked {n} questions, the most one class holds.",
     "classroom.err.paused": "The teacher paused the class on this step: you can explore once it is released.",
     "classroom.fig.round": "round {round} ({n})",
-    "classroom.fig.title_rounds": "The class's answers: round 1 ({first}), round 2 ({second})",
+    "classroom.fig.title_rounds": "Before and after the discussion",
+    "classroom.fig.run_suffix": " · dashed: the run's {value}",
     "classroom.fig.title_transfer": "Transfer of {parent}: the class's answers ({n})",
     "classroom.fig.alt_rounds": "Round 1: {first}. Round 2: {second}.",
 }

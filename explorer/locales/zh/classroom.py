@@ -110,7 +110,8 @@ STRINGS = {
     "classroom.err.questions": "这个课堂已经提了 {n} 个问题，这是一个课堂最多能保存的数量。",
     "classroom.err.paused": "老师让课堂停在这一步：解除暂停后你才能自己探索。",
     "classroom.fig.round": "第 {round} 轮（{n}）",
-    "classroom.fig.title_rounds": "课堂的答案：第 1 轮（{first}），第 2 轮（{second}）",
+    "classroom.fig.title_rounds": "讨论前后的答案",
+    "classroom.fig.run_suffix": " · 虚线：运行得到的 {value}",
     "classroom.fig.title_transfer": "{parent} 的迁移问题：课堂的答案（{n}）",
     "classroom.fig.alt_rounds": "第 1 轮：{first}。第 2 轮：{second}。",
 }

@@ -47,12 +47,14 @@ class Bar:
     guess: gr.Number         # a student's answer to the class's question, from the bar
     send: gr.Button
     pace: gr.Textbox         # "paused" while a following student's page is held (PACE_JS)
+    answer_row: gr.Row       # guess and send: shown to a student while a vote is open
+    pace_row: gr.Row         # pause and release: the teacher's
 
     def outputs(self) -> list:
         """What `bar_values` fills, in its order."""
         return [self.column, self.status, self.explore, self.back, self.reveal, self.close,
-                self.revote, self.transfer, self.pause, self.release, self.guess, self.send,
-                self.plot, self.pace]
+                self.revote, self.transfer, self.pause, self.release, self.answer_row,
+                self.plot, self.pace, self.pace_row]
 
 
 def build_bar(t: Any) -> Bar:
@@ -61,11 +63,11 @@ def build_bar(t: Any) -> Bar:
     small = {"size": "sm", "visible": False}
     with gr.Column(visible=False, elem_id="class-bar") as column:
         status = gr.Markdown(elem_id="class-status")
-        with gr.Row(elem_id="class-answer"):
-            guess = gr.Number(None, label=t("classroom.guess"), visible=False, elem_id="class-guess",
+        with gr.Row(elem_id="class-answer", visible=False) as answer_row:
+            guess = gr.Number(None, label=t("classroom.guess"), elem_id="class-guess",
                               scale=2, min_width=100)
             send = gr.Button(t("classroom.send"), variant="primary", elem_id="class-send",
-                             scale=1, min_width=60, **small)
+                             size="sm", scale=1, min_width=60)
         with gr.Row(elem_id="class-nav"):
             explore = gr.Button(t("classroom.explore"), size="sm", elem_id="class-explore")
             back = gr.Button(t("classroom.back"), variant="primary", elem_id="class-back", **small)
@@ -73,7 +75,7 @@ def build_bar(t: Any) -> Bar:
             revote = gr.Button(t("classroom.revote"), elem_id="class-revote", **small)
             reveal = gr.Button(t("classroom.reveal"), variant="primary", elem_id="class-reveal", **small)
             transfer = gr.Button(t("classroom.transfer"), elem_id="class-transfer", **small)
-        with gr.Row(elem_id="class-pace-row"):
+        with gr.Row(elem_id="class-pace-row", visible=False) as pace_row:
             pause = gr.Button(t("classroom.pause"), elem_id="class-pause", **small)
             release = gr.Button(t("classroom.release"), variant="primary", elem_id="class-release",
                                 **small)
@@ -87,7 +89,7 @@ def build_bar(t: Any) -> Bar:
     return Bar(column, status, explore, back, reveal, plot, gr.State(None),
                gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
                pending, page, revision, gr.State(True), kept, close, revote, transfer, pause,
-               release, guess, send, pace)
+               release, guess, send, pace, answer_row, pace_row)
 
 
 # ----------------------------------------------------------------------------- the bar's text
@@ -160,11 +162,11 @@ def bar_values(state: dict, view: dict, lang: str) -> list:
             gr.update(visible=teacher and phase == "discuss"),
             gr.update(visible=teacher and phase == "revealed"),
             gr.update(visible=teacher and not paused), gr.update(visible=teacher and paused),
-            gr.update(visible=not teacher and open_vote), gr.update(visible=not teacher and open_vote),
-            plot, "paused" if paused and not teacher else ""]
+            gr.update(visible=not teacher and open_vote), plot,
+            "paused" if paused and not teacher else "", gr.update(visible=teacher)]
 
 
 def gone_values(lang: str, error: InputError) -> list:
     """Bar.outputs()'s values once the page's room is gone: the line says why, nothing else."""
     hidden = gr.update(visible=False)
-    return [gr.update(visible=True), error.message(lang), *([hidden] * 11), ""]
+    return [gr.update(visible=True), error.message(lang), *([hidden] * 10), "", hidden]

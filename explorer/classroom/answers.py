@@ -49,11 +49,11 @@ def figure(hists: Drawn, lang: str, height: int = 300, parent: Optional[str] = N
             fig.update_yaxes(k, dtick=1)               # whole students, no 0.5 tick
     alts = [_alt(h, lang) for h in rounds]
     if two:
-        # the panels' titles name the rounds; the title names the dashed line (no legend band
-        # over the panels' titles)
+        # the panels' titles name the rounds; the title's second line names the dashed line (no
+        # legend band over the panels' titles; two short lines fit a phone's width)
         title = text("classroom.fig.title_rounds", lang)
         if rounds[0].measured is not None:
-            title += text("classroom.fig.run_suffix", lang, value=f"{rounds[0].measured:g}")
+            title += "<br>" + text("classroom.fig.run_suffix", lang, value=f"{rounds[0].measured:g}")
         alt = text("classroom.fig.alt_rounds", lang, first=alts[0], second=alts[1])
     else:
         title, alt = text("classroom.fig.title", lang, n=rounds[0].n), alts[0]

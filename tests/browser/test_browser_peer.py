@@ -110,7 +110,7 @@ def _run(teacher, ada, mei, bo, app_url):
     ada.click("#lesson-check")
     _send(mei, 9000)
     _send(bo, 6000, phone=True)
-    teacher.locator("#class-status").get_by_text("round 1: 3 of 3 voted").wait_for(timeout=60_000)
+    teacher.locator("#class-status").get_by_text("3 of 3 answered").wait_for(timeout=60_000)
     for page in (teacher, ada, mei, bo):            # nobody sees a histogram before the reveal
         assert not page.locator("#class-hist").is_visible()
     assert "9000" not in ada.inner_text("#class-bar") and "3000" not in mei.inner_text("#class-bar")
@@ -131,7 +131,7 @@ def _run(teacher, ada, mei, bo, app_url):
     _send(ada, 4000)
     _send(mei, 6000)
     _send(bo, 5500, phone=True)
-    teacher.locator("#class-status").get_by_text("round 2: 3 of 3 voted").wait_for(timeout=60_000)
+    teacher.locator("#class-status").get_by_text("round 2: 3 of 3 answered").wait_for(timeout=60_000)
     assert "3000" not in mei.inner_text("#class-bar")
 
     # the teacher's own run measures the value; the reveal draws both rounds side by side
@@ -201,7 +201,7 @@ def _run(teacher, ada, mei, bo, app_url):
     _send(ada, 3000)
     _send(mei, 1000)
     _send(bo, 2000, phone=True)
-    teacher.locator("#class-status").get_by_text("round 1: 3 of 3 voted").wait_for(timeout=60_000)
+    teacher.locator("#class-status").get_by_text("3 of 3 answered").wait_for(timeout=60_000)
     assert not teacher.locator("#class-hist").is_visible()
     # the teacher's page ran the transfer link too: its run is the measured value
     teacher.wait_for_function("() => [...document.querySelectorAll('.explorer-link input, .explorer-link textarea')]"

@@ -312,7 +312,7 @@ def test_the_bar_handlers_check_the_role_and_say_what_happened(lang):
     values = bar_values({**student, "following": True}, rooms.student_view(code, a), lang)
     assert values[2]["interactive"] is False and values[-2] == "paused"     # Explore held
     teacher_values = bar_values(teacher, rooms.teacher_view(code, secret), lang)
-    assert teacher_values[-2] == "" and teacher_values[9]["visible"]         # Release shown
+    assert teacher_values[-2] == "" and teacher_values[10]["visible"]        # Release shown
     line = bar_text(rooms.teacher_view(code, secret), teacher, lang)
     assert text("classroom.bar.presence", lang, following=3, exploring=0, gone=0) in line
     class_peer.release(teacher, lang, rooms=rooms)

@@ -88,8 +88,7 @@ STRINGS = {
     "classroom.release": "Release the class",
     "classroom.guess": "Your answer to the class",
     "classroom.send": "Send",
-    "classroom.bar.voted": "round {round}: {voted} of {members} voted",
-    "classroom.bar.voted_both": "round 1: {first} voted · round 2: {second} of {members} voted",
+    "classroom.bar.voted_both": "round 1: {first} answered · round 2: {second} of {members} answered",
     "classroom.bar.discuss": "Vote closed: discuss your answer with your neighbour.",
     "classroom.bar.discuss_teacher": "vote closed: the class discusses",
     "classroom.bar.revote": "Round 2: vote again (you may keep or change your answer).",
@@ -115,7 +114,7 @@ STRINGS = {
     "classroom.err.paused": "The teacher paused the class on this step: you can explore once it is released.",
     "classroom.fig.round": "round {round} ({n})",
     "classroom.fig.title_rounds": "Before and after the discussion",
-    "classroom.fig.run_suffix": " · dashed: the run's {value}",
+    "classroom.fig.run_suffix": "dashed: the run's {value}",
     "classroom.fig.title_transfer": "Transfer of {parent}: the class's answers ({n})",
     "classroom.fig.alt_rounds": "Round 1: {first}. Round 2: {second}.",
 }

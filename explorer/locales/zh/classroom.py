@@ -84,8 +84,7 @@ STRINGS = {
     "classroom.release": "解除暂停",
     "classroom.guess": "你交给课堂的答案",
     "classroom.send": "提交",
-    "classroom.bar.voted": "第 {round} 轮：{members} 人中 {voted} 人已投票",
-    "classroom.bar.voted_both": "第 1 轮：{first} 人已投票 · 第 2 轮：{members} 人中 {second} 人已投票",
+    "classroom.bar.voted_both": "第 1 轮：{first} 人已作答 · 第 2 轮：{members} 人中 {second} 人已作答",
     "classroom.bar.discuss": "投票已结束：和你的同桌讨论你的答案。",
     "classroom.bar.discuss_teacher": "投票已结束：课堂正在讨论",
     "classroom.bar.revote": "第 2 轮：再投一次（可以保留或修改你的答案）。",
@@ -111,7 +110,7 @@ STRINGS = {
     "classroom.err.paused": "老师让课堂停在这一步：解除暂停后你才能自己探索。",
     "classroom.fig.round": "第 {round} 轮（{n}）",
     "classroom.fig.title_rounds": "讨论前后的答案",
-    "classroom.fig.run_suffix": " · 虚线：运行得到的 {value}",
+    "classroom.fig.run_suffix": "虚线：运行得到的 {value}",
     "classroom.fig.title_transfer": "{parent} 的迁移问题：课堂的答案（{n}）",
     "classroom.fig.alt_rounds": "第 1 轮：{first}。第 2 轮：{second}。",
 }

@@ -51,10 +51,15 @@ class Bar:
     pace_row: gr.Row         # pause and release: the teacher's
 
     def outputs(self) -> list:
-        """What `bar_values` fills, in its order."""
-        return [self.column, self.status, self.explore, self.back, self.reveal, self.close,
-                self.revote, self.transfer, self.pause, self.release, self.answer_row,
-                self.plot, self.pace, self.pace_row]
+        """What `bar_values` fills, in its order: the first SHOWN as every class page had them
+        (the poll's first outputs, which the benches read by position), then the vote's and
+        the pacing's."""
+        return [self.column, self.status, self.explore, self.back, self.reveal, self.plot,
+                self.close, self.revote, self.transfer, self.pause, self.release,
+                self.answer_row, self.pace, self.pace_row]
+
+
+SHOWN = 6       # column, status, explore, back, reveal, plot
 
 
 def build_bar(t: Any) -> Bar:
@@ -96,10 +101,11 @@ def build_bar(t: Any) -> Bar:
 
 
 def _votes(view: dict, members: Any, lang: str) -> str:
+    """How many answered: "k of n answered" in one round, each round's count in two."""
     voted = view.get("voted") or [0]
     if len(voted) > 1:
         return text("classroom.bar.voted_both", lang, first=voted[0], second=voted[1], members=members)
-    return text("classroom.bar.voted", lang, round=1, voted=voted[0], members=members)
+    return text("classroom.bar.answered", lang, answered=voted[0], members=members)
 
 
 def bar_text(view: dict, state: dict, lang: str) -> str:
@@ -157,12 +163,12 @@ def bar_values(state: dict, view: dict, lang: str) -> list:
     student_controls = [gr.update(interactive=not paused), gr.skip()]
     return [gr.update(visible=True), bar_text(view, state, lang),
             *([gr.update(visible=False)] * 2 if teacher else student_controls),
-            gr.update(visible=teacher and phase in ("vote", "discuss", "revote")),
+            gr.update(visible=teacher and phase in ("vote", "discuss", "revote")), plot,
             gr.update(visible=teacher and phase == "vote"),
             gr.update(visible=teacher and phase == "discuss"),
             gr.update(visible=teacher and phase == "revealed"),
             gr.update(visible=teacher and not paused), gr.update(visible=teacher and paused),
-            gr.update(visible=not teacher and open_vote), plot,
+            gr.update(visible=not teacher and open_vote),
             "paused" if paused and not teacher else "", gr.update(visible=teacher)]
 
 

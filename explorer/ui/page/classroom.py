@@ -41,8 +41,8 @@ from explorer.ui import visitor_errors
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
                                        remove_member, roster_choices, start, teacher_values)
-from explorer.ui.page.class_bar import (HIDDEN, POLL_S, Bar, bar_text, bar_values,  # noqa: F401
-                                        build_bar, gone_values)
+from explorer.ui.page.class_bar import (HIDDEN, POLL_S, SHOWN, Bar, bar_text,  # noqa: F401
+                                        bar_values, build_bar, gone_values)
 from explorer.ui.page.class_peer import wire_peer
 from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
@@ -120,7 +120,8 @@ def _roster(state: dict, view: dict, lang: str) -> Any:
 
 # ----------------------------------------------------------------------------- handlers
 
-# poll's outputs: [state, *Bar.outputs(), timer, pending, members]
+# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members,
+# *the vote's and the pacing's] (Bar.outputs() split at SHOWN: the first ten as they always were)
 N_BAR = 14
 
 
@@ -130,36 +131,39 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     the bar's values and, for a following student, the teacher's move to apply."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * (1 + N_BAR) + [gr.update(active=False), gr.skip(), gr.skip()]
+        return [gr.skip()] * (1 + SHOWN) + [gr.update(active=False)] + [gr.skip()] * (N_BAR - SHOWN + 2)
     # the teacher's page reads answers and joins too (its watch token), a member's page not
     if rooms.revision(state.get("code"), state.get("watch") or state.get("token")) == state.get("revision"):
         return [gr.skip()] * (N_BAR + 4)
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return [None, *gone_values(lang, error), gr.update(active=False), gr.skip(), gr.skip()]
+        gone = gone_values(lang, error)
+        return [None, *gone[:SHOWN], gr.update(active=False), gr.skip(), gr.skip(), *gone[SHOWN:]]
     pending = gr.skip()
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
         pending = _page(link=view["link"])
     state = {**state, "revision": view["revision"], "moves": view["moves"], "link": view["link"]}
-    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
-            _roster(state, view, lang)]
+    values = bar_values({**state, "following": following}, view, lang)
+    return [state, *values[:SHOWN], gr.skip(), pending, _roster(state, view, lang), *values[SHOWN:]]
 
 
 @visitor_errors
 def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[*Bar.outputs(), members] in a new language: the bar as the room stands now (the class's
-    state and the page's place in it unchanged)."""
+    """[column, status, explore, back, reveal, plot, members, *the vote's and the pacing's] in
+    a new language: the bar as the room stands now (the class's state and the page's place in
+    it unchanged)."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
         return [gr.skip()] * (N_BAR + 1)
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return [*gone_values(lang, error), gr.skip()]
-    return [*bar_values({**state, "following": follow is not False}, view, lang),
-            _roster(state, view, lang)]
+        gone = gone_values(lang, error)
+        return [*gone[:SHOWN], gr.skip(), *gone[SHOWN:]]
+    values = bar_values({**state, "following": follow is not False}, view, lang)
+    return [*values[:SHOWN], _roster(state, view, lang), *values[SHOWN:]]
 
 
 @visitor_errors
@@ -291,12 +295,12 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     lang, model = header.lang, header.model
     api = {"api_visibility": "undocumented"}
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
-    bar_outputs = bar.outputs()
+    shown, more = bar.outputs()[:SHOWN], bar.outputs()[SHOWN:]
     bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
     bar.revision.change(poll, [bar.state, bar.follow, lang],
-                        [bar.state, *bar_outputs, bar.timer, bar.pending, tab.members],
+                        [bar.state, *shown, bar.timer, bar.pending, tab.members, *more],
                         queue=False, api_name="class_poll", **api)
-    lang.change(relabel, [bar.state, bar.follow, lang], [*bar_outputs, tab.members], queue=False,
+    lang.change(relabel, [bar.state, bar.follow, lang], [*shown, tab.members, *more], queue=False,
                 api_visibility="private")
     tab.start.click(start, [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],

@@ -16,9 +16,12 @@ move (a lesson step, or a section's "Copy link") reaches a following student's p
 applied as on load (lessons.restore, then window.explorerApply presses the run button).
 "Explore on my own" stops applying moves; "Back to the class" applies the current one at once.
 
-Answers: a student's guess in the lesson panel goes to the class as well as running the step
-on their page; the bar shows "n of m answered"; the teacher's Reveal draws the histogram beside
-the value the teacher's own run measured; the teacher downloads the CSV. Every handler checks
+Answers: a student's guess in the lesson panel (or the bar's own box) goes to the class as well
+as running the step on their page; the teacher's bar shows "n of m answered" and can run peer
+instruction (explorer/ui/page/class_peer.py): close the vote for the discussion, vote again,
+reveal both rounds beside the value the teacher's own run measured, ask a transfer question at
+the section's current settings, pause the class on its step; the teacher downloads the CSV.
+The bar itself is explorer/ui/page/class_bar.py. Every handler checks
 its inputs in the store (hostile clients call them through the HTTP API): a member token or the
 teacher's secret from the session's state, never from the client's values. Joining, answering
 and the poll skip the queue (queue=False): each is a few dictionary operations under the store's

@@ -74,7 +74,7 @@ def test_vote_discuss_revote_reveal_and_pause(new_page, app_url, browser):
     mei = new_page("zh-CN", 1200, 900)
     phone_context = browser.new_context(locale="en-US", viewport={"width": 390, "height": 844},
                                         is_mobile=True, has_touch=True, device_scale_factor=2)
-    phone_context.set_default_timeout(30_000)
+    phone_context.set_default_timeout(60_000)
     bo = phone_context.new_page()
     try:
         _run(teacher, ada, mei, bo, app_url)
@@ -83,6 +83,8 @@ def test_vote_discuss_revote_reveal_and_pause(new_page, app_url, browser):
 
 
 def _run(teacher, ada, mei, bo, app_url):
+    for page in (teacher, ada, mei):
+        page.set_default_timeout(60_000)
     teacher.goto(app_url)
     teacher.click("#tab-classroom-button", timeout=LOAD)
     teacher.click("#class-start")
@@ -101,7 +103,8 @@ def _run(teacher, ada, mei, bo, app_url):
     teacher.get_by_role("option", name=text(LESSONS["kv-cache"].title, "en")).click()
     for page in (ada, mei, bo):
         _at_step(page, 1)
-    teacher.click("#lesson-next")
+    # (a page whose step is running on this shared machine may take a while to take a press)
+    teacher.click("#lesson-next", timeout=LOAD)
     for page in (ada, mei, bo):
         _at_step(page, 2)
 

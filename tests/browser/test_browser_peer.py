@@ -22,7 +22,7 @@ from explorer.locales import text
 from tests.conftest import SCREENSHOTS
 from tests.lesson_walk import wait_for_reading
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(1500)]   # four pages and their runs
 
 LOAD = 180_000
 

@@ -103,6 +103,7 @@ def _run(teacher, ada, mei, bo, app_url):
     teacher.get_by_role("option", name=text(LESSONS["kv-cache"].title, "en")).click()
     for page in (ada, mei, bo):
         _at_step(page, 1)
+    wait_for_reading(teacher, "", "en")      # the teacher's step-1 run ends before it moves on
     # (a page whose step is running on this shared machine may take a while to take a press)
     teacher.click("#lesson-next", timeout=LOAD)
     for page in (ada, mei, bo):

@@ -235,7 +235,7 @@ async def count_answered(teacher, n, timeout=15.0):
 async def revealed_count(code):
     from explorer.classroom.rooms import ROOMS
     with ROOMS._lock:
-        step = ROOMS._rooms[code].steps[PREDICT]
+        step = ROOMS._rooms[code].questions[PREDICT]
         return len(step.answers) if step.revealed else 0
 
 

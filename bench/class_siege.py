@@ -279,7 +279,7 @@ def siege(url: str, students: int, seconds: float, gap: float, period: float) ->
         deadline = time.monotonic() + 20.0
         while time.monotonic() < deadline:
             with ROOMS._lock:
-                step = ROOMS._rooms[code].steps.get(link)
+                step = ROOMS._rooms[code].questions.get(link)
                 have = sum(t in step.answers for t in tokens) if step else 0
             if have == len(tokens):
                 answered_all.append(link)

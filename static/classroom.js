@@ -97,3 +97,41 @@ document.addEventListener("click", (event) => {
   // a chart drawn while the bar was closed had no width: Plotly's responsive charts redraw on a resize
   if (!open) setTimeout(() => window.dispatchEvent(new Event("resize")), 50);
 });
+
+// Pacing: while the teacher holds the class on its step (the hidden box #class-pace reads
+// "paused" on a following student's page), the lesson's Next, Back, Exit and picker, the →/←
+// keys and Explore do nothing: the buttons are disabled (again after each re-render, as the
+// lesson's moves redraw them) and a press or key is stopped before the page's handlers see it.
+// The server holds the rest (explorer/ui/page/class_peer.py: a move is taken back; the store
+// refuses to stop following).
+const HELD = ["lesson-next", "lesson-back", "lesson-exit", "class-explore"];
+const HELD_SELECTOR = HELD.map((id) => "#" + id).join(", ") + ", #lesson-pick";
+let classHeld = null;
+function holdButtons() {
+  const held = document.body.classList.contains("class-paused");
+  for (const id of HELD) {
+    const el = document.getElementById(id);
+    if (!el) continue;
+    if (held) { el.disabled = true; el.setAttribute("aria-disabled", "true"); el.dataset.classHeld = "1"; }
+    else if (el.dataset.classHeld) { el.disabled = false; el.removeAttribute("aria-disabled"); delete el.dataset.classHeld; }
+  }
+  const pick = document.querySelector("#lesson-pick input");
+  if (pick) pick.disabled = held;
+}
+window.explorerClassPace = function (value) {
+  const held = value === "paused";
+  document.body.classList.toggle("class-paused", held);
+  holdButtons();
+  if (held && !classHeld) classHeld = setInterval(holdButtons, 400);
+  if (!held && classHeld) { clearInterval(classHeld); classHeld = null; }
+};
+function stopHeld(event) {
+  if (!document.body.classList.contains("class-paused")) return;
+  const target = event.target;
+  const key = event.type === "keydown" && (event.key === "ArrowRight" || event.key === "ArrowLeft");
+  const typing = target && target.closest && target.closest("input, textarea, [contenteditable]");
+  if ((key && !typing) || (event.type !== "keydown" && target && target.closest && target.closest(HELD_SELECTOR))) {
+    event.preventDefault(); event.stopImmediatePropagation();
+  }
+}
+for (const type of ["click", "mousedown", "keydown"]) document.addEventListener(type, stopHeld, true);

@@ -42,7 +42,8 @@ from typing import Any, Optional
 import torch
 
 from explorer.classroom.limits import Window
-from explorer.classroom.rooms import ROOMS, Rooms, _csv_safe, clean_code
+from explorer.classroom.questions import _csv_safe
+from explorer.classroom.rooms import ROOMS, Rooms, clean_code
 from explorer.inputs import InputError
 from explorer.nexttoken import guesses
 from explorer.nexttoken.guesses import Match, Tally

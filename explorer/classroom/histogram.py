@@ -1,4 +1,4 @@
-"""The class's answers to one predict step as counts in equal bins: what the teacher's Reveal
+"""The class's answers to one question (each round of it) as counts in equal bins: what the teacher's Reveal
 publishes (explorer/classroom/rooms.py) and explorer/classroom/answers.py draws.
 
 Any finite answers are drawn, whatever a student typed: one value alone (37.5), values closer
@@ -32,26 +32,38 @@ class Histogram:
 def histogram(values: list[float], measured: Optional[float], bins: int = HIST_BINS) -> Histogram:
     """Counts of `values` (finite numbers) in up to `bins` equal bins spanning the answers and
     the measured value; whole-number answers get whole-number bins when they fit."""
-    values = [float(v) for v in values]
-    span = values + ([float(measured)] if measured is not None else [])
+    return histograms([values], measured, bins)[0]
+
+
+def histograms(rounds: list[list[float]], measured: Optional[float],
+               bins: int = HIST_BINS) -> tuple[Histogram, ...]:
+    """One histogram per round of answers, all on the same bins (spanning every round's answers
+    and the measured value), so that two rounds drawn side by side share their axis."""
+    rounds = [[float(v) for v in values] for values in rounds]
+    span = [v for values in rounds for v in values] + ([float(measured)] if measured is not None else [])
     if not span:
-        return Histogram((0.0, 1.0), (0,), measured, 0)
+        return tuple(Histogram((0.0, 1.0), (0,), measured, 0) for _ in rounds)
+    edges = _edges(span, bins)
+    return tuple(Histogram(edges, _counts(values, edges), measured, len(values)) for values in rounds)
+
+
+def _edges(span: list[float], bins: int) -> tuple[float, ...]:
     low, high = min(span), max(span)
     if all(v.is_integer() for v in span) and high - low < bins and max(-low, high) < WHOLE_LIMIT:
-        n_bins = int(high - low) + 1
-        edges = tuple(low - 0.5 + i for i in range(n_bins + 1))
-    elif high / 2 - low / 2 <= NARROWEST * max(-low, high, 1e-300) / 2:
-        edges = _around(low / 2 + high / 2)
-    else:
-        n_bins = bins
-        edges = tuple(_between(low, high, i / n_bins) for i in range(n_bins + 1))
+        return tuple(low - 0.5 + i for i in range(int(high - low) + 2))
+    if high / 2 - low / 2 <= NARROWEST * max(-low, high, 1e-300) / 2:
+        return _around(low / 2 + high / 2)
+    return tuple(_between(low, high, i / bins) for i in range(bins + 1))
+
+
+def _counts(values: list[float], edges: tuple[float, ...]) -> tuple[int, ...]:
     n_bins = len(edges) - 1
     first, half_span = edges[0], edges[-1] / 2 - edges[0] / 2
     counts = [0] * n_bins
     for v in values:
         share = (v / 2 - first / 2) / half_span        # in [0, 1]: no overflow, no zero width
         counts[min(n_bins - 1, max(0, int(share * n_bins)))] += 1
-    return Histogram(edges, tuple(counts), measured, len(values))
+    return tuple(counts)
 
 
 def _between(low: float, high: float, share: float) -> float:

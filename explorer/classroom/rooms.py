@@ -5,9 +5,9 @@ SECRET (secrets.token_urlsafe(16), compared with hmac.compare_digest); students 
 optional nickname and get a member token, which a reload presents again to be the same member.
 The teacher's state is the *link query* the class follows (a lesson step's or a view's, checked
 by the caller through explorer.ui.page.views.read_link before it reaches `follow`), with the bounds of
-its prediction when it asks one. Each member may answer the current step once (a finite number
-within the bounds; a new answer replaces theirs until the reveal); the reveal publishes the
-step's answers as a histogram of counts beside the measured value.
+its prediction when it asks one. The questions (answers in rounds, the discussion, the reveal,
+transfer questions) and the pacing (a class held on its step; pages following, exploring, gone)
+are explorer/classroom/questions.py's, whose methods `Rooms` takes.
 
 Privacy: a member's view (`student_view`) holds counts only, and the histogram once revealed;
 answers with times and nicknames go to the teacher only (`teacher_view`, `csv_text`, both behind
@@ -30,16 +30,15 @@ Limits (docs/HARDENING.md, "The class"), on a monotonic clock
   INVITE, the unguessable part of the student link and its QR code. A prober who shares the
   class's address (the projected code, one school NAT, a Space's proxy) can then lock out only
   students who type the code, never those who scan or click the link or reload their page;
+- questions: MAX_QUESTIONS per room, ROUNDS rounds each, one answer per member a round
+  (questions.py);
 - answers: ANSWERS_PER_MEMBER a minute per member; an answer or a join wakes only the
   teacher's page (`roster`), never every member's (`revision`);
 - a room where nobody (teacher or member) was seen for `expire_s` is dropped.
 """
 from __future__ import annotations
 
-import csv
 import hmac
-import io
-import math
 import re
 import secrets
 import threading
@@ -51,6 +50,7 @@ from typing import Any, Optional
 
 from explorer.classroom.limits import Window, address_key
 from explorer.classroom.histogram import HIST_BINS, Histogram, histogram  # noqa: F401 (re-exported)
+from explorer.classroom.questions import MAX_LINK, MAX_QUESTIONS, Question, Questions  # noqa: F401
 from explorer.inputs import InputError
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -58,7 +58,6 @@ CODE_LENGTH = 6
 CODE_PATTERN = re.compile(f"^[{ALPHABET}]{{{CODE_LENGTH}}}$")
 TOKEN_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MAX_NICKNAME = 24
-MAX_LINK = 8192          # a stored link query (a teacher's lesson step carries its lesson: MAX_QUERY_CHARS)
 MAX_ROOMS = 100
 MAX_MEMBERS = 60
 ROOMS_PER_ADDRESS_HOUR = 6
@@ -82,18 +81,7 @@ class Member:
     session: str = ""
     seen: float = 0.0
     id: str = field(default_factory=lambda: secrets.token_hex(3))   # the teacher's handle
-
-
-@dataclass
-class Step:
-    """The class's answers at one link: {member token: (answer, wall time)}."""
-    link: str
-    low: float
-    high: float
-    answers: dict[str, tuple[float, float]] = field(default_factory=dict)
-    revealed: bool = False
-    measured: Optional[float] = None
-    histogram: Optional[Histogram] = None   # built once, at the reveal (answers are closed then)
+    following: bool = True           # the page applies the teacher's moves (not exploring)
 
 
 @dataclass
@@ -112,7 +100,10 @@ class Room:
                                      # page's token for the revision route (reads a counter)
     invite: str = field(default_factory=lambda: secrets.token_urlsafe(12))  # in the student
                                      # link and QR code: a lookup holding it is no probe
-    steps: dict[str, Step] = field(default_factory=dict)   # predict steps, by link
+    questions: dict[str, Question] = field(default_factory=dict)   # by link (questions.py)
+    asked: int = 0                   # questions asked: the next one's id is q<asked + 1>
+    paused: bool = False             # the teacher holds the class on its step
+    presence: tuple = (0, 0, 0)      # (following, exploring, gone) as the teacher last read it
 
 
 def clean_nickname(value: Any) -> str:
@@ -143,7 +134,7 @@ def _token(value: Any) -> Optional[str]:
     return value if isinstance(value, str) and TOKEN_PATTERN.match(value) else None
 
 
-class Rooms:
+class Rooms(Questions):
     """The rooms of one server (see the module doc). Every method takes the lock for a bounded
     amount of work: at most MAX_HELD * max_members members are read for a view or a CSV."""
 
@@ -241,38 +232,6 @@ class Rooms:
         with self._lock:
             return self._teacher(code, secret, self.clock()).watch
 
-    def follow(self, code: Any, secret: Any, link: str,
-               bounds: Optional[tuple[float, float]] = None) -> int:
-        """The class follows `link` (a query the caller checked), asking a number within
-        `bounds` when given. Returns the room's move count (unchanged for the same link)."""
-        if not isinstance(link, str) or not link.startswith("?") or len(link) > MAX_LINK:
-            raise InputError("classroom.err.link")
-        with self._lock:
-            room = self._teacher(code, secret, self.clock())
-            if bounds is not None and link not in room.steps and len(room.steps) < 200:
-                low, high = float(bounds[0]), float(bounds[1])
-                room.steps[link] = Step(link, low, high)
-            if link != room.link:
-                room.link = link
-                room.moves += 1
-                room.revision += 1
-            return room.moves
-
-    def reveal(self, code: Any, secret: Any, measured: Optional[float]) -> Histogram:
-        """Reveal the current step's answers beside `measured` (None: not measured)."""
-        with self._lock:
-            room = self._teacher(code, secret, self.clock())
-            step = room.steps.get(room.link)
-            if step is None:
-                raise InputError("classroom.err.no_question")
-            if measured is not None and not (isinstance(measured, (int, float)) and math.isfinite(measured)):
-                measured = None
-            # build first, then mark: a histogram that raises leaves the step as it was
-            drawn = histogram([a for a, _ in step.answers.values()], measured)
-            step.revealed, step.measured, step.histogram = True, measured, drawn
-            room.revision += 1
-            return drawn
-
     def remove(self, code: Any, secret: Any, member_id: Any) -> str:
         """The teacher removes a member (by its id in `teacher_view`) and their answers to steps
         not revealed yet; returns the nickname (or "")."""
@@ -286,9 +245,10 @@ class Rooms:
 
     def _drop(self, room: Room, member: Member) -> None:
         del room.members[member.token]
-        for step in room.steps.values():
-            if not step.revealed:
-                step.answers.pop(member.token, None)
+        for question in room.questions.values():
+            if not question.revealed:
+                for answers in question.rounds:
+                    answers.pop(member.token, None)
         room.roster += 1
 
     def lock(self, code: Any, secret: Any, locked: Any) -> bool:
@@ -309,34 +269,13 @@ class Rooms:
         with self._lock:
             now = self.clock()
             room = self._teacher(code, secret, now)
-            step = room.steps.get(room.link)
-            view = {"code": room.code, "members": self._active(room, now), "link": room.link,
+            follow, explore, gone = room.presence = self._presence(room, now)
+            return {"code": room.code, "members": self._active(room, now), "link": room.link,
                     "moves": room.moves, "revision": room.revision + room.roster,
-                    "question": step is not None, "answered": len(step.answers) if step else 0,
-                    "revealed": bool(step and step.revealed), "histogram": None,
-                    "locked": room.locked,
+                    "locked": room.locked, "following": follow, "exploring": explore, "gone": gone,
                     "roster": [(m.id, m.nickname, now - m.seen <= self.member_idle_s)
-                               for m in sorted(room.members.values(), key=lambda m: m.joined)]}
-            if step and step.revealed:
-                view["histogram"] = step.histogram
-            return view
-
-    def csv_text(self, code: Any, secret: Any) -> str:
-        """Every answer of the room: step, answer, measured value, time (UTC, ISO 8601), and
-        the nickname where the member gave one."""
-        with self._lock:
-            room = self._teacher(code, secret, self.clock())
-            out = io.StringIO()
-            writer = csv.writer(out)
-            writer.writerow(["step", "answer", "measured", "time", "nickname"])
-            for step in room.steps.values():
-                for token, (answer, when) in sorted(step.answers.items(), key=lambda kv: kv[1][1]):
-                    nick = room.members[token].nickname if token in room.members else ""
-                    writer.writerow([step.link, f"{answer:g}",
-                                     "" if step.measured is None or not step.revealed else f"{step.measured:g}",
-                                     time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)),
-                                     _csv_safe(nick)])
-            return out.getvalue()
+                               for m in sorted(room.members.values(), key=lambda m: m.joined)],
+                    **self._question_view(room, None)}
 
     # ------------------------------------------------------------------ students
 
@@ -380,45 +319,16 @@ class Rooms:
             room.roster += 1
             return room.code, member.token
 
-    def answer(self, code: Any, token: Any, link: Any, value: Any) -> int:
-        """Record a member's answer to the step at `link` (the class's current one); returns
-        how many have answered it. Only the teacher's page is woken (`roster`)."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise InputError("classroom.err.answer_number")
-        with self._lock:
-            now = self.clock()
-            room = self._room(code, now)
-            member = self._member(room, token, now)
-            step = room.steps.get(link) if isinstance(link, str) else None
-            if step is None or link != room.link:
-                raise InputError("classroom.err.not_now")
-            if step.revealed:
-                raise InputError("classroom.err.revealed")
-            if not step.low <= value <= step.high:
-                raise InputError("classroom.err.answer_range", low=f"{step.low:g}", high=f"{step.high:g}")
-            if not self._answers.allow(member.token, now):
-                raise InputError("classroom.err.answer_rate")
-            step.answers[member.token] = (float(value), self.wall())
-            room.roster += 1
-            return len(step.answers)
-
     def student_view(self, code: Any, token: Any) -> dict:
-        """What a member's page may show: the link to follow and counts; the histogram once the
-        teacher revealed it; their own answer. No other member's answer or nickname."""
+        """What a member's page may show: the link to follow and counts; the histograms once
+        the teacher revealed them; their own answers. No other member's answer or nickname."""
         with self._lock:
             now = self.clock()
             room = self._room(code, now)
             member = self._member(room, token, now)
-            step = room.steps.get(room.link)
-            mine = step.answers.get(member.token) if step else None
-            view = {"code": room.code, "link": room.link, "moves": room.moves,
+            return {"code": room.code, "link": room.link, "moves": room.moves,
                     "revision": room.revision, "members": self._active(room, now),
-                    "question": step is not None, "answered": len(step.answers) if step else 0,
-                    "mine": mine[0] if mine else None, "revealed": bool(step and step.revealed),
-                    "histogram": None}
-            if step and step.revealed:
-                view["histogram"] = step.histogram
-            return view
+                    "following": member.following, **self._question_view(room, member.token)}
 
     def invite(self, code: Any, secret: Any) -> str:
         """The room's invite, for the student link the teacher's page shows (and its QR)."""
@@ -440,6 +350,10 @@ class Rooms:
                     return room.revision
                 if isinstance(member, str) and hmac.compare_digest(member.encode(), room.watch.encode()):
                     room.touched = now
+                    presence = self._presence(room, now)   # a page gone wakes the teacher's
+                    if presence != room.presence:
+                        room.presence = presence
+                        room.roster += 1
                     return room.revision + room.roster
                 self._member(room, member, now)
                 return room.revision
@@ -474,11 +388,6 @@ def _belongs(room: Room, token: Any, invite: Any) -> bool:
         return True
     return isinstance(invite, str) and 0 < len(invite) <= 64 and \
         hmac.compare_digest(invite.encode(), room.invite.encode())
-
-
-def _csv_safe(value: str) -> str:
-    """A cell a spreadsheet shows as text, never runs as a formula."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@") else value
 
 
 # The rooms of this server: one store per process, as the class meets on one replica

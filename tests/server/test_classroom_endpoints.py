@@ -82,9 +82,10 @@ def test_a_class_through_the_api(class_url):
     teacher.predict("en", api_name="/class_reveal")
     path = _file(teacher.predict("en", api_name="/class_csv"))
     rows = list(csv.reader(open(path, encoding="utf-8")))
-    assert rows[0] == ["step", "answer", "measured", "time", "nickname"]
-    assert sorted(r[1] for r in rows[1:]) == ["4000", "4500", "5000"]
-    assert {r[4] for r in rows[1:]} == {"s0", "s1", "s2"}
+    assert rows[0] == ["question", "link", "transfer_of", "round 1", "round 2", "measured",
+                       "time", "nickname"]
+    assert sorted(r[3] for r in rows[1:]) == ["4000", "4500", "5000"]
+    assert {r[7] for r in rows[1:]} == {"s0", "s1", "s2"}
     assert ROOMS.student_view(code, _token_of(code, 0))["revealed"]
 
 
@@ -234,10 +235,10 @@ def test_the_class_bar_follows_the_language_switch():
     student = {"role": "student", "code": code, "token": token}
     en = classroom.relabel(student, True, "en")
     zh = classroom.relabel(student, True, "zh")
-    assert len(en) == len(zh) == 7
+    assert len(en) == len(zh) == 15
     assert en[1] == classroom.bar_text(classroom._view(student, ROOMS), {**student, "following": True}, "en")
     assert re.search(r"[\u4e00-\u9fff]", zh[1]) and not re.search(r"[\u4e00-\u9fff]", en[1])
-    assert classroom.relabel(None, True, "zh") == [classroom.gr.skip()] * 7
+    assert classroom.relabel(None, True, "zh") == [classroom.gr.skip()] * 15
     gone = classroom.relabel({"role": "student", "code": "ZZZZZZ", "token": token}, True, "zh")
     assert re.search(r"[\u4e00-\u9fff]", gone[1])
 

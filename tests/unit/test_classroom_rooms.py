@@ -174,15 +174,17 @@ def test_csv_has_step_answer_measured_time_and_only_given_nicknames():
     rooms.answer(code, ada, STEP, 12.5)
     rooms.answer(code, anon, STEP, 7)
     before = list(csv.reader(io.StringIO(rooms.csv_text(code, secret))))
-    assert before[0] == ["step", "answer", "measured", "time", "nickname"]
-    assert {row[1] for row in before[1:]} == {"12.5", "7"} and all(row[2] == "" for row in before[1:])
+    assert before[0] == ["question", "link", "transfer_of", "round 1", "round 2", "measured",
+                         "time", "nickname"]
+    assert {row[3] for row in before[1:]} == {"12.5", "7"} and all(row[5] == "" for row in before[1:])
     rooms.reveal(code, secret, 10.0)
     rows = list(csv.reader(io.StringIO(rooms.csv_text(code, secret))))[1:]
-    by_answer = {row[1]: row for row in rows}
-    assert by_answer["12.5"][0] == STEP and by_answer["12.5"][2] == "10"
-    assert by_answer["12.5"][3] == "2023-11-14T22:13:20Z"
-    assert by_answer["12.5"][4] == "'=cmd|Ada"        # never a formula in a spreadsheet
-    assert by_answer["7"][4] == ""
+    by_answer = {row[3]: row for row in rows}
+    assert by_answer["12.5"][:3] == ["q1", STEP, ""] and by_answer["12.5"][5] == "10"
+    assert by_answer["12.5"][4] == ""                   # no second round ran
+    assert by_answer["12.5"][6] == "2023-11-14T22:13:20Z"
+    assert by_answer["12.5"][7] == "'=cmd|Ada"        # never a formula in a spreadsheet
+    assert by_answer["7"][7] == ""
 
 
 def test_histogram_bins_whole_numbers_and_spans_the_measured_value():

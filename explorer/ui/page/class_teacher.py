@@ -1,6 +1,6 @@
 """The teacher's side of a live class (explorer/ui/page/classroom.py has the page, the bar, the
 students' handlers and the wiring): starting a class, the links and QR code, moving the class,
-the reveal, the answers file; and the helpers both sides share (`_page`, `_role`)."""
+the answers file (the reveal and the vote: class_peer.py); and the helpers both sides share (`_page`, `_role`)."""
 from __future__ import annotations
 
 import json
@@ -14,14 +14,13 @@ from typing import Any, Optional
 import gradio as gr
 import segno
 
-from explorer.classroom import answers
 from explorer.classroom.rooms import ROOMS, Rooms
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui import visitor_errors
 from explorer.web.gradio_context import request_address
-from explorer.ui.page.lesson_links import lesson_named, lesson_of, read_lesson_link, step_link
+from explorer.ui.page.lesson_links import lesson_named, read_lesson_link, step_link
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, link_of, plain
 
 # ----------------------------------------------------------------------------- checks
@@ -190,26 +189,6 @@ def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any
     query, bounds = class_link(link, views, runtime)
     rooms.follow(state["code"], state["secret"], query, bounds)
     return gr.skip()
-
-
-@visitor_errors
-def reveal(state: Any, lesson_state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[status, plot, reveal]: the class's answers beside the value the teacher's run measured."""
-    lang = normalize_language(lang)
-    state = _role(state, "teacher")
-    if state is None:
-        return [gr.skip()] * 3
-    measured = None
-    lesson = lesson_of(lesson_state)
-    if lesson is not None:
-        step = lesson.steps[lesson_state["step"]]
-        fields = lesson_state.get("fields")
-        if step.predict is not None and isinstance(fields, dict):
-            measured = float(fields[step.predict.answer])
-    hist = rooms.reveal(state["code"], state["secret"], measured)
-    note = "" if measured is not None else text("classroom.measured_none", lang)
-    return [note or gr.skip(), gr.update(visible=True, value=answers.figure(hist, lang)),
-            gr.update(visible=False)]
 
 
 @visitor_errors

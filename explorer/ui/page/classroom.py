@@ -16,9 +16,12 @@ move (a lesson step, or a section's "Copy link") reaches a following student's p
 applied as on load (lessons.restore, then window.explorerApply presses the run button).
 "Explore on my own" stops applying moves; "Back to the class" applies the current one at once.
 
-Answers: a student's guess in the lesson panel goes to the class as well as running the step
-on their page; the bar shows "n of m answered"; the teacher's Reveal draws the histogram beside
-the value the teacher's own run measured; the teacher downloads the CSV. Every handler checks
+Answers: a student's guess in the lesson panel (or the bar's own box) goes to the class as well
+as running the step on their page; the teacher's bar shows "n of m answered" and can run peer
+instruction (explorer/ui/page/class_peer.py): close the vote for the discussion, vote again,
+reveal both rounds beside the value the teacher's own run measured, ask a transfer question at
+the section's current settings, pause the class on its step; the teacher downloads the CSV.
+The bar itself is explorer/ui/page/class_bar.py. Every handler checks
 its inputs in the store (hostile clients call them through the HTTP API): a member token or the
 teacher's secret from the session's state, never from the client's values. Joining, answering
 and the poll skip the queue (queue=False): each is a few dictionary operations under the store's
@@ -34,7 +37,6 @@ from typing import Any, Optional
 
 import gradio as gr
 
-from explorer.classroom import answers
 from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, clean_nickname
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
@@ -42,33 +44,15 @@ from explorer.ui import visitor_errors
 from explorer.web.stopping import stop_every_run
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
-                                       hold_checks, remove_member, reveal, roster_choices, start,
+                                       hold_checks, remove_member, roster_choices, start,
                                        teacher_values)
+from explorer.ui.page.class_bar import (HIDDEN, POLL_S, SHOWN, Bar, bar_text,  # noqa: F401
+                                        bar_values, build_bar, gone_values)
+from explorer.ui.page.class_peer import wire_peer
 from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
 
 TITLE = "classroom.title"
-POLL_S = 1.0
-HIDDEN = "explorer-hidden"          # static/classroom.css: in the page (its events fire), unseen
-
-
-@dataclass
-class Bar:
-    column: gr.Column
-    status: gr.Markdown
-    explore: gr.Button
-    back: gr.Button
-    reveal: gr.Button
-    plot: gr.Plot
-    state: gr.State          # {"role", "code", "token" | "secret" and "watch", "revision", "moves"}
-    stored: gr.BrowserState  # a student's {"code", "token"}: a reload's way back (never a secret)
-    timer: gr.Timer
-    pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
-    page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
-    revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
-    follow: gr.State         # whether a student's page follows (only explore / back write it:
-                             # a poll in flight never undoes a press)
-    kept: gr.Textbox         # the tab's teacher key, read from sessionStorage at load (KEPT_JS)
 
 
 @dataclass
@@ -92,31 +76,6 @@ class Tab:
     def teacher_outputs(self) -> list:
         return [self.info, self.teacher_link, self.teacher_box, self.qr, self.csv, self.members,
                 self.remove, self.lock, self.end]
-
-
-def build_bar(t: Any) -> Bar:
-    """The class bar (floating, on every tab) and the page's hidden class state; built by app.py
-    before the tabs."""
-    with gr.Column(visible=False, elem_id="class-bar") as column:
-        status = gr.Markdown(elem_id="class-status")
-        with gr.Row(elem_id="class-nav"):
-            explore = gr.Button(t("classroom.explore"), size="sm", elem_id="class-explore")
-            back = gr.Button(t("classroom.back"), size="sm", variant="primary", visible=False,
-                             elem_id="class-back")
-            reveal = gr.Button(t("classroom.reveal"), size="sm", variant="primary", visible=False,
-                               elem_id="class-reveal")
-        plot = gr.Plot(visible=False, elem_id="class-hist", show_label=False)
-    pending = gr.Textbox(max_length=MAX_QUERY_CHARS + 200, elem_id="class-pending",
-                         elem_classes=HIDDEN, container=False, show_label=False)
-    page = gr.Textbox(max_length=400, elem_id="class-page", elem_classes=HIDDEN, container=False,
-                      show_label=False)
-    revision = gr.Textbox(max_length=32, elem_id="class-revision", elem_classes=HIDDEN,
-                          container=False, show_label=False)
-    kept = gr.Textbox(max_length=200, elem_id="class-kept", elem_classes=HIDDEN, container=False,
-                      show_label=False)
-    return Bar(column, status, explore, back, reveal, plot, gr.State(None),
-               gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
-               pending, page, revision, gr.State(True), kept)
 
 
 def build(ctx: Any) -> None:
@@ -153,50 +112,10 @@ def build(ctx: Any) -> None:
                         teacher_box, csv, csv_file, message, members, remove, lock, end)
 
 
-# ----------------------------------------------------------------------------- the bar's text
-
-
-def bar_text(view: dict, state: dict, lang: str) -> str:
-    code, members = view["code"], view["members"]
-    if state["role"] == "teacher":
-        line = text("classroom.bar.teacher", lang, code=code, members=members)
-    else:
-        line = text("classroom.bar.student" if state.get("following") else "classroom.bar.exploring",
-                    lang, code=code)
-    parts = [line]
-    if view["question"]:
-        if state["role"] == "teacher":   # answers wake the teacher's page only: a student's
-            parts.append(text("classroom.bar.answered", lang, answered=view["answered"], members=members))
-        if view.get("mine") is not None:
-            parts.append(text("classroom.bar.mine", lang, mine=f"{view['mine']:g}"))
-        if view["revealed"]:
-            parts.append(text("classroom.bar.revealed", lang))
-        elif state["role"] == "student" and view.get("mine") is None:
-            parts.append(text("classroom.bar.ask", lang))
-    return " · ".join(parts)
-
-
 def _view(state: dict, rooms: Rooms) -> dict:
     if state["role"] == "teacher":
         return rooms.teacher_view(state["code"], state["secret"])
     return rooms.student_view(state["code"], state["token"])
-
-
-def bar_values(state: dict, view: dict, lang: str) -> list:
-    """[column, status, explore, back, reveal, plot] for a state and its room's view; a
-    student's explore / back buttons are theirs alone (see Bar.follow)."""
-    teacher = state["role"] == "teacher"
-    plot = gr.update(visible=True, value=answers.figure(view["histogram"], lang)) \
-        if view["revealed"] and view["histogram"] is not None else gr.update(visible=False)
-    return [gr.update(visible=True), bar_text(view, state, lang),
-            gr.update(visible=False) if teacher else gr.skip(), gr.update(visible=False) if teacher else gr.skip(),
-            gr.update(visible=teacher and view["question"] and not view["revealed"]), plot]
-
-
-def _gone(lang: str, error: InputError) -> list:
-    return [None, gr.update(visible=True), error.message(lang), gr.update(visible=False),
-            gr.update(visible=False), gr.update(visible=False), gr.update(visible=False),
-            gr.update(active=False)]
 
 
 def _roster(state: dict, view: dict, lang: str) -> Any:
@@ -206,7 +125,9 @@ def _roster(state: dict, view: dict, lang: str) -> Any:
 
 # ----------------------------------------------------------------------------- handlers
 
-# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members]
+# poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members,
+# *the vote's and the pacing's] (Bar.outputs() split at SHOWN: the first ten as they always were)
+N_BAR = 14
 
 
 @visitor_errors
@@ -215,14 +136,15 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     the bar's values and, for a following student, the teacher's move to apply."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * 7 + [gr.update(active=False), gr.skip(), gr.skip()]
+        return [gr.skip()] * (1 + SHOWN) + [gr.update(active=False)] + [gr.skip()] * (N_BAR - SHOWN + 2)
     # the teacher's page reads answers and joins too (its watch token), a member's page not
     if rooms.revision(state.get("code"), state.get("watch") or state.get("token")) == state.get("revision"):
-        return [gr.skip()] * 10
+        return [gr.skip()] * (N_BAR + 4)
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return _gone(lang, error) + [gr.skip(), gr.skip()]
+        gone = gone_values(lang, error)
+        return [None, *gone[:SHOWN], gr.update(active=False), gr.skip(), gr.skip(), *gone[SHOWN:]]
     pending = gr.skip()
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
@@ -230,24 +152,26 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
         # the step this page still runs ends now (its own last message): its stream no longer
         # holds the page, and the new step's run can start
         stop_every_run(once_for=(state["code"], view["moves"]))
-    state = {**state, "revision": view["revision"], "moves": view["moves"]}
-    return [state, *bar_values({**state, "following": following}, view, lang), gr.skip(), pending,
-            _roster(state, view, lang)]
+    state = {**state, "revision": view["revision"], "moves": view["moves"], "link": view["link"]}
+    values = bar_values({**state, "following": following}, view, lang)
+    return [state, *values[:SHOWN], gr.skip(), pending, _roster(state, view, lang), *values[SHOWN:]]
 
 
 @visitor_errors
 def relabel(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
-    """[column, status, explore, back, reveal, plot, members] in a new language: the bar as the
-    room stands now (the class's state and the page's place in it unchanged)."""
+    """[column, status, explore, back, reveal, plot, members, *the vote's and the pacing's] in
+    a new language: the bar as the room stands now (the class's state and the page's place in
+    it unchanged)."""
     lang = normalize_language(lang)
     if not isinstance(state, dict) or state.get("role") not in ("teacher", "student"):
-        return [gr.skip()] * 7
+        return [gr.skip()] * (N_BAR + 1)
     try:
         view = _view(state, rooms)
     except InputError as error:
-        return _gone(lang, error)[1:7] + [gr.skip()]
-    return [*bar_values({**state, "following": follow is not False}, view, lang),
-            _roster(state, view, lang)]
+        gone = gone_values(lang, error)
+        return [*gone[:SHOWN], gr.skip(), *gone[SHOWN:]]
+    values = bar_values({**state, "following": follow is not False}, view, lang)
+    return [*values[:SHOWN], _roster(state, view, lang), *values[SHOWN:]]
 
 
 @visitor_errors
@@ -336,6 +260,7 @@ def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     state = _role(state, "student")
     if state is None:
         return [gr.skip()] * 4
+    rooms.set_following(state["code"], state["token"], False)   # refused while the class is held
     view = rooms.student_view(state["code"], state["token"])
     return [False, bar_text(view, {**state, "following": False}, normalize_language(lang)),
             gr.update(visible=False), gr.update(visible=True)]
@@ -348,6 +273,7 @@ def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     state = _role(state, "student")
     if state is None:
         return [gr.skip()] * 6
+    rooms.set_following(state["code"], state["token"], True)
     view = rooms.student_view(state["code"], state["token"])
     state = {**state, "moves": view["moves"]}
     return [True, state, bar_text(view, {**state, "following": True}, normalize_language(lang)),
@@ -378,12 +304,12 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     lang, model = header.lang, header.model
     api = {"api_visibility": "undocumented"}
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
-    bar_outputs = [bar.column, bar.status, bar.explore, bar.back, bar.reveal, bar.plot]
+    shown, more = bar.outputs()[:SHOWN], bar.outputs()[SHOWN:]
     bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
     bar.revision.change(poll, [bar.state, bar.follow, lang],
-                        [bar.state, *bar_outputs, bar.timer, bar.pending, tab.members],
+                        [bar.state, *shown, bar.timer, bar.pending, tab.members, *more],
                         queue=False, api_name="class_poll", **api)
-    lang.change(relabel, [bar.state, bar.follow, lang], [*bar_outputs, tab.members], queue=False,
+    lang.change(relabel, [bar.state, bar.follow, lang], [*shown, tab.members, *more], queue=False,
                 api_visibility="private")
     tab.start.click(start, [lang],
                     [bar.state, bar.stored, bar.timer, tab.message, bar.page, *tab.teacher_outputs()],
@@ -403,8 +329,6 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     bar.back.click(back_to_class, [bar.state, lang],
                    [bar.follow, bar.state, bar.status, bar.explore, bar.back, bar.pending], queue=False,
                    api_visibility="private")
-    bar.reveal.click(reveal, [bar.state, panel.state, lang],
-                     [tab.message, bar.plot, bar.reveal], api_name="class_reveal", **api)
     tab.remove.click(remove_member, [bar.state, tab.members, lang], [tab.message, tab.members],
                      api_name="class_remove", **api)
     tab.lock.input(lock_class, [bar.state, tab.lock, lang], [tab.message], api_name="class_lock", **api)
@@ -446,6 +370,7 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     go_outputs = panel_outputs(panel) + [model, *views.components(), panel.command]
     # no forward pass here (the step's run is the page's own press, queued as any): the move
     # reaches the page without waiting behind the cheap group's queue
+    wire_peer(tab, bar, panel, header, views, runtime, lesson_events)
     bar.pending.change(apply_move, [bar.pending, lang, model], go_outputs, queue=False,
                        api_visibility="private").then(None, [panel.command], None, js=APPLY_JS)
 

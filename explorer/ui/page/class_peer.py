@@ -11,7 +11,7 @@ teacher's last run of that section (the teacher's page runs the transfer link wh
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gradio as gr
 
@@ -40,41 +40,30 @@ def _teacher(state: Any) -> Optional[dict]:
     return _role(state, "teacher")
 
 
-@visitor_errors
-def close_vote(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
-    """Round 1 ends: the class discusses (the message; the bar follows from the poll)."""
-    state = _teacher(state)
-    if state is None:
-        return gr.skip()
-    rooms.close_vote(state["code"], state["secret"])
-    return text("classroom.closed_now", normalize_language(lang))
+def _teacher_action(name: str, act: Callable[[Rooms, str, str], None], said: str, doc: str):
+    """A teacher's button of the vote cycle or the pacing: `act(rooms, code, secret)` (the store
+    checks the secret and the phase), then the teacher's message `said`; a page that is not the
+    teacher's changes nothing."""
+    def handler(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
+        state = _teacher(state)
+        if state is None:
+            return gr.skip()
+        act(rooms, state["code"], state["secret"])
+        return text(said, normalize_language(lang))
+    handler.__name__ = handler.__qualname__ = name
+    handler.__doc__ = doc
+    return visitor_errors(handler)
 
 
-@visitor_errors
-def revote(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
-    state = _teacher(state)
-    if state is None:
-        return gr.skip()
-    rooms.revote(state["code"], state["secret"])
-    return text("classroom.revote_now", normalize_language(lang))
-
-
-@visitor_errors
-def pause(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
-    state = _teacher(state)
-    if state is None:
-        return gr.skip()
-    rooms.pause(state["code"], state["secret"], True)
-    return text("classroom.paused_now", normalize_language(lang))
-
-
-@visitor_errors
-def release(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
-    state = _teacher(state)
-    if state is None:
-        return gr.skip()
-    rooms.pause(state["code"], state["secret"], False)
-    return text("classroom.released_now", normalize_language(lang))
+close_vote = _teacher_action("close_vote", lambda r, code, secret: r.close_vote(code, secret),
+                             "classroom.closed_now",
+                             "Round 1 ends: the class discusses (the bar follows from the poll).")
+revote = _teacher_action("revote", lambda r, code, secret: r.revote(code, secret),
+                         "classroom.revote_now", "Round 2 opens: each student answers again.")
+pause = _teacher_action("pause", lambda r, code, secret: r.pause(code, secret, True),
+                        "classroom.paused_now", "Following pages hold the class's step until released.")
+release = _teacher_action("release", lambda r, code, secret: r.pause(code, secret, False),
+                          "classroom.released_now", "Following pages may move on their own again.")
 
 
 def measured_value(view: dict, lesson_state: Any, results: dict) -> Optional[float]:

@@ -448,6 +448,14 @@ class Rooms:
                 raise
             return None
 
+    def moves(self, code: Any) -> Optional[int]:
+        """The room's move counter (bumped when the teacher's link changes; a reveal leaves it),
+        None when there is no such room: what the revision route tells a member's page, whose
+        script stops its own runs when the class moves on (static/classroom.js)."""
+        with self._lock:
+            room = self._rooms.get(code)
+            return None if room is None else room.moves
+
     def __len__(self) -> int:
         with self._lock:
             self._expire(self.clock())

@@ -456,6 +456,13 @@ class Rooms:
             room = self._rooms.get(code)
             return None if room is None else room.moves
 
+    def sessions(self, code: Any, secret: Any) -> list:
+        """The page sessions of the room's members (the teacher's secret checked): the pages
+        whose runs the teacher's move stops at once."""
+        with self._lock:
+            room = self._teacher(code, secret, self.clock())
+            return [member.session for member in room.members.values() if member.session]
+
     def __len__(self) -> int:
         with self._lock:
             self._expire(self.clock())

@@ -5,6 +5,7 @@ which a following page's script reads to stop its own runs the moment the teache
 from __future__ import annotations
 
 import asyncio
+import time
 
 from explorer.classroom.rooms import Rooms
 from explorer.web.class_route import RevisionRoute
@@ -53,3 +54,50 @@ def test_no_moves_without_the_rooms_token():
     assert status == 404 and "x-class-moves" not in headers
     status, headers, _ = _get(route, "room=ZZZZZZ&member=" + "y" * 22)
     assert status == 404 and "x-class-moves" not in headers
+
+
+def test_a_teachers_move_stops_the_following_sessions_runs_and_not_an_exploring_ones():
+    """stopping.stop_sessions (the teacher's move, explorer/ui/page/class_teacher.publish):
+    each following session's runs are stopped from the teacher's event; a session that
+    explores on its own (explore_alone) is left running until it follows again."""
+    import threading
+
+    from explorer.web import stopping
+    from explorer.web.stopping import Stops
+    from tests.unit.test_stopping import event, last_word
+
+    stops = Stops()
+    started = {name: threading.Event() for name in ("ann", "bo")}
+    ended = []
+
+    def long_run(lang):
+        flag = stops.flag()
+        started[lang].set()
+        while not flag.is_set():
+            time.sleep(0.01)
+            yield "token"
+        ended.append(lang)
+
+    run = stops.stoppable(long_run, last_word)
+
+    def consume(session):
+        with event(session, f"gen-{session}"):
+            for _ in run(session):
+                pass
+
+    with event("bo", "explore-1"):
+        stopping.explore_alone(True)
+    workers = [threading.Thread(target=consume, args=(name,), daemon=True) for name in ("ann", "bo")]
+    for worker in workers:
+        worker.start()
+    assert all(flag.wait(10) for flag in started.values())
+    with event("teacher", "move-1"):
+        assert stopping.stop_sessions(["ann", "bo", None], once_for=("ABCDEF", 1)) == 1
+    workers[0].join(10)
+    assert ended == ["ann"] and stops.running("bo") == 1
+    with event("bo", "back-1"):
+        stopping.explore_alone(False)
+    with event("teacher", "move-2"):
+        assert stopping.stop_sessions(["bo"], once_for=("ABCDEF", 2)) == 1
+    workers[1].join(10)
+    assert sorted(ended) == ["ann", "bo"] and stops.running() == 0

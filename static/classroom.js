@@ -15,7 +15,8 @@
 // of its cookie), its revision read from the plain route /class/revision (a long poll)
 // (explorer/web/class_route.py; relative to the page, so under a Space's root path too). The
 // hidden box changes, and the page calls the server's poll, only when the revision did; a room
-// the server does not know reads "gone" (the poll then says so in words).
+// the server does not know reads "gone" (the poll then says so in words). A page that follows
+// the class stops its own runs as soon as the read says the teacher moved (classMoved below).
 window.explorerClassPage = function (raw) {
   let c; try { c = JSON.parse(raw); } catch (e) { return; }
   if (!c) return;
@@ -75,12 +76,44 @@ async function classRevision(current) {
       if (!answer.ok) return current;
       const revision = (await answer.text()).trim();
       if (!/^\d{1,12}$/.test(revision)) return current;
+      classMoved(room, answer.headers.get("x-class-moves"));
       if (revision !== current || !since) return revision;
     } catch (error) { return current; }
   }
   return current;
 }
 const LONG_POLLS = 6;
+
+// A move (the room's move counter, header X-Class-Moves, changed; a reveal or a join leaves it)
+// on a page that follows the class: the page's own runs are stopped here, at once, by pressing
+// their Stop buttons (explorer/web/stopping.py: each run ends itself within a step with its own
+// last message), before the revision reaches any Gradio event. A stream's redraws keep a busy
+// page's main thread from the class's next events (the poll, the move, the new step's press),
+// and a section's run button pressed while its last run is still pending is dropped. The
+// teacher's page and a student exploring on her own ("Back to the class" shown) stop nothing.
+let classMoves = null;   // {room, n}: the counter this page read last
+function classMoved(room, moves) {
+  if (!/^\d{1,12}$/.test(moves || "")) return;
+  const moved = classMoves !== null && classMoves.room === room && classMoves.n !== moves;
+  classMoves = {room: room, n: moves};
+  if (!moved || !classFollows(room)) return;
+  document.querySelectorAll(STOP_BUTTONS).forEach((button) => { if (!button.disabled) button.click(); });
+}
+const STOP_BUTTONS = "button[id$='-stop']";
+
+function classFollows(room) {
+  try {
+    const teacher = JSON.parse(sessionStorage.getItem("explorer-class-teacher") || "null");
+    if (teacher && teacher.code === room) return false;
+  } catch (e) {}
+  const shown = (id) => {
+    const element = document.getElementById(id);
+    return !!element && !element.closest(".hidden") && getComputedStyle(element).display !== "none";
+  };
+  // a student's bar: "Explore on my own" while following, "Back to the class" while exploring;
+  // the teacher's bar shows neither
+  return shown("class-explore") && !shown("class-back");
+}
 
 // On a phone (static/classroom.css, up to 480 px) the class bar is one line: a tap on it opens
 // its buttons and the revealed histogram (the bar's class "open"), a tap on its line closes it.

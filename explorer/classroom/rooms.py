@@ -376,6 +376,21 @@ class Rooms(Questions):
             room = self._room(code, self.clock())
             room.revision, room.roster = room.revision + bool(everyone), room.roster + (not everyone)
 
+    def moves(self, code: Any) -> Optional[int]:
+        """The room's move counter (bumped when the teacher's link changes; a reveal leaves it),
+        None when there is no such room: what the revision route tells a member's page, whose
+        script stops its own runs when the class moves on (static/classroom.js)."""
+        with self._lock:
+            room = self._rooms.get(code)
+            return None if room is None else room.moves
+
+    def sessions(self, code: Any, secret: Any) -> list:
+        """The page sessions of the room's members (the teacher's secret checked): the pages
+        whose runs the teacher's move stops at once."""
+        with self._lock:
+            room = self._teacher(code, secret, self.clock())
+            return [member.session for member in room.members.values() if member.session]
+
     def __len__(self) -> int:
         with self._lock:
             self._expire(self.clock())

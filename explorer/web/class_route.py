@@ -21,6 +21,12 @@ once instead of at its next timer tick; a waiting poll costs no thread (a corout
 at the counter every CHECK_S), and at most MAX_WAITING wait at once (past it a poll answers at
 once, as without `since`).
 
+To a request with a member token (a page of the room, the answer being 200), a header
+`X-Class-Moves: 5` adds the room's move counter (the teacher went to another step or link; a
+reveal or a join leaves it): a following page's script stops its own running sections as soon as
+it reads a new one, before any Gradio event (static/classroom.js), so that a move never waits for
+a stream that keeps the page busy. A token-less request gets the revision only.
+
 A counter and nothing else (no member, answer or link), read under the store's lock (its
 expiry sweep looks at MAX_ROOMS rooms at most) without Gradio's request handling: forty pages
 asking it every second cost a fraction of what forty of Gradio's event calls would
@@ -44,6 +50,7 @@ CHECK_S = 0.1        # how often a waiting poll reads the room's revision
 MAX_WAITING = 1024   # long polls held at once (100 rooms of 60 members would want 6,000)
 QUERY = re.compile(r"room=([A-Z2-9]{6})(?:&member=([A-Za-z0-9_-]{16,64}))?(?:&since=(\d{1,12}))?")
 MAX_QUERY = 128
+MOVES_HEADER = b"x-class-moves"
 
 
 class RevisionRoute:
@@ -59,13 +66,17 @@ class RevisionRoute:
         if not at_route(scope, REVISION_ROUTE):
             await self.app(scope, receive, send)
             return
-        status, body = 405, b""
+        status, body, headers = 405, b"", [(b"content-type", b"text/plain; charset=utf-8"),
+                                           (b"cache-control", b"no-store")]
         if scope.get("method") == "GET":
             query = scope.get("query_string", b"")[:MAX_QUERY].decode("latin-1")
             match = QUERY.fullmatch(query)
             status, body = (400, b"") if not match else await self._revision(scope, *match.groups())
-        await answer(send, status, body, [(b"content-type", b"text/plain; charset=utf-8"),
-                                          (b"cache-control", b"no-store")])
+            if status == 200 and match.group(2):
+                moves = self.rooms.moves(match.group(1))
+                if moves is not None:
+                    headers.append((MOVES_HEADER, str(moves).encode()))
+        await answer(send, status, body, headers)
 
     async def _revision(self, scope: dict, code: str, member: Any, since: Any) -> tuple[int, bytes]:
         try:

@@ -110,6 +110,42 @@ _ONCE: OrderedDict = OrderedDict()   # (session, key) that stop_every_run was al
 _ONCE_LOCK = threading.Lock()
 
 
+_ALONE: OrderedDict = OrderedDict()   # sessions whose runs a class's move leaves running
+
+
+def explore_alone(alone: bool) -> None:
+    """The session of this event explores on its own (True: a class's moves leave its runs
+    running) or follows its class again (False)."""
+    session, _, _ = event_context()
+    if session is None:
+        return
+    with _ONCE_LOCK:
+        _ALONE.pop(session, None)
+        if alone:
+            _ALONE[session] = True
+            while len(_ALONE) > MAX_SESSIONS:
+                _ALONE.popitem(last=False)
+
+
+def stop_sessions(sessions: Any, once_for: Any = None) -> int:
+    """A live class's move, at the teacher's press: stop every run of each session in
+    `sessions` (the class's pages) that follows its class (not exploring on its own), as their
+    Stop buttons would, so that no following page still streams the step it leaves. `once_for`
+    marks each session stopped for that move (stop_every_run then leaves it). How many of them
+    had a run running."""
+    stopped = 0
+    for session in sessions:
+        with _ONCE_LOCK:
+            if not isinstance(session, str) or session in _ALONE:
+                continue
+            if once_for is not None:
+                _ONCE[(session, once_for)] = True
+                while len(_ONCE) > MAX_SESSIONS:
+                    _ONCE.popitem(last=False)
+        stopped += any([stops.stop(session) for stops in list(_EVERY)])
+    return stopped
+
+
 def stop_every_run(once_for: Any = None) -> bool:
     """Stop, as its Stop button would, every run the session of the event this thread serves
     has running or queued, of every kind (a live class's move: a following page goes to the
@@ -138,11 +174,13 @@ class Stops:
         self._max_sessions = max_sessions
         _EVERY.add(self)
 
-    def stop(self) -> bool:
+    def stop(self, session: Optional[str] = None) -> bool:
         """The Stop button's handler (queue=False, no outputs: its reply could land after the
         run's last message): raise the flag of the session's running runs, and stop those it
-        has still queued. True when a run was running."""
-        session, _, _ = event_context()
+        has still queued. True when a run was running. `session`: another session's runs
+        (a live class's move, stop_sessions), else the event's own."""
+        if session is None:
+            session, _, _ = event_context()
         if session is None:
             return False
         with self._lock:

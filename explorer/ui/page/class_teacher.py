@@ -20,6 +20,7 @@ from explorer.locales import normalize_language, text
 from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui import visitor_errors
 from explorer.web.gradio_context import request_address
+from explorer.web.stopping import stop_sessions
 from explorer.ui.page.lesson_links import lesson_named, read_lesson_link, step_link
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, link_of, plain
 
@@ -187,7 +188,12 @@ def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any
     if state is None or not link:
         return gr.skip()
     query, bounds = class_link(link, views, runtime)
-    rooms.follow(state["code"], state["secret"], query, bounds)
+    before = rooms.moves(state["code"])
+    moves = rooms.follow(state["code"], state["secret"], query, bounds)
+    if moves != before:
+        # the following pages' runs of the step they leave end now, not when each page's own
+        # poll learns of the move: a page busy drawing a run's stream learns it seconds late
+        stop_sessions(rooms.sessions(state["code"], state["secret"]), once_for=(state["code"], moves))
     return gr.skip()
 
 

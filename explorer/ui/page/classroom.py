@@ -41,7 +41,7 @@ from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, cle
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.web.stopping import stop_every_run
+from explorer.web.stopping import explore_alone, stop_every_run
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
                                        class_link, download, end_class, lock_class, publish,
                                        hold_checks, remove_member, roster_choices, start,
@@ -262,6 +262,7 @@ def explore(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
         return [gr.skip()] * 4
     rooms.set_following(state["code"], state["token"], False)   # refused while the class is held
     view = rooms.student_view(state["code"], state["token"])
+    explore_alone(True)          # the class's moves leave this page's runs running
     return [False, bar_text(view, {**state, "following": False}, normalize_language(lang)),
             gr.update(visible=False), gr.update(visible=True)]
 
@@ -275,6 +276,7 @@ def back_to_class(state: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
         return [gr.skip()] * 6
     rooms.set_following(state["code"], state["token"], True)
     view = rooms.student_view(state["code"], state["token"])
+    explore_alone(False)
     state = {**state, "moves": view["moves"]}
     return [True, state, bar_text(view, {**state, "following": True}, normalize_language(lang)),
             gr.update(visible=True), gr.update(visible=False),

@@ -1,0 +1,103 @@
+"""The revision route tells a page of the room the room's move counter (header X-Class-Moves),
+which a following page's script reads to stop its own runs the moment the teacher moves on
+(static/classroom.js): a move bumps it, a reveal does not, a request without a member token
+(or with a token that is not the room's) never gets it."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from explorer.classroom.rooms import Rooms
+from explorer.web.class_route import RevisionRoute
+
+
+async def _app(scope, receive, send):      # the rest of the app: never reached here
+    raise AssertionError(scope)
+
+
+def _get(route: RevisionRoute, query: str) -> tuple[int, dict, bytes]:
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/class/revision", "root_path": "",
+             "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
+    asyncio.run(route(scope, None, send))
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
+    return sent[0]["status"], headers, sent[1]["body"]
+
+
+def test_a_members_answer_carries_the_rooms_moves_and_a_reveal_leaves_them():
+    rooms = Rooms()
+    code, secret = rooms.create("10.0.0.1")
+    _, token = rooms.join(code, "ann", session="s1", address="10.0.0.2")
+    route = RevisionRoute(_app, rooms=rooms, wait_s=0.5)
+    status, headers, body = _get(route, f"room={code}&member={token}")
+    assert status == 200 and body.decode().isdigit() and headers["x-class-moves"] == "0"
+    rooms.follow(code, secret, "?lesson=kv-cache&step=2", bounds=(0.0, 1e6))
+    status, headers, moved = _get(route, f"room={code}&member={token}&since={body.decode()}")
+    assert status == 200 and int(moved) > int(body) and headers["x-class-moves"] == "1"
+    rooms.reveal(code, secret, None)
+    status, headers, _ = _get(route, f"room={code}&member={token}")
+    assert status == 200 and headers["x-class-moves"] == "1"
+
+
+def test_no_moves_without_the_rooms_token():
+    rooms = Rooms()
+    code, secret = rooms.create("10.0.0.1")
+    rooms.follow(code, secret, "?lesson=kv-cache&step=2")
+    route = RevisionRoute(_app, rooms=rooms, wait_s=0.5)
+    status, headers, body = _get(route, f"room={code}")
+    assert status == 200 and body.decode().isdigit() and "x-class-moves" not in headers
+    status, headers, _ = _get(route, f"room={code}&member={'x' * 22}")
+    assert status == 404 and "x-class-moves" not in headers
+    status, headers, _ = _get(route, "room=ZZZZZZ&member=" + "y" * 22)
+    assert status == 404 and "x-class-moves" not in headers
+
+
+def test_a_teachers_move_stops_the_following_sessions_runs_and_not_an_exploring_ones():
+    """stopping.stop_sessions (the teacher's move, explorer/ui/page/class_teacher.publish):
+    each following session's runs are stopped from the teacher's event; a session that
+    explores on its own (explore_alone) is left running until it follows again."""
+    import threading
+
+    from explorer.web import stopping
+    from explorer.web.stopping import Stops
+    from tests.unit.test_stopping import event, last_word
+
+    stops = Stops()
+    started = {name: threading.Event() for name in ("ann", "bo")}
+    ended = []
+
+    def long_run(lang):
+        flag = stops.flag()
+        started[lang].set()
+        while not flag.is_set():
+            time.sleep(0.01)
+            yield "token"
+        ended.append(lang)
+
+    run = stops.stoppable(long_run, last_word)
+
+    def consume(session):
+        with event(session, f"gen-{session}"):
+            for _ in run(session):
+                pass
+
+    with event("bo", "explore-1"):
+        stopping.explore_alone(True)
+    workers = [threading.Thread(target=consume, args=(name,), daemon=True) for name in ("ann", "bo")]
+    for worker in workers:
+        worker.start()
+    assert all(flag.wait(10) for flag in started.values())
+    with event("teacher", "move-1"):
+        assert stopping.stop_sessions(["ann", "bo", None], once_for=("ABCDEF", 1)) == 1
+    workers[0].join(10)
+    assert ended == ["ann"] and stops.running("bo") == 1
+    with event("bo", "back-1"):
+        stopping.explore_alone(False)
+    with event("teacher", "move-2"):
+        assert stopping.stop_sessions(["bo"], once_for=("ABCDEF", 2)) == 1
+    workers[1].join(10)
+    assert sorted(ended) == ["ann", "bo"] and stops.running() == 0

@@ -42,4 +42,4 @@ def test_every_row_links_into_the_app_and_has_its_texts(real, full_app):
     assert problems(real, sections) == []
     for lang in ("en", "zh"):
         table = board.table(real, lang)
-        assert len(table) == 20 and not table.iloc[:, 2].str.contains("claims.m.").any()
+        assert len(table) == 22 and not table.iloc[:, 2].str.contains("claims.m.").any()

@@ -101,7 +101,8 @@ def test_the_builders_handlers_refuse_hostile_values(full_page, runtime, checked
 def test_a_class_follows_a_custom_step_students_answer_within_its_bounds_and_see_its_text(
         checked, session, full_page, runtime):
     from explorer.classroom.rooms import Rooms
-    from explorer.ui.page.class_teacher import publish, reveal
+    from explorer.ui.page.class_peer import reveal_handler
+    from explorer.ui.page.class_teacher import publish
 
     rooms = Rooms()
     code, secret = rooms.create("teacher")
@@ -120,5 +121,5 @@ def test_a_class_follows_a_custom_step_students_answer_within_its_bounds_and_see
     # the teacher's reveal: the class's answers beside the value the teacher's run read
     state = {**state, "fields": custom.read_step_values("generate.run", "generate.run/per_token",
                                                         session)}
-    shown = reveal(teacher, state, "en", rooms=rooms)
+    shown = reveal_handler(full_page.views)(teacher, state, "en", rooms=rooms)
     assert shown[0] != text("classroom.measured_none", "en")   # the measured value was found

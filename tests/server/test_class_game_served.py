@@ -9,6 +9,7 @@ import csv
 
 import pytest
 
+from tests.server.test_classroom_attacks_served import fresh_limits  # noqa: F401 (autouse)
 from tests.server.test_classroom_endpoints import _file, client, outputs_of, start
 
 MODEL = "smollm2-135m-instruct"

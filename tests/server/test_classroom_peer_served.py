@@ -10,6 +10,7 @@ from gradio_client.exceptions import AppError
 
 from explorer.classroom.rooms import ROOMS
 from explorer.locales import text
+from tests.server.test_classroom_attacks_served import fresh_limits  # noqa: F401 (autouse)
 from tests.server.test_classroom_endpoints import STEP, client, outputs_of, poll_view, start
 
 

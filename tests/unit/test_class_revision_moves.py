@@ -5,6 +5,7 @@ which a following page's script reads to stop its own runs the moment the teache
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 from explorer.classroom.rooms import Rooms
@@ -23,7 +24,20 @@ def _get(route: RevisionRoute, query: str) -> tuple[int, dict, bytes]:
 
     scope = {"type": "http", "method": "GET", "path": "/class/revision", "root_path": "",
              "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
-    asyncio.run(route(scope, None, send))
+    # on a thread of its own: a Playwright session fixture may hold an event loop in this one
+    errors: list = []
+
+    def main():
+        try:
+            asyncio.run(route(scope, None, send))
+        except BaseException as error:   # noqa: BLE001 - raised below
+            errors.append(error)
+
+    worker = threading.Thread(target=main, daemon=True)
+    worker.start()
+    worker.join(30)
+    if errors:
+        raise errors[0]
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     return sent[0]["status"], headers, sent[1]["body"]
 

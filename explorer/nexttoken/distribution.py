@@ -14,7 +14,7 @@ same seed gives the same continuation, on this page and in the Generate tab.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import torch
@@ -143,8 +143,7 @@ def samples(model: CausalLM, prediction: Prediction, params: SamplingParams, n: 
     kept = keep(prediction.logits, params)
     out = []
     for i in range(1 if params.greedy else n):
-        run = SamplingParams(params.max_new_tokens, params.temperature, params.top_k, params.top_p,
-                             seed=seed + i)
+        run = replace(params, seed=seed + i)
         tokens = tuple(step.token_id for step in generate(model, prediction.ids, run))
         out.append(Sample(seed + i, tokens, float(kept.probs[tokens[0]])))
     return tuple(out)

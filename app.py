@@ -143,8 +143,11 @@ def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Pa
         shell.wire_tab_titles(header, tab_blocks + ctx.sections, t)
         shell.wire_language_redraw(header, ctx.redraws)
         # after every tab: a lesson step or a link sets controls of any section
-        lesson_events = lessons.wire(demo, panel, header, ctx.views, runtime)
-        lesson_builder.wire(demo, builder, panel, header, ctx.views, runtime, lesson_events)
+        # a class publishes a teacher's lesson move from a listener of the press itself
+        first = None if ctx.class_tab is None else \
+            classroom.early_mover(ctx.class_tab, class_bar, ctx.views, runtime)
+        lesson_events = lessons.wire(demo, panel, header, ctx.views, runtime, first)
+        lesson_builder.wire(demo, builder, panel, header, ctx.views, runtime, lesson_events, first)
         if ctx.class_tab is not None:   # the Class tab is built: a class follows the lessons
             classroom.wire(demo, ctx.class_tab, class_bar, panel, header, ctx.views, runtime, lesson_events)
             if ctx.class_game is not None:   # the class game, in the Class tab

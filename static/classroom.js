@@ -16,7 +16,9 @@
 // (explorer/web/class_route.py; relative to the page, so under a Space's root path too). The
 // hidden box changes, and the page calls the server's poll, only when the revision did; a room
 // the server does not know reads "gone" (the poll then says so in words). A page that follows
-// the class stops its own runs as soon as the read says the teacher moved (classMoved below).
+// the class stops its own runs as soon as the read says the teacher moved, and hands the move
+// (the link the answer carries) to the hidden pending box at once (classMoved below): the read
+// is {revision, move}, move null when there is none to apply.
 window.explorerClassPage = function (raw) {
   let c; try { c = JSON.parse(raw); } catch (e) { return; }
   if (!c) return;
@@ -57,9 +59,10 @@ window.explorerClassRevision = function (current) {
 };
 
 async function classRevision(current) {
+  const read = (revision, move) => ({revision: revision, move: move || null});
   let room = new URLSearchParams(location.search).get("room");
   if (!room) { const m = document.cookie.match(/(?:^|; )explorer_room=([A-Z2-9]{6})/); room = m && m[1]; }
-  if (!room || !/^[A-Z2-9]{6}$/.test(room)) return current;
+  if (!room || !/^[A-Z2-9]{6}$/.test(room)) return read(current);
   const since = /^\d{1,12}$/.test(current || "") ? "&since=" + current : "";
   let member = "";
   try {
@@ -72,15 +75,15 @@ async function classRevision(current) {
   for (let asked = 0; asked < LONG_POLLS; asked++) {
     try {
       const answer = await fetch("class/revision?room=" + room + member + since, {cache: "no-store"});
-      if (answer.status === 404) return "gone";
-      if (!answer.ok) return current;
+      if (answer.status === 404) return read("gone");
+      if (!answer.ok) return read(current);
       const revision = (await answer.text()).trim();
-      if (!/^\d{1,12}$/.test(revision)) return current;
-      classMoved(room, answer.headers.get("x-class-moves"));
-      if (revision !== current || !since) return revision;
-    } catch (error) { return current; }
+      if (!/^\d{1,12}$/.test(revision)) return read(current);
+      const move = classMoved(room, answer.headers.get("x-class-moves"), answer.headers.get("x-class-link"));
+      if (revision !== current || !since) return read(revision, move);
+    } catch (error) { return read(current); }
   }
-  return current;
+  return read(current);
 }
 const LONG_POLLS = 6;
 
@@ -89,15 +92,19 @@ const LONG_POLLS = 6;
 // their Stop buttons (explorer/web/stopping.py: each run ends itself within a step with its own
 // last message), before the revision reaches any Gradio event. A stream's redraws keep a busy
 // page's main thread from the class's next events (the poll, the move, the new step's press),
-// and a section's run button pressed while its last run is still pending is dropped. The
-// teacher's page and a student exploring on her own ("Back to the class" shown) stop nothing.
+// and a section's run button pressed while its last run is still pending is dropped. The move
+// itself (header X-Class-Link, the class's link) is returned as the pending box's value,
+// written exactly as the server's poll writes it (classroom.py move_value), so that the poll's
+// later write of the same move changes nothing. The teacher's page and a student exploring on
+// her own ("Back to the class" shown) stop and apply nothing.
 let classMoves = null;   // {room, n}: the counter this page read last
-function classMoved(room, moves) {
-  if (!/^\d{1,12}$/.test(moves || "")) return;
+function classMoved(room, moves, link) {
+  if (!/^\d{1,12}$/.test(moves || "")) return null;
   const moved = classMoves !== null && classMoves.room === room && classMoves.n !== moves;
   classMoves = {room: room, n: moves};
-  if (!moved || !classFollows(room)) return;
+  if (!moved || !classFollows(room)) return null;
   document.querySelectorAll(STOP_BUTTONS).forEach((button) => { if (!button.disabled) button.click(); });
+  return /^\?[!#-\[\]-~]{1,8191}$/.test(link || "") ? JSON.stringify({link: link, moves: Number(moves)}) : null;
 }
 const STOP_BUTTONS = "button[id$='-stop']";
 

@@ -384,6 +384,16 @@ class Rooms(Questions):
             room = self._rooms.get(code)
             return None if room is None else room.moves
 
+    def move_of(self, code: Any, token: Any) -> Optional[tuple[int, str]]:
+        """(the move counter, the class's link) for a member of the room (its token checked),
+        None for anyone else: what the revision route hands a following page with its answer,
+        so that the page applies the teacher's move without asking the server again."""
+        with self._lock:
+            room = self._rooms.get(code)
+            if room is None or _token(token) not in room.members or not room.link:
+                return None
+            return room.moves, room.link
+
     def sessions(self, code: Any, secret: Any) -> list:
         """The page sessions of the room's members (the teacher's secret checked): the pages
         whose runs the teacher's move stops at once."""

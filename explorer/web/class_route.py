@@ -25,9 +25,13 @@ To a request with a member token (a page of the room, the answer being 200), a h
 `X-Class-Moves: 5` adds the room's move counter (the teacher went to another step or link; a
 reveal or a join leaves it): a following page's script stops its own running sections as soon as
 it reads a new one, before any Gradio event (static/classroom.js), so that a move never waits for
-a stream that keeps the page busy. A token-less request gets the revision only.
+a stream that keeps the page busy. To a member of the room (its token checked), a header
+`X-Class-Link: ?lesson=kv-cache&step=3` adds the link the class follows (the teacher's, the same
+for every member; never a member's or an answer): a following page applies the move from it at
+once (one Gradio event, classroom.py's apply_move) instead of asking its Gradio poll first. A
+token-less request gets the revision only.
 
-A counter and nothing else (no member, answer or link), read under the store's lock (its
+Counters and the teacher's link, nothing else (no member or answer), read under the store's lock (its
 expiry sweep looks at MAX_ROOMS rooms at most) without Gradio's request handling: forty pages
 asking it every second cost a fraction of what forty of Gradio's event calls would
 (docs/SCALING.md, "A live class"); a page calls its Gradio poll (explorer/ui/page/classroom.py) only
@@ -51,6 +55,8 @@ MAX_WAITING = 1024   # long polls held at once (100 rooms of 60 members would wa
 QUERY = re.compile(r"room=([A-Z2-9]{6})(?:&member=([A-Za-z0-9_-]{16,64}))?(?:&since=(\d{1,12}))?")
 MAX_QUERY = 128
 MOVES_HEADER = b"x-class-moves"
+LINK_HEADER = b"x-class-link"
+LINK = re.compile(r"\?[!#-\[\]-~]{1,8191}")   # printable ASCII without space, quote or backslash
 
 
 class RevisionRoute:
@@ -73,10 +79,19 @@ class RevisionRoute:
             match = QUERY.fullmatch(query)
             status, body = (400, b"") if not match else await self._revision(scope, *match.groups())
             if status == 200 and match.group(2):
-                moves = self.rooms.moves(match.group(1))
-                if moves is not None:
-                    headers.append((MOVES_HEADER, str(moves).encode()))
+                headers += self._move_headers(match.group(1), match.group(2))
         await answer(send, status, body, headers)
+
+    def _move_headers(self, code: str, member: str) -> list:
+        """X-Class-Moves for a request with a member token; X-Class-Link too when the token is
+        one of the room's and the link is plain ASCII (a header's bytes; the page then reads
+        its move from the Gradio poll instead)."""
+        move = self.rooms.move_of(code, member)
+        moves = self.rooms.moves(code) if move is None else move[0]
+        headers = [] if moves is None else [(MOVES_HEADER, str(moves).encode())]
+        if move is not None and LINK.fullmatch(move[1]):
+            headers.append((LINK_HEADER, move[1].encode()))
+        return headers
 
     async def _revision(self, scope: dict, code: str, member: Any, since: Any) -> tuple[int, bytes]:
         try:

@@ -83,7 +83,7 @@ def test_a_poll_that_carries_a_move_stops_the_following_pages_run(monkeypatch):
     assert stops == []
     rooms.follow(teacher["code"], teacher["secret"], "?lesson=kv-cache&step=2")
     values = classroom.poll(student, True, "en", rooms=rooms)
-    assert '"link": "?lesson=kv-cache&step=2"' in values[8]           # the move to apply
+    assert values[8] == classroom.move_value(1, "?lesson=kv-cache&step=2")   # the move to apply
     assert stops == [(teacher["code"], 1)]                             # once for that move
     assert not isinstance(classroom.poll(values[0], True, "en", rooms=rooms)[8], str)   # no move again
     assert len(stops) == 1
@@ -95,3 +95,27 @@ def test_an_exploring_page_and_the_teachers_page_are_not_stopped(monkeypatch):
     classroom.poll(student, False, "en", rooms=rooms)       # exploring on her own
     classroom.poll(teacher, None, "en", rooms=rooms)        # the teacher's own page
     assert stops == []
+
+
+def test_a_teachers_press_publishes_the_step_its_handler_opens_and_a_students_computes_nothing(monkeypatch):
+    """early_move: the teacher's lesson press publishes the link the lesson's own handler gives
+    the step (lessons.LINK_AT of its values), at the press; on a student's page it returns
+    without calling the handler."""
+    from explorer.ui.page.lessons import LINK_AT
+    rooms, teacher, student, stops = _class(monkeypatch)
+    called, published = [], []
+
+    def step(*values):
+        called.append(values)
+        out = [None] * (LINK_AT + 3)
+        out[LINK_AT] = "?lesson=kv-cache&step=3"
+        return out
+
+    monkeypatch.setattr(classroom, "publish", lambda state, link, lesson, views, runtime:
+                        published.append((state["role"], link)) or "said")
+    move = classroom.early_move(step, views=None, runtime=None)
+    assert move(student, {"lesson": "kv-cache", "step": 1}, "en", "m") is not None
+    assert called == [] and published == []
+    assert move(teacher, {"lesson": "kv-cache", "step": 1}, "en", "m") == "said"
+    assert called == [({"lesson": "kv-cache", "step": 1}, "en", "m")]
+    assert published == [("teacher", "?lesson=kv-cache&step=3")]

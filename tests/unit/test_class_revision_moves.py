@@ -57,6 +57,35 @@ def test_a_members_answer_carries_the_rooms_moves_and_a_reveal_leaves_them():
     assert status == 200 and headers["x-class-moves"] == "1"
 
 
+def test_a_members_answer_carries_the_classs_link_and_no_one_elses_does():
+    """X-Class-Link: the link the class follows, to a member of the room only (a following page
+    applies the move from it); the teacher's watch token is a member too, a stranger is not."""
+    rooms = Rooms()
+    code, secret = rooms.create("10.0.0.1")
+    _, token = rooms.join(code, "ann", session="s1", address="10.0.0.2")
+    route = RevisionRoute(_app, rooms=rooms, wait_s=0.5)
+    status, headers, body = _get(route, f"room={code}&member={token}")
+    assert status == 200 and "x-class-link" not in headers          # the class is nowhere yet
+    rooms.follow(code, secret, "?lesson=kv-cache&step=2", bounds=(0.0, 1e6))
+    status, headers, _ = _get(route, f"room={code}&member={token}&since={body.decode()}")
+    assert headers["x-class-link"] == "?lesson=kv-cache&step=2" and headers["x-class-moves"] == "1"
+    assert rooms.move_of(code, token) == (1, "?lesson=kv-cache&step=2")
+    assert rooms.move_of(code, "z" * 22) is None and rooms.move_of("ZZZZZZ", token) is None
+    status, headers, _ = _get(route, f"room={code}")
+    assert status == 200 and "x-class-link" not in headers
+    status, headers, _ = _get(route, f"room={code}&member={'x' * 22}")
+    assert status == 404 and "x-class-link" not in headers
+
+
+def test_a_link_a_header_cannot_carry_is_left_to_the_poll():
+    """A link outside printable ASCII (no space, quote or backslash) is not sent as a header:
+    the page then applies the move its Gradio poll reads (classroom.poll)."""
+    from explorer.web.class_route import LINK
+    assert LINK.fullmatch("?lesson=kv-cache&step=2&custom=eJyrVkrLz1eyUkpKLFKqBQA-")
+    for bad in ('?a="b"', "?a=b c", "?a=\\b", "?a=\u00e9", "?a=\nb", "lesson=x", "?" + "a" * 8192):
+        assert not LINK.fullmatch(bad), bad
+
+
 def test_no_moves_without_the_rooms_token():
     rooms = Rooms()
     code, secret = rooms.create("10.0.0.1")

@@ -33,7 +33,7 @@ class Bar:
     state: gr.State          # {"role", "code", "token" | "secret" and "watch", "revision", "moves"}
     stored: gr.BrowserState  # a student's {"code", "token"}: a reload's way back (never a secret)
     timer: gr.Timer
-    pending: gr.Textbox      # a move to apply: JSON {"link", "n"}
+    pending: gr.Textbox      # a move to apply: JSON {"link", "moves"} (or "n", a nonce)
     page: gr.Textbox         # what the page's address and cookie do: JSON (PAGE_JS)
     revision: gr.Textbox     # the room's revision as the page last read it (REVISION_JS)
     follow: gr.State         # whether a student's page follows (only explore / back write it:
@@ -49,6 +49,7 @@ class Bar:
     pace: gr.Textbox         # "paused" while a following student's page is held (PACE_JS)
     answer_row: gr.Row       # guess and send: shown to a student while a vote is open
     pace_row: gr.Row         # pause and release: the teacher's
+    move_api: gr.Button      # never shown: /class_move, a teacher's move for a client of the API
 
     def outputs(self) -> list:
         """What `bar_values` fills, in its order: the first SHOWN as every class page had them
@@ -94,7 +95,8 @@ def build_bar(t: Any) -> Bar:
     return Bar(column, status, explore, back, reveal, plot, gr.State(None),
                gr.BrowserState(None, storage_key="explorer-class"), gr.Timer(POLL_S, active=False),
                pending, page, revision, gr.State(True), kept, close, revote, transfer, pause,
-               release, guess, send, pace, answer_row, pace_row)
+               release, guess, send, pace, answer_row, pace_row,
+               gr.Button(visible=False, elem_id="class-move-api"))
 
 
 # ----------------------------------------------------------------------------- the bar's text

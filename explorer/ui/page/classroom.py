@@ -14,6 +14,13 @@ revision, a counter (a gr.Timer's script starts the next read); only when it cha
 page call `poll` (queue=False), which reads the room once under the store's lock. A teacher's
 move (a lesson step, or a section's "Copy link") reaches a following student's page as a link
 applied as on load (lessons.restore, then window.explorerApply presses the run button).
+
+A move takes as few hops as it can, since each waits for a page that may be busy drawing a
+run's stream: the teacher's step is published as it is pressed (a listener of the same press
+computes the step's link with the lesson's own handler, `early_move`), not after the teacher's
+page has drawn the step; the long poll's answer carries the link to a member
+(explorer/web/class_route.py), and the page's script hands it to `apply_move` at once, in
+parallel with the poll. Both write the same value (`move_value`), so a move is applied once.
 "Explore on my own" stops applying moves; "Back to the class" applies the current one at once.
 
 Answers: a student's guess in the lesson panel (or the bar's own box) goes to the class as well
@@ -49,7 +56,7 @@ from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _se
 from explorer.ui.page.class_bar import (HIDDEN, POLL_S, SHOWN, Bar, bar_text,  # noqa: F401
                                         bar_values, build_bar, gone_values)
 from explorer.ui.page.class_peer import wire_peer
-from explorer.ui.page.lessons import APPLY_JS, panel_outputs, restore
+from explorer.ui.page.lessons import APPLY_JS, LINK_AT, panel_outputs, restore
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
 
 TITLE = "classroom.title"
@@ -148,13 +155,42 @@ def poll(state: Any, follow: Any, lang: Any, rooms: Rooms = ROOMS) -> list:
     pending = gr.skip()
     following = follow is not False
     if state["role"] == "student" and following and view["moves"] != state.get("moves") and view["link"]:
-        pending = _page(link=view["link"])
+        pending = move_value(view["moves"], view["link"])
         # the step this page still runs ends now (its own last message): its stream no longer
         # holds the page, and the new step's run can start
         stop_every_run(once_for=(state["code"], view["moves"]))
     state = {**state, "revision": view["revision"], "moves": view["moves"], "link": view["link"]}
     values = bar_values({**state, "following": following}, view, lang)
     return [state, *values[:SHOWN], gr.skip(), pending, _roster(state, view, lang), *values[SHOWN:]]
+
+
+def move_value(moves: int, link: str) -> str:
+    """The pending move a following page applies: the same text whether the poll or the page's
+    script (static/classroom.js, classMoved: JSON.stringify({link, moves})) writes it, so that
+    the second write is no change and the move is applied once."""
+    return json.dumps({"link": link, "moves": moves}, separators=(",", ":"))
+
+
+def early_mover(tab: Tab, bar: Bar, views: Views, runtime: Any):
+    """lessons.wire's `first`: each lesson move's press gets, before the step's own listener,
+    one that publishes the teacher's move (early_move; queue=False: a few dictionary
+    operations under the store's lock)."""
+    def first(listen: Any, step: Any, inputs: list) -> None:
+        listen(early_move(step, views, runtime), [bar.state, *inputs], [tab.message], queue=False,
+               api_visibility="private")
+    return first
+
+
+def early_move(step: Any, views: Views, runtime: Any):
+    """A listener of a lesson move's press (lesson_events["movers"]): on the teacher's page, the
+    class follows the step `step` (the lesson's own handler) opens, published now; any other
+    page changes nothing (and computes nothing)."""
+    def move_at_press(state: Any, *values: Any) -> Any:
+        if _role(state, "teacher") is None:
+            return gr.skip()
+        link = step(*values)[LINK_AT]
+        return publish(state, link if isinstance(link, str) else None, None, views, runtime)
+    return visitor_errors(move_at_press)
 
 
 @visitor_errors
@@ -307,7 +343,7 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     api = {"api_visibility": "undocumented"}
     page_js = {"fn": None, "inputs": [bar.page], "outputs": None, "js": PAGE_JS}
     shown, more = bar.outputs()[:SHOWN], bar.outputs()[SHOWN:]
-    bar.timer.tick(None, [bar.revision], [bar.revision], js=REVISION_JS)
+    bar.timer.tick(None, [bar.revision, bar.pending], [bar.revision, bar.pending], js=REVISION_JS)
     bar.revision.change(poll, [bar.state, bar.follow, lang],
                         [bar.state, *shown, bar.timer, bar.pending, tab.members, *more],
                         queue=False, api_name="class_poll", **api)
@@ -340,12 +376,12 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     def move(state, link, lesson_state, lang_value):
         return publish(state, link, lesson_state, views, runtime)
 
-    # the teacher's moves: each lesson step it goes to, each section link it copies (a press
-    # of "Copy link"; a run alone moves no one)
-    for k, event in enumerate(lesson_events.get("steps", ())):
-        named = {"api_name": "class_move", **api} if k == 0 else {"api_visibility": "private"}
-        event.then(visitor_errors(move), [bar.state, panel.link, panel.state, lang], [tab.message],
-                   **named)
+    # the teacher's moves: each lesson step it goes to (published at the press: early_mover,
+    # wired with the lessons), each section link it copies (a press of "Copy link"; a run alone
+    # moves no one); /class_move is the same move for a client of the API (a hidden button: no
+    # page presses it)
+    bar.move_api.click(visitor_errors(move), [bar.state, panel.link, panel.state, lang],
+                       [tab.message], api_name="class_move", **api)
     buttons = {getattr(b, "elem_id", None): b for b in demo.blocks.values() if isinstance(b, gr.Button)}
     for view in views.items:
         copy = buttons.get("copy-" + view.box_id[len("link-"):])
@@ -380,8 +416,11 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
 # The page's part of a class event and the timer's tick: static/classroom.js, in the page's head.
 PAGE_JS = "(raw) => window.explorerClassPage && window.explorerClassPage(raw)"
 KEPT_JS = "() => window.explorerClassKept ? window.explorerClassKept() : ''"
-REVISION_JS = ("async (current) => window.explorerClassRevision ? "
-               "await window.explorerClassRevision(current) : current")
+# [revision, pending]: the room's revision, and a following page's move when the answer
+# brought one (the pending move as it was otherwise)
+REVISION_JS = ("async (current, pending) => { if (!window.explorerClassRevision) return [current, pending];"
+               " const read = await window.explorerClassRevision(current);"
+               " return [read.revision, read.move || pending]; }")
 SCRIPT = Path(__file__).resolve().parents[3] / "static" / "classroom.js"
 
 

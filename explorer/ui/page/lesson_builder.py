@@ -18,7 +18,7 @@ import re
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gradio as gr
 
@@ -340,8 +340,9 @@ LINK_JS = "(query) => query && query.startsWith('?') ? location.origin + locatio
 
 
 def wire(demo: gr.Blocks, b: Builder, panel: Any, header: Any, views: Views, runtime: Any,
-         lesson_events: dict) -> None:
-    """Wire the builder; its Play joins the lesson events a class follows (lesson_events["steps"])."""
+         lesson_events: dict, first: Optional[Callable] = None) -> None:
+    """Wire the builder; its Play joins the lesson events a class follows (lesson_events["steps"];
+    `first` as in lessons.wire)."""
     h = Handlers(views, runtime)
     lang, model = header.lang, header.model
     private = {"api_visibility": "private"}
@@ -375,6 +376,9 @@ def wire(demo: gr.Blocks, b: Builder, panel: Any, header: Any, views: Views, run
             return h.play(draft, title, lang_value, current)
         except InputError:
             return [gr.skip()] * len(go_outputs)
-    event = b.play.click(visitor_errors(play), [b.state, b.title, lang, model], go_outputs, **private)
+    inputs = [b.state, b.title, lang, model]
+    if first is not None:   # a class's listener of the press, before the step's own (lessons.wire)
+        first(b.play.click, play, inputs)
+    event = b.play.click(visitor_errors(play), inputs, go_outputs, **private)
     event.then(None, [panel.command], None, js=APPLY_JS)
     lesson_events.setdefault("steps", []).append(event)

@@ -20,7 +20,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gradio as gr
 
@@ -234,6 +234,9 @@ def panel_outputs(panel: Panel) -> list:
             panel.said, panel.back, panel.next, panel.link]
 
 
+LINK_AT = 9   # where a step's link is in panel_values (and in go's values)
+
+
 # ----------------------------------------------------------------------------- handlers
 
 
@@ -347,9 +350,13 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
 
 # ----------------------------------------------------------------------------- wiring
 
-def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any) -> dict:
+def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any,
+         first: Optional[Callable] = None) -> dict:
     """Wire the panel; returns {"steps": the events that move to a step, "check": the guess's
-    event}, for a class (explorer/ui/page/classroom.py) to follow a teacher's moves and guesses."""
+    event}, for a class (explorer/ui/page/classroom.py) to follow a teacher's moves and guesses.
+    `first(trigger, handler, inputs)`, when given, adds a listener to each move's press before
+    the step's own: a class's (classroom.early_mover), which reads the lesson's state as it was
+    at the press (a later listener may read it after the step's own answer changed it)."""
     model, lang = header.model, header.lang
     controls = views.components()
     go_outputs = panel_outputs(panel) + [model, *controls, panel.command]
@@ -376,9 +383,13 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any)
                        lambda name: runtime.get(name).config)
 
     apply = {"fn": None, "inputs": [panel.command], "outputs": None, "js": APPLY_JS}
-    steps = [panel.pick.input(on_pick, [panel.pick, lang, model], go_outputs, **private),
-             panel.back.click(on_back, [panel.state, lang, model], go_outputs, **private),
-             panel.next.click(on_next, [panel.state, lang, model], go_outputs, **private)]
+    steps = []
+    for listen, fn, inputs in [(panel.pick.input, on_pick, [panel.pick, lang, model]),
+                               (panel.back.click, on_back, [panel.state, lang, model]),
+                               (panel.next.click, on_next, [panel.state, lang, model])]:
+        if first is not None:
+            first(listen, fn, inputs)
+        steps.append(listen(fn, inputs, go_outputs, **private))
     for step in steps:
         step.then(**apply)
     panel.exit.click(on_exit, [lang], panel_outputs(panel) + [panel.pick], **private)

@@ -87,6 +87,23 @@ def _build(page, full_page, app_url, lang: str = "en") -> None:
     _add(page, "Now look at the cache chart: it grows in a straight line.", None, 3, lang)
 
 
+def _save(page, app_url, folder):
+    """(link, path): the built lesson saved as a link (the page's address with its query) and
+    as a file, downloaded into `folder`."""
+    page.locator("#builder-save-link").click()
+    page.wait_for_function("() => { const b = document.querySelector('#builder-link textarea, #builder-link input');"
+                           " return b && b.value.includes('lesson=custom&step=1&custom='); }", timeout=60_000)
+    link = page.locator("#builder-link textarea, #builder-link input").first.input_value()
+    assert link.startswith(app_url.rstrip("/")) and len(link) < 8192
+    page.locator("#builder-save-file").click()
+    _message(page, "file is ready")
+    with page.expect_download(timeout=60_000) as download:
+        page.locator("#builder-file a").first.click()
+    saved = folder / "lesson.json"
+    download.value.save_as(saved)
+    return link, saved
+
+
 def test_a_teacher_builds_saves_reloads_and_plays_a_lesson(new_page, app_url, full_page, tmp_path):
     page = _page(new_page, "en-US", 1280, 1000)
     _build(page, full_page, app_url)
@@ -102,17 +119,7 @@ def test_a_teacher_builds_saves_reloads_and_plays_a_lesson(new_page, app_url, fu
     _shot(page, "builder-built-en")
 
     # saved as a link and as a file
-    page.locator("#builder-save-link").click()
-    page.wait_for_function("() => { const b = document.querySelector('#builder-link textarea, #builder-link input');"
-                           " return b && b.value.includes('lesson=custom&step=1&custom='); }", timeout=60_000)
-    link = page.locator("#builder-link textarea, #builder-link input").first.input_value()
-    assert link.startswith(app_url.rstrip("/")) and len(link) < 8192
-    page.locator("#builder-save-file").click()
-    _message(page, "file is ready")
-    with page.expect_download(timeout=60_000) as download:
-        page.locator("#builder-file a").first.click()
-    saved = tmp_path / "lesson.json"
-    download.value.save_as(saved)
+    link, saved = _save(page, app_url, tmp_path)
     data = json.loads(saved.read_text(encoding="utf-8"))
     assert data["format"] == custom.FORMAT and len(data["steps"]) == 3
     assert [s["question"] for s in data["steps"]] == ["generate.run/per_token",

@@ -122,14 +122,12 @@ def test_the_run_at_the_transfers_setting_is_quoted_and_a_later_run_elsewhere_is
                                 names=text("rope.freq.context", lang))
 
 
-def test_the_page_records_each_run_that_ended_well_and_forgets_a_failed_one(full_page):
+def test_the_page_records_each_run_that_ended_well(full_page):
     fns = list(full_page.blocks.fns.values())
     run_button = full_page.views.get("rope.freq").run
     runs = [f for f in fns if any(t[0] == run_button._id and t[1] == "click" for t in f.targets)]
     assert runs
-    after = [f for f in fns if f.trigger_after in {r._id for r in runs}]
-    record = [f for f in after if f.name == "record"]
-    forget = [f for f in after if f.name == "forget"]
-    assert len(record) == 1 and record[0].trigger_only_on_success and not record[0].queue
-    assert len(forget) == 1 and forget[0].trigger_only_on_failure
-    assert record[0].outputs == forget[0].outputs == [record[0].inputs[0]]
+    record = [f for f in fns if f.trigger_after in {r._id for r in runs} and f.name == "record"]
+    assert len(record) == 1 and record[0].trigger_only_on_success
+    assert record[0].inputs[1] is full_page.views.get("rope.freq").state
+    assert record[0].outputs == [record[0].inputs[0]]

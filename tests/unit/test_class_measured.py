@@ -118,9 +118,6 @@ def test_a_run_is_recorded_with_its_result_only_when_a_link_can_say_its_settings
     del result
     gc.collect()
     assert runs["toy.run"][1]() is None
-    kept = {"toy.other": ("?view=toy.other&n=2", lambda: None), "toy.run": ("?view=toy.run", None)}
-    assert class_peer.forget_run(TOY_VIEW)(kept) == {"toy.other": kept["toy.other"], "toy.run": None}
-    assert class_peer.forget_run(TOY_VIEW)(None) == {"toy.run": None}
 
 
 def _class_at_transfer(layer=3):
@@ -157,10 +154,9 @@ def test_a_transfer_from_a_teachers_step_quotes_only_a_run_at_its_settings():
         measured = _measured(view, runs)
         assert measured == class_peer.Measured(None, "classroom.measured_settings", names)
     # the stored result is not the recorded run's (redrawn since: another head, another
-    # model), no run recorded, one forgotten (a failed run), a record of another section
-    forgotten = class_peer.forget_run(TOY_VIEW)(_record(3))
+    # model; or left by a failed run), no run recorded, a record of another section
     other = {"toy.run": ("?view=toy.other&n=2", lambda: RESULT)}
-    for runs, result in ((_record(3), {"value": 17}), ({}, RESULT), (forgotten, RESULT),
+    for runs, result in ((_record(3), {"value": 17}), ({}, RESULT), ({"toy.run": None}, RESULT),
                          ("junk", RESULT), (other, RESULT), (_record(3), None)):
         assert _measured(view, runs, result).why == "classroom.measured_other"
 
@@ -229,9 +225,10 @@ def test_our_lessons_step_quotes_its_panel_reading_after_a_run_at_its_settings()
     assert measured(record({}, RESULT, "small", "en", 200, "full")).value == 42.0
 
 
-def test_the_page_records_a_run_that_ended_well_and_forgets_a_failed_one():
-    """wire_runs: each run event of a section with a result is followed, on success, by the
-    record (the section's result and link inputs) and, on failure, by the forget."""
+def test_the_page_records_each_run_that_ended_well():
+    """wire_runs: each run event of a section with a result is followed, on success only, by
+    the record (the section's result and link inputs), queued behind the run like the lessons'
+    reading."""
     with gr.Blocks() as blocks:
         model = gr.Dropdown(["small", "big"], value="small")
         layer = gr.Slider(0, 9, value=1, step=1)
@@ -241,11 +238,11 @@ def test_the_page_records_a_run_that_ended_well_and_forgets_a_failed_one():
         view.link_inputs = [model, gr.State("en"), layer]
         view.event = button.click(lambda: None, None, None)
         registry.add(view)
+        registry.add(View("b.two", "t", "b", ()))          # no result: nothing to record
         runs = class_peer.wire_runs(registry, RUNTIME)
     fns = list(blocks.fns.values())
     run = next(f for f in fns if (button._id, "click") in [tuple(t) for t in f.targets])
-    after = {f.name: f for f in fns if f.trigger_after == run._id}
-    assert set(after) == {"record", "forget"}
-    assert after["record"].trigger_only_on_success and after["forget"].trigger_only_on_failure
-    assert after["record"].inputs == [runs, view.state, *view.link_inputs]
-    assert all(f.queue is False and f.outputs == [runs] for f in after.values())
+    after = [f for f in fns if f.trigger_after is not None]
+    assert [f.name for f in after] == ["record"] and after[0].trigger_after == run._id
+    assert after[0].trigger_only_on_success and after[0].queue
+    assert after[0].inputs == [runs, view.state, *view.link_inputs] and after[0].outputs == [runs]

@@ -10,9 +10,9 @@ settings: at a lesson's predict step (ours or a teacher's own), the panel's read
 reader applied to the teacher's stored result of that section, when the run that left it was at
 the transfer's link (its model and every control of the section). A section's results carry no
 settings of their own: the page keeps, on the server, the link of each section's last run that
-ended well and the result it left (`record_run`; forgotten when a run fails), and a reveal
-quotes a stored result only when it is that run's (a section may redraw its result without its
-run button: another head, another mask, another model) and that run's link is the question's.
+ended well and the result it left (`record_run`), and a reveal quotes a stored result only when
+it is that run's (a section may redraw its result without its run button: another head, another
+mask, another model) and that run's link is the question's.
 """
 from __future__ import annotations
 
@@ -252,28 +252,20 @@ def _link_of_run(kept: Any, result: Any) -> Optional[str]:
     return kept[0] if isinstance(kept[0], str) else None
 
 
-def forget_run(view: View):
-    """After a failed run of `view`: its stored result may be an earlier run's or part of this
-    one, so no record is held for it until its next run ends well."""
-    def forget(runs: Any) -> dict:
-        runs = dict(runs) if isinstance(runs, dict) else {}
-        runs[view.key] = None
-        return runs
-    return forget
-
-
 def wire_runs(views: Views, runtime: Any) -> gr.State:
-    """The server's record of each section's last run (view key -> (link, holder of the
-    result it left) or None): recorded when a run ends well, forgotten when it fails."""
+    """The server's record of each section's last run that ended well (view key -> (link,
+    holder of the result it left)). A failed run needs no event of its own: it left either the
+    recorded result (the record still says its settings) or another (not the recorded one, so
+    never quoted)."""
     runs = gr.State({})
-    private = {"api_visibility": "private", "queue": False}
     for view in views.items:
         if view.state is None:
             continue
         for event in events_of(view):
-            event.success(record_run(view, runtime), [runs, view.state, *view.link_inputs],
-                          [runs], **private)
-            event.failure(forget_run(view), [runs], [runs], **private)
+            # queued like the lessons' reading of the run (the cheap group): a reveal pressed
+            # after the run is served after it
+            event.success(record_run(view, runtime), [runs, view.state, *view.link_inputs], [runs],
+                          api_visibility="private")
     return runs
 
 

@@ -101,7 +101,7 @@ def test_the_builders_handlers_refuse_hostile_values(full_page, runtime, checked
 def test_a_class_follows_a_custom_step_students_answer_within_its_bounds_and_see_its_text(
         checked, session, full_page, runtime):
     from explorer.classroom.rooms import Rooms
-    from explorer.ui.page.class_peer import reveal_handler
+    from explorer.ui.page.class_peer import record_run, reveal_handler
     from explorer.ui.page.class_teacher import publish
 
     rooms = Rooms()
@@ -118,8 +118,15 @@ def test_a_class_follows_a_custom_step_students_answer_within_its_bounds_and_see
                            lambda name: runtime.get(name).config)
     state, look = values[3], values[6]
     assert state["custom"] == checked and "Each new token adds" in look and "请预测" in look
-    # the teacher's reveal: the class's answers beside the value the teacher's run read
+    # the teacher's reveal: the class's answers beside the value the teacher's run read, the
+    # page's record of a run at the step's settings (class_peer.record_run; the fixture's shorter
+    # run holds the same bytes per token)
     state = {**state, "fields": custom.read_step_values("generate.run", "generate.run/per_token",
                                                         session)}
-    shown = reveal_handler(full_page.views)(teacher, state, "en", rooms=rooms)
+    step = checked["steps"][0]
+    section = full_page.views.get("generate.run")
+    runs = record_run(section, runtime)({}, session, step["model"], "en",
+                                        *[step["settings"].get(c.name, c.default) for c in section.controls])
+    shown = reveal_handler(full_page.views, runtime)(teacher, state, "en", runs, rooms=rooms)
     assert shown[0] != text("classroom.measured_none", "en")   # the measured value was found
+    assert rooms.teacher_view(code, secret)["histograms"][-1].measured == 46080

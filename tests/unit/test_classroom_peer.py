@@ -317,12 +317,4 @@ def test_the_bar_handlers_check_the_role_and_say_what_happened(lang):
     assert text("classroom.bar.presence", lang, following=3, exploring=0, gone=0) in line
     class_peer.release(teacher, lang, rooms=rooms)
     assert not rooms.teacher_view(code, secret)["paused"]
-    # a transfer question's measured value: its section's last run read by the step's reader,
-    # none without a run; a lesson step's from the panel's reading
-    view = {"origin": STEP}
-    assert class_peer.measured_value(view, None, {}) is None
-    assert class_peer.measured_value({"origin": "?view=x"}, None, {}) is None
-    from explorer.lessons import LESSONS
-    step = LESSONS["kv-cache"].steps[1]
-    lesson_state = {"lesson": "kv-cache", "step": 1, "fields": {step.predict.answer: 42.0}}
-    assert class_peer.measured_value({"origin": None}, lesson_state, {}) == 42.0
+    # the measured value a reveal quotes: tests/unit/test_class_measured.py

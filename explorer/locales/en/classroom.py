@@ -104,6 +104,7 @@ STRINGS = {
     "classroom.transfer_now": "The class follows the transfer question at your current settings.",
     "classroom.paused_now": "The class is paused on this step.",
     "classroom.released_now": "The class is released: students may move and explore again.",
+    "classroom.measured_settings": "Your last run of this section had other settings than the question's ({names}), so no value is quoted: run the question's setting to measure it, then reveal.",
     "classroom.measured_other": "Your run of this section is not at the transfer question's settings: run it there, then reveal.",
     "classroom.err.phase": "That is not the next step of this question's vote (vote, close, vote again, reveal).",
     "classroom.err.closed": "The vote is closed while the class discusses; wait for the teacher's second round.",

@@ -100,6 +100,7 @@ STRINGS = {
     "classroom.transfer_now": "课堂正在跟随按你当前设置提出的迁移问题。",
     "classroom.paused_now": "课堂已暂停在这一步。",
     "classroom.released_now": "课堂已解除暂停：学生可以再次移动和探索。",
+    "classroom.measured_settings": "你在这一部分的上一次运行与问题的设置不同（{names}），因此不引用任何数值：请按问题的设置运行以测得它，再公布。",
     "classroom.measured_other": "你在这一部分的运行不是迁移问题的设置：先按该设置运行，再公布。",
     "classroom.err.phase": "这不是本题投票的下一步（投票、结束投票、再投一次、公布）。",
     "classroom.err.closed": "课堂讨论期间投票已结束；请等待老师开始第二轮。",

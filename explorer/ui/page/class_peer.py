@@ -4,36 +4,73 @@ pause that holds the class on its step, and a student's answer from the class ba
 (explorer/classroom/questions.py) checks every call: a student's session holds no secret, so
 a hostile client calling a teacher's action through the HTTP API is refused there.
 
-The value a reveal stands beside is the teacher's own run: at a lesson's predict step, the
-panel's reading of it (as before); at a transfer question, the same step's reader applied to the
-teacher's last run of that section (the teacher's page runs the transfer link when it asks it).
+The value a reveal stands beside is the teacher's own run, and only a run at the question's
+settings: at a lesson's predict step (ours or a teacher's own), the panel's reading of its run
+(lessons.observe keeps none from a run at other settings); at a transfer question, the step's
+reader applied to the teacher's stored result of that section, when the run that left it was at
+the transfer's link (its model and every control of the section). A section's results carry no
+settings of their own: the page keeps, on the server, the link of each section's last run that
+ended well and the result it left (`record_run`), and a reveal quotes a stored result only when
+it is that run's (a section may redraw its result without its run button: another head, another
+mask, another model) and that run's link is the question's.
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Callable, Optional
+import weakref
+from typing import Any, Callable, NamedTuple, Optional
 
 import gradio as gr
 
 from explorer.classroom import answers
 from explorer.classroom.rooms import ROOMS, Rooms
 from explorer.inputs import InputError
-from explorer.lessons import LESSONS, reading
+from explorer.lessons import Step, reading
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.ui.page.class_teacher import _page, _role, class_link
-from explorer.ui.page.lesson_links import lesson_of
-from explorer.ui.page.views import MAX_QUERY_CHARS, Views, link_of
+from explorer.ui.page.lesson_links import lesson_of, step_of_link
+from explorer.ui.page.lessons import differing
+from explorer.ui.page.views import MAX_QUERY_CHARS, View, Views, events_of, link_of, read_link
 
-STEP_LINK = re.compile(r"^\?lesson=([a-z0-9-]{1,40})&step=(\d{1,3})$")
+
+def _reads(runtime: Any) -> tuple:
+    """(model names, default model, config_of): what reading a link needs of the runtime."""
+    return runtime.names(), runtime.default_name, lambda name: runtime.get(name).config
 
 
-def _step_of(link: Optional[str]) -> Any:
-    """The lesson step a class link names (None for another link)."""
-    match = STEP_LINK.match(link or "")
-    lesson = LESSONS.get(match.group(1)) if match else None
-    index = int(match.group(2)) - 1 if match else -1
-    return lesson.steps[index] if lesson is not None and 0 <= index < len(lesson.steps) else None
+def _step_of(link: Any, views: Views, runtime: Any) -> Optional[Step]:
+    """The lesson step a class link names, ours or a teacher's own (None for another link)."""
+    return step_of_link(link, views, *_reads(runtime))
+
+
+class Settings(NamedTuple):
+    """A section's settings as a link opens them: its model and every control's value (the
+    part of a lesson Step that lessons.differing reads: `model`, `settings`)."""
+    view: View
+    model: str
+    settings: dict
+
+
+def settings_of(link: Any, views: Views, runtime: Any) -> Optional[Settings]:
+    """The settings a view's link opens (a control it leaves out at its default); None for a
+    lesson's link, a link with any refused value, or no link."""
+    if not isinstance(link, str) or len(link) > MAX_QUERY_CHARS:
+        return None
+    names, default, config_of = _reads(runtime)
+    plan = read_link(link, views, names, default, config_of)
+    view = views.get(plan.view) if plan.view else None
+    if view is None or plan.notes or plan.lesson:
+        return None
+    return Settings(view, plan.model or default,
+                    {c.name: plan.values.get(c.name, c.default) for c in view.controls})
+
+
+class Measured(NamedTuple):
+    """A reveal's measured value, or None with the locale key saying why and the label keys of
+    the settings the teacher's run had other than the question's."""
+    value: Optional[float]
+    why: str = ""
+    other: tuple = ()
 
 
 def _teacher(state: Any) -> Optional[dict]:
@@ -66,43 +103,82 @@ release = _teacher_action("release", lambda r, code, secret: r.pause(code, secre
                           "classroom.released_now", "Following pages may move on their own again.")
 
 
-def measured_value(view: dict, lesson_state: Any, results: dict) -> Optional[float]:
-    """The value the teacher's run measured for the room's current question: a transfer
-    question's from the teacher's last run of its section (`results`: view key -> result), a
-    lesson step's from the panel's reading of its run; None when there is none."""
+def _other(wanted: Any, view: View, model: Any, values: Any) -> list:
+    """lessons.differing, for `values` a mapping of the view's controls (a recorded run's)."""
+    values = values if isinstance(values, dict) else {}
+    return differing(wanted, view, model, [values.get(c.name) for c in view.controls])
+
+
+def measured_value(view: dict, lesson_state: Any, results: dict, runs: Any, views: Views,
+                   runtime: Any) -> Measured:
+    """The value the teacher's run measured for the room's current question (`view`: the
+    teacher's view of the room; `results`: view key -> the section's stored result; `runs`: view
+    key -> (link, holder of the result) of its last run that ended well, or None): see the
+    module's doc."""
+    runs = runs if isinstance(runs, dict) else {}
     if view.get("origin"):
-        step = _step_of(view["origin"])
-        if step is None or step.predict is None:
-            return None
+        step = _step_of(view["origin"], views, runtime)
+        wanted = settings_of(view.get("link"), views, runtime)
+        if step is None or step.predict is None or wanted is None or wanted.view.key != step.view:
+            return Measured(None, "classroom.measured_none")
+        ran = settings_of(_link_of_run(runs.get(step.view), results.get(step.view)), views, runtime)
+        if ran is None or ran.view is not wanted.view:
+            return Measured(None, "classroom.measured_other")
+        other = _other(wanted, wanted.view, ran.model, ran.settings)
+        if other:
+            return Measured(None, "classroom.measured_settings", tuple(dict.fromkeys(other)))
         fields = reading(step, results.get(step.view))
         value = fields.get(step.predict.answer) if isinstance(fields, dict) else None
-        return float(value) if isinstance(value, (int, float)) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return Measured(None, "classroom.measured_other")
+        return Measured(float(value))
     lesson = lesson_of(lesson_state)     # ours or the teacher's own (explorer/lessons/custom.py)
-    if lesson is not None:
-        step = lesson.steps[lesson_state["step"]]
-        fields = lesson_state.get("fields")
-        if step.predict is not None and isinstance(fields, dict):
-            return float(fields[step.predict.answer])
-    return None
+    if lesson is None:
+        return Measured(None, "classroom.measured_none")
+    step = lesson.steps[lesson_state["step"]]
+    fields = lesson_state.get("fields")
+    if step.predict is None or not isinstance(fields, dict):
+        return Measured(None, "classroom.measured_none")
+    # the panel's reading came from a run at the step's settings (lessons.observe); the last
+    # run that ended well is at them too (a failed run leaves the stored result of an earlier)
+    kept = runs.get(step.view)
+    ran = settings_of(kept[0] if isinstance(kept, tuple) else None, views, runtime)
+    if ran is None or ran.view.key != step.view:
+        return Measured(None, "classroom.measured_none")
+    other = _other(step, ran.view, ran.model, ran.settings)
+    if other:
+        return Measured(None, "classroom.measured_settings", tuple(dict.fromkeys(other)))
+    return Measured(float(fields[step.predict.answer]))
 
 
-def reveal_handler(views: Views):
+def measured_note(measured: Measured, lang: str) -> str:
+    """The reveal's line when it quotes no value: why, naming the settings that differ."""
+    if measured.value is not None:
+        return ""
+    if measured.why == "classroom.measured_settings":
+        names = text("lesson.names_sep", lang).join(text(key, lang) for key in measured.other)
+        return text(measured.why, lang, names=names)
+    return text(measured.why or "classroom.measured_none", lang)
+
+
+def reveal_handler(views: Views, runtime: Any):
     """The teacher's Reveal: [message, plot, reveal, close, revote]: each round's histogram
-    beside the value the teacher's run measured."""
+    beside the value the teacher's run measured at the question's settings. Inputs: the bar's
+    state, the panel's state, lang, the recorded runs, every section's stored result (the
+    views with a state)."""
     keys = [v.key for v in views.items if v.state is not None]
 
     @visitor_errors
-    def reveal(state, lesson_state, lang, *results, rooms: Rooms = ROOMS):
+    def reveal(state, lesson_state, lang, runs, *results, rooms: Rooms = ROOMS):
         lang = normalize_language(lang)
         state = _teacher(state)
         if state is None:
             return [gr.skip()] * 5
         view = rooms.teacher_view(state["code"], state["secret"])
-        measured = measured_value(view, lesson_state, dict(zip(keys, results)))
-        rooms.reveal(state["code"], state["secret"], measured)
+        measured = measured_value(view, lesson_state, dict(zip(keys, results)), runs, views, runtime)
+        rooms.reveal(state["code"], state["secret"], measured.value)
         view = rooms.teacher_view(state["code"], state["secret"])
-        note = "" if measured is not None else text(
-            "classroom.measured_other" if view.get("origin") else "classroom.measured_none", lang)
+        note = measured_note(measured, lang)
         hidden = gr.update(visible=False)
         return [note or gr.skip(),
                 gr.update(visible=True, value=answers.figure(view["histograms"], lang,
@@ -112,9 +188,10 @@ def reveal_handler(views: Views):
 
 
 def transfer_handler(views: Views, runtime: Any):
-    """The teacher's "Ask a transfer question": the section of the current question's step at
-    the page's current settings becomes the class's next question: [message, pending] (the
-    teacher's page applies and runs the link too, so that its run gives the measured value)."""
+    """The teacher's "Ask a transfer question": the section of the current question's step (of
+    our lessons or the teacher's own) at the page's current settings becomes the class's next
+    question: [message, pending] (the teacher's page applies and runs the link too, so that
+    its run gives the measured value)."""
     components = views.components()
 
     @visitor_errors
@@ -124,7 +201,7 @@ def transfer_handler(views: Views, runtime: Any):
         if state is None:
             return [gr.skip()] * 2
         view = rooms.teacher_view(state["code"], state["secret"])
-        step = _step_of(view.get("origin") or view["link"])
+        step = _step_of(view.get("origin") or view["link"], views, runtime)
         section = views.get(step.view) if step is not None and step.predict is not None else None
         if section is None:
             raise InputError("classroom.err.transfer_view")
@@ -134,6 +211,62 @@ def transfer_handler(views: Views, runtime: Any):
         rooms.transfer(state["code"], state["secret"], query)
         return [text("classroom.transfer_now", lang), _page(link=query)]
     return transfer
+
+
+def _holder(result: Any) -> Callable[[], Any]:
+    """A call that gives `result` back while it lives: a weak reference where the object takes
+    one (the record keeps no result alive), the object itself otherwise."""
+    try:
+        return weakref.ref(result)
+    except TypeError:
+        return lambda: result
+
+
+def record_run(view: View, runtime: Any):
+    """After a run of `view` that ended well: `runs` (view key -> (link, holder of the result))
+    holds the link of its settings and the result it left, or None when a value of the run is
+    one no link can carry (then no reveal quotes it). A run that left the stored result as it
+    was (it drew nothing new) keeps the record of the run that did."""
+    def record(runs: Any, result: Any, model: Any, lang: Any, *values: Any) -> dict:
+        runs = dict(runs) if isinstance(runs, dict) else {}
+        kept = runs.get(view.key)
+        if result is not None and _result_of(kept) is result:
+            return runs
+        exact = result is not None and isinstance(model, str) and model in runtime.names() and \
+            len(values) == len(view.controls) and \
+            all(c.write(v) is not None for c, v in zip(view.controls, values))
+        runs[view.key] = (link_of(view, model, values), _holder(result)) if exact else None
+        return runs
+    return record
+
+
+def _result_of(kept: Any) -> Any:
+    return kept[1]() if isinstance(kept, tuple) and len(kept) == 2 and callable(kept[1]) else None
+
+
+def _link_of_run(kept: Any, result: Any) -> Optional[str]:
+    """The recorded link of the run that left `result` (None when the stored result is not the
+    recorded run's: redrawn since, another head or mask, a failed run's)."""
+    if result is None or _result_of(kept) is not result:
+        return None
+    return kept[0] if isinstance(kept[0], str) else None
+
+
+def wire_runs(views: Views, runtime: Any) -> gr.State:
+    """The server's record of each section's last run that ended well (view key -> (link,
+    holder of the result it left)). A failed run needs no event of its own: it left either the
+    recorded result (the record still says its settings) or another (not the recorded one, so
+    never quoted)."""
+    runs = gr.State({})
+    for view in views.items:
+        if view.state is None:
+            continue
+        for event in events_of(view):
+            # queued like the lessons' reading of the run (the cheap group): a reveal pressed
+            # after the run is served after it
+            event.success(record_run(view, runtime), [runs, view.state, *view.link_inputs], [runs],
+                          api_visibility="private")
+    return runs
 
 
 @visitor_errors
@@ -169,7 +302,8 @@ def wire_peer(tab: Any, bar: Any, panel: Any, header: Any, views: Views, runtime
     lang, model = header.lang, header.model
     api = {"api_visibility": "undocumented"}
     results = [v.state for v in views.items if v.state is not None]
-    bar.reveal.click(reveal_handler(views), [bar.state, panel.state, lang, *results],
+    runs = wire_runs(views, runtime)
+    bar.reveal.click(reveal_handler(views, runtime), [bar.state, panel.state, lang, runs, *results],
                      [tab.message, bar.plot, bar.reveal, bar.close, bar.revote],
                      api_name="class_reveal", **api)
     bar.close.click(close_vote, [bar.state, lang], [tab.message], api_name="class_close", **api)

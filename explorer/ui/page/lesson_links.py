@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 from explorer.inputs import InputError
-from explorer.lessons import LESSONS, Lesson, custom, steps_of
+from explorer.lessons import LESSONS, Lesson, Step, custom, steps_of
 from explorer.locales import text
 from explorer.ui.page.views import MAX_QUERY_CHARS, Plan, Views, parse_query, plain, read_link
 
@@ -102,6 +102,17 @@ def read_lesson_link(query: Any, views: Views, model_names: Sequence[str], defau
         plan = dataclasses.replace(plan, notes=plan.notes + (("lesson.builder.err.in_link",
                                                               {"why": refused}),))
     return plan, data
+
+
+def step_of_link(query: Any, views: Views, model_names: Sequence[str], default_model: str,
+                 config_of: Callable[[str], Any]) -> Optional[Step]:
+    """The lesson step a link names, ours or a teacher's own (its lesson carried in the link and
+    checked by read_lesson_link); None for a view's link or a link with any refused value."""
+    if not isinstance(query, str):
+        return None
+    plan, data = read_lesson_link(query, views, model_names, default_model, config_of)
+    lesson = lesson_named(plan.lesson, data) if plan.lesson and not plan.notes else None
+    return lesson.steps[plan.step] if lesson is not None else None
 
 
 def refusal_text(error: InputError, lang: str) -> str:

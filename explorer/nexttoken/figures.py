@@ -15,11 +15,13 @@ MARK = {True: "✓", False: "✗"}
 # The logit lens's cell texts: a fixed size readable on a phone (Plotly's "auto" size shrinks every
 # cell's text to fit the longest token's), each token cut to what fits its cell on the narrowest
 # page, a 390 px phone, where the plot area is about LENS_PHONE_PLOT_PX wide; the whole token
-# is in the cell's hover. A character is at most CHAR_EM of the size wide (a wide one, CJK, two).
-HEATMAP_TEXT_SIZE = 12
-LENS_PHONE_PLOT_PX = 255
-CHAR_EM = 0.55
-MIN_CELL_CHARS = 3
+# is in the cell's hover. Widths are estimated in em of the text's size, generously (measured in
+# Chromium's sans: lower case about 0.48 em, capitals and symbols up to 0.75, CJK and the ellipsis 1).
+HEATMAP_TEXT_SIZE = 11
+LENS_PHONE_PLOT_PX = 245
+NARROW_EM, BROAD_EM, WIDE_EM = 0.5, 0.75, 1.0
+BROAD = frozenset("mwMW@%&#<>_")
+MIN_CELL_EM = 2.0
 ROW_PX = 22                # a layer's row: the text's size and room around it
 
 
@@ -116,37 +118,39 @@ def draw_distribution(result: runs.Distribution, lang: str) -> tuple:
 
 # ----------------------------------------------------------------------------- logit lens
 
-def _units(char: str) -> int:
-    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+def _em(char: str) -> float:
+    if char == "…" or unicodedata.east_asian_width(char) in "WF":
+        return WIDE_EM
+    return BROAD_EM if char in BROAD or char.isupper() else NARROW_EM
 
 
-def fit_cell(value: str, units: int) -> str:
-    """`value` cut to at most `units` character widths (a wide one counts two), its cut marked
-    with an ellipsis."""
-    if sum(_units(c) for c in value) <= units:
+def fit_cell(value: str, room_em: float) -> str:
+    """`value` cut to at most `room_em` of estimated width, its cut marked with an ellipsis."""
+    if sum(_em(c) for c in value) <= room_em:
         return value
-    kept, used = [], 1                   # the ellipsis's own width
+    kept, used = [], _em("…")
     for char in value:
-        used += _units(char)
-        if used > units:
+        used += _em(char)
+        if used > room_em:
             break
         kept.append(char)
     return "".join(kept) + "…"
 
 
-def cell_units(n_positions: int) -> int:
-    """How many character widths a cell holds on a phone, with n_positions columns."""
-    return max(MIN_CELL_CHARS, int(LENS_PHONE_PLOT_PX / max(1, n_positions) / (CHAR_EM * HEATMAP_TEXT_SIZE)))
+def cell_room(n_positions: int) -> float:
+    """The width, in em of the cell text's size, that a cell has on a phone with n_positions
+    columns (less a few pixels' margin)."""
+    return max(MIN_CELL_EM, (LENS_PHONE_PLOT_PX / max(1, n_positions) - 4) / HEATMAP_TEXT_SIZE)
 
 
 def lens_heatmap(result: runs.Lens, lang: str) -> go.Figure:
     """Layer (rows, 0 = embeddings at the bottom) x kept position (columns): the lens's top token
     written in each cell, its probability as the colour."""
     layers = list(range(result.n_layers + 1))
-    units = cell_units(len(result.positions))
+    room = cell_room(len(result.positions))
     fig = Fig()
     fig.add_heatmap(z=result.chart.top_p.tolist(), x=[plot_text(p) for p in result.positions], y=layers,
-                    text=[[plot_text(fit_cell(cell, units)) for cell in row] for row in result.cells],
+                    text=[[plot_text(fit_cell(cell, room)) for cell in row] for row in result.cells],
                     customdata=[[plot_text(cell) for cell in row] for row in result.cells],
                     texttemplate="%{text}", textfont=dict(size=HEATMAP_TEXT_SIZE),
                     colorscale=SEQUENTIAL, zmin=0, zmax=1,

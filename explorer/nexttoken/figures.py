@@ -18,7 +18,7 @@ MARK = {True: "✓", False: "✗"}
 # is in the cell's hover. Widths are estimated in em of the text's size, generously (measured in
 # Chromium's sans: lower case about 0.48 em, capitals and symbols up to 0.75, CJK and the ellipsis 1).
 HEATMAP_TEXT_SIZE = 11
-LENS_PHONE_PLOT_PX = 245
+LENS_PHONE_PLOT_PX = 238
 NARROW_EM, BROAD_EM, WIDE_EM = 0.5, 0.75, 1.0
 BROAD = frozenset("mwMW@%&#<>_")
 MIN_CELL_EM = 2.0

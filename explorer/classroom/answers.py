@@ -48,19 +48,24 @@ def figure(hists: Drawn, lang: str, height: int = 300, parent: Optional[str] = N
         if top <= 8:
             fig.update_yaxes(k, dtick=1)               # whole students, no 0.5 tick
     alts = [_alt(h, lang) for h in rounds]
+    subtitle = ""
     if two:
-        # the panels' titles name the rounds; the title's second line names the dashed line (no
-        # legend band over the panels' titles; two short lines fit a phone's width)
+        # the panels' titles name the rounds; the subtitle names the dashed line (no legend band
+        # over the panels' titles; two short lines fit a phone's width). A subtitle, not a
+        # second line after <br>: Plotly lifts a top-anchored title's first line by the others'
+        # height, out of the figure.
         title = text("classroom.fig.title_rounds", lang)
         if rounds[0].measured is not None:
-            title += "<br>" + text("classroom.fig.run_suffix", lang, value=f"{rounds[0].measured:g}")
+            subtitle = text("classroom.fig.run_suffix", lang, value=f"{rounds[0].measured:g}")
         alt = text("classroom.fig.alt_rounds", lang, first=alts[0], second=alts[1])
     else:
         title, alt = text("classroom.fig.title", lang, n=rounds[0].n), alts[0]
     if parent:
-        title = text("classroom.fig.title_transfer", lang, parent=parent, n=rounds[-1].n) + \
-            (" · " + title if two else "")
-    return fig.finish(title, height=height, alt=alt)
+        title = text("classroom.fig.title_transfer", lang, parent=parent, n=rounds[-1].n)
+    drawn = fig.finish(title, height=height, alt=alt)
+    if subtitle:
+        drawn.update_layout(title_subtitle=dict(text=subtitle, font=dict(size=13)))
+    return drawn
 
 
 def _alt(hist: Histogram, lang: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import unicodedata
 
 import plotly.graph_objects as go
 
@@ -11,7 +12,17 @@ from explorer.nexttoken import runs
 from explorer.plotting import MUTED, OKABE_ITO, SEQUENTIAL, Fig
 
 MARK = {True: "✓", False: "✗"}
-HEATMAP_TEXT_SIZE = 10
+# The logit lens's cell texts: a fixed size readable on a phone (Plotly's "auto" size shrinks every
+# cell's text to fit the longest token's), each token cut to what fits its cell on the narrowest
+# page, a 390 px phone, where the plot area is about LENS_PHONE_PLOT_PX wide; the whole token
+# is in the cell's hover. Widths are estimated in em of the text's size, generously (measured in
+# Chromium's sans: lower case about 0.48 em, capitals and symbols up to 0.75, CJK and the ellipsis 1).
+HEATMAP_TEXT_SIZE = 11
+LENS_PHONE_PLOT_PX = 238
+NARROW_EM, BROAD_EM, WIDE_EM = 0.5, 0.75, 1.0
+BROAD = frozenset("mwMW@%&#<>_")
+MIN_CELL_EM = 2.0
+ROW_PX = 22                # a layer's row: the text's size and room around it
 
 
 def _pct(p: float) -> str:
@@ -107,22 +118,54 @@ def draw_distribution(result: runs.Distribution, lang: str) -> tuple:
 
 # ----------------------------------------------------------------------------- logit lens
 
+def _em(char: str) -> float:
+    if char == "…" or unicodedata.east_asian_width(char) in "WF":
+        return WIDE_EM
+    return BROAD_EM if char in BROAD or char.isupper() else NARROW_EM
+
+
+def fit_cell(value: str, room_em: float) -> str:
+    """`value` cut to at most `room_em` of estimated width, its cut marked with an ellipsis."""
+    if sum(_em(c) for c in value) <= room_em:
+        return value
+    kept, used = [], _em("…")
+    for char in value:
+        used += _em(char)
+        if used > room_em:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
+
+
+def cell_room(n_positions: int) -> float:
+    """The width, in em of the cell text's size, that a cell has on a phone with n_positions
+    columns (less a few pixels' margin)."""
+    return max(MIN_CELL_EM, (LENS_PHONE_PLOT_PX / max(1, n_positions) - 4) / HEATMAP_TEXT_SIZE)
+
+
 def lens_heatmap(result: runs.Lens, lang: str) -> go.Figure:
     """Layer (rows, 0 = embeddings at the bottom) x kept position (columns): the lens's top token
     written in each cell, its probability as the colour."""
     layers = list(range(result.n_layers + 1))
+    room = cell_room(len(result.positions))
     fig = Fig()
     fig.add_heatmap(z=result.chart.top_p.tolist(), x=[plot_text(p) for p in result.positions], y=layers,
-                    text=[[plot_text(cell) for cell in row] for row in result.cells], texttemplate="%{text}",
-                    textfont=dict(size=HEATMAP_TEXT_SIZE), colorscale=SEQUENTIAL, zmin=0, zmax=1,
+                    text=[[plot_text(fit_cell(cell, room)) for cell in row] for row in result.cells],
+                    customdata=[[plot_text(cell) for cell in row] for row in result.cells],
+                    texttemplate="%{text}", textfont=dict(size=HEATMAP_TEXT_SIZE),
+                    colorscale=SEQUENTIAL, zmin=0, zmax=1,
                     colorbar=dict(title=dict(text=text("next.fig.probability", lang), side="top"), thickness=10,
                                   orientation="h", x=0.5, xanchor="center", y=-0.32, yanchor="top", len=0.8),
                     hovertemplate=text("next.fig.cell_hover", lang))
     fig.update_xaxes(title_text=text("next.fig.position", lang), type="category", tickangle=-45)
     fig.update_yaxes(title_text=text("next.fig.layer", lang), dtick=1 if result.n_layers <= 20 else 2)
+    # a title and a subtitle, two short lines: one line of both overran a phone's width (Plotly
+    # does not wrap titles, and lifts a top-anchored title's first line out when it has a <br>)
     title = text("next.fig.lens_title", lang, model=result.title)
-    figure = fig.finish(title, height=300 + 22 * (result.n_layers + 1), lang=lang)
+    figure = fig.finish(title, height=300 + ROW_PX * (result.n_layers + 1), lang=lang)
+    figure.update_layout(title_subtitle=dict(text=text("next.fig.lens_subtitle", lang), font=dict(size=13)))
     figure.layout.margin.b = 150          # the tilted position labels, then the colour bar
+    figure.layout.margin.t = 76           # the title's two lines (no legend band)
     return figure
 
 

@@ -109,4 +109,37 @@ def test_a_phone_page_fits_its_charts(new_page, app_url, screenshot, lang):
         box = chart.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, box
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    # the heatmap's cells: every token written at a readable size, within its own cell (no
+    # neighbour's text over it); the titles' lines within the chart and the screen
+    heat = page.evaluate(HEATMAP)
+    print(lang, heat)
+    assert heat["texts"] == heat["cells"] > 0, heat
+    assert heat["minFont"] >= MIN_CELL_FONT_PX, heat
+    assert heat["widest"] <= heat["cellWidth"] + 0.5, heat
+    assert len(heat["titles"]) >= 3, heat                  # the heatmap's title and subtitle, the ranks'
+    for title in heat["titles"]:
+        assert title["left"] >= 0 and title["right"] <= min(390, title["svgRight"]) + 1, heat
+        assert title["top"] >= title["svgTop"] - 1, heat
     screenshot(page, f"next-lens-phone-{lang}")
+
+
+MIN_CELL_FONT_PX = 11
+# The logit-lens heatmap as drawn: its cell texts (how many, their smallest font, the widest
+# one's width) against its cells (count, width), and the box of every title line of the tab's
+# charts.
+HEATMAP = """() => {
+  const gd = document.querySelector("#next-lens-heatmap .js-plotly-plot");
+  const texts = [...gd.querySelectorAll(".heatmaplayer text")].filter((t) => t.textContent);
+  const plot = gd.querySelector(".nsewdrag").getBoundingClientRect();
+  const trace = gd.data[0];
+  const titles = [...document.querySelectorAll(".gtitle, .gtitle-subtitle")]
+    .filter((t) => t.closest("#next-lens-heatmap, #next-lens-ranks"))
+    .map((t) => { const r = t.getBoundingClientRect();
+      const svg = t.closest(".js-plotly-plot").querySelector("svg.main-svg").getBoundingClientRect();
+      return {text: t.textContent, left: r.left, right: r.right, top: r.top, svgTop: svg.top,
+              svgRight: svg.right}; });
+  return {texts: texts.length, cells: trace.z.length * trace.z[0].length,
+          minFont: Math.min(...texts.map((t) => parseFloat(getComputedStyle(t).fontSize))),
+          widest: Math.max(...texts.map((t) => t.getBoundingClientRect().width)),
+          cellWidth: plot.width / trace.x.length, titles};
+}"""

@@ -23,6 +23,7 @@ WIDTH, HEIGHT = 390, 844
 LOAD_TIMEOUT = 180_000
 BAR_LINE_PX = 60          # the class bar, closed: one line
 PANEL_SHARE = 0.40        # the lesson panel's most of the screen's height
+OPEN_BAR_SHARE = 0.80     # the class bar's, opened (static/classroom.css)
 
 # What the test measures on a page: boxes of the bar and the panel, whether the panel's texts
 # fit their boxes (neither cut sideways nor squeezed in height), the charts of the open section
@@ -55,6 +56,35 @@ FACTS = """() => {
   return {page: document.documentElement.scrollWidth, bar: box("#class-bar"),
           panel: box("#lesson-panel"), texts, charts};
 }"""
+
+
+# The revealed chart in the open bar: the bar's visible box (its client area, on the screen) and
+# the boxes of the chart's parts (its title and subtitle, the panels' titles, the plot areas,
+# the SVG), how many panels and measured lines were drawn.
+CHART = """() => {
+  const bar = document.getElementById("class-bar");
+  const b = bar.getBoundingClientRect();
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const hist = document.getElementById("class-hist");
+  const parts = {};
+  hist.querySelectorAll(".gtitle, .gtitle-subtitle").forEach((e, i) => { parts["title" + i] = box(e); });
+  hist.querySelectorAll(".annotation-text").forEach((e, i) => { parts["panel title " + i] = box(e); });
+  hist.querySelectorAll(".nsewdrag").forEach((e, i) => { parts["plot " + i] = box(e); });
+  const svg = hist.querySelector("svg.main-svg");
+  if (svg) parts.svg = box(svg);
+  return {bar: {top: b.top + bar.clientTop, bottom: b.top + bar.clientTop + bar.clientHeight},
+          svg: svg ? box(svg) : null,
+          scrolled: bar.scrollTop, parts, panels: hist.querySelectorAll(".nsewdrag").length,
+          lines: hist.querySelectorAll(".scatterlayer .trace").length};
+}"""
+
+
+def _toggle(page, open_: bool) -> None:
+    """A tap on the bar's line opens or closes it."""
+    if (page.locator("#class-status").get_attribute("aria-expanded") == "true") != open_:
+        page.locator("#class-status").tap()
+    page.wait_for_function(f"() => document.getElementById('class-bar').classList.contains('open') === {str(open_).lower()}")
 
 
 def _shot(page, name: str) -> None:
@@ -166,11 +196,28 @@ def test_a_class_on_a_phone_fits_its_width(new_page, phone, app_url):
         page.locator("#lesson-guess input").first.fill(str(guess))
         page.locator("#lesson-check").tap()
     teacher.locator("#class-status").get_by_text("2 of 2 answered").wait_for(timeout=60_000)
+    # peer instruction: the teacher closes the vote, then opens round 2; each phone answers again
+    # from its bar (opened by a tap, closed again), and the teacher's run measures the value
+    teacher.click("#class-close")
+    teacher.locator("#class-revote").wait_for(timeout=30_000)
+    teacher.click("#class-revote")
+    for page, guess in ((ada, 4000), (mei, 6000)):
+        page.locator("#class-guess input").first.wait_for(state="attached", timeout=30_000)
+        _toggle(page, True)
+        page.locator("#class-guess input").first.fill(str(guess))
+        page.locator("#class-send").tap()
+        page.locator("#class-status", has_text=str(guess)).wait_for(timeout=60_000)
+        _toggle(page, False)
+    teacher.locator("#class-status").get_by_text("round 2: 2 of 2 answered").wait_for(timeout=60_000)
+    before = teacher.locator("#lesson-said").inner_text()
+    teacher.locator("#lesson-guess input").first.fill("5000")
+    teacher.click("#lesson-check")
+    wait_for_reading(teacher, before, "en")
     teacher.click("#class-reveal")
     for page, lang in ((ada, "en"), (mei, "zh")):
         # closed, the bar stays one line; the chart mark says the answers are in it
         page.locator("#class-hist").wait_for(state="attached", timeout=60_000)
-        page.locator("#class-status", has_text="3000" if page is ada else "9000").wait_for(timeout=60_000)
+        page.locator("#class-status", has_text="4000" if page is ada else "6000").wait_for(timeout=60_000)
         closed = _facts(page)
         print(lang, "revealed, closed", closed)
         assert closed["bar"]["height"] <= BAR_LINE_PX, closed["bar"]
@@ -186,10 +233,19 @@ def test_a_class_on_a_phone_fits_its_width(new_page, phone, app_url):
                                f".getBoundingClientRect().right <= {WIDTH}", timeout=10_000)
         opened = _facts(page)
         print(lang, "revealed, open", opened)
-        assert opened["bar"]["height"] <= 0.6 * HEIGHT + 2, opened["bar"]
+        assert opened["bar"]["height"] <= OPEN_BAR_SHARE * HEIGHT + 2, opened["bar"]
         hist = next(c for c in opened["charts"] if c["id"] == "class-hist")
         assert hist["right"] <= WIDTH + 1 and hist["left"] >= -1, hist
         assert page.locator("#class-status").get_attribute("aria-expanded") == "true"
+        # the whole chart in the open bar's visible box, unscrolled: its title's lines, both
+        # rounds' panels (their titles, bars and the measured line) and its bottom
+        chart = page.evaluate(CHART)
+        print(lang, "chart in the bar", chart)
+        assert chart["panels"] == 2 and chart["lines"] == 2 and len(chart["parts"]) >= 6, chart
+        for name, b in chart["parts"].items():
+            assert b["top"] >= chart["svg"]["top"] - 1, (name, "above the chart's own box", chart)
+            assert b["top"] >= chart["bar"]["top"] - 1 and b["bottom"] <= chart["bar"]["bottom"] + 1, (name, chart)
+            assert b["left"] >= -1 and b["right"] <= WIDTH + 1, (name, chart)
         _shot(page, f"phone-class-{lang}-open")
         page.locator("#class-status").tap()
         page.locator("#class-hist").wait_for(state="hidden", timeout=10_000)

@@ -85,10 +85,11 @@ STRINGS = {
         "in the first {third} layers, **{last:.0f}%** in the last {third} before the output. "
         "Claim C22 asks this rise to be at least {rise:.0f} points on a stated text (the claims board)."
     ),
-    "next.fig.lens_title": "Logit lens of {model}: top token by layer and position",
+    "next.fig.lens_title": "Logit lens of {model}",
+    "next.fig.lens_subtitle": "top token by layer and position",
     "next.fig.position": "position: token",
     "next.fig.layer": "layer (0 = embeddings)",
-    "next.fig.cell_hover": "layer %{{y}}, %{{x}}<br>top: %{{text}} (%{{z:.1%}})<extra></extra>",
+    "next.fig.cell_hover": "layer %{{y}}, %{{x}}<br>top: %{{customdata}} (%{{z:.1%}})<extra></extra>",
     "next.fig.ranks_title": "{token} through depth",
     "next.fig.rank_axis": "rank (1 = top)",
     "next.fig.rank": "rank",

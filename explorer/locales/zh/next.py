@@ -75,10 +75,11 @@ STRINGS = {
         "在这些位置上，lens 的首选词元与模型最终首选词元的一致率：前 {third} 层为 **{first:.0f}%**，"
         "输出前的最后 {third} 层为 **{last:.0f}%**。论断 C22 要求在一段给定文本上至少上升 {rise:.0f} 个百分点（见论断看板）。"
     ),
-    "next.fig.lens_title": "{model} 的 logit lens：各层各位置的首选词元",
+    "next.fig.lens_title": "{model} 的 logit lens",
+    "next.fig.lens_subtitle": "各层各位置的首选词元",
     "next.fig.position": "位置：词元",
     "next.fig.layer": "层（0 = 嵌入）",
-    "next.fig.cell_hover": "第 %{{y}} 层，%{{x}}<br>首选：%{{text}}（%{{z:.1%}}）<extra></extra>",
+    "next.fig.cell_hover": "第 %{{y}} 层，%{{x}}<br>首选：%{{customdata}}（%{{z:.1%}}）<extra></extra>",
     "next.fig.ranks_title": "{token} 在各层的情况",
     "next.fig.rank_axis": "排名（1 = 首选）",
     "next.fig.rank": "排名",

@@ -131,3 +131,17 @@ def test_the_page_records_each_run_that_ended_well(full_page):
     assert len(record) == 1 and record[0].trigger_only_on_success
     assert record[0].inputs[1] is full_page.views.get("rope.freq").state
     assert record[0].outputs == [record[0].inputs[0]]
+
+
+def test_a_lesson_reads_only_a_run_that_ended_well(full_page):
+    """lessons.wire: the panel's reading of a section's run (after_run) follows the run on
+    success only: a failed run after a good one at other settings leaves no reading of the
+    earlier result as the step's (the reveal quotes the panel's reading)."""
+    fns = list(full_page.blocks.fns.values())
+    for view in full_page.views.items:
+        if view.run is None:
+            continue
+        runs = {f._id for f in fns if any(t[0] == view.run._id and t[1] == "click" for t in f.targets)}
+        after = [f for f in fns if f.trigger_after in runs and f.name == "after_run"]
+        assert after, view.key
+        assert all(f.trigger_only_on_success for f in after), view.key

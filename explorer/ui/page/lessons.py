@@ -399,12 +399,13 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any,
     demo.load(on_load, [lang, model], [panel.present, lang, panel.note, *go_outputs],
               api_name="open_link").then(**apply)
     panel.present.change(None, [panel.present], None, js=PRESENT_JS)
-    # after every run of a view: its link box holds the run's link (what the exports name),
+    # after every run of a view that ended well (a failed run leaves the last one's reading):
+    # its link box holds the run's link (what the exports name),
     # and a lesson at a step of that view reads the run's result
     for view in views.items:
         for event in events_of(view):
-            event.then(_after_run(view), [*view.link_inputs, panel.state, view.state, lang],
-                       [view.link_box, panel.state, panel.said], **private)
+            event.success(_after_run(view), [*view.link_inputs, panel.state, view.state, lang],
+                          [view.link_box, panel.state, panel.said], **private)
 
     lang.change(redraw, [panel.state, lang],
                 [panel.pick, panel.progress, panel.look, panel.said, panel.state], **private)

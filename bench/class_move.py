@@ -140,12 +140,17 @@ def wait_runs_end(pages, tokens: int, timeout_s: float = 600.0) -> None:
 
 
 def wait_decoding(pages, tokens: int = 3, timeout_s: float = 300.0) -> None:
-    """Until every page's run has started and each of them still decodes with `tokens`
-    tokens or more streamed (checked page by page: a loaded host answers slowly)."""
+    """Until each page has been seen decoding its run with `tokens` tokens or more streamed
+    (page by page: a busy page answers a read seconds late, and three 200-token runs may not
+    all be seen at once; the press then finds at least the last one still decoding)."""
     end = time.monotonic() + timeout_s
+    seen = [False] * len(pages)
     while time.monotonic() < end:
-        seen = [page.evaluate(TOKENS) if page.evaluate(DECODING) else None for page in pages]
-        if all(s is not None and s[0] >= tokens for s in seen):
+        for k, page in enumerate(pages):
+            if not seen[k] and page.evaluate(DECODING):
+                read = page.evaluate(TOKENS)
+                seen[k] = read is not None and read[0] >= tokens
+        if all(seen):
             return
         time.sleep(0.05)
     raise TimeoutError(f"the students' runs did not start decoding: {[p.inner_text('#gen-status') for p in pages]}")

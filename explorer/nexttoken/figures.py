@@ -19,6 +19,9 @@ MARK = {True: "✓", False: "✗"}
 # Chromium's sans: lower case about 0.48 em, capitals and symbols up to 0.75, CJK and the ellipsis 1).
 HEATMAP_TEXT_SIZE = 11
 LENS_PHONE_PLOT_PX = 238
+# ... and cut for wider plot areas too (layout.meta.fit): the page shows the widest cut its plot
+# area holds (static/fit_cells.js), so a projected page reads whole tokens and a phone its cut
+LENS_FIT_PX = (LENS_PHONE_PLOT_PX, 480, 720, 960)
 NARROW_EM, BROAD_EM, WIDE_EM = 0.5, 0.75, 1.0
 BROAD = frozenset("mwMW@%&#<>_")
 MIN_CELL_EM = 2.0
@@ -137,20 +140,27 @@ def fit_cell(value: str, room_em: float) -> str:
     return "".join(kept) + "…"
 
 
-def cell_room(n_positions: int) -> float:
-    """The width, in em of the cell text's size, that a cell has on a phone with n_positions
-    columns (less a few pixels' margin)."""
-    return max(MIN_CELL_EM, (LENS_PHONE_PLOT_PX / max(1, n_positions) - 4) / HEATMAP_TEXT_SIZE)
+def cell_room(n_positions: int, plot_px: float = LENS_PHONE_PLOT_PX) -> float:
+    """The width, in em of the cell text's size, that a cell has in a plot area `plot_px` wide
+    (a phone's by default) with n_positions columns (less a few pixels' margin)."""
+    return max(MIN_CELL_EM, (plot_px / max(1, n_positions) - 4) / HEATMAP_TEXT_SIZE)
+
+
+def fitted_cells(cells: list, n_positions: int, plot_px: float) -> list:
+    """Each cell's token cut to what its cell holds in a plot area `plot_px` wide."""
+    room = cell_room(n_positions, plot_px)
+    return [[plot_text(fit_cell(cell, room)) for cell in row] for row in cells]
 
 
 def lens_heatmap(result: runs.Lens, lang: str) -> go.Figure:
     """Layer (rows, 0 = embeddings at the bottom) x kept position (columns): the lens's top token
     written in each cell, its probability as the colour."""
     layers = list(range(result.n_layers + 1))
-    room = cell_room(len(result.positions))
+    n = len(result.positions)
+    fits = [fitted_cells(result.cells, n, px) for px in LENS_FIT_PX]
     fig = Fig()
     fig.add_heatmap(z=result.chart.top_p.tolist(), x=[plot_text(p) for p in result.positions], y=layers,
-                    text=[[plot_text(fit_cell(cell, room)) for cell in row] for row in result.cells],
+                    text=fits[0],
                     customdata=[[plot_text(cell) for cell in row] for row in result.cells],
                     texttemplate="%{text}", textfont=dict(size=HEATMAP_TEXT_SIZE),
                     colorscale=SEQUENTIAL, zmin=0, zmax=1,
@@ -166,6 +176,7 @@ def lens_heatmap(result: runs.Lens, lang: str) -> go.Figure:
     figure.update_layout(title_subtitle=dict(text=text("next.fig.lens_subtitle", lang), font=dict(size=13)))
     figure.layout.margin.b = 150          # the tilted position labels, then the colour bar
     figure.layout.margin.t = 76           # the title's two lines (no legend band)
+    figure.layout.meta = {**(figure.layout.meta or {}), "fit": {"px": list(LENS_FIT_PX), "text": fits}}
     return figure
 
 

@@ -75,11 +75,12 @@ def _decoding(pages, at_least=3, timeout_s=240.0):
 # loaded one the pages still draw the runs' backlog first (XFAIL); the issue's target, under a
 # second whatever the page does, is met by neither, so the test reports and does not gate.
 @pytest.mark.xfail(strict=False, reason=(
-    "issue 43 open: the server ends the step-2 runs at the teacher's move and each page presses "
-    "its own Stop when its long poll reads the move (X-Class-Moves), yet the pages still show "
-    "step 3 after their 200-token runs' last message: on this loaded host the server has "
-    "decoded all 200 tokens within a few seconds and the page is still drawing the backlog of "
-    "stream messages, which delays the long poll's answer and the poll's hops alike "
+    "issue 43 open: the move is published at the teacher's press, the server ends the step-2 "
+    "runs, and each page presses its own Stop and applies the move as soon as its long poll "
+    "reads it (X-Class-Moves, X-Class-Link), yet the pages still show step 3 after their "
+    "200-token runs' last message: on this 2-core host the server has decoded all 200 tokens "
+    "within a few seconds and the page is still drawing the backlog of stream messages (a "
+    "streaming page's main thread is 58-68 % busy alone), which delays every hop of the move "
     "(docs/BENCHMARKS.md)"))
 def test_a_move_reaches_pages_whose_runs_still_decode(new_page, app_url):
     teacher = new_page("en-US", 1400, 1000)

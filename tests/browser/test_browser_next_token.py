@@ -82,6 +82,13 @@ def test_the_view_follows_the_sampler_and_shows_the_lens_check(new_page, app_url
     page.locator("#next-lens-summary", has_text=CHECK[lang]).wait_for(timeout=RUN_TIMEOUT)
     page.locator("#next-lens-heatmap .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#next-lens-ranks .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
+    # a wide page shows the widest cut of each token its cells hold (static/fit_cells.js), not
+    # the phone's, and every text still within its cell
+    page.wait_for_function("() => (" + FITTED + ")().fitted", timeout=RUN_TIMEOUT)
+    fitted = page.evaluate(FITTED)
+    assert fitted["pick"] > 0, fitted
+    heat = page.evaluate(HEATMAP)
+    assert heat["texts"] == heat["cells"] > 0 and heat["widest"] <= heat["cellWidth"] + 0.5, heat
     screenshot(page, f"next-lens-{model}-{lang}")
 
 
@@ -142,4 +149,15 @@ HEATMAP = """() => {
           minFont: Math.min(...texts.map((t) => parseFloat(getComputedStyle(t).fontSize))),
           widest: Math.max(...texts.map((t) => t.getBoundingClientRect().width)),
           cellWidth: plot.width / trace.x.length, titles};
+}"""
+
+# Which of the heatmap's cuts (layout.meta.fit) its plot area holds, and whether the trace shows it.
+FITTED = """() => {
+  const gd = document.querySelector("#next-lens-heatmap .js-plotly-plot");
+  const fit = gd && gd.layout.meta && gd.layout.meta.fit;
+  if (!fit || !gd._fullLayout) return {fitted: false};
+  let pick = 0;
+  fit.px.forEach((px, i) => { if (px <= gd._fullLayout._size.w) pick = i; });
+  return {pick, width: gd._fullLayout._size.w,
+          fitted: JSON.stringify(gd.data[0].text) === JSON.stringify(fit.text[pick])};
 }"""

@@ -154,9 +154,11 @@ def _gradio_core_bundle() -> str:
 
 def head_html() -> str:
     # the export toolbar of every figure (explorer/web/exports.py) and the figures' text
-    # alternatives as their aria-label (static/a11y.js) come with the header
+    # alternatives as their aria-label (static/a11y.js) and the logit lens's cell texts cut to
+    # the drawn chart's width (static/fit_cells.js) come with the header
     return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head() + (
-        "<script>" + (Path(__file__).resolve().parents[3] / "static" / "a11y.js").read_text() + "</script>")
+        "".join("<script>" + (Path(__file__).resolve().parents[3] / "static" / name).read_text() + "</script>"
+                for name in ("a11y.js", "fit_cells.js")))
 
 
 @dataclass(frozen=True)

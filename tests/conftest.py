@@ -73,6 +73,24 @@ def pytest_collection_modifyitems(config, items):
                                 "\n  " + "\n  ".join(misplaced))
 
 
+def forget_class_limits() -> None:
+    """Forget the classes started and the room codes missed per address (the app's ROOMS, served
+    in this process): every test's pages come from 127.0.0.1, and the tests of a tier together
+    start more classes than one address may in an hour."""
+    from explorer.classroom.rooms import ROOMS
+    with ROOMS._lock:
+        ROOMS._misses._times.clear()
+        ROOMS._created._times.clear()
+
+
+@pytest.fixture(autouse=True)
+def browser_class_limits(request):
+    """A browser test starts with the address's class limits forgotten (forget_class_limits)."""
+    if request.node.get_closest_marker("browser") is not None:
+        forget_class_limits()
+    yield
+
+
 @pytest.fixture(autouse=True)
 def torch_settings_restored():
     """torch's process-wide intra-op threads and deterministic-algorithms flag as they were

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from explorer.classroom.rooms import ROOMS
+from tests.conftest import forget_class_limits
 
 STEP = "?lesson=kv-cache&step=2"
 LOOP_S = 60.0          # no attack loop runs longer than this
@@ -17,13 +18,9 @@ def fresh_limits():
     """The server's limits are per address and every test comes from 127.0.0.1: forget the
     classes started and the codes missed before and after each attack, so that no test meets
     another's limit."""
-    def clear():
-        with ROOMS._lock:
-            ROOMS._misses._times.clear()
-            ROOMS._created._times.clear()
-    clear()
+    forget_class_limits()
     yield
-    clear()
+    forget_class_limits()
 
 
 def start(url):

@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Callable, Iterator, Optional, Protocol, TypeVar, Union
 
+from explorer.serving.pacing import Pace
 from explorer.serving.workers import start_worker
 
 _DONE = object()
@@ -29,7 +30,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[S]], *,
                   idle_timeout_s: float = 5.0,
                   min_interval_s: Union[float, Callable[[S], float]] = 0.0,
                   alive: Optional[Callable[[], bool]] = None,
-                  stop_requested: Optional[Callable[[], bool]] = None) -> Iterator[S]:
+                  stop_requested: Optional[Callable[[], bool]] = None,
+                  pace: Optional[Pace] = None) -> Iterator[S]:
     """Run `make_stream(should_stop)` in a worker thread and yield snapshots of what it yields.
 
     Why: a web framework's work between two yields (Gradio: postprocess, diff, send: ~2-4 ms
@@ -53,13 +55,16 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[S]], *,
     ends without yielding again (a run stopped before its first token has nothing to show,
     and nobody would see it).
     stop_requested: True once the visitor pressed Stop. The engine stops at its next step, and
-    its last snapshot (phase "done", stopped "stop") is delivered like any other end."""
+    its last snapshot (phase "done", stopped "stop") is delivered like any other end.
+    pace: the stream's page reports what it has drawn (serving.pacing): after min_interval_s,
+    a decode step also waits until the page has drawn the last snapshot (pace.next_message()
+    counts each one yielded; the pace is closed with this generator)."""
     feed = _Feed(idle_timeout_s, alive, stop_requested)
     start_worker(lambda: feed.work(make_stream), "kv-generate", feed.stop)   # stopped at exit
     hold_until = None  # monotonic time before which a decode step is held back
     try:
         while True:
-            items = feed.take(hold_until)
+            items = feed.take(hold_until, pace)
             if alive is not None and not alive():
                 return   # nobody to send to: the finally stops the worker, no figure is built
             for item in items:
@@ -67,6 +72,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[S]], *,
                     raise item
             snapshots = [item for item in items if item is not _DONE]
             if snapshots:
+                if pace is not None:
+                    pace.next_message()
                 yield snapshots[-1]
                 interval = min_interval_s(snapshots[-1]) if callable(min_interval_s) else min_interval_s
                 hold_until = time.monotonic() + interval if interval > 0 else None
@@ -74,6 +81,8 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[S]], *,
                 return
     finally:
         feed.stop.set()
+        if pace is not None:
+            pace.close()
 
 
 class _Feed:
@@ -111,15 +120,18 @@ class _Feed:
             self.updates.put(_DONE)
             self.urgent.set()
 
-    def take(self, hold_until: Optional[float]) -> list:
+    def take(self, hold_until: Optional[float], pace: Optional[Pace] = None) -> list:
         """The consumer: wait for the next item, then (a decode step held back until
-        `hold_until`) for something urgent or that time, then everything queued meanwhile."""
+        `hold_until`, and until `pace`'s page has drawn the last snapshot) for something urgent
+        or that time, then everything queued meanwhile."""
         self.waiting = True
         items = [self.updates.get()]
         last = items[-1]
-        if hold_until is not None and last is not _DONE and not isinstance(last, BaseException) \
-                and last.streaming:
-            self.urgent.wait(timeout=max(0.0, hold_until - time.monotonic()))
+        if last is not _DONE and not isinstance(last, BaseException) and last.streaming:
+            if hold_until is not None:
+                self.urgent.wait(timeout=max(0.0, hold_until - time.monotonic()))
+            if pace is not None:
+                pace.wait_drawn(self.urgent)
         # cleared before the queue is drained: a snapshot put after the drain sets it again,
         # and one put before is in this drain (a wake-up is never lost, at worst early)
         self.urgent.clear()

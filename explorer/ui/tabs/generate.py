@@ -30,11 +30,13 @@ from explorer.locales import normalize_language, text
 from explorer.prompts import CHARS_PER_TOKEN_BOUND, public_prefix
 from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor, in_background,
                               scheduler_for)
+from explorer.serving.pacing import PACES
 from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui.page import views
 from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
 from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client
+from explorer.web.drawn_route import mark_html
 from explorer.web.stopping import Stops
 from explorer.web.groups import GENERATE_CONCURRENCY_ID
 from explorer.web.zerogpu import on_zerogpu
@@ -219,6 +221,9 @@ def run_generate(runtime, *values: RunInputs):
     # raises this run's flag: the engine stops at its next step, and its last snapshot is this
     # handler's last message, drawn like any end (text, charts, row and status agree).
     stopped = STOPS.flag()
+    # the page reports each message it has drawn (its status carries the mark): a decode step
+    # waits for the last one, so a slow page is never a backlog behind (explorer/serving/pacing.py)
+    pace = PACES.open()
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,
@@ -226,9 +231,10 @@ def run_generate(runtime, *values: RunInputs):
         # a live class's teacher page (the server's grant, never a client's value) keeps its checks
         checks_wait_s=CHECKS_WAIT_S if CHECKS_FIRST.holds(visitor.session) else 0.0),
         min_interval_s=text_interval, alive=client_alive(),
-        stop_requested=stopped.is_set)
+        stop_requested=stopped.is_set, pace=pace)
     for session in _engine_errors(stream, lang):
         now = time.perf_counter()
+        status = figures.status(session, lang) + mark_html(pace, pace.sent)
         # a step shared by N visitors: each redraws its charts N times less often, so the
         # server's chart work stays ~2 a second however many are generating (it takes the
         # same cores as their shared decode)
@@ -244,7 +250,7 @@ def run_generate(runtime, *values: RunInputs):
         ending = session.phase == "decode" and not session.streaming
         if ending or (session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared)):
             rest = held if held is not None else dict.fromkeys(CHARTS, gr.skip())
-            yield RunOutputs(text=session.text, status=figures.status(session, lang), **rest,
+            yield RunOutputs(text=session.text, status=status, **rest,
                              runs=held_runs, last_session=last_session, strip=strip)
             first = False
             continue
@@ -263,7 +269,7 @@ def run_generate(runtime, *values: RunInputs):
         strip = tokens.strip_html(session, lang)
         if done:
             last_session = session
-        yield RunOutputs(text=session.text, status=figures.status(session, lang), **held,
+        yield RunOutputs(text=session.text, status=status, **held,
                          runs=held_runs, last_session=last_session, strip=strip)
         first = False
 

@@ -1,0 +1,158 @@
+"""A stream paced by what its page has drawn (explorer/serving/pacing.py): a decode step waits
+for the page's report of the last message, a client that never reports is never waited for,
+the end goes out at once, and the route takes reports without saying which runs exist."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from explorer.serving import transport
+from explorer.serving.pacing import Paces
+from explorer.web.drawn_route import DrawnRoute, mark_html
+from tests.helpers import decoding_snapshot
+
+
+def _ended(index: int):
+    snap = decoding_snapshot(index)
+    snap.phase = "done"
+    return snap
+
+
+def _steps(n: int, step_s: float, end: bool = True):
+    """A worker that decodes n steps, one every step_s, then ends."""
+    def make(should_stop):
+        for i in range(n):
+            if should_stop():
+                return
+            time.sleep(step_s)
+            yield decoding_snapshot(i)
+        if end:
+            yield _ended(n)
+    return make
+
+
+def test_a_page_that_reports_gets_the_next_step_only_after_drawing_the_last():
+    paces = Paces()
+    pace = paces.open()
+    stream = transport.in_background(_steps(60, 0.005), pace=pace)
+    first = next(stream)
+    assert pace.sent == 1 and first.index == 0
+    pace.mark(1)                                    # the page drew message 1: it reports
+    second = next(stream)
+    assert pace.sent == 2
+    # message 2 not drawn: the next decode step waits (up to MAX_WAIT_S), merging what the
+    # worker decodes meanwhile into one fresher snapshot
+    got = {}
+
+    def take():
+        got["snap"] = next(stream)
+        got["at"] = time.monotonic()
+
+    taker = threading.Thread(target=take)
+    taker.start()
+    time.sleep(0.25)
+    assert "snap" not in got, "a decode step went out before the page drew the last message"
+    marked = time.monotonic()
+    pace.mark(2)
+    taker.join(5)
+    assert got["at"] - marked < 0.2
+    assert got["snap"].index > second.index + 1, "the steps decoded while waiting were not merged"
+    list(stream)
+    assert len(paces) == 0, "the stream's pace outlives it"
+
+
+def test_a_client_that_never_reports_is_never_waited_for():
+    paces = Paces()
+    pace = paces.open()
+    start = time.monotonic()
+    delivered = list(transport.in_background(_steps(40, 0.01), pace=pace))
+    assert time.monotonic() - start < 2.0
+    assert delivered[-1].phase == "done" and pace.sent == len(delivered) and not pace.heard
+
+
+def test_the_end_of_decoding_goes_out_while_the_page_is_behind():
+    paces = Paces()
+    pace = paces.open()
+    stream = transport.in_background(_steps(3, 0.05), pace=pace)
+    next(stream)
+    pace.mark(1)
+    start = time.monotonic()
+    rest = list(stream)          # the page never reports message 2: only the end may pass
+    assert rest[-1].phase == "done"
+    assert time.monotonic() - start < 1.5   # not MAX_WAIT_S per message
+
+
+def test_a_page_that_stops_reporting_still_gets_a_message_every_max_wait():
+    paces = Paces()
+    pace = paces.open()
+    pace.next_message()
+    pace.mark(1)
+    pace.next_message()          # message 2 sent, never reported
+    waited = pace.wait_drawn(threading.Event(), max_wait_s=0.3)
+    assert 0.25 <= waited < 1.0
+
+
+def test_reports_never_count_a_message_not_sent_and_a_full_registry_forgets_the_oldest():
+    paces = Paces(capacity=2)
+    old, mid = paces.open(), paces.open()
+    old.next_message()
+    paces.mark(old.token, 5)                     # not sent yet: ignored
+    assert old.drawn == 0 and not old.heard
+    paces.mark(old.token, 1)
+    assert old.drawn == 1 and old.heard
+    paces.open()                                 # the third: the oldest is forgotten
+    assert len(paces) == 2 and not old.heard
+    old.next_message()
+    assert old.wait_drawn(threading.Event(), max_wait_s=1.0) < 0.1
+    paces.mark(old.token, 2)
+    assert old.drawn == 1                        # a forgotten run takes no report
+    assert mid.token != old.token and len(mid.token) == 22
+
+
+def _post(route: DrawnRoute, query: str, method: str = "POST") -> int:
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def app(scope, receive, send):      # the rest of the app: never reached here
+        raise AssertionError(scope)
+
+    route.app = app
+    scope = {"type": "http", "method": method, "path": "/drawn", "root_path": "",
+             "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
+    errors: list = []
+
+    def main():    # on a thread of its own: a Playwright fixture may hold this one's event loop
+        try:
+            asyncio.run(route(scope, None, send))
+        except BaseException as error:   # noqa: BLE001 - raised below
+            errors.append(error)
+
+    worker = threading.Thread(target=main, daemon=True)
+    worker.start()
+    worker.join(30)
+    if errors:
+        raise errors[0]
+    assert sent[1]["body"] == b""
+    return sent[0]["status"]
+
+
+def test_the_route_takes_a_report_and_says_nothing_of_which_runs_exist():
+    paces = Paces()
+    pace = paces.open()
+    pace.next_message()
+    route = DrawnRoute(None, paces=paces)
+    assert _post(route, f"run={pace.token}&seq=1") == 204 and pace.drawn == 1
+    assert _post(route, "run=" + "A" * 22 + "&seq=1") == 204          # no such run: the same
+    for bad in ("", "run=short&seq=1", f"run={pace.token}&seq=-1", f"run={pace.token}&seq=1&x=1",
+                f"run={pace.token}&seq=" + "9" * 10, "x" * 5000):
+        assert _post(route, bad) == 400, bad
+    assert _post(route, f"run={pace.token}&seq=1", method="GET") == 405
+
+
+def test_the_mark_is_a_hidden_span_whose_title_is_token_and_number():
+    pace = Paces().open()
+    assert mark_html(pace, 7) == f'<span class="pace" title="{pace.token}.7" hidden></span>'
+    assert all(c.isalnum() or c in "-_" for c in pace.token)

@@ -16,9 +16,9 @@
 // (explorer/web/class_route.py; relative to the page, so under a Space's root path too). The
 // hidden box changes, and the page calls the server's poll, only when the revision did; a room
 // the server does not know reads "gone" (the poll then says so in words). A page that follows
-// the class stops its own runs as soon as the read says the teacher moved, and hands the move
-// (the link the answer carries) to the hidden pending box at once (classMoved below): the read
-// is {revision, move}, move null when there is none to apply.
+// the class hands the move (the link the answer carries) to the hidden pending box as soon as
+// the read says the teacher moved (classMoved below): the read is {revision, move}, move null
+// when there is none to apply.
 window.explorerClassPage = function (raw) {
   let c; try { c = JSON.parse(raw); } catch (e) { return; }
   if (!c) return;
@@ -88,25 +88,22 @@ async function classRevision(current) {
 const LONG_POLLS = 6;
 
 // A move (the room's move counter, header X-Class-Moves, changed; a reveal or a join leaves it)
-// on a page that follows the class: the page's own runs are stopped here, at once, by pressing
-// their Stop buttons (explorer/web/stopping.py: each run ends itself within a step with its own
-// last message), before the revision reaches any Gradio event. A stream's redraws keep a busy
-// page's main thread from the class's next events (the poll, the move, the new step's press),
-// and a section's run button pressed while its last run is still pending is dropped. The move
-// itself (header X-Class-Link, the class's link) is returned as the pending box's value,
-// written exactly as the server's poll writes it (classroom.py move_value), so that the poll's
-// later write of the same move changes nothing. The teacher's page and a student exploring on
-// her own ("Back to the class" shown) stop and apply nothing.
+// on a page that follows the class: the move itself (header X-Class-Link, the class's link) is
+// returned as the pending box's value, written exactly as the server's poll writes it
+// (classroom.py move_value), so that the poll's later write of the same move changes nothing.
+// The page's own runs of the step it leaves were already stopped by the server at the teacher's
+// press (class_teacher.py, stop_sessions), each ending with its own last message; their streams
+// are paced by what the page has drawn (static/pace.js), so no backlog of messages stands
+// between this answer and the move. The teacher's page and a student exploring on her own
+// ("Back to the class" shown) apply nothing.
 let classMoves = null;   // {room, n}: the counter this page read last
 function classMoved(room, moves, link) {
   if (!/^\d{1,12}$/.test(moves || "")) return null;
   const moved = classMoves !== null && classMoves.room === room && classMoves.n !== moves;
   classMoves = {room: room, n: moves};
   if (!moved || !classFollows(room)) return null;
-  document.querySelectorAll(STOP_BUTTONS).forEach((button) => { if (!button.disabled) button.click(); });
   return /^\?[!#-\[\]-~]{1,8191}$/.test(link || "") ? JSON.stringify({link: link, moves: Number(moves)}) : null;
 }
-const STOP_BUTTONS = "button[id$='-stop']";
 
 function classFollows(room) {
   try {

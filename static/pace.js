@@ -8,6 +8,8 @@
 // so a page that draws slowly gets fewer, fresher messages instead of a backlog that holds up
 // whatever it must do next (a teacher's move, Stop, a click).
 (function () {
+  // this browser's pages report: their runs wait for the first report too (explorer/web/drawn_route.py)
+  document.cookie = "explorer_paced=1; Path=/; SameSite=Lax";
   const MARK = /^([A-Za-z0-9_-]{22})\.(\d{1,9})$/;
   const reported = new Map();   // run token -> the last message reported
 

@@ -6,14 +6,16 @@ fills the page with messages it draws one after the other, seconds after the ser
 Whatever the page must do next waits behind that backlog: a teacher's move, the Stop button, a
 click. So a page reports each message it has drawn (static/pace.js, through
 explorer/web/drawn_route.py), and the stream takes its next decode step only once the page has
-drawn the last one it was sent: a decode step merges everything decoded meanwhile
-(serving.transport), so a slow page gets fewer, fresher messages, and what it must do next
-never waits behind more than one message.
+drawn the last one it was sent (the checks after decoding too): a step merges everything
+decoded meanwhile (serving.transport), so a slow page gets fewer, fresher messages, and what it
+must do next never waits behind more than one message.
 
-A client that never reports (an API client, a page without its script) is never waited for: a
-stream waits only once its page has reported a first message, and never more than MAX_WAIT_S
-for one message (a page that stopped reporting still gets one message that often). The end of
-decoding and every later phase go out at once, as without pacing.
+A page that reports says so before its run (a cookie its script sets): its stream waits for the
+page's report from the first message on, since a slow page's first draw is its longest and the
+backlog would build while it lasts. Any other client (an API client, a page without its script)
+is waited for only once it has reported; a page that said it reports and has not, after two
+waits, is not waited for again. No message waits more than MAX_WAIT_S (a page that stopped
+reporting still gets one message that often), and the run's last message goes out at once.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import time
 from collections import OrderedDict
 from typing import Optional
 
-MAX_WAIT_S = 2.0      # the longest a decode step waits for the page to draw the last message
+MAX_WAIT_S = 5.0      # the longest a message waits for the page to draw the one before
 SLICE_S = 0.05        # how often a waiting stream looks whether something urgent came
 MAX_PACES = 4096      # streams paced at once (each run of the shared loop holds one)
 
@@ -31,11 +33,12 @@ MAX_PACES = 4096      # streams paced at once (each run of the shared loop holds
 class Pace:
     """One stream's messages: how many were sent, the last one its page has drawn."""
 
-    def __init__(self, token: str, paces: "Paces"):
+    def __init__(self, token: str, paces: "Paces", reports: bool = False):
         self.token, self._paces = token, paces
         self.sent = 0          # messages sent (the n-th carries n)
         self.drawn = 0         # the last message the page said it has drawn
-        self.heard = False     # the page has reported once: it is a page that reports
+        self.heard = reports   # the page reports what it draws (said so, or has reported)
+        self.timeouts = 0      # decode steps sent after MAX_WAIT_S without the page's report
         self._drawn = threading.Condition()
 
     def next_message(self) -> int:
@@ -60,6 +63,9 @@ class Pace:
             while self.heard and self.drawn < self.sent and not wake.is_set():
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self.timeouts += 1
+                    if self.drawn == 0 and self.timeouts >= 2:
+                        self.heard = False   # said it reports, never did: wait no more
                     break
                 self._drawn.wait(min(left, SLICE_S))
         return time.monotonic() - start
@@ -83,8 +89,9 @@ class Paces:
         self._paces: OrderedDict[str, Pace] = OrderedDict()
         self._lock = threading.Lock()
 
-    def open(self) -> Pace:
-        pace = Pace(secrets.token_urlsafe(16), self)
+    def open(self, reports: bool = False) -> Pace:
+        """A new stream's pace; `reports`: its page said it reports what it draws."""
+        pace = Pace(secrets.token_urlsafe(16), self, reports)
         with self._lock:
             self._paces[pace.token] = pace
             while len(self._paces) > self.capacity:

@@ -56,9 +56,10 @@ def in_background(make_stream: Callable[[Callable[[], bool]], Iterator[S]], *,
     and nobody would see it).
     stop_requested: True once the visitor pressed Stop. The engine stops at its next step, and
     its last snapshot (phase "done", stopped "stop") is delivered like any other end.
-    pace: the stream's page reports what it has drawn (serving.pacing): after min_interval_s,
-    a decode step also waits until the page has drawn the last snapshot (pace.next_message()
-    counts each one yielded; the pace is closed with this generator)."""
+    pace: the stream's page reports what it has drawn (serving.pacing): every snapshot but the
+    last (a decode step after min_interval_s, a later phase's at once) also waits until the page
+    has drawn the one before (pace.next_message() counts each one yielded; the pace is closed
+    with this generator)."""
     feed = _Feed(idle_timeout_s, alive, stop_requested)
     start_worker(lambda: feed.work(make_stream), "kv-generate", feed.stop)   # stopped at exit
     hold_until = None  # monotonic time before which a decode step is held back
@@ -97,6 +98,7 @@ class _Feed:
         # queue, so it does not wake for every step it will merge anyway (each wake takes a
         # core from the decode, whose fused step uses both)
         self.urgent = threading.Event()
+        self.ended = threading.Event()   # the worker has put its last item
         self.stop = threading.Event()
         self.polled = time.monotonic()
         self.waiting = False   # the consumer is blocked on the queue, i.e. asking for more
@@ -118,20 +120,24 @@ class _Feed:
             self.updates.put(error)
         finally:
             self.updates.put(_DONE)
+            self.ended.set()
             self.urgent.set()
 
     def take(self, hold_until: Optional[float], pace: Optional[Pace] = None) -> list:
         """The consumer: wait for the next item, then (a decode step held back until
-        `hold_until`, and until `pace`'s page has drawn the last snapshot) for something urgent
-        or that time, then everything queued meanwhile."""
+        `hold_until`) for something urgent or that time, then (any snapshot, with `pace`) until
+        the page has drawn the last one sent or the worker ended, then everything queued
+        meanwhile."""
         self.waiting = True
         items = [self.updates.get()]
         last = items[-1]
-        if last is not _DONE and not isinstance(last, BaseException) and last.streaming:
-            if hold_until is not None:
+        if last is not _DONE and not isinstance(last, BaseException):
+            if hold_until is not None and last.streaming:
                 self.urgent.wait(timeout=max(0.0, hold_until - time.monotonic()))
+            # the later phases (the checks' steps) wait for the page as well: only the end
+            # goes out at once
             if pace is not None:
-                pace.wait_drawn(self.urgent)
+                pace.wait_drawn(self.ended)
         # cleared before the queue is drained: a snapshot put after the drain sets it again,
         # and one put before is in this drain (a wake-up is never lost, at worst early)
         self.urgent.clear()

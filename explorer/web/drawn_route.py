@@ -4,7 +4,8 @@
     POST /drawn?run=TOKEN&seq=7     ->  204, always (an unknown or ended run is ignored: the
                                         answer says nothing of which runs exist)
 
-A paced stream's status line carries its mark, `mark_html(pace, seq)`: a hidden span whose title
+A page whose script reports sets the cookie PACED_COOKIE=1, so that its runs wait for its
+reports from the first message on (pacing.py). A paced stream's status line carries its mark, `mark_html(pace, seq)`: a hidden span whose title
 is "TOKEN.SEQ" (a class and a title are what Gradio's Markdown sanitizer keeps). The page's
 script (static/pace.js) reports each mark it sees drawn, from a task queued behind everything
 the page was already given to draw, so the report means "drawn, and nothing left behind it".
@@ -22,6 +23,7 @@ from explorer.serving.pacing import PACES, Pace, Paces
 from explorer.web.asgi import answer, at_route
 
 DRAWN_ROUTE = "/drawn"
+PACED_COOKIE = "explorer_paced"   # "1": this browser's pages run static/pace.js (they report)
 QUERY = re.compile(r"run=([A-Za-z0-9_-]{22})&seq=(\d{1,9})")
 MAX_QUERY = 64
 

@@ -53,6 +53,25 @@ def event_client() -> tuple[Optional[str], Optional[str]]:
     return session if isinstance(session, str) else None, request_address(request)
 
 
+def event_cookie(name: str) -> Optional[str]:
+    """The value of cookie `name` on the request that sent the Gradio event this thread serves
+    (None outside one, or without it)."""
+    try:
+        from gradio.context import LocalContext
+    except ImportError:
+        return None
+    request = LocalContext.request.get(None)
+    try:
+        header = request.headers.get("cookie") or ""
+    except (AttributeError, KeyError, TypeError):
+        return None
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
 def request_address(request: Any) -> Optional[str]:
     """The client address of a request (Gradio's or Starlette's): its connection's peer, or
     the one client_address reads behind the proxies trusted (one on a Space), as counted (IPv6: /64)."""

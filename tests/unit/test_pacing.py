@@ -90,7 +90,7 @@ def test_a_page_that_stops_reporting_still_gets_a_message_every_max_wait():
     pace.mark(1)
     pace.next_message()          # message 2 sent, never reported
     waited = pace.wait_drawn(threading.Event(), max_wait_s=0.3)
-    assert 0.25 <= waited < 1.0
+    assert 0.25 <= waited < 1.0 and pace.timeouts == 1
 
 
 def test_reports_never_count_a_message_not_sent_and_a_full_registry_forgets_the_oldest():
@@ -156,3 +156,45 @@ def test_the_mark_is_a_hidden_span_whose_title_is_token_and_number():
     pace = Paces().open()
     assert mark_html(pace, 7) == f'<span class="pace" title="{pace.token}.7" hidden></span>'
     assert all(c.isalnum() or c in "-_" for c in pace.token)
+
+
+def test_a_page_that_said_it_reports_is_waited_for_from_its_first_message():
+    paces = Paces()
+    pace = paces.open(reports=True)
+    stream = transport.in_background(_steps(200, 0.005), pace=pace)
+    next(stream)
+    got = {}
+    taker = threading.Thread(target=lambda: got.setdefault("snap", next(stream)))
+    taker.start()
+    time.sleep(0.3)
+    assert "snap" not in got, "the second message left before the page drew the first"
+    pace.mark(1)
+    taker.join(5)
+    assert got["snap"].index > 1
+    stream.close()
+
+
+def test_a_page_that_said_it_reports_and_never_does_is_waited_for_twice_only():
+    pace = Paces().open(reports=True)
+    waits = []
+    for _ in range(4):
+        pace.next_message()
+        waits.append(pace.wait_drawn(threading.Event(), max_wait_s=0.2))
+    assert all(w >= 0.15 for w in waits[:2]) and all(w < 0.05 for w in waits[2:]), waits
+    assert pace.timeouts == 2 and not pace.heard
+
+
+def test_the_paced_cookie_is_read_from_the_events_request():
+    from types import SimpleNamespace
+
+    from gradio.context import LocalContext
+    from explorer.web.gradio_context import event_cookie
+
+    assert event_cookie("explorer_paced") is None            # outside an event
+    request = SimpleNamespace(headers={"cookie": "a=b; explorer_paced=1; explorer_room=ABCDEF"})
+    token = LocalContext.request.set(request)
+    try:
+        assert event_cookie("explorer_paced") == "1" and event_cookie("explorer_room") == "ABCDEF"
+        assert event_cookie("explorer") is None
+    finally:
+        LocalContext.request.reset(token)

@@ -35,8 +35,8 @@ from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui.page import views
 from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
 from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
-from explorer.web.gradio_context import client_alive, event_client
-from explorer.web.drawn_route import mark_html
+from explorer.web.gradio_context import client_alive, event_client, event_cookie
+from explorer.web.drawn_route import PACED_COOKIE, mark_html
 from explorer.web.stopping import Stops
 from explorer.web.groups import GENERATE_CONCURRENCY_ID
 from explorer.web.zerogpu import on_zerogpu
@@ -223,7 +223,7 @@ def run_generate(runtime, *values: RunInputs):
     stopped = STOPS.flag()
     # the page reports each message it has drawn (its status carries the mark): a decode step
     # waits for the last one, so a slow page is never a backlog behind (explorer/serving/pacing.py)
-    pace = PACES.open()
+    pace = PACES.open(reports=event_cookie(PACED_COOKIE) == "1")
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,
         model_name=getattr(loaded.spec, "title", loaded.name), chat=chat, started=started,

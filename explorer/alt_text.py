@@ -1,7 +1,7 @@
 """The one-sentence text alternative of a figure, read from the numbers the figure draws.
 
 A screen reader cannot see a chart; each figure of the app carries a sentence in the visitor's
-language in its layout (`layout.meta.alt`, set by `Fig.finish(alt=...)`), and static/a11y.js
+language in its layout (`layout.meta.alt`, set by `Fig.finish(alt=...)`), and static/charts.js
 gives the chart's container role="img" and that sentence as its aria-label.
 
 A topic states what its figure is about with a sentence of its own (the attention maps: which

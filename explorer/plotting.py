@@ -167,7 +167,7 @@ class Fig:
                alt: Optional[str] = None) -> go.Figure:
         """The figure in the house style: title on top, the legend in its own band under it
         (never over the title or the data), white background, light grid. Its text
-        alternative (layout.meta.alt, static/a11y.js) is `alt`, or else in `lang` the sentence
+        alternative (layout.meta.alt, static/charts.js) is `alt`, or else in `lang` the sentence
         explorer/alt_text.py reads off the traces."""
         if alt is None and lang is not None:
             from explorer.alt_text import describe

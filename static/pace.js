@@ -31,6 +31,8 @@
     }
   }
 
-  // one look per task that changed the page (the observer's callback gets all its mutations)
+  // one look per task that changed the page (the observer's callback gets all its mutations);
+  // not static/charts.js's frame batch: a hidden tab runs no animation frame, and its streams
+  // would then wait the longest for every message
   new MutationObserver(look).observe(document.documentElement, {childList: true, subtree: true, characterData: true});
 })();

@@ -20,7 +20,7 @@ MARK = {True: "✓", False: "✗"}
 HEATMAP_TEXT_SIZE = 11
 LENS_PHONE_PLOT_PX = 238
 # ... and cut for wider plot areas too (layout.meta.fit): the page shows the widest cut its plot
-# area holds (static/fit_cells.js), so a projected page reads whole tokens and a phone its cut
+# area holds (static/charts.js), so a projected page reads whole tokens and a phone its cut
 LENS_FIT_PX = (LENS_PHONE_PLOT_PX, 480, 720, 960)
 NARROW_EM, BROAD_EM, WIDE_EM = 0.5, 0.75, 1.0
 BROAD = frozenset("mwMW@%&#<>_")

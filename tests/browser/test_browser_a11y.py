@@ -1,5 +1,5 @@
 """Accessibility in a real browser (Debian Chromium): charts carry their text alternative
-(static/a11y.js reads layout.meta.alt into role="img" and aria-label, again after the language
+(static/charts.js reads layout.meta.alt into role="img" and aria-label, again after the language
 switch redraws them); a section is reached and run with the keyboard alone; and no tab
 overflows sideways at phone width (390 px) or at 200% zoom (a 1280 px window at 200% is a
 640 px page; static/a11y.css). Screenshots: artifacts/screenshots/a11y-*.png; look at them."""

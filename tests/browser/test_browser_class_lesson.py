@@ -20,7 +20,7 @@ from explorer.lessons import custom
 from explorer.locales import text
 from tests.browser.test_browser_lesson_builder import (PER_TOKEN, RUN_TIMEOUT_MS, _build, _message,
                                                        _open_builder, _page, _save, _shot, _upload)
-from tests.browser.test_browser_peer import LOAD, _bars, _join, _open_bar, _send
+from tests.browser.test_browser_peer import LOAD, _bars, _boxes, _join, _open_bar, _send
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]   # five pages and their runs
 
@@ -200,6 +200,9 @@ def _class(teacher, students: dict) -> None:
                                ".includes('how many bytes does one token add?')", timeout=LOAD)
     ask = text("lesson.builder.ask", "zh", quantity=text("lesson.qty.generate_run.per_token", "zh"), unit="B")
     assert ask in mei.locator("#lesson-look").inner_text()
+    for page in (ada, mei):                 # the question unanswered: both its boxes empty
+        page.locator("#class-guess input").first.wait_for(timeout=60_000)
+        assert _boxes(page) == {"bar": "", "lesson": ""}, _boxes(page)
     _shot(mei, "class-lesson-student-zh-step")
     _shot(bo, "class-lesson-phone-en-step")
 

@@ -82,11 +82,13 @@ def test_the_view_follows_the_sampler_and_shows_the_lens_check(new_page, app_url
     page.locator("#next-lens-summary", has_text=CHECK[lang]).wait_for(timeout=RUN_TIMEOUT)
     page.locator("#next-lens-heatmap .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#next-lens-ranks .js-plotly-plot").wait_for(timeout=RUN_TIMEOUT)
-    # a wide page shows the widest cut of each token its cells hold (static/fit_cells.js), not
+    # a wide page shows the widest cut of each token its cells hold (static/charts.js), not
     # the phone's, and every text still within its cell
     page.wait_for_function("() => (" + FITTED + ")().fitted", timeout=RUN_TIMEOUT)
     fitted = page.evaluate(FITTED)
     assert fitted["pick"] > 0, fitted
+    assert fitted["afterplot"] == 1, fitted      # one hook runs both jobs (label, fit)
+    assert fitted["label"] and fitted["role"] == "img", fitted
     heat = page.evaluate(HEATMAP)
     assert heat["texts"] == heat["cells"] > 0 and heat["widest"] <= heat["cellWidth"] + 0.5, heat
     screenshot(page, f"next-lens-{model}-{lang}")
@@ -118,6 +120,9 @@ def test_a_phone_page_fits_its_charts(new_page, app_url, screenshot, lang):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
     # the heatmap's cells: every token written at a readable size, within its own cell (no
     # neighbour's text over it); the titles' lines within the chart and the screen
+    page.wait_for_function("() => (" + FITTED + ")().fitted", timeout=RUN_TIMEOUT)
+    fitted = page.evaluate(FITTED)
+    assert fitted["afterplot"] == 1 and fitted["role"] == "img", fitted
     heat = page.evaluate(HEATMAP)
     print(lang, heat)
     assert heat["texts"] == heat["cells"] > 0, heat
@@ -151,7 +156,9 @@ HEATMAP = """() => {
           cellWidth: plot.width / trace.x.length, titles};
 }"""
 
-# Which of the heatmap's cuts (layout.meta.fit) its plot area holds, and whether the trace shows it.
+# Which of the heatmap's cuts (layout.meta.fit) its plot area holds, whether the trace shows it,
+# its text alternative as static/charts.js set it, and how many plotly_afterplot listeners it has
+# (Plotly's own are kept apart, in gd._internalEv).
 FITTED = """() => {
   const gd = document.querySelector("#next-lens-heatmap .js-plotly-plot");
   const fit = gd && gd.layout.meta && gd.layout.meta.fit;
@@ -159,5 +166,7 @@ FITTED = """() => {
   let pick = 0;
   fit.px.forEach((px, i) => { if (px <= gd._fullLayout._size.w) pick = i; });
   return {pick, width: gd._fullLayout._size.w,
-          fitted: JSON.stringify(gd.data[0].text) === JSON.stringify(fit.text[pick])};
+          fitted: JSON.stringify(gd.data[0].text) === JSON.stringify(fit.text[pick]),
+          label: gd.getAttribute("aria-label"), role: gd.getAttribute("role"),
+          afterplot: gd._ev ? gd._ev.listeners("plotly_afterplot").length : 0};
 }"""

@@ -63,6 +63,12 @@ def _send(page, value, phone=False):
     page.locator("#class-status", has_text=f"{value:g}").wait_for(timeout=60_000)
 
 
+def _boxes(page) -> dict:
+    """What the class bar's answer box and the lesson panel's guess box show."""
+    return page.evaluate("() => ({bar: document.querySelector('#class-guess input').value,"
+                         " lesson: document.querySelector('#lesson-guess input').value})")
+
+
 def _bars(page):
     return page.evaluate("() => { const g = document.querySelector('#class-hist .js-plotly-plot');"
                          " return g ? g.data.filter(t => t.type === 'bar').map(t => [t.x, t.y, t.xaxis || 'x']) : null; }")
@@ -108,6 +114,18 @@ def _run(teacher, ada, mei, bo, app_url):
     teacher.click("#lesson-next", timeout=LOAD)
     for page in (ada, mei, bo):
         _at_step(page, 2)
+
+    # an unanswered question: both answer boxes empty, in English and in Chinese (not "0")
+    for page in (ada, mei):
+        page.locator("#class-guess input").first.wait_for(timeout=60_000)
+        page.locator("#lesson-guess input").first.wait_for(timeout=60_000)
+        assert _boxes(page) == {"bar": "", "lesson": ""}, _boxes(page)
+    _shot(mei, "peer-student-zh-question")
+    # Send on the empty box answers nothing (the store refuses it: tests/unit/test_classroom_peer.py)
+    teacher.locator("#class-status").get_by_text("0 of 3 answered").wait_for(timeout=30_000)
+    mei.click("#class-send")
+    time.sleep(3)                           # a few polls: an answer would have been counted by now
+    assert "0 of 3 answered" in teacher.inner_text("#class-status")
 
     # round 1: Ada from the lesson panel (her page runs the step), Mei and Bo from the bar
     ada.locator("#lesson-guess input").first.fill("3000")

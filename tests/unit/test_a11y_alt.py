@@ -1,5 +1,5 @@
 """Every figure the app draws carries a one-sentence text alternative (layout.meta.alt, read by
-static/a11y.js into the chart's aria-label) in the visitor's language, with numbers read from
+static/charts.js into the chart's aria-label) in the visitor's language, with numbers read from
 the figure's own data (explorer/alt_text.py, a topic's own sentence for the attention maps and
 the block diagram). The sentences here; every figure of every section, in both languages, in
 tests/checkpoints/test_language_switch.py through `check_alternatives` (one run of each section serves

@@ -74,6 +74,21 @@ def test_language_switch_finds_gradios_locale_module():
     assert shell._gradio_core_bundle() in head
 
 
+def test_the_charts_have_one_watch_in_the_head():
+    """static/charts.js is the page's one watch over its charts (the text alternative and the
+    lens's cell fit): the head carries it once, and it holds one MutationObserver, one frame's
+    batch and one plotly_afterplot hook (the browser tests check that each job is done)."""
+    from explorer.ui.page import shell
+
+    head = shell.head_html()
+    script = (ROOT / "static" / "charts.js").read_text()
+    assert head.count(script) == 1
+    assert [script.count(s) for s in ("new MutationObserver(", "requestAnimationFrame(",
+                                      '"plotly_afterplot"')] == [1, 1, 1]
+    # no other script of the head watches for charts to label or fit
+    assert head.count("meta.alt") == script.count("meta.alt") and head.count("meta.fit") == script.count("meta.fit")
+
+
 def test_launch_options_serve_only_static_and_never_share():
     import app
 

@@ -318,3 +318,25 @@ def test_the_bar_handlers_check_the_role_and_say_what_happened(lang):
     class_peer.release(teacher, lang, rooms=rooms)
     assert not rooms.teacher_view(code, secret)["paused"]
     # the measured value a reveal quotes: tests/unit/test_class_measured.py
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_bars_answer_box_starts_empty_and_an_empty_answer_is_refused(lang):
+    """The bar's answer box is drawn empty, not "0" (Gradio's Number draws None as 0), and
+    Send pressed on the empty box answers nothing: the store refuses it in words."""
+    import gradio as gr
+
+    from explorer.i18n import Translator
+    from explorer.locales import text
+    from explorer.ui.page import class_peer
+    from explorer.ui.page.class_bar import NO_ANSWER, build_bar
+
+    with gr.Blocks():
+        bar = build_bar(Translator())
+    assert bar.guess.get_config()["value"] == NO_ANSWER == ""
+    rooms, _, code, _secret, (a, _b, _c) = _class()
+    student = {"role": "student", "code": code, "token": a, "link": STEP}
+    with pytest.raises(gr.Error) as refused:
+        class_peer.send(student, bar.guess.preprocess(NO_ANSWER), lang, rooms=rooms)
+    assert str(refused.value.message) == text("classroom.err.answer_number", lang)
+    assert rooms.student_view(code, a)["voted"] == [0]

@@ -20,6 +20,11 @@ from explorer.ui.page.views import MAX_QUERY_CHARS
 
 POLL_S = 1.0
 HIDDEN = "explorer-hidden"          # static/classroom.css: in the page (its events fire), unseen
+# An answer box with nothing in it. Gradio 6's Number draws None as 0 (its frontend sets a
+# missing value to 0 when the box is drawn, and a box in a hidden row is drawn when the row is
+# shown), so an unanswered question would show "0", and Send would answer 0; an empty string is
+# drawn as an empty box, and sent as it is: the store refuses it as not a number.
+NO_ANSWER = ""
 
 
 @dataclass
@@ -70,7 +75,7 @@ def build_bar(t: Any) -> Bar:
     with gr.Column(visible=False, elem_id="class-bar") as column:
         status = gr.Markdown(elem_id="class-status")
         with gr.Row(elem_id="class-answer", visible=False) as answer_row:
-            guess = gr.Number(None, label=t("classroom.guess"), elem_id="class-guess",
+            guess = gr.Number(NO_ANSWER, label=t("classroom.guess"), elem_id="class-guess",
                               scale=2, min_width=100)
             send = gr.Button(t("classroom.send"), variant="primary", elem_id="class-send",
                              size="sm", scale=1, min_width=60)

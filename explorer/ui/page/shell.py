@@ -153,13 +153,14 @@ def _gradio_core_bundle() -> str:
 
 
 def head_html() -> str:
-    # the export toolbar of every figure (explorer/web/exports.py) and the figures' text
-    # alternatives as their aria-label (static/a11y.js) and the logit lens's cell texts cut to
-    # the drawn chart's width (static/fit_cells.js) come with the header, and the reports of what
-    # the page has drawn of a stream, which pace it (static/pace.js)
-    return _HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head() + (
-        "".join("<script>" + (Path(__file__).resolve().parents[3] / "static" / name).read_text() + "</script>"
-                for name in ("a11y.js", "fit_cells.js", "pace.js")))
+    # the export toolbar of every figure (explorer/web/exports.py), the page's one watch over
+    # its charts (static/charts.js: each figure's text alternative as its aria-label, the logit
+    # lens's cell texts cut to the drawn chart's width) and the reports of what the page has
+    # drawn of a stream, which pace it (static/pace.js) come with the header
+    static = Path(__file__).resolve().parents[3] / "static"
+    return (_HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head()
+            + "".join("<script>" + (static / name).read_text() + "</script>"
+                      for name in ("charts.js", "pace.js")))
 
 
 @dataclass(frozen=True)

@@ -379,7 +379,7 @@ class Rooms(Questions):
     def moves(self, code: Any) -> Optional[int]:
         """The room's move counter (bumped when the teacher's link changes; a reveal leaves it),
         None when there is no such room: what the revision route tells a member's page, whose
-        script stops its own runs when the class moves on (static/classroom.js)."""
+        script learns from it that the class moved on (static/classroom.js)."""
         with self._lock:
             room = self._rooms.get(code)
             return None if room is None else room.moves

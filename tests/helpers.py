@@ -281,3 +281,32 @@ def run(model, ids, **fields):
     for session in sess.stream_generation(model, DigitTokenizer(), ids, request):
         snapshots.append((session.phase, len(session.records), len(session.replay)))
     return snapshots, session
+
+
+def call_route(route, method: str, path: str, query: str) -> list:
+    """The ASGI messages `route` (one of the app's own middleware routes) sends for one request
+    from 10.0.0.9, with no body; run on a thread of its own, as a Playwright session fixture may
+    hold an event loop in this one."""
+    import asyncio
+
+    sent: list = []
+    errors: list = []
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": path, "root_path": "",
+             "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
+
+    def main():
+        try:
+            asyncio.run(route(scope, None, send))
+        except BaseException as error:   # noqa: BLE001 - raised below
+            errors.append(error)
+
+    worker = threading.Thread(target=main, daemon=True)
+    worker.start()
+    worker.join(30)
+    if errors:
+        raise errors[0]
+    return sent

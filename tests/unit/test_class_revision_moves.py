@@ -4,12 +4,12 @@ which a following page's script reads to stop its own runs the moment the teache
 (or with a token that is not the room's) never gets it."""
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
 from explorer.classroom.rooms import Rooms
 from explorer.web.class_route import RevisionRoute
+from tests.helpers import call_route
 
 
 async def _app(scope, receive, send):      # the rest of the app: never reached here
@@ -17,27 +17,7 @@ async def _app(scope, receive, send):      # the rest of the app: never reached 
 
 
 def _get(route: RevisionRoute, query: str) -> tuple[int, dict, bytes]:
-    sent = []
-
-    async def send(message):
-        sent.append(message)
-
-    scope = {"type": "http", "method": "GET", "path": "/class/revision", "root_path": "",
-             "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
-    # on a thread of its own: a Playwright session fixture may hold an event loop in this one
-    errors: list = []
-
-    def main():
-        try:
-            asyncio.run(route(scope, None, send))
-        except BaseException as error:   # noqa: BLE001 - raised below
-            errors.append(error)
-
-    worker = threading.Thread(target=main, daemon=True)
-    worker.start()
-    worker.join(30)
-    if errors:
-        raise errors[0]
+    sent = call_route(route, "GET", "/class/revision", query)
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     return sent[0]["status"], headers, sent[1]["body"]
 

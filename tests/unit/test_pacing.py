@@ -3,14 +3,13 @@ for the page's report of the last message, a client that never reports is never 
 the end goes out at once, and the route takes reports without saying which runs exist."""
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
 from explorer.serving import transport
 from explorer.serving.pacing import Paces
 from explorer.web.drawn_route import DrawnRoute, mark_html
-from tests.helpers import decoding_snapshot
+from tests.helpers import call_route, decoding_snapshot
 
 
 def _ended(index: int):
@@ -110,31 +109,12 @@ def test_reports_never_count_a_message_not_sent_and_a_full_registry_forgets_the_
     assert mid.token != old.token and len(mid.token) == 22
 
 
+async def _app(scope, receive, send):      # the rest of the app: never reached here
+    raise AssertionError(scope)
+
+
 def _post(route: DrawnRoute, query: str, method: str = "POST") -> int:
-    sent = []
-
-    async def send(message):
-        sent.append(message)
-
-    async def app(scope, receive, send):      # the rest of the app: never reached here
-        raise AssertionError(scope)
-
-    route.app = app
-    scope = {"type": "http", "method": method, "path": "/drawn", "root_path": "",
-             "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
-    errors: list = []
-
-    def main():    # on a thread of its own: a Playwright fixture may hold this one's event loop
-        try:
-            asyncio.run(route(scope, None, send))
-        except BaseException as error:   # noqa: BLE001 - raised below
-            errors.append(error)
-
-    worker = threading.Thread(target=main, daemon=True)
-    worker.start()
-    worker.join(30)
-    if errors:
-        raise errors[0]
+    sent = call_route(route, method, "/drawn", query)
     assert sent[1]["body"] == b""
     return sent[0]["status"]
 
@@ -143,7 +123,7 @@ def test_the_route_takes_a_report_and_says_nothing_of_which_runs_exist():
     paces = Paces()
     pace = paces.open()
     pace.next_message()
-    route = DrawnRoute(None, paces=paces)
+    route = DrawnRoute(_app, paces=paces)
     assert _post(route, f"run={pace.token}&seq=1") == 204 and pace.drawn == 1
     assert _post(route, "run=" + "A" * 22 + "&seq=1") == 204          # no such run: the same
     for bad in ("", "run=short&seq=1", f"run={pace.token}&seq=-1", f"run={pace.token}&seq=1&x=1",

@@ -302,17 +302,21 @@ def test_the_bar_handlers_check_the_role_and_say_what_happened(lang):
         class_peer.send(student, 4100, lang, rooms=rooms)
     line = bar_text(rooms.student_view(code, a), {**student, "following": True}, lang)
     assert text("classroom.bar.discuss", lang) in line
+    # the vote closed for the discussion: the bar's box is cleared for the revote
+    assert bar_values({**student, "following": True}, rooms.student_view(code, a), lang)[-1] == ""
     class_peer.revote(teacher, lang, rooms=rooms)
     line = bar_text(rooms.student_view(code, a), {**student, "following": True}, lang)
     assert text("classroom.bar.mine_first", lang, mine="4000") in line
+    # the revote is open: the student's box is left as she typed it
+    assert bar_values({**student, "following": True}, rooms.student_view(code, a), lang)[-1] == gr.skip()
     assert class_peer.hold(student, True, rooms=rooms) == gr.skip()      # not held: no pull
     class_peer.pause(teacher, lang, rooms=rooms)
     pulled = json.loads(class_peer.hold(student, True, rooms=rooms))
     assert pulled["link"] == STEP
     values = bar_values({**student, "following": True}, rooms.student_view(code, a), lang)
-    assert values[2]["interactive"] is False and values[-2] == "paused"     # Explore held
+    assert values[2]["interactive"] is False and values[-3] == "paused"     # Explore held
     teacher_values = bar_values(teacher, rooms.teacher_view(code, secret), lang)
-    assert teacher_values[-2] == "" and teacher_values[10]["visible"]        # Release shown
+    assert teacher_values[-3] == "" and teacher_values[10]["visible"]        # Release shown
     line = bar_text(rooms.teacher_view(code, secret), teacher, lang)
     assert text("classroom.bar.presence", lang, following=3, exploring=0, gone=0) in line
     class_peer.release(teacher, lang, rooms=rooms)

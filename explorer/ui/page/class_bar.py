@@ -62,7 +62,7 @@ class Bar:
         the pacing's."""
         return [self.column, self.status, self.explore, self.back, self.reveal, self.plot,
                 self.close, self.revote, self.transfer, self.pause, self.release,
-                self.answer_row, self.pace, self.pace_row]
+                self.answer_row, self.pace, self.pace_row, self.guess]
 
 
 SHOWN = 6       # column, status, explore, back, reveal, plot
@@ -176,10 +176,13 @@ def bar_values(state: dict, view: dict, lang: str) -> list:
             gr.update(visible=teacher and phase == "revealed"),
             gr.update(visible=teacher and not paused), gr.update(visible=teacher and paused),
             gr.update(visible=not teacher and open_vote),
-            "paused" if paused and not teacher else "", gr.update(visible=teacher)]
+            "paused" if paused and not teacher else "", gr.update(visible=teacher),
+            # a student's own answer stays while the vote is open, and is cleared once it closes:
+            # the next question (or the revote) starts from an empty box
+            gr.skip() if not teacher and open_vote else NO_ANSWER]
 
 
 def gone_values(lang: str, error: InputError) -> list:
     """Bar.outputs()'s values once the page's room is gone: the line says why, nothing else."""
     hidden = gr.update(visible=False)
-    return [gr.update(visible=True), error.message(lang), *([hidden] * 10), "", hidden]
+    return [gr.update(visible=True), error.message(lang), *([hidden] * 10), "", hidden, NO_ANSWER]

@@ -134,7 +134,7 @@ def _roster(state: dict, view: dict, lang: str) -> Any:
 
 # poll's outputs: [state, column, status, explore, back, reveal, plot, timer, pending, members,
 # *the vote's and the pacing's] (Bar.outputs() split at SHOWN: the first ten as they always were)
-N_BAR = 14
+N_BAR = 15
 
 
 @visitor_errors

@@ -2,7 +2,7 @@
 share: the types of an ASGI call and a whole answer sent in one body."""
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Optional
 
 Scope = dict[str, Any]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -21,3 +21,15 @@ async def answer(send: Send, status: int, body: bytes, headers: list, length: in
     await send({"type": "http.response.start", "status": status,
                 "headers": [*headers, (b"content-length", str(size).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+def cookie_value(header: str, name: str) -> Optional[str]:
+    """The value of the last `name=` pair of a Cookie header, None without one. Split on ";"
+    alone, as HAProxy's req.cook reads it: a strict parser gives up on the whole header at one
+    odd cookie of another app of the same host."""
+    found = None
+    for pair in header.split(";"):
+        key, _, value = pair.partition("=")
+        if key.strip() == name:
+            found = value
+    return found

@@ -60,16 +60,14 @@ def event_cookie(name: str) -> Optional[str]:
         from gradio.context import LocalContext
     except ImportError:
         return None
+    from explorer.web.asgi import cookie_value
+
     request = LocalContext.request.get(None)
     try:
         header = request.headers.get("cookie") or ""
     except (AttributeError, KeyError, TypeError):
         return None
-    for part in header.split(";"):
-        key, _, value = part.strip().partition("=")
-        if key == name:
-            return value
-    return None
+    return cookie_value(header, name)
 
 
 def request_address(request: Any) -> Optional[str]:

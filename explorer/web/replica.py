@@ -27,7 +27,7 @@ import os
 import re
 from typing import Any, Callable
 
-from explorer.web.asgi import Scope, Send, answer, at_route
+from explorer.web.asgi import Scope, Send, answer, at_route, cookie_value
 
 REPLICA_ROUTE = "/explorer/replica"
 ENV = "EXPLORER_REPLICA"
@@ -58,15 +58,12 @@ def request_room(scope: Scope) -> str:
         values = None
     code = values[0] if values else ""
     if not code:
-        # as HAProxy's req.cook reads it: the last `explorer_room=` pair of the Cookie headers,
-        # split on ";" alone (a strict parser gives up on a whole header at one odd cookie of
-        # another app of the same host, and the room would go unmarked)
+        # as HAProxy's req.cook reads it: the last `explorer_room=` pair of the Cookie headers
+        # (a room left unmarked otherwise)
         for name, value in scope.get("headers") or ():
             if name == b"cookie" and ROOM_COOKIE.encode() in value:
-                for pair in value.decode("latin-1").split(";"):
-                    key, _, found = pair.partition("=")
-                    if key.strip() == ROOM_COOKIE:
-                        code = found
+                found = cookie_value(value.decode("latin-1"), ROOM_COOKIE)
+                code = code if found is None else found
     code = code.strip().upper()
     return code if CODE_PATTERN.fullmatch(code) else ""
 

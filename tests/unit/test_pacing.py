@@ -178,3 +178,18 @@ def test_the_paced_cookie_is_read_from_the_events_request():
         assert event_cookie("explorer") is None
     finally:
         LocalContext.request.reset(token)
+
+
+def test_one_cookie_reader_for_the_pacing_cookie_and_the_room_link():
+    """explorer/web/asgi.cookie_value: the last pair of the name, split on ";" alone (HAProxy's
+    reading), which the replica's room (replica.request_room) and event_cookie both use."""
+    from explorer.web.asgi import cookie_value
+    from explorer.web.replica import request_room
+
+    assert cookie_value("a=b; explorer_paced=1", "explorer_paced") == "1"
+    assert cookie_value('x="odd; explorer_room=ABCDEF; explorer_room=GHJKMN', "explorer_room") == "GHJKMN"
+    assert cookie_value("explorer_roomy=1", "explorer_room") is None and cookie_value("", "a") is None
+    headers = [(b"cookie", b"explorer_room=ABCDEF"), (b"cookie", b"other=1; explorer_room=GHJKMN")]
+    assert request_room({"headers": headers}) == "GHJKMN"
+    assert request_room({"headers": [(b"cookie", b"explorer_room=ABCDEF; explorer_room=")]}) == ""
+    assert request_room({"query_string": b"room=mnpqrs", "headers": headers}) == "MNPQRS"

@@ -31,8 +31,9 @@
     }
   }
 
-  // one look per task that changed the page (the observer's callback gets all its mutations);
-  // not static/charts.js's frame batch: a hidden tab runs no animation frame, and its streams
-  // would then wait the longest for every message
-  new MutationObserver(look).observe(document.documentElement, {childList: true, subtree: true, characterData: true});
+  // one look per task that added or removed nodes (the observer's callback gets all its
+  // mutations; a new mark comes as new nodes, the status line's HTML redrawn, so text edits
+  // elsewhere are not watched); not static/charts.js's frame batch: a hidden tab runs no
+  // animation frame, and its streams would then wait the longest for every message
+  new MutationObserver(look).observe(document.documentElement, {childList: true, subtree: true});
 })();

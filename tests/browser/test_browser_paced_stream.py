@@ -1,9 +1,9 @@
 """A page's stream is paced by what it has drawn (explorer/serving/pacing.py, static/pace.js): a
-page slowed to a slower device's speed (CDP CPU throttling, 2x) streams a 200-token Generate run. It reports the
-messages it draws; the server sends a decode step only once the last message is drawn; so the
-page is never a backlog behind: a read of the page answers promptly throughout the run, and the
-page shows the run's end soon after the server sent it (docs/BENCHMARKS.md has the probe's
-figures, paced and unpaced)."""
+page slowed to a slower device's speed (CDP CPU throttling, 2x) streams a 256-token Generate
+run. It reports the messages it draws; the server sends a message only once the one before is
+drawn; so the page is never a backlog behind: a read of the page answers promptly throughout
+the run, and the page shows the run's end soon after the server sent it (docs/BENCHMARKS.md has
+the probe's figures, paced and unpaced)."""
 from __future__ import annotations
 
 import re
@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-TOKENS = 200
+TOKENS = 256      # the most a run may ask: the longest stream to read the page during
 THROTTLE = 2        # Chromium's CPU throttling: a slower device than this host
 READ_S = 6.0        # generous on a shared 2-core host; unpaced reads waited 20-105 s
 END_S = 10.0        # the page shows the end this soon after the server's last message
@@ -52,7 +52,7 @@ def test_a_slow_page_is_sent_only_what_it_has_drawn(new_page, app_url, monkeypat
             asked = time.monotonic()
             status = page.evaluate("() => document.querySelector('#gen-status').innerText")
             reads.append((time.monotonic() - asked, status))
-            time.sleep(0.1)
+            time.sleep(0.05)
         shown = time.monotonic()
     finally:
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})

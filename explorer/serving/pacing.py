@@ -38,7 +38,7 @@ class Pace:
         self.sent = 0          # messages sent (the n-th carries n)
         self.drawn = 0         # the last message the page said it has drawn
         self.heard = reports   # the page reports what it draws (said so, or has reported)
-        self.timeouts = 0      # decode steps sent after MAX_WAIT_S without the page's report
+        self.timeouts = 0      # messages sent after MAX_WAIT_S without the page's report
         self._drawn = threading.Condition()
 
     def next_message(self) -> int:

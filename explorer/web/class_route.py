@@ -24,11 +24,11 @@ once, as without `since`).
 To a request with a member token (a page of the room, the answer being 200), a header
 `X-Class-Moves: 5` adds the room's move counter (the teacher went to another step or link; a
 reveal or a join leaves it): a following page's script learns from a new one that the class
-moved, before any Gradio event (static/classroom.js). To a member of the room (its token checked), a header
-`X-Class-Link: ?lesson=kv-cache&step=3` adds the link the class follows (the teacher's, the same
-for every member; never a member's or an answer): a following page applies the move from it at
-once (one Gradio event, classroom.py's apply_move) instead of asking its Gradio poll first. A
-token-less request gets the revision only.
+moved, before any Gradio event (static/classroom.js). To a member of the room (its token
+checked), a header `X-Class-Link: ?lesson=kv-cache&step=3` adds the link the class follows
+(the teacher's, the same for every member; never a member's or an answer): a following page
+applies the move from it at once (one Gradio event, classroom.py's apply_move) instead of asking
+its Gradio poll first. A token-less request gets the revision only.
 
 Counters and the teacher's link, nothing else (no member or answer), read under the store's lock (its
 expiry sweep looks at MAX_ROOMS rooms at most) without Gradio's request handling: forty pages

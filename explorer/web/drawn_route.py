@@ -5,8 +5,9 @@
                                         answer says nothing of which runs exist)
 
 A page whose script reports sets the cookie PACED_COOKIE=1, so that its runs wait for its
-reports from the first message on (pacing.py). A paced stream's status line carries its mark, `mark_html(pace, seq)`: a hidden span whose title
-is "TOKEN.SEQ" (a class and a title are what Gradio's Markdown sanitizer keeps). The page's
+reports from the first message on (pacing.py). A paced stream's status line carries its mark,
+`mark_html(pace, seq)`: a hidden span whose title is "TOKEN.SEQ" (a class and a title are what
+Gradio's Markdown sanitizer keeps). The page's
 script (static/pace.js) reports each mark it sees drawn, from a task queued behind everything
 the page was already given to draw, so the report means "drawn, and nothing left behind it".
 The token is a secret of the run's own page (128 random bits): another visitor can neither

@@ -221,8 +221,9 @@ def run_generate(runtime, *values: RunInputs):
     # raises this run's flag: the engine stops at its next step, and its last snapshot is this
     # handler's last message, drawn like any end (text, charts, row and status agree).
     stopped = STOPS.flag()
-    # the page reports each message it has drawn (its status carries the mark): a decode step
-    # waits for the last one, so a slow page is never a backlog behind (explorer/serving/pacing.py)
+    # the page reports each message it has drawn (its status carries the mark): every message
+    # but the last waits for the one before, so a slow page is never a backlog behind
+    # (explorer/serving/pacing.py)
     pace = PACES.open(reports=event_cookie(PACED_COOKIE) == "1")
     stream = in_background(lambda should_stop: stream_generation(
         loaded.model, loaded.tokenizer, ids, request, should_stop=should_stop,

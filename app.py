@@ -25,6 +25,7 @@ from models.device import tune_cpu_allocator
 from explorer.ui import TabContext, build_translator, resize_charts_on_select, tab_id
 from explorer.ui.page import class_game, classroom, lesson_builder, lessons, shell, warm
 from explorer.ui.page.views import Views
+from explorer.ui.progress import focus_progress
 from explorer.ui.tabs import TAB_MODULES, available_tabs
 from explorer.web.admission import GroupLimits
 from explorer.web.groups import (CHEAP_CONCURRENCY_ID, GENERATE_CONCURRENCY_ID, LONG_CONCURRENCY_ID,
@@ -153,6 +154,7 @@ def build_page(runtime: Runtime, tab_modules: Sequence[str] = TAB_MODULES) -> Pa
             if ctx.class_game is not None:   # the class game, in the Class tab
                 class_game.wire(demo, ctx.class_game, class_bar, header, runtime)
     bound_visitor_state(demo)
+    focus_progress(demo)
     web.harden(demo, WEB)
     # the first answers, kept once main() has run them (explorer/ui/page/warm.py)
     answers.install(demo, ctx.views, ctx.redraws, header.lang)

@@ -16,10 +16,10 @@ import gradio as gr
 from explorer.classroom import answers
 from explorer.inputs import InputError
 from explorer.locales import text
+from explorer.ui import HIDDEN
 from explorer.ui.page.views import MAX_QUERY_CHARS
 
 POLL_S = 1.0
-HIDDEN = "explorer-hidden"          # static/classroom.css: in the page (its events fire), unseen
 # An answer box with nothing in it. Gradio 6's Number draws None as 0 (its frontend sets a
 # missing value to 0 when the box is drawn, and a box in a hidden row is drawn when the row is
 # shown), so an unanswered question would show "0", and Send would answer 0; an empty string is

@@ -33,12 +33,11 @@ from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.nexttoken import game_figures
 from explorer.nexttoken.guesses import MAX_GUESS_CHARS
-from explorer.ui import load_or_error, visitor_errors
+from explorer.ui import HIDDEN, load_or_error, visitor_errors
 from explorer.ui.page.class_teacher import CSV_KEEP_S, _answers_folder, _remove, sweep_answer_files
 from explorer.ui.page.views import plain
 from explorer.web.groups import MODEL_CONCURRENCY_ID
 
-HIDDEN = "explorer-hidden"
 OPEN_JS = ("(raw) => { if (raw && window.explorerOpen) window.explorerOpen('classroom').then(() => {"
            " const g = document.getElementById('game'); if (g) g.scrollIntoView({block: 'start'}); }); }")
 

@@ -57,7 +57,7 @@ def test_the_kv_calculator_refuses_a_model_name_that_is_not_one(runtime, name):
     "no model loaded" and answered; an unknown name is refused like everywhere else."""
     import gradio as gr
 
-    from explorer.ui.tabs import generate as tab
+    from explorer.ui.tabs import generate_calculator as tab
 
     with pytest.raises(gr.Error, match="Unknown model"):
         tab.calculate(runtime, name, "en", 32768, 2)

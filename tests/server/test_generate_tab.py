@@ -277,7 +277,7 @@ def test_run_handler_streams_and_redraws_in_the_other_language(runtime):
 def test_calculator_handler_and_its_redraw(runtime):
     import gradio as gr
 
-    from explorer.ui.tabs import generate as tab
+    from explorer.ui.tabs import generate_calculator as tab
 
     runtime.get(MODEL)
     table, variants, result = tab.calculate(runtime, MODEL, "zh", 32768, 2)

@@ -33,7 +33,7 @@ from explorer.serving import (MAX_BATCH, MAX_WAITING, Busy, TooManyRuns, Visitor
 from explorer.serving.pacing import PACES
 from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui.page import views
-from explorer.ui.tabs import generate_batch, generate_precision, generate_roofline
+from explorer.ui.tabs import generate_batch, generate_calculator, generate_precision, generate_roofline
 from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client, event_cookie
 from explorer.web.drawn_route import PACED_COOKIE, mark_html
@@ -323,37 +323,6 @@ def draw_runs(runs, lang: str):
     return history_frame(lang, settle_runs(runs))
 
 
-# ----------------------------------------------------------------------------- the calculator section
-def draw_calculator(result: shapes.ShapesResult, lang: str):
-    """(shapes table, variants table) in `lang`."""
-    return shapes.tables(result, lang)
-
-
-@visitor_errors
-def calculate(runtime, model_name: Any, lang: Any, tokens: Any, element_bytes: Any):
-    """Calculator tables. The loaded model's row appears once it is loaded."""
-    lang = normalize_language(lang)
-    n, b = shapes.check(tokens, element_bytes)
-    if model_name is not None:
-        try:
-            runtime.check_name(model_name)   # an unknown name is refused, not read as "none loaded"
-        except ValueError as error:
-            raise gr.Error(str(error), print_exception=False) from None
-    loaded_shape = None
-    if isinstance(model_name, str) and model_name in runtime.names() and runtime.is_loaded(model_name):
-        loaded = runtime.get(model_name)
-        loaded_shape = shapes.shape_from_config(getattr(loaded.spec, "title", model_name), loaded.config)
-    result = shapes.run(n, b, loaded_shape)
-    return (*draw_calculator(result, lang), result)
-
-
-@visitor_errors
-def calculate_after_load(runtime, model_name, lang, tokens, element_bytes):
-    """The loaded model's row needs it loaded (the header loads it on page load)."""
-    load_or_error(runtime, model_name)
-    return calculate(runtime, model_name, lang, tokens, element_bytes)
-
-
 def build(ctx: TabContext) -> None:
     t = ctx.t
     gr.Markdown(t("generate.intro"))
@@ -361,7 +330,7 @@ def build(ctx: TabContext) -> None:
     with ctx.section("generate.section.run"):
         _build_run(ctx)
     with ctx.section("generate.section.calculator"):
-        _build_calculator(ctx)
+        generate_calculator.build(ctx)
     with ctx.section("generate.section.roofline", elem_id="section-generate-roofline"):
         generate_roofline.build(ctx)
     with ctx.section("precision.section", elem_id=generate_precision.SECTION_ID):
@@ -458,36 +427,3 @@ def _build_run(ctx: TabContext) -> None:
     ctx.redraw_on_language(last_session, [status, bars, growth, latency, diff, mask, evidence], draw_run)
     ctx.redraw_on_language(last_session, [strip], draw_strip)
     ctx.redraw_on_language(history_state, [history], draw_runs)
-
-
-def _build_calculator(ctx: TabContext) -> None:
-    t = ctx.t
-    gr.Markdown(t("generate.calculator"))
-    gr.Markdown(t("generate.calc_formulas"), latex_delimiters=LATEX)
-    with gr.Row():
-        calc_tokens = gr.Number(value=32768, precision=0, minimum=1, label=t("generate.calc_tokens"))
-        calc_bytes = gr.Dropdown([("fp16 / bf16 (2)", 2), ("fp32 (4)", 4), ("fp8 / int8 (1)", 1)],
-                                 value=2, label=t("generate.calc_bytes"))
-        # the tables follow every change; the button recomputes them (what a lesson step presses)
-        calc_run = gr.Button(t("generate.calc_run"), size="sm", elem_id="gen-calc-run")
-    calc_table = gr.Dataframe(interactive=False, wrap=True, elem_id="gen-calc-table",
-                              column_widths=["12%", "8%", "14%", "9%", "6%", "9%", "9%", "10%", "23%"])
-    gr.Markdown(t("generate.calc_variants"))
-    variants_table = gr.Dataframe(interactive=False, elem_id="gen-variants")
-    calc_state = gr.State(None)
-
-    calc = bind(calculate, ctx.runtime)
-    after_load = bind(calculate_after_load, ctx.runtime)
-    calc_inputs = [ctx.model, ctx.lang, calc_tokens, calc_bytes]
-    calc_outputs = [calc_table, variants_table, calc_state]
-    drawn = (calc_tokens.change(calc, calc_inputs, calc_outputs, api_name="kv_calculator"),
-             calc_bytes.change(calc, calc_inputs, calc_outputs, api_visibility="private"),
-             ctx.demo.load(after_load, calc_inputs, calc_outputs, api_visibility="private",
-                           **ctx.model_event),
-             ctx.model.change(after_load, calc_inputs, calc_outputs, api_visibility="private",
-                              **ctx.model_event),
-             calc_run.click(calc, calc_inputs, calc_outputs, api_visibility="private"))
-    ctx.view("generate.calculator", [views.control("tokens", calc_tokens, high=10**9),
-                                     views.control("bytes", calc_bytes)],
-             run=calc_run, event=drawn, state=calc_state)
-    ctx.redraw_on_language(calc_state, [calc_table, variants_table], draw_calculator)

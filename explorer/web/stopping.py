@@ -73,12 +73,20 @@ def _named_values(handler: Callable, signature: inspect.Signature) -> Optional[t
     return (variadic.name, tuple(names)) if names else None
 
 
+# Why a run was stopped, when not by its own page's Stop: its class moved on (stop_sessions,
+# stop_every_run with `once_for`). The page is leaving the step: the run ends with its text
+# alone (no chart for a step no longer shown), and no lesson or class reads it afterwards.
+MOVED = "moved"
+
+
 class StopFlag:
     """One run's stop flag. `on_set(callback)`: call back (once) when it is raised, at once if
-    it already is: how a handler blocked on a queue wakes."""
+    it already is: how a handler blocked on a queue wakes. `reason`: None (a Stop press) or
+    MOVED, as the first raise gave it."""
 
     def __init__(self) -> None:
         self.watched = False   # the handler reads this flag itself (Stops.flag)
+        self.reason: Optional[str] = None
         self._event = threading.Event()
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
@@ -86,10 +94,15 @@ class StopFlag:
     def is_set(self) -> bool:
         return self._event.is_set()
 
-    def set(self) -> None:
+    def moved(self) -> bool:
+        """Raised because the run's class moved on (MOVED)."""
+        return self._event.is_set() and self.reason == MOVED
+
+    def set(self, reason: Optional[str] = None) -> None:
         with self._lock:
             if self._event.is_set():
                 return
+            self.reason = reason
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
@@ -111,7 +124,6 @@ _ONCE_LOCK = threading.Lock()
 
 
 _ALONE: OrderedDict = OrderedDict()   # sessions whose runs a class's move leaves running
-
 
 def explore_alone(alone: bool) -> None:
     """The session of this event explores on its own (True: a class's moves leave its runs
@@ -142,7 +154,7 @@ def stop_sessions(sessions: Any, once_for: Any = None) -> int:
                 _ONCE[(session, once_for)] = True
                 while len(_ONCE) > MAX_SESSIONS:
                     _ONCE.popitem(last=False)
-        stopped += any([stops.stop(session) for stops in list(_EVERY)])
+        stopped += any([stops.stop(session, reason=MOVED) for stops in list(_EVERY)])
     return stopped
 
 
@@ -161,7 +173,8 @@ def stop_every_run(once_for: Any = None) -> bool:
             _ONCE[(session, once_for)] = True
             while len(_ONCE) > MAX_SESSIONS:
                 _ONCE.popitem(last=False)
-    return any([stops.stop() for stops in list(_EVERY)])
+    reason = MOVED if once_for is not None else None
+    return any([stops.stop(reason=reason) for stops in list(_EVERY)])
 
 
 class Stops:
@@ -170,33 +183,54 @@ class Stops:
     def __init__(self, max_sessions: int = MAX_SESSIONS) -> None:
         self._lock = threading.Lock()
         self._running: dict[str, dict[str, StopFlag]] = {}   # session -> event id -> flag
-        self._stopped_at: OrderedDict[str, float] = OrderedDict()   # session -> last Stop
+        self._stopped_at: OrderedDict[str, tuple] = OrderedDict()   # session -> (last Stop, reason)
         self._max_sessions = max_sessions
+        self._moved_end: OrderedDict[str, bool] = OrderedDict()   # last run ended by a move
         _EVERY.add(self)
 
-    def stop(self, session: Optional[str] = None) -> bool:
+    def stop(self, session: Optional[str] = None, reason: Optional[str] = None) -> bool:
         """The Stop button's handler (queue=False, no outputs: its reply could land after the
         run's last message): raise the flag of the session's running runs, and stop those it
         has still queued. True when a run was running. `session`: another session's runs
-        (a live class's move, stop_sessions), else the event's own."""
+        (a live class's move, stop_sessions), else the event's own; `reason`: the flag's
+        (MOVED for a class's move)."""
         if session is None:
             session, _, _ = event_context()
         if session is None:
             return False
         with self._lock:
-            self._stopped_at[session] = time.monotonic()
+            self._stopped_at[session] = (time.monotonic(), reason)
             self._stopped_at.move_to_end(session)
             while len(self._stopped_at) > self._max_sessions:
                 self._stopped_at.popitem(last=False)
             flags = list(self._running.get(session, {}).values())
         for flag in flags:
-            flag.set()
+            flag.set(reason)
         return bool(flags)
 
     def on_stop(self) -> None:
         """`stop` as a Stop button's listener: `button.click(stops.on_stop, None, None,
         queue=False)`. No outputs: the run says it stopped."""
         self.stop()
+
+    def ended_by_move(self) -> bool:
+        """Whether the last run of this kind of this event's session ended because its class
+        moved on (and none began since): for the listeners that follow a run's end (a
+        lesson's reading of it, a class's record), which leave such a run alone. The page has
+        left the step the run was for, and may already show the next one."""
+        session, _, _ = event_context()
+        with self._lock:
+            return session is not None and session in self._moved_end
+
+    def _note_end(self, session: Optional[str], moved: bool) -> None:
+        if session is None:
+            return
+        with self._lock:
+            self._moved_end.pop(session, None)
+            if moved:
+                self._moved_end[session] = True
+                while len(self._moved_end) > self._max_sessions:
+                    self._moved_end.popitem(last=False)
 
     def running(self, session: Optional[str] = None) -> int:
         """How many runs are registered (of a session, or in all): for tests and bounds."""
@@ -222,10 +256,11 @@ class Stops:
         if session is None or event_id is None:
             return None, None, flag
         with self._lock:
-            stopped_at = self._stopped_at.get(session)
+            stopped_at, reason = self._stopped_at.get(session, (None, None))
             self._running.setdefault(session, {})[event_id] = flag
+        self._note_end(session, moved=False)   # a new run: the last one's end is past
         if stopped_at is not None and queued is not None and stopped_at >= queued:
-            flag.set()   # Stop was pressed while this run waited in the queue
+            flag.set(reason)   # Stop was pressed (or the class moved) while this run waited
         return session, event_id, flag
 
     def _end(self, session: Optional[str], event_id: Optional[str]) -> None:
@@ -273,6 +308,7 @@ class Stops:
                     yield last_word(last, lang_of(args, kwargs))
             finally:
                 self._end(session, event_id)
+                self._note_end(session, flag.moved())
 
         run.stoppable = (handler, lambda inner: self.stoppable(inner, last_word))
         run.stops = self
@@ -284,3 +320,11 @@ def unwrap(fn: Callable) -> tuple[Callable, Optional[Callable[[Callable], Callab
     way), or (fn, None) for any other function."""
     parts = getattr(fn, "stoppable", None)
     return parts if parts is not None else (fn, None)
+
+
+def ended_by_move(event: Any) -> bool:
+    """Whether the last run of the event `event` (a Gradio event listener's return: its `fn`
+    is the handler) of this event's session ended because its class moved on: False for a
+    run without a Stop."""
+    stops = getattr(getattr(event, "fn", None), "stops", None)
+    return isinstance(stops, Stops) and stops.ended_by_move()

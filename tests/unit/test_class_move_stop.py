@@ -6,6 +6,7 @@ without a move stop nothing."""
 from __future__ import annotations
 
 import threading
+import types
 
 from explorer.classroom.rooms import Rooms
 from explorer.ui.page import class_teacher, classroom
@@ -65,7 +66,84 @@ def test_a_move_stops_a_session_once_only():
         assert not stopping.stop_every_run(once_for=("ROOM22", 3))
         assert stops._stopped_at.get("ada") == first          # no second stop time
         stopping.stop_every_run(once_for=("ROOM22", 4))       # the next move stops again
-        assert stops._stopped_at.get("ada") > first
+        assert stops._stopped_at.get("ada")[0] > first[0]
+
+
+def _run_until_stopped(stops, session, stop):
+    """A stoppable run of `session` that streams until its flag is raised, stopped by
+    `stop()` (called from the test's thread): (its flag's reason, its last messages,
+    ended_by_move() as a listener that follows the run would then read it)."""
+    started = threading.Event()
+    seen, flags = [], []
+
+    def long_run(lang):
+        flag = stops.flag()
+        flags.append(flag)
+        started.set()
+        while not flag.is_set():
+            threading.Event().wait(0.01)
+            yield "token"
+        yield "moved" if flag.moved() else "stopped"
+
+    def consume():
+        with event(session, "gen-1"):
+            seen.extend(stops.stoppable(long_run, last_word)("en"))
+
+    worker = threading.Thread(target=consume)
+    worker.start()
+    assert started.wait(10)
+    stop()
+    worker.join(10)
+    assert not worker.is_alive()
+    with event(session, "after-1"):
+        return flags[0].reason, seen[-1], stops.ended_by_move()
+
+
+def test_a_run_its_class_moved_off_says_so_and_its_followers_leave_it():
+    """A class's move (at the teacher's press, or the page's poll) raises the flag with the
+    reason MOVED: the run knows to end with its text alone, and the listeners that follow a
+    run's end (a lesson's reading, a class's record) read ended_by_move(). A Stop press is no
+    move, and the session's next run clears the mark."""
+    stops = Stops()
+    assert _run_until_stopped(stops, "mei", lambda: stopping.stop_sessions(["mei"], once_for=("R", 1))) \
+        == (stopping.MOVED, "moved", True)
+    assert _run_until_stopped(stops, "mei", lambda: stops.stop("mei")) == (None, "stopped", False)
+
+    def by_poll():
+        with event("lin", "poll-1"):
+            assert stopping.stop_every_run(once_for=("R", 2))
+    assert _run_until_stopped(stops, "lin", by_poll) == (stopping.MOVED, "moved", True)
+    with event("lin", "gen-2"):     # the next run begins: the last one's end is past
+        list(stops.stoppable(lambda lang: iter(["a"]), last_word)("en"))
+    with event("lin", "after-2"):
+        assert not stops.ended_by_move()
+    with event("noone", "after-3"):
+        assert not stops.ended_by_move()
+
+
+def test_the_listeners_after_a_run_find_its_stops_from_the_event():
+    """ended_by_move(event): what a lesson's reading and a class's record ask of the run event
+    they follow (Gradio's listener return: its .fn is the handler)."""
+    stops = Stops()
+    handler = stops.stoppable(lambda lang: iter(["a"]), last_word)
+    listener = types.SimpleNamespace(fn=handler)
+    plain = types.SimpleNamespace(fn=lambda: None)
+    stopping.stop_sessions(["kim"], once_for=("R", 5))
+    with event("kim", "gen-1", queued=0.0):
+        list(handler("en"))
+    with event("kim", "after-1"):
+        assert stopping.ended_by_move(listener) and not stopping.ended_by_move(plain)
+        assert not stopping.ended_by_move(None)
+
+
+def test_a_run_queued_when_its_class_moved_ends_as_moved():
+    stops = Stops()
+    stopping.stop_sessions(["ada"], once_for=("R", 3))
+    with event("ada", "gen-1", queued=0.0):    # queued before the move
+        out = list(stops.stoppable(lambda lang: iter(["never"]), last_word)("en"))
+    assert out == [("stopped", None, "en")]
+    with event("ada", "after-1"):
+        assert stops.ended_by_move()
 
 
 def _class(monkeypatch):

@@ -172,6 +172,7 @@ STRINGS: dict[str, str] = {
     'generate.row.stopped': '{n} (stopped)',
     'generate.reason.deadline': 'time limit of {s:.0f} s reached',
     'generate.stopped': '**Stopped.**',
+    'generate.status.moved': '**Stopped**: the class moved on, after **{n}** new tokens.',
     'generate.stopped_after': '**Stopped** after {n} new tokens.',
     'generate.ev.c3': (
         '**C3** at t = {t} tokens: the rows of the cache tensors holding tokens take '

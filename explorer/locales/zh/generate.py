@@ -148,6 +148,7 @@ STRINGS: dict[str, str] = {
     'generate.row.stopped': '{n}（已停止）',
     'generate.reason.deadline': '达到 {s:.0f} 秒的时间上限',
     'generate.stopped': '**已停止。**',
+    'generate.status.moved': '**已停止**：全班已进入下一步，此时已生成 **{n}** 个新 token。',
     'generate.stopped_after': '**已停止**：已生成 {n} 个新 token。',
     'generate.ev.c3': (
         '**C3** t = {t} 个 token 时：缓存张量中存有 token 的行占 **{measured:,} B**（已用）；逐层公式给出 '

@@ -31,6 +31,7 @@ from explorer.ui.page.class_teacher import _page, _role, class_link
 from explorer.ui.page.lesson_links import lesson_of, step_of_link
 from explorer.ui.page.lessons import differing
 from explorer.ui.page.views import MAX_QUERY_CHARS, View, Views, events_of, link_of, read_link
+from explorer.web.stopping import ended_by_move
 
 
 def _reads(runtime: Any) -> tuple:
@@ -222,13 +223,15 @@ def _holder(result: Any) -> Callable[[], Any]:
         return lambda: result
 
 
-def record_run(view: View, runtime: Any):
+def record_run(view: View, runtime: Any, event: Any = None):
     """After a run of `view` that ended well: `runs` (view key -> (link, holder of the result))
     holds the link of its settings and the result it left, or None when a value of the run is
     one no link can carry (then no reveal quotes it). A run that left the stored result as it
     was (it drew nothing new) keeps the record of the run that did."""
     def record(runs: Any, result: Any, model: Any, lang: Any, *values: Any) -> dict:
         runs = dict(runs) if isinstance(runs, dict) else {}
+        if ended_by_move(event):   # the class moved on mid-run: it is no one's answer
+            return runs
         kept = runs.get(view.key)
         if result is not None and _result_of(kept) is result:
             return runs
@@ -264,7 +267,7 @@ def wire_runs(views: Views, runtime: Any) -> gr.State:
         for event in events_of(view):
             # queued like the lessons' reading of the run (the cheap group): a reveal pressed
             # after the run is served after it
-            event.success(record_run(view, runtime), [runs, view.state, *view.link_inputs], [runs],
+            event.success(record_run(view, runtime, event), [runs, view.state, *view.link_inputs], [runs],
                           api_visibility="private")
     return runs
 

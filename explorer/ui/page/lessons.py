@@ -32,6 +32,7 @@ from explorer.ui.page.lesson_links import (lesson_named, lesson_of, link_note, r
                                            shown_text, step_link)
 from explorer.ui.page.lesson_script import APPLY_JS, HEAD, PRESENT_JS
 from explorer.ui.page.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain)
+from explorer.web.stopping import ended_by_move
 
 __all__ = ["APPLY_JS", "HEAD", "PRESENT_JS", "link_note", "step_link"]   # their home moved
 
@@ -404,7 +405,7 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any,
     # and a lesson at a step of that view reads the run's result
     for view in views.items:
         for event in events_of(view):
-            event.success(_after_run(view), [*view.link_inputs, panel.state, view.state, lang],
+            event.success(_after_run(view, event), [*view.link_inputs, panel.state, view.state, lang],
                           [view.link_box, panel.state, panel.said], **private)
 
     lang.change(redraw, [panel.state, lang],
@@ -425,10 +426,12 @@ def redraw(state: Any, lang: Any) -> list:
     return [choices, *values[2:4], values[6], values[0]]
 
 
-def _after_run(view: View):
+def _after_run(view: View, event: Any):
     n = len(view.link_inputs)
 
     def after_run(*args):
+        if ended_by_move(event):   # the class moved on: the page left the step it was for
+            return gr.skip(), gr.skip(), gr.skip()
         link = view.make_link(*args[:n])
         state, result, lang = args[n:]
         other = None

@@ -249,6 +249,12 @@ def run_generate(runtime, *values: RunInputs):
         # last tokens are not held up by charts drawn twice (a class whose runs end together
         # would build ~2 x 30 sets of them at that moment)
         ending = session.phase == "decode" and not session.streaming
+        if done and stopped.moved():   # the class moved on: the page's move waits behind what
+            # this message draws, so it is the text, the row and why, and no chart for a step left
+            moved = text("generate.status.moved", lang, n=len(session.records))
+            yield RunOutputs(text=session.text, status=moved, **dict.fromkeys(CHARTS, gr.skip()),
+                             runs=held_runs, last_session=gr.skip(), strip=gr.skip())
+            continue
         if ending or (session.streaming and (first or now - last_charts < CHART_INTERVAL_S * shared)):
             rest = held if held is not None else dict.fromkeys(CHARTS, gr.skip())
             yield RunOutputs(text=session.text, status=status, **rest,

@@ -182,6 +182,8 @@ class RunOutputs(NamedTuple):
 
 
 CHARTS = ("bars", "growth", "latency", "diff", "mask", "evidence")   # drawn together
+# the charts that grow with every token, and the function of explorer.generate.figures that draws each
+GROWING = {"bars": "layer_bytes_figure", "growth": "growth_figure", "latency": "latency_figure"}
 
 
 @visitor_errors
@@ -216,6 +218,7 @@ def run_generate(runtime, *values: RunInputs):
     mask_from = None   # what the mask was drawn from: it changes only with the cache reading
     first = True
     last_charts = 0.0
+    turn = 0   # which growing chart the next chart message redraws while decoding
     # Decoding runs in a worker thread: Gradio's work per yield overlaps with it instead of
     # adding to every step; closing this generator (a closed tab) stops the worker. Stop
     # raises this run's flag: the engine stops at its next step, and its last snapshot is this
@@ -269,10 +272,14 @@ def run_generate(runtime, *values: RunInputs):
             drawn_from = (id(session.cache_reading), done, session.replay_note)
             if drawn_from != mask_from:   # not again for every replay step
                 mask, mask_from = _plot_data(figures.mask_figure(session, lang)), drawn_from
-        held = {"bars": _plot_data(figures.layer_bytes_figure(session, lang)),
-                "growth": _plot_data(figures.growth_figure(session, lang)),
-                "latency": _plot_data(figures.latency_figure(session, lang)), "diff": diff,
-                "mask": mask, "evidence": figures.summary(session, lang)}
+        # while decoding, one growing chart per chart message, in turn: a page draws a message
+        # as one task, and what it does next (a press, a class's move) waits behind that task
+        names = tuple(GROWING) if held is None or not session.streaming else \
+            (tuple(GROWING)[turn % len(GROWING)],)
+        turn += 1
+        drawn = {name: _plot_data(getattr(figures, GROWING[name])(session, lang)) for name in names}
+        held = {**(held or {}), **drawn, "diff": diff, "mask": mask,
+                "evidence": figures.summary(session, lang)}
         strip = tokens.strip_html(session, lang)
         if done:
             last_session = session

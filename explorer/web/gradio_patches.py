@@ -15,7 +15,8 @@ Patches (`apply`):
    refused in one short sentence, not quoted back whole;
 3. `short_number_errors`: text, a list or NaN sent to a Number or a Slider is refused likewise;
 4. `poll_queue_less`: the queue looks for waiting events every 10 ms, not every 1 ms;
-5. `skip_absent_plot_backends`: Gradio's `import matplotlib` around every message fails at once.
+5. `skip_absent_plot_backends`: Gradio's `import matplotlib` around every message fails at once;
+6. `fast_skips` (explorer/web/gradio_skips.py): an output an event skips costs no Python.
 
 Also here, not behind the version check:
 - `group_events` and `admit_events`: every queued event in one of the app's concurrency groups
@@ -44,6 +45,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from explorer.inputs import InputError, check_choice_payload, not_a_number
 from explorer.web.gradio_context import request_address
+from explorer.web.gradio_skips import fast_skips
 from explorer.web.open_pages import OPEN
 
 log = logging.getLogger(__name__)
@@ -70,7 +72,7 @@ def apply(demo: Any) -> dict[str, bool]:
     if problem is not None:
         log.warning("%s: Gradio's own behaviour kept (explorer/web/gradio_patches.py)", problem)
         return dict.fromkeys(("lean_sessions", "short_choice_errors", "short_number_errors",
-                              "poll_queue_less", "skip_absent_plot_backends"), False)
+                              "poll_queue_less", "skip_absent_plot_backends", "fast_skips"), False)
     return {
         "lean_sessions": lean_sessions(),
         # a component's check runs before the handler and knows no visitor's language: English
@@ -81,6 +83,7 @@ def apply(demo: Any) -> dict[str, bool]:
                                     short_number_errors(gr.Slider, gr.Error)]),
         "poll_queue_less": poll_queue_less(demo),
         "skip_absent_plot_backends": skip_absent_plot_backends(),
+        "fast_skips": fast_skips(type(demo)),
     }
 
 

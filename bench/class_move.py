@@ -14,6 +14,14 @@ tests/browser/test_browser_classroom.py waits for). Also noted per busy move: wh
 student's run of step 2 was still decoding when its page showed step 3.
 Prints p50 / max of both kinds and `CLASS_MOVE: busy p50 <s> max <s> · idle p50 <s> max <s>`.
 
+--http-students K adds K students who are HTTP clients, not pages (bench/class_follow.py's
+way): each joins the class in a session of its own and, at each busy round, runs the step's
+200-token Generate in that session (one POST and its event stream, as a page does), so the
+server carries K more decoding students and the teacher's press stops their runs too. On this
+2-core host every Chromium page takes the same cores as the server; in a class each page is on
+a device of its own. `--students 1 --http-students 2` measures one page under a three-student
+class's server load.
+
 Every page is on 127.0.0.1 here; in a class they are phones with addresses of their own, so the
 per-address bounds are lifted for this process (as bench/class_follow.py does).
 """
@@ -156,7 +164,46 @@ def wait_decoding(pages, tokens: int = 3, timeout_s: float = 300.0) -> None:
     raise TimeoutError(f"the students' runs did not start decoding: {[p.inner_text('#gen-status') for p in pages]}")
 
 
-def run(students: int, rounds: int, trace: bool = False) -> dict:
+class HttpStudent:
+    """A student who is an HTTP client (see the module doc): a session of its own, joined by
+    code; `start(payload)` runs a Generate in that session in a thread, `decoding` once its
+    first tokens arrived, `ended` once its run ended (its last message or an error)."""
+
+    def __init__(self, url: str, code: str, index: int):
+        import secrets
+
+        import httpx
+
+        self.url, self.session = url, secrets.token_hex(8)
+        self.http = httpx.Client(timeout=600)
+        self.decoding = self.ended = None
+        joined = self.http.post(f"{url}gradio_api/run/class_join",
+                                json={"data": [code, f"h{index}", None, "en"], "session_hash": self.session})
+        joined.raise_for_status()
+
+    def start(self, payload: dict) -> None:
+        import threading
+
+        self.decoding, self.ended = threading.Event(), threading.Event()
+        threading.Thread(target=self._run, args=(payload,), daemon=True).start()
+
+    def _run(self, payload: dict) -> None:
+        try:
+            joined = self.http.post(f"{self.url}gradio_api/queue/join", json={**payload, "session_hash": self.session})
+            joined.raise_for_status()
+            with self.http.stream("GET", f"{self.url}gradio_api/queue/data",
+                                  params={"session_hash": self.session}) as events:
+                for line in events.iter_lines():
+                    if '"process_generating"' in line:
+                        self.decoding.set()
+                    elif '"process_completed"' in line:
+                        return
+        finally:
+            self.decoding.set()
+            self.ended.set()
+
+
+def run(students: int, rounds: int, trace: bool = False, http_students: int = 0) -> dict:
     from playwright.sync_api import sync_playwright
 
     from bench.serve import served
@@ -165,7 +212,8 @@ def run(students: int, rounds: int, trace: bool = False) -> dict:
     from explorer.runtime import Runtime
 
     busy, idle, still = [], [], []
-    with served(Runtime()) as server, sync_playwright() as playwright:
+    runtime = Runtime()
+    with served(runtime) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         contexts = [browser.new_context(viewport={"width": 1280, "height": 900})
                     for _ in range(students + 1)]
@@ -177,6 +225,16 @@ def run(students: int, rounds: int, trace: bool = False) -> dict:
         print("class started", flush=True)
         for k, page in enumerate(pupils):
             join(page, server.url, link, f"s{k}")
+        code = re.search(r"room=([A-Z2-9]{6})", link).group(1)
+        others = [HttpStudent(server.url, code, k) for k in range(http_students)]
+        if others:
+            from bench.cancel import join_payload
+
+            step = LESSONS["kv-cache"].steps[1].settings    # the step-2 run the pages make
+            generate = join_payload(server.url, "/generate", dict(
+                model_name=step.get("model") or runtime.default_name, lang="en", prompt=step["prompt"],
+                n_new=step.get("max_new", 200), temp=0.0, k=0, p=1.0, seed_value=0,
+                policy_value="full", w=64, s=4, compare_value=False, check_value=False))
         teacher.click("#lesson-pick input")
         teacher.get_by_role("option", name=text(LESSONS["kv-cache"].title, "en")).click()
         for page in pupils:
@@ -188,23 +246,30 @@ def run(students: int, rounds: int, trace: bool = False) -> dict:
         print("at step 2", [p.inner_text("#gen-status") for p in pupils], flush=True)
         for r in range(rounds):
             answer(pupils)
+            for other in others:
+                other.start(generate)
             wait_decoding(pupils)
+            for other in others:
+                if not other.decoding.wait(300):
+                    raise TimeoutError("an HTTP student's run did not start")
             times, decoding = measure_move(teacher, pupils, "#lesson-next", 3, trace)
             busy += times
             still += decoding
             print(f"round {r + 1}: busy move {['%.2f' % t for t in times]} s "
                   f"(previous run still decoding: {decoding})", flush=True)
             wait_runs_end(pupils, 48)
+            for other in others:
+                other.ended.wait(300)
             times, _ = measure_move(teacher, pupils, "#lesson-back", 2)
             idle += times
             print(f"round {r + 1}: idle move {['%.2f' % t for t in times]} s", flush=True)
         browser.close()
-    figures = {"students": students, "rounds": rounds, "busy_s": busy, "idle_s": idle,
-               "decoding_when_shown": still}
+    figures = {"students": students, "http_students": http_students, "rounds": rounds,
+               "busy_s": busy, "idle_s": idle, "decoding_when_shown": still}
     line = (f"CLASS_MOVE: busy p50 {statistics.median(busy):.2f} s max {max(busy):.2f} s · "
             f"idle p50 {statistics.median(idle):.2f} s max {max(idle):.2f} s "
-            f"({students} students, {rounds} rounds; pages still decoding when shown: "
-            f"{sum(still)} of {len(still)})")
+            f"({students} student pages + {http_students} HTTP students, {rounds} rounds; "
+            f"pages still decoding when shown: {sum(still)} of {len(still)})")
     print(line, flush=True)
     return figures
 
@@ -214,9 +279,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--students", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--http-students", type=int, default=0,
+                        help="students who are HTTP clients: the server's load of a bigger class")
     parser.add_argument("--trace", action="store_true", help="each student's requests after a busy move")
     args = parser.parse_args(argv)
-    figures = run(args.students, args.rounds, args.trace)
+    figures = run(args.students, args.rounds, args.trace, args.http_students)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return 0

@@ -210,8 +210,8 @@ def run_generate(runtime, *values: RunInputs):
     # The first token goes out alone (text and status); the charts follow with the next one
     # and are redrawn at most every CHART_INTERVAL_S. In between, a message re-sends the
     # last charts as PlotData (serialized once; Gradio passes it through) and the states as
-    # they are, not gr.skip(): Gradio 6 answers a skip on a component by building a fresh
-    # component (~1 ms of Python), work that holds the GIL the decode needs between its ops.
+    # they are: Gradio diffs each message against the last, so a value the page already has
+    # costs one comparison, and the page does not draw it again.
     held = None   # the CHARTS of the last chart message ({name: value}), re-sent while only text changes
     strip = gr.skip()   # the token strip, drawn with the charts and re-sent like them
     diff = mask = gr.skip()

@@ -44,6 +44,7 @@ import secrets
 import threading
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -105,6 +106,15 @@ class Room:
     paused: bool = False             # the teacher holds the class on its step
     presence: tuple = (0, 0, 0)      # (following, exploring, gone) as the teacher last read it
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a page waiting on the room's revision (the revision route's long poll) is woken by
+        # every write of it, wherever the store or a module of it makes the change
+        object.__setattr__(self, name, value)
+        if name in ("revision", "roster"):
+            wake = self.__dict__.get("wake")
+            if wake is not None:
+                wake(self.code)
+
 
 def clean_nickname(value: Any) -> str:
     """A nickname: control and format characters removed, spaces collapsed, at most
@@ -156,6 +166,16 @@ class Rooms(Questions):
         self._misses = Window(misses_per_address, 60.0, max_addresses)     # address -> misses
         self._answers = Window(answers_per_member, 60.0, max_addresses)    # member -> answers
         self._lock = threading.Lock()
+        self._listeners: "weakref.WeakSet" = weakref.WeakSet()
+
+    def listen(self, listener: Any) -> None:
+        """`listener.room_changed(code)` is called (under the store's lock: it must return at
+        once and not call the store) each time a room's revision changes. Held weakly."""
+        self._listeners.add(listener)
+
+    def _wake(self, code: str) -> None:
+        for listener in list(self._listeners):
+            listener.room_changed(code)
 
     # ------------------------------------------------------------------ lookups (under the lock)
 
@@ -218,6 +238,7 @@ class Rooms(Questions):
                 code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
             secret = secrets.token_urlsafe(16)
             self._rooms[code] = Room(code, secret, now, now)
+            self._rooms[code].wake = self._wake
             self._created.add(key, now)
             return code, secret
 

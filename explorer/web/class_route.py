@@ -16,10 +16,11 @@ token, every code that does not exist counts against the client's address (the s
 MISSES_PER_ADDRESS a minute, shared with joins by code), past which the address's token-less
 requests answer 429 for the rest of the minute: before, 868 codes a second could be tried.
 
-A long poll answers within CHECK_S of the teacher's move, so a following page learns of it at
-once instead of at its next timer tick; a waiting poll costs no thread (a coroutine that looks
-at the counter every CHECK_S), and at most MAX_WAITING wait at once (past it a poll answers at
-once, as without `since`).
+A long poll answers as soon as the room's revision changes (the store tells the route of every
+change, `Rooms.listen`, and the route wakes the polls waiting on that room), so a following
+page learns of the teacher's move at once instead of at its next timer tick; a waiting poll
+costs no thread (a coroutine, which also reads the counter every CHECK_S), and at most
+MAX_WAITING wait at once (past it a poll answers at once, as without `since`).
 
 To a request with a member token (a page of the room, the answer being 200), a header
 `X-Class-Moves: 5` adds the room's move counter (the teacher went to another step or link; a
@@ -49,7 +50,7 @@ from explorer.web.asgi import answer, at_route
 
 REVISION_ROUTE = "/class/revision"
 WAIT_S = 20.0        # a long poll answers at the latest after this; the page then asks again
-CHECK_S = 0.1        # how often a waiting poll reads the room's revision
+CHECK_S = 0.5        # how often a waiting poll reads the room's revision unwoken
 MAX_WAITING = 1024   # long polls held at once (100 rooms of 60 members would want 6,000)
 QUERY = re.compile(r"room=([A-Z2-9]{6})(?:&member=([A-Za-z0-9_-]{16,64}))?(?:&since=(\d{1,12}))?")
 MAX_QUERY = 128
@@ -66,6 +67,24 @@ class RevisionRoute:
     def __init__(self, app: Any, rooms: Rooms = ROOMS, wait_s: float = WAIT_S):
         self.app, self.rooms, self.wait_s = app, rooms, wait_s
         self.waiting = 0     # long polls now held (one event loop: no lock needed)
+        self._loop: Any = None              # the event loop the polls wait on
+        self._changes: dict[str, asyncio.Event] = {}   # room -> its next change (set once)
+        self._held: dict[str, int] = {}                # room -> polls waiting on it
+        rooms.listen(self)
+
+    def room_changed(self, code: str) -> None:
+        """The store's call, from any thread, under its lock: wake the polls waiting on `code`."""
+        loop = self._loop
+        if loop is not None and code in self._held:
+            try:
+                loop.call_soon_threadsafe(self._wake, code)
+            except RuntimeError:   # the loop is closed: no poll waits on it
+                pass
+
+    def _wake(self, code: str) -> None:
+        change = self._changes.pop(code, None)
+        if change is not None:
+            change.set()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if not at_route(scope, REVISION_ROUTE):
@@ -107,14 +126,24 @@ class RevisionRoute:
         if revision != since or self.waiting >= MAX_WAITING:
             return revision
         self.waiting += 1
+        self._loop = asyncio.get_running_loop()
+        self._held[code] = self._held.get(code, 0) + 1
         try:
             deadline = time.monotonic() + self.wait_s
             while revision == since and time.monotonic() < deadline:
-                await asyncio.sleep(CHECK_S)
+                change = self._changes.setdefault(code, asyncio.Event())
+                try:
+                    await asyncio.wait_for(change.wait(), min(CHECK_S, max(0.0, deadline - time.monotonic())))
+                except asyncio.TimeoutError:
+                    pass
                 revision = self.rooms.revision(code, member)
             return revision
         finally:
             self.waiting -= 1
+            self._held[code] -= 1
+            if not self._held[code]:
+                del self._held[code]
+                self._changes.pop(code, None)
 
 
 def _address(scope: dict) -> Any:

@@ -124,3 +124,37 @@ def test_a_teachers_move_stops_the_following_sessions_runs_and_not_an_exploring_
         assert stopping.stop_sessions(["bo"], once_for=("ABCDEF", 2)) == 1
     workers[1].join(10)
     assert sorted(ended) == ["ann", "bo"] and stops.running() == 0
+
+
+def test_a_waiting_poll_is_woken_by_the_move_not_by_its_next_check(monkeypatch):
+    """The store tells the route of every change of a room's revision (Rooms.listen): a poll
+    waiting on the room answers at once, not at its next read of the counter (CHECK_S). A change
+    of another room leaves it waiting."""
+    from explorer.web import class_route
+
+    monkeypatch.setattr(class_route, "CHECK_S", 5.0)  # unwoken, the poll would answer in 5 s
+    rooms = Rooms()
+    code, secret = rooms.create("10.0.0.1")
+    other, other_secret = rooms.create("10.0.0.3")
+    _, token = rooms.join(code, "ann", session="s1", address="10.0.0.2")
+    route = RevisionRoute(_app, rooms=rooms, wait_s=10.0)
+    _, _, body = _get(route, f"room={code}&member={token}")
+    answered = {}
+
+    def poll():
+        started = time.monotonic()
+        status, headers, revision = _get(route, f"room={code}&member={token}&since={body.decode()}")
+        answered.update(after=time.monotonic() - started, revision=revision, moves=headers["x-class-moves"])
+
+    worker = threading.Thread(target=poll)
+    worker.start()
+    time.sleep(0.3)                                   # the poll is waiting
+    rooms.follow(other, other_secret, "?lesson=rope&step=1", bounds=(0.0, 1e6))
+    time.sleep(0.1)
+    assert not answered                               # another room's move: still waiting
+    moved_at = time.monotonic()
+    rooms.follow(code, secret, "?lesson=kv-cache&step=2", bounds=(0.0, 1e6))
+    worker.join(5)
+    assert answered and answered["moves"] == "1" and int(answered["revision"]) > int(body)
+    assert time.monotonic() - moved_at < 1.0, answered
+    assert route._held == {} and route._changes == {}   # nothing kept once the poll answered

@@ -91,6 +91,13 @@ def type_number(page, elem_id: str, value, tries: int = 3) -> None:
     page.wait_for_timeout(300)   # the component's value reaches Gradio's state
 
 
+def switch_language(page, lang: str) -> None:
+    """Press the page's language switch (#language-switch) for `lang`, as a visitor does."""
+    from explorer.locales import LANGUAGES
+
+    page.locator("#language-switch").get_by_text(LANGUAGES[lang], exact=True).click()
+
+
 def start_run(page, button: str, status: str, tries: int = 10) -> None:
     """Press a run button until the page takes the press: its status line (`status`, a selector)
     leaves what it said before. Gradio drops a press while the page still counts the button's

@@ -1,6 +1,8 @@
 """The Architecture tab in a real browser (Debian Chromium), in English and in Chinese: the four
 blocks read from tensors, pre/post-norm gradients and the cached training curves, MLA's cache and
-the RoPE-folding residual, a bad input's error, and the language switch redrawing the charts.
+the RoPE-folding residual, a bad input's error in each language, the language switch redrawing
+the charts, and a run on the Chinese page written in Chinese (one page: the runs made in
+English are redrawn in Chinese, not run again).
 Screenshots go to artifacts/screenshots/architecture-*.png; look at them after a layout change."""
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def _shot(page, elem_id: str, name: str) -> None:
     page.locator(f"#{elem_id}").screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
-def test_architecture_tab_in_english(new_page, app_url, screenshot):
+def test_architecture_tab_in_english_then_in_chinese(new_page, app_url, screenshot):
     page = new_page("en-US", width=1400, height=1000)
     _open_tab(page, app_url)
 
@@ -84,35 +86,26 @@ def test_architecture_tab_in_english(new_page, app_url, screenshot):
 
     # the language switch redraws every stored result in Chinese, without a new run
     page.locator("#language-switch").get_by_text("中文").click()
+    page.locator("#tab-architecture").get_by_text("从 2017 年的 Transformer 到今天的模块").wait_for()
     page.locator("#arch-fold-text").get_by_text("最小二乘解").wait_for(timeout=30_000)
     page.locator("#arch-mla-plot .annotation-text", has_text="每个 token 每层缓存的数值个数").wait_for()
-    _section(page, "blocks")
-    page.locator("#arch-blocks-table").get_by_text("每个模块的归一化数").wait_for(timeout=30_000)
-    page.locator("#arch-blocks-diagram").get_by_text("从已加载的权重读出").first.wait_for()
-    _section(page, "norm")
-    page.locator("#arch-norm-plot .annotation-text", has_text="前置归一化").first.wait_for(timeout=30_000)
-    page.locator("#arch-train-text").get_by_text("验证损失").wait_for()
-
-
-def test_architecture_tab_in_chinese(new_page, app_url, screenshot):
-    page = new_page("zh-CN", width=1400, height=1000)
-    _open_tab(page, app_url)
-    page.locator("#tab-architecture").get_by_text("从 2017 年的 Transformer 到今天的模块").wait_for()
-    page.locator("#arch-blocks-run").click()
-    page.locator("#arch-blocks-text").get_by_text("没有任何偏置张量").first.wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#arch-blocks-diagram .js-plotly-plot").wait_for()
-    screenshot(page, "architecture-zh-blocks")
-    _shot(page, "arch-blocks-diagram", "architecture-zh-blocks-diagram")
-    _section(page, "norm")
-    page.locator("#arch-train-text").get_by_text("验证损失").wait_for(timeout=RUN_TIMEOUT)
-    page.locator("#arch-norm-run").click()
-    page.locator("#arch-norm-text").get_by_text("48 层").wait_for(timeout=RUN_TIMEOUT)
-    screenshot(page, "architecture-zh-norm")
-    _section(page, "mla")
-    page.locator("#arch-fold-run").click()
-    page.locator("#arch-fold-text").get_by_text("最小二乘解").wait_for(timeout=RUN_TIMEOUT)
     # a bad input, answered in Chinese
     type_number(page, "arch-fold-d-k", 63)
     page.locator("#arch-fold-run").click()
     page.get_by_text(re.compile("键宽度必须是偶数")).first.wait_for()
     screenshot(page, "architecture-zh-mla")
+    _section(page, "blocks")
+    page.locator("#arch-blocks-table").get_by_text("每个模块的归一化数").wait_for(timeout=30_000)
+    page.locator("#arch-blocks-diagram").get_by_text("从已加载的权重读出").first.wait_for()
+    page.locator("#arch-blocks-text").get_by_text("没有任何偏置张量").first.wait_for()
+    screenshot(page, "architecture-zh-blocks")
+    _shot(page, "arch-blocks-diagram", "architecture-zh-blocks-diagram")
+    _section(page, "norm")
+    page.locator("#arch-norm-plot .annotation-text", has_text="前置归一化").first.wait_for(timeout=30_000)
+    page.locator("#arch-train-text").get_by_text("验证损失").wait_for()
+    # a run made on the Chinese page is written in Chinese
+    page.locator("#arch-norm-depths textarea, #arch-norm-depths input").first.fill("6, 12")
+    page.locator("#arch-norm-run").click()
+    page.locator("#arch-norm-text").get_by_text("12 层").wait_for(timeout=RUN_TIMEOUT)
+    screenshot(page, "architecture-zh-norm")
+

@@ -186,7 +186,10 @@ def test_a_teacher_builds_saves_reloads_and_plays_a_lesson(new_page, app_url, fu
     assert "tiles skipped" in played.locator("#builder-steps").inner_text()
 
 
-@pytest.mark.parametrize("lang, width", [("zh", 1280), ("en", 390), ("zh", 390)])
+# English at 1280 px is the first test's; the other language and the phone's width are this one
+# page's: Chinese at 390 px (the test asserts texts and the played step's reading, not layout, so
+# the other pairings, Chinese at 1280 px and English at 390 px, would prove nothing more)
+@pytest.mark.parametrize("lang, width", [("zh", 390)])
 def test_the_builder_and_a_played_step_in_each_language_and_on_a_phone(new_page, app_url, full_page,
                                                                        lang, width):
     page = _page(new_page, "en-US" if lang == "en" else "zh-CN", width, 900 if width > 400 else 844)

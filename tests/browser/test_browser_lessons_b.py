@@ -1,11 +1,14 @@
-"""Five lessons walked in a real browser (Debian Chromium), first step to last, each in English
-and in Chinese: RoPE, mixture of experts, FlashAttention, the modern block, the claims board.
-Each predict step gets a guess; each quoted number is checked against the section on the page
-or against a reading computed in-process with the step's deterministic settings (the same
-handlers, the same model). The claims tour runs the real board (every
-claim's evidence on the served model, about 20 s of CPU); its counts are checked against the
-board the served process kept (board.CACHE) and the board's summary on the page.
-Screenshots: artifacts/screenshots/lesson-<key>-<lang>.png."""
+"""Five lessons walked in a real browser (Debian Chromium), first step to last: RoPE, mixture of
+experts, FlashAttention, the modern block, the claims board. Each is walked in one language,
+English and Chinese alternating (RoPE and FlashAttention in English, the others in Chinese):
+a step's run and its reading are the same in either language, and the panel's text is
+said_text of that reading in the page's language, whose quotes in both languages
+tests/checkpoints/test_lessons_b.py checks on the same readings. Each predict step gets a guess;
+each quoted number is checked against the section on the page or against a reading computed
+in-process with the step's deterministic settings (the same handlers, the same model). The
+claims tour runs the real board (every claim's evidence on the served model, about 20 s of
+CPU); its counts are checked against the board the served process kept (board.CACHE) and the
+board's summary on the page. Screenshots: artifacts/screenshots/lesson-<key>-<lang>.png."""
 from __future__ import annotations
 
 import math
@@ -43,10 +46,11 @@ def _in_language(walked, lang: str) -> bool:
     return all(_has_chinese(w.said) == (lang == "zh") for w in walked)
 
 
-LANGS = pytest.mark.parametrize("lang", ["en", "zh"])
+def _walked_in(lang: str):
+    return pytest.mark.parametrize("lang", [lang])
 
 
-@LANGS
+@_walked_in("en")
 def test_rope_lesson(new_page, app_url, runtime, lang):
     from explorer.ui.tabs import rope as rope_tab
     from explorer.ui.tabs import rope_context
@@ -83,7 +87,7 @@ def test_rope_lesson(new_page, app_url, runtime, lang):
     _shot(page, f"lesson-rope-{lang}")
 
 
-@LANGS
+@_walked_in("zh")
 def test_moe_lesson(new_page, app_url, runtime, lang):
     from explorer.ui.tabs import moe as moe_tab
 
@@ -108,7 +112,7 @@ def test_moe_lesson(new_page, app_url, runtime, lang):
     _shot(page, f"lesson-moe-{lang}")
 
 
-@LANGS
+@_walked_in("en")
 def test_flash_lesson(new_page, app_url, lang):
     from explorer.flash import exactness, io
 
@@ -136,7 +140,7 @@ def test_flash_lesson(new_page, app_url, lang):
     _shot(page, f"lesson-flash-{lang}")
 
 
-@LANGS
+@_walked_in("zh")
 def test_modern_block_lesson(new_page, app_url, lang):
     from explorer.architecture import norm_placement
     from explorer.ui.tabs import architecture as arch_tab
@@ -153,7 +157,7 @@ def test_modern_block_lesson(new_page, app_url, lang):
     _shot(page, f"lesson-modern-block-{lang}")
 
 
-@LANGS
+@_walked_in("zh")
 def test_claims_tour_lesson(new_page, app_url, runtime, lang):
     from explorer.claims import board
 

@@ -2,8 +2,8 @@
 Chinese: the distribution opened by a link, the sampling controls moved on the page and the kept
 set and renormalised probabilities read off its table against `keep` computed here on the same
 model (the served app shares this process's runtime); the logit lens with its last-layer check;
-the lesson walked in both languages; a phone-width page whose charts fit. Screenshots:
-artifacts/screenshots/next-*.png; look at them."""
+the lesson walked (in Chinese); a phone-width page whose charts fit, in English and,
+the language switched, in Chinese. Screenshots: artifacts/screenshots/next-*.png; look at them."""
 from __future__ import annotations
 
 import re
@@ -15,7 +15,7 @@ from explorer.locales import text
 from explorer.nexttoken import distribution as dist
 from explorer.nexttoken import figures, runs
 from explorer.ui.tabs.next_token import DEFAULT_PROMPT
-from tests.helpers import type_number
+from tests.helpers import switch_language, type_number
 from tests.lesson_walk import walk
 
 pytestmark = pytest.mark.browser
@@ -94,7 +94,9 @@ def test_the_view_follows_the_sampler_and_shows_the_lens_check(new_page, app_url
     screenshot(page, f"next-lens-{model}-{lang}")
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+# walked in Chinese (the lessons alternate languages: tests/browser/test_browser_lessons*.py); its
+# quotes in both languages, from the same readings: tests/checkpoints/test_next_token_real.py
+@pytest.mark.parametrize("lang", ["zh"])
 def test_the_lesson_walked(new_page, app_url, screenshot, lang):
     page = new_page("en-US" if lang == "en" else "zh-CN", width=1400, height=1000)
     walked = walk(page, app_url, "next-token", lang, guesses={3: 20})
@@ -107,10 +109,17 @@ def test_the_lesson_walked(new_page, app_url, screenshot, lang):
     screenshot(page, f"next-lesson-{lang}")
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_phone_page_fits_its_charts(new_page, app_url, screenshot, lang):
-    page = new_page("en-US" if lang == "en" else "zh-CN", width=390, height=844)
-    page.goto(f"{app_url}?view=next.lens&model=gemma-3-270m&lang={lang}")
+def test_a_phone_page_fits_its_charts(new_page, app_url, screenshot):
+    """At 390 px, in English, then the page's language switched: the lens redrawn in Chinese
+    fits the same (the titles' and cells' texts are of another width)."""
+    page = new_page("en-US", width=390, height=844)
+    page.goto(f"{app_url}?view=next.lens&model=gemma-3-270m&lang=en")
+    _check_phone(page, "en", screenshot)
+    switch_language(page, "zh")
+    _check_phone(page, "zh", screenshot)
+
+
+def _check_phone(page, lang, screenshot):
     page.locator("#next-lens-summary", has_text=CHECK[lang]).wait_for(timeout=RUN_TIMEOUT)
     for elem_id in ("next-lens-heatmap", "next-lens-ranks"):
         chart = page.locator(f"#{elem_id} .js-plotly-plot")
@@ -121,6 +130,9 @@ def test_a_phone_page_fits_its_charts(new_page, app_url, screenshot, lang):
     # the heatmap's cells: every token written at a readable size, within its own cell (no
     # neighbour's text over it); the titles' lines within the chart and the screen
     page.wait_for_function("() => (" + FITTED + ")().fitted", timeout=RUN_TIMEOUT)
+    if lang == "zh":     # the redraw's titles, not the English ones it replaces
+        page.wait_for_function("() => /[\\u4e00-\\u9fff]/.test(document.querySelector("
+                               "'#next-lens-heatmap .gtitle').textContent)", timeout=RUN_TIMEOUT)
     fitted = page.evaluate(FITTED)
     assert fitted["afterplot"] == 1 and fitted["role"] == "img", fitted
     heat = page.evaluate(HEATMAP)

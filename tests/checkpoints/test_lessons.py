@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import gradio as gr
 import pytest
@@ -121,6 +122,14 @@ def test_the_kv_lesson_reads_the_run_through_c3(full_run):
         assert ("is computed, not measured" if lang == "en" else "是计算得到的") in said
         assert measured not in said
         assert text("lesson.kv.s2.said", lang, **at) not in said
+    # what the browser's walk (in English, tests/browser/test_browser_lessons.py) reads on the
+    # page, quoted here in both languages from the same readings
+    for lang in LANGUAGES:
+        first = panel.said_text({"lesson": "kv-cache", "step": 0, "guess": None, "fields": fields}, lang)
+        assert str(fields["per_token"]) in first, first
+        second = panel.said_text({"lesson": "kv-cache", "step": 1, "guess": 4000, "fields": at}, lang)
+        assert "4000" in second or "4,000" in second
+        assert f"{200 * fields['per_token'] / 1024:.1f}" in second and ("Why:" if lang == "en" else "原因") in second
 
 
 def test_the_kv_why_gives_a_layers_bytes_and_all_layers_total(full_run):
@@ -164,6 +173,10 @@ def test_the_window_step_reads_c9_and_refuses_a_run_without_a_window(runtime, fu
     assert fields["cap"] == verdict.cap == 8 and fields["held"] == 8
     assert fields["verdict"] == "✓"
     assert fields["kib"] < fields["full_kib"]
+    for lang in LANGUAGES:
+        third = panel.said_text({"lesson": "kv-cache", "step": 2, "guess": None, "fields": fields}, lang)
+        assert str(fields["held"]) in third and "✓" in third and text("lesson.done", lang)[:3] in third
+        assert bool(re.search(r"[\u4e00-\u9fff]", third)) == (lang == "zh"), third
 
 
 def test_observe_reads_only_its_own_views_result(full_run):

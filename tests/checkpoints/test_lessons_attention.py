@@ -2,10 +2,13 @@
 sinks_streaming.py) without a browser: every step's view in the built app, with a run button the
 page can press; every setting one its view's control takes; every text in both languages with
 the fields a real reading gives; and each reading, from the section's own run function called
-with the step's settings on the real model, equal to what the claims' criterion says."""
+with the step's settings on the real model, equal to what the claims' criterion says; each
+step's said text quoting, in both languages, what the browser's walk (one language per lesson)
+checks on the page."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -15,7 +18,7 @@ from explorer.attention import costs, groups, maps, model_title, receptive_field
 from explorer.attention.evidence import MISTRAL_LAYERS, MISTRAL_WINDOW, c8_holds
 from explorer.generate import shapes
 from explorer.lessons import LESSONS, reading
-from explorer.locales import LANGUAGES, text
+from explorer.locales import LANGUAGES, template, text
 from explorer.ui.page import lessons as panel
 from explorer.ui.tabs.attention import NO_PROBE
 from explorer.ui.tabs.attention_map import DEFAULT_PROMPT
@@ -82,6 +85,11 @@ def _said(key: str, index: int, fields: dict, lang: str, guess=None) -> str:
     return said
 
 
+def _plain(said: dict) -> dict:
+    """The said texts without Markdown's marks, as the page shows them."""
+    return {lang: re.sub(r"[*`]", "", line) for lang, line in said.items()}
+
+
 def _all_languages(key: str, index: int, fields: dict, guess=None) -> dict:
     out = {lang: _said(key, index, fields, lang, guess) for lang in LANGUAGES}
     assert any("\u4e00" <= ch <= "\u9fff" for ch in out["zh"])
@@ -107,7 +115,14 @@ def test_gqa_steps_read_the_groups_through_c5(smol):
     assert f"由你的运行计算得到 {ratio}" in said["zh"] and "运行测得" not in said["zh"]
     assert reading(lesson.steps[0], NO_PROBE) is None
     assert reading(lesson.steps[0], shapes.run(8, 2)) is None
-    _all_languages("gqa-mla", 0, fields)
+    # what the browser's walk (one language, tests/browser/test_browser_lessons_attention.py)
+    # reads on the page, quoted here in both languages from the same readings
+    config = smol.config
+    per_token = 2 * config.n_layers * config.n_kv_heads * config.head_dim * 4
+    for line in _plain(_all_languages("gqa-mla", 0, fields)).values():
+        assert f"{per_token:,}" in line and "✓" in line, line
+    for lang, line in said.items():
+        assert template("lesson.gqa.s2.why", lang)[:4] in line
 
 
 def test_gqa_calculator_step_reads_the_published_figures():
@@ -122,7 +137,8 @@ def test_gqa_calculator_step_reads_the_published_figures():
     assert reading(step, shapes.run(1000, 2))["published"] == "✗"
     assert reading(step, shapes.run(step.settings["tokens"], 4))["published"] == "✗"
     assert reading(step, mla.run_cache()) is None
-    _all_languages("gqa-mla", 2, fields)
+    for said in _plain(_all_languages("gqa-mla", 2, fields)).values():
+        assert "0.500 MiB" in said and "0.125 MiB" in said, said
 
 
 def test_gqa_mla_step_reads_c6():
@@ -134,7 +150,14 @@ def test_gqa_mla_step_reads_c6():
     assert fields["cache_bytes"] == result.tiny_cache_bytes == fields["formula_bytes"]
     assert fields["error"] == mla.latent_error(result) <= mla.LATENT_TOL
     assert reading(step, "no result") is None
-    _all_languages("gqa-mla", 3, fields)
+    for said in _plain(_all_languages("gqa-mla", 3, fields)).values():
+        assert "6,912" in said and "4.5" in said and "2.25" in said and "✓" in said, said
+
+
+WINDOW_WORDS = {"en": dict(reach="{} tokens", after="after {} layers", guess="You guessed 2 L",
+                           local="15 local", counted="Computed from each layer's mask"),
+                "zh": dict(reach="{} 个词元", after="经过 {} 层", guess="你猜的是 2 L",
+                           local="15 个局部层", counted="由每一层的掩码")}
 
 
 def _probe(loaded, step):
@@ -152,7 +175,9 @@ def test_window_reach_step_reads_c8(smol):
     assert (fields["rule"], fields["farthest"], fields["nearest"]) == \
         (reach.rule, reach.farthest_changed, reach.nearest_unchanged)
     assert fields["rule"] == smol.config.n_layers * (fields["window"] - 1) + 1
-    _all_languages("windows-depth", 0, fields)
+    rule = rf.theoretical_reach(smol.config.n_layers, 2)
+    for lang, said in _plain(_all_languages("windows-depth", 0, fields)).items():
+        assert WINDOW_WORDS[lang]["reach"].format(rule) in said and "✓" in said, said
     assert reading(lesson.steps[0], NO_PROBE) is None
 
 
@@ -174,6 +199,10 @@ def test_window_predict_step_reads_the_layer_token_0_reaches(window_probe):
     assert fields["verdict"] == "✓" and fields["rule_layers"] == fields["answer"]
     said = _all_languages("windows-depth", 1, fields, guess=2)
     assert step.predict.why and "2.02" in said["en"]
+    for lang, line in _plain(said).items():
+        words = WINDOW_WORDS[lang]
+        assert words["after"].format(fields["answer"]) in line and words["guess"] in line, line
+        assert f"{fields['quotient']:.2f}" in line
     # the reach step reads nothing from this probe: the text ends before the reach
     assert reading(lesson.steps[0], window_probe) is None
 
@@ -193,7 +222,10 @@ def test_local_global_step_reads_gemmas_layers(gemma, smol):
     assert (fields["n_local"], fields["n_global"]) == (kinds.count("local"), kinds.count("global"))
     assert fields["window"] == gemma.config.sliding_window == fields["local_tokens"]
     assert fields["cache_share"] < 100
-    _all_languages("windows-depth", 2, fields)
+    for lang, said in _plain(_all_languages("windows-depth", 2, fields)).items():
+        words = WINDOW_WORDS[lang]
+        assert words["local"] in said and "512" in said and words["counted"] in said, said
+        assert "✓" not in said
     # a model without local layers is not this step's run
     assert reading(step, costs.run_once(smol.model, smol.name, model_title(smol))) is None
 
@@ -264,7 +296,18 @@ def test_sink_predict_step_reads_the_sink_verdict(smol):
     assert fields["answer"] == pytest.approx(100 * verdict.mean_first)
     assert fields["answer"] > fields["uniform"] * verdict.factor > 0
     assert (fields["k"], fields["n"]) == (verdict.n_sink_heads, verdict.n_heads)
-    _all_languages("sinks-streaming", 0, fields, guess=10)
+    said = _plain(_all_languages("sinks-streaming", 0, fields, guess=10))
+    for lang, line in said.items():
+        en = lang == "en"
+        assert ("You guessed 10 %" if en else "你猜的是 10 %") in line and "✓" in line, line
+        measured = float(re.search(r"put ([\d.]+)% of their attention" if en else r"把 ([\d.]+)% 的注意力",
+                                   line).group(1))
+        assert measured > 10
+        if en:
+            k, n = re.search(r"(\d+) of (\d+) heads", line).groups()
+        else:
+            n, k = re.search(r"(\d+) 个头中有 (\d+) 个", line).groups()
+        assert (int(k), int(n)) == (fields["k"], fields["n"])
 
 
 def test_sink_map_step_reads_the_mask_and_token_0(smol):
@@ -279,7 +322,8 @@ def test_sink_map_step_reads_the_mask_and_token_0(smol):
     assert fields["rows"] == int(rows.sum()) > 0
     assert fields["first"] == pytest.approx(100 * float(m.probs[:, rows][..., 0].mean()))
     assert fields["first"] > fields["uniform"]
-    _all_languages("sinks-streaming", 1, fields)
+    for lang, said in _plain(_all_languages("sinks-streaming", 1, fields)).items():
+        assert ("exactly 0" if lang == "en" else "恰好是 0") in said and "✓" in said, said
     causal = maps.run(smol, DEFAULT_PROMPT, s["layer"], "all", "causal", 8, 2, 1.0, "eager", 0)
     assert reading(step, causal) is None
 
@@ -296,5 +340,10 @@ def test_streaming_step_reads_eviction_hurts(smol):
     assert fields["sinks_ppl"] < fields["window_ppl"]
     assert fields["collapses"] == ("✓" if numbers["window_collapses"] else "✗")
     assert fields["recovers"] == ("✓" if numbers["sinks_recover"] else "✗")
-    _all_languages("sinks-streaming", 2, fields)
+    for lang, said in _plain(_all_languages("sinks-streaming", 2, fields)).items():
+        en = lang == "en"
+        worse = re.search(r"(\d+\.\d)× worse" if en else r"差了 (\d+\.\d) 倍", said)
+        kept = re.search(r"(\d+\.\d\d)× the full cache" if en else r"是完整缓存的 (\d+\.\d\d) 倍", said)
+        assert worse and kept, said
+        assert text("lesson.done", lang)[:10] in said
     assert reading(step, NO_PROBE) is None

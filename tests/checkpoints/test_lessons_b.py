@@ -3,17 +3,19 @@ the claims board (explorer/lessons/{rope,moe,flash,modern_block,claims_tour}.py)
 view exists in the built app and takes the step's settings; every text exists in both languages
 and formats with the fields read from a real result; each result is computed by the section's
 own handler with the step's settings on the loaded model, and the fields equal what the claims'
-criteria say of it; a result of another shape is never read."""
+criteria say of it; a result of another shape is never read. Each step's said text quotes, in
+both languages, what the browser's walk (one language per lesson) checks on the page."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
 from explorer.lessons import LESSONS, reading
 from explorer.lessons import claims_tour, flash as flash_lesson, modern_block, moe as moe_lesson
 from explorer.lessons import rope as rope_lesson
-from explorer.locales import LANGUAGES, text
+from explorer.locales import LANGUAGES, template, text
 from explorer.ui.page import lessons as panel
 
 MINE = ("rope", "moe", "flash", "modern-block", "claims-tour")
@@ -39,6 +41,16 @@ def _check_texts(key: str, index: int, fields: dict) -> None:
         assert said and "{" not in said, said
         if step.predict:
             assert text(step.predict.why, lang, **fields).split("{")[0][:6] in said
+
+
+def _quoted(key: str, index: int, fields: dict, guess=None) -> dict:
+    """The step's said text in each language, with Chinese characters in Chinese only. The
+    browser walks each lesson in one language (tests/browser/test_browser_lessons_b.py); these
+    are the quotes of the other, from the same reading and the same panel function."""
+    said = {lang: _said(key, index, fields, lang, guess) for lang in LANGUAGES}
+    for lang, line in said.items():
+        assert bool(re.search(r"[\u4e00-\u9fff]", line)) == (lang == "zh"), line
+    return said
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +128,10 @@ def test_rope_frequencies_read_the_models_base_and_c13(loaded):
     _check_texts("rope", 0, fields)
     said = _said("rope", 0, fields, "en")
     assert f"{fields['answer']:,.0f} tokens" in said
+    for lang, said in _quoted("rope", 0, fields, guess=400000).items():
+        unit = text("lesson.rope.unit", lang)
+        assert f"{fields['answer']:,.0f}" in said and f"400,000 {unit}" in said, said
+        assert template("lesson.rope.s1.why", lang)[:4] in said
     # 2π/θ is a formula of the run's θ: the guess is compared with a computed value
     for lang, words in (("en", "computed from your run"), ("zh", "由你的运行计算得到")):
         guessed = _said("rope", 0, fields, lang, guess=1000)
@@ -141,6 +157,8 @@ def test_rope_toeplitz_reads_c11_and_c12(runtime, loaded):
     assert fields["absolute"] == MARK[toeplitz.absolute_position_remains(result)] == "✓"
     assert (fields["q_token"], fields["k_token"], fields["n"]) == (s["q"], s["k"], s["positions"])
     _check_texts("rope", 1, fields)
+    for said in _quoted("rope", 1, fields).values():
+        assert said.count("✓") == 4 and f"{fields['one']:.3f}" in said, said
     # the pair section's result (the capture's second output) is not this step's
     assert reading(_step("rope", 1), out[-1]) is None
 
@@ -160,6 +178,9 @@ def test_rope_sweep_reads_c13s_perplexity(runtime, loaded):
     assert fields["changed"].count("→") == 2
     assert fields["context"] == loaded.config.max_position_embeddings > fields["tokens"]
     _check_texts("rope", 2, fields)
+    for lang, said in _quoted("rope", 2, fields).items():
+        assert f"{fields['ppl0']:.2f}" in said and fields["verdict"] in said, said
+        assert text("lesson.done", lang)[:3] in said
     assert reading(_step("rope", 2), None) is None
 
 
@@ -206,6 +227,8 @@ def test_moe_route_reads_routes_to_k(runtime, moe_tab):
     load = result.loads[result.layer_index(s["layer"])]
     assert fields["share"] == pytest.approx(100 * load.counts.max() / load.counts.sum())
     _check_texts("moe", 0, fields)
+    for said in _quoted("moe", 0, fields).values():
+        assert f"{fields['share']:.1f}%" in said and "✓" in said, said
     assert reading(_step("moe", 0), {"result": None, "layer": 3}) is None
 
 
@@ -224,6 +247,10 @@ def test_moe_load_predicts_the_busiest_expert_and_reads_c15(runtime, moe_tab):
     _check_texts("moe", 1, fields)
     said = _said("moe", 1, fields, "en", guess=20)
     assert "You guessed **20 %**" in said and f"{fields['answer']:.1f}%" in said
+    for lang, said in _quoted("moe", 1, fields, guess=20).items():
+        assert "20 %" in said and f"{fields['answer']:.1f}%" in said, said
+        assert f"{fields['none']:.2f}" in said and fields["verdict"] in said
+        assert template("lesson.moe.s2.why", lang)[:3] in said
     # a comparison without the three shipped routers is not read
     partial = balance.BalanceResult(result.layer, tuple(r for r in result.routers if r.variant != "bias"))
     assert reading(_step("moe", 1), partial) is None
@@ -239,6 +266,8 @@ def test_moe_whatif_reads_the_changed_k(runtime, moe_tab):
     assert fields["verdict"] == MARK[routing.routes_to_k(result.alt)] == "✓"
     assert fields["delta"] == pytest.approx(result.alt.loss - result.base.loss)
     _check_texts("moe", 2, fields)
+    for said in _quoted("moe", 2, fields).values():
+        assert f"{fields['loss1']:.3f}" in said and fields["verdict"] == "✓" in said, said
     assert reading(_step("moe", 2), result.base) is None
 
 
@@ -262,6 +291,10 @@ def test_flash_schedule_counts_the_skipped_tiles(runtime, loaded):
     assert fields["exact"] == MARK[schedule.tiled_exact(result)] == "✓"
     assert fields["online"] == MARK[schedule.online_softmax_exact(result.row)]
     _check_texts("flash", 0, fields)
+    for lang, said in _quoted("flash", 0, fields, guess=10).items():
+        unit = text("lesson.flash.unit", lang)
+        skipped = {"en": "{} skipped", "zh": "{} 个被跳过"}[lang].format(expected)
+        assert skipped in said and f"10 {unit}" in said and f"{expected - 10} {unit}" in said, said
     assert _step("flash", 0).predict.high == fields["tiles"]
 
 
@@ -275,6 +308,9 @@ def test_flash_exact_and_io_read_their_criteria(runtime):
     assert fields["verdict"] == MARK[worst <= schedule.TOLERANCE] == "✓"
     assert fields["cases"] == len(cases)
     _check_texts("flash", 1, fields)
+    for lang, said in _quoted("flash", 1, fields).items():
+        cases_words = {"en": "{} cases", "zh": "{} 个用例"}[lang]
+        assert cases_words.format(len(cases)) in said, said
     assert reading(_step("flash", 1), []) is None
 
     s = _step("flash", 2).settings
@@ -286,6 +322,9 @@ def test_flash_exact_and_io_read_their_criteria(runtime):
     assert fields["n"] == s["max_n"] and fields["ratio"] > 1
     assert fields["mem_naive"] == pytest.approx(found.memory_naive)
     _check_texts("flash", 2, fields)
+    naive = io.naive(s["max_n"], s["max_n"], s["d"]).total / 1e6
+    for said in _quoted("flash", 2, fields).values():
+        assert f"n = {s['max_n']}" in said and f"{naive:.2f} MB" in said, said
     assert reading(_step("flash", 2), cases) is None
 
 
@@ -303,6 +342,8 @@ def test_modern_block_reads_c18_and_c19(runtime, loaded):
     assert fields["orig"] == sum(blocks.modern_facts(result.blocks[0]).values()) < fields["n"]
     assert all(b.title in fields["models"] for b in read)
     _check_texts("modern-block", 0, fields)
+    for said in _quoted("modern-block", 0, fields).values():
+        assert "SmolLM2" in said and "Gemma" in said and "8/8 ✓" in said, said
 
     depths = _step("modern-block", 1).settings["depths"]
     grads = arch_tab.init_gradients("en", depths)[-1]
@@ -311,6 +352,9 @@ def test_modern_block_reads_c18_and_c19(runtime, loaded):
     assert fields["verdict"] == MARK[norm_placement.placement_separates(grads, 24)] == "✓"
     assert fields["rows"].count("L = ") == len(grads.depths)
     _check_texts("modern-block", 1, fields)
+    for said in _quoted("modern-block", 1, fields).values():
+        assert f"{grads.ratio('post', 24):.2f}" in said and f"{grads.ratio('pre', 24):.2f}" in said
+        assert ("✓" in said) == norm_placement.placement_separates(grads, 24), said
     assert reading(_step("modern-block", 1), result) is None
 
 
@@ -332,5 +376,11 @@ def test_claims_tour_reads_the_boards_verdicts(loaded):
     assert f"{fields['passed']}" in board.summary(result, "en")
     for index in (0, 1):
         _check_texts("claims-tour", index, fields)
+    quoted = _quoted("claims-tour", 0, fields)
+    total, failed = len(result.rows), result.count("fail")
+    assert f"{fields['passed']} of {total} pass" in quoted["en"] and f"{failed} fail" in quoted["en"]
+    assert f"{total} 条中 {fields['passed']} 条通过" in quoted["zh"] and f"{failed} 条未通过" in quoted["zh"]
+    for said in _quoted("claims-tour", 1, fields).values():
+        assert ", ".join(passed) in said, said
     stopped = board.BoardResult(**{**result.__dict__, "complete": False})
     assert reading(_step("claims-tour", 1), stopped) is None

@@ -4,12 +4,16 @@ the claim's text (C22), the distribution is the Generate tab's, and the lesson's
 from the runs."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
 from explorer.lessons import LESSONS, reading
+from explorer.locales import LANGUAGES
 from explorer.nexttoken import distribution as dist
 from explorer.nexttoken import evidence, lens, runs
+from explorer.ui.page import lessons as panel
 from models.generate import SamplingParams, sampling_probs
 from tests.helpers import check_evidence
 
@@ -57,3 +61,12 @@ def test_the_distribution_and_the_lens_on_the_default_prompt(loaded):
     fields = reading(steps[2], runs.lens(loaded, steps[2].settings["prompt"]))
     print(f"\n{loaded.name}: '{fields['token']}' leads from layer {fields['answer']} of {fields['layers']}")
     assert fields["exact"] == "✓"
+    # the quotes the browser's walk (in Chinese, tests/browser/test_browser_next_token.py) reads
+    # on the page, in both languages from the same readings
+    first = reading(steps[0], result)
+    for lang in LANGUAGES:
+        said = panel.said_text({"lesson": "next-token", "step": 0, "guess": None, "fields": first}, lang)
+        assert re.search(r"\d+\.\d+%", said), said
+        said = panel.said_text({"lesson": "next-token", "step": 2, "guess": 20, "fields": fields}, lang)
+        assert re.search(r"(?:layer|第) \*{0,2}(\d+)", said) and "✓" in said and "20" in said, said
+        assert bool(re.search(r"[\u4e00-\u9fff]", said)) == (lang == "zh"), said

@@ -197,3 +197,26 @@ def test_a_teachers_press_publishes_the_step_its_handler_opens_and_a_students_co
     assert move(teacher, {"lesson": "kv-cache", "step": 1}, "en", "m") == "said"
     assert called == [({"lesson": "kv-cache", "step": 1}, "en", "m")]
     assert published == [("teacher", "?lesson=kv-cache&step=3")]
+
+
+def test_the_lessons_reading_leaves_a_run_its_class_moved_off(monkeypatch):
+    """The lesson's listener after a run (lessons._after_run) answers nothing for a run its
+    class moved off (the page may already show the next step), and reads any other."""
+    from explorer.ui.page import lessons
+
+    stops = Stops()
+    handler = stops.stoppable(lambda lang: iter(["a"]), last_word)
+    event_of_run = types.SimpleNamespace(fn=handler)
+    view = types.SimpleNamespace(link_inputs=[None, None], make_link=lambda *values: "?x=1", key="toy.run")
+    monkeypatch.setattr(lessons, "observe", lambda *args: ("read", "said"))
+    after = lessons._after_run(view, event_of_run)
+    stopping.stop_sessions(["zoe"], once_for=("R", 7))
+    with event("zoe", "gen-1", queued=0.0):
+        list(handler("en"))
+    with event("zoe", "after-1"):
+        skip = lessons.gr.skip()
+        assert after("m", "en", {}, None, "en") == (skip, skip, skip)
+    with event("zoe", "gen-2"):
+        list(handler("en"))
+    with event("zoe", "after-2"):
+        assert after("m", "en", {}, None, "en") == ("?x=1", "read", "said")

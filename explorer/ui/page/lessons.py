@@ -426,7 +426,7 @@ def redraw(state: Any, lang: Any) -> list:
     return [choices, *values[2:4], values[6], values[0]]
 
 
-def _after_run(view: View, event: Any):
+def _after_run(view: View, event: Any = None):
     n = len(view.link_inputs)
 
     def after_run(*args):

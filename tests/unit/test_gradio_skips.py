@@ -4,6 +4,7 @@ Gradio itself gives."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import gradio as gr
 import pandas as pd
@@ -36,7 +37,9 @@ def _answers(demo, fn, predictions, original):
         got = await Blocks.postprocess_data(demo, fn, fresh(), mine)
         expected = await original(demo, fn, fresh(), theirs)
         return got, expected, mine, theirs
-    return asyncio.run(both())
+    # on a thread of its own: a Playwright session fixture may hold an event loop in this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, both()).result(60)
 
 
 def test_skipped_outputs_are_answered_as_gradio_answers_them(patched):

@@ -54,10 +54,10 @@ from explorer.web.stopping import argument_reader
 
 log = logging.getLogger(__name__)
 
-# The delimiters of every gr.Markdown that holds a formula: $$...$$ displayed, $...$ inline.
 # A component in the page whose events fire but which no one sees (static/classroom.css): Gradio
 # 6 renders no component built with visible=False, and so fires none of its events.
 HIDDEN = "explorer-hidden"
+# The delimiters of every gr.Markdown that holds a formula: $$...$$ displayed, $...$ inline.
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 

@@ -258,7 +258,7 @@ class Stops:
         with self._lock:
             stopped_at, reason = self._stopped_at.get(session, (None, None))
             self._running.setdefault(session, {})[event_id] = flag
-        self._note_end(session, moved=False)   # a new run: the last one's end is past
+            self._moved_end.pop(session, None)   # a new run: the last one's end is past
         if stopped_at is not None and queued is not None and stopped_at >= queued:
             flag.set(reason)   # Stop was pressed (or the class moved) while this run waited
         return session, event_id, flag

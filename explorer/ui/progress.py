@@ -10,6 +10,9 @@ included. A page that has shown a lesson step (93 outputs) and a class bar (a co
 that again at every message of every run afterwards: in a profile of a student's page whose
 class moved on while its run streamed, these writes took 1.7 s of the page's 3.8 s.
 
+The app serves Gradio's page script with that writer patched to write only the statuses that
+changed (explorer/web/gradio_frontend.py); the targets still matter, since each status change
+of an event is written to each of its targets, and the patch applies only to the pinned Gradio.
 So progress answers a person's action, on components that are cheap to write and say
 something: none of the app's state, layout blocks or hidden helpers, and a chart only when
 the event outputs nothing else a visitor sees (a chart's value is copied at every write).

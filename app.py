@@ -83,7 +83,7 @@ DELETE_CACHE = (600, 3600)
 # Gradio runs each queued event in a worker thread (a Generate stream holds one while it waits
 # for its next token), and the events of queue=False (Stop, tab titles) in the same pool: one
 # thread for each event the groups let run at once, plus a margin for those.
-UNQUEUED_THREADS = 36   # 29 such events (Stop buttons, tab titles, the class bar and game) and a margin
+UNQUEUED_THREADS = 36   # 33 such events (Stop buttons, tab titles, the class bar and game) and a margin
 MAX_THREADS = sum(group.concurrency for group in GROUPS.values()) + UNQUEUED_THREADS
 
 # The web layer's bounds (explorer/web/: harden, server_options), from the values above.

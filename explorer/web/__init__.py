@@ -14,7 +14,7 @@ load balancer (`replica.py`, outermost so that it sees every answer); Gradio's d
 answered 404 (`closed_routes.py`); a handler's refusal in words on the direct route answered
 400, not 500 (`direct_errors.py`); a body over 1 MiB refused (413) before Gradio reads it
 (`body_limit.py`); the plotly.js that exported HTML files inline (`exports.py`); Gradio's page
-script with its loading-status writer patched (`gradio_frontend.py`, patch 7); a room's
+scripts with two patches (`gradio_frontend.py`: status writes, unqueued refusals); a room's
 revision for the class page's timer (`class_route.py`); what a page has drawn of a stream, which
 paces it (`drawn_route.py`); innermost, which sessions a page holds
 open (`open_pages.py`), so that only others go idle.

@@ -9,7 +9,8 @@ handler of the app goes through `explorer.ui.visitor_errors`, so what reaches th
 gr.Error with its message (an unexpected exception is logged with its traceback and answered
 with the generic "inputs.internal" sentence); such an answer becomes 400, body unchanged. A 500
 without a message (Gradio's own failure) stays 500. The page reads both alike: any status but
-200 shows the message (Gradio's client, `submit`'s direct branch).
+200 shows the message (Gradio's client, `submit`'s direct branch, which the app serves patched
+to pass the answer's `visible` on: explorer/web/gradio_frontend.py).
 
 Added through FastAPI's `middleware` argument (app.launch_options), like explorer/ui/body_limit.
 """

@@ -17,9 +17,9 @@ Patches (`apply`):
 4. `poll_queue_less`: the queue looks for waiting events every 10 ms, not every 1 ms;
 5. `skip_absent_plot_backends`: Gradio's `import matplotlib` around every message fails at once;
 6. `fast_skips` (explorer/web/gradio_skips.py): an output an event skips costs no Python.
-7. in the page, not here: Gradio's page script is served with its loading-status writer
-   writing only what changed (explorer/web/gradio_frontend.py, a route of its own, on the same
-   version check).
+7., 8. in the page, not here: Gradio's page scripts are served with the loading-status writer
+   writing only what changed, and an unqueued event's refusal shown in words
+   (explorer/web/gradio_frontend.py, a route of its own, on the same version check).
 
 Also here, not behind the version check:
 - `group_events` and `admit_events`: every queued event in one of the app's concurrency groups

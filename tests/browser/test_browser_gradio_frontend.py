@@ -1,13 +1,16 @@
-"""Gradio's loading-status writer as the app serves it (explorer/web/gradio_frontend.py), run in
-Chromium: the page loads the patched script, and the patched writer gives each component
-exactly the statuses Gradio's own writer gives it, less the repeats."""
+"""Gradio's page scripts as the app serves them (explorer/web/gradio_frontend.py), in Chromium:
+the page loads both patched scripts; the patched loading-status writer gives each component
+exactly the statuses Gradio's own writer gives it, less the repeats; a refusal of an unqueued
+event (joining a class by a mistyped code) is shown in its words."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
+from explorer.locales import text
 from explorer.web import gradio_frontend
+from explorer.web.gradio_frontend import STATUS_WRITES
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +62,7 @@ def _less_repeats(values: list) -> list:
 
 
 def test_the_patched_writer_writes_what_gradios_own_does_less_the_repeats(page):
-    got = page.evaluate(DRIVE, [_method(gradio_frontend.ORIGINAL), _method(gradio_frontend.PATCHED)])
+    got = page.evaluate(DRIVE, [_method(STATUS_WRITES.original), _method(STATUS_WRITES.patched)])
     original, patched = got["original"], got["patched"]
     assert set(original) == set(patched) == {"3", "7", "12"}
     for component, values in original.items():
@@ -69,11 +72,19 @@ def test_the_patched_writer_writes_what_gradios_own_does_less_the_repeats(page):
     assert [v for v in patched["3"] if '"generating"' in v] and "{}" in patched["3"]
 
 
-def test_the_page_runs_the_patched_script(page, app_url):
-    name, _ = gradio_frontend.patched_script()
+def test_the_page_runs_the_patched_scripts_and_shows_an_unqueued_refusal(page, app_url):
     page.goto(app_url)
     page.locator("#model-picker").wait_for(timeout=180_000)
     loaded = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-    assert any(re.search(rf"/assets/{re.escape(name)}$", url) for url in loaded), loaded
-    served = page.evaluate("(u) => fetch(u).then(r => r.text())", f"assets/{name}")
-    assert gradio_frontend.MARK in served and gradio_frontend.ORIGINAL not in served
+    for patch in gradio_frontend.PATCHES:
+        name, _ = gradio_frontend.patched_file(patch)
+        assert any(re.search(rf"/assets/{re.escape(name)}$", url) for url in loaded), (name, loaded)
+        served = page.evaluate("(u) => fetch(u).then(r => r.text())", f"assets/{name}")
+        assert patch.patched in served and patch.original not in served
+    # joining by a mistyped code: the store refuses it on the direct route (queue=False); the
+    # page shows why, where Gradio's own client showed a bare "Error" badge
+    page.click("#tab-classroom-button")
+    page.locator("#class-code input, #class-code textarea").first.fill("ZZ")
+    page.click("#class-join")
+    said = text("classroom.err.code", "en")
+    page.locator(".toast-body", has_text=said[:30]).first.wait_for(timeout=30_000)

@@ -41,7 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from explorer.web.asgi import Scope, Send, answer
+from explorer.web.asgi import Scope, Send, answer, at_route
 from explorer.web.gradio_patches import version_problem
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,6 @@ DIRECT_REFUSALS = ScriptPatch(
     "D({type:`status`,stage:`error`,endpoint:T,fn_index:C,message:e.error,broken:t,"
     "queue:!1,time:new Date,visible:e?.visible,duration:e?.duration,_title:e?.title})")
 PATCHES = (STATUS_WRITES, DIRECT_REFUSALS)
-MARK = "explorer_written"   # a name only the patched Blocks script holds
 
 
 def assets_dir() -> Path:
@@ -88,15 +87,15 @@ def assets_dir() -> Path:
 def patched_file(patch: ScriptPatch) -> tuple[str, bytes] | None:
     """(the asset's file name, its patched text), or None (logged) where `patch` does not apply."""
     problem = version_problem()
-    found = [] if problem else [path for path in sorted(assets_dir().glob(patch.pattern))
-                                if path.read_text(encoding="utf-8").count(patch.original) == 1]
+    texts = {} if problem else {path.name: path.read_text(encoding="utf-8")
+                                for path in sorted(assets_dir().glob(patch.pattern))}
+    found = [name for name, text in texts.items() if text.count(patch.original) == 1]
     if not problem and len(found) != 1:
         problem = f"{len(found)} of Gradio's {patch.pattern} scripts hold its text exactly once"
     if problem:
         log.warning("Gradio's page script is served without %s: %s", patch.name, problem)
         return None
-    text = found[0].read_text(encoding="utf-8").replace(patch.original, patch.patched)
-    return found[0].name, text.encode("utf-8")
+    return found[0], texts[found[0]].replace(patch.original, patch.patched).encode("utf-8")
 
 
 @lru_cache(maxsize=1)
@@ -116,12 +115,9 @@ class PatchedScripts:
                       for route, body in self.bodies.items()}
 
     def _route(self, scope: Scope) -> str | None:
-        if scope.get("type") != "http" or scope.get("method") not in ("GET", "HEAD"):
+        if scope.get("method") not in ("GET", "HEAD"):
             return None
-        path, root = scope.get("path", ""), scope.get("root_path", "")
-        if root and path.startswith(root + "/"):
-            path = path[len(root):]
-        return path if path in self.bodies else None
+        return next((route for route in self.bodies if at_route(scope, route)), None)
 
     async def __call__(self, scope: Scope, receive: Callable, send: Send) -> None:
         route = self._route(scope)

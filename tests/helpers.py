@@ -290,30 +290,43 @@ def run(model, ids, **fields):
     return snapshots, session
 
 
+def run_coroutine(coroutine, timeout: float = 60.0):
+    """asyncio.run(coroutine) on a thread of its own, its result or its exception: in the whole
+    suite a Playwright session fixture may hold an event loop in this thread, where asyncio.run
+    refuses to start another."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(1)
+    try:
+        return pool.submit(asyncio.run, coroutine).result(timeout)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def middleware_client(middleware: list):
+    """A test client of an app that answers "app: <path>" to any GET or POST, behind
+    `middleware` (FastAPI's entries, as the app's own routes give them)."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    app = Starlette(routes=[Route("/{path:path}", lambda request: PlainTextResponse("app: " + request.url.path),
+                                  methods=["GET", "POST"])],
+                    middleware=middleware)
+    return TestClient(app)
+
+
 def call_route(route, method: str, path: str, query: str) -> list:
     """The ASGI messages `route` (one of the app's own middleware routes) sends for one request
-    from 10.0.0.9, with no body; run on a thread of its own, as a Playwright session fixture may
-    hold an event loop in this one."""
-    import asyncio
-
+    from 10.0.0.9, with no body."""
     sent: list = []
-    errors: list = []
 
     async def send(message):
         sent.append(message)
 
     scope = {"type": "http", "method": method, "path": path, "root_path": "",
              "query_string": query.encode(), "headers": [], "client": ("10.0.0.9", 5000)}
-
-    def main():
-        try:
-            asyncio.run(route(scope, None, send))
-        except BaseException as error:   # noqa: BLE001 - raised below
-            errors.append(error)
-
-    worker = threading.Thread(target=main, daemon=True)
-    worker.start()
-    worker.join(30)
-    if errors:
-        raise errors[0]
+    run_coroutine(route(scope, None, send), timeout=30)
     return sent

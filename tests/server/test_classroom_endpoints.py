@@ -17,6 +17,7 @@ import pytest
 
 from explorer.classroom.rooms import ROOMS
 from explorer.ui.page import classroom
+from tests.helpers import run_coroutine
 
 _SESSIONS = itertools.count()
 
@@ -271,10 +272,5 @@ def test_the_follow_bench_speaks_the_pages_protocol(class_url):
             await student.answer(4000)
             return student
 
-    # a thread of its own: in the whole suite the main thread may already run an event loop
-    # (the browser tests' driver), where asyncio.run refuses to start another
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        student = pool.submit(asyncio.run, one_student()).result(timeout=60)
+    student = run_coroutine(one_student(), timeout=60)
     assert student.errors == 0 and STEP in student.seen

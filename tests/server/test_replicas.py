@@ -13,8 +13,6 @@ REQUIRE_HAPROXY=1 (set by .ci/run, which installs it), in which case they fail.
 """
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 import os
 import random
@@ -26,6 +24,7 @@ import pytest
 
 from deploy.replicas import CONFIG, render_config, replica_answering, start_cluster
 from explorer.web import replica
+from tests.helpers import run_coroutine
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"   # a room code's letters (the room link contract)
 CHECK_INTERVAL_S = 1.0
@@ -105,9 +104,7 @@ def call_route(path: str, method: str = "GET", query: bytes = b"", headers=(),
     middleware = replica.ReplicaRoute(app, holds=holds)
     scope = {"type": "http", "path": path, "method": method, "root_path": "", "query_string": query,
              "headers": list(headers)}
-    # in a thread of its own: a browser test's Playwright may hold an event loop in this one
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, middleware(scope, None, send)).result()
+    run_coroutine(middleware(scope, None, send))
     return sent[0]["status"], sent[1]["body"], bool(reached), sent[0]["headers"]
 
 

@@ -10,18 +10,11 @@ import pytest
 
 from explorer.locales import LANGUAGES
 from explorer.web import exports
+from tests.helpers import middleware_client
 
 
 def _client():
-    from starlette.applications import Starlette
-    from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
-    from starlette.testclient import TestClient
-
-    app = Starlette(routes=[Route("/{path:path}", lambda request: PlainTextResponse("app: " + request.url.path),
-                                  methods=["GET", "POST"])],
-                    middleware=exports.middleware())
-    return TestClient(app)
+    return middleware_client(exports.middleware())
 
 
 def test_the_route_serves_exactly_the_packages_plotly_js():

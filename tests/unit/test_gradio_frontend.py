@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.web import gradio_frontend
+from tests.helpers import middleware_client
 from explorer.web.gradio_frontend import DIRECT_REFUSALS, PATCHES, STATUS_WRITES
 
 
@@ -18,15 +19,7 @@ def fresh_patch():
 
 
 def _client():
-    from starlette.applications import Starlette
-    from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
-    from starlette.testclient import TestClient
-
-    app = Starlette(routes=[Route("/{path:path}", lambda request: PlainTextResponse("app: " + request.url.path),
-                                  methods=["GET", "POST"])],
-                    middleware=gradio_frontend.middleware())
-    return TestClient(app)
+    return middleware_client(gradio_frontend.middleware())
 
 
 def _name(patch) -> str:

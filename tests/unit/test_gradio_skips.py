@@ -3,9 +3,6 @@ update machinery, and the answer (what the page receives, what the session keeps
 Gradio itself gives."""
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-
 import gradio as gr
 import pandas as pd
 import pytest
@@ -13,6 +10,7 @@ from gradio.blocks import Blocks
 from gradio.state_holder import SessionState
 
 from explorer.web import gradio_skips
+from tests.helpers import run_coroutine
 
 
 @pytest.fixture
@@ -37,9 +35,7 @@ def _answers(demo, fn, predictions, original):
         got = await Blocks.postprocess_data(demo, fn, fresh(), mine)
         expected = await original(demo, fn, fresh(), theirs)
         return got, expected, mine, theirs
-    # on a thread of its own: a Playwright session fixture may hold an event loop in this one
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, both()).result(60)
+    return run_coroutine(both())
 
 
 def test_skipped_outputs_are_answered_as_gradio_answers_them(patched):

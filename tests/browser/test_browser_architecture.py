@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -85,7 +85,7 @@ def test_architecture_tab_in_english_then_in_chinese(new_page, app_url, screensh
     screenshot(page, "architecture-mla-en")
 
     # the language switch redraws every stored result in Chinese, without a new run
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#tab-architecture").get_by_text("从 2017 年的 Transformer 到今天的模块").wait_for()
     page.locator("#arch-fold-text").get_by_text("最小二乘解").wait_for(timeout=30_000)
     page.locator("#arch-mla-plot .annotation-text", has_text="每个 token 每层缓存的数值个数").wait_for()

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -117,7 +117,7 @@ def test_attention_tab_end_to_end(page, app_url, screenshot):
     screenshot(page, "attention-streaming-short")
 
     # the measured text follows the language switch
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#stream-summary", has_text="实测").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#stream-plot .gtitle", has_text="沿文本的困惑度").wait_for(timeout=30_000)
     page.locator("#stream-plot").screenshot(path=str(SCREENSHOTS / "attention-zh-streaming.png"))

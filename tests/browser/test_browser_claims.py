@@ -12,6 +12,7 @@ import re
 import pytest
 
 from explorer.ui.tabs import claims as claims_tab
+from tests.helpers import switch_language
 
 pytestmark = pytest.mark.browser
 
@@ -62,7 +63,7 @@ def test_board_in_english_and_chinese(page, board_url, screenshot):
     assert "secret" not in page.locator("#claims-board").inner_text()
     screenshot(page, "claims-en")
 
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#claims-summary", has_text="22 个论断中有 17 个成立").wait_for()
     page.locator("#claims-board", has_text="证据（现场测得）").wait_for()
     assert _cell(page, 10, 4).inner_text() == "✓ 成立"

@@ -17,6 +17,8 @@ import zlib
 import numpy as np
 import pytest
 
+from tests.helpers import switch_language
+
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000   # ms; the first load may convert the checkpoint
@@ -239,7 +241,7 @@ def test_exports_by_keyboard_and_without_a_link(new_page, app_url):
     assert page.locator(".explorer-export").count() == page.locator(".js-plotly-plot").count()
 
     # the toolbar's words follow the language switch
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.wait_for_function(
         "() => document.querySelector('#attention-map .explorer-export').getAttribute('aria-label') === '导出此图'")
     assert png.get_attribute("title") == "将此图下载为 PNG 图片"

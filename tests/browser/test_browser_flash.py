@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -162,7 +162,7 @@ def test_flash_tab_runs_and_the_schedule_plays(page, flash_url, screenshot):
     screenshot(page, "flash-timing")
 
     # Chinese: the stored results redrawn, the player's frames replaced with Chinese text
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("[role=tab]", has_text="朴素与分块").click()
     page.locator("#flash-summary").get_by_text("精确（C16）").wait_for(timeout=30_000)
     page.locator("#flash-tiles").get_by_text("▶ 播放").wait_for(timeout=30_000)

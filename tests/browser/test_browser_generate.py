@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import open_generate_tab, start_run, type_number
+from tests.helpers import open_generate_tab, start_run, switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -181,7 +181,7 @@ def test_short_run_shows_replay_and_logit_check(page, app_url):
     _shot(page, "generate-calculator")
 
     # The language switch re-draws both sections from their stored results (no new run).
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#gen-calc-table", has_text="每 token").wait_for(timeout=30_000)
     page.locator("#gen-calc-table", has_text="（已加载）").wait_for(timeout=30_000)
     _shot(page, "generate-calculator-zh")
@@ -264,7 +264,7 @@ def test_the_example_prompt_is_copied_from_the_kept_app_prompt(page, app_url):
                       r"prompts .* computed the other 1 \(prefix reuse\)", evidence)
     assert found and int(found.group(1)) == int(found.group(2)) - 1, evidence
     _shot(page, "generate-kept")
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#gen-evidence", has_text="本应用自带的某个提示词").wait_for(timeout=30_000)
     assert f"其中前 {found.group(1)} 个" in page.locator("#gen-evidence").inner_text()
     _shot(page, "generate-kept-zh")

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -93,7 +93,7 @@ def test_moe_tab_click_through(page, moe_app_url, screenshot):
     page.get_by_text(re.compile("Layer must be between 0 and 3, got 9")).first.wait_for(timeout=RUN_TIMEOUT)
 
     # the language switch redraws the stored results in Chinese, no new run
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#moe-heatmap .gtitle", has_text="路由概率").wait_for(timeout=RUN_TIMEOUT)
     page.locator("#moe-route-summary").get_by_text("nats/词元").wait_for(timeout=RUN_TIMEOUT)
     _shot(page, "moe-heatmap", "moe-heatmap-zh")

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import type_number
+from tests.helpers import switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -147,7 +147,7 @@ def test_rope_tab_click_through(page, app_url, screenshot):
     freq_text.get_by_text("10k").first.wait_for()
 
     # every chart follows the language switch, redrawn from what the tab stored (no new run)
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#rope-freq-plot .annotation-text", has_text="各维度对的频率").wait_for(timeout=30_000)
     page.locator("#rope-freq-table").get_by_text("谁在用").first.wait_for()
     screenshot(page, "rope-section-freq-zh")
@@ -176,11 +176,11 @@ def test_rope_tab_click_through(page, app_url, screenshot):
 
 def test_rope_tab_in_chinese(page, app_url, screenshot):
     _open_rope_tab(page, app_url)
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#tab-rope").get_by_text("旋转位置编码（RoPE）实测").wait_for()
     page.locator("#rope-freq-text").get_by_text("一圈也转不完").first.wait_for(timeout=RUN_TIMEOUT)
     screenshot(page, "rope-tab-zh")
-    page.locator("#language-switch").get_by_text("English").click()
+    switch_language(page, "en")
     page.locator("#tab-rope").get_by_text("Rotary position embedding, measured").wait_for()
 
 

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from tests.helpers import switch_language
+
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms; the first load may convert the checkpoint
@@ -89,7 +91,7 @@ def test_chinese_browser_opens_in_chinese_and_remembers_the_switch(new_page, app
     page.locator("#model-status", has_text="运行于").wait_for()
     screenshot(page, "shell-zh-browser")
 
-    page.locator("#language-switch").get_by_text("English").click()
+    switch_language(page, "en")
     page.locator("#explorer-heading h1", has_text="Transformer Explorer").wait_for()
     page.reload()
     _open(page, app_url)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.helpers import open_generate_tab, type_number
+from tests.helpers import open_generate_tab, switch_language, type_number
 
 pytestmark = pytest.mark.browser
 
@@ -97,7 +97,7 @@ def test_hover_and_keyboard_show_each_tokens_alternatives(page, app_url):
     assert third.locator(".gen-tip").is_hidden(), "Escape does not hide the tooltip"
 
     # the language switch redraws the strip from the stored run: the same numbers, in Chinese
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#gen-tokens .gen-tip-head", has_text="第 1 步").wait_for(state="attached",
                                                                          timeout=30_000)
     second = page.locator("#gen-tokens .gen-tok").nth(1)

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from explorer.generate import roofline, step_cost
+from tests.helpers import switch_language
 
 MODEL = "smollm2-135m-instruct"
 
@@ -153,7 +154,7 @@ def test_roofline_section_in_the_browser_in_both_languages(page, app_url):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#section-generate-roofline").screenshot(path=str(SCREENSHOTS / "generate-roofline.png"),
                                                           timeout=120_000)
-    page.locator("#language-switch").get_by_text("中文").click()
+    switch_language(page, "zh")
     page.locator("#gen-roof-device", has_text="本设备实测").wait_for(timeout=30_000)
     page.locator("#gen-roof-summary", has_text="受内存带宽限制").wait_for(timeout=30_000)
     page.wait_for_function(

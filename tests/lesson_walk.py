@@ -51,12 +51,18 @@ def _without_timer(said: str) -> str:
     return _TIMER.sub("", said).strip()
 
 
-def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEOUT_S) -> str:
+def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEOUT_S,
+                     guessed: bool = False) -> str:
     """The panel's said text once it quotes a run: neither a waiting nor the running line,
-    no progress timer on it, and not the text it had before. The line saying the run had other
-    settings than the step's fails the walk at once."""
+    no progress timer on it, and not the text it had before; `guessed` (a predict step whose
+    guess was sent): only a reading that compares the guess. A run of the step's section that
+    ends before the guess is in (one the page started on the previous step, or at its load, as
+    the section is drawn on load and by the step's own press) is read too, without the guess,
+    and the Check's answer may come after it: that reading is not the one the walk waits for.
+    The line saying the run had other settings than the step's fails the walk at once."""
     pending = [_plain(template(key, lang).split("{")[0])
                for key in ("lesson.waiting", "lesson.waiting_guess", "lesson.running")]
+    compared = _plain(template("lesson.compare_more", lang).split("{")[0])  # "You guessed "
     other = _plain(template("lesson.other_settings", lang).split("{")[0])
     before = _without_timer(before)
     deadline = time.monotonic() + timeout_s
@@ -65,7 +71,8 @@ def wait_for_reading(page, before: str, lang: str, timeout_s: float = STEP_TIMEO
         if other in said:
             raise AssertionError(f"the step's run had other settings than the step's: {said!r}")
         if said and said != before and not any(p in said for p in pending) \
-                and "processing" not in said and re.search(r"\d", said):
+                and "processing" not in said and re.search(r"\d", said) \
+                and (not guessed or compared in said):
             return said
         time.sleep(0.5)
     raise AssertionError(f"the panel quoted no run within {timeout_s} s; it says {_said(page)!r} "
@@ -123,7 +130,8 @@ def walk(page, app_url: str, key: str, lang: str, guesses: Optional[Mapping[int,
             field.fill(str(guess))
             page.locator("#lesson-check").click()
         try:
-            said = wait_for_reading(page, said if index else "", lang)
+            said = wait_for_reading(page, said if index else "", lang,
+                                    guessed=step.predict is not None)
         except Exception:
             _failure_shot(page, f"walk-failed-{key}-{lang}-step{index + 1}")
             raise

@@ -134,7 +134,7 @@ def test_a_class_follows_the_teacher_and_answers_together(new_page, app_url, for
     before = teacher.locator("#lesson-said").inner_text()
     _box(teacher, "lesson-guess").fill("5000")
     teacher.click("#lesson-check")
-    said = wait_for_reading(teacher, before, "en")
+    said = wait_for_reading(teacher, before, "en", guessed=True)
     teacher.click("#class-reveal")
     teacher.locator("#class-hist .js-plotly-plot").wait_for(timeout=30_000)
     measured = teacher.evaluate(

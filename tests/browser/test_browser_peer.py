@@ -160,7 +160,7 @@ def _run(teacher, ada, mei, bo, app_url):
     before = teacher.locator("#lesson-said").inner_text()
     teacher.locator("#lesson-guess input").first.fill("5000")
     teacher.click("#lesson-check")
-    said = wait_for_reading(teacher, before, "en")
+    said = wait_for_reading(teacher, before, "en", guessed=True)
     teacher.click("#class-reveal")
     teacher.locator("#class-hist .js-plotly-plot").wait_for(timeout=60_000)
     bars = _bars(teacher)

@@ -212,7 +212,7 @@ def test_a_class_on_a_phone_fits_its_width(new_page, phone, app_url):
     before = teacher.locator("#lesson-said").inner_text()
     teacher.locator("#lesson-guess input").first.fill("5000")
     teacher.click("#lesson-check")
-    wait_for_reading(teacher, before, "en")
+    wait_for_reading(teacher, before, "en", guessed=True)
     teacher.click("#class-reveal")
     for page, lang in ((ada, "en"), (mei, "zh")):
         # closed, the bar stays one line; the chart mark says the answers are in it

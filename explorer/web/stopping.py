@@ -158,13 +158,14 @@ def stop_sessions(sessions: Any, once_for: Any = None) -> int:
     return stopped
 
 
-def stop_every_run(once_for: Any = None) -> bool:
+def stop_every_run(once_for: Any = None, moved: bool = False) -> bool:
     """Stop, as its Stop button would, every run the session of the event this thread serves
     has running or queued, of every kind (a live class's move: a following page goes to the
     teacher's step at once, and the step it was running ends within a step with its own last
     message instead of streaming on). `once_for`: a key (the move) this session is stopped for
     once only, so that a second poll carrying the same move, answered before the first one's
-    new state reached the page, does not stop the new step's run. True when one was running."""
+    new state reached the page, does not stop the new step's run; `moved` (a page applying its
+    class's move) stops as a move does, every time. True when one was running."""
     if once_for is not None:
         session, _, _ = event_context()
         with _ONCE_LOCK:
@@ -173,7 +174,7 @@ def stop_every_run(once_for: Any = None) -> bool:
             _ONCE[(session, once_for)] = True
             while len(_ONCE) > MAX_SESSIONS:
                 _ONCE.popitem(last=False)
-    reason = MOVED if once_for is not None else None
+    reason = MOVED if once_for is not None or moved else None
     return any([stops.stop(reason=reason) for stops in list(_EVERY)])
 
 

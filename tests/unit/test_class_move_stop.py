@@ -6,6 +6,7 @@ without a move stop nothing."""
 from __future__ import annotations
 
 import threading
+import time
 import types
 
 from explorer.classroom.rooms import Rooms
@@ -143,6 +144,43 @@ def test_a_run_queued_when_its_class_moved_ends_as_moved():
         out = list(stops.stoppable(lambda lang: iter(["never"]), last_word)("en"))
     assert out == [("stopped", None, "en")]
     with event("ada", "after-1"):
+        assert stops.ended_by_move()
+
+
+def test_a_page_applying_a_move_stops_a_run_it_pressed_after_the_teachers_press():
+    """The teacher's press stops the class's runs (stop_sessions), and a run a page starts just
+    after it, before the page learned of the move, is one of the step the page leaves: the
+    page's apply_move stops it (stop_every_run(moved=True)), each time, as a move, although the
+    move's once-only mark is set; its listeners then leave it (ended_by_move)."""
+    stops = Stops()
+    started = threading.Event()
+
+    def run(lang):
+        flag = stops.flag()
+        started.set()
+        while not flag.is_set():
+            time.sleep(0.01)
+            yield "token"
+
+    handler = stops.stoppable(run, last_word)
+    stopping.stop_sessions(["bea"], once_for=("R", 5))      # the teacher's press
+    out = []
+
+    def consume():
+        with event("bea", "gen-late"):                       # queued after the press
+            out.extend(handler("en"))
+
+    worker = threading.Thread(target=consume)
+    worker.start()
+    assert started.wait(10) and stops.running("bea") == 1
+    with event("bea", "poll-1"):                             # the poll's stop: once, already done
+        assert not stopping.stop_every_run(once_for=("R", 5))
+    assert stops.running("bea") == 1
+    with event("bea", "apply-1"):
+        assert stopping.stop_every_run(moved=True)
+    worker.join(10)
+    assert not worker.is_alive() and stops.running("bea") == 0
+    with event("bea", "after-1"):
         assert stops.ended_by_move()
 
 

@@ -401,6 +401,10 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
             link = None
         if not isinstance(link, str) or not link.startswith("?") or len(link) > MAX_QUERY_CHARS:
             return [gr.skip()] * (len(go_outputs))
+        # a run this page started after the teacher's press stopped its class's runs, and before
+        # the page learned of the move, is one of the step it leaves: it ends now too (the
+        # step's own run is pressed after this answer, by the command it carries)
+        stop_every_run(moved=True)
         values = restore(link, lang_value, current, views, runtime.names(), runtime.default_name,
                          lambda name: runtime.get(name).config)
         return values[3:]

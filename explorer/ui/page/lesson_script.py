@@ -32,16 +32,21 @@ HEAD = r"""
       const box = document.querySelector("#lesson-link textarea, #lesson-link input");
       if (box) box.value = location.origin + location.pathname + command.address;
     }
+    // a newer command (the class moved on while this one's section opened) supersedes this
+    // one: its press would start the step the page has left, and Gradio drops a press of the
+    // same button while that run is pending (the newer step's own press would be lost)
+    const current = () => last === command.nonce;
     if (command.target && window.explorerOpen) await window.explorerOpen(command.target);
-    if (!command.run || !/^[\w-]+$/.test(command.run)) return;
+    if (!current() || !command.run || !/^[\w-]+$/.test(command.run)) return;
     for (let waited = 0; waited < 20000; waited += 100) {
       const button = document.getElementById(command.run);
       if (button && !button.disabled && button.offsetParent !== null) {
         await sleep(150);   // the controls' new values reach the page before the press reads them
-        button.click();
+        if (current()) button.click();
         return;
       }
       await sleep(100);
+      if (!current()) return;
     }
   };
   document.addEventListener("click", (event) => {

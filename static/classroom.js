@@ -60,8 +60,9 @@ window.explorerClassRevision = function (current) {
 
 async function classRevision(current) {
   const read = (revision, move) => ({revision: revision, move: move || null});
-  const room = classRoom();
-  if (!room) return read(current);
+  let room = new URLSearchParams(location.search).get("room");
+  if (!room) { const m = document.cookie.match(/(?:^|; )explorer_room=([A-Z2-9]{6})/); room = m && m[1]; }
+  if (!room || !/^[A-Z2-9]{6}$/.test(room)) return read(current);
   const since = /^\d{1,12}$/.test(current || "") ? "&since=" + current : "";
   let member = "";
   try {
@@ -102,33 +103,6 @@ function classMoved(room, moves, link) {
   classMoves = {room: room, n: moves};
   if (!moved || !classFollows(room)) return null;
   return /^\?[!#-\[\]-~]{1,8191}$/.test(link || "") ? JSON.stringify({link: link, moves: Number(moves)}) : null;
-}
-
-// The teacher's Next and Back, sent at the click (explorer/web/class_press.py): the class moves
-// before this page has dispatched the press, which a page that has just drawn the end of its own
-// run holds back for a few hundred ms. The step it moves to is the one after (before) the link
-// the panel shows; Gradio's listener of the same press publishes that step too (one move: the
-// same link), and is the one that counts when this request is refused or the class is elsewhere.
-document.addEventListener("click", (event) => {
-  const button = event.target && event.target.closest && event.target.closest("#lesson-next, #lesson-back");
-  if (!button || button.disabled) return;
-  let teacher = null;
-  try { teacher = JSON.parse(sessionStorage.getItem("explorer-class-teacher") || "null"); } catch (e) { return; }
-  if (!teacher || !/^[A-Z2-9]{6}$/.test(teacher.code || "") || !/^[A-Za-z0-9_-]{16,64}$/.test(teacher.secret || "")) return;
-  if (classRoom() !== teacher.code) return;
-  const box = document.querySelector("#lesson-link textarea, #lesson-link input");
-  const shown = box ? box.value : "";
-  const at = shown.indexOf("?") >= 0 ? shown.slice(shown.indexOf("?")) : "";
-  if (!/^\?[!#-\[\]-~]{1,8391}$/.test(at)) return;
-  const press = {room: teacher.code, key: teacher.secret, at: at, step: button.id === "lesson-next" ? 1 : -1};
-  fetch("class/press", {method: "POST", cache: "no-store", headers: {"content-type": "application/json"},
-                        body: JSON.stringify(press)}).catch(() => {});
-}, true);
-
-function classRoom() {
-  let room = new URLSearchParams(location.search).get("room");
-  if (!room) { const m = document.cookie.match(/(?:^|; )explorer_room=([A-Z2-9]{6})/); room = m && m[1]; }
-  return room && /^[A-Z2-9]{6}$/.test(room) ? room : null;
 }
 
 function classFollows(room) {

@@ -109,22 +109,6 @@ class Questions:
             self._move(room, link)
             return room.moves
 
-    def follow_from(self, code: Any, secret: Any, current: str, link: str,
-                    bounds: Optional[tuple[float, float]] = None) -> Optional[int]:
-        """`follow`, only while the class is at `current` (the step the teacher's page pressed
-        Next or Back on): the room's move count, or None when the class is elsewhere, its link
-        left as it is. A move sent at a press may arrive after a later move of the same page
-        (explorer/web/class_press.py): it must not take the class back."""
-        _check_link(link)
-        with self._lock:
-            room = self._teacher(code, secret, self.clock())
-            if room.link != current:
-                return None
-            if bounds is not None and link not in room.questions:
-                self._ask(room, link, bounds, None)
-            self._move(room, link)
-            return room.moves
-
     def _ask(self, room: Any, link: str, bounds: tuple[float, float], parent: Optional[str]) -> None:
         low, high = float(bounds[0]), float(bounds[1])
         if len(room.questions) >= MAX_QUESTIONS:

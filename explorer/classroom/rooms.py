@@ -247,24 +247,6 @@ class Rooms(Questions):
         with self._lock:
             return self._teacher(code, secret, self.clock()).code
 
-    def check_press(self, code: Any, secret: Any, address: Any) -> None:
-        """A teacher's press on the plain route (explorer/web/class_press.py): nothing when
-        `secret` is the room's; else InputError, and the miss counts against `address` as a
-        code that does not exist does, past its misses "classroom.err.probes": keys are not
-        guessed there either."""
-        with self._lock:
-            now = self.clock()
-            self._expire(now)
-            room = self._rooms.get(code) if isinstance(code, str) else None
-            if room is not None and isinstance(secret, str) and len(secret) <= 64 and \
-                    hmac.compare_digest(secret.encode(), room.secret.encode()):
-                return
-            key = address_key(address)
-            if self._misses.full(key, now):
-                raise InputError("classroom.err.probes")
-            self._misses.add(key, now)
-            raise InputError("classroom.err.secret")
-
     def watch_token(self, code: Any, secret: Any) -> str:
         """The token the teacher's page reads the room's revision with (answers and joins
         included): a counter only, never the secret in a URL."""

@@ -15,9 +15,9 @@ answered 404 (`closed_routes.py`); a handler's refusal in words on the direct ro
 400, not 500 (`direct_errors.py`); a body over 1 MiB refused (413) before Gradio reads it
 (`body_limit.py`); the plotly.js that exported HTML files inline (`exports.py`); Gradio's page
 scripts with two patches (`gradio_frontend.py`: status writes, unqueued refusals); a room's
-revision for the class page's timer (`class_route.py`); the teacher's Next and Back as pressed
-(`class_press.py`); what a page has drawn of a stream, which paces it (`drawn_route.py`);
-innermost, which sessions a page holds open (`open_pages.py`), so that only others go idle.
+revision for the class page's timer (`class_route.py`); what a page has drawn of a stream, which
+paces it (`drawn_route.py`); innermost, which sessions a page holds
+open (`open_pages.py`), so that only others go idle.
 
 Also here, for the tabs: the groups' names (`groups.py`), Stop buttons that end a run with its
 own last message (`stopping.py`), and reads of the event's context (`gradio_context.py`).
@@ -31,9 +31,8 @@ from typing import Any
 
 import gradio as gr
 
-from explorer.web import (body_limit, class_press, class_route, closed_routes, direct_errors,
-                          drawn_route, exports, gradio_frontend, gradio_patches, open_pages, replica,
-                          zerogpu)
+from explorer.web import (body_limit, class_route, closed_routes, direct_errors, drawn_route,
+                          exports, gradio_frontend, gradio_patches, open_pages, replica, zerogpu)
 from explorer.web.admission import Admission, GroupLimits, SessionGate
 
 
@@ -72,8 +71,7 @@ def middleware() -> list:
     """The server's ASGI middlewares, outermost first (the order is the module's docstring's)."""
     return (replica.middleware() + closed_routes.middleware() + direct_errors.middleware()
             + body_limit.middleware() + exports.middleware() + gradio_frontend.middleware()
-            + class_route.middleware() + class_press.middleware() + drawn_route.middleware()
-            + open_pages.middleware())
+            + class_route.middleware() + drawn_route.middleware() + open_pages.middleware())
 
 
 def server_options(settings: Settings) -> dict[str, Any]:

@@ -113,7 +113,7 @@ class RevisionRoute:
 
     async def _revision(self, scope: dict, code: str, member: Any, since: Any) -> tuple[int, bytes]:
         try:
-            revision = self.rooms.revision(code, member, client_address(scope))
+            revision = self.rooms.revision(code, member, _address(scope))
         except InputError:                      # too many codes that do not exist
             return 429, b""
         if since is not None and revision is not None:
@@ -146,7 +146,7 @@ class RevisionRoute:
                 self._changes.pop(code, None)
 
 
-def client_address(scope: dict) -> Any:
+def _address(scope: dict) -> Any:
     """The client's address as every other bound reads it (EXPLORER_TRUST_PROXY)."""
     from starlette.requests import Request
 

@@ -197,32 +197,6 @@ def publish(state: Any, link: Any, lesson_state: Any, views: Views, runtime: Any
     return gr.skip()
 
 
-def press_move(code: Any, secret: Any, current: Any, delta: Any, views: Views, runtime: Any,
-               rooms: Rooms = ROOMS) -> bool:
-    """The teacher's Next or Back (`delta` +1 or -1) at lesson step link `current`, as the page's
-    script sends it at the press (explorer/web/class_press.py), before Gradio's own listener
-    (early_move) publishes the same step: the class follows the next step's link now, if it is at
-    `current` still (a press sent late must not take it back); True when it moved. InputError for
-    anything but the teacher's secret and a step link of a lesson with a step there, checked
-    before the link is parsed."""
-    rooms.check_teacher(code, secret)
-    if delta not in (-1, 1) or isinstance(delta, bool):
-        raise InputError("classroom.err.link")
-    at, _ = class_link(current, views, runtime)
-    plan, data = read_lesson_link(at, views, runtime.names(), runtime.default_name,
-                                  lambda name: runtime.get(name).config)
-    lesson = lesson_named(plan.lesson, data) if plan.lesson else None
-    index = plan.step + delta if lesson is not None else -1
-    if not 0 <= index < (len(lesson.steps) if lesson is not None else 0):
-        raise InputError("classroom.err.link")
-    link, bounds = class_link(step_link(lesson.key, index, data), views, runtime)
-    before = rooms.moves(code)
-    moves = rooms.follow_from(code, secret, at, link, bounds)
-    if moves is not None and moves != before:   # as publish: the following pages' runs end now
-        stop_sessions(rooms.sessions(code, secret), once_for=(code, moves))
-    return moves is not None
-
-
 @visitor_errors
 def download(state: Any, lang: Any, rooms: Rooms = ROOMS) -> Any:
     """The class's answers as a CSV file: a private file of a unique name in a folder only this

@@ -16,13 +16,12 @@ move (a lesson step, or a section's "Copy link") reaches a following student's p
 applied as on load (lessons.restore, then window.explorerApply presses the run button).
 
 A move takes as few hops as it can, since each waits for a page that may be busy drawing a
-run's stream: the teacher's Next or Back is sent by the page's script at the click
-(explorer/web/class_press.py, `press_move`), before the page dispatches the press; a listener of
-the same press publishes the same step (`early_move`, the lesson's own handler: a pick of a
-lesson, a press the route could not take), not after the teacher's page has drawn the step; the
-long poll's answer carries the link to a member (explorer/web/class_route.py), and the page's
-script hands it to `apply_move` at once, in parallel with the poll. Both write the same value
-(`move_value`), so a move is applied once, and it ends the page's runs of the step it leaves.
+run's stream: the teacher's step is published as it is pressed (a listener of the same press
+computes the step's link with the lesson's own handler, `early_move`), not after the teacher's
+page has drawn the step; the long poll's answer carries the link to a member
+(explorer/web/class_route.py), and the page's script hands it to `apply_move` at once, in
+parallel with the poll. Both write the same value (`move_value`), so a move is applied once,
+and it ends the page's runs of the step it leaves.
 "Explore on my own" stops applying moves; "Back to the class" applies the current one at once.
 
 Answers: a student's guess in the lesson panel (or the bar's own box) goes to the class as well
@@ -50,11 +49,10 @@ from explorer.classroom.rooms import MAX_NICKNAME, ROOMS, Rooms, clean_code, cle
 from explorer.inputs import InputError
 from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
-from explorer.web import class_press
 from explorer.web.stopping import explore_alone, stop_every_run
 from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _session,  # noqa: F401
-                                       class_link, download, end_class, lock_class, press_move,
-                                       publish, hold_checks, remove_member, roster_choices, start,
+                                       class_link, download, end_class, lock_class, publish,
+                                       hold_checks, remove_member, roster_choices, start,
                                        teacher_values)
 from explorer.ui.page.class_bar import (HIDDEN, POLL_S, SHOWN, Bar, bar_text,  # noqa: F401
                                         bar_values, build_bar, gone_values)
@@ -378,9 +376,6 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
 
     def move(state, link, lesson_state, lang_value):
         return publish(state, link, lesson_state, views, runtime)
-
-    # the same press's move as the page's script sends it at the click, before Gradio's dispatch
-    class_press.handle(lambda code, key, at, step: press_move(code, key, at, step, views, runtime))
 
     # the teacher's moves: each lesson step it goes to (published at the press: early_mover,
     # wired with the lessons), each section link it copies (a press of "Copy link"; a run alone

@@ -12,7 +12,12 @@ an IDLE move. Measured per move and student: the time from the teacher's press t
 page showing the new step (its address names the step and the lesson panel is shown, what
 tests/browser/test_browser_classroom.py waits for). Also noted per busy move: whether the
 student's run of step 2 was still decoding when its page showed step 3.
-Prints p50 / max of both kinds and `CLASS_MOVE: busy p50 <s> max <s> · idle p50 <s> max <s>`.
+Also measured per move: the time from the press to the store's move (the class follows the new
+step; this process serves the app, so both are on one clock). Prints p50 / max of both kinds and
+`CLASS_MOVE: busy p50 <s> max <s> · idle p50 <s> max <s> · press -> published p50 ...`.
+
+--teacher-runs: the teacher's page answers the prediction too, so its own 200-token run streams
+on the page that presses Next (a teacher measuring the value the class will see).
 
 --http-students K adds K students who are HTTP clients, not pages (bench/class_follow.py's
 way): each joins the class in a session of its own and, at each busy round, runs the step's
@@ -90,8 +95,8 @@ def join(student, url: str, link: str, name: str) -> None:
     student.locator("#class-bar").get_by_text(code).wait_for(timeout=60_000)
 
 
-# --trace: each request a student's page made after the press (performance's resource
-# entries): its path, when it started and ended, in seconds after the press
+# --trace: each request the teacher's and each student's page made after the press
+# (performance's resource entries): its path, when it started and ended, in seconds after it
 CLEAR = "() => { performance.setResourceTimingBufferSize(5000); performance.clearResourceTimings(); }"
 ENTRIES = ("(press) => performance.getEntriesByType('resource').map(e => ["
            "e.name.replace(location.origin, '').split('?')[0],"
@@ -100,14 +105,44 @@ ENTRIES = ("(press) => performance.getEntriesByType('resource').map(e => ["
            ".filter(e => e[2] > -1)")
 
 
-def measure_move(teacher, students, button: str, step: int, trace: bool = False) -> tuple[list, list]:
+PUBLISHED: list[float] = []   # when the room's move counter changed (this process serves the app)
+
+
+def watch_moves() -> None:
+    """Note the time of each move the store makes (its `_move`, under the store's lock): the
+    press -> published figure is then measured in one process, on one clock."""
+    from explorer.classroom.questions import Questions
+
+    original = Questions._move
+
+    def _move(room, link):
+        before = room.moves
+        original(room, link)
+        if room.moves != before:
+            PUBLISHED.append(time.monotonic())
+    Questions._move = staticmethod(_move)
+
+
+def published_after(pressed: float, timeout_s: float = 60.0) -> float:
+    """Seconds from the press to the store's move that followed it."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        later = [t for t in PUBLISHED if t >= pressed]
+        if later:
+            return later[0] - pressed
+        time.sleep(0.005)
+    raise TimeoutError("the teacher's press moved no class")
+
+
+def measure_move(teacher, students, button: str, step: int, trace: bool = False) -> tuple[list, list, float]:
     """Press `button` on the teacher's page: (seconds to each student's page at `step`, whether
-    that page's previous run was still decoding when it got there)."""
-    for page in students:
+    that page's previous run was still decoding when it got there, seconds to the store's move)."""
+    for page in (teacher, *students):
         page.evaluate(CLEAR)
     press_ms = time.time() * 1000
     pressed = time.monotonic()
     teacher.click(button)
+    published = published_after(pressed)
     times, decoding = [], []
     for k, page in enumerate(students):
         try:
@@ -120,11 +155,14 @@ def measure_move(teacher, students, button: str, step: int, trace: bool = False)
         times.append(time.monotonic() - pressed)
         decoding.append(bool(page.evaluate(DECODING)))
     if trace:
+        entries = [e for e in teacher.evaluate(ENTRIES, press_ms) if "heartbeat" not in e[0]]
+        print("  teacher: " + ", ".join(f"{name.rsplit('/', 2)[-2:]} {a:.2f}-{b:.2f}"
+                                        for name, a, b in entries), flush=True)
         for k, page in enumerate(students):
             entries = [e for e in page.evaluate(ENTRIES, press_ms) if "heartbeat" not in e[0]]
             print(f"  student {k} at {times[k]:.2f} s: " + ", ".join(
                 f"{name.rsplit('/', 2)[-2:]} {a:.2f}-{b:.2f}" for name, a, b in entries), flush=True)
-    return times, decoding
+    return times, decoding, published
 
 
 def answer(pages) -> None:
@@ -145,6 +183,18 @@ def wait_runs_end(pages, tokens: int, timeout_s: float = 600.0) -> None:
             return
         time.sleep(0.25)
     raise TimeoutError("the runs did not end")
+
+
+def wait_quiet(page, timeout_s: float = 600.0) -> None:
+    """Until the page's run section is not decoding, twice a second apart (a pressed run that
+    waited for the last one to end starts in between)."""
+    end = time.monotonic() + timeout_s
+    quiet = 0
+    while time.monotonic() < end and quiet < 2:
+        quiet = 0 if page.evaluate(DECODING) else quiet + 1
+        time.sleep(1.0)
+    if quiet < 2:
+        raise TimeoutError("the teacher's runs did not end")
 
 
 def wait_decoding(pages, tokens: int = 3, timeout_s: float = 300.0) -> None:
@@ -203,7 +253,8 @@ class HttpStudent:
             self.ended.set()
 
 
-def run(students: int, rounds: int, trace: bool = False, http_students: int = 0) -> dict:
+def run(students: int, rounds: int, trace: bool = False, http_students: int = 0,
+        teacher_runs: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     from bench.serve import served
@@ -211,7 +262,8 @@ def run(students: int, rounds: int, trace: bool = False, http_students: int = 0)
     from explorer.locales import text
     from explorer.runtime import Runtime
 
-    busy, idle, still = [], [], []
+    busy, idle, still, sent = [], [], [], {"busy": [], "idle": []}
+    watch_moves()
     runtime = Runtime()
     with served(runtime) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -244,31 +296,41 @@ def run(students: int, rounds: int, trace: bool = False, http_students: int = 0)
         for page in pupils:
             at_step(page, 2, 120_000)
         print("at step 2", [p.inner_text("#gen-status") for p in pupils], flush=True)
+        runners = [teacher, *pupils] if teacher_runs else pupils
         for r in range(rounds):
-            answer(pupils)
+            answer(runners)
             for other in others:
                 other.start(generate)
-            wait_decoding(pupils)
+            wait_decoding(runners)
             for other in others:
                 if not other.decoding.wait(300):
                     raise TimeoutError("an HTTP student's run did not start")
-            times, decoding = measure_move(teacher, pupils, "#lesson-next", 3, trace)
+            times, decoding, published = measure_move(teacher, pupils, "#lesson-next", 3, trace)
             busy += times
             still += decoding
+            sent["busy"].append(published)
             print(f"round {r + 1}: busy move {['%.2f' % t for t in times]} s "
-                  f"(previous run still decoding: {decoding})", flush=True)
+                  f"(published {published:.2f} s; previous run still decoding: {decoding})", flush=True)
             wait_runs_end(pupils, 48)
+            if teacher_runs:   # the teacher's own runs (not a follower: the move leaves them) end
+                wait_quiet(teacher)
             for other in others:
                 other.ended.wait(300)
-            times, _ = measure_move(teacher, pupils, "#lesson-back", 2)
+            times, _, published = measure_move(teacher, pupils, "#lesson-back", 2)
             idle += times
-            print(f"round {r + 1}: idle move {['%.2f' % t for t in times]} s", flush=True)
+            sent["idle"].append(published)
+            print(f"round {r + 1}: idle move {['%.2f' % t for t in times]} s "
+                  f"(published {published:.2f} s)", flush=True)
         browser.close()
     figures = {"students": students, "http_students": http_students, "rounds": rounds,
-               "busy_s": busy, "idle_s": idle, "decoding_when_shown": still}
+               "teacher_runs": teacher_runs, "busy_s": busy, "idle_s": idle,
+               "decoding_when_shown": still, "published_s": sent}
     line = (f"CLASS_MOVE: busy p50 {statistics.median(busy):.2f} s max {max(busy):.2f} s · "
-            f"idle p50 {statistics.median(idle):.2f} s max {max(idle):.2f} s "
-            f"({students} student pages + {http_students} HTTP students, {rounds} rounds; "
+            f"idle p50 {statistics.median(idle):.2f} s max {max(idle):.2f} s · "
+            f"press -> published p50 busy {statistics.median(sent['busy']):.2f} s "
+            f"idle {statistics.median(sent['idle']):.2f} s "
+            f"({students} student pages + {http_students} HTTP students, {rounds} rounds"
+            f"{', the teacher runs the step too' if teacher_runs else ''}; "
             f"pages still decoding when shown: {sum(still)} of {len(still)})")
     print(line, flush=True)
     return figures
@@ -281,9 +343,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--http-students", type=int, default=0,
                         help="students who are HTTP clients: the server's load of a bigger class")
-    parser.add_argument("--trace", action="store_true", help="each student's requests after a busy move")
+    parser.add_argument("--trace", action="store_true",
+                        help="the teacher's and each student's requests after a busy move")
+    parser.add_argument("--teacher-runs", action="store_true",
+                        help="the teacher's page answers and runs the step too (its stream at the press)")
     args = parser.parse_args(argv)
-    figures = run(args.students, args.rounds, args.trace, args.http_students)
+    figures = run(args.students, args.rounds, args.trace, args.http_students, args.teacher_runs)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return 0

@@ -208,9 +208,11 @@ def test_the_shipped_cards_state_the_training_time_their_records_hold():
 # the same corpus with today's models.explorer_moe, the figures must come back: a change to the
 # init, the attention, the norms or the router since the weights were made moves them. The
 # tolerances: the rounding (±5e-5 each side) and fp32 sums done in another order by another
-# CPU's kernels; trained here with 1 and with 2 threads, step 25 agreed to the 4th decimal.
+# CPU's kernels; trained here with 1 and with 2 threads, step 25 agreed to the 4th decimal. On
+# an AMD EPYC host (2026-12-07) the switch loss at step 25 came back 2.4271 against the recorded
+# 2.4257 (the training loss within 1e-3), on this commit and its parent alike: 2e-3 there.
 STEP0_TOL = 2e-4
-STEP25_TOL = 1e-3
+STEP25_TOL = 2e-3
 
 
 @pytest.fixture(scope="module")

@@ -22,29 +22,35 @@ class Request:
         self.client = type("Client", (), {"host": "10.0.0.2"})()
 
 
-def test_stop_every_run_stops_each_kind_of_this_sessions_runs_and_no_other():
-    first, second = Stops(), Stops()
-    started, release = threading.Event(), threading.Event()
-    seen = []
+def _streaming(stops: Stops, session: str, event_id: str) -> tuple[threading.Thread, list]:
+    """A run of `stops` for `session` streaming on a thread until its flag is raised, once it
+    runs: (the thread, what it noted when its flag stopped it)."""
+    started, ended = threading.Event(), []
 
     def long_run(lang):
-        flag = first.flag()
+        flag = stops.flag()
         started.set()
         while not flag.is_set():
-            release.wait(0.01)
+            time.sleep(0.01)
             yield "token"
-        seen.append("stopped by its flag")
+        ended.append("stopped by its flag")
 
-    mine = first.stoppable(long_run, last_word)
+    handler = stops.stoppable(long_run, last_word)
 
     def consume():
-        with event("student", "gen-1"):
-            for _ in mine("en"):
+        with event(session, event_id):
+            for _ in handler("en"):
                 pass
 
     worker = threading.Thread(target=consume)
     worker.start()
     assert started.wait(10)
+    return worker, ended
+
+
+def test_stop_every_run_stops_each_kind_of_this_sessions_runs_and_no_other():
+    first, second = Stops(), Stops()
+    worker, seen = _streaming(first, "student", "gen-1")
     with event("someone-else", "poll-1"):
         assert not stopping.stop_every_run()         # another session's poll: nothing of hers
     assert first.running("student") == 1
@@ -153,33 +159,16 @@ def test_a_page_applying_a_move_stops_a_run_it_pressed_after_the_teachers_press(
     page's apply_move stops it (stop_every_run(moved=True)), each time, as a move, although the
     move's once-only mark is set; its listeners then leave it (ended_by_move)."""
     stops = Stops()
-    started = threading.Event()
-
-    def run(lang):
-        flag = stops.flag()
-        started.set()
-        while not flag.is_set():
-            time.sleep(0.01)
-            yield "token"
-
-    handler = stops.stoppable(run, last_word)
     stopping.stop_sessions(["bea"], once_for=("R", 5))      # the teacher's press
-    out = []
-
-    def consume():
-        with event("bea", "gen-late"):                       # queued after the press
-            out.extend(handler("en"))
-
-    worker = threading.Thread(target=consume)
-    worker.start()
-    assert started.wait(10) and stops.running("bea") == 1
+    worker, ended = _streaming(stops, "bea", "gen-late")     # queued after the press
+    assert stops.running("bea") == 1
     with event("bea", "poll-1"):                             # the poll's stop: once, already done
         assert not stopping.stop_every_run(once_for=("R", 5))
     assert stops.running("bea") == 1
     with event("bea", "apply-1"):
         assert stopping.stop_every_run(moved=True)
     worker.join(10)
-    assert not worker.is_alive() and stops.running("bea") == 0
+    assert not worker.is_alive() and ended == ["stopped by its flag"] and stops.running("bea") == 0
     with event("bea", "after-1"):
         assert stops.ended_by_move()
 

@@ -155,14 +155,16 @@ def measure_move(teacher, students, button: str, step: int, trace: bool = False)
         times.append(time.monotonic() - pressed)
         decoding.append(bool(page.evaluate(DECODING)))
     if trace:
-        entries = [e for e in teacher.evaluate(ENTRIES, press_ms) if "heartbeat" not in e[0]]
-        print("  teacher: " + ", ".join(f"{name.rsplit('/', 2)[-2:]} {a:.2f}-{b:.2f}"
-                                        for name, a, b in entries), flush=True)
+        print("  teacher: " + requests_after(teacher, press_ms), flush=True)
         for k, page in enumerate(students):
-            entries = [e for e in page.evaluate(ENTRIES, press_ms) if "heartbeat" not in e[0]]
-            print(f"  student {k} at {times[k]:.2f} s: " + ", ".join(
-                f"{name.rsplit('/', 2)[-2:]} {a:.2f}-{b:.2f}" for name, a, b in entries), flush=True)
+            print(f"  student {k} at {times[k]:.2f} s: " + requests_after(page, press_ms), flush=True)
     return times, decoding, published
+
+
+def requests_after(page, press_ms: float) -> str:
+    """The page's requests since the press (its heartbeat left out): path, start-end seconds."""
+    entries = [e for e in page.evaluate(ENTRIES, press_ms) if "heartbeat" not in e[0]]
+    return ", ".join(f"{name.rsplit('/', 2)[-2:]} {a:.2f}-{b:.2f}" for name, a, b in entries)
 
 
 def answer(pages) -> None:
@@ -186,8 +188,8 @@ def wait_runs_end(pages, tokens: int, timeout_s: float = 600.0) -> None:
 
 
 def wait_quiet(page, timeout_s: float = 600.0) -> None:
-    """Until the page's run section is not decoding, twice a second apart (a pressed run that
-    waited for the last one to end starts in between)."""
+    """Until the page's run section is seen not decoding at two reads a second apart (a run
+    pressed while the last one was pending starts once that one ends)."""
     end = time.monotonic() + timeout_s
     quiet = 0
     while time.monotonic() < end and quiet < 2:

@@ -14,6 +14,7 @@ import re
 import pytest
 
 from explorer.classroom.game import GAMES
+from tests.class_pages import class_code, invite_link, start_class
 from tests.conftest import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
@@ -51,12 +52,8 @@ def test_a_class_plays_what_will_the_model_say_next(new_page, game_url):
     teacher = new_page("en-US", 1400, 1000)
     ada, mei, sam = new_page("en-US", 1200, 900), new_page("zh-CN", 1200, 900), new_page("en-US", 390, 844)
     teacher.goto(game_url)
-    teacher.click("#tab-classroom-button", timeout=SLOW)
-    teacher.click("#class-start")
-    _wait_text(teacher, "#class-info", "[A-Z2-9]{6}")
-    info = teacher.inner_text("#class-info")
-    code = re.search(r"\b[A-Z2-9]{6}\b", info).group(0)
-    link = re.search(r"\?room=" + code + r"&invite=[\w-]+", info).group(0)
+    info = start_class(teacher)
+    code, link = class_code(info), invite_link(info)
     for page, nick in ((ada, "Ada"), (mei, "Mei"), (sam, "Sam")):
         page.goto(f"{game_url}{link}")
         page.wait_for_function(f"() => {{ const e = document.querySelector('#class-code input, #class-code textarea');"

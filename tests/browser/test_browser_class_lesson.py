@@ -18,6 +18,7 @@ import pytest
 
 from explorer.lessons import custom
 from explorer.locales import text
+from tests.class_pages import invite_link, start_class
 from tests.browser.test_browser_lesson_builder import (PER_TOKEN, RUN_TIMEOUT_MS, _build, _message,
                                                        _open_builder, _page, _save, _shot, _upload)
 from tests.browser.test_browser_peer import LOAD, _bars, _boxes, _join, _open_bar, _send
@@ -78,12 +79,7 @@ def _refusals_zh(page, app_url, bad: dict) -> None:
 
 def _start_class(teacher) -> str:
     """The class link (its query) the teacher's Class tab gives once started."""
-    teacher.click("#tab-classroom-button", timeout=LOAD)
-    teacher.click("#class-start")
-    teacher.wait_for_function("() => /[A-Z2-9]{6}/.test((document.querySelector('#class-info') || {}).innerText || '')")
-    info = teacher.inner_text("#class-info")
-    code = re.search(r"\b[A-Z2-9]{6}\b", info).group(0)
-    return re.search(r"\?room=" + code + r"&invite=[\w-]+", info).group(0)
+    return invite_link(start_class(teacher))
 
 
 def _at_step(page, n: int) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.locales import text
+from tests.class_pages import invite_link, start_class
 from tests.conftest import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
@@ -77,11 +78,7 @@ def test_a_move_reaches_pages_whose_runs_still_decode(new_page, app_url):
     for page in (teacher, *students):
         page.context.set_default_timeout(180_000)   # three pages and their decode on a shared host
     teacher.goto(app_url)
-    teacher.click("#tab-classroom-button", timeout=180_000)
-    teacher.click("#class-start")
-    teacher.wait_for_function("() => /\\?room=[A-Z2-9]{6}&invite=/.test("
-                              "(document.querySelector('#class-info') || {}).innerText || '')")
-    link = re.search(r"\?room=[A-Z2-9]{6}&invite=[\w-]+", teacher.inner_text("#class-info")).group(0)
+    link = invite_link(start_class(teacher))
     for k, page in enumerate(students):
         _join(page, app_url, link, f"s{k}")
 

@@ -14,6 +14,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.locales import text
+from tests.class_pages import class_code, start_class
 from tests.conftest import SCREENSHOTS
 from tests.lesson_walk import wait_for_reading
 
@@ -73,10 +74,7 @@ def test_a_class_follows_the_teacher_and_answers_together(new_page, app_url, for
     mei = new_page("zh-CN", 1200, 900)
 
     teacher.goto(app_url)
-    teacher.click("#tab-classroom-button", timeout=180_000)
-    teacher.click("#class-start")
-    teacher.wait_for_function("() => /[A-Z2-9]{6}/.test((document.querySelector('#class-info') || {}).innerText || '')")
-    code = re.search(r"\b[A-Z2-9]{6}\b", teacher.inner_text("#class-info")).group(0)
+    code = class_code(start_class(teacher))
     assert teacher.locator("#class-qr svg").count() == 1
     assert f"room={code}" in teacher.url and "key=" not in teacher.url
     _shot(teacher, "class-teacher-start")
@@ -166,10 +164,7 @@ def test_the_teacher_key_stays_in_its_tab_and_the_class_ends(new_page, app_url):
     tab forgets the key (issue 41)."""
     teacher = new_page("en-US", 1200, 900)
     teacher.goto(app_url)
-    teacher.click("#tab-classroom-button", timeout=180_000)
-    teacher.click("#class-start")
-    teacher.wait_for_function("() => /[A-Z2-9]{6}/.test((document.querySelector('#class-info') || {}).innerText || '')")
-    code = re.search(r"\b[A-Z2-9]{6}\b", teacher.inner_text("#class-info")).group(0)
+    code = class_code(start_class(teacher))
     teacher.wait_for_function("() => !!sessionStorage.getItem('explorer-class-teacher')")
     secret = teacher.evaluate("() => JSON.parse(sessionStorage.getItem('explorer-class-teacher')).secret")
     assert len(secret) >= 20 and secret not in teacher.evaluate("() => JSON.stringify(localStorage)")

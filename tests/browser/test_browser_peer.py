@@ -19,6 +19,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.locales import text
+from tests.class_pages import class_code, invite_link, start_class
 from tests.conftest import SCREENSHOTS
 from tests.lesson_walk import wait_for_reading
 
@@ -92,12 +93,8 @@ def _run(teacher, ada, mei, bo, app_url):
     for page in (teacher, ada, mei):
         page.set_default_timeout(60_000)
     teacher.goto(app_url)
-    teacher.click("#tab-classroom-button", timeout=LOAD)
-    teacher.click("#class-start")
-    teacher.wait_for_function("() => /[A-Z2-9]{6}/.test((document.querySelector('#class-info') || {}).innerText || '')")
-    info = teacher.inner_text("#class-info")
-    code = re.search(r"\b[A-Z2-9]{6}\b", info).group(0)
-    link = re.search(r"\?room=" + code + r"&invite=[\w-]+", info).group(0)
+    info = start_class(teacher)
+    code, link = class_code(info), invite_link(info)
     _join(ada, app_url, link, "Ada")
     _join(mei, app_url, link, "梅")
     _join(bo, app_url, link, "Bo", tap=True)

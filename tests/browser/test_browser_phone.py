@@ -8,12 +8,12 @@ on its progress line), the step's charts are drawn at the page's width (every ba
 artifacts/screenshots/phone-*.png; look at them after a change to the layout."""
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from explorer.lessons import LESSONS
 from explorer.locales import text
+from tests.class_pages import class_code, start_class
 from tests.conftest import SCREENSHOTS
 from tests.lesson_walk import wait_for_reading
 
@@ -149,10 +149,7 @@ def _at_step(page, n):
 def test_a_class_on_a_phone_fits_its_width(new_page, phone, app_url):
     teacher = new_page("en-US", 1300, 900)
     teacher.goto(app_url)
-    teacher.click("#tab-classroom-button", timeout=LOAD_TIMEOUT)
-    teacher.click("#class-start")
-    teacher.wait_for_function("() => /[A-Z2-9]{6}/.test((document.querySelector('#class-info') || {}).innerText || '')")
-    code = re.search(r"\b[A-Z2-9]{6}\b", teacher.inner_text("#class-info")).group(0)
+    code = class_code(start_class(teacher))
     ada, mei = phone("en-US"), phone("zh-CN")
     _join(ada, app_url, code, "Ada")
     _join(mei, app_url, code, "梅")

@@ -145,3 +145,22 @@ def test_a_lesson_reads_only_a_run_that_ended_well(full_page):
         after = [f for f in fns if f.trigger_after in runs and f.name == "after_run"]
         assert after, view.key
         assert all(f.trigger_only_on_success for f in after), view.key
+
+
+def test_a_press_of_a_lessons_run_button_is_never_dropped(full_page):
+    """lessons.presses_run_after_pending: each run button a lesson presses runs a press made
+    while its last run is still pending once that run ends (a class moving between two steps of
+    one section), in the config the page gets too."""
+    fns = list(full_page.blocks.fns.values())
+    config = {d["id"]: d for d in full_page.blocks.config["dependencies"]}
+    pressed = 0
+    for view in full_page.views.items:
+        if view.run is None:
+            continue
+        runs = [f for f in fns if any(t[0] == view.run._id and t[1] == "click" for t in f.targets)]
+        assert runs, view.key
+        for fn in runs:
+            assert fn.trigger_mode == "always_last", (view.key, fn.name, fn.trigger_mode)
+            assert config[fn._id]["trigger_mode"] == "always_last", view.key
+            pressed += 1
+    assert pressed >= 25, pressed

@@ -403,6 +403,7 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any,
     # after every run of a view that ended well (a failed run leaves the last one's reading):
     # its link box holds the run's link (what the exports name),
     # and a lesson at a step of that view reads the run's result
+    presses_run_after_pending(demo, views)
     for view in views.items:
         for event in events_of(view):
             event.success(_after_run(view, event), [*view.link_inputs, panel.state, view.state, lang],
@@ -411,6 +412,18 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any,
     lang.change(redraw, [panel.state, lang],
                 [panel.pick, panel.progress, panel.look, panel.said, panel.state], **private)
     return {"steps": steps, "check": check}
+
+
+def presses_run_after_pending(demo: gr.Blocks, views: Views) -> None:
+    """Every run button a lesson presses (APPLY_JS) runs a press made while this page's last run
+    of it is still pending once that run ends (Gradio's trigger_mode "always_last"). When a
+    class moves between two steps of one section while the first step's run is pending, Gradio's
+    default ("once") would drop the second step's press, and its panel would wait for a run that
+    never comes."""
+    buttons = {view.run._id for view in views.items if view.run is not None}
+    for fn in demo.fns.values():
+        if any(block in buttons and event == "click" for block, event in fn.targets):
+            fn.trigger_mode = "always_last"
 
 
 def redraw(state: Any, lang: Any) -> list:

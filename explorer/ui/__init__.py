@@ -162,20 +162,13 @@ def load_or_error(runtime: Runtime, model_name: Any, progress: Any = None) -> Lo
         raise gr.Error(f"The model could not be loaded: {error}", print_exception=False) from None
 
 
-def toast_error(message: str, lang: Any) -> gr.Error:
-    """An error for the visitor's toast, its title in the page's language (Gradio's default
-    title is "Error" in every language)."""
+def _visitor_error(error: Exception, lang: Any) -> gr.Error:
     # print_exception=False: Gradio would print a traceback for every refusal, and a hostile
     # client's stream of refused requests would fill the log (about 90 MB in a 30-minute siege)
-    return gr.Error(message, title=text("inputs.toast.error", normalize_language(lang)),
-                    print_exception=False)
-
-
-def _visitor_error(error: Exception, lang: Any) -> gr.Error:
     if isinstance(error, InputError):
-        return toast_error(error.message(normalize_language(lang)), lang)
+        return gr.Error(error.message(normalize_language(lang)), print_exception=False)
     log.exception("handler failed")  # the traceback goes to the server log, never to the page
-    return toast_error(text("inputs.internal", normalize_language(lang)), lang)
+    return gr.Error(text("inputs.internal", normalize_language(lang)), print_exception=False)
 
 
 def takes(inputs: type) -> Callable[[Callable], Callable]:

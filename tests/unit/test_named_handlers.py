@@ -85,21 +85,3 @@ def test_a_stopped_rope_sweep_clears_its_progress_line_by_name():
     last = stopped_word(SweepOutputs, progress="summary")(None, "en")
     assert isinstance(last, SweepOutputs) and last.summary == "" and last.note
     assert all(value == gr.skip() for value in (last.plot, last.table, last.result))
-
-
-@takes(Inputs)
-def refusing(runtime, *values: Inputs, progress=gr.Progress()):
-    from explorer.inputs import InputError
-    raise InputError("inputs.internal")
-
-
-def test_a_refusals_toast_is_titled_in_the_visitors_language():
-    """Gradio titles every error toast "Error"; ours says it in the page's language."""
-    handler = visitor_errors(functools.partial(refusing, "runtime"))
-    for lang, title, message in (("en", "Error", "Something went wrong"), ("zh", "出错了", "服务器出了点问题")):
-        try:
-            handler("m", lang, 1, progress=None)
-        except gr.Error as error:
-            assert error.title == title and str(error.message).startswith(message), (error.title, error.message)
-        else:
-            raise AssertionError("no error")

@@ -18,6 +18,4 @@ STRINGS: dict[str, str] = {
     'inputs.name.choice': 'The choice',
     'inputs.name.number': 'The number',
     'inputs.internal': 'Something went wrong on the server; the request was not completed. Try again.',
-    'inputs.toast.error': 'Error',          # the title of an error's toast
-    'inputs.toast.warning': 'Note',         # the title of a warning's toast
 }

@@ -18,6 +18,4 @@ STRINGS: dict[str, str] = {
     'inputs.name.choice': '所选项',
     'inputs.name.number': '数值',
     'inputs.internal': '服务器出了点问题，请求没有完成。请再试一次。',
-    'inputs.toast.error': '出错了',
-    'inputs.toast.warning': '注意',
 }

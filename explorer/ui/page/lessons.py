@@ -337,8 +337,7 @@ def restore(query: Any, lang: Any, current_model: Any, views: Views, model_names
     if plan.notes:
         said = link_note(plan.notes, lang)
         note = gr.update(visible=True, value="⚠ " + plain(said))   # the link's values, not Markdown
-        # a toast (HTML): the note's place may be scrolled away
-        gr.Warning(html.escape(said), title=text("inputs.toast.warning", lang))
+        gr.Warning(html.escape(said))   # a toast (HTML): the note's place may be scrolled away
     head = [gr.update(value=True) if plan.present else gr.skip(),
             gr.update(value=plan.lang) if plan.lang else gr.skip(), note]
     if plan.lesson:

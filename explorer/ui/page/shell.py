@@ -14,7 +14,7 @@ import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
 from explorer.runtime import Runtime
-from explorer.ui import Redraw, load_or_error, toast_error, visitor_errors
+from explorer.ui import Redraw, load_or_error, visitor_errors
 from explorer.web import exports
 
 log = logging.getLogger(__name__)
@@ -225,7 +225,7 @@ def wire_header(demo: gr.Blocks, header: Header, runtime: Runtime, t: Translator
         try:
             return render_status(runtime, t, model_name, normalize_language(lang))
         except ValueError as error:
-            raise toast_error(str(error), lang) from None
+            raise gr.Error(str(error), print_exception=False) from None
 
     outputs = [header.status, header.notice]
     # Loading is in the cheap group (app.GROUPS), not the "model" one: Runtime serialises loads

@@ -34,7 +34,7 @@ from explorer.serving.pacing import PACES
 from explorer.serving.priority import CHECKS_FIRST
 from explorer.ui.page import views
 from explorer.ui.tabs import generate_batch, generate_calculator, generate_precision, generate_roofline
-from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, toast_error, visitor_errors
+from explorer.ui import LATEX, TabContext, bind, load_or_error, takes, visitor_errors
 from explorer.web.gradio_context import client_alive, event_client, event_cookie
 from explorer.web.drawn_route import PACED_COOKIE, mark_html
 from explorer.web.stopping import Stops
@@ -139,7 +139,8 @@ def _engine_errors(stream, lang: str):
     except InputError:
         raise
     except ValueError as error:
-        raise toast_error(text("generate.error.stopped_model", lang, error=error), lang) from None
+        raise gr.Error(text("generate.error.stopped_model", lang, error=error),
+                       print_exception=False) from None
 
 
 class RunInputs(NamedTuple):

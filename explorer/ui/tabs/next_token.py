@@ -11,7 +11,7 @@ import gradio as gr
 from explorer.locales import normalize_language, text
 from explorer.nexttoken import distribution as dist
 from explorer.nexttoken import figures, runs
-from explorer.ui import LATEX, TabContext, load_or_error, takes, toast_error, visitor_errors
+from explorer.ui import LATEX, TabContext, load_or_error, takes, visitor_errors
 from explorer.ui.page import views
 
 TITLE = "next.tab"
@@ -77,7 +77,7 @@ def sample(runtime, *values: SampleInputs):
     lang = normalize_language(form.lang)
     n, seed, n_new = runs.check_samples(form.n, form.seed, form.n_new)
     if not isinstance(form.result, runs.Distribution):
-        raise toast_error(text("next.dist.no_run", lang), lang)
+        raise gr.Error(text("next.dist.no_run", lang), print_exception=False)
     loaded = load_or_error(runtime, form.result.name)
     result = runs.with_samples(loaded, form.result, n, seed, n_new)
     return figures.samples_text(result, lang), result

@@ -86,6 +86,21 @@ def test_tampered_link_opens_with_defaults_and_a_note(page, app_url):
     _shot(page, "link-tampered")
 
 
+def test_a_chinese_visitors_link_note_is_in_chinese(new_page, app_url):
+    """The link is read at page load, before the header's load sets the language radio (still
+    "en" then): the note is written in the page's own language (lesson_script.with_page_language),
+    the toast and the note box alike."""
+    page = new_page("zh-CN", 390, 844)
+    page.goto(f"{app_url}?view=attention.map&layer=999&x=1")
+    note = page.locator("#link-note")
+    note.wait_for(timeout=120_000)
+    opening = text("link.note", "zh", notes="").split("：")[0]
+    assert opening in note.inner_text() and "layer" in note.inner_text(), note.inner_text()
+    page.locator("[data-testid=toast-body]").first.wait_for(timeout=60_000)
+    assert opening in page.locator("[data-testid=toast-body]").first.inner_text()
+    _shot(page, "link-tampered-zh-phone")
+
+
 def test_presenter_mode_from_the_link(page, app_url):
     page.goto(f"{app_url}?lesson=kv-cache&step=1&present=1")
     page.locator("#lesson-panel").wait_for(timeout=180_000)

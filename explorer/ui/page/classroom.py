@@ -57,6 +57,7 @@ from explorer.ui.page.class_teacher import (_address, _copied, _page, _role, _se
 from explorer.ui.page.class_bar import (HIDDEN, POLL_S, SHOWN, Bar, bar_text,  # noqa: F401
                                         bar_values, build_bar, gone_values)
 from explorer.ui.page.class_peer import wire_peer
+from explorer.ui.page.lesson_script import with_page_language
 from explorer.ui.page.lessons import APPLY_JS, LINK_AT, panel_outputs, restore
 from explorer.ui.page.views import MAX_QUERY_CHARS, Views, plain
 
@@ -359,7 +360,7 @@ def wire(demo: gr.Blocks, tab: Tab, bar: Bar, panel: Any, header: Any, views: Vi
     demo.load(None, None, [bar.kept], js=KEPT_JS).then(
         on_load, [bar.stored, lang, bar.kept],
         [bar.state, bar.stored, bar.timer, tab.code, tab.message, bar.page, *tab.teacher_outputs()],
-        api_visibility="private").then(**page_js)
+        js=with_page_language(3, 1), api_visibility="private").then(**page_js)
     tab.end.click(end_class, [bar.state, lang],
                   [bar.state, bar.timer, tab.message, bar.page, bar.column, *tab.teacher_outputs()],
                   api_name="class_end", **api).then(**page_js)

@@ -28,7 +28,7 @@ from explorer.locales import normalize_language, text
 from explorer.ui import visitor_errors
 from explorer.ui.page import lessons
 from explorer.ui.page.lesson_links import lesson_link, read_lesson_link, refusal_text, step_reader
-from explorer.ui.page.lesson_script import APPLY_JS
+from explorer.ui.page.lesson_script import APPLY_JS, with_page_language
 from explorer.ui.page.views import Views, plain
 from explorer.web.stopping import argument_reader
 
@@ -368,7 +368,8 @@ def wire(demo: gr.Blocks, b: Builder, panel: Any, header: Any, views: Views, run
     b.save_file.click(_refusing(h.save_file, 2, 1), [b.state, b.title, lang], [b.file, b.message],
                       **private)
     b.load.upload(_refusing(h.load, n + 1, 5), [b.load, lang], [*editor, b.title], **private)
-    demo.load(visitor_errors(h.from_link), [lang], [*editor, b.title], **private)
+    demo.load(visitor_errors(h.from_link), [lang], [*editor, b.title], js=with_page_language(1, 0),
+              **private)
     go_outputs = lessons.panel_outputs(panel) + [model, *views.components(), panel.command]
 
     def play(draft, title, lang_value, current):

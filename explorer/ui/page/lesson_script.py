@@ -7,6 +7,18 @@ and the lesson keys."""
 APPLY_JS = """(command) => { if (command) window.explorerApply(command); }"""
 
 
+def with_page_language(inputs: int, at: int) -> str:
+    """The js of a page-load event whose input `at` (of `inputs`) is the language: the page's own
+    (the saved choice or the browser's: window.explorerLanguage, explorer/ui/page/shell.py) in
+    its place. At load the language radio still holds its initial "en" (the header's load that
+    sets it runs beside this one), so a Chinese visitor's link note, builder message or class
+    message would be written in English."""
+    names = [f"a{i}" for i in range(inputs)]
+    values = list(names)
+    values[at] = f"(window.explorerLanguage ? window.explorerLanguage() : {names[at]})"
+    return f"({', '.join(names)}) => [{', '.join(values)}]"
+
+
 PRESENT_JS = """(on) => {
   document.body.classList.toggle("explorer-present", Boolean(on));
   setTimeout(() => window.dispatchEvent(new Event("resize")), 100);

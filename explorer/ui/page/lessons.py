@@ -30,7 +30,7 @@ from explorer.lessons import (LESSONS, Lesson, Step, _number, compare, compariso
 from explorer.locales import Term, normalize_language, text
 from explorer.ui.page.lesson_links import (lesson_named, lesson_of, link_note, read_lesson_link,
                                            shown_text, step_link)
-from explorer.ui.page.lesson_script import APPLY_JS, HEAD, PRESENT_JS
+from explorer.ui.page.lesson_script import APPLY_JS, HEAD, PRESENT_JS, with_page_language
 from explorer.ui.page.views import (MAX_QUERY_CHARS, Plan, View, Views, events_of, label_key, plain)
 from explorer.web.stopping import ended_by_move
 
@@ -398,7 +398,7 @@ def wire(demo: gr.Blocks, panel: Panel, header: Any, views: Views, runtime: Any,
                               [panel.state, panel.said, panel.command], **private)
     check.then(**apply)
     demo.load(on_load, [lang, model], [panel.present, lang, panel.note, *go_outputs],
-              api_name="open_link").then(**apply)
+              api_name="open_link", js=with_page_language(2, 0)).then(**apply)
     panel.present.change(None, [panel.present], None, js=PRESENT_JS)
     # after every run of a view that ended well (a failed run leaves the last one's reading):
     # its link box holds the run's link (what the exports name),

@@ -7,6 +7,7 @@ a link restoring a view with its values, and a tampered link opening with the de
 note; presenter mode and the keyboard. Screenshots: artifacts/screenshots/."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -98,7 +99,16 @@ def test_a_chinese_visitors_link_note_is_in_chinese(new_page, app_url):
     assert opening in note.inner_text() and "layer" in note.inner_text(), note.inner_text()
     page.locator("[data-testid=toast-body]").first.wait_for(timeout=60_000)
     assert opening in page.locator("[data-testid=toast-body]").first.inner_text()
+    # the toast's head: Gradio writes its kind in English; the page's style says it in Chinese
+    # (shell.toast_titles_css), and says it in English again after the switch
+    head = ("() => { const t = document.querySelector('.toast-title');"
+            " return [getComputedStyle(t, '::before').content, parseFloat(getComputedStyle(t).fontSize)]; }")
+    assert page.evaluate(head) == [json.dumps(text("shell.toast.warning", "zh"), ensure_ascii=False), 0]
     _shot(page, "link-tampered-zh-phone")
+    page.locator("#language-switch label", has_text="English").click()
+    page.wait_for_function("() => document.documentElement.lang === 'en'", timeout=30_000)
+    if page.locator(".toast-title").count():
+        assert page.evaluate(head)[0] == "none" and page.evaluate(head)[1] > 0
 
 
 def test_presenter_mode_from_the_link(page, app_url):

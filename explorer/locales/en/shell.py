@@ -41,4 +41,9 @@ STRINGS: dict[str, str] = {
         'This measurement was made {ago} s ago on this model and machine: its result is shown '
         'again rather than measured once more (a new measurement in {left} s).'),
     'shell.warming': 'Warming up the first answers: {ready} of {n} sections ready (now: {next}). A section not ready yet answers by running, as usual.',
+    # the head of a toast, by its kind (Gradio's own words in English: shell.toast_titles_css)
+    'shell.toast.error': 'Error',
+    'shell.toast.warning': 'Warning',
+    'shell.toast.info': 'Info',
+    'shell.toast.success': 'Success',
 }

@@ -30,4 +30,8 @@ STRINGS: dict[str, str] = {
     'shell.refused.bodies_busy': '已拒绝：服务器此刻正在接收很多请求。请几秒后再试。',
     'shell.kept_result': '这项测量在 {ago} 秒前已在此模型和机器上做过：这里再次显示它的结果，而不重新测量（{left} 秒后可重新测量）。',
     'shell.warming': '正在预先计算首次结果：{n} 个部分中已就绪 {ready} 个（当前：{next}）。尚未就绪的部分会照常运行后给出结果。',
+    'shell.toast.error': '出错了',
+    'shell.toast.warning': '注意',
+    'shell.toast.info': '提示',
+    'shell.toast.success': '完成',
 }

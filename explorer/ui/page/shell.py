@@ -13,6 +13,7 @@ from typing import Any
 import gradio as gr
 
 from explorer.i18n import LANGUAGES, Translator, normalize_language
+from explorer.locales import text
 from explorer.runtime import Runtime
 from explorer.ui import Redraw, load_or_error, visitor_errors
 from explorer.web import exports
@@ -152,6 +153,29 @@ def _gradio_core_bundle() -> str:
     return ""
 
 
+TOAST_KINDS = ("error", "warning", "info", "success")
+
+
+def toast_titles_css() -> str:
+    """Gradio 6.31's toast heads its messages with their kind, capitalised from its own code
+    ("Error", "Warning"), in every language; it never draws a title given to gr.Error or
+    gr.Warning. On a page in another language this style writes the kind in that language (the
+    html element's lang follows the language switch: Gradio's changeLocale sets it); the
+    message under it is ours, already in the page's language."""
+    rules = []
+    for lang in LANGUAGES:
+        if lang == "en":
+            continue
+        heads = ", ".join(f"html:lang({lang}) .toast-title.{kind}" for kind in TOAST_KINDS)
+        rules.append(f"{heads} {{ font-size: 0; }}")
+        rules.append(", ".join(f"html:lang({lang}) .toast-title.{kind} > *" for kind in TOAST_KINDS)
+                     + " { font-size: 1rem; }")
+        for kind in TOAST_KINDS:
+            word = json.dumps(text(f"shell.toast.{kind}", lang), ensure_ascii=False)
+            rules.append(f"html:lang({lang}) .toast-title.{kind}::before {{ content: {word}; font-size: 1rem; }}")
+    return "<style>\n" + "\n".join(rules) + "\n</style>\n"
+
+
 def head_html() -> str:
     # the export toolbar of every figure (explorer/web/exports.py), the page's one watch over
     # its charts (static/charts.js: each figure's text alternative as its aria-label, the logit
@@ -159,6 +183,7 @@ def head_html() -> str:
     # drawn of a stream, which pace it (static/pace.js) come with the header
     static = Path(__file__).resolve().parents[3] / "static"
     return (_HEAD.replace("__CORE__", json.dumps("./" + _gradio_core_bundle())) + exports.head()
+            + toast_titles_css()
             + "".join("<script>" + (static / name).read_text() + "</script>"
                       for name in ("charts.js", "pace.js")))
 

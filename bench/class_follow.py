@@ -35,6 +35,7 @@ import secrets
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -46,6 +47,15 @@ for _name in ("EXPLORER_MAX_RUNS_PER_ADDRESS", "EXPLORER_WAITING_PER_ADDRESS",
 
 STEPS = ["?lesson=kv-cache&step=1", "?lesson=kv-cache&step=2", "?lesson=kv-cache&step=3"]
 PREDICT = STEPS[1]
+
+
+def pending_link(out) -> Optional[str]:
+    """The link of the move a class_poll answer carries (its 9th output, the pending move as
+    JSON), or None."""
+    pending = out[8] if len(out) > 8 else None
+    if isinstance(pending, str) and pending.startswith("{"):
+        return json.loads(pending)["link"]
+    return None
 
 
 def percentile(values, q):
@@ -96,9 +106,8 @@ class Student:
             except Exception:
                 self.errors += 1
             now = time.perf_counter()
-            pending = out[8] if len(out) > 8 else None     # poll's outputs: pending is the 9th
-            if isinstance(pending, str) and pending.startswith("{"):
-                link = json.loads(pending)["link"]
+            link = pending_link(out)
+            if link is not None:
                 self.seen.setdefault(link, now)
                 self.seen_log.append((link, now))
             # the page's timer starts the next read at its next tick

@@ -216,6 +216,19 @@ def wait_decoding(pages, tokens: int = 3, timeout_s: float = 300.0) -> None:
     raise TimeoutError(f"the students' runs did not start decoding: {[p.inner_text('#gen-status') for p in pages]}")
 
 
+def step_two_payload(url: str, default_model: str) -> dict:
+    """The body of POST /queue/join for the KV-cache lesson's step-2 run, the 200-token Generate
+    a student's page makes at the prediction."""
+    from bench.cancel import join_payload
+    from explorer.lessons import LESSONS
+
+    step = LESSONS["kv-cache"].steps[1].settings
+    return join_payload(url, "/generate", dict(
+        model_name=step.get("model") or default_model, lang="en", prompt=step["prompt"],
+        n_new=step.get("max_new", 200), temp=0.0, k=0, p=1.0, seed_value=0,
+        policy_value="full", w=64, s=4, compare_value=False, check_value=False))
+
+
 class HttpStudent:
     """A student who is an HTTP client (see the module doc): a session of its own, joined by
     code; `start(payload)` runs a Generate in that session in a thread, `decoding` once its
@@ -282,13 +295,7 @@ def run(students: int, rounds: int, trace: bool = False, http_students: int = 0,
         code = re.search(r"room=([A-Z2-9]{6})", link).group(1)
         others = [HttpStudent(server.url, code, k) for k in range(http_students)]
         if others:
-            from bench.cancel import join_payload
-
-            step = LESSONS["kv-cache"].steps[1].settings    # the step-2 run the pages make
-            generate = join_payload(server.url, "/generate", dict(
-                model_name=step.get("model") or runtime.default_name, lang="en", prompt=step["prompt"],
-                n_new=step.get("max_new", 200), temp=0.0, k=0, p=1.0, seed_value=0,
-                policy_value="full", w=64, s=4, compare_value=False, check_value=False))
+            generate = step_two_payload(server.url, runtime.default_name)
         teacher.click("#lesson-pick input")
         teacher.get_by_role("option", name=text(LESSONS["kv-cache"].title, "en")).click()
         for page in pupils:

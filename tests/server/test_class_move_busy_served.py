@@ -13,17 +13,15 @@ page shows the new step before its own run ends) and the page's own speed: bench
 measures press -> page shown with Chromium pages (docs/BENCHMARKS.md)."""
 from __future__ import annotations
 
-import json
+import os
 import threading
 import time
 
 import httpx
 import pytest
 
-from bench.cancel import join_payload
-from bench.class_move import HttpStudent
-from explorer.lessons import LESSONS
 from tests.conftest import forget_class_limits
+from tests.server.test_classroom_endpoints import STEP, start
 
 pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
 
@@ -32,13 +30,26 @@ MOVE_LIMIT_S = 1.0          # the issue's figure; the server's share of it (no p
 NEXT = "?lesson=kv-cache&step=3"
 
 
+def bench_students():
+    """bench.class_move's HttpStudent and step_two_payload, bench.class_follow's pending_link.
+    Importing a bench lifts the per-address bounds in os.environ for its own process (a bench's
+    pages all come from 127.0.0.1); what it set is taken out again, so that an app or replica
+    this session builds later keeps its bounds."""
+    before = dict(os.environ)
+    from bench.class_follow import pending_link
+    from bench.class_move import HttpStudent, step_two_payload
+    for name in set(os.environ) - set(before):
+        del os.environ[name]
+    return HttpStudent, step_two_payload, pending_link
+
+
 class Follower:
     """A student's following loop, as static/classroom.js runs it: a long poll on the room's
     revision; on a change, Gradio's class_poll in the student's session; `seen` is the moment
     the poll first carried NEXT as the pending move."""
 
-    def __init__(self, url: str, code: str, student: HttpStudent):
-        self.url, self.code, self.student = url, code, student
+    def __init__(self, url: str, code: str, student, pending_link):
+        self.url, self.code, self.student, self.pending_link = url, code, student, pending_link
         self.http = httpx.Client(timeout=60)
         self.seen = None
         self.parked = threading.Event()      # a long poll is waiting on the current revision
@@ -47,43 +58,35 @@ class Follower:
         self.thread.start()
 
     def _run(self) -> None:
-        revision = self.http.get(f"{self.url}class/revision?room={self.code}").text
-        while not self.stop.is_set() and self.seen is None:
-            self.parked.set()
-            answer = self.http.get(f"{self.url}class/revision?room={self.code}&since={revision}")
-            if answer.text == revision:
-                continue                                  # the 20 s wait ran out
-            revision = answer.text
-            out = self.http.post(f"{self.url}gradio_api/run/class_poll",
-                                 json={"data": [None, None, "en"], "session_hash": self.student.session})
-            out.raise_for_status()
-            pending = out.json()["data"][8]             # the poll's 9th output: the pending move
-            if isinstance(pending, str) and pending.startswith("{") and json.loads(pending)["link"] == NEXT:
-                self.seen = time.monotonic()
+        with self.http:
+            revision = self.http.get(f"{self.url}class/revision?room={self.code}").text
+            while not self.stop.is_set() and self.seen is None:
+                self.parked.set()
+                answer = self.http.get(f"{self.url}class/revision?room={self.code}&since={revision}")
+                if answer.text == revision:
+                    continue                              # the 20 s wait ran out
+                revision = answer.text
+                out = self.http.post(f"{self.url}gradio_api/run/class_poll",
+                                     json={"data": [None, None, "en"], "session_hash": self.student.session})
+                out.raise_for_status()
+                if self.pending_link(out.json()["data"]) == NEXT:
+                    self.seen = time.monotonic()
 
 
 def test_a_move_reaches_students_whose_runs_still_decode_within_a_second(app_url, runtime):
-    from gradio_client import Client
-
+    HttpStudent, step_two_payload, pending_link = bench_students()
     forget_class_limits()
-    teacher = Client(app_url, verbose=False)
-    out = teacher.predict("en", api_name="/class_start")
-    info = next(o for o in out if isinstance(o, str) and "Class code" in o)
-    code = info.split("`")[1]
-    teacher.predict("?lesson=kv-cache&step=2", "en", api_name="/class_move")
+    teacher, code = start(app_url)
+    teacher.predict(STEP, "en", api_name="/class_move")
 
     students = [HttpStudent(app_url, code, k) for k in range(STUDENTS)]
-    step = LESSONS["kv-cache"].steps[1].settings              # the step-2 run a page makes
-    payload = join_payload(app_url, "/generate", dict(
-        model_name=step.get("model") or runtime.default_name, lang="en", prompt=step["prompt"],
-        n_new=step.get("max_new", 200), temp=0.0, k=0, p=1.0, seed_value=0,
-        policy_value="full", w=64, s=4, compare_value=False, check_value=False))
+    payload = step_two_payload(app_url, runtime.default_name)   # the run a page makes at step 2
     for student in students:
         student.start(payload)
     for student in students:
         assert student.decoding.wait(240), "a student's run did not start decoding"
 
-    followers = [Follower(app_url, code, s) for s in students]
+    followers = [Follower(app_url, code, s, pending_link) for s in students]
     for follower in followers:
         assert follower.parked.wait(30)
     time.sleep(0.5)                                       # the long polls are waiting

@@ -421,11 +421,10 @@ def _build_run(ctx: TabContext) -> None:
     # (explorer/serving/scheduler.py) serialises the forwards and batches the visitors' steps,
     # so up to its capacity every run is admitted at once, and past it refused as busy.
     concurrency = {"concurrency_id": GENERATE_CONCURRENCY_ID, "concurrency_limit": SCHEDULER_CAPACITY}
-    # always_last: a press while this page's last run is still pending (a lesson's step pressed
-    # as the class moves, while the step it left ends) runs once that run ends; Gradio's default
-    # would drop it, and the step's panel would wait for a run that never comes
+    # a press while this page's last run is still pending runs once it ends, as every run button
+    # a lesson presses does (lessons.presses_run_after_pending)
     event = start.click(handler, inputs, outputs, api_name="generate", show_progress="minimal",
-                        time_limit=limit, trigger_mode="always_last", **concurrency)
+                        time_limit=limit, **concurrency)
     submitted = prompt.submit(handler, inputs, outputs, api_visibility="private",
                               show_progress="minimal", time_limit=limit, **concurrency)
     event.then(show_runs, [ctx.lang, history_state], [history], api_name="runs")

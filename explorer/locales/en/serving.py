@@ -57,7 +57,7 @@ STRINGS = {
     # claims board: C20 (explorer/generate/batch_evidence.py)
     'serving.c20.criterion': (
         'The loop\'s own steps on {weights} weights (a run alone on the fused step): at B = 2, '
-        'and at B = 4 where it is at most half the roofline\'s knee, tokens/s ≥ {k:g} × B × '
+        'and at B = 4 where it is at most a quarter of the roofline\'s knee, tokens/s ≥ {k:g} × B × '
         'the tokens/s of one run; the best tokens/s at B ≥ 4 ≥ {g:g} × that at B = 2 (or K/2 × '
         'where the roofline\'s knee K is under 3); and the measured knee (the end of the last doubling of B that '
         'gained at least √2 in tokens/s) within a factor {f:g} of the roofline\'s knee for these '

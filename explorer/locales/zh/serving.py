@@ -52,7 +52,7 @@ STRINGS = {
     # 主张看板：C20（explorer/generate/batch_evidence.py）
     'serving.c20.criterion': (
         '解码循环自身的步骤，权重为 {weights}（单个请求走融合步骤）：在 B = 2 时，以及 B = 4 不超过 '
-        'roofline 拐点一半时，每秒 token 数 ≥ {k:g} × B × 单个请求的每秒 token 数；B ≥ 4 时最好的每秒 token '
+        'roofline 拐点四分之一时，每秒 token 数 ≥ {k:g} × B × 单个请求的每秒 token 数；B ≥ 4 时最好的每秒 token '
         '数 ≥ B = 2 时的 {g:g} 倍（若 roofline 拐点 K 小于 3，则为 K/2 倍）；并且实测拐点（B 加倍使每秒 token 数增长至少 √2 倍的最后一次加倍的终点）与这些权重的 roofline 拐点相差不超过 {f:g} 倍（若该拐点在 B = {last} 之后，'
         '则增长至少持续到它的 1/{f:g}）'),
     'serving.m.tokens_b1': 'B = 1 时每秒 token 数',

@@ -2,12 +2,9 @@
 tests/unit/test_cancel.py)."""
 from __future__ import annotations
 
-import pytest
 
-
-def _served_run(modes, times=2):
+def _served_run(guarded, modes, times=2):
     from bench import cancel
-    from bench.fuzz import serve
     from explorer.ui.tabs import generate as tab
 
     handed = []   # what client_alive() gave each /generate handler
@@ -18,8 +15,8 @@ def _served_run(modes, times=2):
         handed.append(alive)
         return alive
 
-    url, demo, runtime, guard = serve()
-    forwards = cancel.Forwards(guard)
+    url, runtime = guarded.url, guarded.runtime
+    forwards = cancel.Forwards(guarded.guard)
     tab.client_alive = recording
     try:
         runtime.get(runtime.default_name)
@@ -31,13 +28,11 @@ def _served_run(modes, times=2):
     finally:
         tab.client_alive = original
         forwards.close()
-        demo.close()
     return cancel, summary, handed
 
 
-@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
-def test_stop_cancel_and_a_dropped_connection_end_the_run_and_free_the_model():
-    cancel, summary, handed = _served_run(("stop", "cancel", "drop"))
+def test_stop_cancel_and_a_dropped_connection_end_the_run_and_free_the_model(guarded):
+    cancel, summary, handed = _served_run(guarded, ("stop", "cancel", "drop"))
     result = summary.as_dict()
     assert not summary.failures, result
     for mode in ("stop", "cancel", "drop"):

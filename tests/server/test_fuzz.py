@@ -6,7 +6,6 @@ holds a traceback or a server path; the server keeps answering; memory stays bou
 docs/HARDENING.md. Also here: the input checks the fuzz relies on, called directly."""
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pytest
@@ -16,34 +15,24 @@ pytestmark = pytest.mark.timeout(900)
 QUICK_CASES = 12   # per endpoint; the CI parts of the hardening tests stay within ~3 minutes
 
 
-@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
-def test_every_endpoint_survives_the_quick_fuzz(monkeypatch):
-    import app
+def test_every_endpoint_survives_the_quick_fuzz(guarded):
     from bench import fuzz
 
-    # Each case is a new session, and Gradio keeps up to the cap of them with their records and
-    # component copies. With the app's cap of 200 this run grew the live heap 113 MB over 471
-    # cases (40 endpoints); with 20 it stays under the 100 MB bound below. How much of the 113
-    # MB the sessions hold was not separated (docs/HARDENING.md).
-    monkeypatch.setattr(app, "WEB", dataclasses.replace(app.WEB, state_sessions=20))
-    url, demo, runtime, guard = fuzz.serve()
-    try:
-        for name in runtime.names():
-            runtime.get(name)
-        # Warm every handler first. The quick part sends only values every handler must refuse
-        # and texts (stopped by the guard at the model): no case starts a heavy run that
-        # ignores its hostile value. On a loaded 2-core CI machine an error may take longer
-        # than the full run's 1 s.
-        fuzz.fuzz(url, guard, 1, seed=1, log=lambda line: None, invalid_s=30, any_s=60,
-                  rss_mb=1e9, max_huge=1, strict_only=True)
-        report = fuzz.fuzz(url, guard, QUICK_CASES, seed=0, log=lambda line: None, invalid_s=5.0,
-                           any_s=30.0, rss_mb=100.0, max_huge=2, strict_only=True)
-        # every case is a new session and each keeps its inputs' last values (a 4 MB text
-        # among them) until evicted: the cap is what bounds the fuzz's memory (docs/HARDENING.md)
-        held = fuzz.sessions_held(demo)
-    finally:
-        demo.close()
-    assert 0 < held <= app.WEB.state_sessions < report.cases
+    url, demo, guard = guarded.url, guarded.demo, guarded.guard
+    # Warm every handler first. The quick part sends only values every handler must refuse
+    # and texts (stopped by the guard at the model): no case starts a heavy run that
+    # ignores its hostile value. On a loaded 2-core CI machine an error may take longer
+    # than the full run's 1 s.
+    fuzz.fuzz(url, guard, 1, seed=1, log=lambda line: None, invalid_s=30, any_s=60,
+              rss_mb=1e9, max_huge=1, strict_only=True)
+    report = fuzz.fuzz(url, guard, QUICK_CASES, seed=0, log=lambda line: None, invalid_s=5.0,
+                       any_s=30.0, rss_mb=100.0, max_huge=2, strict_only=True)
+    # every case is a new session and each keeps its inputs' last values (a 4 MB text among
+    # them) until evicted: the server's cap of 20 sessions (guarded_app; the app's is 200,
+    # which grew the live heap 113 MB over 471 cases) bounds the fuzz's memory
+    # (docs/HARDENING.md)
+    held = fuzz.sessions_held(demo)
+    assert 0 < held <= guarded.state_sessions < report.cases
     assert report.per_endpoint and min(s["cases"] for s in report.per_endpoint.values()) >= 3
     assert all("rss_live_mb" in s for s in report.per_endpoint.values())
     assert report.invalid > report.cases // 2

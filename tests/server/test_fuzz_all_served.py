@@ -2,30 +2,17 @@
 tests/unit/test_fuzz_all.py)."""
 from __future__ import annotations
 
-import dataclasses
-import pytest
-
 from bench import fuzz_all
 
 
 CI_CASES = 2   # per event: ~290 cases over ~145 events, ~1.5 min on an idle 2-core machine
 
 
-@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
-def test_every_event_of_the_built_app_survives_hostile_input(monkeypatch):
-    import app
-    from bench import fuzz
-
-    monkeypatch.setattr(app, "WEB", dataclasses.replace(app.WEB, state_sessions=20))   # every case: a new session
-    url, demo, runtime, guard = fuzz.serve()
-    try:
-        for name in runtime.names():
-            runtime.get(name)
-        report = fuzz_all.fuzz_events(url, demo, guard, CI_CASES, seed=0, any_s=60,
-                                      log=lambda line: None)
-        with_fn = [i for i, fn in demo.fns.items() if fn.fn is not None]
-    finally:
-        demo.close()
+def test_every_event_of_the_built_app_survives_hostile_input(guarded):
+    url, demo, guard = guarded.url, guarded.demo, guarded.guard
+    report = fuzz_all.fuzz_events(url, demo, guard, CI_CASES, seed=0, any_s=60,
+                                  log=lambda line: None)
+    with_fn = [i for i, fn in demo.fns.items() if fn.fn is not None]
     assert sorted(report.per_event) == sorted(with_fn)        # every server-side handler
     assert report.private >= 30 and report.cases >= CI_CASES * len(with_fn)
     assert all(stats["cases"] >= CI_CASES for stats in report.per_event.values())

@@ -90,18 +90,16 @@ def test_streaming_perplexity_holds_one_chunk_of_logits(tiny):
     assert max(head.rows) <= 32 and sum(head.rows) == 99
 
 
-@pytest.mark.server   # bench.fuzz.serve: the app with a guarded Runtime of its own
 @pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate "
                                                           "4.00 GiB (/root/.cache/x)"),
                                    MemoryError()])
-def test_an_out_of_memory_forward_answers_an_error_and_the_next_request_succeeds(error):
+def test_an_out_of_memory_forward_answers_an_error_and_the_next_request_succeeds(error, guarded):
     from gradio_client import Client
 
-    from bench.fuzz import LEAK, serve
+    from bench.fuzz import LEAK
     from explorer.serving import scheduler_for
 
-    url, demo, runtime, guard = serve()
-    runtime.get(runtime.default_name)
+    url, runtime, guard = guarded.url, guarded.runtime, guarded.guard
     client = Client(url, verbose=False)
     original = guard.hook
     failed = []
@@ -137,7 +135,6 @@ def test_an_out_of_memory_forward_answers_an_error_and_the_next_request_succeeds
         assert client.predict(api_name="/attention_map") is not None
     finally:
         client.close()
-        demo.close()
 
 
 # The largest request each heavy handler allows, each in a fresh server process (`python

@@ -301,6 +301,12 @@ def figures(session: Session, lang: str = "en") -> tuple[go.Figure, ...]:
             mask_figure(session, lang))
 
 
+def empty_figures(lang: str = "en") -> tuple[go.Figure, ...]:
+    """The five charts before any run (a message, no title), in the order of `figures`."""
+    heights = (360, 360, LATENCY_HEIGHT, 360, MASK_HEIGHT)
+    return tuple(empty_figure("", lang, height=height) for height in heights)
+
+
 def unchecked(session: Session) -> str | None:
     """The message key of a run that ended before its checks (Stop, the time limit): they never
     ran, whatever was asked."""

@@ -390,17 +390,15 @@ def _build_run(ctx: TabContext) -> None:
             compare = gr.Checkbox(value=True, label=t("generate.compare"))
             check = gr.Checkbox(value=True, label=t("generate.check"))
     gr.Markdown(t("generate.formula"), latex_delimiters=LATEX, elem_id="gen-formula")
-    # Empty until the first run, as every other section's charts: five drawn placeholders made
-    # the page's first tab load Plotly and draw five charts before a visitor did anything
-    # (an app page's load took 1.6x as long in Chromium, bench/page_load.py).
+    blank = figures.empty_figures()
     with gr.Row(equal_height=True):
-        bars = gr.Plot(show_label=False, elem_id="gen-bars")
-        growth = gr.Plot(show_label=False, elem_id="gen-growth")
+        bars = gr.Plot(blank[0], show_label=False, elem_id="gen-bars")
+        growth = gr.Plot(blank[1], show_label=False, elem_id="gen-growth")
     with gr.Row(equal_height=True):
-        latency = gr.Plot(show_label=False, elem_id="gen-latency")
-        diff = gr.Plot(show_label=False, elem_id="gen-diff")
+        latency = gr.Plot(blank[2], show_label=False, elem_id="gen-latency")
+        diff = gr.Plot(blank[3], show_label=False, elem_id="gen-diff")
     gr.Markdown(t("generate.mask_note"), latex_delimiters=LATEX)
-    mask = gr.Plot(show_label=False, elem_id="gen-mask")
+    mask = gr.Plot(blank[4], show_label=False, elem_id="gen-mask")
     evidence = gr.Markdown(elem_id="gen-evidence")
     history_state = gr.State([])
     history = gr.Dataframe(history_frame("en", []), label=t("generate.history"), interactive=False,

@@ -44,14 +44,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from bench import chromium  # noqa: E402 (ROOT first)
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 for _name in ("EXPLORER_MAX_RUNS_PER_ADDRESS", "EXPLORER_WAITING_PER_ADDRESS",
               "EXPLORER_NEW_SESSIONS_PER_MINUTE", "EXPLORER_SESSIONS_PER_ADDRESS"):
     os.environ.setdefault(_name, "1000000")
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 LOAD_MS = 300_000   # the first page of a cold process builds and warms the app
 
 AT_STEP = ("(n) => new RegExp('[?&]lesson=kv-cache&step=' + n + '(&|$)').test(location.search) && "
@@ -281,7 +280,7 @@ def run(students: int, rounds: int, trace: bool = False, http_students: int = 0,
     watch_moves()
     runtime = Runtime()
     with served(runtime) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = chromium.launch(playwright)
         contexts = [browser.new_context(viewport={"width": 1280, "height": 900})
                     for _ in range(students + 1)]
         for context in contexts:

@@ -25,9 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from bench import chromium  # noqa: E402 (ROOT first)
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 STATUS = "() => document.querySelector('#gen-status').innerText"
 
 
@@ -68,7 +69,7 @@ def run(throttles: list[float], rounds: int, tokens: int) -> list[str]:
     generate.PACES.open = counted_open
     lines = []
     with served(Runtime()) as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM,
+        browser = playwright.chromium.launch(executable_path=chromium.CHROMIUM,
                                              args=["--headless", "--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(300_000)

@@ -15,14 +15,17 @@ A phone is slower than this host's core: --throttle N slows the page's CPU N tim
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
+import sys
 import time
+from pathlib import Path
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from bench import chromium  # noqa: E402 (ROOT first)
+
 LOADED = re.compile("is loaded|已加载")
 
 
@@ -60,7 +63,7 @@ def main() -> None:
 
     found: dict[str, list[dict]] = {url: [] for url in args.url}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = chromium.launch(playwright)
         try:
             for url in args.url:        # a first load each, not counted: caches, lazy imports
                 load_once(browser, url, args.throttle, args.width, int(args.timeout * 1000))

@@ -11,6 +11,9 @@ import pytest
 
 ROPE = ("explorer.ui.tabs.rope",)
 CLASSROOM = ("explorer.ui.tabs.classroom",)
+# the sessions Gradio keeps on guarded_app's server: every fuzz case is a new session, and with
+# the app's cap of 200 the quick fuzz grew the live heap 113 MB over 471 cases (docs/HARDENING.md)
+GUARDED_SESSIONS = 20
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +43,13 @@ class Guarded:
 def guarded_app():
     """The whole app served in-process with a Runtime of its own whose models a guard watches
     (bench.fuzz.serve), both models loaded: built once for the session's fuzz, cancel and
-    out-of-memory tests (each build and load is ~40 s on a loaded 2-core machine). Gradio keeps
-    at most 20 sessions here: every fuzz case is a new session, and with the app's cap of 200
-    the quick fuzz grew the live heap 113 MB over 471 cases (docs/HARDENING.md)."""
+    out-of-memory tests (each build and load is ~40 s on a loaded 2-core machine), Gradio
+    keeping GUARDED_SESSIONS sessions."""
     import app
     from bench import fuzz
 
     kept = app.WEB
-    app.WEB = dataclasses.replace(kept, state_sessions=20)
+    app.WEB = dataclasses.replace(kept, state_sessions=GUARDED_SESSIONS)
     try:
         url, demo, runtime, guard = fuzz.serve()
     finally:
@@ -55,7 +57,7 @@ def guarded_app():
     try:
         for name in runtime.names():
             runtime.get(name)
-        yield Guarded(url, demo, runtime, guard, state_sessions=20)
+        yield Guarded(url, demo, runtime, guard, state_sessions=GUARDED_SESSIONS)
     finally:
         demo.close()
 
